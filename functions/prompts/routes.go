@@ -1,0 +1,48 @@
+// Package prompts is the prompt registry's HTTP area (spec §4.1): the handler that the prompts
+// Lambda serves (functions/prompts/lambda) and that plume-local mounts.
+//
+// The Lambda entry point lives in the lambda subdirectory rather than beside this file because
+// plume-local must import the handler, and a package main cannot be imported.
+package prompts
+
+import (
+	"net/http"
+
+	"github.com/plumehq/plume/shared/auth"
+	"github.com/plumehq/plume/shared/prompt"
+	"github.com/plumehq/plume/shared/web"
+)
+
+// Routes are the API Gateway HTTP API route keys this area serves. template.yaml declares the
+// same keys for PromptsFunction (a test proves it) and plume-local mounts the area on them, so
+// local and deployed routing cannot drift apart.
+var Routes = []string{
+	"ANY /v1/prompts/{proxy+}",
+	"ANY /v1/tasks/{proxy+}",
+	"ANY /v1/prompt-versions/{proxy+}",
+	"ANY /projects/{project_id}/prompts",
+	"ANY /projects/{project_id}/prompts/{proxy+}",
+}
+
+// NewHandler returns the prompts area: every route behind authentication, except /healthz.
+func NewHandler(prompts *prompt.Service, authn *auth.Authenticator) http.Handler {
+	s := &server{prompts: prompts}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/prompts/{slug}", s.getPrompt)
+	mux.HandleFunc("POST /v1/tasks/{task}/prompt/versions/ensure", s.ensureVersion)
+	mux.HandleFunc("GET /v1/tasks/{task}/prompt/versions/by-hash/{hash}", s.versionByHash)
+	mux.HandleFunc("GET /v1/tasks/{task}/prompt/latest", s.latestVersion)
+	mux.HandleFunc("GET /v1/prompt-versions/{version_id}/model", s.versionModel)
+	mux.HandleFunc("GET /projects/{project_id}/prompts", s.listPrompts)
+	mux.HandleFunc("GET /projects/{project_id}/prompts/{slug}/versions", s.listVersions)
+	mux.HandleFunc("PATCH /projects/{project_id}/prompts/{slug}/versions/{version}", s.bindModel)
+	mux.HandleFunc("GET /projects/{project_id}/prompts/{slug}/tags", s.listTags)
+	// "{tag}:pin" is one path segment, so the wildcard takes it whole and pinTag splits it.
+	mux.HandleFunc("POST /projects/{project_id}/prompts/{slug}/tags/{tag_action}", s.pinTag)
+	mux.HandleFunc("/", web.NotFound)
+
+	root := http.NewServeMux()
+	root.HandleFunc("GET /healthz", web.Health)
+	root.Handle("/", authn.Middleware(mux))
+	return web.Chain(root)
+}

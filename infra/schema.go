@@ -1,0 +1,100 @@
+package infra
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Attribute and index names of the single table. Key builders live in shared/ddb; these are the
+// physical names only.
+const (
+	AttrPK     = "PK"
+	AttrSK     = "SK"
+	AttrGSI1PK = "GSI1PK"
+	AttrGSI1SK = "GSI1SK"
+	AttrGSI2PK = "GSI2PK"
+	AttrGSI2SK = "GSI2SK"
+	// AttrTTL holds an item's expiry as Unix epoch seconds; DynamoDB deletes expired items.
+	AttrTTL = "ttl"
+
+	IndexGSI1 = "GSI1"
+	IndexGSI2 = "GSI2"
+)
+
+// TableDefinition returns the CreateTable request for the Plume table named name. It is the
+// schema template.yaml must declare (see TestTemplateMatchesSchema).
+func TableDefinition(name string) *dynamodb.CreateTableInput {
+	str := func(n string) types.AttributeDefinition {
+		return types.AttributeDefinition{AttributeName: aws.String(n), AttributeType: types.ScalarAttributeTypeS}
+	}
+	keys := func(pk, sk string) []types.KeySchemaElement {
+		return []types.KeySchemaElement{
+			{AttributeName: aws.String(pk), KeyType: types.KeyTypeHash},
+			{AttributeName: aws.String(sk), KeyType: types.KeyTypeRange},
+		}
+	}
+	gsi := func(index, pk, sk string) types.GlobalSecondaryIndex {
+		return types.GlobalSecondaryIndex{
+			IndexName:  aws.String(index),
+			KeySchema:  keys(pk, sk),
+			Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll},
+		}
+	}
+	return &dynamodb.CreateTableInput{
+		TableName:   aws.String(name),
+		BillingMode: types.BillingModePayPerRequest,
+		AttributeDefinitions: []types.AttributeDefinition{
+			str(AttrPK), str(AttrSK), str(AttrGSI1PK), str(AttrGSI1SK), str(AttrGSI2PK), str(AttrGSI2SK),
+		},
+		KeySchema: keys(AttrPK, AttrSK),
+		GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{
+			gsi(IndexGSI1, AttrGSI1PK, AttrGSI1SK),
+			gsi(IndexGSI2, AttrGSI2PK, AttrGSI2SK),
+		},
+	}
+}
+
+// TableAPI is the part of the DynamoDB client that CreateTable needs.
+type TableAPI interface {
+	CreateTable(context.Context, *dynamodb.CreateTableInput, ...func(*dynamodb.Options)) (*dynamodb.CreateTableOutput, error)
+	DescribeTable(context.Context, *dynamodb.DescribeTableInput, ...func(*dynamodb.Options)) (*dynamodb.DescribeTableOutput, error)
+	UpdateTimeToLive(context.Context, *dynamodb.UpdateTimeToLiveInput, ...func(*dynamodb.Options)) (*dynamodb.UpdateTimeToLiveOutput, error)
+}
+
+// CreateTable creates the table named name if it does not exist, waits until it is active and
+// enables TTL on AttrTTL. It is safe to call on an existing table.
+func CreateTable(ctx context.Context, api TableAPI, name string) error {
+	_, err := api.CreateTable(ctx, TableDefinition(name))
+	var inUse *types.ResourceInUseException
+	switch {
+	case errors.As(err, &inUse):
+		// Already there: fall through to the wait, which is a no-op for active tables.
+	case err != nil:
+		return fmt.Errorf("create table %s: %w", name, err)
+	}
+	waiter := dynamodb.NewTableExistsWaiter(api, func(o *dynamodb.TableExistsWaiterOptions) {
+		o.MinDelay = 100 * time.Millisecond
+		o.MaxDelay = time.Second
+	})
+	if err := waiter.Wait(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)}, time.Minute); err != nil {
+		return fmt.Errorf("wait for table %s: %w", name, err)
+	}
+	_, err = api.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{
+		TableName: aws.String(name),
+		TimeToLiveSpecification: &types.TimeToLiveSpecification{
+			AttributeName: aws.String(AttrTTL), Enabled: aws.Bool(true),
+		},
+	})
+	// A second enable on a table that already has TTL is a ValidationException; that is fine.
+	var invalid interface{ ErrorCode() string }
+	if err != nil && !(errors.As(err, &invalid) && invalid.ErrorCode() == "ValidationException") {
+		return fmt.Errorf("enable ttl on %s: %w", name, err)
+	}
+	return nil
+}

@@ -1,0 +1,12 @@
+// Package auth is Plume's tenancy boundary: projects, API keys and the middleware that turns
+// "Authorization: Bearer <key>" into a Principal (project and user) for every request.
+//
+// Keys are random secrets with the recognisable prefix "plm_"; only their SHA-256 hash is
+// stored. A key may expire and may be revoked; a project may have several active keys, so keys
+// can be rotated without downtime. Each key names the user who acts with it (id, email, name),
+// which later becomes created_by on the records that key writes.
+//
+// The Authenticator caches resolved keys in memory for at most MaxCacheTTL (60 s): a revoked
+// key can keep working for up to that long on a warm Lambda instance. Expiry is checked on
+// every request, cached or not, so an expired key fails at once. Unknown keys are not cached.
+package auth

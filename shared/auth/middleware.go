@@ -1,0 +1,103 @@
+package auth
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/plumehq/plume/shared/errs"
+	"github.com/plumehq/plume/shared/web"
+)
+
+// MaxCacheTTL is the longest an Authenticator trusts a key it has already resolved.
+const MaxCacheTTL = 60 * time.Second
+
+// maxCacheEntries bounds the cache; past it the cache is cleared rather than grown.
+const maxCacheEntries = 10_000
+
+// KeyFinder finds keys by the SHA-256 of their secret.
+type KeyFinder interface {
+	// KeyByHash returns the key whose secret hashes to hash, or an errs.CodeNotFound error.
+	KeyByHash(ctx context.Context, hash string) (Key, error)
+}
+
+// Authenticator resolves bearer keys to principals, with a short in-memory cache.
+type Authenticator struct {
+	keys KeyFinder
+	ttl  time.Duration
+	now  func() time.Time
+
+	mu    sync.Mutex
+	cache map[string]cachedKey
+}
+
+type cachedKey struct {
+	key     Key
+	fetched time.Time
+}
+
+// NewAuthenticator returns an Authenticator that caches keys for ttl, capped at MaxCacheTTL;
+// a ttl of zero disables the cache.
+func NewAuthenticator(keys KeyFinder, ttl time.Duration) *Authenticator {
+	return &Authenticator{keys: keys, ttl: min(max(ttl, 0), MaxCacheTTL), now: time.Now, cache: map[string]cachedKey{}}
+}
+
+// Authenticate resolves the value of an Authorization header. It returns an errs.CodeUnauthenticated
+// error for a missing, malformed, unknown, expired or revoked key.
+func (a *Authenticator) Authenticate(ctx context.Context, header string) (Principal, error) {
+	scheme, secret, ok := strings.Cut(strings.TrimSpace(header), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(secret) == "" {
+		return Principal{}, errs.Unauthenticated("send the API key as \"Authorization: Bearer <key>\"")
+	}
+	key, err := a.lookup(ctx, HashKey(strings.TrimSpace(secret)))
+	if err != nil {
+		return Principal{}, err
+	}
+	if err := key.Usable(a.now()); err != nil {
+		return Principal{}, err
+	}
+	return Principal{ProjectID: key.ProjectID, KeyID: key.ID, User: key.User}, nil
+}
+
+func (a *Authenticator) lookup(ctx context.Context, hash string) (Key, error) {
+	now := a.now()
+	a.mu.Lock()
+	c, ok := a.cache[hash]
+	a.mu.Unlock()
+	if ok && now.Sub(c.fetched) < a.ttl {
+		return c.key, nil
+	}
+	key, err := a.keys.KeyByHash(ctx, hash)
+	if errs.Is(err, errs.CodeNotFound) {
+		return Key{}, errs.Unauthenticated("unknown API key")
+	}
+	if err != nil {
+		return Key{}, err
+	}
+	if a.ttl > 0 {
+		a.mu.Lock()
+		if len(a.cache) >= maxCacheEntries {
+			clear(a.cache)
+		}
+		a.cache[hash] = cachedKey{key: key, fetched: now}
+		a.mu.Unlock()
+	}
+	return key, nil
+}
+
+// Middleware authenticates every request it passes on; others get the 401 error answer.
+func (a *Authenticator) Middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, err := a.Authenticate(r.Context(), r.Header.Get("Authorization"))
+		if err != nil {
+			if errs.Is(err, errs.CodeUnauthenticated) {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="plume"`)
+			}
+			web.Error(w, r, err)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), p)))
+	})
+}

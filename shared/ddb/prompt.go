@@ -1,0 +1,523 @@
+package ddb
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/plumehq/plume/infra"
+	"github.com/plumehq/plume/shared/errs"
+	"github.com/plumehq/plume/shared/prompt"
+)
+
+// PromptStore keeps the prompt registry. One partition per prompt (P#<project>#PROMPT#<slug>)
+// holds the head item (PROMPT: the version counter and the newest version's id), a hash guard
+// per content hash (HASH#<sha256>), every version (V#<n>) and every tag (TAG#<name>). A pointer
+// item per version id (P#<project>#PV#<id>) carries the slug, number and bound model, so that
+// the model endpoint is one read.
+//
+// Requests per operation: get latest 1 Query; get by number 1 BatchGetItem; get by tag 1
+// BatchGetItem + 1 GetItem; ensure of existing content 1 BatchGetItem + 1 GetItem; ensure of new
+// content 1 BatchGetItem + 1 TransactWriteItems (4 items), plus one of each per lost race.
+type PromptStore struct{ t *Table }
+
+var _ prompt.Store = (*PromptStore)(nil)
+
+// NewPromptStore returns the prompt registry in t.
+func NewPromptStore(t *Table) *PromptStore { return &PromptStore{t: t} }
+
+// ensureTimeout bounds how long EnsureVersion keeps retrying under contention, inside the API's
+// 29 s integration timeout.
+const ensureTimeout = 20 * time.Second
+
+type promptHead struct {
+	PK              string    `dynamodbav:"PK"`
+	SK              string    `dynamodbav:"SK"`
+	GSI1PK          string    `dynamodbav:"GSI1PK"`
+	GSI1SK          string    `dynamodbav:"GSI1SK"`
+	ID              string    `dynamodbav:"id"`
+	Slug            string    `dynamodbav:"slug"`
+	LatestVersion   int       `dynamodbav:"latest_version"`
+	LatestVersionID string    `dynamodbav:"latest_version_id"`
+	CreatedAt       time.Time `dynamodbav:"created_at"`
+	UpdatedAt       time.Time `dynamodbav:"updated_at"`
+}
+
+type versionItem struct {
+	PK          string    `dynamodbav:"PK"`
+	SK          string    `dynamodbav:"SK"`
+	ID          string    `dynamodbav:"id"`
+	PromptID    string    `dynamodbav:"prompt_id"`
+	ProjectID   string    `dynamodbav:"project_id"`
+	Slug        string    `dynamodbav:"slug"`
+	Number      int       `dynamodbav:"version"`
+	Content     string    `dynamodbav:"content"`
+	ContentHash string    `dynamodbav:"content_hash"`
+	ModelID     *string   `dynamodbav:"model_id,omitempty"`
+	Metadata    string    `dynamodbav:"metadata,omitempty"` // JSON text: keeps numbers and nesting exact
+	CreatedAt   time.Time `dynamodbav:"created_at"`
+	CreatedBy   string    `dynamodbav:"created_by,omitempty"`
+	UpdatedAt   time.Time `dynamodbav:"updated_at"`
+	UpdatedBy   string    `dynamodbav:"updated_by,omitempty"`
+}
+
+type hashItem struct {
+	PK        string `dynamodbav:"PK"`
+	SK        string `dynamodbav:"SK"`
+	Number    int    `dynamodbav:"version"`
+	VersionID string `dynamodbav:"version_id"`
+}
+
+type tagItem struct {
+	PK        string    `dynamodbav:"PK"`
+	SK        string    `dynamodbav:"SK"`
+	Name      string    `dynamodbav:"tag"`
+	Number    int       `dynamodbav:"version"`
+	VersionID string    `dynamodbav:"version_id"`
+	UpdatedAt time.Time `dynamodbav:"updated_at"`
+	UpdatedBy string    `dynamodbav:"updated_by,omitempty"`
+}
+
+type pointerItem struct {
+	PK      string  `dynamodbav:"PK"`
+	SK      string  `dynamodbav:"SK"`
+	Slug    string  `dynamodbav:"slug"`
+	Number  int     `dynamodbav:"version"`
+	ModelID *string `dynamodbav:"model_id,omitempty"`
+}
+
+func toVersionItem(v prompt.Version) versionItem {
+	return versionItem{
+		PK: promptPK(v.ProjectID, v.Slug), SK: versionSK(v.Number),
+		ID: v.ID, PromptID: v.PromptID, ProjectID: v.ProjectID, Slug: v.Slug, Number: v.Number,
+		Content: v.Content, ContentHash: v.ContentHash, ModelID: v.ModelID, Metadata: string(v.Metadata),
+		CreatedAt: v.CreatedAt, CreatedBy: v.CreatedBy, UpdatedAt: v.UpdatedAt, UpdatedBy: v.UpdatedBy,
+	}
+}
+
+func (it versionItem) toVersion() prompt.Version {
+	var meta json.RawMessage
+	if it.Metadata != "" {
+		meta = json.RawMessage(it.Metadata)
+	}
+	return prompt.Version{
+		ID: it.ID, PromptID: it.PromptID, ProjectID: it.ProjectID, Slug: it.Slug, Number: it.Number,
+		Content: it.Content, ContentHash: it.ContentHash, ModelID: it.ModelID, Metadata: meta,
+		CreatedAt: it.CreatedAt, CreatedBy: it.CreatedBy, UpdatedAt: it.UpdatedAt, UpdatedBy: it.UpdatedBy,
+	}
+}
+
+func promptNotFound(slug string) error { return errs.NotFound("prompt %q not found", slug) }
+
+// EnsureVersion implements prompt.Store. The new version, its hash guard, its id pointer and
+// the head's counter are written in one transaction conditioned on the hash being new and the
+// counter being unchanged since it was read; a lost race reads again and either finds the
+// winner's version (same content) or takes the next number.
+func (s *PromptStore) EnsureVersion(ctx context.Context, v prompt.Version) (prompt.Version, bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, ensureTimeout)
+	defer cancel()
+	pk := promptPK(v.ProjectID, v.Slug)
+	for attempt := 1; ; attempt++ {
+		items, err := s.t.batchGet(ctx, []map[string]types.AttributeValue{key(pk, skPrompt), key(pk, hashSK(v.ContentHash))})
+		if err != nil {
+			return prompt.Version{}, false, fmt.Errorf("ensure %q: %w", v.Slug, err)
+		}
+		if raw, ok := items[pk+"\x00"+hashSK(v.ContentHash)]; ok {
+			var guard hashItem
+			if err := attributevalue.UnmarshalMap(raw, &guard); err != nil {
+				return prompt.Version{}, false, fmt.Errorf("decode hash guard: %w", err)
+			}
+			existing, err := s.version(ctx, v.ProjectID, v.Slug, guard.Number)
+			return existing, false, err
+		}
+		var head *promptHead
+		if raw, ok := items[pk+"\x00"+skPrompt]; ok {
+			head = new(promptHead)
+			if err := attributevalue.UnmarshalMap(raw, head); err != nil {
+				return prompt.Version{}, false, fmt.Errorf("decode prompt head: %w", err)
+			}
+		}
+		created, err := s.putNewVersion(ctx, head, v)
+		if err == nil {
+			return created, true, nil
+		}
+		if !isContention(err) {
+			return prompt.Version{}, false, fmt.Errorf("ensure %q: %w", v.Slug, storageErr("put version", err))
+		}
+		if err := sleep(ctx, backoff(attempt)); err != nil {
+			return prompt.Version{}, false, errs.Unavailable("too many concurrent writes to prompt %q; retry", v.Slug)
+		}
+	}
+}
+
+// putNewVersion writes v as the version after head (nil: the prompt's first version).
+func (s *PromptStore) putNewVersion(ctx context.Context, head *promptHead, v prompt.Version) (prompt.Version, error) {
+	pk := promptPK(v.ProjectID, v.Slug)
+	v.Number = 1
+	headCond := expression.AttributeNotExists(expression.Name(infra.AttrPK))
+	if head != nil {
+		v.Number = head.LatestVersion + 1
+		v.PromptID = head.ID
+		headCond = expression.Name("latest_version").Equal(expression.Value(head.LatestVersion))
+	}
+	createdAt := v.CreatedAt
+	if head != nil {
+		createdAt = head.CreatedAt
+	}
+	headUpdate := expression.Set(expression.Name("id"), expression.Value(v.PromptID)).
+		Set(expression.Name("slug"), expression.Value(v.Slug)).
+		Set(expression.Name("latest_version"), expression.Value(v.Number)).
+		Set(expression.Name("latest_version_id"), expression.Value(v.ID)).
+		Set(expression.Name("created_at"), expression.Value(createdAt)).
+		Set(expression.Name("updated_at"), expression.Value(v.CreatedAt)).
+		Set(expression.Name(infra.AttrGSI1PK), expression.Value(promptsGSI1PK(v.ProjectID))).
+		Set(expression.Name(infra.AttrGSI1SK), expression.Value(v.Slug))
+	headExpr, err := expression.NewBuilder().WithCondition(headCond).WithUpdate(headUpdate).Build()
+	if err != nil {
+		return prompt.Version{}, fmt.Errorf("build head update: %w", err)
+	}
+	versionAV, err := marshal(toVersionItem(v))
+	if err != nil {
+		return prompt.Version{}, err
+	}
+	guardAV, err := marshal(hashItem{PK: pk, SK: hashSK(v.ContentHash), Number: v.Number, VersionID: v.ID})
+	if err != nil {
+		return prompt.Version{}, err
+	}
+	pointerAV, err := marshal(pointerItem{
+		PK: versionPointerPK(v.ProjectID, v.ID), SK: skVersionPointer, Slug: v.Slug, Number: v.Number, ModelID: v.ModelID,
+	})
+	if err != nil {
+		return prompt.Version{}, err
+	}
+	notExists := aws.String("attribute_not_exists(PK)")
+	_, err = s.t.api.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+		{Put: &types.Put{TableName: &s.t.name, Item: guardAV, ConditionExpression: notExists}},
+		{Update: &types.Update{
+			TableName: &s.t.name, Key: key(pk, skPrompt),
+			UpdateExpression: headExpr.Update(), ConditionExpression: headExpr.Condition(),
+			ExpressionAttributeNames: headExpr.Names(), ExpressionAttributeValues: headExpr.Values(),
+		}},
+		{Put: &types.Put{TableName: &s.t.name, Item: versionAV, ConditionExpression: notExists}},
+		{Put: &types.Put{TableName: &s.t.name, Item: pointerAV, ConditionExpression: notExists}},
+	}})
+	if err != nil {
+		return prompt.Version{}, err
+	}
+	return v, nil
+}
+
+// version reads version n of slug.
+func (s *PromptStore) version(ctx context.Context, projectID, slug string, n int) (prompt.Version, error) {
+	var it versionItem
+	ok, err := s.t.get(ctx, promptPK(projectID, slug), versionSK(n), &it)
+	if err != nil {
+		return prompt.Version{}, err
+	}
+	if !ok {
+		return prompt.Version{}, errs.NotFound("version %d of prompt %q not found", n, slug)
+	}
+	return it.toVersion(), nil
+}
+
+// VersionByHash implements prompt.Store.
+func (s *PromptStore) VersionByHash(ctx context.Context, projectID, slug, hash string) (prompt.Version, error) {
+	var guard hashItem
+	ok, err := s.t.get(ctx, promptPK(projectID, slug), hashSK(hash), &guard)
+	if err != nil {
+		return prompt.Version{}, err
+	}
+	if !ok {
+		return prompt.Version{}, errs.NotFound("prompt %q has no version with content hash %s", slug, hash)
+	}
+	return s.version(ctx, projectID, slug, guard.Number)
+}
+
+// LatestVersion implements prompt.Store with one Query for the last V# item.
+func (s *PromptStore) LatestVersion(ctx context.Context, projectID, slug string) (prompt.Version, error) {
+	cond := expression.Key(infra.AttrPK).Equal(expression.Value(promptPK(projectID, slug))).
+		And(expression.Key(infra.AttrSK).BeginsWith(prefixVersion))
+	expr, err := expression.NewBuilder().WithKeyCondition(cond).Build()
+	if err != nil {
+		return prompt.Version{}, fmt.Errorf("build latest query: %w", err)
+	}
+	res, err := s.t.api.Query(ctx, &dynamodb.QueryInput{
+		TableName: &s.t.name, KeyConditionExpression: expr.KeyCondition(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+		ScanIndexForward: aws.Bool(false), Limit: aws.Int32(1), ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return prompt.Version{}, storageErr("query latest", err)
+	}
+	if len(res.Items) == 0 {
+		return prompt.Version{}, promptNotFound(slug)
+	}
+	var it versionItem
+	if err := attributevalue.UnmarshalMap(res.Items[0], &it); err != nil {
+		return prompt.Version{}, fmt.Errorf("decode version: %w", err)
+	}
+	return it.toVersion(), nil
+}
+
+// VersionByNumber implements prompt.Store with one BatchGetItem of the head and the version.
+func (s *PromptStore) VersionByNumber(ctx context.Context, projectID, slug string, n int) (prompt.Version, int, error) {
+	pk := promptPK(projectID, slug)
+	items, err := s.t.batchGet(ctx, []map[string]types.AttributeValue{key(pk, skPrompt), key(pk, versionSK(n))})
+	if err != nil {
+		return prompt.Version{}, 0, err
+	}
+	var head promptHead
+	if err := decodeFound(items, pk, skPrompt, &head); err != nil {
+		return prompt.Version{}, 0, err
+	}
+	if head.ID == "" {
+		return prompt.Version{}, 0, promptNotFound(slug)
+	}
+	var it versionItem
+	if err := decodeFound(items, pk, versionSK(n), &it); err != nil {
+		return prompt.Version{}, 0, err
+	}
+	if it.ID == "" {
+		return prompt.Version{}, 0, errs.NotFound("version %d of prompt %q not found (latest is %d)", n, slug, head.LatestVersion)
+	}
+	return it.toVersion(), head.LatestVersion, nil
+}
+
+// decodeFound decodes the item pk/sk of a batchGet result into out, leaving out untouched when
+// the item was not found.
+func decodeFound(items map[string]map[string]types.AttributeValue, pk, sk string, out any) error {
+	raw, ok := items[pk+"\x00"+sk]
+	if !ok {
+		return nil
+	}
+	if err := attributevalue.UnmarshalMap(raw, out); err != nil {
+		return fmt.Errorf("decode %s: %w", sk, err)
+	}
+	return nil
+}
+
+// VersionByTag implements prompt.Store: one BatchGetItem of the head and the tag, then the
+// version.
+func (s *PromptStore) VersionByTag(ctx context.Context, projectID, slug, tag string) (prompt.Version, int, error) {
+	pk := promptPK(projectID, slug)
+	items, err := s.t.batchGet(ctx, []map[string]types.AttributeValue{key(pk, skPrompt), key(pk, tagSK(tag))})
+	if err != nil {
+		return prompt.Version{}, 0, err
+	}
+	var head promptHead
+	var t tagItem
+	if err := decodeFound(items, pk, skPrompt, &head); err != nil {
+		return prompt.Version{}, 0, err
+	}
+	if err := decodeFound(items, pk, tagSK(tag), &t); err != nil {
+		return prompt.Version{}, 0, err
+	}
+	switch {
+	case head.ID == "":
+		return prompt.Version{}, 0, promptNotFound(slug)
+	case t.Number == 0:
+		return prompt.Version{}, 0, errs.NotFound("prompt %q has no tag %q", slug, tag)
+	}
+	v, err := s.version(ctx, projectID, slug, t.Number)
+	return v, head.LatestVersion, err
+}
+
+// PinTag implements prompt.Store. Versions are never deleted, so reading the version and then
+// writing the tag is safe without a transaction; the write returns the old tag, which gives
+// the previous version for free.
+func (s *PromptStore) PinTag(ctx context.Context, projectID, slug string, t prompt.Tag) (prompt.Tag, int, error) {
+	pk := promptPK(projectID, slug)
+	v, err := s.version(ctx, projectID, slug, t.Version)
+	if errs.Is(err, errs.CodeNotFound) {
+		var head promptHead
+		if ok, herr := s.t.get(ctx, pk, skPrompt, &head); herr != nil {
+			return prompt.Tag{}, 0, herr
+		} else if !ok {
+			return prompt.Tag{}, 0, promptNotFound(slug)
+		}
+		return prompt.Tag{}, 0, errs.NotFound("version %d of prompt %q not found (latest is %d)", t.Version, slug, head.LatestVersion)
+	}
+	if err != nil {
+		return prompt.Tag{}, 0, err
+	}
+	t.VersionID = v.ID
+	item, err := marshal(tagItem{PK: pk, SK: tagSK(t.Name), Name: t.Name, Number: t.Version, VersionID: v.ID, UpdatedAt: t.UpdatedAt, UpdatedBy: t.UpdatedBy})
+	if err != nil {
+		return prompt.Tag{}, 0, err
+	}
+	res, err := s.t.api.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.t.name, Item: item, ReturnValues: types.ReturnValueAllOld})
+	if err != nil {
+		return prompt.Tag{}, 0, storageErr("put tag", err)
+	}
+	var old tagItem
+	if res.Attributes != nil {
+		if err := attributevalue.UnmarshalMap(res.Attributes, &old); err != nil {
+			return prompt.Tag{}, 0, fmt.Errorf("decode previous tag: %w", err)
+		}
+	}
+	return t, old.Number, nil
+}
+
+// Versions implements prompt.Store.
+func (s *PromptStore) Versions(ctx context.Context, projectID, slug string) ([]prompt.Version, error) {
+	var items []versionItem
+	cond := expression.Key(infra.AttrPK).Equal(expression.Value(promptPK(projectID, slug))).
+		And(expression.Key(infra.AttrSK).BeginsWith(prefixVersion))
+	expr, err := expression.NewBuilder().WithKeyCondition(cond).Build()
+	if err != nil {
+		return nil, fmt.Errorf("build versions query: %w", err)
+	}
+	err = s.t.queryAll(ctx, &dynamodb.QueryInput{
+		KeyConditionExpression: expr.KeyCondition(), ConsistentRead: aws.Bool(true),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+	}, decodeInto(&items))
+	if err != nil {
+		return nil, err
+	}
+	if len(items) == 0 {
+		return nil, promptNotFound(slug)
+	}
+	out := make([]prompt.Version, len(items))
+	for i, it := range items {
+		out[i] = it.toVersion()
+	}
+	return out, nil
+}
+
+// Tags implements prompt.Store with one Query over the key range from PROMPT to the last TAG#,
+// which holds the head (for "latest") and every tag and nothing else.
+func (s *PromptStore) Tags(ctx context.Context, projectID, slug string) ([]prompt.Tag, error) {
+	cond := expression.Key(infra.AttrPK).Equal(expression.Value(promptPK(projectID, slug))).
+		And(expression.Key(infra.AttrSK).Between(expression.Value(skPrompt), expression.Value(tagRangeEnd)))
+	expr, err := expression.NewBuilder().WithKeyCondition(cond).Build()
+	if err != nil {
+		return nil, fmt.Errorf("build tags query: %w", err)
+	}
+	var head *promptHead
+	var tags []prompt.Tag
+	err = s.t.queryAll(ctx, &dynamodb.QueryInput{
+		KeyConditionExpression: expr.KeyCondition(), ConsistentRead: aws.Bool(true),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+	}, func(item map[string]types.AttributeValue) error {
+		if keyString(item) == promptPK(projectID, slug)+"\x00"+skPrompt {
+			head = new(promptHead)
+			return attributevalue.UnmarshalMap(item, head)
+		}
+		var t tagItem
+		if err := attributevalue.UnmarshalMap(item, &t); err != nil {
+			return fmt.Errorf("decode tag: %w", err)
+		}
+		tags = append(tags, prompt.Tag{Name: t.Name, Version: t.Number, VersionID: t.VersionID, UpdatedAt: t.UpdatedAt, UpdatedBy: t.UpdatedBy})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if head == nil {
+		return nil, promptNotFound(slug)
+	}
+	latest := prompt.Tag{Name: prompt.LatestTag, Version: head.LatestVersion, VersionID: head.LatestVersionID, UpdatedAt: head.UpdatedAt}
+	return append([]prompt.Tag{latest}, tags...), nil
+}
+
+// BindModel implements prompt.Store: the version and its id pointer change in one transaction.
+func (s *PromptStore) BindModel(ctx context.Context, projectID, slug string, n int, model *string, by string, at time.Time) (prompt.Version, error) {
+	v, err := s.version(ctx, projectID, slug, n)
+	if err != nil {
+		return prompt.Version{}, err
+	}
+	modelUpdate := expression.Remove(expression.Name("model_id"))
+	if model != nil {
+		modelUpdate = expression.Set(expression.Name("model_id"), expression.Value(*model))
+	}
+	exists := expression.AttributeExists(expression.Name(infra.AttrPK))
+	versionExpr, err := expression.NewBuilder().WithCondition(exists).WithUpdate(
+		modelUpdate.Set(expression.Name("updated_at"), expression.Value(at)).Set(expression.Name("updated_by"), expression.Value(by)),
+	).Build()
+	if err != nil {
+		return prompt.Version{}, fmt.Errorf("build model update: %w", err)
+	}
+	pointerUpdate := expression.Remove(expression.Name("model_id"))
+	if model != nil {
+		pointerUpdate = expression.Set(expression.Name("model_id"), expression.Value(*model))
+	}
+	pointerExpr, err := expression.NewBuilder().WithCondition(exists).WithUpdate(pointerUpdate).Build()
+	if err != nil {
+		return prompt.Version{}, fmt.Errorf("build pointer update: %w", err)
+	}
+	update := func(pk, sk string, e expression.Expression) *types.Update {
+		return &types.Update{
+			TableName: &s.t.name, Key: key(pk, sk), UpdateExpression: e.Update(), ConditionExpression: e.Condition(),
+			ExpressionAttributeNames: e.Names(), ExpressionAttributeValues: e.Values(),
+		}
+	}
+	_, err = s.t.api.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+		{Update: update(promptPK(projectID, slug), versionSK(n), versionExpr)},
+		{Update: update(versionPointerPK(projectID, v.ID), skVersionPointer, pointerExpr)},
+	}})
+	if err != nil {
+		return prompt.Version{}, storageErr("bind model", err)
+	}
+	v.ModelID, v.UpdatedAt, v.UpdatedBy = model, at, by
+	return v, nil
+}
+
+// Binding implements prompt.Store with one GetItem of the version's id pointer.
+func (s *PromptStore) Binding(ctx context.Context, projectID, versionID string) (prompt.Binding, error) {
+	var it pointerItem
+	ok, err := s.t.get(ctx, versionPointerPK(projectID, versionID), skVersionPointer, &it)
+	if err != nil {
+		return prompt.Binding{}, err
+	}
+	if !ok {
+		return prompt.Binding{}, errs.NotFound("prompt version %q not found", versionID)
+	}
+	return prompt.Binding{VersionID: versionID, ModelID: it.ModelID}, nil
+}
+
+// Prompts implements prompt.Store: the heads from GSI1 (eventually consistent: a prompt
+// created a moment ago may be missing), then their newest versions in batches of 100.
+func (s *PromptStore) Prompts(ctx context.Context, projectID string) ([]prompt.Prompt, error) {
+	var heads []promptHead
+	cond := expression.Key(infra.AttrGSI1PK).Equal(expression.Value(promptsGSI1PK(projectID)))
+	expr, err := expression.NewBuilder().WithKeyCondition(cond).Build()
+	if err != nil {
+		return nil, fmt.Errorf("build prompts query: %w", err)
+	}
+	err = s.t.queryAll(ctx, &dynamodb.QueryInput{
+		IndexName: aws.String(infra.IndexGSI1), KeyConditionExpression: expr.KeyCondition(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+	}, decodeInto(&heads))
+	if err != nil {
+		return nil, err
+	}
+	keys := make([]map[string]types.AttributeValue, len(heads))
+	for i, h := range heads {
+		keys[i] = key(promptPK(projectID, h.Slug), versionSK(h.LatestVersion))
+	}
+	items, err := s.t.batchGet(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]prompt.Prompt, 0, len(heads))
+	for _, h := range heads {
+		var it versionItem
+		if err := decodeFound(items, promptPK(projectID, h.Slug), versionSK(h.LatestVersion), &it); err != nil {
+			return nil, err
+		}
+		out = append(out, prompt.Prompt{
+			ID: h.ID, ProjectID: projectID, Slug: h.Slug, Latest: it.toVersion(), CreatedAt: h.CreatedAt, UpdatedAt: h.UpdatedAt,
+		})
+	}
+	slices.SortFunc(out, func(a, b prompt.Prompt) int { return strings.Compare(a.Slug, b.Slug) })
+	return out, nil
+}

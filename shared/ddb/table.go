@@ -1,0 +1,191 @@
+package ddb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
+
+	"github.com/plumehq/plume/infra"
+	"github.com/plumehq/plume/shared/errs"
+)
+
+// API is the part of the DynamoDB client the stores use. Scan is deliberately absent.
+type API interface {
+	GetItem(context.Context, *dynamodb.GetItemInput, ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+	BatchGetItem(context.Context, *dynamodb.BatchGetItemInput, ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error)
+	Query(context.Context, *dynamodb.QueryInput, ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
+	PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+	UpdateItem(context.Context, *dynamodb.UpdateItemInput, ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
+	TransactWriteItems(context.Context, *dynamodb.TransactWriteItemsInput, ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error)
+}
+
+// NewClient returns a DynamoDB client for cfg. The endpoint comes only from the SDK's own
+// configuration (AWS_ENDPOINT_URL_DYNAMODB or AWS_ENDPOINT_URL). When one is set, response CRC32
+// validation is off: DynamoDB Local's checksums do not always match what the SDK computes.
+func NewClient(cfg aws.Config, customEndpoint bool) *dynamodb.Client {
+	return dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
+		o.DisableValidateResponseChecksum = customEndpoint
+	})
+}
+
+// Table is the Plume table: a client and the table's name.
+type Table struct {
+	api  API
+	name string
+}
+
+// NewTable returns the table named name reached through api.
+func NewTable(api API, name string) *Table { return &Table{api: api, name: name} }
+
+// key builds the primary key of an item.
+func key(pk, sk string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{
+		infra.AttrPK: &types.AttributeValueMemberS{Value: pk},
+		infra.AttrSK: &types.AttributeValueMemberS{Value: sk},
+	}
+}
+
+func keyString(av map[string]types.AttributeValue) string {
+	pk, _ := av[infra.AttrPK].(*types.AttributeValueMemberS)
+	sk, _ := av[infra.AttrSK].(*types.AttributeValueMemberS)
+	if pk == nil || sk == nil {
+		return ""
+	}
+	return pk.Value + "\x00" + sk.Value
+}
+
+// get reads one item with a strongly consistent read into out. It reports whether it exists.
+func (t *Table) get(ctx context.Context, pk, sk string, out any) (bool, error) {
+	res, err := t.api.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: &t.name, Key: key(pk, sk), ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return false, storageErr("get "+sk, err)
+	}
+	if res.Item == nil {
+		return false, nil
+	}
+	if err := attributevalue.UnmarshalMap(res.Item, out); err != nil {
+		return false, fmt.Errorf("decode %s: %w", sk, err)
+	}
+	return true, nil
+}
+
+// batchGet reads up to 100 items by key with strongly consistent reads, retrying unprocessed
+// keys. The result maps keyString of each found item to the item.
+func (t *Table) batchGet(ctx context.Context, keys []map[string]types.AttributeValue) (map[string]map[string]types.AttributeValue, error) {
+	found := make(map[string]map[string]types.AttributeValue, len(keys))
+	for chunk := range slices.Chunk(keys, 100) {
+		req := map[string]types.KeysAndAttributes{t.name: {Keys: chunk, ConsistentRead: aws.Bool(true)}}
+		for attempt := 0; len(req) > 0; attempt++ {
+			if attempt > 0 {
+				if err := sleep(ctx, backoff(attempt)); err != nil {
+					return nil, err
+				}
+			}
+			res, err := t.api.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: req})
+			if err != nil {
+				return nil, storageErr("batch get", err)
+			}
+			for _, item := range res.Responses[t.name] {
+				found[keyString(item)] = item
+			}
+			req = res.UnprocessedKeys
+			if attempt > maxBatchRetries && len(req) > 0 {
+				return nil, errs.Unavailable("storage is busy; retry the request")
+			}
+		}
+	}
+	return found, nil
+}
+
+const maxBatchRetries = 8
+
+// queryAll runs in and all its pages, decoding every item with decode.
+func (t *Table) queryAll(ctx context.Context, in *dynamodb.QueryInput, decode func(map[string]types.AttributeValue) error) error {
+	in.TableName = &t.name
+	p := dynamodb.NewQueryPaginator(t.api, in)
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return storageErr("query", err)
+		}
+		for _, item := range page.Items {
+			if err := decode(item); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// decodeInto returns a decode function for queryAll that appends items of type T to out.
+func decodeInto[T any](out *[]T) func(map[string]types.AttributeValue) error {
+	return func(item map[string]types.AttributeValue) error {
+		var v T
+		if err := attributevalue.UnmarshalMap(item, &v); err != nil {
+			return fmt.Errorf("decode item: %w", err)
+		}
+		*out = append(*out, v)
+		return nil
+	}
+}
+
+// marshal encodes an item struct.
+func marshal(v any) (map[string]types.AttributeValue, error) {
+	av, err := attributevalue.MarshalMap(v)
+	if err != nil {
+		return nil, fmt.Errorf("encode item: %w", err)
+	}
+	return av, nil
+}
+
+// storageErr wraps a DynamoDB failure. Throttling that outlasted the SDK's own retries becomes
+// an errs.Unavailable (503 with Retry-After); anything else stays internal.
+func storageErr(op string, err error) error {
+	var api smithy.APIError
+	if errors.As(err, &api) {
+		switch api.ErrorCode() {
+		case "ProvisionedThroughputExceededException", "RequestLimitExceeded", "ThrottlingException":
+			return fmt.Errorf("%s: %w: %w", op, errs.Unavailable("storage is throttling requests; retry shortly"), err)
+		}
+	}
+	return fmt.Errorf("%s: %w", op, err)
+}
+
+// cancellationCodes returns the per-item reason codes of a cancelled transaction, or nil when
+// err is not a cancellation.
+func cancellationCodes(err error) []string {
+	var tc *types.TransactionCanceledException
+	if !errors.As(err, &tc) {
+		return nil
+	}
+	codes := make([]string, len(tc.CancellationReasons))
+	for i, r := range tc.CancellationReasons {
+		codes[i] = aws.ToString(r.Code)
+	}
+	return codes
+}
+
+// isContention reports whether a write failed only because another writer got there first or
+// at the same time, so that reading again and retrying can succeed.
+func isContention(err error) bool {
+	var conflict *types.TransactionConflictException
+	if errors.As(err, &conflict) {
+		return true
+	}
+	codes := cancellationCodes(err)
+	if codes == nil {
+		return false
+	}
+	return slices.ContainsFunc(codes, func(c string) bool {
+		return c == "ConditionalCheckFailed" || c == "TransactionConflict"
+	})
+}

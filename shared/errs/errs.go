@@ -1,0 +1,72 @@
+// Package errs is Plume's error model: every failure a client can see carries a Code and a
+// message meant for that client. Domain packages return these errors; shared/web maps the Code
+// to an HTTP status in one place. Any other error is internal: logged, never shown.
+package errs
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Code classifies an error for the client. The values are the "code" field of the JSON error
+// body, so they are part of the API.
+type Code string
+
+// The error codes of the API, each with one HTTP status (shared/web).
+const (
+	CodeInvalid          Code = "invalid_request"
+	CodeUnauthenticated  Code = "unauthenticated"
+	CodeForbidden        Code = "forbidden"
+	CodeNotFound         Code = "not_found"
+	CodeConflict         Code = "conflict"
+	CodeTooLarge         Code = "payload_too_large"
+	CodeUnsupportedMedia Code = "unsupported_media_type"
+	CodeRateLimited      Code = "rate_limited"
+	CodeInternal         Code = "internal"
+	CodeUnavailable      Code = "unavailable"
+)
+
+// Error is an error whose Message may be shown to the client.
+type Error struct {
+	Code    Code
+	Message string
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("%s: %s", e.Code, e.Message) }
+
+// Errorf returns an *Error with the given code and a formatted message.
+func Errorf(code Code, format string, args ...any) error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Invalid reports bad input (400).
+func Invalid(format string, args ...any) error { return Errorf(CodeInvalid, format, args...) }
+
+// NotFound reports a missing resource (404).
+func NotFound(format string, args ...any) error { return Errorf(CodeNotFound, format, args...) }
+
+// Conflict reports a state conflict (409).
+func Conflict(format string, args ...any) error { return Errorf(CodeConflict, format, args...) }
+
+// Forbidden reports an authenticated caller acting outside its rights (403).
+func Forbidden(format string, args ...any) error { return Errorf(CodeForbidden, format, args...) }
+
+// Unauthenticated reports a missing or unusable credential (401).
+func Unauthenticated(format string, args ...any) error {
+	return Errorf(CodeUnauthenticated, format, args...)
+}
+
+// Unavailable reports a temporary inability to serve, such as storage throttling (503).
+func Unavailable(format string, args ...any) error { return Errorf(CodeUnavailable, format, args...) }
+
+// CodeOf returns the code of the first *Error in err's chain, or CodeInternal.
+func CodeOf(err error) Code {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return CodeInternal
+}
+
+// Is reports whether err carries code.
+func Is(err error, code Code) bool { return err != nil && CodeOf(err) == code }

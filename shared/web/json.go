@@ -1,0 +1,106 @@
+package web
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/plumehq/plume/shared/errs"
+)
+
+// DefaultBodyLimit caps request bodies that do not choose their own limit.
+const DefaultBodyLimit = 1 << 20
+
+// JSON writes v as a JSON answer with the given status.
+func JSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v) // The status is sent; a failed write means the client left.
+}
+
+// OK writes v as a 200 JSON answer, the status the spec gives every success.
+func OK(w http.ResponseWriter, v any) { JSON(w, http.StatusOK, v) }
+
+// Decode reads r's body, at most limit bytes, as JSON into v. Unknown fields are ignored (SDKs
+// send extras). It returns errs with codes: unsupported_media_type for a non-JSON Content-Type,
+// payload_too_large beyond the limit, invalid_request for anything that is not one JSON value
+// of v's shape.
+func Decode(w http.ResponseWriter, r *http.Request, v any, limit int64) error {
+	if ct := r.Header.Get("Content-Type"); ct != "" && !isJSON(ct) {
+		return errs.Errorf(errs.CodeUnsupportedMedia, "content type %q is not supported; send application/json", ct)
+	}
+	body := http.MaxBytesReader(w, r.Body, limit)
+	dec := json.NewDecoder(body)
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return decodeError(err, limit)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		if tooLarge := new(http.MaxBytesError); errors.As(err, &tooLarge) {
+			return decodeError(err, limit)
+		}
+		return errs.Invalid("request body must hold a single JSON value")
+	}
+	return nil
+}
+
+func isJSON(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return false
+	}
+	return mt == "application/json" || strings.HasSuffix(mt, "+json")
+}
+
+// decodeError turns a json or body-limit failure into a client error with a useful message.
+func decodeError(err error, limit int64) error {
+	var (
+		tooLarge  *http.MaxBytesError
+		syntax    *json.SyntaxError
+		wrongType *json.UnmarshalTypeError
+	)
+	var coded *errs.Error
+	switch {
+	case errors.As(err, &coded):
+		return coded // from a field's own UnmarshalJSON
+	case errors.As(err, &tooLarge):
+		return errs.Errorf(errs.CodeTooLarge, "request body exceeds %d bytes", limit)
+	case errors.Is(err, io.EOF):
+		return errs.Invalid("request body is empty; send a JSON value")
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return errs.Invalid("request body is truncated JSON")
+	case errors.As(err, &syntax):
+		return errs.Invalid("malformed JSON at byte %d: %s", syntax.Offset, syntax.Error())
+	case errors.As(err, &wrongType):
+		if wrongType.Field == "" {
+			return errs.Invalid("request body must be a JSON %s, not %s", jsonKind(wrongType.Type.Kind().String()), wrongType.Value)
+		}
+		return errs.Invalid("field %q must be %s, not %s", wrongType.Field, jsonKind(wrongType.Type.Kind().String()), wrongType.Value)
+	default:
+		return errs.Invalid("invalid JSON: %s", err.Error())
+	}
+}
+
+// jsonKind names a Go kind the way a JSON user would.
+func jsonKind(kind string) string {
+	switch kind {
+	case "string":
+		return "a string"
+	case "struct", "map":
+		return "an object"
+	case "slice", "array":
+		return "an array"
+	case "bool":
+		return "a boolean"
+	case "ptr", "interface":
+		return "a JSON value"
+	default:
+		return fmt.Sprintf("a number (%s)", kind)
+	}
+}

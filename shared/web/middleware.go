@@ -1,0 +1,149 @@
+package web
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"time"
+
+	"github.com/awslabs/aws-lambda-go-api-proxy/core"
+)
+
+// Middleware wraps a handler.
+type Middleware func(http.Handler) http.Handler
+
+// Chain wraps h with the standard stack every area uses, outermost first: request id, access
+// log and panic recovery, then the area's own middleware (typically authentication).
+func Chain(h http.Handler, mw ...Middleware) http.Handler {
+	for i := len(mw) - 1; i >= 0; i-- {
+		h = mw[i](h)
+	}
+	return withRequestID(accessLog(recoverer(h)))
+}
+
+type requestIDKey struct{}
+
+// RequestID returns the id of the request being served, or "" outside a request.
+func RequestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey{}).(string)
+	return id
+}
+
+// WithRequestID returns ctx carrying id, for code that runs outside an HTTP request.
+func WithRequestID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, requestIDKey{}, id)
+}
+
+var validRequestID = regexp.MustCompile(`^[A-Za-z0-9._:=-]{1,128}$`)
+
+// withRequestID takes the request id from API Gateway's request context in Lambda, else from a
+// well-formed X-Request-Id header, else makes one; it is echoed in X-Request-Id.
+func withRequestID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := ""
+		if ev, ok := core.GetAPIGatewayV2ContextFromContext(r.Context()); ok {
+			id = ev.RequestID
+		}
+		if h := r.Header.Get("X-Request-Id"); id == "" && validRequestID.MatchString(h) {
+			id = h
+		}
+		if id == "" {
+			id = NewRequestID()
+		}
+		w.Header().Set("X-Request-Id", id)
+		next.ServeHTTP(w, r.WithContext(WithRequestID(r.Context(), id)))
+	})
+}
+
+// NewRequestID returns a random 16-byte hex id.
+func NewRequestID() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// statusRecorder remembers the status written, for the access log.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusRecorder) Write(b []byte) (int, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+func accessLog(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &statusRecorder{ResponseWriter: w}
+		next.ServeHTTP(rec, r)
+		slog.InfoContext(r.Context(), "request",
+			"method", r.Method, "path", r.URL.Path, "status", rec.status,
+			"duration_ms", float64(time.Since(start).Microseconds())/1000)
+	})
+}
+
+// recoverer turns a panic into a logged 500 instead of a crashed Lambda.
+func recoverer(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				Error(w, r, fmt.Errorf("panic: %v", v))
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// NotFound is the catch-all of every area: a JSON 404 rather than the ServeMux's text.
+func NotFound(w http.ResponseWriter, r *http.Request) {
+	Error(w, r, notFoundRoute(r))
+}
+
+// Health answers GET /healthz without authentication.
+func Health(w http.ResponseWriter, _ *http.Request) {
+	OK(w, map[string]string{"status": "ok"})
+}
+
+// NewLogger returns a JSON slog logger writing to w that adds the request id of the context
+// to every record. Lambda and plume-local both log through it.
+func NewLogger(w io.Writer, level slog.Level) *slog.Logger {
+	return slog.New(contextHandler{slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level})})
+}
+
+type contextHandler struct{ slog.Handler }
+
+func (h contextHandler) Handle(ctx context.Context, rec slog.Record) error {
+	if id := RequestID(ctx); id != "" {
+		rec.AddAttrs(slog.String("request_id", id))
+	}
+	return h.Handler.Handle(ctx, rec)
+}
+
+func (h contextHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return contextHandler{h.Handler.WithAttrs(attrs)}
+}
+
+func (h contextHandler) WithGroup(name string) slog.Handler {
+	return contextHandler{h.Handler.WithGroup(name)}
+}
