@@ -112,7 +112,10 @@ func TestPromptStoreNotFound(t *testing.T) {
 		{"latest of unknown prompt", func() error { _, err := svc.Latest(ctx, project, "unknown"); return err }},
 		{"unknown version", func() error { _, err := svc.Get(ctx, project, "known", prompt.Selector{Number: 9}); return err }},
 		{"unknown tag", func() error { _, err := svc.Get(ctx, project, "known", prompt.Selector{Tag: "production"}); return err }},
-		{"tag of unknown prompt", func() error { _, err := svc.Get(ctx, project, "unknown", prompt.Selector{Tag: "production"}); return err }},
+		{"tag of unknown prompt", func() error {
+			_, err := svc.Get(ctx, project, "unknown", prompt.Selector{Tag: "production"})
+			return err
+		}},
 		{"unknown hash", func() error { _, err := svc.ByHash(ctx, project, "known", prompt.Hash("other")); return err }},
 		{"pin unknown version", func() error { _, err := svc.Pin(ctx, project, "known", "production", 2, "u1"); return err }},
 		{"pin unknown prompt", func() error { _, err := svc.Pin(ctx, project, "unknown", "production", 1, "u1"); return err }},

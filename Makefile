@@ -1,0 +1,34 @@
+# Plume. `make dev` runs the whole API locally; `make test` runs every test. SAM builds each
+# function through its build-<LogicalId> target (BuildMethod: makefile) with ARTIFACTS_DIR set.
+
+GO ?= go
+# Lambda binaries: provided.al2023 on arm64, static, RPC-free.
+LAMBDA_BUILD = CGO_ENABLED=0 GOOS=linux GOARCH=$(or $(GOARCH_LAMBDA),arm64) $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w'
+# Every function of template.yaml, by logical id.
+FUNCTIONS = PromptsFunction
+
+.PHONY: dev test build bench lint clean $(addprefix build-,$(FUNCTIONS))
+
+dev:
+	scripts/dev.sh
+
+test:
+	scripts/test.sh
+
+lint:
+	cfn-lint template.yaml
+	$(GO) vet ./...
+
+# build: every bootstrap into bin/<LogicalId>/bootstrap.
+build:
+	@for f in $(FUNCTIONS); do $(MAKE) --no-print-directory build-$$f ARTIFACTS_DIR=$(CURDIR)/bin/$$f || exit 1; done
+
+build-PromptsFunction:
+	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/prompts/lambda
+
+# bench: the hot-path benchmarks, six runs each, ready for benchstat.
+bench:
+	scripts/bench.sh
+
+clean:
+	rm -rf bin .aws-sam

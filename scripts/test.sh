@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# make test: every check of the project, on a fresh machine or a developer's. It starts DynamoDB
+# Local (downloading it once), runs vet, formatting, the Go tests with the race detector
+# (store, handler, template, emulator and end-to-end tests), cfn-lint, and a build of every
+# Lambda bootstrap; it stops what it started by process id, whatever happens.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+cd "$PLUME_ROOT"
+
+need go golang
+need python3 python3
+need cfn-lint cfn-lint
+
+trap emulator_stop EXIT INT TERM
+
+log "== gofmt and go vet"
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.cache/*'))
+[ -z "$unformatted" ] || die "gofmt would change: $unformatted"
+go vet ./...
+
+log "== cfn-lint template.yaml"
+cfn-lint template.yaml
+
+log "== Lambda bootstraps (linux/arm64, as deployed)"
+make --no-print-directory build
+
+emulator_start
+export PLUME_TEST_DYNAMODB_URL=$EMULATOR_URL
+
+log "== go test -race"
+go test -race -count=1 -timeout 20m ${GOTESTFLAGS:-} ./...
