@@ -28,21 +28,36 @@ var Routes = []string{
 func NewHandler(prompts *prompt.Service, authn *auth.Authenticator) http.Handler {
 	s := &server{prompts: prompts}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /v1/prompts/{slug}", s.getPrompt)
-	mux.HandleFunc("POST /v1/tasks/{task}/prompt/versions/ensure", s.ensureVersion)
-	mux.HandleFunc("GET /v1/tasks/{task}/prompt/versions/by-hash/{hash}", s.versionByHash)
-	mux.HandleFunc("GET /v1/tasks/{task}/prompt/latest", s.latestVersion)
-	mux.HandleFunc("GET /v1/prompt-versions/{version_id}/model", s.versionModel)
-	mux.HandleFunc("GET /projects/{project_id}/prompts", s.listPrompts)
-	mux.HandleFunc("GET /projects/{project_id}/prompts/{slug}/versions", s.listVersions)
-	mux.HandleFunc("PATCH /projects/{project_id}/prompts/{slug}/versions/{version}", s.bindModel)
-	mux.HandleFunc("GET /projects/{project_id}/prompts/{slug}/tags", s.listTags)
-	// "{tag}:pin" is one path segment, so the wildcard takes it whole and pinTag splits it.
-	mux.HandleFunc("POST /projects/{project_id}/prompts/{slug}/tags/{tag_action}", s.pinTag)
+	for _, rt := range s.routes() {
+		mux.HandleFunc(rt.pattern, rt.handler)
+	}
 	mux.HandleFunc("/", web.NotFound)
 
 	root := http.NewServeMux()
 	root.HandleFunc("GET /healthz", web.Health)
 	root.Handle("/", authn.Middleware(mux))
 	return web.Chain(root)
+}
+
+// route is one ServeMux pattern and its handler.
+type route struct {
+	pattern string
+	handler http.HandlerFunc
+}
+
+// routes lists every endpoint of the area (spec §4.1 plus the project's prompt list).
+func (s *server) routes() []route {
+	return []route{
+		{"GET /v1/prompts/{slug}", s.getPrompt},
+		{"POST /v1/tasks/{task}/prompt/versions/ensure", s.ensureVersion},
+		{"GET /v1/tasks/{task}/prompt/versions/by-hash/{hash}", s.versionByHash},
+		{"GET /v1/tasks/{task}/prompt/latest", s.latestVersion},
+		{"GET /v1/prompt-versions/{version_id}/model", s.versionModel},
+		{"GET /projects/{project_id}/prompts", s.listPrompts},
+		{"GET /projects/{project_id}/prompts/{slug}/versions", s.listVersions},
+		{"PATCH /projects/{project_id}/prompts/{slug}/versions/{version}", s.bindModel},
+		{"GET /projects/{project_id}/prompts/{slug}/tags", s.listTags},
+		// "{tag}:pin" is one path segment, so the wildcard takes it whole and pinTag splits it.
+		{"POST /projects/{project_id}/prompts/{slug}/tags/{tag_action}", s.pinTag},
+	}
 }

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/awslabs/aws-lambda-go-api-proxy/core"
+
+	"github.com/plumehq/plume/shared/errs"
 )
 
 // Middleware wraps a handler.
@@ -117,7 +119,7 @@ func recoverer(next http.Handler) http.Handler {
 
 // NotFound is the catch-all of every area: a JSON 404 rather than the ServeMux's text.
 func NotFound(w http.ResponseWriter, r *http.Request) {
-	Error(w, r, notFoundRoute(r))
+	Error(w, r, errs.NotFound("no route for %s %s", r.Method, r.URL.Path))
 }
 
 // Health answers GET /healthz without authentication.

@@ -1,0 +1,110 @@
+package prompts
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/plumehq/plume/shared/auth"
+	"github.com/plumehq/plume/shared/ddb"
+	"github.com/plumehq/plume/shared/ddb/ddbtest"
+	"github.com/plumehq/plume/shared/prompt"
+)
+
+// testAPI is the prompts handler over a fresh DynamoDB Local table with two projects.
+type testAPI struct {
+	h       http.Handler
+	counter *ddbtest.Counter
+	auth    *ddb.AuthStore
+	a, b    tenant
+}
+
+type tenant struct {
+	projectID string
+	key       string
+	userID    string
+}
+
+func newTestAPI(t testing.TB) *testAPI {
+	t.Helper()
+	client, counter, name := ddbtest.NewTable(t)
+	table := ddb.NewTable(client, name)
+	api := &testAPI{counter: counter, auth: ddb.NewAuthStore(table)}
+	api.a = api.newTenant(t, "")
+	api.b = api.newTenant(t, "")
+	api.h = NewHandler(prompt.NewService(ddb.NewPromptStore(table)), auth.NewAuthenticator(api.auth, auth.MaxCacheTTL))
+	counter.Reset()
+	return api
+}
+
+// newTenant creates a project with one key; secret may be fixed (sample events) or "".
+func (api *testAPI) newTenant(t testing.TB, secret string, projectID ...string) tenant {
+	t.Helper()
+	ctx := context.Background()
+	id := uuid.NewString()
+	if len(projectID) > 0 {
+		id = projectID[0]
+	}
+	require.NoError(t, api.auth.CreateProject(ctx, auth.Project{ID: id, Name: "test", CreatedAt: time.Now()}))
+	userID := uuid.NewString()
+	key, k, err := auth.NewKey(auth.KeySpec{ProjectID: id, Secret: secret, User: auth.User{ID: userID, Email: "dev@example.com", Name: "Dev"}}, time.Now())
+	require.NoError(t, err)
+	require.NoError(t, api.auth.CreateKey(ctx, k))
+	return tenant{projectID: id, key: key, userID: userID}
+}
+
+// response is a recorded answer with its JSON body decoded.
+type response struct {
+	status int
+	header http.Header
+	raw    []byte
+	body   map[string]any
+	list   []any
+}
+
+// do sends a request with key as bearer (none when empty); body is marshalled unless it is a
+// string, which is sent as is.
+func (api *testAPI) do(t testing.TB, method, path, key string, body any) response {
+	t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = bytes.NewBufferString(b)
+	default:
+		raw, err := json.Marshal(b)
+		require.NoError(t, err)
+		rd = bytes.NewReader(raw)
+	}
+	req := httptest.NewRequest(method, path, rd)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	rec := httptest.NewRecorder()
+	api.h.ServeHTTP(rec, req)
+	res := response{status: rec.Code, header: rec.Header(), raw: rec.Body.Bytes()}
+	if len(res.raw) > 0 && res.raw[0] == '[' {
+		require.NoError(t, json.Unmarshal(res.raw, &res.list), "body: %s", res.raw)
+	} else if len(res.raw) > 0 {
+		require.NoError(t, json.Unmarshal(res.raw, &res.body), "body: %s", res.raw)
+	}
+	return res
+}
+
+// errCode returns the code of an error answer.
+func (r response) errCode() string {
+	e, _ := r.body["error"].(map[string]any)
+	code, _ := e["code"].(string)
+	return code
+}
