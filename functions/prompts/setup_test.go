@@ -21,10 +21,11 @@ import (
 
 // testAPI is the prompts handler over a fresh DynamoDB Local table with two projects.
 type testAPI struct {
-	h       http.Handler
-	counter *ddbtest.Counter
-	auth    *ddb.AuthStore
-	a, b    tenant
+	h         http.Handler
+	counter   *ddbtest.Counter
+	tableName string
+	auth      *ddb.AuthStore
+	a, b      tenant
 }
 
 type tenant struct {
@@ -37,7 +38,7 @@ func newTestAPI(t testing.TB) *testAPI {
 	t.Helper()
 	client, counter, name := ddbtest.NewTable(t)
 	table := ddb.NewTable(client, name)
-	api := &testAPI{counter: counter, auth: ddb.NewAuthStore(table)}
+	api := &testAPI{counter: counter, auth: ddb.NewAuthStore(table), tableName: name}
 	api.a = api.newTenant(t, "")
 	api.b = api.newTenant(t, "")
 	api.h = NewHandler(prompt.NewService(ddb.NewPromptStore(table)), auth.NewAuthenticator(api.auth, auth.MaxCacheTTL))
@@ -91,6 +92,12 @@ func (api *testAPI) do(t testing.TB, method, path, key string, body any) respons
 	if key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)
 	}
+	return api.doRequest(t, req)
+}
+
+// doRequest serves req and decodes the answer.
+func (api *testAPI) doRequest(t testing.TB, req *http.Request) response {
+	t.Helper()
 	rec := httptest.NewRecorder()
 	api.h.ServeHTTP(rec, req)
 	res := response{status: rec.Code, header: rec.Header(), raw: rec.Body.Bytes()}

@@ -38,10 +38,20 @@ type cachedKey struct {
 	fetched time.Time
 }
 
+// Option configures an Authenticator.
+type Option func(*Authenticator)
+
+// WithClock makes the Authenticator read the time from now instead of time.Now.
+func WithClock(now func() time.Time) Option { return func(a *Authenticator) { a.now = now } }
+
 // NewAuthenticator returns an Authenticator that caches keys for ttl, capped at MaxCacheTTL;
 // a ttl of zero disables the cache.
-func NewAuthenticator(keys KeyFinder, ttl time.Duration) *Authenticator {
-	return &Authenticator{keys: keys, ttl: min(max(ttl, 0), MaxCacheTTL), now: time.Now, cache: map[string]cachedKey{}}
+func NewAuthenticator(keys KeyFinder, ttl time.Duration, opts ...Option) *Authenticator {
+	a := &Authenticator{keys: keys, ttl: min(max(ttl, 0), MaxCacheTTL), now: time.Now, cache: map[string]cachedKey{}}
+	for _, o := range opts {
+		o(a)
+	}
+	return a
 }
 
 // Authenticate resolves the value of an Authorization header. It returns an errs.CodeUnauthenticated

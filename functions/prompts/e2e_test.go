@@ -1,0 +1,59 @@
+package prompts
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/stretchr/testify/require"
+
+	"github.com/plumehq/plume/shared/ddb/ddbtest"
+	"github.com/plumehq/plume/shared/lambdaemu"
+)
+
+// TestBootstrapEndToEnd builds the real PromptsFunction bootstrap (for this host), runs it
+// under the Runtime API emulator against DynamoDB Local, and invokes it with every sample
+// event of events/prompts.
+func TestBootstrapEndToEnd(t *testing.T) {
+	api := newTestAPI(t) // creates the table
+	api.newTenant(t, sampleKey, sampleProjectID)
+	tableName := api.tableName
+
+	bin := filepath.Join(t.TempDir(), "bootstrap")
+	build := exec.Command("go", "build", "-tags", "lambda.norpc", "-trimpath", "-o", bin, "./lambda")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "build bootstrap: %s", out)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	emu, err := lambdaemu.Start(ctx, lambdaemu.Config{
+		Binary: bin,
+		Env: []string{
+			"TABLE_NAME=" + tableName,
+			"AWS_ENDPOINT_URL_DYNAMODB=" + ddbtest.Endpoint(t),
+			"AWS_ACCESS_KEY_ID=local", "AWS_SECRET_ACCESS_KEY=local", "AWS_REGION=us-east-1",
+			"LOG_LEVEL=debug",
+		},
+		Stdout: t.Output(), Stderr: t.Output(),
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = emu.Close() })
+
+	for _, ev := range sampleEvents {
+		t.Run(ev.file, func(t *testing.T) {
+			payload, err := os.ReadFile(filepath.Join("..", "..", "events", "prompts", ev.file))
+			require.NoError(t, err)
+			raw, err := emu.Invoke(ctx, payload)
+			require.NoError(t, err)
+			var res events.APIGatewayV2HTTPResponse
+			require.NoError(t, json.Unmarshal(raw, &res), "response: %s", raw)
+			CheckSampleResponse(t, ev.status, ev.version, res)
+		})
+	}
+}
