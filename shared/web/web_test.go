@@ -1,0 +1,146 @@
+package web
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/plumehq/plume/shared/errs"
+)
+
+func TestDecode(t *testing.T) {
+	type target struct {
+		Name *string `json:"name"`
+		N    int     `json:"n"`
+	}
+	tests := []struct {
+		name, body, contentType string
+		code                    errs.Code // "" = success
+	}{
+		{"valid", `{"name":"a","n":1}`, "application/json", ""},
+		{"unknown fields ignored", `{"name":"a","extra":{"x":1}}`, "application/json", ""},
+		{"charset parameter", `{"name":"a"}`, "application/json; charset=utf-8", ""},
+		{"vendor json type", `{"name":"a"}`, "application/vnd.api+json", ""},
+		{"no content type", `{"name":"a"}`, "", ""},
+		{"text/plain", `{"name":"a"}`, "text/plain", errs.CodeUnsupportedMedia},
+		{"empty", ``, "application/json", errs.CodeInvalid},
+		{"syntax", `{"name":}`, "application/json", errs.CodeInvalid},
+		{"truncated", `{"name":"a"`, "application/json", errs.CodeInvalid},
+		{"wrong type", `{"name":5}`, "application/json", errs.CodeInvalid},
+		{"array", `[1]`, "application/json", errs.CodeInvalid},
+		{"trailing value", `{"name":"a"}{}`, "application/json", errs.CodeInvalid},
+		{"too large", `{"name":"` + strings.Repeat("x", 200) + `"}`, "application/json", errs.CodeTooLarge},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := httptest.NewRequest("POST", "/", strings.NewReader(tt.body))
+			if tt.contentType != "" {
+				r.Header.Set("Content-Type", tt.contentType)
+			}
+			var v target
+			err := Decode(httptest.NewRecorder(), r, &v, 100)
+			if tt.code == "" {
+				assert.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.Equal(t, tt.code, errs.CodeOf(err), "error: %v", err)
+		})
+	}
+}
+
+func TestErrorWriter(t *testing.T) {
+	var logs bytes.Buffer
+	prev := slog.Default()
+	slog.SetDefault(NewLogger(&logs, slog.LevelInfo))
+	t.Cleanup(func() { slog.SetDefault(prev) })
+
+	tests := []struct {
+		name       string
+		err        error
+		status     int
+		code       string
+		message    string
+		retryAfter string
+		logged     bool
+	}{
+		{"not found", errs.NotFound("prompt %q not found", "x"), 404, "not_found", `prompt "x" not found`, "", false},
+		{"wrapped coded", errors.Join(errors.New("ctx"), errs.Invalid("bad")), 400, "invalid_request", "bad", "", false},
+		{"unavailable", errs.Unavailable("busy"), 503, "unavailable", "busy", "1", false},
+		{"rate limited", errs.Errorf(errs.CodeRateLimited, "slow down"), 429, "rate_limited", "slow down", "1", false},
+		{"internal is hidden", errors.New("dial tcp 10.0.0.1: secret detail"), 500, "internal", "internal error; quote the request id when reporting it", "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			logs.Reset()
+			h := Chain(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { Error(w, r, tt.err) }))
+			rec := httptest.NewRecorder()
+			req := httptest.NewRequest("GET", "/x", nil)
+			req.Header.Set("X-Request-Id", "req-123")
+			h.ServeHTTP(rec, req)
+			assert.Equal(t, tt.status, rec.Code)
+			assert.Equal(t, tt.retryAfter, rec.Header().Get("Retry-After"))
+			var body ErrorBody
+			require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &body))
+			assert.Equal(t, ErrorBody{Error: ErrorDetail{Code: errs.Code(tt.code), Message: tt.message, RequestID: "req-123"}}, body)
+			assert.NotContains(t, rec.Body.String(), "secret detail")
+			if tt.logged {
+				assert.Contains(t, logs.String(), "secret detail")
+				assert.Contains(t, logs.String(), `"request_id":"req-123"`)
+			}
+		})
+	}
+}
+
+func TestPanicBecomes500(t *testing.T) {
+	h := Chain(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") }))
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
+	assert.Equal(t, 500, rec.Code)
+	assert.NotContains(t, rec.Body.String(), "boom")
+	assert.NotEmpty(t, rec.Header().Get("X-Request-Id"))
+}
+
+func TestRequestIDHeader(t *testing.T) {
+	tests := []struct {
+		name, header string
+		keep         bool
+	}{
+		{"well formed kept", "abc-123", true},
+		{"malformed replaced", "bad id with spaces", false},
+		{"too long replaced", strings.Repeat("a", 200), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var seen string
+			h := Chain(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { seen = RequestID(r.Context()) }))
+			req := httptest.NewRequest("GET", "/", nil)
+			req.Header.Set("X-Request-Id", tt.header)
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			assert.Equal(t, tt.keep, seen == tt.header)
+			assert.Equal(t, seen, rec.Header().Get("X-Request-Id"))
+		})
+	}
+}
+
+func TestPattern(t *testing.T) {
+	tests := map[string]string{
+		"ANY /v1/prompts/{proxy+}":              "/v1/prompts/{proxy...}",
+		"ANY /projects/{project_id}/prompts":    "/projects/{project_id}/prompts",
+		"GET /healthz":                          "GET /healthz",
+		"POST /v1/traces":                       "POST /v1/traces",
+		"ANY /projects/{project_id}/x/{proxy+}": "/projects/{project_id}/x/{proxy...}",
+	}
+	for in, want := range tests {
+		assert.Equal(t, want, Pattern(in), in)
+	}
+}
