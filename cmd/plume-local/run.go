@@ -1,0 +1,212 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/google/uuid"
+
+	"github.com/plumehq/plume/functions/prompts"
+	"github.com/plumehq/plume/infra"
+	"github.com/plumehq/plume/shared/auth"
+	"github.com/plumehq/plume/shared/blob"
+	"github.com/plumehq/plume/shared/blob/s3local"
+	"github.com/plumehq/plume/shared/config"
+	"github.com/plumehq/plume/shared/ddb"
+	"github.com/plumehq/plume/shared/errs"
+	"github.com/plumehq/plume/shared/prompt"
+	"github.com/plumehq/plume/shared/web"
+)
+
+// Defaults of the local stack; each can be overridden by its environment variable.
+var localDefaults = map[string]string{
+	"PLUME_ADDR":  "127.0.0.1:8080",
+	"TABLE_NAME":  "plume",
+	"BUCKET_NAME": "plume-local",
+	"AWS_REGION":  "us-east-1",
+}
+
+// run starts the local stack and serves until ctx ends. Ready is announced on stdout.
+func run(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer) error {
+	env := func(k string) string {
+		if v := getenv(k); v != "" {
+			return v
+		}
+		return localDefaults[k]
+	}
+	cfg, err := config.FromEnv(env)
+	if err != nil {
+		return err
+	}
+	slog.SetDefault(web.NewLogger(stderr, cfg.LogLevel))
+
+	awsCfg, err := config.AWS(ctx)
+	if err != nil {
+		return err
+	}
+	if awsCfg.Region == "" {
+		awsCfg.Region = env("AWS_REGION")
+	}
+
+	s3Endpoint, closeS3, err := startS3(ctx, awsCfg, env)
+	if err != nil {
+		return err
+	}
+	defer closeS3()
+	s3Cfg := awsCfg.Copy()
+	if s3Endpoint != "" {
+		s3Cfg.BaseEndpoint = aws.String(s3Endpoint)
+	}
+	blobs := blob.New(blob.NewClient(s3Cfg, true), cfg.Bucket)
+	if err := blobs.EnsureBucket(ctx); err != nil {
+		return fmt.Errorf("create bucket %s: %w", cfg.Bucket, err)
+	}
+
+	client := ddb.NewClient(awsCfg, cfg.CustomDynamoDBEndpoint)
+	if err := infra.CreateTable(ctx, client, cfg.Table); err != nil {
+		return err
+	}
+	table := ddb.NewTable(client, cfg.Table)
+	authStore := ddb.NewAuthStore(table)
+	dev, err := seed(ctx, authStore, getenv, time.Now())
+	if err != nil {
+		return fmt.Errorf("seed dev project: %w", err)
+	}
+
+	authn := auth.NewAuthenticator(authStore, cfg.AuthCacheTTL)
+	handler := newHandler(prompt.NewService(ddb.NewPromptStore(table)), authn)
+
+	ln, err := net.Listen("tcp", env("PLUME_ADDR"))
+	if err != nil {
+		return fmt.Errorf("listen on %s (set PLUME_ADDR to use another address): %w", env("PLUME_ADDR"), err)
+	}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	base := "http://" + ln.Addr().String()
+	printBanner(stdout, base, dev, cfg, s3Endpoint, getenv)
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	fmt.Fprintln(stdout, "plume-local stopped")
+	return nil
+}
+
+// newHandler mounts every area on its API Gateway route keys, plus the public /healthz.
+func newHandler(promptSvc *prompt.Service, authn *auth.Authenticator) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", web.Health)
+	web.Mount(mux, prompts.Routes, prompts.NewHandler(promptSvc, authn))
+	mux.Handle("/", web.Chain(http.HandlerFunc(web.NotFound)))
+	return mux
+}
+
+// startS3 starts the embedded S3 server unless the SDK's configuration names an S3 endpoint.
+// It returns the endpoint to use ("" for the SDK's own) and a function that stops the server.
+func startS3(ctx context.Context, awsCfg aws.Config, env func(string) string) (string, func(), error) {
+	if env("AWS_ENDPOINT_URL_S3") != "" || env("AWS_ENDPOINT_URL") != "" {
+		return "", func() {}, nil
+	}
+	creds, err := awsCfg.Credentials.Retrieve(ctx)
+	if err != nil {
+		return "", nil, fmt.Errorf("AWS credentials for the embedded S3 (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, any values): %w", err)
+	}
+	srv, err := s3local.Start(orDefault(env("PLUME_S3_ADDR"), "127.0.0.1:0"), creds.AccessKeyID, creds.SecretAccessKey)
+	if err != nil {
+		return "", nil, fmt.Errorf("start embedded S3: %w", err)
+	}
+	return srv.URL(), func() { _ = srv.Close() }, nil
+}
+
+func orDefault(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}
+
+// devProject is the seeded project and key.
+type devProject struct {
+	ProjectID string
+	Key       string
+}
+
+// seed creates the dev project and key, honouring PLUME_DEV_PROJECT_ID and PLUME_DEV_API_KEY
+// (random otherwise). Both may already exist (a persistent emulator): that is fine as long as
+// the key belongs to the project.
+func seed(ctx context.Context, store *ddb.AuthStore, getenv func(string) string, now time.Time) (devProject, error) {
+	projectID := getenv("PLUME_DEV_PROJECT_ID")
+	if projectID == "" {
+		projectID = uuid.NewString()
+	}
+	if err := auth.ValidateProjectID(projectID); err != nil {
+		return devProject{}, fmt.Errorf("PLUME_DEV_PROJECT_ID: %w", err)
+	}
+	err := store.CreateProject(ctx, auth.Project{ID: projectID, Name: "dev", CreatedAt: now.UTC()})
+	if err != nil && !errs.Is(err, errs.CodeConflict) {
+		return devProject{}, err
+	}
+	secret, key, err := auth.NewKey(auth.KeySpec{
+		ProjectID: projectID, Secret: getenv("PLUME_DEV_API_KEY"), Label: "plume-local dev key",
+		User: auth.User{ID: "dev", Email: "dev@localhost", Name: "Local Developer"},
+	}, now)
+	if err != nil {
+		return devProject{}, fmt.Errorf("PLUME_DEV_API_KEY: %w", err)
+	}
+	err = store.CreateKey(ctx, key)
+	if errs.Is(err, errs.CodeConflict) {
+		existing, ferr := store.KeyByHash(ctx, key.Hash)
+		if ferr != nil {
+			return devProject{}, ferr
+		}
+		if existing.ProjectID != projectID {
+			return devProject{}, fmt.Errorf("PLUME_DEV_API_KEY is already a key of project %s, not %s", existing.ProjectID, projectID)
+		}
+		err = nil
+	}
+	if err != nil {
+		return devProject{}, err
+	}
+	return devProject{ProjectID: projectID, Key: secret}, nil
+}
+
+func printBanner(w io.Writer, base string, dev devProject, cfg config.Config, s3Endpoint string, getenv func(string) string) {
+	s3 := "the SDK's configured endpoint"
+	if s3Endpoint != "" {
+		s3 = "embedded at " + s3Endpoint + " (SigV4 checked)"
+	}
+	dynamo := orDefault(getenv("AWS_ENDPOINT_URL_DYNAMODB"), orDefault(getenv("AWS_ENDPOINT_URL"), "AWS"))
+	fmt.Fprintf(w, `
+Plume is running at %[1]s
+  project id : %[2]s
+  API key    : %[3]s
+  DynamoDB   : %[4]s (table %[5]s)
+  S3         : %[6]s (bucket %[7]s)
+
+Point the SDKs at it:
+  export ZEROEVAL_API_URL=%[1]s ZEROEVAL_BASE_URL=%[1]s ZEROEVAL_API_KEY=%[3]s
+
+Try:
+  curl -s %[1]s/v1/tasks/support-bot/prompt/versions/ensure \
+    -H 'Authorization: Bearer %[3]s' -H 'Content-Type: application/json' \
+    -d '{"content": "You are a helpful support agent for {{product}}."}'
+  curl -s '%[1]s/v1/prompts/support-bot?tag=latest' -H 'Authorization: Bearer %[3]s'
+
+Ctrl-C stops everything.
+`, base, dev.ProjectID, dev.Key, dynamo, cfg.Table, s3, cfg.Bucket)
+}

@@ -1,0 +1,56 @@
+package cmdutil
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// FlagError is a usage error: a command line that cannot be run as written (unknown command or
+// flag, missing or conflicting flags, a missing table name). The caller exits 2.
+type FlagError struct{ err error }
+
+// FlagErrorf returns a FlagError with a formatted message.
+func FlagErrorf(format string, args ...any) error {
+	return &FlagError{err: fmt.Errorf(format, args...)}
+}
+
+// FlagErrorWrap returns err as a FlagError.
+func FlagErrorWrap(err error) error { return &FlagError{err: err} }
+
+// Error returns the message.
+func (e *FlagError) Error() string { return e.err.Error() }
+
+// Unwrap returns the underlying error.
+func (e *FlagError) Unwrap() error { return e.err }
+
+// IsFlagError reports whether err is or wraps a FlagError.
+func IsFlagError(err error) bool {
+	var fe *FlagError
+	return errors.As(err, &fe)
+}
+
+// NoArgs is a cobra.PositionalArgs that accepts no positional arguments. For a command group it
+// reports an unknown subcommand, with cobra's suggestions.
+func NoArgs(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	if cmd.HasSubCommands() {
+		msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+		if cmd.SuggestionsMinimumDistance <= 0 {
+			cmd.SuggestionsMinimumDistance = 2 // cobra's default
+		}
+		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+			msg += fmt.Sprintf("; did you mean %s?", strings.Join(s, " or "))
+		}
+		return FlagErrorf("%s", msg)
+	}
+	return FlagErrorf("%q takes no arguments, got %q", cmd.CommandPath(), args[0])
+}
+
+// ShowHelp is the RunE of a command group: it prints the group's help. NoArgs has already
+// rejected unknown subcommands.
+func ShowHelp(cmd *cobra.Command, _ []string) error { return cmd.Help() }

@@ -1,0 +1,63 @@
+package cmdutil
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+)
+
+// Format is the value of the global --output flag. It implements pflag.Value.
+type Format string
+
+// The output formats.
+const (
+	FormatText Format = "text"
+	FormatJSON Format = "json"
+)
+
+// String returns the format's name.
+func (f *Format) String() string { return string(*f) }
+
+// Set parses a format name; anything but text or json is an error.
+func (f *Format) Set(s string) error {
+	switch Format(s) {
+	case FormatText, FormatJSON:
+		*f = Format(s)
+		return nil
+	}
+	return fmt.Errorf("want text or json, got %q", s)
+}
+
+// Type names the flag's value in help.
+func (f *Format) Type() string { return "text|json" }
+
+// IOStreams is where commands write: data to Out, messages for people to ErrOut.
+type IOStreams struct {
+	Out    io.Writer
+	ErrOut io.Writer
+	// Format is the global --output: text (default) or json.
+	Format Format
+	// Quiet is the global --quiet: no informational messages on ErrOut. Data on Out and errors
+	// are unaffected.
+	Quiet bool
+}
+
+// JSON reports whether output is JSON.
+func (s *IOStreams) JSON() bool { return s.Format == FormatJSON }
+
+// WriteJSON writes v to Out as indented JSON.
+func (s *IOStreams) WriteJSON(v any) error {
+	enc := json.NewEncoder(s.Out)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("write JSON output: %w", err)
+	}
+	return nil
+}
+
+// Infof writes an informational line to ErrOut unless Quiet.
+func (s *IOStreams) Infof(format string, args ...any) {
+	if !s.Quiet {
+		fmt.Fprintf(s.ErrOut, format+"\n", args...)
+	}
+}

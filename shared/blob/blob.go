@@ -1,0 +1,280 @@
+package blob
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/smithy-go"
+
+	"github.com/plumehq/plume/shared/errs"
+)
+
+// MaxPresignTTL is the longest a presigned URL can be valid for, as S3 allows.
+const MaxPresignTTL = 7 * 24 * time.Hour
+
+// maxKeyLen is S3's limit on the UTF-8 length of an object key.
+const maxKeyLen = 1024
+
+// API is the part of the S3 client the store uses.
+type API interface {
+	PutObject(context.Context, *s3.PutObjectInput, ...func(*s3.Options)) (*s3.PutObjectOutput, error)
+	GetObject(context.Context, *s3.GetObjectInput, ...func(*s3.Options)) (*s3.GetObjectOutput, error)
+	HeadBucket(context.Context, *s3.HeadBucketInput, ...func(*s3.Options)) (*s3.HeadBucketOutput, error)
+	CreateBucket(context.Context, *s3.CreateBucketInput, ...func(*s3.Options)) (*s3.CreateBucketOutput, error)
+}
+
+var _ API = (*s3.Client)(nil)
+
+// NewClient returns an S3 client for cfg. The endpoint comes only from the SDK's own
+// configuration (AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, a profile's endpoint_url or
+// cfg.BaseEndpoint). Buckets are addressed by path (http://host/bucket/key) when pathStyle is
+// true and also whenever such an endpoint is set, since emulators are reached by IP address or
+// a plain host name with no subdomain per bucket; so a caller that cannot tell passes false.
+// Against AWS itself, pathStyle false keeps the SDK's virtual-hosted addressing.
+func NewClient(cfg aws.Config, pathStyle bool) *s3.Client {
+	return s3.NewFromConfig(cfg, func(o *s3.Options) {
+		// BaseEndpoint is already resolved from cfg and the environment when options run.
+		o.UsePathStyle = pathStyle || o.BaseEndpoint != nil
+	})
+}
+
+// Store reads and writes the objects of one bucket.
+type Store struct {
+	api     API
+	presign *s3.PresignClient
+	bucket  string
+	region  string
+}
+
+// New returns the store of bucket, reached through client.
+func New(client *s3.Client, bucket string) *Store {
+	return &Store{
+		api:     client,
+		presign: s3.NewPresignClient(client),
+		bucket:  bucket,
+		region:  client.Options().Region,
+	}
+}
+
+// Put writes body under key, replacing any object there. contentType may be empty, and S3
+// then stores binary/octet-stream.
+//
+// Put returns errs.Invalid for an unusable key and errs.Unavailable when S3 is throttling.
+func (s *Store) Put(ctx context.Context, key string, body []byte, contentType string) error {
+	if err := checkKey(key); err != nil {
+		return err
+	}
+	in := &s3.PutObjectInput{
+		Bucket: &s.bucket,
+		Key:    &key,
+		// A seekable body: the SDK hashes it before sending, which plain HTTP requires.
+		Body:          bytes.NewReader(body),
+		ContentLength: aws.Int64(int64(len(body))),
+	}
+	if contentType != "" {
+		in.ContentType = &contentType
+	}
+	if _, err := s.api.PutObject(ctx, in); err != nil {
+		return storageErr(fmt.Sprintf("put object %q", key), err)
+	}
+	return nil
+}
+
+// Get reads the whole object under key.
+//
+// Get returns errs.NotFound when there is no such object, errs.Invalid for an unusable key and
+// errs.Unavailable when S3 is throttling.
+func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
+	if err := checkKey(key); err != nil {
+		return nil, err
+	}
+	out, err := s.api.GetObject(ctx, &s3.GetObjectInput{Bucket: &s.bucket, Key: &key})
+	if err != nil {
+		return nil, getErr(key, err)
+	}
+	defer out.Body.Close()
+	data, err := io.ReadAll(out.Body)
+	if err != nil {
+		return nil, fmt.Errorf("read object %q: %w", key, err)
+	}
+	return data, nil
+}
+
+// GetRange reads length bytes of the object under key, starting at byte offset, with one
+// ranged GET (HTTP Range: bytes=offset-(offset+length-1)). It returns exactly length bytes or
+// an error: a range that runs past the end of the object is an error, not a short read.
+//
+// GetRange returns errs.NotFound when there is no such object, errs.Invalid for an unusable key
+// or range, including one that starts past the end of the object, and errs.Unavailable when
+// S3 is throttling.
+func (s *Store) GetRange(ctx context.Context, key string, offset, length int64) ([]byte, error) {
+	if err := checkKey(key); err != nil {
+		return nil, err
+	}
+	if offset < 0 || length <= 0 || length > math.MaxInt64-offset {
+		return nil, errs.Invalid("byte range at offset %d with length %d is not valid", offset, length)
+	}
+	last := offset + length - 1
+	rng := fmt.Sprintf("bytes=%d-%d", offset, last)
+	out, err := s.api.GetObject(ctx, &s3.GetObjectInput{Bucket: &s.bucket, Key: &key, Range: &rng})
+	if err != nil {
+		var api smithy.APIError
+		if errors.As(err, &api) && api.ErrorCode() == "InvalidRange" {
+			return nil, fmt.Errorf("get object %q %s: %w: %w", key, rng,
+				errs.Invalid("bytes %d-%d are past the end of the object", offset, last), err)
+		}
+		return nil, getErr(key, err)
+	}
+	defer out.Body.Close()
+	// A server that ignores Range answers with the whole object: read no more than needed to
+	// tell.
+	data, err := io.ReadAll(io.LimitReader(out.Body, length+1))
+	if err != nil {
+		return nil, fmt.Errorf("read object %q %s: %w", key, rng, err)
+	}
+	if int64(len(data)) != length {
+		return nil, fmt.Errorf("read object %q %s: got %d bytes, want %d", key, rng, len(data), length)
+	}
+	return data, nil
+}
+
+// PresignGet returns a URL that lets anyone holding it GET the object under key for ttl, which
+// must be from one second to MaxPresignTTL (S3 counts whole seconds). No request is sent:
+// the URL is signed locally whether or not the object exists.
+//
+// PresignGet returns errs.Invalid for an unusable key or ttl.
+func (s *Store) PresignGet(ctx context.Context, key string, ttl time.Duration) (string, error) {
+	if err := checkPresign(key, ttl); err != nil {
+		return "", err
+	}
+	req, err := s.presign.PresignGetObject(ctx, &s3.GetObjectInput{Bucket: &s.bucket, Key: &key},
+		s3.WithPresignExpires(ttl))
+	if err != nil {
+		return "", fmt.Errorf("presign get of %q: %w", key, err)
+	}
+	return req.URL, nil
+}
+
+// PresignPut returns a URL that lets anyone holding it PUT an object under key for ttl, which
+// must be from one second to MaxPresignTTL. When contentType is not empty it is signed: the
+// upload must send exactly that Content-Type header, or S3 refuses it.
+//
+// PresignPut returns errs.Invalid for an unusable key or ttl.
+func (s *Store) PresignPut(ctx context.Context, key, contentType string, ttl time.Duration) (string, error) {
+	if err := checkPresign(key, ttl); err != nil {
+		return "", err
+	}
+	in := &s3.PutObjectInput{Bucket: &s.bucket, Key: &key}
+	if contentType != "" {
+		in.ContentType = &contentType
+	}
+	req, err := s.presign.PresignPutObject(ctx, in, s3.WithPresignExpires(ttl))
+	if err != nil {
+		return "", fmt.Errorf("presign put of %q: %w", key, err)
+	}
+	return req.URL, nil
+}
+
+// EnsureBucket creates the bucket unless it exists and is reachable with the store's
+// credentials. It is safe to call concurrently and repeatedly. It is meant for local runs and
+// tests; deployments get their bucket from the SAM template.
+func (s *Store) EnsureBucket(ctx context.Context) error {
+	exists, err := s.bucketExists(ctx)
+	if err != nil || exists {
+		return err
+	}
+	in := &s3.CreateBucketInput{Bucket: &s.bucket}
+	if s.region != "" && s.region != "us-east-1" {
+		// Outside us-east-1, S3 requires the region in the request body.
+		in.CreateBucketConfiguration = &types.CreateBucketConfiguration{
+			LocationConstraint: types.BucketLocationConstraint(s.region),
+		}
+	}
+	_, err = s.api.CreateBucket(ctx, in)
+	var owned *types.BucketAlreadyOwnedByYou
+	var taken *types.BucketAlreadyExists
+	switch {
+	case err == nil, errors.As(err, &owned):
+		return nil
+	case errors.As(err, &taken):
+		// Emulators (gofakes3, moto) answer this for a bucket of their one owner, and AWS for
+		// a bucket another account owns. It is ours only if we can reach it.
+		exists, herr := s.bucketExists(ctx)
+		if herr == nil && exists {
+			return nil
+		}
+		return fmt.Errorf("create bucket %q: %w", s.bucket, err)
+	}
+	return storageErr(fmt.Sprintf("create bucket %q", s.bucket), err)
+}
+
+// bucketExists reports whether the bucket exists and is reachable. A bucket of another
+// account is an error (403), not a missing one.
+func (s *Store) bucketExists(ctx context.Context) (bool, error) {
+	_, err := s.api.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: &s.bucket})
+	var nf *types.NotFound
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.As(err, &nf):
+		return false, nil
+	}
+	return false, storageErr(fmt.Sprintf("head bucket %q", s.bucket), err)
+}
+
+// checkKey refuses keys S3 cannot store or that would address another path.
+func checkKey(key string) error {
+	switch {
+	case key == "":
+		return errs.Invalid("object key is empty")
+	case strings.HasPrefix(key, "/"):
+		return errs.Invalid("object key %q starts with \"/\"", key)
+	case len(key) > maxKeyLen:
+		return errs.Invalid("object key is longer than %d bytes", maxKeyLen)
+	case !utf8.ValidString(key):
+		return errs.Invalid("object key is not valid UTF-8")
+	}
+	return nil
+}
+
+func checkPresign(key string, ttl time.Duration) error {
+	if err := checkKey(key); err != nil {
+		return err
+	}
+	if ttl < time.Second || ttl > MaxPresignTTL {
+		return errs.Invalid("presigned URL lifetime %s is not from 1s to %s", ttl, MaxPresignTTL)
+	}
+	return nil
+}
+
+// getErr wraps a GetObject failure: a missing object is errs.NotFound.
+func getErr(key string, err error) error {
+	var nsk *types.NoSuchKey
+	if errors.As(err, &nsk) {
+		return fmt.Errorf("get object %q: %w: %w", key, errs.NotFound("object not found"), err)
+	}
+	return storageErr(fmt.Sprintf("get object %q", key), err)
+}
+
+// storageErr wraps an S3 failure. Throttling that outlasted the SDK's own retries becomes
+// errs.Unavailable (503 with Retry-After); anything else stays internal.
+func storageErr(op string, err error) error {
+	var api smithy.APIError
+	if errors.As(err, &api) {
+		switch api.ErrorCode() {
+		case "SlowDown", "ServiceUnavailable":
+			return fmt.Errorf("%s: %w: %w", op, errs.Unavailable("storage is throttling requests; retry shortly"), err)
+		}
+	}
+	return fmt.Errorf("%s: %w", op, err)
+}

@@ -1,0 +1,66 @@
+package s3local
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/rclone/gofakes3"
+	"github.com/rclone/gofakes3/s3mem"
+)
+
+// minAccessKeyLen is the shortest access key ID gofakes3 accepts in a signature.
+const minAccessKeyLen = 3
+
+// Server is a running in-process S3 server. Its objects live in memory and are lost on Close.
+type Server struct {
+	srv  *http.Server
+	ln   net.Listener
+	done chan struct{}
+}
+
+// Start serves S3 on addr ("127.0.0.1:0" picks a free port) until Close. Only requests signed
+// (AWS Signature Version 4, headers or presigned query) with accessKey and secretKey are
+// served; any other request gets S3's 403 error. accessKey must be at least 3 characters and
+// secretKey must not be empty: without a key pair gofakes3 would serve anyone.
+func Start(addr, accessKey, secretKey string) (*Server, error) {
+	if len(accessKey) < minAccessKeyLen || secretKey == "" {
+		return nil, fmt.Errorf("s3local: an access key of at least %d characters and a secret key are required", minAccessKeyLen)
+	}
+	faker := gofakes3.New(s3mem.New(),
+		gofakes3.WithV4Auth(map[string]string{accessKey: secretKey}),
+		gofakes3.WithIntegrityCheck(true), // Content-MD5 and x-amz-checksum-* are verified
+		gofakes3.WithHostBucket(false),    // path-style addressing, as blob.NewClient uses
+	)
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("s3local: listen on %s: %w", addr, err)
+	}
+	s := &Server{
+		srv:  &http.Server{Handler: faker.Server(), ReadHeaderTimeout: 10 * time.Second},
+		ln:   ln,
+		done: make(chan struct{}),
+	}
+	go func() {
+		defer close(s.done)
+		_ = s.srv.Serve(ln) // returns http.ErrServerClosed after Close
+	}()
+	return s, nil
+}
+
+// URL returns the server's endpoint, such as "http://127.0.0.1:41234", for
+// AWS_ENDPOINT_URL_S3 or aws.Config.BaseEndpoint.
+func (s *Server) URL() string { return "http://" + s.ln.Addr().String() }
+
+// Close stops the server at once, dropping open connections, and waits until it has stopped.
+// Calling it again does nothing.
+func (s *Server) Close() error {
+	err := s.srv.Close()
+	<-s.done
+	if err != nil && !errors.Is(err, net.ErrClosed) {
+		return fmt.Errorf("s3local: close: %w", err)
+	}
+	return nil
+}
