@@ -65,42 +65,53 @@ type EnsureInput struct {
 // for a new version (an existing version is returned unchanged). It returns errs.CodeInvalid
 // for bad input.
 func (s *Service) Ensure(ctx context.Context, projectID, slug string, in EnsureInput, by string) (Version, bool, error) {
-	if err := ValidateSlug(slug); err != nil {
+	v, err := PrepareVersion(projectID, slug, in, by, s.now())
+	if err != nil {
 		return Version{}, false, err
 	}
+	return s.store.EnsureVersion(ctx, v)
+}
+
+// PrepareVersion validates an ensure input and returns the version it would create: content
+// normalised, hash computed (and compared with a supplied one), fresh ids. Every failure is an
+// errs.CodeInvalid error.
+func PrepareVersion(projectID, slug string, in EnsureInput, by string, now time.Time) (Version, error) {
+	if err := ValidateSlug(slug); err != nil {
+		return Version{}, err
+	}
 	if in.Content == nil {
-		return Version{}, false, errs.Invalid("content is required")
+		return Version{}, errs.Invalid("content is required")
 	}
 	content := Normalize(*in.Content)
 	switch {
 	case content == "":
-		return Version{}, false, errs.Invalid("content is empty after normalisation")
+		return Version{}, errs.Invalid("content is empty after normalisation")
 	case len(content) > MaxContentBytes:
-		return Version{}, false, errs.Invalid("content is %d bytes; the limit is %d", len(content), MaxContentBytes)
+		return Version{}, errs.Invalid("content is %d bytes; the limit is %d", len(content), MaxContentBytes)
 	}
 	hash := Hash(content)
 	if in.ContentHash != nil {
 		given, err := ValidateHash(*in.ContentHash)
 		if err != nil {
-			return Version{}, false, err
+			return Version{}, err
 		}
 		if given != hash {
-			return Version{}, false, errs.Invalid("content_hash %s does not match the SHA-256 of the normalised content (%s)", given, hash)
+			return Version{}, errs.Invalid("content_hash %s does not match the SHA-256 of the normalised content (%s)", given, hash)
 		}
 	}
 	if err := ValidateModelID(in.ModelID); err != nil {
-		return Version{}, false, err
+		return Version{}, err
 	}
 	meta, err := validMetadata(in.Metadata)
 	if err != nil {
-		return Version{}, false, err
+		return Version{}, err
 	}
-	now := s.now().UTC()
-	return s.store.EnsureVersion(ctx, Version{
+	now = now.UTC()
+	return Version{
 		ID: uuid.NewString(), PromptID: uuid.NewString(), ProjectID: projectID, Slug: slug,
 		Content: content, ContentHash: hash, ModelID: in.ModelID, Metadata: meta,
 		CreatedAt: now, CreatedBy: by, UpdatedAt: now, UpdatedBy: by,
-	})
+	}, nil
 }
 
 // validMetadata accepts a JSON object or null (stored as nil).

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/plumehq/plume/shared/ddb/ddbtest"
+)
+
+// startLocal runs plume-local on a free port against DynamoDB Local with a fresh table name and
+// returns its base URL; the stack stops when the test ends. env overrides variables.
+func startLocal(t *testing.T, env map[string]string) (string, <-chan error) {
+	t.Helper()
+	// The AWS SDK reads its configuration from the process environment only.
+	t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", ddbtest.Endpoint(t))
+	t.Setenv("AWS_ACCESS_KEY_ID", "local")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "local")
+	t.Setenv("AWS_REGION", "us-east-1")
+	vars := map[string]string{
+		"PLUME_ADDR":                "127.0.0.1:0",
+		"TABLE_NAME":                "plume-local-test-" + uuid.NewString()[:8],
+		"AWS_ENDPOINT_URL_DYNAMODB": ddbtest.Endpoint(t),
+	}
+	for k, v := range env {
+		vars[k] = v
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	stdout, w := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, func(k string) string { return vars[k] }, w, io.Discard)
+		_ = w.Close()
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Error("plume-local did not stop within 10 s")
+		}
+	})
+	running := regexp.MustCompile(`Plume is running at (http://\S+)`)
+	lines := bufio.NewScanner(stdout)
+	for lines.Scan() {
+		if m := running.FindStringSubmatch(lines.Text()); m != nil {
+			go func() { _, _ = io.Copy(io.Discard, stdout) }()
+			return m[1], done
+		}
+	}
+	t.Fatalf("plume-local never announced itself: %v", <-done)
+	return "", nil
+}
+
+func TestPlumeLocalServesTheAPI(t *testing.T) {
+	project := uuid.NewString()
+	key := "plm_local_test_key_0123456789"
+	base, _ := startLocal(t, map[string]string{"PLUME_DEV_PROJECT_ID": project, "PLUME_DEV_API_KEY": key})
+
+	call := func(method, path, body string) (int, map[string]any) {
+		req, err := http.NewRequest(method, base+path, strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+key)
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer res.Body.Close()
+		var out map[string]any
+		_ = json.NewDecoder(res.Body).Decode(&out)
+		return res.StatusCode, out
+	}
+
+	res, err := http.Get(base + "/healthz")
+	require.NoError(t, err)
+	res.Body.Close()
+	assert.Equal(t, http.StatusOK, res.StatusCode, "healthz is public")
+
+	status, v := call("POST", "/v1/tasks/demo/prompt/versions/ensure", `{"content":"hi {{x}}"}`)
+	require.Equal(t, http.StatusOK, status)
+	assert.Equal(t, project, v["project_id"], "the dev key belongs to PLUME_DEV_PROJECT_ID")
+	assert.Equal(t, "dev", v["created_by"])
+	status, _ = call("POST", "/projects/"+project+"/prompts/demo/tags/production:pin", `{"version":1}`)
+	assert.Equal(t, http.StatusOK, status)
+	status, v = call("GET", "/v1/prompts/demo?tag=production", "")
+	assert.Equal(t, http.StatusOK, status)
+	assert.EqualValues(t, 1, v["version"])
+	status, v = call("GET", "/no/such/route", "")
+	assert.Equal(t, http.StatusNotFound, status)
+	assert.Contains(t, v, "error")
+}
+
+func TestPlumeLocalSeedIsIdempotent(t *testing.T) {
+	table := "plume-local-test-" + uuid.NewString()[:8]
+	project := uuid.NewString()
+	env := map[string]string{"TABLE_NAME": table, "PLUME_DEV_PROJECT_ID": project, "PLUME_DEV_API_KEY": "plm_same_key_across_runs_01"}
+
+	ctx := context.Background()
+	startLocal(t, env)
+	// A second stack on the same (persistent) table with the same project and key starts fine.
+	base, _ := startLocal(t, env)
+	res, err := http.Get(base + "/healthz")
+	require.NoError(t, err)
+	res.Body.Close()
+
+	// The same key for another project is refused with a clear error.
+	env["PLUME_DEV_PROJECT_ID"] = uuid.NewString()
+	t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", ddbtest.Endpoint(t))
+	err = run(ctx, func(k string) string {
+		if v, ok := env[k]; ok {
+			return v
+		}
+		return map[string]string{"PLUME_ADDR": "127.0.0.1:0", "AWS_ENDPOINT_URL_DYNAMODB": ddbtest.Endpoint(t)}[k]
+	}, io.Discard, io.Discard)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "already a key of project "+project)
+}
+
+func TestPlumeLocalRejectsBadDevProject(t *testing.T) {
+	t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", ddbtest.Endpoint(t))
+	t.Setenv("AWS_ACCESS_KEY_ID", "local")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "local")
+	env := map[string]string{
+		"PLUME_ADDR": "127.0.0.1:0", "TABLE_NAME": "plume-local-test-" + uuid.NewString()[:8],
+		"AWS_ENDPOINT_URL_DYNAMODB": ddbtest.Endpoint(t), "PLUME_DEV_PROJECT_ID": "dev",
+	}
+	err := run(context.Background(), func(k string) string { return env[k] }, io.Discard, io.Discard)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "PLUME_DEV_PROJECT_ID")
+}

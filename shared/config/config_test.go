@@ -1,0 +1,40 @@
+package config
+
+import (
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestFromEnv(t *testing.T) {
+	tests := []struct {
+		name string
+		env  map[string]string
+		want Config
+		err  string
+	}{
+		{"defaults", map[string]string{"TABLE_NAME": "t"}, Config{Table: "t", AuthCacheTTL: 60 * time.Second}, ""},
+		{"everything", map[string]string{"TABLE_NAME": "t", "BUCKET_NAME": "b", "LOG_LEVEL": "debug", "PLUME_AUTH_CACHE_TTL": "5s", "AWS_ENDPOINT_URL_DYNAMODB": "http://x"},
+			Config{Table: "t", Bucket: "b", LogLevel: slog.LevelDebug, AuthCacheTTL: 5 * time.Second, CustomDynamoDBEndpoint: true}, ""},
+		{"cache off", map[string]string{"TABLE_NAME": "t", "PLUME_AUTH_CACHE_TTL": "0s"}, Config{Table: "t"}, ""},
+		{"generic endpoint", map[string]string{"TABLE_NAME": "t", "AWS_ENDPOINT_URL": "http://x"}, Config{Table: "t", AuthCacheTTL: time.Minute, CustomDynamoDBEndpoint: true}, ""},
+		{"no table", map[string]string{}, Config{}, "TABLE_NAME"},
+		{"bad level", map[string]string{"TABLE_NAME": "t", "LOG_LEVEL": "loud"}, Config{}, "LOG_LEVEL"},
+		{"cache above the bound", map[string]string{"TABLE_NAME": "t", "PLUME_AUTH_CACHE_TTL": "2m"}, Config{}, "PLUME_AUTH_CACHE_TTL"},
+		{"cache not a duration", map[string]string{"TABLE_NAME": "t", "PLUME_AUTH_CACHE_TTL": "60"}, Config{}, "PLUME_AUTH_CACHE_TTL"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := FromEnv(func(k string) string { return tt.env[k] })
+			if tt.err != "" {
+				require.ErrorContains(t, err, tt.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
