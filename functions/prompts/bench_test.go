@@ -2,6 +2,8 @@ package prompts
 
 import (
 	"context"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -14,11 +16,13 @@ import (
 	"github.com/plumehq/plume/shared/auth"
 	"github.com/plumehq/plume/shared/ddb"
 	"github.com/plumehq/plume/shared/prompt"
+	"github.com/plumehq/plume/shared/web"
 )
 
 // BenchmarkGetPrompt measures GET /v1/prompts/{slug} through the whole handler (middleware,
 // auth with a warm cache, service, store, JSON) against DynamoDB Local: one Query per call.
 func BenchmarkGetPrompt(b *testing.B) {
+	quietLogs(b)
 	api := newTestAPI(b)
 	require := func(res response, status int) {
 		if res.status != status {
@@ -40,6 +44,7 @@ func BenchmarkGetPrompt(b *testing.B) {
 // BenchmarkGetPromptCPU measures the same path with DynamoDB answered from memory by a canned
 // responder, so it reports Plume's own CPU and allocations per fetch, without the network.
 func BenchmarkGetPromptCPU(b *testing.B) {
+	quietLogs(b)
 	table := ddb.NewTable(cannedDynamoDB(b), "bench")
 	h := NewHandler(prompt.NewService(ddb.NewPromptStore(table)), auth.NewAuthenticator(ddb.NewAuthStore(table), auth.MaxCacheTTL))
 	req := httptest.NewRequest("GET", "/v1/prompts/support-bot", nil)
@@ -51,6 +56,14 @@ func BenchmarkGetPromptCPU(b *testing.B) {
 			b.Fatalf("status %d: %s", rec.Code, rec.Body)
 		}
 	}
+}
+
+// quietLogs sends logs to a JSON logger that writes nowhere for the benchmark: the formatting
+// cost of the access log stays in the figures, the interleaved output does not.
+func quietLogs(b *testing.B) {
+	prev := slog.Default()
+	slog.SetDefault(web.NewLogger(io.Discard, slog.LevelInfo))
+	b.Cleanup(func() { slog.SetDefault(prev) })
 }
 
 const (
