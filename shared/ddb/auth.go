@@ -3,7 +3,6 @@ package ddb
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -109,15 +108,7 @@ func (s *AuthStore) Project(ctx context.Context, id string) (auth.Project, error
 func (s *AuthStore) Projects(ctx context.Context) ([]auth.Project, error) {
 	var items []projectItem
 	cond := expression.Key(infra.AttrGSI1PK).Equal(expression.Value(gsiProjects))
-	expr, err := expression.NewBuilder().WithKeyCondition(cond).Build()
-	if err != nil {
-		return nil, fmt.Errorf("build projects query: %w", err)
-	}
-	err = s.t.queryAll(ctx, &dynamodb.QueryInput{
-		IndexName: aws.String(infra.IndexGSI1), KeyConditionExpression: expr.KeyCondition(),
-		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-	}, decodeInto(&items))
-	if err != nil {
+	if err := s.t.query(ctx, cond, queryOpts{index: infra.IndexGSI1}, decodeInto(&items)); err != nil {
 		return nil, err
 	}
 	out := make([]auth.Project, len(items))
@@ -177,17 +168,8 @@ func (s *AuthStore) KeyByHash(ctx context.Context, hash string) (auth.Key, error
 // Keys lists the keys of a project, revoked and expired ones included.
 func (s *AuthStore) Keys(ctx context.Context, projectID string) ([]auth.Key, error) {
 	var items []keyItem
-	cond := expression.Key(infra.AttrPK).Equal(expression.Value(projectPK(projectID))).
-		And(expression.Key(infra.AttrSK).BeginsWith(prefixKey))
-	expr, err := expression.NewBuilder().WithKeyCondition(cond).Build()
-	if err != nil {
-		return nil, fmt.Errorf("build keys query: %w", err)
-	}
-	err = s.t.queryAll(ctx, &dynamodb.QueryInput{
-		KeyConditionExpression: expr.KeyCondition(), ConsistentRead: aws.Bool(true),
-		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-	}, decodeInto(&items))
-	if err != nil {
+	cond := partition(projectPK(projectID)).And(expression.Key(infra.AttrSK).BeginsWith(prefixKey))
+	if err := s.t.query(ctx, cond, queryOpts{}, decodeInto(&items)); err != nil {
 		return nil, err
 	}
 	out := make([]auth.Key, len(items))

@@ -116,6 +116,11 @@ func (it versionItem) toVersion() prompt.Version {
 	}
 }
 
+// versionsOf is the key condition for every version of a prompt.
+func versionsOf(projectID, slug string) expression.KeyConditionBuilder {
+	return partition(promptPK(projectID, slug)).And(expression.Key(infra.AttrSK).BeginsWith(prefixVersion))
+}
+
 func promptNotFound(slug string) error { return errs.NotFound("prompt %q not found", slug) }
 
 // EnsureVersion implements prompt.Store. The new version, its hash guard, its id pointer and
@@ -244,17 +249,11 @@ func (s *PromptStore) VersionByHash(ctx context.Context, projectID, slug, hash s
 
 // LatestVersion implements prompt.Store with one Query for the last V# item.
 func (s *PromptStore) LatestVersion(ctx context.Context, projectID, slug string) (prompt.Version, error) {
-	cond := expression.Key(infra.AttrPK).Equal(expression.Value(promptPK(projectID, slug))).
-		And(expression.Key(infra.AttrSK).BeginsWith(prefixVersion))
-	expr, err := expression.NewBuilder().WithKeyCondition(cond).Build()
+	in, err := s.t.queryInput(versionsOf(projectID, slug), queryOpts{reverse: true, limit: 1})
 	if err != nil {
-		return prompt.Version{}, fmt.Errorf("build latest query: %w", err)
+		return prompt.Version{}, err
 	}
-	res, err := s.t.api.Query(ctx, &dynamodb.QueryInput{
-		TableName: &s.t.name, KeyConditionExpression: expr.KeyCondition(),
-		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-		ScanIndexForward: aws.Bool(false), Limit: aws.Int32(1), ConsistentRead: aws.Bool(true),
-	})
+	res, err := s.t.api.Query(ctx, in)
 	if err != nil {
 		return prompt.Version{}, storageErr("query latest", err)
 	}
@@ -370,17 +369,7 @@ func (s *PromptStore) PinTag(ctx context.Context, projectID, slug string, t prom
 // Versions implements prompt.Store.
 func (s *PromptStore) Versions(ctx context.Context, projectID, slug string) ([]prompt.Version, error) {
 	var items []versionItem
-	cond := expression.Key(infra.AttrPK).Equal(expression.Value(promptPK(projectID, slug))).
-		And(expression.Key(infra.AttrSK).BeginsWith(prefixVersion))
-	expr, err := expression.NewBuilder().WithKeyCondition(cond).Build()
-	if err != nil {
-		return nil, fmt.Errorf("build versions query: %w", err)
-	}
-	err = s.t.queryAll(ctx, &dynamodb.QueryInput{
-		KeyConditionExpression: expr.KeyCondition(), ConsistentRead: aws.Bool(true),
-		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-	}, decodeInto(&items))
-	if err != nil {
+	if err := s.t.query(ctx, versionsOf(projectID, slug), queryOpts{}, decodeInto(&items)); err != nil {
 		return nil, err
 	}
 	if len(items) == 0 {
@@ -396,18 +385,11 @@ func (s *PromptStore) Versions(ctx context.Context, projectID, slug string) ([]p
 // Tags implements prompt.Store with one Query over the key range from PROMPT to the last TAG#,
 // which holds the head (for "latest") and every tag and nothing else.
 func (s *PromptStore) Tags(ctx context.Context, projectID, slug string) ([]prompt.Tag, error) {
-	cond := expression.Key(infra.AttrPK).Equal(expression.Value(promptPK(projectID, slug))).
+	cond := partition(promptPK(projectID, slug)).
 		And(expression.Key(infra.AttrSK).Between(expression.Value(skPrompt), expression.Value(tagRangeEnd)))
-	expr, err := expression.NewBuilder().WithKeyCondition(cond).Build()
-	if err != nil {
-		return nil, fmt.Errorf("build tags query: %w", err)
-	}
 	var head *promptHead
 	var tags []prompt.Tag
-	err = s.t.queryAll(ctx, &dynamodb.QueryInput{
-		KeyConditionExpression: expr.KeyCondition(), ConsistentRead: aws.Bool(true),
-		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-	}, func(item map[string]types.AttributeValue) error {
+	err := s.t.query(ctx, cond, queryOpts{}, func(item map[string]types.AttributeValue) error {
 		if keyString(item) == promptPK(projectID, slug)+"\x00"+skPrompt {
 			head = new(promptHead)
 			return attributevalue.UnmarshalMap(item, head)
@@ -489,15 +471,7 @@ func (s *PromptStore) Binding(ctx context.Context, projectID, versionID string) 
 func (s *PromptStore) Prompts(ctx context.Context, projectID string) ([]prompt.Prompt, error) {
 	var heads []promptHead
 	cond := expression.Key(infra.AttrGSI1PK).Equal(expression.Value(promptsGSI1PK(projectID)))
-	expr, err := expression.NewBuilder().WithKeyCondition(cond).Build()
-	if err != nil {
-		return nil, fmt.Errorf("build prompts query: %w", err)
-	}
-	err = s.t.queryAll(ctx, &dynamodb.QueryInput{
-		IndexName: aws.String(infra.IndexGSI1), KeyConditionExpression: expr.KeyCondition(),
-		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-	}, decodeInto(&heads))
-	if err != nil {
+	if err := s.t.query(ctx, cond, queryOpts{index: infra.IndexGSI1}, decodeInto(&heads)); err != nil {
 		return nil, err
 	}
 	keys := make([]map[string]types.AttributeValue, len(heads))

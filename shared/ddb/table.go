@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
@@ -108,9 +109,52 @@ func (t *Table) batchGet(ctx context.Context, keys []map[string]types.AttributeV
 
 const maxBatchRetries = 8
 
+// queryOpts shape a query: a secondary index (reads on the table itself are strongly
+// consistent; index reads cannot be), newest-first order and a page limit.
+type queryOpts struct {
+	index   string
+	reverse bool
+	limit   int32
+}
+
+// queryInput builds the Query for a key condition.
+func (t *Table) queryInput(cond expression.KeyConditionBuilder, o queryOpts) (*dynamodb.QueryInput, error) {
+	expr, err := expression.NewBuilder().WithKeyCondition(cond).Build()
+	if err != nil {
+		return nil, fmt.Errorf("build key condition: %w", err)
+	}
+	in := &dynamodb.QueryInput{
+		TableName: &t.name, KeyConditionExpression: expr.KeyCondition(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+		ScanIndexForward: aws.Bool(!o.reverse),
+	}
+	if o.index != "" {
+		in.IndexName = aws.String(o.index)
+	} else {
+		in.ConsistentRead = aws.Bool(true)
+	}
+	if o.limit > 0 {
+		in.Limit = aws.Int32(o.limit)
+	}
+	return in, nil
+}
+
+// query runs a query with every page, decoding each item with decode.
+func (t *Table) query(ctx context.Context, cond expression.KeyConditionBuilder, o queryOpts, decode func(map[string]types.AttributeValue) error) error {
+	in, err := t.queryInput(cond, o)
+	if err != nil {
+		return err
+	}
+	return t.queryAll(ctx, in, decode)
+}
+
+// partition is the key condition for every item of partition pk.
+func partition(pk string) expression.KeyConditionBuilder {
+	return expression.Key(infra.AttrPK).Equal(expression.Value(pk))
+}
+
 // queryAll runs in and all its pages, decoding every item with decode.
 func (t *Table) queryAll(ctx context.Context, in *dynamodb.QueryInput, decode func(map[string]types.AttributeValue) error) error {
-	in.TableName = &t.name
 	p := dynamodb.NewQueryPaginator(t.api, in)
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
