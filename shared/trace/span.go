@@ -1,0 +1,125 @@
+package trace
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Span kinds named by the spec; any other non-empty kind is accepted and stored as given.
+const (
+	KindGeneric     = "generic"
+	KindLLM         = "llm"
+	KindTTS         = "tts"
+	KindHTTP        = "http"
+	KindDatabase    = "database"
+	KindVectorStore = "vector_store"
+)
+
+// Span statuses.
+const (
+	StatusUnset = "unset"
+	StatusOK    = "ok"
+	StatusError = "error"
+)
+
+// Span is one validated span as stored and as read back (SpanRead). Optional fields are nil
+// when the client did not send them, which is what lets a later write of the same span id
+// change only the fields it carries.
+type Span struct {
+	ID           string     `json:"id"`
+	TraceID      string     `json:"trace_id"`
+	ParentSpanID *string    `json:"parent_span_id"`
+	ProjectID    string     `json:"project_id"`
+	Name         string     `json:"name"`
+	Kind         string     `json:"kind"`
+	Status       *string    `json:"status"`
+	StartedAt    time.Time  `json:"started_at"`
+	EndedAt      *time.Time `json:"ended_at"`
+	DurationMS   *float64   `json:"duration_ms"`
+	// Cost is the caller's cost when given, else the price table's for llm spans, else nil.
+	Cost *float64 `json:"cost"`
+	// CostSource says where Cost came from: "client", "price_table", "project_price" or
+	// "unknown_model" (Cost is nil: the model is not in the price table).
+	CostSource  *string `json:"cost_source,omitempty"`
+	SessionID   *string `json:"session_id"`
+	SessionName *string `json:"session_name,omitempty"`
+	InputData   *string `json:"input_data"`
+	OutputData  *string `json:"output_data"`
+	// Attributes is the client's attribute object, compact JSON, kept exactly as sent ({} when
+	// absent). What Plume itself needs from it is parsed into LLM and Link.
+	Attributes   json.RawMessage   `json:"attributes"`
+	Tags         map[string]string `json:"tags"`
+	TraceTags    map[string]string `json:"trace_tags,omitempty"`
+	SessionTags  map[string]string `json:"session_tags,omitempty"`
+	ErrorCode    *string           `json:"error_code"`
+	ErrorMessage *string           `json:"error_message"`
+	ErrorStack   *string           `json:"error_stack"`
+	CodeFilepath *string           `json:"code_filepath"`
+	CodeLineno   *int              `json:"code_lineno"`
+	// LLM is the model usage read from the attributes (kind llm, or any span naming a model).
+	LLM *LLMUsage `json:"-"`
+	// Link ties an llm span to the prompt version it used (attributes.zeroeval, COMPAT.md).
+	Link *PromptLink `json:"-"`
+	// Attachments are references to objects extracted at ingestion (never inline bytes).
+	Attachments []Attachment `json:"attachments,omitempty"`
+	CreatedAt   time.Time    `json:"created_at"`
+	UpdatedAt   time.Time    `json:"updated_at"`
+}
+
+// Attachment is a file of a span kept in S3.
+type Attachment struct {
+	Type  string `json:"type"`
+	Label string `json:"label,omitempty"`
+	Key   string `json:"key"` // the object key in the bucket
+	// ContentType is the stored object's media type.
+	ContentType string `json:"content_type,omitempty"`
+	Size        int64  `json:"size,omitempty"`
+}
+
+// HasError reports whether the span failed: status error or an error code or message.
+func (s *Span) HasError() bool {
+	return (s.Status != nil && *s.Status == StatusError) || s.ErrorCode != nil || s.ErrorMessage != nil
+}
+
+// Rejected is a span of a batch that could not be stored, and why.
+type Rejected struct {
+	Index int    `json:"index"` // position in the request array
+	ID    string `json:"id,omitempty"`
+	Error string `json:"error"`
+}
+
+// Limits of what one span may carry. Larger values are rejected per span (never truncated
+// silently), except where noted.
+const (
+	MaxBatchBytes     = 5 << 20 // request body: below Lambda's 6 MB payload limit after base64
+	MaxSpansPerBatch  = 1000
+	MaxNameLen        = 1024
+	MaxDataBytes      = 1 << 20 // input_data and output_data, each
+	MaxAttributeBytes = 256 << 10
+	MaxTagKeys        = 64
+	MaxTagKeyLen      = 128
+	MaxTagValueLen    = 1024
+	MaxErrorBytes     = 64 << 10 // error_message and error_stack, each
+	MaxIDLen          = 128
+)
+
+// LLMUsage is what cost needs from an llm span's attributes.
+type LLMUsage struct {
+	Provider          string
+	Model             string
+	InputTokens       int64 // all input tokens, cached ones included
+	OutputTokens      int64 // all output tokens, reasoning ones included
+	CachedInputTokens int64 // input tokens read from a prompt cache (part of InputTokens)
+	CacheWriteTokens  int64 // input tokens written to a prompt cache (part of InputTokens)
+	ReasoningTokens   int64 // output tokens spent reasoning (part of OutputTokens)
+}
+
+// PromptLink is the prompt version an llm span was made with: attributes.zeroeval, written by
+// the SDK integrations from the hidden <zeroeval> metadata of the prompt helper.
+type PromptLink struct {
+	Task            string `json:"task,omitempty"`
+	PromptSlug      string `json:"prompt_slug,omitempty"`
+	PromptVersion   int    `json:"prompt_version,omitempty"`
+	PromptVersionID string `json:"prompt_version_id,omitempty"`
+	ContentHash     string `json:"content_hash,omitempty"`
+}
