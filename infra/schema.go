@@ -23,7 +23,9 @@ const (
 	// AttrTTL holds an item's expiry as Unix epoch seconds; DynamoDB deletes expired items.
 	AttrTTL = "ttl"
 
+	// IndexGSI1 projects all attributes: small, rarely written items (projects, prompt heads).
 	IndexGSI1 = "GSI1"
+	// IndexGSI2 projects keys only: the time-bucketed, write-sharded indexes.
 	IndexGSI2 = "GSI2"
 )
 
@@ -39,11 +41,11 @@ func TableDefinition(name string) *dynamodb.CreateTableInput {
 			{AttributeName: aws.String(sk), KeyType: types.KeyTypeRange},
 		}
 	}
-	gsi := func(index, pk, sk string) types.GlobalSecondaryIndex {
+	gsi := func(index, pk, sk string, projection types.ProjectionType) types.GlobalSecondaryIndex {
 		return types.GlobalSecondaryIndex{
 			IndexName:  aws.String(index),
 			KeySchema:  keys(pk, sk),
-			Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll},
+			Projection: &types.Projection{ProjectionType: projection},
 		}
 	}
 	return &dynamodb.CreateTableInput{
@@ -54,8 +56,12 @@ func TableDefinition(name string) *dynamodb.CreateTableInput {
 		},
 		KeySchema: keys(AttrPK, AttrSK),
 		GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{
-			gsi(IndexGSI1, AttrGSI1PK, AttrGSI1SK),
-			gsi(IndexGSI2, AttrGSI2PK, AttrGSI2SK),
+			gsi(IndexGSI1, AttrGSI1PK, AttrGSI1SK, types.ProjectionTypeAll),
+			// GSI2 holds the time indexes of spans, traces and sessions. It projects keys only, so
+			// the frequent aggregate updates of trace and session items never write to it (an
+			// update that changes no projected attribute costs the index nothing); readers fetch
+			// the items themselves with BatchGetItem.
+			gsi(IndexGSI2, AttrGSI2PK, AttrGSI2SK, types.ProjectionTypeKeysOnly),
 		},
 	}
 }

@@ -1,6 +1,10 @@
 package ddb
 
-import "fmt"
+import (
+	"fmt"
+	"hash/fnv"
+	"time"
+)
 
 // Partition and sort keys of every item type. The layout of a prompt partition, in sort-key
 // order, is: HASH#<sha256> (hash guards) < PROMPT (head: counter and latest pointer) <
@@ -39,4 +43,48 @@ func tagSK(tag string) string { return prefixTag + tag }
 
 func versionPointerPK(projectID, versionID string) string {
 	return "P#" + projectID + "#PV#" + versionID
+}
+
+// Tracing items. A span's summary is alone in its partition (later: with its feedback and
+// evaluations); a trace partition holds the trace item and one member item per batch listing
+// the batch's new spans of that trace; a session partition holds the session item and one item
+// per trace. GSI2 (keys only) indexes member items, traces and sessions by creation time, in
+// day buckets, each split over timeShards partitions by a hash of the trace or session id.
+const (
+	skSpan          = "SPAN"
+	skTrace         = "TRACE"
+	skSession       = "SESSION"
+	prefixMember    = "M#"
+	prefixSessTrace = "T#"
+	// timeShards spreads one day of one project's index writes over this many partitions.
+	timeShards = 4
+)
+
+func spanPK(projectID, spanID string) string { return "P#" + projectID + "#S#" + spanID }
+
+func tracePK(projectID, traceID string) string { return "P#" + projectID + "#T#" + traceID }
+
+func sessionPK(projectID, sessionID string) string { return "P#" + projectID + "#SE#" + sessionID }
+
+// memberSK orders a trace's member items by write time.
+func memberSK(at time.Time, batchID string) string {
+	return fmt.Sprintf("%s%016d#%s", prefixMember, at.UnixMicro(), batchID)
+}
+
+// timeIndexPK is the GSI2 partition of one kind ("SPANS", "TRACES", "SESSIONS") of one
+// project, day and shard.
+func timeIndexPK(projectID, kind string, day time.Time, shard int) string {
+	return fmt.Sprintf("P#%s#%s#%s#%d", projectID, kind, day.UTC().Format("20060102"), shard)
+}
+
+// timeIndexSK orders entries by time, then id.
+func timeIndexSK(at time.Time, id string) string {
+	return fmt.Sprintf("%016d#%s", at.UnixMicro(), id)
+}
+
+// shardOf picks the time-index shard of an id.
+func shardOf(id string) int {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(id))
+	return int(h.Sum32() % timeShards)
 }

@@ -59,7 +59,7 @@ type Span struct {
 	// LLM is the model usage read from the attributes (kind llm, or any span naming a model).
 	LLM *LLMUsage `json:"-"`
 	// Link ties an llm span to the prompt version it used (attributes.zeroeval, COMPAT.md).
-	Link *PromptLink `json:"-"`
+	Link *PromptLink `json:"prompt_link,omitempty"`
 	// Attachments are references to objects extracted at ingestion (never inline bytes).
 	Attachments []Attachment `json:"attachments,omitempty"`
 	CreatedAt   time.Time    `json:"created_at"`

@@ -1,0 +1,354 @@
+package ddb
+
+import (
+	"container/heap"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/google/uuid"
+
+	"github.com/plumehq/plume/infra"
+	"github.com/plumehq/plume/shared/trace"
+)
+
+// Time-index kinds of GSI2 partitions.
+const (
+	IndexSpans    = "SPANS"
+	IndexTraces   = "TRACES"
+	IndexSessions = "SESSIONS"
+)
+
+// TraceSpanIDs returns the ids of every span of a trace, from its member items.
+func (s *TraceStore) TraceSpanIDs(ctx context.Context, projectID, traceID string) ([]string, error) {
+	seen := map[string]bool{}
+	var out []string
+	cond := partition(tracePK(projectID, traceID)).And(expression.Key(infra.AttrSK).BeginsWith(prefixMember))
+	err := s.t.query(ctx, cond, queryOpts{}, func(item map[string]types.AttributeValue) error {
+		var m memberItem
+		if err := attributevalue.UnmarshalMap(item, &m); err != nil {
+			return fmt.Errorf("decode trace members: %w", err)
+		}
+		for _, id := range memberIDs(m) {
+			if !seen[id] {
+				seen[id] = true
+				out = append(out, id)
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+func memberIDs(m memberItem) []string {
+	out := make([]string, 0, len(m.Spans))
+	for _, b := range m.Spans {
+		if u, err := uuid.FromBytes(b); err == nil {
+			out = append(out, u.String())
+		}
+	}
+	return out
+}
+
+// SessionTraceIDs returns the ids of the traces of a session.
+func (s *TraceStore) SessionTraceIDs(ctx context.Context, projectID, sessionID string) ([]string, error) {
+	var out []string
+	cond := partition(sessionPK(projectID, sessionID)).And(expression.Key(infra.AttrSK).BeginsWith(prefixSessTrace))
+	err := s.t.query(ctx, cond, queryOpts{}, func(item map[string]types.AttributeValue) error {
+		if sk, ok := item[infra.AttrSK].(*types.AttributeValueMemberS); ok {
+			out = append(out, strings.TrimPrefix(sk.Value, prefixSessTrace))
+		}
+		return nil
+	})
+	return out, err
+}
+
+// TimeRange bounds a walk of a time index: entries created in [From, To), newest first. A zero
+// From walks back MaxDays days from To.
+type TimeRange struct {
+	From, To time.Time
+	MaxDays  int
+}
+
+// WalkIndex visits the ids in a time index (IndexSpans: span ids, IndexTraces: trace ids,
+// IndexSessions: session ids), newest first, in pages, until visit returns false or the range
+// ends. Each day of the range is read from its timeShards partitions, merged in time order.
+func (s *TraceStore) WalkIndex(ctx context.Context, projectID, kind string, r TimeRange, visit func(ids []string) (more bool, err error)) error {
+	to := r.To
+	if to.IsZero() {
+		to = time.Now()
+	}
+	from := r.From
+	if from.IsZero() {
+		from = to.AddDate(0, 0, -r.MaxDays)
+	}
+	for day := truncateDay(to); !day.Before(truncateDay(from)); day = day.AddDate(0, 0, -1) {
+		more, err := s.walkDay(ctx, projectID, kind, day, from, to, visit)
+		if err != nil || !more {
+			return err
+		}
+	}
+	return nil
+}
+
+func truncateDay(t time.Time) time.Time {
+	y, m, d := t.UTC().Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
+}
+
+// walkPage is how many index entries one Query of one shard reads.
+const walkPage = 200
+
+// walkDay merges the shards of one day, newest first.
+func (s *TraceStore) walkDay(ctx context.Context, projectID, kind string, day, from, to time.Time, visit func([]string) (bool, error)) (bool, error) {
+	h := &cursorHeap{}
+	for shard := range timeShards {
+		c := &indexCursor{s: s, pk: timeIndexPK(projectID, kind, day, shard), from: from, to: to}
+		if err := c.fill(ctx); err != nil {
+			return false, err
+		}
+		if len(c.buf) > 0 {
+			heap.Push(h, c)
+		}
+	}
+	for h.Len() > 0 {
+		var page []string
+		for h.Len() > 0 && len(page) < walkPage {
+			c := (*h)[0]
+			page = append(page, c.buf[0])
+			c.buf = c.buf[1:]
+			if len(c.buf) == 0 {
+				if err := c.fill(ctx); err != nil {
+					return false, err
+				}
+			}
+			if len(c.buf) == 0 {
+				heap.Pop(h)
+			} else {
+				heap.Fix(h, 0)
+			}
+		}
+		ids, err := s.resolveEntries(ctx, projectID, kind, page)
+		if err != nil {
+			return false, err
+		}
+		more, err := visit(ids)
+		if err != nil || !more {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// resolveEntries turns index sort keys into ids: for traces and sessions the key names the id;
+// for spans it names a member item, whose span ids are read.
+func (s *TraceStore) resolveEntries(ctx context.Context, projectID, kind string, entries []string) ([]string, error) {
+	ids := make([]string, 0, len(entries))
+	if kind != IndexSpans {
+		for _, e := range entries {
+			_, id, _ := strings.Cut(e, "#")
+			ids = append(ids, id)
+		}
+		return ids, nil
+	}
+	keys := make([]map[string]types.AttributeValue, 0, len(entries))
+	for _, e := range entries {
+		at, rest, _ := strings.Cut(e, "#")
+		traceID, batchID, _ := strings.Cut(rest, "#")
+		micros, _ := strconv.ParseInt(at, 10, 64)
+		keys = append(keys, key(tracePK(projectID, traceID), memberSK(time.UnixMicro(micros), batchID)))
+	}
+	items, err := s.t.batchGet(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range keys {
+		raw, ok := items[keyString(k)]
+		if !ok {
+			continue
+		}
+		var m memberItem
+		if err := attributevalue.UnmarshalMap(raw, &m); err != nil {
+			return nil, fmt.Errorf("decode members: %w", err)
+		}
+		ids = append(ids, memberIDs(m)...)
+	}
+	return ids, nil
+}
+
+// indexCursor pages through one GSI2 partition newest first.
+type indexCursor struct {
+	s        *TraceStore
+	pk       string
+	from, to time.Time
+	buf      []string
+	last     map[string]types.AttributeValue
+	done     bool
+}
+
+func (c *indexCursor) fill(ctx context.Context) error {
+	for len(c.buf) == 0 && !c.done {
+		cond := expression.Key(infra.AttrGSI2PK).Equal(expression.Value(c.pk)).
+			And(expression.Key(infra.AttrGSI2SK).Between(
+				expression.Value(fmt.Sprintf("%016d", c.from.UnixMicro())),
+				expression.Value(fmt.Sprintf("%016d", c.to.UnixMicro()))))
+		in, err := c.s.t.queryInput(cond, queryOpts{index: infra.IndexGSI2, reverse: true, limit: walkPage})
+		if err != nil {
+			return err
+		}
+		in.ExclusiveStartKey = c.last
+		res, err := c.s.t.api.Query(ctx, in)
+		if err != nil {
+			return storageErr("query time index", err)
+		}
+		for _, item := range res.Items {
+			if sk, ok := item[infra.AttrGSI2SK].(*types.AttributeValueMemberS); ok {
+				c.buf = append(c.buf, sk.Value)
+			}
+		}
+		c.last = res.LastEvaluatedKey
+		c.done = len(res.LastEvaluatedKey) == 0
+	}
+	return nil
+}
+
+// cursorHeap orders cursors by their next entry, newest (largest sort key) first.
+type cursorHeap []*indexCursor
+
+func (h cursorHeap) Len() int           { return len(h) }
+func (h cursorHeap) Less(i, j int) bool { return h[i].buf[0] > h[j].buf[0] }
+func (h cursorHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *cursorHeap) Push(x any)        { *h = append(*h, x.(*indexCursor)) }
+func (h *cursorHeap) Pop() any {
+	old := *h
+	c := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return c
+}
+
+// Traces returns the traces with the given ids (unknown ids are left out), in the given order.
+func (s *TraceStore) Traces(ctx context.Context, projectID string, ids []string) ([]trace.Trace, error) {
+	return getAggregates(ctx, s, ids, func(id string) string { return tracePK(projectID, id) }, skTrace,
+		func(id string, it map[string]types.AttributeValue) trace.Trace { return toTrace(projectID, id, it) })
+}
+
+// Sessions returns the sessions with the given ids (unknown ids are left out), in order.
+func (s *TraceStore) Sessions(ctx context.Context, projectID string, ids []string) ([]trace.Session, error) {
+	return getAggregates(ctx, s, ids, func(id string) string { return sessionPK(projectID, id) }, skSession,
+		func(id string, it map[string]types.AttributeValue) trace.Session { return toSession(projectID, id, it) })
+}
+
+func getAggregates[T any](ctx context.Context, s *TraceStore, ids []string, pk func(string) string, sk string, decode func(string, map[string]types.AttributeValue) T) ([]T, error) {
+	keys := make([]map[string]types.AttributeValue, len(ids))
+	for i, id := range ids {
+		keys[i] = key(pk(id), sk)
+	}
+	items, err := s.t.batchGet(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]T, 0, len(items))
+	for i, id := range ids {
+		if it, ok := items[keyString(keys[i])]; ok {
+			out = append(out, decode(id, it))
+		}
+	}
+	return out, nil
+}
+
+func toTrace(projectID, id string, it map[string]types.AttributeValue) trace.Trace {
+	t := trace.Trace{
+		ID: id, ProjectID: projectID, Name: strAttr(it, "n"), SpanCount: int(intOr(it, "sc")), ErrorCount: int(intOr(it, "ec")),
+		Cost: floatAttr(it, "cost") + floatAttr(it, "ocost"), Tags: tagsOf(it),
+		CreatedAt: timeAttr(it, "ca"), UpdatedAt: timeAttr(it, "ua"),
+		StartedAt: optTime(it, "sa"), EndedAt: optTime(it, "ea"),
+	}
+	if v := strAttr(it, "ss"); v != "" {
+		t.SessionID = &v
+	}
+	if v := strAttr(it, "root"); v != "" {
+		t.RootSpanID = &v
+		in, out := strAttr(it, "ri"), strAttr(it, "ro")
+		t.RootSpanInput, t.RootSpanOutput = &in, &out
+	}
+	t.Status = trace.StatusOf(t.ErrorCount, strAttr(it, "rst"), strAttr(it, "xst"))
+	if t.StartedAt != nil && t.EndedAt != nil {
+		d := float64(t.EndedAt.Sub(*t.StartedAt).Microseconds()) / 1000
+		t.DurationMS = &d
+	}
+	if raw := strAttr(it, "attrs"); raw != "" {
+		_ = json.Unmarshal([]byte(raw), &t.Attributes)
+	}
+	return t
+}
+
+func toSession(projectID, id string, it map[string]types.AttributeValue) trace.Session {
+	s := trace.Session{
+		ID: id, ProjectID: projectID, TraceCount: int(intOr(it, "tc")), ErrorCount: int(intOr(it, "ec")),
+		Cost: floatAttr(it, "cost") + floatAttr(it, "ocost"), Tags: tagsOf(it), CreatedAt: timeAttr(it, "ca"), UpdatedAt: timeAttr(it, "ua"),
+		StartedAt: optTime(it, "sa"), EndedAt: optTime(it, "ea"),
+	}
+	if v := strAttr(it, "n"); v != "" {
+		s.Name = &v
+	}
+	if s.StartedAt != nil && s.EndedAt != nil {
+		d := float64(s.EndedAt.Sub(*s.StartedAt).Microseconds()) / 1000
+		s.Duration = &d
+	}
+	if raw := strAttr(it, "attrs"); raw != "" {
+		_ = json.Unmarshal([]byte(raw), &s.Attributes)
+	}
+	return s
+}
+
+func strAttr(it map[string]types.AttributeValue, name string) string {
+	if v, ok := it[name].(*types.AttributeValueMemberS); ok {
+		return v.Value
+	}
+	return ""
+}
+
+func intOr(it map[string]types.AttributeValue, name string) int64 {
+	n, _ := intAttr(it, name)
+	return n
+}
+
+func floatAttr(it map[string]types.AttributeValue, name string) float64 {
+	if v, ok := it[name].(*types.AttributeValueMemberN); ok {
+		f, _ := strconv.ParseFloat(v.Value, 64)
+		return f
+	}
+	return 0
+}
+
+func timeAttr(it map[string]types.AttributeValue, name string) time.Time {
+	n, _ := intAttr(it, name)
+	return time.UnixMicro(n).UTC()
+}
+
+func optTime(it map[string]types.AttributeValue, name string) *time.Time {
+	n, ok := intAttr(it, name)
+	if !ok {
+		return nil
+	}
+	t := time.UnixMicro(n).UTC()
+	return &t
+}
+
+func tagsOf(it map[string]types.AttributeValue) map[string]string {
+	out := map[string]string{}
+	for k, v := range it {
+		if name, ok := strings.CutPrefix(k, tagPrefix); ok {
+			if s, ok := v.(*types.AttributeValueMemberS); ok {
+				out[name] = s.Value
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,395 @@
+package trace
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/plumehq/plume/shared/errs"
+)
+
+// maxPutRounds bounds how often spans that lost a race to another writer are read, merged and
+// written again in one request.
+const maxPutRounds = 6
+
+// writeConcurrency bounds the parallel aggregate updates of one batch.
+const writeConcurrency = 16
+
+// Service ingests span batches.
+type Service struct {
+	index  Index
+	blobs  Blobs
+	pricer Pricer
+	now    func() time.Time
+}
+
+// NewService returns the tracing service over its stores.
+func NewService(index Index, blobs Blobs, pricer Pricer) *Service {
+	return &Service{index: index, blobs: blobs, pricer: pricer, now: time.Now}
+}
+
+// BatchKey is the S3 key of a batch object: Hive-style partitions by project, date and hour, so
+// that Athena (or any engine reading S3) can query every span as a table (see README).
+func BatchKey(projectID string, at time.Time, batchID string) string {
+	at = at.UTC()
+	return fmt.Sprintf("spans/project=%s/date=%s/hour=%02d/%s.ndjson", projectID, at.Format(time.DateOnly), at.Hour(), batchID)
+}
+
+// written is a span stored by this request and the summary it replaced (nil: it is new);
+// same is true when the write changed nothing (an identical re-send).
+type written struct {
+	span Span
+	prev *Summary
+	same bool
+}
+
+// Ingest stores a batch of valid spans of one project and returns them as stored (merged with
+// earlier writes of the same ids, in request order).
+//
+// The rule for a span id sent again: the later write wins field by field (Merge); the trace and
+// session aggregates change by the difference between the new and the replaced version, so an
+// identical re-send adds nothing and writes nothing.
+func (s *Service) Ingest(ctx context.Context, projectID string, spans []Span) ([]Span, error) {
+	spans = dedupe(spans)
+	if err := s.price(ctx, projectID, spans); err != nil {
+		return nil, err
+	}
+	stored := make(map[string]Span, len(spans))
+	var changed []written
+	pending := spans
+	for round := 1; len(pending) > 0; round++ {
+		if round > maxPutRounds {
+			return nil, errs.Unavailable("spans %v are being written concurrently by other requests; retry", ids(pending))
+		}
+		done, conflicts, err := s.putRound(ctx, projectID, pending)
+		if err != nil {
+			return nil, err
+		}
+		for _, w := range done {
+			stored[w.span.ID] = w.span
+			if !w.same {
+				changed = append(changed, w)
+			}
+		}
+		pending = slices.DeleteFunc(pending, func(sp Span) bool { return !slices.Contains(conflicts, sp.ID) })
+	}
+	if err := s.aggregate(ctx, projectID, changed); err != nil {
+		return nil, err
+	}
+	out := make([]Span, 0, len(spans))
+	for _, sp := range spans {
+		out = append(out, stored[sp.ID])
+	}
+	return out, nil
+}
+
+// putRound reads the stored versions of spans, merges, writes one batch object with every span
+// that changes and puts their summaries. Spans whose summary changed meanwhile are returned as
+// conflicts, to go round again.
+func (s *Service) putRound(ctx context.Context, projectID string, spans []Span) ([]written, []string, error) {
+	prev, err := s.index.Summaries(ctx, projectID, ids(spans))
+	if err != nil {
+		return nil, nil, err
+	}
+	olds, err := s.records(ctx, prev)
+	if err != nil {
+		return nil, nil, err
+	}
+	var out, toWrite []written
+	for _, sp := range spans {
+		p, ok := prev[sp.ID]
+		if !ok {
+			toWrite = append(toWrite, written{span: sp})
+			continue
+		}
+		if p.TraceID != sp.TraceID {
+			return nil, nil, errs.Invalid("span %s belongs to trace %s; a span cannot move to trace %s", sp.ID, p.TraceID, sp.TraceID)
+		}
+		m := Merge(olds[sp.ID], sp)
+		if sameRecord(olds[sp.ID], m) {
+			out = append(out, written{span: olds[sp.ID], prev: &p, same: true})
+			continue
+		}
+		pc := p
+		toWrite = append(toWrite, written{span: m, prev: &pc})
+	}
+	if len(toWrite) == 0 {
+		return out, nil, nil
+	}
+	now := s.now().UTC()
+	key := BatchKey(projectID, now, uuid.Must(uuid.NewV7()).String())
+	var body bytes.Buffer
+	puts := make([]SummaryPut, len(toWrite))
+	for i := range toWrite {
+		w := &toWrite[i]
+		line, err := json.Marshal(w.span)
+		if err != nil {
+			return nil, nil, fmt.Errorf("encode span %s: %w", w.span.ID, err)
+		}
+		loc := Location{Key: key, Offset: int64(body.Len()), Length: int64(len(line))}
+		body.Write(line)
+		body.WriteByte('\n')
+		puts[i] = SummaryPut{Summary: Summarize(w.span, loc)}
+		if w.prev != nil {
+			puts[i].Prev = &w.prev.UpdatedAt
+		}
+	}
+	if err := s.blobs.Put(ctx, key, body.Bytes(), "application/x-ndjson"); err != nil {
+		return nil, nil, fmt.Errorf("write batch object: %w", err)
+	}
+	conflicts, err := s.index.PutSummaries(ctx, projectID, puts)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, w := range toWrite {
+		if !slices.Contains(conflicts, w.span.ID) {
+			out = append(out, w)
+		}
+	}
+	return out, conflicts, nil
+}
+
+// records loads the full stored records of the summaries, grouped by batch object.
+func (s *Service) records(ctx context.Context, sums map[string]Summary) (map[string]Span, error) {
+	if len(sums) == 0 {
+		return nil, nil
+	}
+	locs := make(map[string]Location, len(sums))
+	for id, sum := range sums {
+		locs[id] = sum.Location
+	}
+	return LoadRecords(ctx, s.blobs, locs)
+}
+
+// sameRecord reports whether merging changed nothing but the update time.
+func sameRecord(stored, merged Span) bool {
+	merged.UpdatedAt = stored.UpdatedAt
+	a, errA := json.Marshal(stored)
+	b, errB := json.Marshal(merged)
+	return errA == nil && errB == nil && bytes.Equal(a, b)
+}
+
+// price fills Cost for llm spans that do not carry one.
+func (s *Service) price(ctx context.Context, projectID string, spans []Span) error {
+	for i := range spans {
+		sp := &spans[i]
+		switch {
+		case sp.Cost != nil:
+			sp.CostSource = ptr("client")
+		case sp.LLM != nil && s.pricer != nil:
+			cost, source, ok, err := s.pricer.Cost(ctx, projectID, *sp.LLM)
+			if err != nil {
+				return err
+			}
+			if ok {
+				sp.Cost = &cost
+			}
+			sp.CostSource = &source
+		}
+	}
+	return nil
+}
+
+// aggregate applies the batch's differences to its traces, then to their sessions.
+func (s *Service) aggregate(ctx context.Context, projectID string, changed []written) error {
+	if len(changed) == 0 {
+		return nil
+	}
+	now := s.now().UTC()
+	batchID := uuid.Must(uuid.NewV7()).String()
+	traces := map[string]*TraceDelta{}
+	members := map[string][]string{}
+	sessionMeta := map[string]*SessionDelta{}
+	for _, w := range changed {
+		sp := w.span
+		d := traces[sp.TraceID]
+		if d == nil {
+			d = &TraceDelta{TraceID: sp.TraceID, FirstName: sp.Name, MinStart: sp.StartedAt, At: now}
+			traces[sp.TraceID] = d
+		}
+		addSpan(d, sp, w.prev)
+		if w.prev == nil {
+			members[sp.TraceID] = append(members[sp.TraceID], sp.ID)
+		}
+		if sp.SessionID != nil {
+			sd := sessionMeta[*sp.SessionID]
+			if sd == nil {
+				sd = &SessionDelta{SessionID: *sp.SessionID}
+				sessionMeta[*sp.SessionID] = sd
+			}
+			if sp.SessionName != nil {
+				sd.Name = *sp.SessionName
+			}
+			sd.Tags = mergeMaps(sd.Tags, sp.SessionTags)
+		}
+	}
+
+	type applied struct {
+		delta     *TraceDelta
+		created   bool
+		sessionID string
+	}
+	results := make([]applied, 0, len(traces))
+	resultsCh := make(chan applied, len(traces))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(writeConcurrency)
+	for traceID, d := range traces {
+		g.Go(func() error {
+			if spanIDs := members[traceID]; len(spanIDs) > 0 {
+				if err := s.index.AddMembers(gctx, projectID, traceID, batchID, now, spanIDs); err != nil {
+					return err
+				}
+			}
+			created, sessionID, err := s.index.ApplyTrace(gctx, projectID, *d)
+			if err != nil {
+				return err
+			}
+			resultsCh <- applied{delta: d, created: created, sessionID: sessionID}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	close(resultsCh)
+	for r := range resultsCh {
+		results = append(results, r)
+	}
+
+	sessions := map[string]*SessionDelta{}
+	for _, r := range results {
+		if r.sessionID == "" {
+			continue
+		}
+		sd := sessions[r.sessionID]
+		if sd == nil {
+			sd = &SessionDelta{SessionID: r.sessionID, MinStart: r.delta.MinStart, At: now}
+			if meta := sessionMeta[r.sessionID]; meta != nil {
+				sd.Name, sd.Tags = meta.Name, meta.Tags
+			}
+			sessions[r.sessionID] = sd
+		}
+		if r.created {
+			sd.NewTraces++
+		}
+		sd.Errors += r.delta.Errors
+		sd.Cost += r.delta.Cost
+		sd.MinStart = minTime(sd.MinStart, r.delta.MinStart)
+		sd.MaxEnd = maxTime(sd.MaxEnd, r.delta.MaxEnd)
+	}
+	g, gctx = errgroup.WithContext(ctx)
+	g.SetLimit(writeConcurrency)
+	for _, sd := range sessions {
+		g.Go(func() error { return s.index.ApplySession(gctx, projectID, *sd) })
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	slog.DebugContext(ctx, "batch aggregated", "traces", len(traces), "sessions", len(sessions), "changed_spans", len(changed))
+	return nil
+}
+
+// addSpan adds one written span to its trace's delta.
+func addSpan(d *TraceDelta, sp Span, prev *Summary) {
+	errNow := btoi(sp.HasError())
+	costNow := deref(sp.Cost)
+	if prev == nil {
+		d.Spans++
+		d.Errors += errNow
+		d.Cost += costNow
+	} else {
+		d.Errors += errNow - btoi(prev.HasError)
+		d.Cost += costNow - deref(prev.Cost)
+	}
+	d.MinStart = minTime(d.MinStart, sp.StartedAt)
+	d.MaxEnd = maxTime(d.MaxEnd, spanEnd(sp))
+	if d.SessionID == "" && sp.SessionID != nil {
+		d.SessionID = *sp.SessionID
+	}
+	d.Tags = mergeMaps(d.Tags, sp.TraceTags)
+	if sp.ParentSpanID == nil {
+		root := &RootSpan{SpanID: sp.ID, Name: sp.Name}
+		if sp.Status != nil {
+			root.Status = *sp.Status
+		}
+		if sp.InputData != nil {
+			root.Input, _ = cut(*sp.InputData, rootPreviewBytes)
+		}
+		if sp.OutputData != nil {
+			root.Output, _ = cut(*sp.OutputData, rootPreviewBytes)
+		}
+		d.Root = root
+	}
+}
+
+// spanEnd is ended_at, else started_at plus duration_ms, else nil.
+func spanEnd(sp Span) *time.Time {
+	if sp.EndedAt != nil {
+		return sp.EndedAt
+	}
+	if sp.DurationMS != nil {
+		t := sp.StartedAt.Add(time.Duration(*sp.DurationMS * float64(time.Millisecond)))
+		return &t
+	}
+	return nil
+}
+
+// dedupe merges repeated ids of one batch in order, keeping the first position.
+func dedupe(spans []Span) []Span {
+	at := make(map[string]int, len(spans))
+	out := spans[:0:0]
+	for _, sp := range spans {
+		if i, ok := at[sp.ID]; ok {
+			out[i] = Merge(out[i], sp)
+			continue
+		}
+		at[sp.ID] = len(out)
+		out = append(out, sp)
+	}
+	return out
+}
+
+func ids(spans []Span) []string {
+	out := make([]string, len(spans))
+	for i, sp := range spans {
+		out[i] = sp.ID
+	}
+	return out
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
+		return b
+	}
+	return a
+}
+
+func maxTime(a, b *time.Time) *time.Time {
+	if a == nil || (b != nil && b.After(*a)) {
+		return b
+	}
+	return a
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func deref(f *float64) float64 {
+	if f == nil {
+		return 0
+	}
+	return *f
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,117 @@
+package trace
+
+import (
+	"context"
+	"time"
+)
+
+// Summary is the DynamoDB index entry of a span: the fields filters need and where the full
+// span lives in S3. It is kept under 1 KB (one write unit): long names, error codes and tags
+// are cut, with a flag, and the full values are checked on the S3 record.
+type Summary struct {
+	SpanID          string
+	TraceID         string
+	ParentSpanID    string // "" for a root span
+	Name            string
+	NameCut         bool
+	Kind            string
+	Status          string // "" when the span has no status
+	StartedAt       time.Time
+	EndedAt         *time.Time
+	DurationMS      *float64
+	Cost            *float64
+	SessionID       string
+	ErrorCode       string
+	ErrorCodeCut    bool
+	HasError        bool
+	Tags            map[string]string
+	TagsCut         bool
+	PromptVersionID string
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
+	Location        Location
+}
+
+// Location is where a span's full record is: a byte range of an NDJSON batch object.
+type Location struct {
+	Key    string
+	Offset int64
+	Length int64
+}
+
+// SummaryPut writes a summary if the stored one is still the one it was based on: Prev is the
+// UpdatedAt of the summary read before (nil: the span must not exist yet).
+type SummaryPut struct {
+	Summary Summary
+	Prev    *time.Time
+}
+
+// TraceDelta is what one batch adds to a trace. Counts and cost are differences, computed
+// against the previous version of each span, so a span sent again adds nothing.
+type TraceDelta struct {
+	TraceID   string
+	SessionID string
+	Spans     int
+	Errors    int
+	Cost      float64
+	MinStart  time.Time
+	MaxEnd    *time.Time
+	// FirstName names the trace until its root span arrives.
+	FirstName string
+	Root      *RootSpan
+	Tags      map[string]string
+	At        time.Time
+}
+
+// RootSpan is what a trace shows of its root span.
+type RootSpan struct {
+	SpanID string
+	Name   string
+	Status string
+	Input  string // bounded
+	Output string // bounded
+}
+
+// SessionDelta is what one batch adds to a session.
+type SessionDelta struct {
+	SessionID string
+	Name      string
+	Tags      map[string]string
+	NewTraces int
+	Errors    int
+	Cost      float64
+	MinStart  time.Time
+	MaxEnd    *time.Time
+	At        time.Time
+}
+
+// Index stores span summaries and the trace and session aggregates. Every method is scoped to
+// one project and returns errs.CodeUnavailable when storage throttles.
+type Index interface {
+	// Summaries returns the stored summaries of the given span ids (strongly consistent);
+	// unknown ids are absent from the map.
+	Summaries(ctx context.Context, projectID string, spanIDs []string) (map[string]Summary, error)
+	// PutSummaries writes each summary under its condition and returns the ids whose condition
+	// failed (another writer changed the span first); the others are stored.
+	PutSummaries(ctx context.Context, projectID string, puts []SummaryPut) (conflicts []string, err error)
+	// AddMembers records that spans of a batch belong to a trace, for listing a trace's spans
+	// and for the time index of spans.
+	AddMembers(ctx context.Context, projectID, traceID, batchID string, at time.Time, spanIDs []string) error
+	// ApplyTrace adds d to the trace, creating it when missing. It reports whether it created
+	// the trace and the trace's session (the stored one, else d's).
+	ApplyTrace(ctx context.Context, projectID string, d TraceDelta) (created bool, sessionID string, err error)
+	// ApplySession adds d to the session, creating it when missing.
+	ApplySession(ctx context.Context, projectID string, d SessionDelta) error
+}
+
+// Blobs stores batch objects.
+type Blobs interface {
+	Put(ctx context.Context, key string, body []byte, contentType string) error
+	GetRange(ctx context.Context, key string, offset, length int64) ([]byte, error)
+}
+
+// Pricer computes the cost of an llm span for a project: the project's own price when it has
+// one for the model, else the shipped price table. ok is false for an unknown model.
+type Pricer interface {
+	Cost(ctx context.Context, projectID string, u LLMUsage) (cost float64, source string, ok bool, err error)
+}

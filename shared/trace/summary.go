@@ -1,0 +1,72 @@
+package trace
+
+import (
+	"maps"
+	"slices"
+	"unicode/utf8"
+)
+
+// Bounds of what a Summary carries, so that an index item stays under 1 KB (one write unit).
+// Values beyond them are cut and flagged; filters then check the full span.
+const (
+	summaryNameBytes      = 160
+	summaryErrorCodeBytes = 64
+	summaryTagBytes       = 256
+	rootPreviewBytes      = 256 // root_span_input and root_span_output of a trace
+)
+
+// Summarize returns the index entry of s stored at loc.
+func Summarize(s Span, loc Location) Summary {
+	sum := Summary{
+		SpanID: s.ID, TraceID: s.TraceID, Kind: s.Kind, StartedAt: s.StartedAt, EndedAt: s.EndedAt,
+		DurationMS: s.DurationMS, Cost: s.Cost, HasError: s.HasError(),
+		CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt, Location: loc,
+	}
+	if s.ParentSpanID != nil {
+		sum.ParentSpanID = *s.ParentSpanID
+	}
+	if s.Status != nil {
+		sum.Status = *s.Status
+	}
+	if s.SessionID != nil {
+		sum.SessionID = *s.SessionID
+	}
+	if s.Link != nil {
+		sum.PromptVersionID = s.Link.PromptVersionID
+	}
+	sum.Name, sum.NameCut = cut(s.Name, summaryNameBytes)
+	if s.ErrorCode != nil {
+		sum.ErrorCode, sum.ErrorCodeCut = cut(*s.ErrorCode, summaryErrorCodeBytes)
+	}
+	sum.Tags, sum.TagsCut = boundTags(s.Tags, summaryTagBytes)
+	return sum
+}
+
+// cut shortens s to at most n bytes on a rune boundary and reports whether it did.
+func cut(s string, n int) (string, bool) {
+	if len(s) <= n {
+		return s, false
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n], true
+}
+
+// boundTags keeps whole tags, in key order, while their keys and values fit in n bytes.
+func boundTags(tags map[string]string, n int) (map[string]string, bool) {
+	if len(tags) == 0 {
+		return nil, false
+	}
+	out := make(map[string]string, len(tags))
+	used := 0
+	for _, k := range slices.Sorted(maps.Keys(tags)) {
+		size := len(k) + len(tags[k])
+		if used+size > n {
+			return out, true
+		}
+		used += size
+		out[k] = tags[k]
+	}
+	return out, false
+}
