@@ -29,7 +29,10 @@ import (
 // or session's start earlier or its end later than stored.
 type TraceStore struct{ t *Table }
 
-var _ trace.Index = (*TraceStore)(nil)
+var (
+	_ trace.Index  = (*TraceStore)(nil)
+	_ trace.Reader = (*TraceStore)(nil)
+)
 
 // NewTraceStore returns the tracing store in t.
 func NewTraceStore(t *Table) *TraceStore { return &TraceStore{t: t} }
@@ -189,7 +192,7 @@ func (s *TraceStore) AddMembers(ctx context.Context, projectID, traceID, batchID
 	}
 	item, err := marshal(memberItem{
 		PK: tracePK(projectID, traceID), SK: memberSK(at, batchID),
-		GSI2PK: timeIndexPK(projectID, "SPANS", at, shardOf(traceID)), GSI2SK: timeIndexSK(at, traceID+"#"+batchID),
+		GSI2PK: timeIndexPK(projectID, trace.IndexSpans, at, shardOf(traceID)), GSI2SK: timeIndexSK(at, traceID+"#"+batchID),
 		Spans: ids,
 	})
 	if err != nil {
@@ -211,12 +214,9 @@ func (s *TraceStore) ApplyTrace(ctx context.Context, projectID string, d trace.T
 		Add(expression.Name("cost"), expression.Value(d.Cost)).
 		Set(expression.Name("ua"), expression.Value(d.At.UnixMicro())).
 		Set(expression.Name("ca"), ifNotExists("ca", d.At.UnixMicro())).
-		Set(expression.Name("sa"), ifNotExists("sa", d.MinStart.UnixMicro())).
-		Set(expression.Name(infra.AttrGSI2PK), ifNotExists(infra.AttrGSI2PK, timeIndexPK(projectID, "TRACES", d.At, shardOf(d.TraceID)))).
+		Set(expression.Name(infra.AttrGSI2PK), ifNotExists(infra.AttrGSI2PK, timeIndexPK(projectID, trace.IndexTraces, d.At, shardOf(d.TraceID)))).
 		Set(expression.Name(infra.AttrGSI2SK), ifNotExists(infra.AttrGSI2SK, timeIndexSK(d.At, d.TraceID)))
-	if d.MaxEnd != nil {
-		up = up.Set(expression.Name("ea"), ifNotExists("ea", d.MaxEnd.UnixMicro()))
-	}
+	up = setSpan(up, d.MinStart, d.MaxEnd)
 	if d.SessionID != "" {
 		up = up.Set(expression.Name("ss"), ifNotExists("ss", d.SessionID))
 	}
@@ -228,6 +228,20 @@ func (s *TraceStore) ApplyTrace(ctx context.Context, projectID string, d trace.T
 			Set(expression.Name("ro"), expression.Value(d.Root.Output))
 	} else {
 		up = up.Set(expression.Name("n"), ifNotExists("n", d.FirstName))
+	}
+	if x := d.Explicit; x != nil {
+		if x.Name != "" {
+			up = up.Set(expression.Name("xn"), expression.Value(x.Name))
+		}
+		if x.Status != "" {
+			up = up.Set(expression.Name("xst"), expression.Value(x.Status))
+		}
+		if x.Cost != nil {
+			up = up.Set(expression.Name("ocost"), expression.Value(*x.Cost))
+		}
+		if x.Attributes != "" {
+			up = up.Set(expression.Name("attrs"), expression.Value(x.Attributes))
+		}
 	}
 	up = setTags(up, d.Tags)
 	old, err := s.update(ctx, pk, skTrace, up, nil, types.ReturnValueAllOld)
@@ -263,14 +277,14 @@ func (s *TraceStore) ApplySession(ctx context.Context, projectID string, d trace
 		Add(expression.Name("cost"), expression.Value(d.Cost)).
 		Set(expression.Name("ua"), expression.Value(d.At.UnixMicro())).
 		Set(expression.Name("ca"), ifNotExists("ca", d.At.UnixMicro())).
-		Set(expression.Name("sa"), ifNotExists("sa", d.MinStart.UnixMicro())).
-		Set(expression.Name(infra.AttrGSI2PK), ifNotExists(infra.AttrGSI2PK, timeIndexPK(projectID, "SESSIONS", d.At, shardOf(d.SessionID)))).
+		Set(expression.Name(infra.AttrGSI2PK), ifNotExists(infra.AttrGSI2PK, timeIndexPK(projectID, trace.IndexSessions, d.At, shardOf(d.SessionID)))).
 		Set(expression.Name(infra.AttrGSI2SK), ifNotExists(infra.AttrGSI2SK, timeIndexSK(d.At, d.SessionID)))
-	if d.MaxEnd != nil {
-		up = up.Set(expression.Name("ea"), ifNotExists("ea", d.MaxEnd.UnixMicro()))
-	}
+	up = setSpan(up, d.MinStart, d.MaxEnd)
 	if d.Name != "" {
 		up = up.Set(expression.Name("n"), expression.Value(d.Name))
+	}
+	if d.Attributes != "" {
+		up = up.Set(expression.Name("attrs"), expression.Value(d.Attributes))
 	}
 	up = setTags(up, d.Tags)
 	old, err := s.update(ctx, pk, skSession, up, nil, types.ReturnValueAllOld)
@@ -283,11 +297,22 @@ func (s *TraceStore) ApplySession(ctx context.Context, projectID string, d trace
 	return nil
 }
 
+// setSpan sets the start and end of a trace or session that has none yet; widen moves them.
+func setSpan(up expression.UpdateBuilder, start time.Time, end *time.Time) expression.UpdateBuilder {
+	if !start.IsZero() {
+		up = up.Set(expression.Name("sa"), ifNotExists("sa", start.UnixMicro()))
+	}
+	if end != nil {
+		up = up.Set(expression.Name("ea"), ifNotExists("ea", end.UnixMicro()))
+	}
+	return up
+}
+
 // widen moves a stored start earlier or end later when the batch reaches beyond them. Each
 // update is conditioned on still being needed, so concurrent writers converge on the minimum
 // start and maximum end whatever their order.
 func (s *TraceStore) widen(ctx context.Context, pk, sk string, old map[string]types.AttributeValue, start time.Time, end *time.Time) error {
-	if oldStart, ok := intAttr(old, "sa"); ok && start.UnixMicro() < oldStart {
+	if oldStart, ok := intAttr(old, "sa"); ok && !start.IsZero() && start.UnixMicro() < oldStart {
 		cond := expression.Name("sa").GreaterThan(expression.Value(start.UnixMicro()))
 		if _, err := s.update(ctx, pk, sk, expression.Set(expression.Name("sa"), expression.Value(start.UnixMicro())), &cond, types.ReturnValueNone); err != nil && !isConditionFailed(err) {
 			return err

@@ -18,12 +18,6 @@ import (
 	"github.com/plumehq/plume/shared/trace"
 )
 
-// Time-index kinds of GSI2 partitions.
-const (
-	IndexSpans    = "SPANS"
-	IndexTraces   = "TRACES"
-	IndexSessions = "SESSIONS"
-)
 
 // TraceSpanIDs returns the ids of every span of a trace, from its member items.
 func (s *TraceStore) TraceSpanIDs(ctx context.Context, projectID, traceID string) ([]string, error) {
@@ -69,17 +63,10 @@ func (s *TraceStore) SessionTraceIDs(ctx context.Context, projectID, sessionID s
 	return out, err
 }
 
-// TimeRange bounds a walk of a time index: entries created in [From, To), newest first. A zero
-// From walks back MaxDays days from To.
-type TimeRange struct {
-	From, To time.Time
-	MaxDays  int
-}
-
 // WalkIndex visits the ids in a time index (IndexSpans: span ids, IndexTraces: trace ids,
 // IndexSessions: session ids), newest first, in pages, until visit returns false or the range
 // ends. Each day of the range is read from its timeShards partitions, merged in time order.
-func (s *TraceStore) WalkIndex(ctx context.Context, projectID, kind string, r TimeRange, visit func(ids []string) (more bool, err error)) error {
+func (s *TraceStore) WalkIndex(ctx context.Context, projectID, kind string, r trace.TimeRange, visit func(ids []string) (more bool, err error)) error {
 	to := r.To
 	if to.IsZero() {
 		to = time.Now()
@@ -150,7 +137,7 @@ func (s *TraceStore) walkDay(ctx context.Context, projectID, kind string, day, f
 // for spans it names a member item, whose span ids are read.
 func (s *TraceStore) resolveEntries(ctx context.Context, projectID, kind string, entries []string) ([]string, error) {
 	ids := make([]string, 0, len(entries))
-	if kind != IndexSpans {
+	if kind != trace.IndexSpans {
 		for _, e := range entries {
 			_, id, _ := strings.Cut(e, "#")
 			ids = append(ids, id)
@@ -276,6 +263,9 @@ func toTrace(projectID, id string, it map[string]types.AttributeValue) trace.Tra
 		t.RootSpanID = &v
 		in, out := strAttr(it, "ri"), strAttr(it, "ro")
 		t.RootSpanInput, t.RootSpanOutput = &in, &out
+	}
+	if v := strAttr(it, "xn"); v != "" {
+		t.Name = v
 	}
 	t.Status = trace.StatusOf(t.ErrorCount, strAttr(it, "rst"), strAttr(it, "xst"))
 	if t.StartedAt != nil && t.EndedAt != nil {

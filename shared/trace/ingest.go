@@ -35,6 +35,9 @@ func NewService(index Index, blobs Blobs, pricer Pricer) *Service {
 	return &Service{index: index, blobs: blobs, pricer: pricer, now: time.Now}
 }
 
+// Now is the service's clock.
+func (s *Service) Now() time.Time { return s.now() }
+
 // BatchKey is the S3 key of a batch object: Hive-style partitions by project, date and hour, so
 // that Athena (or any engine reading S3) can query every span as a table (see README).
 func BatchKey(projectID string, at time.Time, batchID string) string {

@@ -60,7 +60,19 @@ type TraceDelta struct {
 	FirstName string
 	Root      *RootSpan
 	Tags      map[string]string
-	At        time.Time
+	// Explicit carries the fields of a trace created through POST /traces.
+	Explicit *TraceFields
+	At       time.Time
+}
+
+// TraceFields are the fields a client sets on a trace itself (spec §2.7 create fields). Name
+// and status, when given, win over what the spans imply; cost is the trace's own cost, added to
+// its spans' costs (setting it again replaces it, so a re-sent create is not counted twice).
+type TraceFields struct {
+	Name       string
+	Status     string
+	Cost       *float64
+	Attributes string // compact JSON object, "" when none
 }
 
 // RootSpan is what a trace shows of its root span.
@@ -82,7 +94,9 @@ type SessionDelta struct {
 	Cost      float64
 	MinStart  time.Time
 	MaxEnd    *time.Time
-	At        time.Time
+	// Attributes is the compact JSON object of a session created through POST /sessions.
+	Attributes string
+	At         time.Time
 }
 
 // Index stores span summaries and the trace and session aggregates. Every method is scoped to
@@ -102,6 +116,9 @@ type Index interface {
 	ApplyTrace(ctx context.Context, projectID string, d TraceDelta) (created bool, sessionID string, err error)
 	// ApplySession adds d to the session, creating it when missing.
 	ApplySession(ctx context.Context, projectID string, d SessionDelta) error
+	// Traces and Sessions read back what was written, to answer creates.
+	Traces(ctx context.Context, projectID string, ids []string) ([]Trace, error)
+	Sessions(ctx context.Context, projectID string, ids []string) ([]Session, error)
 }
 
 // Blobs stores batch objects.
@@ -114,4 +131,32 @@ type Blobs interface {
 // one for the model, else the shipped price table. ok is false for an unknown model.
 type Pricer interface {
 	Cost(ctx context.Context, projectID string, u LLMUsage) (cost float64, source string, ok bool, err error)
+}
+
+// Time indexes of a project, walked by Reader.WalkIndex.
+const (
+	IndexSpans    = "SPANS"
+	IndexTraces   = "TRACES"
+	IndexSessions = "SESSIONS"
+)
+
+// TimeRange bounds a walk of a time index: entries created in [From, To), newest first. A zero
+// From walks back MaxDays days from To; a zero To starts now.
+type TimeRange struct {
+	From, To time.Time
+	MaxDays  int
+}
+
+// Reader reads what Index wrote. Unknown ids are left out of results, never errors.
+type Reader interface {
+	Summaries(ctx context.Context, projectID string, spanIDs []string) (map[string]Summary, error)
+	// TraceSpanIDs returns the ids of every span of a trace.
+	TraceSpanIDs(ctx context.Context, projectID, traceID string) ([]string, error)
+	// SessionTraceIDs returns the ids of every trace of a session.
+	SessionTraceIDs(ctx context.Context, projectID, sessionID string) ([]string, error)
+	// WalkIndex visits the ids of one time index newest first, a page at a time, until visit
+	// returns false.
+	WalkIndex(ctx context.Context, projectID, index string, r TimeRange, visit func(ids []string) (more bool, err error)) error
+	Traces(ctx context.Context, projectID string, ids []string) ([]Trace, error)
+	Sessions(ctx context.Context, projectID string, ids []string) ([]Session, error)
 }

@@ -32,7 +32,7 @@ func OK(w http.ResponseWriter, v any) { JSON(w, http.StatusOK, v) }
 // payload_too_large beyond the limit, invalid_request for anything that is not one JSON value
 // of v's shape.
 func Decode(w http.ResponseWriter, r *http.Request, v any, limit int64) error {
-	if ct := r.Header.Get("Content-Type"); ct != "" && !isJSON(ct) {
+	if ct := r.Header.Get("Content-Type"); ct != "" && !IsJSON(ct) {
 		return errs.Errorf(errs.CodeUnsupportedMedia, "content type %q is not supported; send application/json", ct)
 	}
 	body := http.MaxBytesReader(w, r.Body, limit)
@@ -50,7 +50,8 @@ func Decode(w http.ResponseWriter, r *http.Request, v any, limit int64) error {
 	return nil
 }
 
-func isJSON(contentType string) bool {
+// IsJSON reports whether a Content-Type is JSON (application/json or any +json type).
+func IsJSON(contentType string) bool {
 	mt, _, err := mime.ParseMediaType(contentType)
 	if err != nil {
 		return false

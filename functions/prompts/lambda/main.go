@@ -3,9 +3,9 @@
 package main
 
 import (
-	"context"
-	"log/slog"
-	"os"
+	"net/http"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/plumehq/plume/functions/prompts"
 	"github.com/plumehq/plume/shared/auth"
@@ -13,23 +13,12 @@ import (
 	"github.com/plumehq/plume/shared/ddb"
 	"github.com/plumehq/plume/shared/lambdahttp"
 	"github.com/plumehq/plume/shared/prompt"
-	"github.com/plumehq/plume/shared/web"
 )
 
 func main() {
-	cfg, err := config.FromEnv(os.Getenv)
-	if err != nil {
-		slog.Error("bad configuration", "error", err)
-		os.Exit(1)
-	}
-	slog.SetDefault(web.NewLogger(os.Stdout, cfg.LogLevel))
-	awsCfg, err := config.AWS(context.Background())
-	if err != nil {
-		slog.Error("bad AWS configuration", "error", err)
-		os.Exit(1)
-	}
-	table := ddb.NewTable(ddb.NewClient(awsCfg, cfg.CustomDynamoDBEndpoint), cfg.Table)
-	authn := auth.NewAuthenticator(ddb.NewAuthStore(table), cfg.AuthCacheTTL)
-	svc := prompt.NewService(ddb.NewPromptStore(table))
-	lambdahttp.Start(prompts.NewHandler(svc, authn))
+	lambdahttp.Main(func(cfg config.Config, awsCfg aws.Config) (http.Handler, error) {
+		table := ddb.NewTable(ddb.NewClient(awsCfg, cfg.CustomDynamoDBEndpoint), cfg.Table)
+		authn := auth.NewAuthenticator(ddb.NewAuthStore(table), cfg.AuthCacheTTL)
+		return prompts.NewHandler(prompt.NewService(ddb.NewPromptStore(table)), authn), nil
+	})
 }

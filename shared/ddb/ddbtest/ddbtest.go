@@ -18,6 +18,7 @@ import (
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go/middleware"
 	"github.com/google/uuid"
 
@@ -72,10 +73,12 @@ func NewTable(t testing.TB) (*dynamodb.Client, *Counter, string) {
 }
 
 // Counter counts DynamoDB requests by operation, one per attempt sent (retries included), as
-// AWS bills them.
+// AWS bills them, and the read and write capacity units they consumed (it asks every request
+// to return its ConsumedCapacity, index writes included).
 type Counter struct {
-	mu     sync.Mutex
-	counts map[string]int
+	mu          sync.Mutex
+	counts      map[string]int
+	read, write float64
 }
 
 func (c *Counter) apiOptions() []func(*middleware.Stack) error {
@@ -83,12 +86,94 @@ func (c *Counter) apiOptions() []func(*middleware.Stack) error {
 		return nil
 	}
 	return []func(*middleware.Stack) error{func(s *middleware.Stack) error {
+		if err := s.Initialize.Add(middleware.InitializeMiddlewareFunc("plumeCapacity",
+			func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+				askCapacity(in.Parameters)
+				out, md, err := next.HandleInitialize(ctx, in)
+				if err == nil {
+					c.addCapacity(out.Result)
+				}
+				return out, md, err
+			}), middleware.After); err != nil {
+			return err
+		}
 		return s.Deserialize.Add(middleware.DeserializeMiddlewareFunc("plumeCount",
 			func(ctx context.Context, in middleware.DeserializeInput, next middleware.DeserializeHandler) (middleware.DeserializeOutput, middleware.Metadata, error) {
 				c.add(awsmiddleware.GetOperationName(ctx))
 				return next.HandleDeserialize(ctx, in)
 			}), middleware.After)
 	}}
+}
+
+// askCapacity makes a request return the capacity it consumes, indexes included.
+func askCapacity(params any) {
+	const rc = types.ReturnConsumedCapacityIndexes
+	switch in := params.(type) {
+	case *dynamodb.PutItemInput:
+		in.ReturnConsumedCapacity = rc
+	case *dynamodb.UpdateItemInput:
+		in.ReturnConsumedCapacity = rc
+	case *dynamodb.DeleteItemInput:
+		in.ReturnConsumedCapacity = rc
+	case *dynamodb.GetItemInput:
+		in.ReturnConsumedCapacity = rc
+	case *dynamodb.BatchGetItemInput:
+		in.ReturnConsumedCapacity = rc
+	case *dynamodb.BatchWriteItemInput:
+		in.ReturnConsumedCapacity = rc
+	case *dynamodb.QueryInput:
+		in.ReturnConsumedCapacity = rc
+	case *dynamodb.TransactWriteItemsInput:
+		in.ReturnConsumedCapacity = rc
+	}
+}
+
+func (c *Counter) addCapacity(result any) {
+	var write bool
+	var caps []types.ConsumedCapacity
+	switch out := result.(type) {
+	case *dynamodb.PutItemOutput:
+		write, caps = true, opt(out.ConsumedCapacity)
+	case *dynamodb.UpdateItemOutput:
+		write, caps = true, opt(out.ConsumedCapacity)
+	case *dynamodb.DeleteItemOutput:
+		write, caps = true, opt(out.ConsumedCapacity)
+	case *dynamodb.BatchWriteItemOutput:
+		write, caps = true, out.ConsumedCapacity
+	case *dynamodb.TransactWriteItemsOutput:
+		write, caps = true, out.ConsumedCapacity
+	case *dynamodb.GetItemOutput:
+		caps = opt(out.ConsumedCapacity)
+	case *dynamodb.BatchGetItemOutput:
+		caps = out.ConsumedCapacity
+	case *dynamodb.QueryOutput:
+		caps = opt(out.ConsumedCapacity)
+	}
+	var units float64
+	for _, cc := range caps {
+		units += aws.ToFloat64(cc.CapacityUnits)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if write {
+		c.write += units
+	} else {
+		c.read += units
+	}
+}
+
+func opt(cc *types.ConsumedCapacity) []types.ConsumedCapacity {
+	if cc == nil {
+		return nil
+	}
+	return []types.ConsumedCapacity{*cc}
+}
+
+// Units returns the read and write capacity units consumed since the last Reset.
+func (c *Counter) Units() (read, write float64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.read, c.write
 }
 
 func (c *Counter) add(op string) {
@@ -104,7 +189,7 @@ func (c *Counter) add(op string) {
 func (c *Counter) Reset() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.counts = nil
+	c.counts, c.read, c.write = nil, 0, 0
 }
 
 // Total returns the number of requests since the last Reset.

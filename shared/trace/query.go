@@ -1,0 +1,490 @@
+package trace
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Query bounds. A project-wide query walks the time index newest first from CreatedBefore (or
+// now) back to CreatedAfter, or at most LookbackDays days when CreatedAfter is not given, and
+// examines at most MaxScan items; beyond that the result covers the newest part only and says
+// so (QueryInfo.Truncated).
+const (
+	LookbackDays     = 30
+	MaxSpanScan      = 50_000
+	MaxAggregateScan = 10_000
+)
+
+// Common filters of spans, traces and sessions (spec §4.3-4.5).
+type Common struct {
+	CreatedBefore, CreatedAfter *time.Time
+	Names                       []string
+	HasError                    *bool
+	DurationMin, DurationMax    *float64
+	CostMin, CostMax            *float64
+	Tags                        map[string]string
+	SortBy                      string // "" is newest first
+	Ascending                   bool
+	Limit, Offset               int
+}
+
+// SpanQuery selects spans.
+type SpanQuery struct {
+	Common
+	ID           string
+	TraceID      string
+	ParentSpanID *string // "" selects root spans
+	Kind         string
+	ErrorCodes   []string
+}
+
+// TraceQuery selects traces.
+type TraceQuery struct {
+	Common
+	ID        string
+	SessionID string
+	Status    string
+}
+
+// SessionQuery selects sessions.
+type SessionQuery struct {
+	Common
+	ID string
+}
+
+// QueryInfo tells how much a query examined.
+type QueryInfo struct {
+	Scanned   int
+	Truncated bool
+}
+
+// Sort keys accepted by each query.
+var (
+	SpanSorts    = []string{"started_at", "name", "status", "duration_ms", "cost", "kind"}
+	TraceSorts   = []string{"started_at", "name", "status", "span_count", "duration_ms", "cost"}
+	SessionSorts = []string{"created_at", "name", "trace_count", "cost", "duration"}
+)
+
+// Queries answers the read endpoints.
+type Queries struct {
+	r     Reader
+	blobs Blobs
+	now   func() time.Time
+}
+
+// NewQueries returns the read side over r and blobs.
+func NewQueries(r Reader, blobs Blobs) *Queries { return &Queries{r: r, blobs: blobs, now: time.Now} }
+
+func (c Common) timeRange() TimeRange {
+	r := TimeRange{MaxDays: LookbackDays}
+	if c.CreatedAfter != nil {
+		r.From = *c.CreatedAfter
+	}
+	if c.CreatedBefore != nil {
+		r.To = *c.CreatedBefore
+	}
+	return r
+}
+
+// enough reports whether a walk in index order (newest first) can stop: with the default
+// order, the first offset+limit matches are the answer.
+func (c Common) enough(n int) bool { return c.SortBy == "" && !c.Ascending && n >= c.Offset+c.Limit }
+
+func (c Common) matches(name string, created time.Time, hasError bool, duration, cost *float64, tags map[string]string) bool {
+	switch {
+	case c.CreatedBefore != nil && !created.Before(*c.CreatedBefore),
+		c.CreatedAfter != nil && created.Before(*c.CreatedAfter),
+		len(c.Names) > 0 && !slices.Contains(c.Names, name),
+		c.HasError != nil && *c.HasError != hasError,
+		!inRange(duration, c.DurationMin, c.DurationMax),
+		!inRange(cost, c.CostMin, c.CostMax):
+		return false
+	}
+	for k, v := range c.Tags {
+		if tags[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+func inRange(v, lo, hi *float64) bool {
+	if lo == nil && hi == nil {
+		return true
+	}
+	if v == nil {
+		return false
+	}
+	return (lo == nil || *v >= *lo) && (hi == nil || *v <= *hi)
+}
+
+// page sorts items and cuts the requested window.
+func page[T any](items []T, c Common, key func(T, string) (any, time.Time, string)) []T {
+	slices.SortStableFunc(items, func(a, b T) int {
+		av, at, aid := key(a, c.SortBy)
+		bv, bt, bid := key(b, c.SortBy)
+		r := compareAny(av, bv)
+		if r == 0 {
+			r = at.Compare(bt)
+		}
+		if r == 0 {
+			r = strings.Compare(aid, bid)
+		}
+		if !c.Ascending {
+			r = -r
+		}
+		return r
+	})
+	if c.Offset >= len(items) {
+		return items[:0]
+	}
+	return items[c.Offset:min(len(items), c.Offset+c.Limit)]
+}
+
+// compareAny orders sort values; nil sorts before any value.
+func compareAny(a, b any) int {
+	switch av := a.(type) {
+	case nil:
+		if b == nil {
+			return 0
+		}
+		return -1
+	case string:
+		bv, _ := b.(string)
+		return strings.Compare(av, bv)
+	case float64:
+		bv, ok := b.(float64)
+		if !ok {
+			return 1
+		}
+		return cmp.Compare(av, bv)
+	case int:
+		bv, _ := b.(int)
+		return cmp.Compare(av, bv)
+	case time.Time:
+		bv, _ := b.(time.Time)
+		return av.Compare(bv)
+	}
+	return 0
+}
+
+func optFloat(f *float64) any {
+	if f == nil {
+		return nil
+	}
+	return *f
+}
+
+// Spans answers GET /spans: the matching spans as full records.
+func (q *Queries) Spans(ctx context.Context, projectID string, sq SpanQuery) ([]Span, QueryInfo, error) {
+	var info QueryInfo
+	var hits []Summary
+	maybe := map[string]bool{} // matches only if a cut field of the summary matches in full
+	consider := func(sums []Summary) {
+		for _, s := range sums {
+			info.Scanned++
+			ok, unsure := sq.match(s)
+			if ok {
+				hits = append(hits, s)
+				if unsure {
+					maybe[s.SpanID] = true
+				}
+			}
+		}
+	}
+	switch {
+	case sq.ID != "" || sq.TraceID != "":
+		ids := []string{sq.ID}
+		if sq.ID == "" {
+			var err error
+			if ids, err = q.r.TraceSpanIDs(ctx, projectID, sq.TraceID); err != nil {
+				return nil, info, err
+			}
+		}
+		sums, err := q.summaries(ctx, projectID, ids)
+		if err != nil {
+			return nil, info, err
+		}
+		consider(sums)
+	default:
+		err := q.r.WalkIndex(ctx, projectID, IndexSpans, sq.timeRange(), func(ids []string) (bool, error) {
+			sums, err := q.summaries(ctx, projectID, ids)
+			if err != nil {
+				return false, err
+			}
+			consider(sums)
+			if info.Scanned >= MaxSpanScan {
+				info.Truncated = true
+				return false, nil
+			}
+			return !sq.enough(len(hits)), nil
+		})
+		if err != nil {
+			return nil, info, err
+		}
+	}
+	if len(maybe) > 0 {
+		if err := q.confirm(ctx, &hits, maybe, sq); err != nil {
+			return nil, info, err
+		}
+	}
+	hits = page(hits, sq.Common, func(s Summary, by string) (any, time.Time, string) {
+		switch by {
+		case "started_at":
+			return s.StartedAt, s.CreatedAt, s.SpanID
+		case "name":
+			return s.Name, s.CreatedAt, s.SpanID
+		case "status":
+			return s.Status, s.CreatedAt, s.SpanID
+		case "duration_ms":
+			return optFloat(s.DurationMS), s.CreatedAt, s.SpanID
+		case "cost":
+			return optFloat(s.Cost), s.CreatedAt, s.SpanID
+		case "kind":
+			return s.Kind, s.CreatedAt, s.SpanID
+		}
+		return s.CreatedAt, s.CreatedAt, s.SpanID
+	})
+	locs := make(map[string]Location, len(hits))
+	for _, h := range hits {
+		locs[h.SpanID] = h.Location
+	}
+	recs, err := LoadRecords(ctx, q.blobs, locs)
+	if err != nil {
+		return nil, info, err
+	}
+	out := make([]Span, 0, len(hits))
+	for _, h := range hits {
+		out = append(out, recs[h.SpanID])
+	}
+	return out, info, nil
+}
+
+// summaries reads summaries of ids in their order, leaving unknown ids out.
+func (q *Queries) summaries(ctx context.Context, projectID string, ids []string) ([]Summary, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	m, err := q.r.Summaries(ctx, projectID, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Summary, 0, len(m))
+	seen := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		if s, ok := m[id]; ok && !seen[id] {
+			seen[id] = true
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// match tests a summary. unsure is true when it matched only on a cut name, error code or
+// tags, which confirm checks against the full record.
+func (sq SpanQuery) match(s Summary) (ok, unsure bool) {
+	c := sq.Common
+	c.Names, c.Tags = nil, nil
+	if !c.matches(s.Name, s.CreatedAt, s.HasError, s.DurationMS, s.Cost, nil) {
+		return false, false
+	}
+	switch {
+	case sq.ID != "" && s.SpanID != sq.ID,
+		sq.TraceID != "" && s.TraceID != sq.TraceID,
+		sq.ParentSpanID != nil && s.ParentSpanID != *sq.ParentSpanID,
+		sq.Kind != "" && s.Kind != sq.Kind:
+		return false, false
+	}
+	if len(sq.Names) > 0 && !slices.Contains(sq.Names, s.Name) {
+		if !s.NameCut || !slices.ContainsFunc(sq.Names, func(n string) bool { return strings.HasPrefix(n, s.Name) }) {
+			return false, false
+		}
+		unsure = true
+	}
+	if len(sq.ErrorCodes) > 0 && !slices.Contains(sq.ErrorCodes, s.ErrorCode) {
+		if !s.ErrorCodeCut || !slices.ContainsFunc(sq.ErrorCodes, func(e string) bool { return strings.HasPrefix(e, s.ErrorCode) }) {
+			return false, false
+		}
+		unsure = true
+	}
+	for k, v := range sq.Tags {
+		if got, ok := s.Tags[k]; !ok || got != v {
+			if !s.TagsCut {
+				return false, false
+			}
+			unsure = true
+		}
+	}
+	return true, unsure
+}
+
+// confirm drops the unsure hits whose full record does not match.
+func (q *Queries) confirm(ctx context.Context, hits *[]Summary, maybe map[string]bool, sq SpanQuery) error {
+	locs := map[string]Location{}
+	for _, h := range *hits {
+		if maybe[h.SpanID] {
+			locs[h.SpanID] = h.Location
+		}
+	}
+	recs, err := LoadRecords(ctx, q.blobs, locs)
+	if err != nil {
+		return err
+	}
+	*hits = slices.DeleteFunc(*hits, func(h Summary) bool {
+		if !maybe[h.SpanID] {
+			return false
+		}
+		r := recs[h.SpanID]
+		code := ""
+		if r.ErrorCode != nil {
+			code = *r.ErrorCode
+		}
+		full := h
+		full.Name, full.ErrorCode, full.Tags, full.NameCut, full.ErrorCodeCut, full.TagsCut = r.Name, code, r.Tags, false, false, false
+		ok, _ := sq.match(full)
+		return !ok
+	})
+	return nil
+}
+
+// Traces answers GET /traces.
+func (q *Queries) Traces(ctx context.Context, projectID string, tq TraceQuery) ([]Trace, QueryInfo, error) {
+	var info QueryInfo
+	var hits []Trace
+	consider := func(ts []Trace) {
+		for _, t := range ts {
+			info.Scanned++
+			if tq.match(t) {
+				hits = append(hits, t)
+			}
+		}
+	}
+	switch {
+	case tq.ID != "" || tq.SessionID != "":
+		ids := []string{tq.ID}
+		if tq.ID == "" {
+			var err error
+			if ids, err = q.r.SessionTraceIDs(ctx, projectID, tq.SessionID); err != nil {
+				return nil, info, err
+			}
+		}
+		ts, err := q.r.Traces(ctx, projectID, ids)
+		if err != nil {
+			return nil, info, err
+		}
+		consider(ts)
+	default:
+		err := q.r.WalkIndex(ctx, projectID, IndexTraces, tq.timeRange(), func(ids []string) (bool, error) {
+			ts, err := q.r.Traces(ctx, projectID, ids)
+			if err != nil {
+				return false, err
+			}
+			consider(ts)
+			if info.Scanned >= MaxAggregateScan {
+				info.Truncated = true
+				return false, nil
+			}
+			return !tq.enough(len(hits)), nil
+		})
+		if err != nil {
+			return nil, info, err
+		}
+	}
+	return page(hits, tq.Common, func(t Trace, by string) (any, time.Time, string) {
+		switch by {
+		case "started_at":
+			if t.StartedAt == nil {
+				return nil, t.CreatedAt, t.ID
+			}
+			return *t.StartedAt, t.CreatedAt, t.ID
+		case "name":
+			return t.Name, t.CreatedAt, t.ID
+		case "status":
+			return t.Status, t.CreatedAt, t.ID
+		case "span_count":
+			return t.SpanCount, t.CreatedAt, t.ID
+		case "duration_ms":
+			return optFloat(t.DurationMS), t.CreatedAt, t.ID
+		case "cost":
+			return t.Cost, t.CreatedAt, t.ID
+		}
+		return t.CreatedAt, t.CreatedAt, t.ID
+	}), info, nil
+}
+
+func (tq TraceQuery) match(t Trace) bool {
+	if tq.ID != "" && t.ID != tq.ID || tq.SessionID != "" && (t.SessionID == nil || *t.SessionID != tq.SessionID) ||
+		tq.Status != "" && t.Status != tq.Status {
+		return false
+	}
+	cost := t.Cost
+	return tq.matches(t.Name, t.CreatedAt, t.ErrorCount > 0, t.DurationMS, &cost, t.Tags)
+}
+
+// Sessions answers GET /sessions.
+func (q *Queries) Sessions(ctx context.Context, projectID string, sq SessionQuery) ([]Session, QueryInfo, error) {
+	var info QueryInfo
+	var hits []Session
+	consider := func(ss []Session) {
+		for _, s := range ss {
+			info.Scanned++
+			if sq.match(s) {
+				hits = append(hits, s)
+			}
+		}
+	}
+	if sq.ID != "" {
+		ss, err := q.r.Sessions(ctx, projectID, []string{sq.ID})
+		if err != nil {
+			return nil, info, err
+		}
+		consider(ss)
+	} else {
+		err := q.r.WalkIndex(ctx, projectID, IndexSessions, sq.timeRange(), func(ids []string) (bool, error) {
+			ss, err := q.r.Sessions(ctx, projectID, ids)
+			if err != nil {
+				return false, err
+			}
+			consider(ss)
+			if info.Scanned >= MaxAggregateScan {
+				info.Truncated = true
+				return false, nil
+			}
+			return !sq.enough(len(hits)), nil
+		})
+		if err != nil {
+			return nil, info, err
+		}
+	}
+	return page(hits, sq.Common, func(s Session, by string) (any, time.Time, string) {
+		switch by {
+		case "name":
+			if s.Name == nil {
+				return nil, s.CreatedAt, s.ID
+			}
+			return *s.Name, s.CreatedAt, s.ID
+		case "trace_count":
+			return s.TraceCount, s.CreatedAt, s.ID
+		case "cost":
+			return s.Cost, s.CreatedAt, s.ID
+		case "duration":
+			return optFloat(s.Duration), s.CreatedAt, s.ID
+		}
+		return s.CreatedAt, s.CreatedAt, s.ID
+	}), info, nil
+}
+
+func (sq SessionQuery) match(s Session) bool {
+	if sq.ID != "" && s.ID != sq.ID {
+		return false
+	}
+	name := ""
+	if s.Name != nil {
+		name = *s.Name
+	}
+	cost := s.Cost
+	return sq.matches(name, s.CreatedAt, s.ErrorCount > 0, s.Duration, &cost, s.Tags)
+}
