@@ -18,7 +18,6 @@ import (
 	"github.com/plumehq/plume/shared/trace"
 )
 
-
 // TraceSpanIDs returns the ids of every span of a trace, from its member items.
 func (s *TraceStore) TraceSpanIDs(ctx context.Context, projectID, traceID string) ([]string, error) {
 	seen := map[string]bool{}
