@@ -5,7 +5,7 @@ GO ?= go
 # Lambda binaries: provided.al2023 on arm64, static, RPC-free.
 LAMBDA_BUILD = CGO_ENABLED=0 GOOS=linux GOARCH=$(or $(GOARCH_LAMBDA),arm64) $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w'
 # Every function of template.yaml, by logical id.
-FUNCTIONS = PromptsFunction
+FUNCTIONS = PromptsFunction TracingIngestFunction TracingQueryFunction
 
 .PHONY: dev test build bench lint clean $(addprefix build-,$(FUNCTIONS))
 
@@ -25,6 +25,12 @@ build:
 
 build-PromptsFunction:
 	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/prompts/lambda
+
+build-TracingIngestFunction:
+	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/tracing/ingest
+
+build-TracingQueryFunction:
+	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/tracing/query
 
 # bench: the hot-path benchmarks, six runs each, ready for benchstat.
 bench:

@@ -23,6 +23,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/plumehq/plume/functions/prompts"
+	"github.com/plumehq/plume/functions/tracing"
 	"github.com/plumehq/plume/infra"
 )
 
@@ -74,6 +75,8 @@ func TestTemplateRoutes(t *testing.T) {
 		extra     []string // public routes served by the same function
 	}{
 		{logicalID: "PromptsFunction", routes: prompts.Routes, extra: []string{healthzRoute}},
+		{logicalID: "TracingIngestFunction", routes: tracing.IngestRoutes},
+		{logicalID: "TracingQueryFunction", routes: tracing.QueryRoutes},
 	}
 	for _, tt := range tests {
 		t.Run(tt.logicalID, func(t *testing.T) {
@@ -146,6 +149,21 @@ func TestFunctionsLeastPrivilege(t *testing.T) {
 			},
 			// Never Scan on a request path; no prompts request deletes items or touches S3.
 			forbidden: []string{"dynamodb:Scan", "dynamodb:DeleteItem", "s3:"},
+		},
+		{
+			logicalID: "TracingIngestFunction",
+			actions: []string{
+				"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:PutItem", "dynamodb:UpdateItem",
+				"s3:PutObject", "s3:GetObject",
+			},
+			// Ingestion writes and merges; it never deletes spans, scans or lists.
+			forbidden: []string{"dynamodb:Scan", "dynamodb:DeleteItem", "s3:DeleteObject", "s3:ListBucket"},
+		},
+		{
+			logicalID: "TracingQueryFunction",
+			actions:   []string{"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "s3:GetObject"},
+			// The function that reads spans can neither change nor delete them.
+			forbidden: []string{"dynamodb:Scan", "dynamodb:DeleteItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "s3:PutObject", "s3:DeleteObject"},
 		},
 	}
 

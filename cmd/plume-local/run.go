@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/plumehq/plume/functions/prompts"
+	"github.com/plumehq/plume/functions/tracing"
 	"github.com/plumehq/plume/infra"
 	"github.com/plumehq/plume/shared/auth"
 	"github.com/plumehq/plume/shared/blob"
@@ -21,7 +22,9 @@ import (
 	"github.com/plumehq/plume/shared/config"
 	"github.com/plumehq/plume/shared/ddb"
 	"github.com/plumehq/plume/shared/errs"
+	"github.com/plumehq/plume/shared/pricing"
 	"github.com/plumehq/plume/shared/prompt"
+	"github.com/plumehq/plume/shared/trace"
 	"github.com/plumehq/plume/shared/web"
 )
 
@@ -81,7 +84,12 @@ func run(ctx context.Context, getenv func(string) string, stdout, stderr io.Writ
 	}
 
 	authn := auth.NewAuthenticator(authStore, cfg.AuthCacheTTL)
-	handler := newHandler(prompt.NewService(ddb.NewPromptStore(table)), authn)
+	traces := ddb.NewTraceStore(table)
+	handler := newHandler(areas{
+		prompts: prompt.NewService(ddb.NewPromptStore(table)),
+		ingest:  trace.NewService(traces, blobs, pricing.NewPricer(pricing.Default())),
+		queries: trace.NewQueries(traces, blobs),
+	}, authn)
 
 	ln, err := net.Listen("tcp", env("PLUME_ADDR"))
 	if err != nil {
@@ -107,11 +115,20 @@ func run(ctx context.Context, getenv func(string) string, stdout, stderr io.Writ
 	return nil
 }
 
+// areas are the services behind every HTTP area.
+type areas struct {
+	prompts *prompt.Service
+	ingest  *trace.Service
+	queries *trace.Queries
+}
+
 // newHandler mounts every area on its API Gateway route keys, plus the public /healthz.
-func newHandler(promptSvc *prompt.Service, authn *auth.Authenticator) http.Handler {
+func newHandler(a areas, authn *auth.Authenticator) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", web.Health)
-	web.Mount(mux, prompts.Routes, prompts.NewHandler(promptSvc, authn))
+	web.Mount(mux, prompts.Routes, prompts.NewHandler(a.prompts, authn))
+	web.Mount(mux, tracing.IngestRoutes, tracing.NewIngestHandler(a.ingest, authn))
+	web.Mount(mux, tracing.QueryRoutes, tracing.NewQueryHandler(a.queries, authn))
 	mux.Handle("/", web.Chain(http.HandlerFunc(web.NotFound)))
 	return mux
 }

@@ -82,6 +82,10 @@ func timeIndexSK(at time.Time, id string) string {
 	return fmt.Sprintf("%016d#%s", at.UnixMicro(), id)
 }
 
+// daysSK is the item of a project partition that lists the days (yyyymmdd) on which a time
+// index has entries, so that walks skip empty days.
+func daysSK(kind string) string { return "DAYS#" + kind }
+
 // shardOf picks the time-index shard of an id.
 func shardOf(id string) int {
 	h := fnv.New32a()

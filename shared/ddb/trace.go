@@ -27,7 +27,10 @@ import (
 // one write unit), one member item per trace with new spans (plus its keys-only index entry),
 // and one update per trace and per session, with a second only when the batch moves a trace's
 // or session's start earlier or its end later than stored.
-type TraceStore struct{ t *Table }
+type TraceStore struct {
+	t    *Table
+	days *dayRegistry
+}
 
 var (
 	_ trace.Index  = (*TraceStore)(nil)
@@ -35,7 +38,7 @@ var (
 )
 
 // NewTraceStore returns the tracing store in t.
-func NewTraceStore(t *Table) *TraceStore { return &TraceStore{t: t} }
+func NewTraceStore(t *Table) *TraceStore { return &TraceStore{t: t, days: &dayRegistry{t: t}} }
 
 // putConcurrency bounds the parallel conditional puts of one batch's summaries.
 const putConcurrency = 16
@@ -201,7 +204,7 @@ func (s *TraceStore) AddMembers(ctx context.Context, projectID, traceID, batchID
 	if _, err := s.t.api.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.t.name, Item: item}); err != nil {
 		return storageErr("put trace members", err)
 	}
-	return nil
+	return s.days.note(ctx, projectID, trace.IndexSpans, at)
 }
 
 // ApplyTrace implements trace.Index: one UpdateItem adds the counts and cost and sets what is
@@ -249,6 +252,11 @@ func (s *TraceStore) ApplyTrace(ctx context.Context, projectID string, d trace.T
 		return false, "", fmt.Errorf("update trace %s: %w", d.TraceID, err)
 	}
 	created := old["ca"] == nil
+	if created {
+		if err := s.days.note(ctx, projectID, trace.IndexTraces, d.At); err != nil {
+			return false, "", err
+		}
+	}
 	sessionID := d.SessionID
 	if v, ok := old["ss"].(*types.AttributeValueMemberS); ok {
 		sessionID = v.Value
@@ -290,6 +298,11 @@ func (s *TraceStore) ApplySession(ctx context.Context, projectID string, d trace
 	old, err := s.update(ctx, pk, skSession, up, nil, types.ReturnValueAllOld)
 	if err != nil {
 		return fmt.Errorf("update session %s: %w", d.SessionID, err)
+	}
+	if old["ca"] == nil {
+		if err := s.days.note(ctx, projectID, trace.IndexSessions, d.At); err != nil {
+			return err
+		}
 	}
 	if err := s.widen(ctx, pk, skSession, old, d.MinStart, d.MaxEnd); err != nil {
 		return fmt.Errorf("widen session %s: %w", d.SessionID, err)

@@ -74,18 +74,17 @@ func (s *TraceStore) WalkIndex(ctx context.Context, projectID, kind string, r tr
 	if from.IsZero() {
 		from = to.AddDate(0, 0, -r.MaxDays)
 	}
-	for day := truncateDay(to); !day.Before(truncateDay(from)); day = day.AddDate(0, 0, -1) {
+	days, err := s.days.days(ctx, projectID, kind, from, to)
+	if err != nil {
+		return err
+	}
+	for _, day := range days {
 		more, err := s.walkDay(ctx, projectID, kind, day, from, to, visit)
 		if err != nil || !more {
 			return err
 		}
 	}
 	return nil
-}
-
-func truncateDay(t time.Time) time.Time {
-	y, m, d := t.UTC().Date()
-	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
 }
 
 // walkPage is how many index entries one Query of one shard reads.

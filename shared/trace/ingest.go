@@ -30,9 +30,19 @@ type Service struct {
 	now    func() time.Time
 }
 
+// Option configures a Service.
+type Option func(*Service)
+
+// WithClock makes the Service read the time from now instead of time.Now.
+func WithClock(now func() time.Time) Option { return func(s *Service) { s.now = now } }
+
 // NewService returns the tracing service over its stores.
-func NewService(index Index, blobs Blobs, pricer Pricer) *Service {
-	return &Service{index: index, blobs: blobs, pricer: pricer, now: time.Now}
+func NewService(index Index, blobs Blobs, pricer Pricer, opts ...Option) *Service {
+	s := &Service{index: index, blobs: blobs, pricer: pricer, now: time.Now}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
 }
 
 // Now is the service's clock.

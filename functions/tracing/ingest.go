@@ -1,0 +1,116 @@
+package tracing
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+
+	"github.com/plumehq/plume/shared/errs"
+	"github.com/plumehq/plume/shared/trace"
+	"github.com/plumehq/plume/shared/web"
+)
+
+type ingestServer struct {
+	svc *trace.Service
+}
+
+// maxRejectedHeader caps the X-Plume-Rejected-Spans header, which lists rejected spans.
+const maxRejectedHeader = 4096
+
+// readBody reads a JSON body of at most limit bytes.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	if ct := r.Header.Get("Content-Type"); ct != "" && !web.IsJSON(ct) {
+		return nil, errs.Errorf(errs.CodeUnsupportedMedia, "content type %q is not supported; send application/json", ct)
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return nil, errs.Errorf(errs.CodeTooLarge, "request body exceeds %d bytes; send smaller batches", limit)
+	}
+	if err != nil {
+		return nil, errs.Invalid("cannot read the request body: %v", err)
+	}
+	return body, nil
+}
+
+// postSpans serves POST /spans: a JSON array of spans. Valid spans are stored and returned as
+// an array of SpanRead; spans that cannot be stored do not fail the batch: their count is in
+// X-Plume-Rejected and their positions and reasons in X-Plume-Rejected-Spans (JSON, cut at
+// 4 KB). A batch without one valid span is 400.
+func (s *ingestServer) postSpans(w http.ResponseWriter, r *http.Request) {
+	body, err := readBody(w, r, trace.MaxBatchBytes)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	pid := projectOf(r)
+	spans, rejected, err := trace.DecodeBatch(body, pid, s.svc.Now())
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	stored, err := s.svc.Ingest(r.Context(), pid, spans)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	if len(rejected) > 0 {
+		w.Header().Set("X-Plume-Rejected", strconv.Itoa(len(rejected)))
+		w.Header().Set("X-Plume-Rejected-Spans", rejectedHeader(rejected))
+	}
+	web.OK(w, stored)
+}
+
+// rejectedHeader encodes as many rejections as fit the header cap.
+func rejectedHeader(rejected []trace.Rejected) string {
+	for n := len(rejected); n > 0; n-- {
+		b, err := json.Marshal(rejected[:n])
+		if err == nil && len(b) <= maxRejectedHeader {
+			return string(b)
+		}
+	}
+	return "[]"
+}
+
+// postTraces serves POST /traces: creates or updates traces, answers them as read.
+func (s *ingestServer) postTraces(w http.ResponseWriter, r *http.Request) {
+	body, err := readBody(w, r, web.DefaultBodyLimit)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	traces, err := trace.DecodeTraces(body, s.svc.Now())
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	pid := projectOf(r)
+	out, err := s.svc.PutTraces(r.Context(), pid, traces)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	web.OK(w, out)
+}
+
+// postSessions serves POST /sessions. A session naming another project is 403.
+func (s *ingestServer) postSessions(w http.ResponseWriter, r *http.Request) {
+	body, err := readBody(w, r, web.DefaultBodyLimit)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	sessions, err := trace.DecodeSessions(body)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	out, err := s.svc.PutSessions(r.Context(), projectOf(r), sessions)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	web.OK(w, out)
+}

@@ -1,0 +1,32 @@
+// Command ingest is the tracing area's writing Lambda function (TracingIngestFunction in
+// template.yaml): POST /spans, /traces and /sessions.
+package main
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+
+	"github.com/plumehq/plume/functions/tracing"
+	"github.com/plumehq/plume/shared/auth"
+	"github.com/plumehq/plume/shared/blob"
+	"github.com/plumehq/plume/shared/config"
+	"github.com/plumehq/plume/shared/ddb"
+	"github.com/plumehq/plume/shared/lambdahttp"
+	"github.com/plumehq/plume/shared/pricing"
+	"github.com/plumehq/plume/shared/trace"
+)
+
+func main() {
+	lambdahttp.Main(func(cfg config.Config, awsCfg aws.Config) (http.Handler, error) {
+		if cfg.Bucket == "" {
+			return nil, errors.New("BUCKET_NAME is not set")
+		}
+		table := ddb.NewTable(ddb.NewClient(awsCfg, cfg.CustomDynamoDBEndpoint), cfg.Table)
+		blobs := blob.New(blob.NewClient(awsCfg, false), cfg.Bucket)
+		authn := auth.NewAuthenticator(ddb.NewAuthStore(table), cfg.AuthCacheTTL)
+		svc := trace.NewService(ddb.NewTraceStore(table), blobs, pricing.NewPricer(pricing.Default()))
+		return tracing.NewIngestHandler(svc, authn), nil
+	})
+}

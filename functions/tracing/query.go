@@ -1,0 +1,105 @@
+package tracing
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/plumehq/plume/shared/auth"
+	"github.com/plumehq/plume/shared/trace"
+	"github.com/plumehq/plume/shared/web"
+)
+
+type queryServer struct {
+	q *trace.Queries
+}
+
+// scanHeaders tell the client how much a query examined and whether its scan bound cut it.
+func scanHeaders(w http.ResponseWriter, info trace.QueryInfo) {
+	w.Header().Set("X-Plume-Scanned", strconv.Itoa(info.Scanned))
+	if info.Truncated {
+		w.Header().Set("X-Plume-Scan-Truncated", "true")
+	}
+}
+
+func projectOf(r *http.Request) string {
+	p, _ := auth.FromContext(r.Context())
+	return p.ProjectID
+}
+
+// getSpans serves GET /spans (spec §4.3).
+func (s *queryServer) getSpans(w http.ResponseWriter, r *http.Request) {
+	p := newParams(r.URL.Query(), "id", "trace_id", "parent_span_id", "span_kind", "error_codes")
+	q := trace.SpanQuery{
+		Common:     p.common(spanLimits, trace.SpanSorts),
+		ID:         p.uuid("id"),
+		TraceID:    p.uuid("trace_id"),
+		Kind:       p.str("span_kind"),
+		ErrorCodes: p.list("error_codes"),
+	}
+	switch v := p.str("parent_span_id"); v {
+	case "":
+	case "null":
+		q.ParentSpanID = new(string)
+	default:
+		id := p.uuid("parent_span_id")
+		q.ParentSpanID = &id
+	}
+	if p.err != nil {
+		web.Error(w, r, p.err)
+		return
+	}
+	spans, info, err := s.q.Spans(r.Context(), projectOf(r), q)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	scanHeaders(w, info)
+	web.OK(w, nonNil(spans))
+}
+
+// getTraces serves GET /traces (spec §4.4).
+func (s *queryServer) getTraces(w http.ResponseWriter, r *http.Request) {
+	p := newParams(r.URL.Query(), "id", "session_id", "status")
+	q := trace.TraceQuery{
+		Common:    p.common(otherLimits, trace.TraceSorts),
+		ID:        p.uuid("id"),
+		SessionID: p.uuid("session_id"),
+		Status:    p.str("status"),
+	}
+	if p.err != nil {
+		web.Error(w, r, p.err)
+		return
+	}
+	traces, info, err := s.q.Traces(r.Context(), projectOf(r), q)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	scanHeaders(w, info)
+	web.OK(w, nonNil(traces))
+}
+
+// getSessions serves GET /sessions (spec §4.5).
+func (s *queryServer) getSessions(w http.ResponseWriter, r *http.Request) {
+	p := newParams(r.URL.Query(), "id")
+	q := trace.SessionQuery{Common: p.common(otherLimits, trace.SessionSorts), ID: p.uuid("id")}
+	if p.err != nil {
+		web.Error(w, r, p.err)
+		return
+	}
+	sessions, info, err := s.q.Sessions(r.Context(), projectOf(r), q)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	scanHeaders(w, info)
+	web.OK(w, nonNil(sessions))
+}
+
+// nonNil makes an empty result encode as [] rather than null.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

@@ -1,0 +1,125 @@
+package tracing
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/plumehq/plume/shared/auth"
+	"github.com/plumehq/plume/shared/blob/blobtest"
+	"github.com/plumehq/plume/shared/ddb"
+	"github.com/plumehq/plume/shared/ddb/ddbtest"
+	"github.com/plumehq/plume/shared/pricing"
+	"github.com/plumehq/plume/shared/trace"
+	"github.com/plumehq/plume/shared/web"
+)
+
+// testAPI is the tracing area (both halves, mounted as plume-local does) over a fresh table and
+// an embedded S3, with two projects and a settable clock.
+type testAPI struct {
+	h       http.Handler
+	ddb     *ddbtest.Counter
+	s3      *blobtest.Counter
+	a, b    tenant
+	clockMu sync.Mutex
+	clock   time.Time
+}
+
+type tenant struct{ projectID, key string }
+
+func newTestAPI(t testing.TB) *testAPI {
+	t.Helper()
+	client, counter, name := ddbtest.NewTable(t)
+	table := ddb.NewTable(client, name)
+	blobs, s3Counter, _ := blobtest.New(t)
+	api := &testAPI{ddb: counter, s3: s3Counter, clock: time.Now().UTC()}
+	authStore := ddb.NewAuthStore(table)
+	api.a = newTenant(t, authStore)
+	api.b = newTenant(t, authStore)
+	traces := ddb.NewTraceStore(table)
+	svc := trace.NewService(traces, blobs, pricing.NewPricer(pricing.Default()), trace.WithClock(api.now))
+	authn := auth.NewAuthenticator(authStore, auth.MaxCacheTTL)
+	mux := http.NewServeMux()
+	web.Mount(mux, IngestRoutes, NewIngestHandler(svc, authn))
+	web.Mount(mux, QueryRoutes, NewQueryHandler(trace.NewQueries(traces, blobs), authn))
+	api.h = mux
+	counter.Reset()
+	return api
+}
+
+func newTenant(t testing.TB, store *ddb.AuthStore) tenant {
+	t.Helper()
+	ctx := context.Background()
+	id := uuid.NewString()
+	require.NoError(t, store.CreateProject(ctx, auth.Project{ID: id, Name: "test", CreatedAt: time.Now()}))
+	secret, k, err := auth.NewKey(auth.KeySpec{ProjectID: id, User: auth.User{ID: "u-" + id[:8]}}, time.Now())
+	require.NoError(t, err)
+	require.NoError(t, store.CreateKey(ctx, k))
+	return tenant{projectID: id, key: secret}
+}
+
+func (api *testAPI) now() time.Time {
+	api.clockMu.Lock()
+	defer api.clockMu.Unlock()
+	return api.clock
+}
+
+// setClock makes the service's clock read at.
+func (api *testAPI) setClock(at time.Time) {
+	api.clockMu.Lock()
+	defer api.clockMu.Unlock()
+	api.clock = at
+}
+
+type response struct {
+	status int
+	header http.Header
+	raw    []byte
+}
+
+func (r response) decode(t testing.TB, v any) {
+	t.Helper()
+	require.NoError(t, json.Unmarshal(r.raw, v), "body: %s", r.raw)
+}
+
+func (r response) errCode(t testing.TB) string {
+	var body web.ErrorBody
+	r.decode(t, &body)
+	return string(body.Error.Code)
+}
+
+// do sends body (marshalled unless it is a string or []byte) with key as bearer.
+func (api *testAPI) do(t testing.TB, method, path, key string, body any) response {
+	t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = bytes.NewBufferString(b)
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		raw, err := json.Marshal(b)
+		require.NoError(t, err)
+		rd = bytes.NewReader(raw)
+	}
+	req := httptest.NewRequest(method, path, rd)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	rec := httptest.NewRecorder()
+	api.h.ServeHTTP(rec, req)
+	return response{status: rec.Code, header: rec.Header(), raw: rec.Body.Bytes()}
+}

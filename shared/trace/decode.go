@@ -1,0 +1,1752 @@
+package trace
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/bits"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"github.com/plumehq/plume/shared/errs"
+)
+
+// maxReasonsInError is how many per-span reasons the error of an all-invalid batch lists.
+const maxReasonsInError = 3
+
+// minSpanTime is the earliest time a span may start or end: anything earlier is a client clock
+// or unit error.
+var minSpanTime = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// maxFutureSkew is how far after the server's clock a span time may be.
+const maxFutureSkew = 24 * time.Hour
+
+// DecodeBatch parses a JSON array of spans. It returns an errs.CodeInvalid error only when the
+// body as a whole is unusable (not JSON, not an array, more than MaxSpansPerBatch spans, or no
+// valid span at all: then the error lists the first few reasons). Otherwise each element is
+// validated on its own: valid spans are returned (CreatedAt = UpdatedAt = now), invalid ones are
+// reported in rejected with their index and a clear reason; one bad span never drops the batch.
+//
+// The body is the wire format of the zeroeval Python and TypeScript SDKs (COMPAT.md, "Span
+// ingestion"; spec §2.6 and §4.3). The rules, field by field:
+//
+//   - Keys are matched exactly as the SDKs send them (case-sensitive); unknown keys (code,
+//     experiment_result_id, ab_choices, ...) are ignored; of duplicate keys the last wins.
+//   - id: optional UUID, generated when absent, null or "". trace_id: required UUID.
+//     parent_span_id: optional UUID, null or "". A UUID may come in any case, hyphenated or as
+//     32 hex digits (also {...} and urn:uuid: forms); it is stored lowercase and hyphenated.
+//     Anything else rejects the span.
+//   - name: required non-empty string of at most MaxNameLen bytes.
+//   - started_at (required) and ended_at (optional) are read by parseTime: ISO 8601 strings or
+//     Unix epochs (numbers or numeric strings). Both are stored in UTC, rounded to the
+//     microsecond. A time before 2000-01-01 or more than a day after now, or an ended_at before
+//     started_at, rejects the span.
+//   - duration_ms: optional non-negative number; when absent and ended_at is given it is
+//     ended_at - started_at in (fractional) milliseconds.
+//   - kind: lowercased; "generic" when absent, null or ""; at most 64 characters of
+//     [a-z0-9_-]. status: null, "" (both: not given), or unset, ok, error in any case.
+//   - cost: optional non-negative number (null: not given).
+//   - session: the session id is session_id if non-empty, else session.id. A session id that
+//     is not a UUID (at most MaxIDLen bytes) becomes uuid5(NAMESPACE_DNS, id) of its exact
+//     bytes, as the Python SDK derives it client-side (so both SDKs land in one session). The
+//     name is session.name, else the top-level session_name (TypeScript), at most MaxNameLen
+//     bytes; it is never made up from the id (a span without a name must not rename the
+//     session). SessionTags is session_tags plus the keys of session.tags it lacks. Without a
+//     session id, the session name and tags are dropped.
+//   - input_data, output_data: strings; any other non-null JSON value is kept as its compact
+//     JSON text. At most MaxDataBytes each (after decoding).
+//   - attributes: object, null or absent ({}), stored compact (invalid UTF-8 in strings becomes
+//     U+FFFD), at most MaxAttributeBytes compact. Span.LLM and Span.Link are read from it by
+//     parseLLMUsage and parseLink.
+//   - tags, trace_tags, session_tags: objects or null. String values are kept, numbers and
+//     booleans become their JSON text, nested objects and arrays their compact JSON text, null
+//     values are dropped. At most MaxTagKeys keys of 1 to MaxTagKeyLen bytes, values at most
+//     MaxTagValueLen bytes. Tags is {} when empty; TraceTags and SessionTags are nil.
+//   - error_code (at most MaxNameLen bytes), error_message, error_stack, code_filepath (at most
+//     MaxErrorBytes each): strings, "" and null mean absent. code_lineno: a non-negative
+//     integer, also as an integral float or a numeric string.
+//   - ProjectID is projectID, never read from the body. CreatedAt = UpdatedAt = now in UTC.
+//
+// A value of the wrong JSON type rejects its span with a reason naming the field. Only the
+// JSON syntax (which is exactly what encoding/json accepts, nesting depth included) and the
+// array bounds are whole-body errors. Work and memory are linear in len(body); the caller
+// bounds the body (MaxBatchBytes). The spans do not retain body.
+func DecodeBatch(body []byte, projectID string, now time.Time) (spans []Span, rejected []Rejected, err error) {
+	now = now.UTC()
+	r := jsonReader{data: body}
+	r.skipWS()
+	if r.pos >= len(body) || body[r.pos] != '[' {
+		return nil, nil, notAnArray(body)
+	}
+	if err := r.enter(); err != nil {
+		return nil, nil, notJSON(err)
+	}
+	var (
+		n       int
+		reasons []string
+	)
+	for first := true; ; first = false {
+		more, err := r.next(']', first)
+		if err != nil {
+			return nil, nil, notJSON(err)
+		}
+		if !more {
+			break
+		}
+		if n == MaxSpansPerBatch {
+			return nil, nil, errs.Invalid("too many spans in the batch: at most %d", MaxSpansPerBatch)
+		}
+		var w wireSpan
+		object := r.pos < len(body) && body[r.pos] == '{'
+		if object {
+			err = r.readSpan(&w)
+		} else {
+			err = r.skipValue()
+		}
+		if err != nil {
+			return nil, nil, notJSON(err)
+		}
+		var (
+			s      Span
+			reason error
+		)
+		if object {
+			s, reason = w.span(projectID, now)
+		} else {
+			reason = fmt.Errorf("span must be a JSON object")
+		}
+		if reason != nil {
+			rejected = append(rejected, Rejected{Index: n, ID: w.rejectedID(), Error: reason.Error()})
+			if len(reasons) < maxReasonsInError {
+				reasons = append(reasons, fmt.Sprintf("[%d] %v", n, reason))
+			}
+		} else {
+			spans = append(spans, s)
+		}
+		n++
+	}
+	r.skipWS()
+	if r.pos != len(body) {
+		return nil, nil, notJSON(r.fail("invalid character after top-level value"))
+	}
+	if n == 0 {
+		return nil, nil, errs.Invalid("the batch has no spans")
+	}
+	if len(spans) == 0 {
+		more := ""
+		if n > len(reasons) {
+			more = fmt.Sprintf(" (and %d more)", n-len(reasons))
+		}
+		return nil, rejected, errs.Invalid("no valid span in the batch: %s%s", strings.Join(reasons, "; "), more)
+	}
+	return spans, rejected, nil
+}
+
+func notJSON(err error) error { return errs.Invalid("body is not valid JSON: %v", err) }
+
+// notAnArray explains why a body that does not start with '[' is unusable.
+func notAnArray(body []byte) error {
+	r := jsonReader{data: body}
+	if err := r.skipValue(); err != nil {
+		return notJSON(err)
+	}
+	if r.skipWS(); r.pos != len(body) {
+		return notJSON(r.fail("invalid character after top-level value"))
+	}
+	return errs.Invalid("body must be a JSON array of spans, got %s", jsonKind(bytes.TrimLeft(body, " \t\r\n")))
+}
+
+// wireSpan holds the raw JSON values of one span object, as slices of the request body (nil
+// when the key is absent). Reading it checks the JSON syntax only; span checks the rules.
+type wireSpan struct {
+	id, traceID, parentSpanID, name, kind, status []byte
+	startedAt, endedAt, durationMS, cost          []byte
+	sessionID, sessionName, session               []byte
+	inputData, outputData, attributes             []byte
+	tags, traceTags, sessionTags                  []byte
+	errorCode, errorMessage, errorStack           []byte
+	codeFilepath, codeLineno                      []byte
+	attr                                          wireAttributes
+	// attrGaps are the whitespace runs of attributes, as offsets of the reader's data, and
+	// attrStart the offset of attributes. attrGaps is the reader's buffer: w must be used
+	// before the reader reads the next span.
+	attrGaps  []int
+	attrStart int
+}
+
+// wireAttributes holds the raw values of the attributes Plume itself reads (top level only).
+type wireAttributes struct {
+	provider, model, inputTokens, outputTokens, usage, zeroeval, task []byte
+}
+
+func (w *wireSpan) field(key []byte) *[]byte {
+	switch string(key) {
+	case "id":
+		return &w.id
+	case "trace_id":
+		return &w.traceID
+	case "parent_span_id":
+		return &w.parentSpanID
+	case "name":
+		return &w.name
+	case "kind":
+		return &w.kind
+	case "status":
+		return &w.status
+	case "started_at":
+		return &w.startedAt
+	case "ended_at":
+		return &w.endedAt
+	case "duration_ms":
+		return &w.durationMS
+	case "cost":
+		return &w.cost
+	case "session_id":
+		return &w.sessionID
+	case "session_name":
+		return &w.sessionName
+	case "session":
+		return &w.session
+	case "input_data":
+		return &w.inputData
+	case "output_data":
+		return &w.outputData
+	case "attributes":
+		return &w.attributes
+	case "tags":
+		return &w.tags
+	case "trace_tags":
+		return &w.traceTags
+	case "session_tags":
+		return &w.sessionTags
+	case "error_code":
+		return &w.errorCode
+	case "error_message":
+		return &w.errorMessage
+	case "error_stack":
+		return &w.errorStack
+	case "code_filepath":
+		return &w.codeFilepath
+	case "code_lineno":
+		return &w.codeLineno
+	}
+	return nil
+}
+
+func (a *wireAttributes) field(key []byte) *[]byte {
+	switch string(key) {
+	case "provider":
+		return &a.provider
+	case "model":
+		return &a.model
+	case "inputTokens":
+		return &a.inputTokens
+	case "outputTokens":
+		return &a.outputTokens
+	case "usage":
+		return &a.usage
+	case "zeroeval":
+		return &a.zeroeval
+	case "task":
+		return &a.task
+	}
+	return nil
+}
+
+// readSpan reads the object at r.pos into w; the attributes object is read in the same pass.
+func (r *jsonReader) readSpan(w *wireSpan) error {
+	if err := r.enter(); err != nil {
+		return err
+	}
+	for first := true; ; first = false {
+		more, err := r.next('}', first)
+		if err != nil || !more {
+			return err
+		}
+		key, err := r.key()
+		if err != nil {
+			return err
+		}
+		start := r.pos
+		if string(key) == "attributes" {
+			w.attr = wireAttributes{}
+			r.gaps, r.recordGaps = r.gaps[:0], true
+			if r.pos < len(r.data) && r.data[r.pos] == '{' {
+				err = r.readAttributes(&w.attr)
+			} else {
+				err = r.skipValue()
+			}
+			r.recordGaps = false
+			w.attrGaps, w.attrStart = r.gaps, start
+		} else {
+			err = r.skipValue()
+		}
+		if err != nil {
+			return err
+		}
+		if p := w.field(key); p != nil {
+			*p = r.data[start:r.pos]
+		}
+	}
+}
+
+// readAttributes reads the attributes object at r.pos, keeping the members Plume reads.
+func (r *jsonReader) readAttributes(a *wireAttributes) error {
+	if err := r.enter(); err != nil {
+		return err
+	}
+	for first := true; ; first = false {
+		more, err := r.next('}', first)
+		if err != nil || !more {
+			return err
+		}
+		key, err := r.key()
+		if err != nil {
+			return err
+		}
+		start := r.pos
+		if err := r.skipValue(); err != nil {
+			return err
+		}
+		if p := a.field(key); p != nil {
+			*p = r.data[start:r.pos]
+		}
+	}
+}
+
+// memberIter walks the members of an object the reader has already validated:
+//
+//	for it := iterMembers(raw); it.next(); { switch string(it.key) { ... it.value ... } }
+type memberIter struct {
+	r          jsonReader
+	first, ok  bool
+	key, value []byte
+}
+
+// iterMembers iterates raw, which yields nothing unless it is an object.
+func iterMembers(raw []byte) memberIter {
+	it := memberIter{r: jsonReader{data: raw}, first: true, ok: isObject(raw)}
+	if it.ok {
+		it.ok = it.r.enter() == nil
+	}
+	return it
+}
+
+func (it *memberIter) next() bool {
+	if !it.ok {
+		return false
+	}
+	more, err := it.r.next('}', it.first)
+	it.first = false
+	if err == nil && more {
+		if it.key, err = it.r.key(); err == nil {
+			start := it.r.pos
+			err = it.r.skipValue()
+			it.value = it.r.data[start:it.r.pos]
+		}
+	}
+	it.ok = err == nil && more
+	return it.ok
+}
+
+func isObject(raw []byte) bool { return len(raw) > 0 && raw[0] == '{' }
+
+// rejectedID is the id to echo in a Rejected entry: the span's UUID when it has a valid one.
+func (w *wireSpan) rejectedID() string {
+	s, ok := stringValue(w.id)
+	if !ok {
+		return ""
+	}
+	id, _ := normalizeUUID(s)
+	return id
+}
+
+// spanValues holds what the optional fields of one span point to: one allocation per span
+// instead of one per field.
+type spanValues struct {
+	parent, status, input, output, sessionID, sessionName string
+	errorCode, errorMessage, errorStack, codeFilepath     string
+	endedAt                                               time.Time
+	durationMS, cost                                      float64
+	codeLineno                                            int
+	llm                                                   LLMUsage
+	link                                                  PromptLink
+}
+
+// ref stores v in slot and returns slot.
+func ref[T any](slot *T, v T) *T {
+	*slot = v
+	return slot
+}
+
+// optionalRef is ref for strings, with nil for "".
+func optionalRef(slot *string, v string) *string {
+	if v == "" {
+		return nil
+	}
+	return ref(slot, v)
+}
+
+// span applies the rules of DecodeBatch to w. The error is the reason the span is rejected.
+func (w *wireSpan) span(projectID string, now time.Time) (Span, error) {
+	s := Span{ProjectID: projectID, CreatedAt: now, UpdatedAt: now}
+	v := new(spanValues)
+	var err error
+
+	if s.ID, err = uuidField("id", w.id); err != nil {
+		return Span{}, err
+	}
+	if s.ID == "" {
+		s.ID = uuid.NewString()
+	}
+	if s.TraceID, err = uuidField("trace_id", w.traceID); err != nil {
+		return Span{}, err
+	}
+	if s.TraceID == "" {
+		return Span{}, fmt.Errorf("trace_id: required")
+	}
+	parent, err := uuidField("parent_span_id", w.parentSpanID)
+	if err != nil {
+		return Span{}, err
+	}
+	s.ParentSpanID = optionalRef(&v.parent, parent)
+
+	if s.Name, err = stringField("name", w.name, MaxNameLen); err != nil {
+		return Span{}, err
+	}
+	if s.Name == "" {
+		return Span{}, fmt.Errorf("name: required")
+	}
+	if s.Kind, err = kindField(w.kind); err != nil {
+		return Span{}, err
+	}
+	status, err := statusField(w.status)
+	if err != nil {
+		return Span{}, err
+	}
+	s.Status = optionalRef(&v.status, status)
+
+	if err := w.times(&s, v, now); err != nil {
+		return Span{}, err
+	}
+	cost, ok, err := nonNegativeField("cost", w.cost)
+	if err != nil {
+		return Span{}, err
+	}
+	if ok {
+		s.Cost = ref(&v.cost, cost)
+	}
+
+	input, ok, err := dataField("input_data", w.inputData)
+	if err != nil {
+		return Span{}, err
+	}
+	if ok {
+		s.InputData = ref(&v.input, input)
+	}
+	output, ok, err := dataField("output_data", w.outputData)
+	if err != nil {
+		return Span{}, err
+	}
+	if ok {
+		s.OutputData = ref(&v.output, output)
+	}
+
+	if s.Attributes, err = attributesField(w.attributes, w.attrGaps, w.attrStart); err != nil {
+		return Span{}, err
+	}
+	if llm, ok := parseLLMUsage(&w.attr); ok {
+		s.LLM = ref(&v.llm, llm)
+	}
+	if link, ok := parseLink(&w.attr); ok {
+		s.Link = ref(&v.link, link)
+	}
+
+	if s.Tags, err = tagsField("tags", w.tags); err != nil {
+		return Span{}, err
+	}
+	if s.Tags == nil {
+		s.Tags = map[string]string{}
+	}
+	if s.TraceTags, err = tagsField("trace_tags", w.traceTags); err != nil {
+		return Span{}, err
+	}
+	if err := w.sessionFields(&s, v); err != nil {
+		return Span{}, err
+	}
+
+	if err := w.errorFields(&s, v); err != nil {
+		return Span{}, err
+	}
+	return s, nil
+}
+
+// times sets StartedAt, EndedAt and DurationMS.
+func (w *wireSpan) times(s *Span, v *spanValues, now time.Time) error {
+	if isAbsent(w.startedAt) {
+		return fmt.Errorf("started_at: required")
+	}
+	start, err := timeField("started_at", w.startedAt, now)
+	if err != nil {
+		return err
+	}
+	s.StartedAt = start
+	if !isAbsent(w.endedAt) {
+		end, err := timeField("ended_at", w.endedAt, now)
+		if err != nil {
+			return err
+		}
+		if end.Before(start) {
+			return fmt.Errorf("ended_at: %s is before started_at %s",
+				end.Format(time.RFC3339Nano), start.Format(time.RFC3339Nano))
+		}
+		s.EndedAt = ref(&v.endedAt, end)
+	}
+	d, ok, err := nonNegativeField("duration_ms", w.durationMS)
+	if err != nil {
+		return err
+	}
+	if !ok && s.EndedAt != nil {
+		d, ok = float64(s.EndedAt.Sub(start))/float64(time.Millisecond), true
+	}
+	if ok {
+		s.DurationMS = ref(&v.durationMS, d)
+	}
+	return nil
+}
+
+// sessionFields sets SessionID, SessionName and SessionTags.
+func (w *wireSpan) sessionFields(s *Span, v *spanValues) error {
+	var sess struct{ id, name, tags []byte }
+	if !isAbsent(w.session) {
+		if !isObject(w.session) {
+			return fmt.Errorf("session: must be an object, got %s", jsonKind(w.session))
+		}
+		for it := iterMembers(w.session); it.next(); {
+			switch string(it.key) {
+			case "id":
+				sess.id = it.value
+			case "name":
+				sess.name = it.value
+			case "tags":
+				sess.tags = it.value
+			}
+		}
+	}
+
+	id, err := stringField("session_id", w.sessionID, -1)
+	if err != nil {
+		return err
+	}
+	if id == "" {
+		if id, err = stringField("session.id", sess.id, -1); err != nil {
+			return err
+		}
+	}
+	name, err := stringField("session.name", sess.name, MaxNameLen)
+	if err != nil {
+		return err
+	}
+	if name == "" {
+		if name, err = stringField("session_name", w.sessionName, MaxNameLen); err != nil {
+			return err
+		}
+	}
+	tags, err := tagsField("session_tags", w.sessionTags)
+	if err != nil {
+		return err
+	}
+	more, err := tagsField("session.tags", sess.tags)
+	if err != nil {
+		return err
+	}
+	for k, v := range more {
+		if _, ok := tags[k]; !ok {
+			if tags == nil {
+				tags = make(map[string]string, len(more))
+			}
+			tags[k] = v
+		}
+	}
+	if len(tags) > MaxTagKeys {
+		return fmt.Errorf("session_tags: more than %d keys with session.tags", MaxTagKeys)
+	}
+	if id == "" {
+		return nil
+	}
+
+	sid, ok := normalizeUUID(id)
+	if !ok {
+		if len(id) > MaxIDLen {
+			return fmt.Errorf("session id: not a UUID and longer than %d bytes", MaxIDLen)
+		}
+		sid = uuid.NewSHA1(uuid.NameSpaceDNS, []byte(id)).String()
+	}
+	s.SessionID = ref(&v.sessionID, sid)
+	s.SessionName = optionalRef(&v.sessionName, name)
+	s.SessionTags = tags
+	return nil
+}
+
+// errorFields sets ErrorCode, ErrorMessage, ErrorStack, CodeFilepath and CodeLineno.
+func (w *wireSpan) errorFields(s *Span, v *spanValues) error {
+	str, err := stringField("error_code", w.errorCode, MaxNameLen)
+	if err != nil {
+		return err
+	}
+	s.ErrorCode = optionalRef(&v.errorCode, str)
+	if str, err = stringField("error_message", w.errorMessage, MaxErrorBytes); err != nil {
+		return err
+	}
+	s.ErrorMessage = optionalRef(&v.errorMessage, str)
+	if str, err = stringField("error_stack", w.errorStack, MaxErrorBytes); err != nil {
+		return err
+	}
+	s.ErrorStack = optionalRef(&v.errorStack, str)
+	if str, err = stringField("code_filepath", w.codeFilepath, MaxErrorBytes); err != nil {
+		return err
+	}
+	s.CodeFilepath = optionalRef(&v.codeFilepath, str)
+	if isAbsent(w.codeLineno) {
+		return nil
+	}
+	n, ok := integerValue(w.codeLineno)
+	if !ok || n < 0 || n > math.MaxInt32 {
+		return fmt.Errorf("code_lineno: must be a non-negative integer, got %s", truncate(w.codeLineno))
+	}
+	s.CodeLineno = ref(&v.codeLineno, int(n))
+	return nil
+}
+
+// --- field helpers ---------------------------------------------------------------------------
+
+// isAbsent reports whether a raw value was not sent or is null.
+func isAbsent(raw []byte) bool { return raw == nil || raw[0] == 'n' }
+
+// stringField returns the string raw holds ("" when absent or null). max < 0 means no limit.
+func stringField(name string, raw []byte, max int) (string, error) {
+	if isAbsent(raw) {
+		return "", nil
+	}
+	s, ok := stringValue(raw)
+	if !ok {
+		return "", fmt.Errorf("%s: must be a string, got %s", name, jsonKind(raw))
+	}
+	if max >= 0 && len(s) > max {
+		return "", fmt.Errorf("%s: longer than %d bytes", name, max)
+	}
+	return s, nil
+}
+
+// uuidField returns the normalised UUID raw holds, or "" when it is absent, null or "".
+func uuidField(name string, raw []byte) (string, error) {
+	s, err := stringField(name, raw, -1)
+	if err != nil || s == "" {
+		return "", err
+	}
+	id, ok := normalizeUUID(s)
+	if !ok {
+		return "", fmt.Errorf("%s: %q is not a UUID", name, truncate([]byte(s)))
+	}
+	return id, nil
+}
+
+// normalizeUUID returns s as a lowercase hyphenated UUID. It accepts the forms uuid.Parse
+// does: hyphenated, 32 hex digits, {hyphenated} and urn:uuid:hyphenated, in any case.
+func normalizeUUID(s string) (string, bool) {
+	u, err := uuid.Parse(s)
+	if err != nil {
+		return "", false
+	}
+	if len(s) == 36 && !hasUpperHex(s) {
+		return s, true // already canonical: keep the decoded string
+	}
+	return u.String(), true
+}
+
+func hasUpperHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if 'A' <= s[i] && s[i] <= 'F' {
+			return true
+		}
+	}
+	return false
+}
+
+var kinds = [...]string{KindGeneric, KindLLM, KindTTS, KindHTTP, KindDatabase, KindVectorStore}
+
+// kindField returns the span kind: KindGeneric when absent, else lowercase [a-z0-9_-]{1,64}.
+func kindField(raw []byte) (string, error) {
+	if len(raw) > 2 && raw[0] == '"' {
+		for _, k := range kinds { // the spec's kinds, without decoding
+			if string(raw[1:len(raw)-1]) == k {
+				return k, nil
+			}
+		}
+	}
+	s, err := stringField("kind", raw, -1)
+	if err != nil {
+		return "", err
+	}
+	if s == "" {
+		return KindGeneric, nil
+	}
+	if len(s) > 64 {
+		return "", fmt.Errorf("kind: longer than 64 characters")
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_' || c == '-' || 'A' <= c && c <= 'Z') {
+			return "", fmt.Errorf("kind: %q has characters outside [a-z0-9_-]", s)
+		}
+	}
+	return strings.ToLower(s), nil
+}
+
+var statuses = [...]string{StatusUnset, StatusOK, StatusError}
+
+// statusField returns "" for null or "", else one of the statuses (matched in any case).
+func statusField(raw []byte) (string, error) {
+	if len(raw) > 2 && raw[0] == '"' {
+		for _, st := range statuses { // the usual lowercase, without decoding
+			if string(raw[1:len(raw)-1]) == st {
+				return st, nil
+			}
+		}
+	}
+	s, err := stringField("status", raw, -1)
+	if err != nil || s == "" {
+		return "", err
+	}
+	for _, st := range statuses {
+		if strings.EqualFold(s, st) {
+			return st, nil
+		}
+	}
+	return "", fmt.Errorf("status: %q is not one of unset, ok, error", truncate([]byte(s)))
+}
+
+// nonNegativeField returns the number raw holds; false when absent or null.
+func nonNegativeField(name string, raw []byte) (float64, bool, error) {
+	if isAbsent(raw) {
+		return 0, false, nil
+	}
+	if !isNumber(raw) {
+		return 0, false, fmt.Errorf("%s: must be a number, got %s", name, jsonKind(raw))
+	}
+	f, err := strconv.ParseFloat(string(raw), 64)
+	if err != nil || math.IsInf(f, 0) {
+		return 0, false, fmt.Errorf("%s: %s is out of range", name, truncate(raw))
+	}
+	if f < 0 {
+		return 0, false, fmt.Errorf("%s: must not be negative, got %s", name, truncate(raw))
+	}
+	return f, true, nil
+}
+
+// timeField parses raw with parseTime and checks the range.
+func timeField(name string, raw []byte, now time.Time) (time.Time, error) {
+	t, err := parseTime(raw)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%s: %v", name, err)
+	}
+	if t.Before(minSpanTime) {
+		return time.Time{}, fmt.Errorf("%s: %s is before 2000-01-01", name, t.Format(time.RFC3339Nano))
+	}
+	if t.After(now.Add(maxFutureSkew)) {
+		return time.Time{}, fmt.Errorf("%s: %s is more than a day in the future", name, t.Format(time.RFC3339Nano))
+	}
+	return t, nil
+}
+
+// dataField returns input_data or output_data: a string, or the compact JSON text of any other
+// non-null value; false when absent or null.
+func dataField(name string, raw []byte) (string, bool, error) {
+	if isAbsent(raw) {
+		return "", false, nil
+	}
+	var s string
+	if raw[0] == '"' {
+		s, _ = stringValue(raw)
+	} else {
+		s = string(appendCompact(make([]byte, 0, len(raw)), raw))
+	}
+	if len(s) > MaxDataBytes {
+		return "", false, fmt.Errorf("%s: larger than %d bytes", name, MaxDataBytes)
+	}
+	return s, true, nil
+}
+
+// attributesField returns the compact attributes object ({} when absent or null). gaps and
+// start are wireSpan.attrGaps and attrStart.
+func attributesField(raw []byte, gaps []int, start int) ([]byte, error) {
+	if isAbsent(raw) {
+		return []byte("{}"), nil
+	}
+	if !isObject(raw) {
+		return nil, fmt.Errorf("attributes: must be an object, got %s", jsonKind(raw))
+	}
+	var c []byte
+	if utf8.Valid(raw) {
+		c = compactGaps(raw, gaps, start)
+	} else {
+		c = appendCompact(make([]byte, 0, len(raw)), raw)
+	}
+	if len(c) > MaxAttributeBytes {
+		return nil, fmt.Errorf("attributes: larger than %d bytes", MaxAttributeBytes)
+	}
+	return c, nil
+}
+
+// compactGaps returns a copy of raw without the whitespace runs gaps, which the reader
+// recorded (as offsets of its data, raw starting at start) while it read raw: all the
+// insignificant whitespace of raw, and only it.
+func compactGaps(raw []byte, gaps []int, start int) []byte {
+	n, prev := len(raw), start
+	for i := 0; i+1 < len(gaps); i += 2 {
+		if gaps[i] < prev || gaps[i+1] < gaps[i] || gaps[i+1] > start+len(raw) {
+			return appendCompact(make([]byte, 0, len(raw)), raw) // not raw's gaps: never happens
+		}
+		n -= gaps[i+1] - gaps[i]
+		prev = gaps[i+1]
+	}
+	out := make([]byte, 0, n)
+	prev = 0
+	for i := 0; i+1 < len(gaps); i += 2 {
+		out = append(out, raw[prev:gaps[i]-start]...)
+		prev = gaps[i+1] - start
+	}
+	return append(out, raw[prev:]...)
+}
+
+// tagsField reads a tag object; nil when it is absent, null or has no non-null value.
+func tagsField(name string, raw []byte) (map[string]string, error) {
+	if isAbsent(raw) {
+		return nil, nil
+	}
+	if !isObject(raw) {
+		return nil, fmt.Errorf("%s: must be an object, got %s", name, jsonKind(raw))
+	}
+	var tags map[string]string
+	for it := iterMembers(raw); it.next(); {
+		v := it.value
+		if v[0] == 'n' {
+			continue
+		}
+		key := string(it.key)
+		if !utf8.ValidString(key) {
+			key = strings.ToValidUTF8(key, "\uFFFD")
+		}
+		if len(key) == 0 || len(key) > MaxTagKeyLen {
+			return nil, fmt.Errorf("%s: key %q must be 1 to %d bytes", name, truncate(it.key), MaxTagKeyLen)
+		}
+		var s string
+		switch v[0] {
+		case '"':
+			s, _ = stringValue(v)
+		case '{', '[':
+			s = string(appendCompact(make([]byte, 0, len(v)), v))
+		default: // number, true, false: their JSON text
+			s = string(v)
+		}
+		if len(s) > MaxTagValueLen {
+			return nil, fmt.Errorf("%s: value of %q longer than %d bytes", name, truncate(it.key), MaxTagValueLen)
+		}
+		if tags == nil {
+			tags = make(map[string]string)
+		}
+		tags[key] = s
+		if len(tags) > MaxTagKeys {
+			return nil, fmt.Errorf("%s: more than %d keys", name, MaxTagKeys)
+		}
+	}
+	return tags, nil
+}
+
+// jsonKind names the JSON type of a raw value for error messages.
+func jsonKind(raw []byte) string {
+	if len(raw) == 0 {
+		return "nothing"
+	}
+	switch raw[0] {
+	case '"':
+		return "a string"
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
+}
+
+// truncate shortens a value quoted in an error message.
+func truncate(b []byte) string {
+	const max = 64
+	if len(b) <= max {
+		return string(b)
+	}
+	return strings.ToValidUTF8(string(b[:max]), "") + "..."
+}
+
+// --- numbers ---------------------------------------------------------------------------------
+
+// isNumber reports whether raw is a JSON number (RFC 8259 grammar, nothing around it).
+func isNumber(raw []byte) bool {
+	if len(raw) == 0 || !(raw[0] == '-' || '0' <= raw[0] && raw[0] <= '9') {
+		return false
+	}
+	r := jsonReader{data: raw}
+	return r.number() == nil && r.pos == len(raw)
+}
+
+// numberText returns the JSON number text of raw: raw itself, or the contents of a string
+// holding a number (surrounding spaces allowed).
+func numberText(raw []byte) ([]byte, bool) {
+	if len(raw) > 0 && raw[0] == '"' {
+		s, ok := stringValue(raw)
+		if !ok {
+			return nil, false
+		}
+		raw = []byte(strings.TrimSpace(s))
+	}
+	return raw, isNumber(raw)
+}
+
+// integerValue reads an integral number, or a string holding one, of at most 2^53.
+func integerValue(raw []byte) (int64, bool) {
+	text, ok := numberText(raw)
+	if !ok {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(string(text), 64)
+	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+		return 0, false
+	}
+	return int64(f), true
+}
+
+// --- times -----------------------------------------------------------------------------------
+
+// parseTime reads a span time from a raw JSON value. Accepted:
+//
+//   - ISO 8601 / RFC 3339 strings: 2024-11-21T18:05:45.123Z, with an offset (+02:00, +0200,
+//     +02), without a zone (UTC), with a space or lowercase t instead of T, with 0 to 9
+//     fractional digits (more are ignored) and without seconds (2024-11-21T18:05Z).
+//   - Unix epochs as JSON numbers (1732212345.123456, 1732212345) or strings holding one.
+//     The unit is guessed from the magnitude v: v > 1e17 is nanoseconds, v > 1e14
+//     microseconds, v > 1e11 milliseconds, else seconds. (1e11 s is the year 5138 and 1e11 ms
+//     is 1973, so no time this service accepts is ambiguous.) The decimal text is converted
+//     exactly, not through a float.
+//
+// The result is in UTC, rounded to the microsecond. Range checks are the caller's.
+func parseTime(raw []byte) (time.Time, error) {
+	if len(raw) == 0 {
+		return time.Time{}, fmt.Errorf("missing")
+	}
+	var t time.Time
+	var err error
+	switch c := raw[0]; {
+	case c == '"':
+		s, _ := stringValue(raw)
+		if text := strings.TrimSpace(s); isNumber([]byte(text)) {
+			t, err = parseEpoch([]byte(text))
+		} else {
+			t, err = parseISO(s)
+		}
+	case c == '-' || '0' <= c && c <= '9':
+		t, err = parseEpoch(raw)
+	default:
+		return time.Time{}, fmt.Errorf("must be an ISO 8601 string or a Unix epoch number, got %s", jsonKind(raw))
+	}
+	if err != nil {
+		return time.Time{}, err
+	}
+	return t.Round(time.Microsecond).UTC(), nil
+}
+
+// maxEpochSeconds bounds the epochs parseEpoch converts (the year 2255, which keeps
+// nanoseconds within int64).
+const maxEpochSeconds = 9e9
+
+// parseEpoch converts a JSON number text to a time, with the unit heuristic of parseTime.
+func parseEpoch(text []byte) (time.Time, error) {
+	f, err := strconv.ParseFloat(string(text), 64)
+	if err != nil && !isRangeErr(err) {
+		return time.Time{}, fmt.Errorf("%q is not a number", truncate(text))
+	}
+	// digitsAfterPoint is log10 of the unit in nanoseconds (9 for seconds, 0 for nanoseconds).
+	digitsAfterPoint, perSecond := 9, 1.0
+	switch {
+	case f > 1e17:
+		digitsAfterPoint, perSecond = 0, 1e9
+	case f > 1e14:
+		digitsAfterPoint, perSecond = 3, 1e6
+	case f > 1e11:
+		digitsAfterPoint, perSecond = 6, 1e3
+	}
+	if secs := f / perSecond; !(secs >= 0 && secs <= maxEpochSeconds) {
+		return time.Time{}, fmt.Errorf("epoch %s is out of range", truncate(text))
+	}
+
+	// Split the text into its digits (integer and fraction) and a decimal exponent.
+	mant, exp := text, 0
+	if i := bytes.IndexAny(text, "eE"); i >= 0 {
+		mant = text[:i]
+		e, err := strconv.Atoi(string(text[i+1:]))
+		if err != nil {
+			return time.Time{}, fmt.Errorf("epoch %s is out of range", truncate(text))
+		}
+		exp = e
+	}
+	intPart, fracPart := mant, []byte(nil)
+	if i := bytes.IndexByte(mant, '.'); i >= 0 {
+		intPart, fracPart = mant[:i], mant[i+1:]
+	}
+	nDigits := len(intPart) + len(fracPart)
+	digit := func(i int) int64 {
+		if i < len(intPart) {
+			return int64(intPart[i] - '0')
+		}
+		return int64(fracPart[i-len(intPart)] - '0')
+	}
+	// The value in nanoseconds is the digits with the decimal point after `point` of them.
+	point := len(intPart) + exp + digitsAfterPoint
+	if point-nDigits > 19 { // >= 1e19 ns unless all digits are zero: out of range either way
+		return time.Time{}, fmt.Errorf("epoch %s is out of range", truncate(text))
+	}
+	var ns int64
+	for i := 0; i < point; i++ {
+		var d int64
+		if i < nDigits {
+			d = digit(i)
+		}
+		if ns > (math.MaxInt64-d)/10 {
+			return time.Time{}, fmt.Errorf("epoch %s is out of range", truncate(text))
+		}
+		ns = ns*10 + d
+	}
+	// Digits below the nanosecond are dropped: truncating there never changes the rounding to
+	// the microsecond that parseTime does.
+	return time.Unix(0, ns).UTC(), nil
+}
+
+func isRangeErr(err error) bool {
+	ne, ok := err.(*strconv.NumError)
+	return ok && ne.Err == strconv.ErrRange
+}
+
+// parseISO parses the ISO 8601 forms of parseTime.
+func parseISO(s string) (time.Time, error) {
+	bad := func() (time.Time, error) {
+		return time.Time{}, fmt.Errorf("%q is not an ISO 8601 time or a Unix epoch", truncate([]byte(s)))
+	}
+	// YYYY-MM-DD?hh:mm
+	if len(s) < 16 || s[4] != '-' || s[7] != '-' || !(s[10] == 'T' || s[10] == 't' || s[10] == ' ') || s[13] != ':' {
+		return bad()
+	}
+	year, ok1 := digits(s[0:4])
+	month, ok2 := digits(s[5:7])
+	day, ok3 := digits(s[8:10])
+	hour, ok4 := digits(s[11:13])
+	minute, ok5 := digits(s[14:16])
+	if !(ok1 && ok2 && ok3 && ok4 && ok5) {
+		return bad()
+	}
+	rest := s[16:]
+	sec, nsec := 0, 0
+	if len(rest) > 0 && rest[0] == ':' {
+		if len(rest) < 3 {
+			return bad()
+		}
+		var ok bool
+		if sec, ok = digits(rest[1:3]); !ok {
+			return bad()
+		}
+		rest = rest[3:]
+		if len(rest) > 0 && rest[0] == '.' {
+			i := 1
+			for i < len(rest) && '0' <= rest[i] && rest[i] <= '9' {
+				if i <= 9 {
+					nsec = nsec*10 + int(rest[i]-'0')
+				}
+				i++
+			}
+			if i == 1 {
+				return bad()
+			}
+			for n := i - 1; n < 9; n++ {
+				nsec *= 10
+			}
+			rest = rest[i:]
+		}
+	}
+	offset := 0
+	switch {
+	case rest == "" || rest == "Z" || rest == "z":
+	case rest[0] == '+' || rest[0] == '-':
+		var oh, om int
+		var ok bool
+		switch z := rest[1:]; {
+		case len(z) == 2:
+			oh, ok = digits(z)
+		case len(z) == 4:
+			oh, ok = digits(z[:2])
+			if ok {
+				om, ok = digits(z[2:])
+			}
+		case len(z) == 5 && z[2] == ':':
+			oh, ok = digits(z[:2])
+			if ok {
+				om, ok = digits(z[3:])
+			}
+		}
+		if !ok || oh > 23 || om > 59 {
+			return bad()
+		}
+		offset = (oh*60 + om) * 60
+		if rest[0] == '-' {
+			offset = -offset
+		}
+	default:
+		return bad()
+	}
+	if month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || sec > 59 {
+		return bad()
+	}
+	t := time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC)
+	if t.Day() != day { // February 30 and the like
+		return bad()
+	}
+	return t.Add(-time.Duration(offset) * time.Second), nil
+}
+
+// digits parses a short run of ASCII digits.
+func digits(s string) (int, bool) {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
+}
+
+// --- attributes: LLM usage and prompt link ----------------------------------------------------
+
+// parseLLMUsage reads the model usage of the attributes (Span.LLM). There is none (false)
+// unless the attributes name a model (a non-empty string). Then:
+//
+//   - Provider and Model are the provider and model strings.
+//   - InputTokens and OutputTokens are inputTokens and outputTokens (the spec's fields: integral
+//     numbers or numeric strings, >= 0; other values count as absent). When absent, they come
+//     from the usage object.
+//   - usage with OpenAI Chat names: prompt_tokens, completion_tokens,
+//     prompt_tokens_details.cached_tokens, completion_tokens_details.reasoning_tokens.
+//     With OpenAI Responses names (input_tokens and input_tokens_details or
+//     output_tokens_details): input_tokens includes the cached ones.
+//     With Anthropic names (input_tokens, output_tokens, cache_read_input_tokens,
+//     cache_creation_input_tokens): input_tokens excludes cache reads and writes, so
+//     InputTokens = input_tokens + cache reads + cache writes.
+//   - The cached, cache-write and reasoning counts always come from usage; they are capped so
+//     that they never exceed the totals they are part of.
+func parseLLMUsage(a *wireAttributes) (LLMUsage, bool) {
+	model, _ := stringValue(a.model)
+	if model == "" {
+		return LLMUsage{}, false
+	}
+	provider, _ := stringValue(a.provider)
+	u := LLMUsage{Provider: provider, Model: model}
+	usage := parseUsage(a.usage)
+	u.InputTokens, u.OutputTokens = usage.InputTokens, usage.OutputTokens
+	if n, ok := tokenCount(a.inputTokens); ok {
+		u.InputTokens = n
+	}
+	if n, ok := tokenCount(a.outputTokens); ok {
+		u.OutputTokens = n
+	}
+	u.CachedInputTokens = min(usage.CachedInputTokens, u.InputTokens)
+	u.CacheWriteTokens = min(usage.CacheWriteTokens, u.InputTokens-u.CachedInputTokens)
+	u.ReasoningTokens = min(usage.ReasoningTokens, u.OutputTokens)
+	return u, true
+}
+
+// parseUsage reads a provider usage object (see parseLLMUsage); zero when raw is not one.
+func parseUsage(raw []byte) LLMUsage {
+	var f struct {
+		promptTokens, completionTokens, promptDetails, completionDetails []byte
+		inputTokens, outputTokens, inputDetails, outputDetails           []byte
+		cacheRead, cacheCreation                                         []byte
+	}
+	for it := iterMembers(raw); it.next(); {
+		switch string(it.key) {
+		case "prompt_tokens":
+			f.promptTokens = it.value
+		case "completion_tokens":
+			f.completionTokens = it.value
+		case "prompt_tokens_details":
+			f.promptDetails = it.value
+		case "completion_tokens_details":
+			f.completionDetails = it.value
+		case "input_tokens":
+			f.inputTokens = it.value
+		case "output_tokens":
+			f.outputTokens = it.value
+		case "input_tokens_details":
+			f.inputDetails = it.value
+		case "output_tokens_details":
+			f.outputDetails = it.value
+		case "cache_read_input_tokens":
+			f.cacheRead = it.value
+		case "cache_creation_input_tokens":
+			f.cacheCreation = it.value
+		}
+	}
+	var u LLMUsage
+	switch {
+	case f.promptTokens != nil || f.completionTokens != nil: // OpenAI Chat Completions
+		u.InputTokens = count(f.promptTokens)
+		u.OutputTokens = count(f.completionTokens)
+		u.CachedInputTokens = count(member(f.promptDetails, "cached_tokens"))
+		u.ReasoningTokens = count(member(f.completionDetails, "reasoning_tokens"))
+	case f.inputDetails != nil || f.outputDetails != nil: // OpenAI Responses
+		u.InputTokens = count(f.inputTokens)
+		u.OutputTokens = count(f.outputTokens)
+		u.CachedInputTokens = count(member(f.inputDetails, "cached_tokens"))
+		u.ReasoningTokens = count(member(f.outputDetails, "reasoning_tokens"))
+	default: // Anthropic
+		u.CachedInputTokens = count(f.cacheRead)
+		u.CacheWriteTokens = count(f.cacheCreation)
+		u.InputTokens = count(f.inputTokens) + u.CachedInputTokens + u.CacheWriteTokens
+		u.OutputTokens = count(f.outputTokens)
+	}
+	return u
+}
+
+// member returns the raw value of the member name of the object raw (nil when absent).
+func member(raw []byte, name string) []byte {
+	var v []byte
+	for it := iterMembers(raw); it.next(); {
+		if string(it.key) == name {
+			v = it.value
+		}
+	}
+	return v
+}
+
+// count is tokenCount, 0 when raw is not a count.
+func count(raw []byte) int64 {
+	n, _ := tokenCount(raw)
+	return n
+}
+
+// maxTokens bounds a token count (larger values are ignored as nonsense).
+const maxTokens = 1 << 40
+
+// tokenCount reads a non-negative integral token count (number or numeric string).
+func tokenCount(raw []byte) (int64, bool) {
+	if isAbsent(raw) {
+		return 0, false
+	}
+	n, ok := integerValue(raw)
+	if !ok || n < 0 || n > maxTokens {
+		return 0, false
+	}
+	return n, true
+}
+
+// parseLink reads attributes.zeroeval (COMPAT.md, "Hidden linkage metadata"): task,
+// prompt_slug, prompt_version (integer or numeric string), prompt_version_id (a UUID is
+// normalised), content_hash (lowercased). A top-level task attribute fills Task when zeroeval
+// has none. Values of the wrong type are ignored; false when nothing is known (Span.Link nil).
+func parseLink(a *wireAttributes) (PromptLink, bool) {
+	var l PromptLink
+	var f struct{ task, slug, version, versionID, hash []byte }
+	for it := iterMembers(a.zeroeval); it.next(); {
+		switch string(it.key) {
+		case "task":
+			f.task = it.value
+		case "prompt_slug":
+			f.slug = it.value
+		case "prompt_version":
+			f.version = it.value
+		case "prompt_version_id":
+			f.versionID = it.value
+		case "content_hash":
+			f.hash = it.value
+		}
+	}
+	l.Task, _ = stringValue(f.task)
+	if l.Task == "" {
+		l.Task, _ = stringValue(a.task)
+	}
+	l.PromptSlug, _ = stringValue(f.slug)
+	if n, ok := integerValue(f.version); ok && n > 0 && n <= math.MaxInt32 {
+		l.PromptVersion = int(n)
+	}
+	l.PromptVersionID, _ = stringValue(f.versionID)
+	if id, ok := normalizeUUID(l.PromptVersionID); ok {
+		l.PromptVersionID = id
+	}
+	hash, _ := stringValue(f.hash)
+	l.ContentHash = strings.ToLower(hash)
+	return l, l != PromptLink{}
+}
+
+// --- JSON reading ------------------------------------------------------------------------------
+
+// jsonReader is a validating reader of JSON text. It accepts exactly what encoding/json
+// accepts (RFC 8259, nesting depth at most maxDepth, any bytes >= 0x20 in strings), and
+// returns values as slices of data, so a batch is read in one pass without copying. It is used
+// instead of encoding/json because that is the hot path of ingestion: encoding/json scans every
+// byte at least twice through a state machine (~190 MB/s here), this reader skips string
+// contents eight bytes at a time.
+type jsonReader struct {
+	data  []byte
+	pos   int
+	depth int
+	// While recordGaps is set, skipWS appends to gaps the offsets [start, end) of each run of
+	// whitespace it skips, which lets compactGaps compact the value read meanwhile by copying.
+	recordGaps bool
+	gaps       []int
+}
+
+// maxDepth is encoding/json's nesting limit.
+const maxDepth = 10000
+
+type syntaxError struct {
+	msg string
+	off int
+}
+
+func (e *syntaxError) Error() string { return fmt.Sprintf("%s at offset %d", e.msg, e.off) }
+
+func (r *jsonReader) fail(msg string) error { return &syntaxError{msg: msg, off: r.pos} }
+
+func (r *jsonReader) failChar(context string) error {
+	if r.pos >= len(r.data) {
+		return r.fail("unexpected end of JSON input")
+	}
+	return r.fail(fmt.Sprintf("invalid character %q %s", r.data[r.pos], context))
+}
+
+func (r *jsonReader) skipWS() {
+	if r.pos >= len(r.data) || r.data[r.pos] > ' ' {
+		return // the common case: no whitespace
+	}
+	start := r.pos
+	for r.pos < len(r.data) && isSpace[r.data[r.pos]] {
+		r.pos++
+	}
+	if r.recordGaps && r.pos > start {
+		r.gaps = append(r.gaps, start, r.pos)
+	}
+}
+
+var isSpace = [256]bool{' ': true, '\t': true, '\n': true, '\r': true}
+
+// enter consumes the '{' or '[' at r.pos.
+func (r *jsonReader) enter() error {
+	r.depth++
+	if r.depth > maxDepth {
+		return r.fail("exceeded max nesting depth")
+	}
+	r.pos++
+	return nil
+}
+
+// next moves to the next element of the open object or array; it reports false after
+// consuming the closing delimiter. first is true before the first element.
+func (r *jsonReader) next(closing byte, first bool) (bool, error) {
+	r.skipWS()
+	if r.pos >= len(r.data) {
+		return false, r.fail("unexpected end of JSON input")
+	}
+	if r.data[r.pos] == closing {
+		r.pos++
+		r.depth--
+		return false, nil
+	}
+	if !first {
+		if r.data[r.pos] != ',' {
+			return false, r.failChar("after element")
+		}
+		r.pos++
+		r.skipWS()
+	}
+	return true, nil
+}
+
+// key reads an object key, the colon and the whitespace after it, leaving r.pos on the value.
+// The key is decoded when it has escapes, else it is a slice of data.
+func (r *jsonReader) key() ([]byte, error) {
+	if r.pos >= len(r.data) || r.data[r.pos] != '"' {
+		return nil, r.failChar("looking for beginning of object key string")
+	}
+	raw, escaped, err := r.readString()
+	if err != nil {
+		return nil, err
+	}
+	r.skipWS()
+	if r.pos >= len(r.data) || r.data[r.pos] != ':' {
+		return nil, r.failChar("after object key")
+	}
+	r.pos++
+	r.skipWS()
+	if escaped {
+		return []byte(unescape(raw)), nil
+	}
+	return raw, nil
+}
+
+// skipValue validates and skips one value (and the whitespace before it).
+func (r *jsonReader) skipValue() error {
+	r.skipWS()
+	if r.pos >= len(r.data) {
+		return r.fail("unexpected end of JSON input")
+	}
+	switch c := r.data[r.pos]; c {
+	case '{':
+		if err := r.enter(); err != nil {
+			return err
+		}
+		for first := true; ; first = false {
+			more, err := r.next('}', first)
+			if err != nil || !more {
+				return err
+			}
+			if _, err := r.key(); err != nil {
+				return err
+			}
+			if err := r.skipValue(); err != nil {
+				return err
+			}
+		}
+	case '[':
+		if err := r.enter(); err != nil {
+			return err
+		}
+		for first := true; ; first = false {
+			more, err := r.next(']', first)
+			if err != nil || !more {
+				return err
+			}
+			if err := r.skipValue(); err != nil {
+				return err
+			}
+		}
+	case '"':
+		_, _, err := r.readString()
+		return err
+	case 't':
+		return r.literal("true")
+	case 'f':
+		return r.literal("false")
+	case 'n':
+		return r.literal("null")
+	default:
+		if c == '-' || '0' <= c && c <= '9' {
+			return r.number()
+		}
+		return r.failChar("looking for beginning of value")
+	}
+}
+
+func (r *jsonReader) literal(word string) error {
+	for i := 0; i < len(word); i++ {
+		if r.pos >= len(r.data) || r.data[r.pos] != word[i] {
+			return r.failChar("in literal " + word)
+		}
+		r.pos++
+	}
+	return nil
+}
+
+// number validates a number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func (r *jsonReader) number() error {
+	d := r.data
+	if r.pos < len(d) && d[r.pos] == '-' {
+		r.pos++
+	}
+	switch {
+	case r.pos < len(d) && d[r.pos] == '0':
+		r.pos++
+	case r.pos < len(d) && '1' <= d[r.pos] && d[r.pos] <= '9':
+		r.skipDigits()
+	default:
+		return r.failChar("in numeric literal")
+	}
+	if r.pos < len(d) && d[r.pos] == '.' {
+		r.pos++
+		if r.skipDigits() == 0 {
+			return r.failChar("after decimal point in numeric literal")
+		}
+	}
+	if r.pos < len(d) && (d[r.pos] == 'e' || d[r.pos] == 'E') {
+		r.pos++
+		if r.pos < len(d) && (d[r.pos] == '+' || d[r.pos] == '-') {
+			r.pos++
+		}
+		if r.skipDigits() == 0 {
+			return r.failChar("in exponent of numeric literal")
+		}
+	}
+	return nil
+}
+
+func (r *jsonReader) skipDigits() int {
+	start := r.pos
+	for r.pos < len(r.data) && '0' <= r.data[r.pos] && r.data[r.pos] <= '9' {
+		r.pos++
+	}
+	return r.pos - start
+}
+
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// specialMask flags (bit 7 of the byte) the bytes of x that are '"', '\\' or a control
+// character (< 0x20). Bytes above the lowest flagged one may be flagged falsely (a borrow), the
+// lowest one never is: x is loaded little-endian, so it is the first special byte in memory.
+func specialMask(x uint64) uint64 {
+	q := x ^ (ones * '"')
+	b := x ^ (ones * '\\')
+	return ((q-ones)&^q | (b-ones)&^b | (x-ones*0x20)&^x) & highs
+}
+
+// nextSpecial returns the index of the first byte of d[i:] that specialMask flags, or len(d).
+func nextSpecial(d []byte, i int) int {
+	for ; i+8 <= len(d); i += 8 {
+		if m := specialMask(binary.LittleEndian.Uint64(d[i:])); m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+	}
+	for ; i < len(d); i++ {
+		if c := d[i]; c == '"' || c == '\\' || c < 0x20 {
+			return i
+		}
+	}
+	return i
+}
+
+// readString validates the string at r.pos and returns its contents (without the quotes) and
+// whether it has escapes.
+func (r *jsonReader) readString() (contents []byte, escaped bool, err error) {
+	d := r.data
+	start := r.pos + 1
+	i := start
+	for {
+		if i = nextSpecial(d, i); i >= len(d) {
+			r.pos = i
+			return nil, false, r.fail("unexpected end of JSON input")
+		}
+		switch c := d[i]; {
+		case c == '"':
+			r.pos = i + 1
+			return d[start:i], escaped, nil
+		case c == '\\':
+			escaped = true
+			if i+1 >= len(d) {
+				r.pos = i + 1
+				return nil, false, r.fail("unexpected end of JSON input")
+			}
+			switch d[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				for j := i + 2; j < i+6; j++ {
+					if j >= len(d) || !isHex(d[j]) {
+						r.pos = j
+						return nil, false, r.failChar("in \\u hexadecimal character escape")
+					}
+				}
+				i += 6
+			default:
+				r.pos = i + 1
+				return nil, false, r.failChar("in string escape code")
+			}
+		default: // c < 0x20
+			r.pos = i
+			return nil, false, r.failChar("in string literal")
+		}
+	}
+}
+
+func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
+
+// stringValue decodes a raw JSON string value (with its quotes) that the reader has
+// validated. It reports false when raw is not a string.
+func stringValue(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' {
+		return "", false
+	}
+	s := raw[1 : len(raw)-1]
+	if bytes.IndexByte(s, '\\') < 0 && utf8.Valid(s) {
+		return string(s), true
+	}
+	return unescape(s), true
+}
+
+// unescape decodes validated string contents exactly as encoding/json does: escapes are
+// resolved, invalid UTF-8 bytes and unpaired surrogates become U+FFFD.
+func unescape(s []byte) string {
+	var b strings.Builder // String() does not copy
+	b.Grow(len(s))
+	for {
+		i := nextEscapeOrNonASCII(s)
+		b.Write(s[:i])
+		if s = s[i:]; len(s) == 0 {
+			return b.String()
+		}
+		if s[0] != '\\' {
+			r, size := utf8.DecodeRune(s)
+			if r == utf8.RuneError && size == 1 {
+				b.WriteRune(utf8.RuneError)
+			} else {
+				b.Write(s[:size])
+			}
+			s = s[size:]
+			continue
+		}
+		if len(s) < 2 {
+			return b.String() // not valid JSON: the reader never lets this through
+		}
+		switch c := s[1]; c {
+		case 'b':
+			b.WriteByte('\b')
+		case 'f':
+			b.WriteByte('\f')
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		case 't':
+			b.WriteByte('\t')
+		case 'u':
+			if len(s) < 6 {
+				return b.String()
+			}
+			rr := hex4(s[2:6])
+			s = s[6:]
+			if utf16.IsSurrogate(rr) {
+				if len(s) >= 6 && s[0] == '\\' && s[1] == 'u' {
+					if dec := utf16.DecodeRune(rr, hex4(s[2:6])); dec != unicode.ReplacementChar {
+						b.WriteRune(dec)
+						s = s[6:]
+						continue
+					}
+				}
+				rr = unicode.ReplacementChar
+			}
+			b.WriteRune(rr)
+			continue
+		default: // '"', '\\', '/'
+			b.WriteByte(c)
+		}
+		s = s[2:]
+	}
+}
+
+// nextEscapeOrNonASCII returns the index of the first '\\' or byte >= 0x80 of s, or len(s).
+func nextEscapeOrNonASCII(s []byte) int {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		x := binary.LittleEndian.Uint64(s[i:])
+		b := x ^ (ones * '\\')
+		if m := ((b-ones)&^b | x) & highs; m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+	}
+	for ; i < len(s); i++ {
+		if s[i] == '\\' || s[i] >= utf8.RuneSelf {
+			return i
+		}
+	}
+	return i
+}
+
+func hex4(s []byte) rune {
+	var r rune
+	for _, c := range s[:4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			c = c - 'A' + 10
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
+}
+
+// appendCompact appends the JSON value src (validated by the reader) without insignificant
+// whitespace, each invalid UTF-8 byte in strings replaced by U+FFFD (escapes are kept).
+func appendCompact(dst, src []byte) []byte {
+	for i := 0; i < len(src); {
+		switch src[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		case '"':
+			end := stringEnd(src, i)
+			dst = appendValidUTF8(dst, src[i:end])
+			i = end
+		default: // a run of punctuation, numbers and literals
+			j := i + 1
+			for j < len(src) && !isSpaceOrQuote[src[j]] {
+				j++
+			}
+			dst = append(dst, src[i:j]...)
+			i = j
+		}
+	}
+	return dst
+}
+
+var isSpaceOrQuote = [256]bool{' ': true, '\t': true, '\n': true, '\r': true, '"': true}
+
+// appendValidUTF8 appends s, each invalid UTF-8 byte replaced by U+FFFD (as encoding/json
+// decodes it).
+func appendValidUTF8(dst, s []byte) []byte {
+	if utf8.Valid(s) {
+		return append(dst, s...)
+	}
+	for len(s) > 0 {
+		r, size := utf8.DecodeRune(s)
+		if r == utf8.RuneError && size == 1 {
+			dst = utf8.AppendRune(dst, utf8.RuneError)
+		} else {
+			dst = append(dst, s[:size]...)
+		}
+		s = s[size:]
+	}
+	return dst
+}
+
+// stringEnd returns the index after the closing quote of the valid string starting at i.
+func stringEnd(d []byte, i int) int {
+	for i++; ; {
+		if i = nextSpecial(d, i); i >= len(d) {
+			return len(d)
+		}
+		if d[i] == '"' {
+			return i + 1
+		}
+		i += 2 // an escape (control characters are not in valid strings)
+	}
+}
