@@ -3,9 +3,12 @@ package tracing
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
+	"unicode/utf16"
 
 	"github.com/plumehq/plume/shared/errs"
 	"github.com/plumehq/plume/shared/trace"
@@ -63,15 +66,34 @@ func (s *ingestServer) postSpans(w http.ResponseWriter, r *http.Request) {
 	web.OK(w, stored)
 }
 
-// rejectedHeader encodes as many rejections as fit the header cap.
+// rejectedHeader encodes as many rejections as fit the header cap, as ASCII-only JSON (reasons
+// may quote client text; header values must stay ASCII).
 func rejectedHeader(rejected []trace.Rejected) string {
 	for n := len(rejected); n > 0; n-- {
 		b, err := json.Marshal(rejected[:n])
-		if err == nil && len(b) <= maxRejectedHeader {
-			return string(b)
+		if err != nil {
+			break
+		}
+		if h := asciiJSON(b); len(h) <= maxRejectedHeader {
+			return h
 		}
 	}
 	return "[]"
+}
+
+// asciiJSON escapes every non-ASCII character and control byte of JSON text as \uXXXX.
+func asciiJSON(b []byte) string {
+	var sb strings.Builder
+	for _, r := range string(b) {
+		if r < 0x20 || r > 0x7e {
+			for _, u := range utf16.Encode([]rune{r}) {
+				fmt.Fprintf(&sb, "\\u%04x", u)
+			}
+			continue
+		}
+		sb.WriteRune(r)
+	}
+	return sb.String()
 }
 
 // postTraces serves POST /traces: creates or updates traces, answers them as read.

@@ -51,6 +51,7 @@ func newTestAPI(t testing.TB) *testAPI {
 	mux := http.NewServeMux()
 	web.Mount(mux, IngestRoutes, NewIngestHandler(svc, authn))
 	web.Mount(mux, QueryRoutes, NewQueryHandler(trace.NewQueries(traces, blobs), authn))
+	mux.Handle("/", web.Chain(http.HandlerFunc(web.NotFound)))
 	api.h = mux
 	counter.Reset()
 	return api
@@ -119,6 +120,17 @@ func (api *testAPI) do(t testing.TB, method, path, key string, body any) respons
 	if key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)
 	}
+	rec := httptest.NewRecorder()
+	api.h.ServeHTTP(rec, req)
+	return response{status: rec.Code, header: rec.Header(), raw: rec.Body.Bytes()}
+}
+
+// doContentType sends a raw body with an explicit Content-Type.
+func (api *testAPI) doContentType(t testing.TB, method, path, key, body, contentType string) response {
+	t.Helper()
+	req := httptest.NewRequest(method, path, bytes.NewBufferString(body))
+	req.Header.Set("Content-Type", contentType)
+	req.Header.Set("Authorization", "Bearer "+key)
 	rec := httptest.NewRecorder()
 	api.h.ServeHTTP(rec, req)
 	return response{status: rec.Code, header: rec.Header(), raw: rec.Body.Bytes()}

@@ -91,7 +91,13 @@ func (s *Service) Ingest(ctx context.Context, projectID string, spans []Span) ([
 				changed = append(changed, w)
 			}
 		}
-		pending = slices.DeleteFunc(pending, func(sp Span) bool { return !slices.Contains(conflicts, sp.ID) })
+		var again []Span // a new slice: pending shares its array with spans
+		for _, sp := range pending {
+			if slices.Contains(conflicts, sp.ID) {
+				again = append(again, sp)
+			}
+		}
+		pending = again
 	}
 	if err := s.aggregate(ctx, projectID, changed); err != nil {
 		return nil, err

@@ -67,6 +67,7 @@ func TestIngestStoresAndReadsBack(t *testing.T) {
 	stored, err := h.svc.Ingest(ctx, h.project, []trace.Span{child, root})
 	require.NoError(t, err)
 	require.Len(t, stored, 2)
+	assert.Equal(t, []string{child.ID, root.ID}, []string{stored[0].ID, stored[1].ID}, "stored spans in request order")
 	assert.Equal(t, 1, h.s3Reqs.Count("PutObject"), "one object per batch")
 
 	sums, err := h.store.Summaries(ctx, h.project, []string{root.ID, child.ID})

@@ -89,9 +89,32 @@ func (c Common) timeRange() TimeRange {
 	return r
 }
 
-// enough reports whether a walk in index order (newest first) can stop: with the default
-// order, the first offset+limit matches are the answer.
-func (c Common) enough(n int) bool { return c.SortBy == "" && !c.Ascending && n >= c.Offset+c.Limit }
+// enough reports whether a walk in index order (newest first) can stop. Only the default order
+// (newest first) can: once offset+limit matches are found and the walk has passed every item
+// created at the same time as the last of them (ties are ordered by id, not by index position).
+func (c Common) enough(hits []time.Time, oldestSeen time.Time) bool {
+	need := c.Offset + c.Limit
+	if c.SortBy != "" || c.Ascending || len(hits) < need {
+		return false
+	}
+	sorted := slices.SortedFunc(slices.Values(hits), func(a, b time.Time) int { return b.Compare(a) })
+	return oldestSeen.Before(sorted[need-1])
+}
+
+// walkState tracks a newest-first walk for enough.
+type walkState struct {
+	created []time.Time
+	oldest  time.Time
+}
+
+func (w *walkState) seen(created time.Time, hit bool) {
+	if w.oldest.IsZero() || created.Before(w.oldest) {
+		w.oldest = created
+	}
+	if hit {
+		w.created = append(w.created, created)
+	}
+}
 
 func (c Common) matches(name string, created time.Time, hasError bool, duration, cost *float64, tags map[string]string) bool {
 	switch {
@@ -182,11 +205,13 @@ func optFloat(f *float64) any {
 func (q *Queries) Spans(ctx context.Context, projectID string, sq SpanQuery) ([]Span, QueryInfo, error) {
 	var info QueryInfo
 	var hits []Summary
+	var walk walkState
 	maybe := map[string]bool{} // matches only if a cut field of the summary matches in full
 	consider := func(sums []Summary) {
 		for _, s := range sums {
 			info.Scanned++
 			ok, unsure := sq.match(s)
+			walk.seen(s.CreatedAt, ok)
 			if ok {
 				hits = append(hits, s)
 				if unsure {
@@ -220,7 +245,7 @@ func (q *Queries) Spans(ctx context.Context, projectID string, sq SpanQuery) ([]
 				info.Truncated = true
 				return false, nil
 			}
-			return !sq.enough(len(hits)), nil
+			return !sq.enough(walk.created, walk.oldest), nil
 		})
 		if err != nil {
 			return nil, info, err
@@ -354,10 +379,13 @@ func (q *Queries) confirm(ctx context.Context, hits *[]Summary, maybe map[string
 func (q *Queries) Traces(ctx context.Context, projectID string, tq TraceQuery) ([]Trace, QueryInfo, error) {
 	var info QueryInfo
 	var hits []Trace
+	var walk walkState
 	consider := func(ts []Trace) {
 		for _, t := range ts {
 			info.Scanned++
-			if tq.match(t) {
+			ok := tq.match(t)
+			walk.seen(t.CreatedAt, ok)
+			if ok {
 				hits = append(hits, t)
 			}
 		}
@@ -387,7 +415,7 @@ func (q *Queries) Traces(ctx context.Context, projectID string, tq TraceQuery) (
 				info.Truncated = true
 				return false, nil
 			}
-			return !tq.enough(len(hits)), nil
+			return !tq.enough(walk.created, walk.oldest), nil
 		})
 		if err != nil {
 			return nil, info, err
@@ -428,10 +456,13 @@ func (tq TraceQuery) match(t Trace) bool {
 func (q *Queries) Sessions(ctx context.Context, projectID string, sq SessionQuery) ([]Session, QueryInfo, error) {
 	var info QueryInfo
 	var hits []Session
+	var walk walkState
 	consider := func(ss []Session) {
 		for _, s := range ss {
 			info.Scanned++
-			if sq.match(s) {
+			ok := sq.match(s)
+			walk.seen(s.CreatedAt, ok)
+			if ok {
 				hits = append(hits, s)
 			}
 		}
@@ -453,7 +484,7 @@ func (q *Queries) Sessions(ctx context.Context, projectID string, sq SessionQuer
 				info.Truncated = true
 				return false, nil
 			}
-			return !sq.enough(len(hits)), nil
+			return !sq.enough(walk.created, walk.oldest), nil
 		})
 		if err != nil {
 			return nil, info, err
