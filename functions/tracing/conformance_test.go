@@ -20,10 +20,10 @@ import (
 // checked against.
 type refSpan struct {
 	id, trace, parent, name, kind, status, errorCode, session string
-	tier                                                       string // trace_tags.tier, on roots
-	duration, cost                                             *float64
-	tags                                                       map[string]string
-	created, started                                           time.Time
+	tier                                                      string // trace_tags.tier, on roots
+	duration, cost                                            *float64
+	tags                                                      map[string]string
+	created, started                                          time.Time
 }
 
 func (s refSpan) hasError() bool { return s.status == "error" || s.errorCode != "" }
