@@ -144,23 +144,20 @@ func (s *Service) putRound(ctx context.Context, projectID string, spans []Span) 
 	}
 	now := s.now().UTC()
 	key := BatchKey(projectID, now, uuid.Must(uuid.NewV7()).String())
-	var body bytes.Buffer
+	var body []byte
 	puts := make([]SummaryPut, len(toWrite))
 	for i := range toWrite {
 		w := &toWrite[i]
-		line, err := json.Marshal(w.span)
-		if err != nil {
-			return nil, nil, fmt.Errorf("encode span %s: %w", w.span.ID, err)
-		}
-		loc := Location{Key: key, Offset: int64(body.Len()), Length: int64(len(line))}
-		body.Write(line)
-		body.WriteByte('\n')
+		start := len(body)
+		body = w.span.AppendJSON(body)
+		loc := Location{Key: key, Offset: int64(start), Length: int64(len(body) - start)}
+		body = append(body, '\n')
 		puts[i] = SummaryPut{Summary: Summarize(w.span, loc)}
 		if w.prev != nil {
 			puts[i].Prev = &w.prev.UpdatedAt
 		}
 	}
-	if err := s.blobs.Put(ctx, key, body.Bytes(), "application/x-ndjson"); err != nil {
+	if err := s.blobs.Put(ctx, key, body, "application/x-ndjson"); err != nil {
 		return nil, nil, fmt.Errorf("write batch object: %w", err)
 	}
 	conflicts, err := s.index.PutSummaries(ctx, projectID, puts)
