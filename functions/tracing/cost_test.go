@@ -36,7 +36,7 @@ func TestIngestCostPerSpan(t *testing.T) {
 		batch, tracesPerBatch int
 		maxDollars            float64
 	}{
-		{batch: 20, tracesPerBatch: 2, maxDollars: 1.50}, // Python SDK: every second, spans of the traces in flight
+		{batch: 20, tracesPerBatch: 2, maxDollars: 1.50},  // Python SDK: every second, spans of the traces in flight
 		{batch: 100, tracesPerBatch: 1, maxDollars: 1.00}, // TypeScript SDK: 100 spans of one trace
 	}
 	for _, tt := range tests {
@@ -57,7 +57,7 @@ func TestIngestCostPerSpan(t *testing.T) {
 					sp := map[string]any{
 						"id": uuid.NewString(), "trace_id": traceID, "session_id": session,
 						"name": "tool.search", "kind": "generic", "parent_span_id": rootID,
-						"started_at": float64(start.Add(time.Duration(si)*time.Second).UnixMicro()) / 1e6,
+						"started_at":  float64(start.Add(time.Duration(si)*time.Second).UnixMicro()) / 1e6,
 						"duration_ms": 850.5, "status": "ok", "tags": map[string]string{"env": "prod"},
 					}
 					if si == perTrace-1 { // the root comes last: children before parents

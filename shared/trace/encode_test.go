@@ -33,7 +33,7 @@ func TestAppendJSONMatchesMarshal(t *testing.T) {
 			InputData: s(""), Attributes: json.RawMessage(`{"a":[1,2,{"b":null}]}`),
 			Tags: map[string]string{"z": "1", "a": "<>"}, TraceTags: map[string]string{"t": "x"},
 			SessionTags: map[string]string{"s": "y"}, ErrorCode: s("E"), CodeLineno: &line,
-			Link:        &PromptLink{Task: "t", PromptVersion: 3}, Attachments: []Attachment{{Type: "image", Key: "k"}},
+			Link: &PromptLink{Task: "t", PromptVersion: 3}, Attachments: []Attachment{{Type: "image", Key: "k"}},
 		},
 		Span{DurationMS: f(0), Cost: f(-2.5e-9), Tags: map[string]string{}},
 		Span{DurationMS: f(123456.789), Cost: f(0.000123)},
