@@ -2,6 +2,7 @@ package pricing
 
 import (
 	"context"
+	"sync"
 
 	"github.com/plumehq/plume/shared/trace"
 )
@@ -12,8 +13,14 @@ const (
 	SourceUnknownModel = "unknown_model"
 )
 
-// Pricer prices llm spans with a price table; it implements trace.Pricer.
-type Pricer struct{ table *Table }
+// Pricer prices llm spans: with the project's own price for the model when it has one
+// (WithOverrides), else the price table. It implements trace.Pricer.
+type Pricer struct {
+	table     *Table
+	overrides OverrideLister
+	mu        sync.Mutex
+	cache     map[string]cachedOverrides
+}
 
 var _ trace.Pricer = (*Pricer)(nil)
 
@@ -22,7 +29,14 @@ func NewPricer(table *Table) *Pricer { return &Pricer{table: table} }
 
 // Cost implements trace.Pricer. An unknown model is not an error: ok is false and the source
 // says why the span has no cost.
-func (p *Pricer) Cost(_ context.Context, _ string, u trace.LLMUsage) (float64, string, bool, error) {
+func (p *Pricer) Cost(ctx context.Context, projectID string, u trace.LLMUsage) (float64, string, bool, error) {
+	own, ok, err := p.projectPrice(ctx, projectID, u)
+	if err != nil {
+		return 0, "", false, err
+	}
+	if ok {
+		return own.Cost(u), SourceProject, true, nil
+	}
 	price, ok := p.table.Lookup(u.Provider, u.Model)
 	if !ok {
 		return 0, SourceUnknownModel, false, nil
