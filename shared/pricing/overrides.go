@@ -20,8 +20,8 @@ const overrideCacheTTL = 60 * time.Second
 // Override is a project's own price for one model id, which wins over the shipped table: for
 // fine-tunes, self-hosted models, negotiated discounts or prices the table does not know yet.
 type Override struct {
-	Model string // the model id as spans name it, lowercased
-	Price        // Input, Output, CachedInput and CacheWrite in USD per 1M tokens
+	Model     string // the model id as spans name it, lowercased
+	Price            // Input, Output, CachedInput and CacheWrite in USD per 1M tokens
 	UpdatedAt time.Time
 	UpdatedBy string
 }
