@@ -27,6 +27,9 @@ import (
 // an embedded S3, with two projects and a settable clock.
 type testAPI struct {
 	h       http.Handler
+	ingest  http.Handler // the two functions' handlers, unmounted
+	query   http.Handler
+	auth    *ddb.AuthStore
 	ddb     *ddbtest.Counter
 	s3      *blobtest.Counter
 	a, b    tenant
@@ -49,8 +52,11 @@ func newTestAPI(t testing.TB) *testAPI {
 	svc := trace.NewService(traces, blobs, pricing.NewPricer(pricing.Default()), trace.WithClock(api.now))
 	authn := auth.NewAuthenticator(authStore, auth.MaxCacheTTL)
 	mux := http.NewServeMux()
-	web.Mount(mux, IngestRoutes, NewIngestHandler(svc, authn))
-	web.Mount(mux, QueryRoutes, NewQueryHandler(trace.NewQueries(traces, blobs), authn))
+	api.auth = authStore
+	api.ingest = NewIngestHandler(svc, authn)
+	api.query = NewQueryHandler(trace.NewQueries(traces, blobs), authn)
+	web.Mount(mux, IngestRoutes, api.ingest)
+	web.Mount(mux, QueryRoutes, api.query)
 	mux.Handle("/", web.Chain(http.HandlerFunc(web.NotFound)))
 	api.h = mux
 	counter.Reset()
