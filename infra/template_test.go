@@ -140,6 +140,8 @@ func TestFunctionsLeastPrivilege(t *testing.T) {
 		logicalID string
 		actions   []string // exactly the actions the function is allowed
 		forbidden []string // actions ("dynamodb:Scan") or whole services ("s3:") never to grant
+		// s3 is exactly the bucket paths (Fn::Sub strings) each S3 action is allowed on.
+		s3 map[string][]string
 	}{
 		{
 			logicalID: "PromptsFunction",
@@ -158,12 +160,20 @@ func TestFunctionsLeastPrivilege(t *testing.T) {
 			},
 			// Ingestion writes and merges; it never deletes spans, scans or lists.
 			forbidden: []string{"dynamodb:Scan", "dynamodb:DeleteItem", "s3:DeleteObject", "s3:ListBucket"},
+			// Batch objects are read back to merge; attachments are only written (extraction and
+			// presigned uploads).
+			s3: map[string][]string{
+				"s3:PutObject": {"${Bucket.Arn}/spans/*", "${Bucket.Arn}/attachments/*"},
+				"s3:GetObject": {"${Bucket.Arn}/spans/*"},
+			},
 		},
 		{
 			logicalID: "TracingQueryFunction",
 			actions:   []string{"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "s3:GetObject"},
 			// The function that reads spans can neither change nor delete them.
 			forbidden: []string{"dynamodb:Scan", "dynamodb:DeleteItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "s3:PutObject", "s3:DeleteObject"},
+			// Attachments: the permission its presigned GET URLs carry.
+			s3: map[string][]string{"s3:GetObject": {"${Bucket.Arn}/spans/*", "${Bucket.Arn}/attachments/*"}},
 		},
 	}
 
@@ -183,6 +193,7 @@ func TestFunctionsLeastPrivilege(t *testing.T) {
 			require.NotContains(t, props, "Role", "a custom Role bypasses the inline policies checked here")
 
 			var granted []string
+			s3 := map[string][]string{}
 			for i, st := range allowStatements(t, props["Policies"]) {
 				actions := stringsOf(st["Action"])
 				require.NotEmpty(t, actions, "statement %d: Action must be listed explicitly", i)
@@ -203,9 +214,27 @@ func TestFunctionsLeastPrivilege(t *testing.T) {
 				}
 				assert.NotContains(t, st, "NotAction", "statement %d: NotAction grants almost everything", i)
 				assert.NotContains(t, st, "NotResource", "statement %d: NotResource grants almost everything", i)
-				granted = append(granted, actions...)
+				for _, a := range actions {
+					if !slices.Contains(granted, a) {
+						granted = append(granted, a)
+					}
+					if strings.HasPrefix(a, "s3:") {
+						for _, r := range resources {
+							m, _ := r.(map[string]any)
+							sub, _ := m["Fn::Sub"].(string)
+							require.NotEmpty(t, sub, "statement %d: S3 resources are !Sub ${Bucket.Arn}/<prefix>/*, not %v", i, r)
+							s3[a] = append(s3[a], sub)
+						}
+					}
+				}
 			}
 			assert.ElementsMatch(t, tt.actions, granted, "actions granted to %s", tt.logicalID)
+			for a, want := range tt.s3 {
+				assert.ElementsMatch(t, want, s3[a], "resources of %s granted to %s", a, tt.logicalID)
+			}
+			for a := range s3 {
+				assert.Contains(t, tt.s3, a, "%s is granted %s: list its resources in this test", tt.logicalID, a)
+			}
 		})
 	}
 }

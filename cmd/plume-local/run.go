@@ -85,10 +85,15 @@ func run(ctx context.Context, getenv func(string) string, stdout, stderr io.Writ
 
 	authn := auth.NewAuthenticator(authStore, cfg.AuthCacheTTL)
 	traces := ddb.NewTraceStore(table)
+	extractor, err := trace.NewExtractor(blobs, trace.ExtractorConfig{Hosts: cfg.AttachmentHosts, MaxBytes: cfg.AttachmentMaxBytes})
+	if err != nil {
+		return err
+	}
 	handler := newHandler(areas{
 		prompts: prompt.NewService(ddb.NewPromptStore(table)),
-		ingest:  trace.NewService(traces, blobs, pricing.NewPricer(pricing.Default())),
+		ingest:  trace.NewService(traces, blobs, pricing.NewPricer(pricing.Default()), trace.WithExtractor(extractor)),
 		queries: trace.NewQueries(traces, blobs),
+		urls:    tracing.AttachmentURLs{Presigner: blobs, TTL: cfg.AttachmentURLTTL, MaxBytes: cfg.AttachmentMaxBytes},
 	}, authn)
 
 	ln, err := net.Listen("tcp", env("PLUME_ADDR"))
@@ -120,6 +125,7 @@ type areas struct {
 	prompts *prompt.Service
 	ingest  *trace.Service
 	queries *trace.Queries
+	urls    tracing.AttachmentURLs // presigns attachment URLs (the embedded S3's, locally)
 }
 
 // newHandler mounts every area on its API Gateway route keys, plus the public /healthz.
@@ -127,8 +133,8 @@ func newHandler(a areas, authn *auth.Authenticator) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", web.Health)
 	web.Mount(mux, prompts.Routes, prompts.NewHandler(a.prompts, authn))
-	web.Mount(mux, tracing.IngestRoutes, tracing.NewIngestHandler(a.ingest, authn))
-	web.Mount(mux, tracing.QueryRoutes, tracing.NewQueryHandler(a.queries, authn))
+	web.Mount(mux, tracing.IngestRoutes, tracing.NewIngestHandler(a.ingest, authn, a.urls))
+	web.Mount(mux, tracing.QueryRoutes, tracing.NewQueryHandler(a.queries, authn, a.urls))
 	mux.Handle("/", web.Chain(http.HandlerFunc(web.NotFound)))
 	return mux
 }

@@ -17,6 +17,7 @@ var IngestRoutes = []string{
 	"POST /spans",
 	"POST /traces",
 	"POST /sessions",
+	"POST /spans/{span_id}/attachments",
 }
 
 // QueryRoutes are the API Gateway route keys of TracingQueryFunction.
@@ -24,6 +25,7 @@ var QueryRoutes = []string{
 	"GET /spans",
 	"GET /traces",
 	"GET /sessions",
+	"GET /spans/{span_id}/attachments",
 }
 
 // route is one ServeMux pattern and its handler.
@@ -32,16 +34,16 @@ type route struct {
 	handler http.HandlerFunc
 }
 
-// NewIngestHandler returns the writing half of the area.
-func NewIngestHandler(svc *trace.Service, authn *auth.Authenticator) http.Handler {
+// NewIngestHandler returns the writing half of the area; urls signs attachment uploads.
+func NewIngestHandler(svc *trace.Service, authn *auth.Authenticator, urls AttachmentURLs) http.Handler {
 	s := &ingestServer{svc: svc}
-	return newHandler(authn, s.routes())
+	return newHandler(authn, s.routes(&attachmentServer{svc: svc, urls: urls}))
 }
 
-// NewQueryHandler returns the reading half of the area.
-func NewQueryHandler(q *trace.Queries, authn *auth.Authenticator) http.Handler {
+// NewQueryHandler returns the reading half of the area; urls signs attachment downloads.
+func NewQueryHandler(q *trace.Queries, authn *auth.Authenticator, urls AttachmentURLs) http.Handler {
 	s := &queryServer{q: q}
-	return newHandler(authn, s.routes())
+	return newHandler(authn, s.routes(&attachmentServer{q: q, urls: urls}))
 }
 
 func newHandler(authn *auth.Authenticator, routes []route) http.Handler {
@@ -53,18 +55,20 @@ func newHandler(authn *auth.Authenticator, routes []route) http.Handler {
 	return web.Chain(authn.Middleware(mux))
 }
 
-func (s *ingestServer) routes() []route {
+func (s *ingestServer) routes(a *attachmentServer) []route {
 	return []route{
 		{"POST /spans", s.postSpans},
 		{"POST /traces", s.postTraces},
 		{"POST /sessions", s.postSessions},
+		{"POST /spans/{span_id}/attachments", a.postAttachment},
 	}
 }
 
-func (s *queryServer) routes() []route {
+func (s *queryServer) routes(a *attachmentServer) []route {
 	return []route{
 		{"GET /spans", s.getSpans},
 		{"GET /traces", s.getTraces},
 		{"GET /sessions", s.getSessions},
+		{"GET /spans/{span_id}/attachments", a.getAttachments},
 	}
 }

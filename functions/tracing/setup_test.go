@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/plumehq/plume/shared/auth"
+	"github.com/plumehq/plume/shared/blob"
 	"github.com/plumehq/plume/shared/blob/blobtest"
 	"github.com/plumehq/plume/shared/ddb"
 	"github.com/plumehq/plume/shared/ddb/ddbtest"
@@ -30,6 +31,11 @@ type testAPI struct {
 	ingest  http.Handler // the two functions' handlers, unmounted
 	query   http.Handler
 	auth    *ddb.AuthStore
+	authn   *auth.Authenticator
+	traces  *ddb.TraceStore
+	blobs   *blob.Store
+	table   string // the DynamoDB table's name
+	s3URL   string // the embedded S3 server
 	ddb     *ddbtest.Counter
 	s3      *blobtest.Counter
 	a, b    tenant
@@ -43,18 +49,23 @@ func newTestAPI(t testing.TB) *testAPI {
 	t.Helper()
 	client, counter, name := ddbtest.NewTable(t)
 	table := ddb.NewTable(client, name)
-	blobs, s3Counter, _ := blobtest.New(t)
-	api := &testAPI{ddb: counter, s3: s3Counter, clock: time.Now().UTC()}
+	blobs, s3Counter, s3URL := blobtest.New(t)
+	api := &testAPI{ddb: counter, s3: s3Counter, clock: time.Now().UTC(), table: name, s3URL: s3URL}
 	authStore := ddb.NewAuthStore(table)
 	api.a = newTenant(t, authStore)
 	api.b = newTenant(t, authStore)
 	traces := ddb.NewTraceStore(table)
-	svc := trace.NewService(traces, blobs, pricing.NewPricer(pricing.Default()), trace.WithClock(api.now))
+	// Attachment URLs are fetched from the tests' own servers (httptest, on 127.0.0.1).
+	extractor, err := trace.NewExtractor(blobs, trace.ExtractorConfig{Hosts: []string{"127.0.0.1"}, MaxBytes: testAttachmentMaxBytes})
+	require.NoError(t, err)
+	svc := trace.NewService(traces, blobs, pricing.NewPricer(pricing.Default()), trace.WithClock(api.now), trace.WithExtractor(extractor))
+	urls := AttachmentURLs{Presigner: blobs, MaxBytes: testAttachmentMaxBytes}
 	authn := auth.NewAuthenticator(authStore, auth.MaxCacheTTL)
 	mux := http.NewServeMux()
 	api.auth = authStore
-	api.ingest = NewIngestHandler(svc, authn)
-	api.query = NewQueryHandler(trace.NewQueries(traces, blobs), authn)
+	api.authn, api.traces, api.blobs = authn, traces, blobs
+	api.ingest = NewIngestHandler(svc, authn, urls)
+	api.query = NewQueryHandler(trace.NewQueries(traces, blobs), authn, urls)
 	web.Mount(mux, IngestRoutes, api.ingest)
 	web.Mount(mux, QueryRoutes, api.query)
 	mux.Handle("/", web.Chain(http.HandlerFunc(web.NotFound)))

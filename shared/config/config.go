@@ -7,6 +7,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -23,7 +25,24 @@ type Config struct {
 	AuthCacheTTL time.Duration // PLUME_AUTH_CACHE_TTL: how long a resolved key is trusted (default and max 60s; 0 disables)
 	// CustomDynamoDBEndpoint is true when AWS_ENDPOINT_URL_DYNAMODB or AWS_ENDPOINT_URL is set.
 	CustomDynamoDBEndpoint bool
+
+	// AttachmentHosts is PLUME_ATTACHMENT_HOSTS, comma-separated: the hosts URL attachments
+	// of spans are fetched from ("cdn.example.com", "*.example.com", "127.0.0.1"). Empty (the
+	// default): URLs are kept as references and never fetched. See trace.ExtractorConfig.
+	AttachmentHosts []string
+	// AttachmentMaxBytes is PLUME_ATTACHMENT_MAX_BYTES: the largest attachment stored or
+	// uploaded, in bytes (0: the default, trace.DefaultMaxAttachmentBytes, 10 MiB).
+	AttachmentMaxBytes int64
+	// AttachmentURLTTL is PLUME_ATTACHMENT_URL_TTL: how long presigned attachment URLs last,
+	// from 1s to 7 days (0: the default, 15 minutes).
+	AttachmentURLTTL time.Duration
 }
+
+// maxAttachmentBytes caps PLUME_ATTACHMENT_MAX_BYTES: an attachment is held in memory.
+const maxAttachmentBytes = 1 << 30
+
+// maxAttachmentURLTTL is the longest life S3 allows a presigned URL.
+const maxAttachmentURLTTL = 7 * 24 * time.Hour
 
 // FromEnv reads the configuration through getenv.
 func FromEnv(getenv func(string) string) (Config, error) {
@@ -47,6 +66,25 @@ func FromEnv(getenv func(string) string) (Config, error) {
 			return Config{}, fmt.Errorf("PLUME_AUTH_CACHE_TTL %q: want a duration from 0s to %s", v, auth.MaxCacheTTL)
 		}
 		c.AuthCacheTTL = d
+	}
+	for h := range strings.SplitSeq(getenv("PLUME_ATTACHMENT_HOSTS"), ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			c.AttachmentHosts = append(c.AttachmentHosts, h)
+		}
+	}
+	if v := getenv("PLUME_ATTACHMENT_MAX_BYTES"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1 || n > maxAttachmentBytes {
+			return Config{}, fmt.Errorf("PLUME_ATTACHMENT_MAX_BYTES %q: want a number of bytes from 1 to %d", v, maxAttachmentBytes)
+		}
+		c.AttachmentMaxBytes = n
+	}
+	if v := getenv("PLUME_ATTACHMENT_URL_TTL"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < time.Second || d > maxAttachmentURLTTL {
+			return Config{}, fmt.Errorf("PLUME_ATTACHMENT_URL_TTL %q: want a duration from 1s to %s", v, maxAttachmentURLTTL)
+		}
+		c.AttachmentURLTTL = d
 	}
 	return c, nil
 }

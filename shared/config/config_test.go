@@ -25,6 +25,12 @@ func TestFromEnv(t *testing.T) {
 		{"bad level", map[string]string{"TABLE_NAME": "t", "LOG_LEVEL": "loud"}, Config{}, "LOG_LEVEL"},
 		{"cache above the bound", map[string]string{"TABLE_NAME": "t", "PLUME_AUTH_CACHE_TTL": "2m"}, Config{}, "PLUME_AUTH_CACHE_TTL"},
 		{"cache not a duration", map[string]string{"TABLE_NAME": "t", "PLUME_AUTH_CACHE_TTL": "60"}, Config{}, "PLUME_AUTH_CACHE_TTL"},
+		{"attachments", map[string]string{"TABLE_NAME": "t", "PLUME_ATTACHMENT_HOSTS": " cdn.example.com, *.example.org ,,", "PLUME_ATTACHMENT_MAX_BYTES": "2048", "PLUME_ATTACHMENT_URL_TTL": "5m"},
+			Config{Table: "t", AuthCacheTTL: time.Minute, AttachmentHosts: []string{"cdn.example.com", "*.example.org"}, AttachmentMaxBytes: 2048, AttachmentURLTTL: 5 * time.Minute}, ""},
+		{"attachment size zero", map[string]string{"TABLE_NAME": "t", "PLUME_ATTACHMENT_MAX_BYTES": "0"}, Config{}, "PLUME_ATTACHMENT_MAX_BYTES"},
+		{"attachment size not a number", map[string]string{"TABLE_NAME": "t", "PLUME_ATTACHMENT_MAX_BYTES": "10MB"}, Config{}, "PLUME_ATTACHMENT_MAX_BYTES"},
+		{"attachment URL TTL too long", map[string]string{"TABLE_NAME": "t", "PLUME_ATTACHMENT_URL_TTL": "200h"}, Config{}, "PLUME_ATTACHMENT_URL_TTL"},
+		{"attachment URL TTL below a second", map[string]string{"TABLE_NAME": "t", "PLUME_ATTACHMENT_URL_TTL": "500ms"}, Config{}, "PLUME_ATTACHMENT_URL_TTL"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -24,10 +24,11 @@ const writeConcurrency = 16
 
 // Service ingests span batches.
 type Service struct {
-	index  Index
-	blobs  Blobs
-	pricer Pricer
-	now    func() time.Time
+	index     Index
+	blobs     Blobs
+	pricer    Pricer
+	extractor *Extractor // nil: attachments stay inline
+	now       func() time.Time
 }
 
 // Option configures a Service.
@@ -68,9 +69,16 @@ type written struct {
 //
 // The rule for a span id sent again: the later write wins field by field (Merge); the trace and
 // session aggregates change by the difference between the new and the replaced version, so an
-// identical re-send adds nothing and writes nothing.
+// identical re-send adds nothing and writes nothing. Attachments are the exception to "later
+// wins": they add up, by key. With WithExtractor, the attachments the spans carry inline are
+// first moved to their own objects (Extractor.Extract).
 func (s *Service) Ingest(ctx context.Context, projectID string, spans []Span) ([]Span, error) {
 	spans = dedupe(spans)
+	if s.extractor != nil {
+		if err := s.extractor.Extract(ctx, projectID, spans); err != nil {
+			return nil, err
+		}
+	}
 	if err := s.price(ctx, projectID, spans); err != nil {
 		return nil, err
 	}
@@ -132,6 +140,7 @@ func (s *Service) putRound(ctx context.Context, projectID string, spans []Span) 
 			return nil, nil, errs.Invalid("span %s belongs to trace %s; a span cannot move to trace %s", sp.ID, p.TraceID, sp.TraceID)
 		}
 		m := Merge(olds[sp.ID], sp)
+		m.Attachments = mergeAttachments(olds[sp.ID].Attachments, sp.Attachments)
 		if sameRecord(olds[sp.ID], m) {
 			out = append(out, written{span: olds[sp.ID], prev: &p, same: true})
 			continue

@@ -1,5 +1,5 @@
 // Command ingest is the tracing area's writing Lambda function (TracingIngestFunction in
-// template.yaml): POST /spans, /traces and /sessions.
+// template.yaml): POST /spans, /traces, /sessions and /spans/{span_id}/attachments.
 package main
 
 import (
@@ -26,7 +26,12 @@ func main() {
 		table := ddb.NewTable(ddb.NewClient(awsCfg, cfg.CustomDynamoDBEndpoint), cfg.Table)
 		blobs := blob.New(blob.NewClient(awsCfg, false), cfg.Bucket)
 		authn := auth.NewAuthenticator(ddb.NewAuthStore(table), cfg.AuthCacheTTL)
-		svc := trace.NewService(ddb.NewTraceStore(table), blobs, pricing.NewPricer(pricing.Default()))
-		return tracing.NewIngestHandler(svc, authn), nil
+		extractor, err := trace.NewExtractor(blobs, trace.ExtractorConfig{Hosts: cfg.AttachmentHosts, MaxBytes: cfg.AttachmentMaxBytes})
+		if err != nil {
+			return nil, err
+		}
+		svc := trace.NewService(ddb.NewTraceStore(table), blobs, pricing.NewPricer(pricing.Default()), trace.WithExtractor(extractor))
+		urls := tracing.AttachmentURLs{Presigner: blobs, TTL: cfg.AttachmentURLTTL, MaxBytes: cfg.AttachmentMaxBytes}
+		return tracing.NewIngestHandler(svc, authn, urls), nil
 	})
 }

@@ -1,5 +1,5 @@
 // Command query is the tracing area's reading Lambda function (TracingQueryFunction in
-// template.yaml): GET /spans, /traces and /sessions.
+// template.yaml): GET /spans, /traces, /sessions and /spans/{span_id}/attachments.
 package main
 
 import (
@@ -25,6 +25,7 @@ func main() {
 		table := ddb.NewTable(ddb.NewClient(awsCfg, cfg.CustomDynamoDBEndpoint), cfg.Table)
 		blobs := blob.New(blob.NewClient(awsCfg, false), cfg.Bucket)
 		authn := auth.NewAuthenticator(ddb.NewAuthStore(table), cfg.AuthCacheTTL)
-		return tracing.NewQueryHandler(trace.NewQueries(ddb.NewTraceStore(table), blobs), authn), nil
+		urls := tracing.AttachmentURLs{Presigner: blobs, TTL: cfg.AttachmentURLTTL}
+		return tracing.NewQueryHandler(trace.NewQueries(ddb.NewTraceStore(table), blobs), authn, urls), nil
 	})
 }

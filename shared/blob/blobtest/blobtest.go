@@ -18,8 +18,8 @@ import (
 
 // Credentials of the embedded server.
 const (
-	AccessKey = "plume-test"
-	SecretKey = "plume-test-secret"
+	AccessKey = "plumetest" // alphanumeric: DynamoDB Local refuses other access key ids
+	SecretKey = "plumetestsecret"
 )
 
 // New starts an embedded S3 server for t, creates a bucket and returns the store, the request

@@ -1,0 +1,217 @@
+package tracing
+
+import (
+	"cmp"
+	"context"
+	"mime"
+	"net/http"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/plumehq/plume/shared/errs"
+	"github.com/plumehq/plume/shared/trace"
+	"github.com/plumehq/plume/shared/web"
+)
+
+// DefaultAttachmentURLTTL is how long a presigned attachment URL lasts unless configured.
+const DefaultAttachmentURLTTL = 15 * time.Minute
+
+// Presigner signs URLs that let their holder GET or PUT one object of the bucket;
+// *blob.Store is one. The signer's own permissions apply: presigning a GET needs
+// s3:GetObject, a PUT s3:PutObject, on the object.
+type Presigner interface {
+	PresignGet(ctx context.Context, key string, ttl time.Duration) (string, error)
+	PresignPut(ctx context.Context, key, contentType string, ttl time.Duration) (string, error)
+}
+
+// AttachmentURLs configures the attachment routes.
+type AttachmentURLs struct {
+	Presigner Presigner
+	// TTL is how long the URLs last (DefaultAttachmentURLTTL when zero).
+	TTL time.Duration
+	// MaxBytes is the largest size an upload may declare (trace.DefaultMaxAttachmentBytes
+	// when zero). A presigned PUT cannot enforce it: S3 takes up to 5 GB in one PUT.
+	MaxBytes int64
+}
+
+func (a AttachmentURLs) ttl() time.Duration { return cmp.Or(a.TTL, DefaultAttachmentURLTTL) }
+
+// maxContentTypeLen bounds the content type of an upload.
+const maxContentTypeLen = 255
+
+// attachmentServer serves the attachment routes of both halves: svc is set on the ingest side,
+// q on the query side.
+type attachmentServer struct {
+	svc  *trace.Service
+	q    *trace.Queries
+	urls AttachmentURLs
+}
+
+// attachmentOut is one attachment as GET /spans/{span_id}/attachments lists it.
+type attachmentOut struct {
+	// ID is the object's name, which the span's attributes or output_data reference
+	// ("attachment": id) for extracted attachments.
+	ID          string `json:"id"`
+	Type        string `json:"type"`
+	URL         string `json:"url"`
+	Label       string `json:"label"`
+	ContentType string `json:"content_type"`
+	Size        int64  `json:"size"`
+}
+
+type attachmentList struct {
+	Attachments []attachmentOut `json:"attachments"`
+	Count       int             `json:"count"`
+	ExpiresAt   time.Time       `json:"expires_at"`
+}
+
+// getAttachments serves GET /spans/{span_id}/attachments: the span's attachments, each with a
+// presigned GET URL that lasts the configured TTL. A span of another project is 404.
+func (s *attachmentServer) getAttachments(w http.ResponseWriter, r *http.Request) {
+	spanID, err := spanIDParam(r)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	ctx, pid := r.Context(), projectOf(r)
+	atts, err := s.q.Attachments(ctx, pid, spanID)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	ttl := s.urls.ttl()
+	out := attachmentList{Attachments: make([]attachmentOut, 0, len(atts)), ExpiresAt: time.Now().UTC().Add(ttl).Truncate(time.Second)}
+	prefix := trace.AttachmentPrefix(pid, spanID)
+	for _, a := range atts {
+		if !strings.HasPrefix(a.Key, prefix) {
+			continue // only Plume writes keys; a key outside the span's prefix is never signed
+		}
+		u, err := s.urls.Presigner.PresignGet(ctx, a.Key, ttl)
+		if err != nil {
+			web.Error(w, r, err)
+			return
+		}
+		out.Attachments = append(out.Attachments, attachmentOut{
+			ID: path.Base(a.Key), Type: a.Type, URL: u, Label: a.Label, ContentType: a.ContentType, Size: a.Size,
+		})
+	}
+	out.Count = len(out.Attachments)
+	web.OK(w, out)
+}
+
+// uploadIn is the body of POST /spans/{span_id}/attachments.
+type uploadIn struct {
+	Type        string `json:"type"`
+	Label       string `json:"label"`
+	ContentType string `json:"content_type"`
+	Size        *int64 `json:"size"`
+}
+
+type uploadOut struct {
+	UploadURL string            `json:"upload_url"`
+	Method    string            `json:"method"`
+	Headers   map[string]string `json:"headers"`
+	Key       string            `json:"key"`
+	ID        string            `json:"id"`
+	ExpiresAt time.Time         `json:"expires_at"`
+}
+
+// postAttachment serves POST /spans/{span_id}/attachments: body {type?, label?, content_type,
+// size?}; the answer is a presigned PUT URL for a new object of the span, which the client
+// uploads to with exactly the Content-Type it declared (it is signed).
+//
+// The attachment is recorded on the span at once (a span update, Service.Attach), so GET lists
+// it from then on; its URL answers 404 until the upload is done. The declared size is recorded
+// as given: a presigned PUT cannot bound the upload. A span of another project is 404.
+func (s *attachmentServer) postAttachment(w http.ResponseWriter, r *http.Request) {
+	spanID, err := spanIDParam(r)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	var in uploadIn
+	if err := web.Decode(w, r, &in, 64<<10); err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	att, err := s.urls.upload(in)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	ctx, pid := r.Context(), projectOf(r)
+	att.Key = trace.UploadKey(pid, spanID, att.ContentType)
+	if err := s.svc.Attach(ctx, pid, spanID, att); err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	ttl := s.urls.ttl()
+	u, err := s.urls.Presigner.PresignPut(ctx, att.Key, att.ContentType, ttl)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	web.OK(w, uploadOut{
+		UploadURL: u, Method: http.MethodPut, Headers: map[string]string{"Content-Type": att.ContentType},
+		Key: att.Key, ID: path.Base(att.Key), ExpiresAt: time.Now().UTC().Add(ttl).Truncate(time.Second),
+	})
+}
+
+// upload validates an upload request into the attachment to record (without its key).
+func (a AttachmentURLs) upload(in uploadIn) (trace.Attachment, error) {
+	ct := strings.TrimSpace(in.ContentType)
+	if ct == "" {
+		return trace.Attachment{}, errs.Invalid("content_type is required, such as \"image/png\"")
+	}
+	mt, params, err := mime.ParseMediaType(ct)
+	if err != nil || !strings.Contains(mt, "/") || len(ct) > maxContentTypeLen {
+		return trace.Attachment{}, errs.Invalid("content_type %q is not a media type", clipText(ct, 64))
+	}
+	ct = mime.FormatMediaType(mt, params)
+	if ct == "" {
+		return trace.Attachment{}, errs.Invalid("content_type %q is not a media type", clipText(in.ContentType, 64))
+	}
+	typ := strings.ToLower(strings.TrimSpace(in.Type))
+	if typ == "" {
+		typ = "file"
+		if major, _, _ := strings.Cut(mt, "/"); major == "image" || major == "audio" || major == "video" {
+			typ = major
+		}
+	}
+	if len(typ) > 64 {
+		return trace.Attachment{}, errs.Invalid("type is longer than 64 bytes")
+	}
+	if len(in.Label) > trace.MaxNameLen {
+		return trace.Attachment{}, errs.Invalid("label is longer than %d bytes", trace.MaxNameLen)
+	}
+	var size int64
+	if in.Size != nil {
+		size = *in.Size
+		limit := cmp.Or(a.MaxBytes, trace.DefaultMaxAttachmentBytes)
+		if size < 0 || size > limit {
+			return trace.Attachment{}, errs.Invalid("size must be from 0 to %d bytes, not %d", limit, size)
+		}
+	}
+	return trace.Attachment{Type: typ, Label: in.Label, ContentType: ct, Size: size}, nil
+}
+
+// spanIDParam reads the span id of the path: a UUID, returned in its canonical form.
+func spanIDParam(r *http.Request) (string, error) {
+	v := r.PathValue("span_id")
+	u, err := uuid.Parse(v)
+	if err != nil {
+		return "", errs.Invalid("span_id must be a UUID, not %q", clipText(v, 64))
+	}
+	return u.String(), nil
+}
+
+// clipText shortens client text quoted in an error message.
+func clipText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}

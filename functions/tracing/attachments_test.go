@@ -1,0 +1,383 @@
+package tracing
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/plumehq/plume/shared/trace"
+	"github.com/plumehq/plume/shared/web"
+)
+
+// testAttachmentMaxBytes is the attachment size limit of the test API.
+const testAttachmentMaxBytes = 4096
+
+var (
+	testPNG = append([]byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"), bytes.Repeat([]byte{1}, 64)...)
+	testJPG = append([]byte("\xff\xd8\xff\xe0\x00\x10JFIF\x00"), bytes.Repeat([]byte{2}, 64)...)
+)
+
+type listed struct {
+	Attachments []struct {
+		ID          string `json:"id"`
+		Type        string `json:"type"`
+		URL         string `json:"url"`
+		Label       string `json:"label"`
+		ContentType string `json:"content_type"`
+		Size        int64  `json:"size"`
+	} `json:"attachments"`
+	Count     int       `json:"count"`
+	ExpiresAt time.Time `json:"expires_at"`
+}
+
+type uploaded struct {
+	UploadURL string            `json:"upload_url"`
+	Method    string            `json:"method"`
+	Headers   map[string]string `json:"headers"`
+	Key       string            `json:"key"`
+	ID        string            `json:"id"`
+	ExpiresAt time.Time         `json:"expires_at"`
+}
+
+// httpDo sends a request with net/http, as a browser or SDK would use a presigned URL.
+func httpDo(t *testing.T, method, rawURL string, body []byte, header http.Header) (int, http.Header, []byte) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), method, rawURL, bytes.NewReader(body))
+	require.NoError(t, err)
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	got, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	return res.StatusCode, res.Header, got
+}
+
+// postSpan stores one span of tenant tn with the given attributes and output_data.
+func (api *testAPI) postSpan(t *testing.T, tn tenant, attributes map[string]any, output any) (string, map[string]any) {
+	t.Helper()
+	sp := map[string]any{
+		"id": uuid.NewString(), "trace_id": uuid.NewString(), "name": "vision", "kind": "llm",
+		"started_at": api.now().Add(-time.Minute).Format(time.RFC3339Nano), "attributes": attributes,
+	}
+	if output != nil {
+		sp["output_data"] = output
+	}
+	res := api.do(t, http.MethodPost, "/spans", tn.key, []any{sp})
+	require.Equal(t, http.StatusOK, res.status, string(res.raw))
+	var stored []map[string]any
+	res.decode(t, &stored)
+	require.Len(t, stored, 1)
+	return sp["id"].(string), stored[0]
+}
+
+func (api *testAPI) listAttachments(t *testing.T, tn tenant, spanID string) listed {
+	t.Helper()
+	res := api.do(t, http.MethodGet, "/spans/"+spanID+"/attachments", tn.key, nil)
+	require.Equal(t, http.StatusOK, res.status, string(res.raw))
+	var out listed
+	res.decode(t, &out)
+	return out
+}
+
+func TestAttachmentsExtractedAndListed(t *testing.T) {
+	api := newTestAPI(t)
+	files := http.NewServeMux()
+	files.HandleFunc("GET /photo.jpg", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "image/jpeg")
+		_, _ = w.Write(testJPG)
+	})
+	srv := httptest.NewServer(files)
+	t.Cleanup(srv.Close)
+	notAllowed := strings.Replace(srv.URL, "127.0.0.1", "localhost", 1) + "/photo.jpg"
+	pngB64 := base64.StdEncoding.EncodeToString(testPNG)
+	oversize := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte("z"), testAttachmentMaxBytes+1))
+
+	type file struct {
+		typ, label, contentType string
+		body                    []byte
+	}
+	tests := []struct {
+		name       string
+		attributes map[string]any
+		output     any
+		want       []file
+		wantNotes  []string // error notes left in the span
+	}{
+		{
+			name: "base64 and data URL in attributes",
+			attributes: map[string]any{"model": "gpt-4o", "attachments": []any{
+				map[string]any{"type": "image", "label": "chart", "base64": pngB64},
+				map[string]any{"type": "file", "label": "notes", "base64": "data:text/plain;base64," + base64.StdEncoding.EncodeToString([]byte("some notes"))},
+			}},
+			want: []file{{"image", "chart", "image/png", testPNG}, {"file", "notes", "text/plain", []byte("some notes")}},
+		},
+		{
+			name:       "image parts in output_data",
+			attributes: map[string]any{},
+			output: []any{
+				map[string]any{"type": "image_url", "image_url": map[string]any{"url": "data:image/png;base64," + pngB64}},
+				map[string]any{"type": "image", "base64": pngB64, "label": "again"},
+			},
+			want: []file{{"image", "", "image/png", testPNG}, {"image", "again", "image/png", testPNG}},
+		},
+		{
+			name: "URL of an allow-listed host is fetched",
+			attributes: map[string]any{"attachments": []any{
+				map[string]any{"type": "image", "label": "remote", "url": srv.URL + "/photo.jpg"},
+			}},
+			want: []file{{"image", "remote", "image/jpeg", testJPG}},
+		},
+		{
+			name: "URL of another host is kept, not fetched",
+			attributes: map[string]any{"attachments": []any{
+				map[string]any{"type": "image", "url": notAllowed},
+			}},
+		},
+		{
+			name: "oversize payload is dropped",
+			attributes: map[string]any{"attachments": []any{
+				map[string]any{"type": "file", "base64": oversize},
+				map[string]any{"type": "image", "base64": pngB64},
+			}},
+			want:      []file{{"image", "", "image/png", testPNG}},
+			wantNotes: []string{fmt.Sprintf("not stored: larger than %d bytes", testAttachmentMaxBytes)},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			spanID, stored := api.postSpan(t, api.a, tt.attributes, tt.output)
+			raw, err := json.Marshal(stored)
+			require.NoError(t, err)
+			assert.NotContains(t, string(raw), pngB64[:24], "the answer carries no bytes")
+			assert.NotContains(t, string(raw), oversize[:24])
+
+			res := api.do(t, http.MethodGet, "/spans?id="+spanID, api.a.key, nil)
+			require.Equal(t, http.StatusOK, res.status)
+			var read []struct {
+				Attributes json.RawMessage `json:"attributes"`
+				OutputData *string         `json:"output_data"`
+			}
+			res.decode(t, &read)
+			require.Len(t, read, 1)
+			text := string(read[0].Attributes) // what the span says of its files
+			if read[0].OutputData != nil {
+				text += *read[0].OutputData
+			}
+			assert.NotContains(t, text, pngB64[:24], "the stored span carries no bytes")
+			assert.NotContains(t, text, oversize[:24])
+			for _, note := range tt.wantNotes {
+				assert.Contains(t, text, note)
+			}
+			if strings.Contains(tt.name, "not fetched") {
+				assert.Contains(t, text, notAllowed, "kept as a reference")
+			}
+
+			got := api.listAttachments(t, api.a, spanID)
+			require.Equal(t, len(tt.want), got.Count)
+			require.Len(t, got.Attachments, len(tt.want))
+			assert.WithinDuration(t, time.Now().Add(DefaultAttachmentURLTTL), got.ExpiresAt, 5*time.Second)
+			for i, w := range tt.want {
+				a := got.Attachments[i]
+				assert.Equal(t, w.typ, a.Type)
+				assert.Equal(t, w.label, a.Label)
+				assert.Equal(t, w.contentType, strings.Split(a.ContentType, ";")[0])
+				assert.Equal(t, int64(len(w.body)), a.Size)
+				assert.Contains(t, text, `"attachment":"`+a.ID+`"`, "the span references the attachment")
+				status, header, body := httpDo(t, http.MethodGet, a.URL, nil, nil)
+				require.Equal(t, http.StatusOK, status, string(body))
+				assert.Equal(t, w.body, body, "the presigned URL serves exactly the bytes")
+				assert.Equal(t, a.ContentType, header.Get("Content-Type"))
+			}
+		})
+	}
+}
+
+// flipHex changes the last hex digit of s.
+func flipHex(s string) string {
+	last := s[len(s)-1]
+	if last == '0' {
+		return s[:len(s)-1] + "1"
+	}
+	return s[:len(s)-1] + "0"
+}
+
+func TestAttachmentURLsRefused(t *testing.T) {
+	api := newTestAPI(t)
+	pngB64 := base64.StdEncoding.EncodeToString(testPNG)
+	mine, _ := api.postSpan(t, api.a, map[string]any{"attachments": []any{map[string]any{"base64": pngB64}}}, nil)
+	theirs, _ := api.postSpan(t, api.b, map[string]any{"attachments": []any{map[string]any{"base64": base64.StdEncoding.EncodeToString(testJPG)}}}, nil)
+	signed := api.listAttachments(t, api.a, mine).Attachments[0].URL
+	other := api.listAttachments(t, api.b, theirs).Attachments[0].URL
+	otherURL, err := url.Parse(other)
+	require.NoError(t, err)
+
+	edit := func(f func(u *url.URL, q url.Values)) string {
+		u, err := url.Parse(signed)
+		require.NoError(t, err)
+		q := u.Query()
+		f(u, q)
+		u.RawQuery = q.Encode()
+		return u.String()
+	}
+	tests := []struct {
+		name   string
+		url    string
+		method string
+		status int
+	}{
+		{name: "as signed", url: signed, method: http.MethodGet, status: http.StatusOK},
+		{name: "tampered signature", method: http.MethodGet, status: http.StatusForbidden,
+			url: edit(func(_ *url.URL, q url.Values) { q.Set("X-Amz-Signature", flipHex(q.Get("X-Amz-Signature"))) })},
+		{name: "another project's key", method: http.MethodGet, status: http.StatusForbidden,
+			url: edit(func(u *url.URL, _ url.Values) { u.Path = otherURL.Path })},
+		{name: "longer expiry", method: http.MethodGet, status: http.StatusForbidden,
+			url: edit(func(_ *url.URL, q url.Values) { q.Set("X-Amz-Expires", "604800") })},
+		{name: "used to overwrite", url: signed, method: http.MethodPut, status: http.StatusForbidden},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			status, _, body := httpDo(t, tt.method, tt.url, []byte("x"), nil)
+			assert.Equal(t, tt.status, status, string(body))
+			if tt.status == http.StatusOK {
+				assert.Equal(t, testPNG, body)
+			} else {
+				assert.NotContains(t, string(body), string(testPNG[:8]))
+			}
+		})
+	}
+
+	t.Run("expired", func(t *testing.T) {
+		short := NewQueryHandler(trace.NewQueries(api.traces, api.blobs), api.authn, AttachmentURLs{Presigner: api.blobs, TTL: time.Second})
+		req := httptest.NewRequest(http.MethodGet, "/spans/"+mine+"/attachments", nil)
+		req.Header.Set("Authorization", "Bearer "+api.a.key)
+		rec := httptest.NewRecorder()
+		short.ServeHTTP(rec, req)
+		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+		var out listed
+		require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &out))
+		require.Len(t, out.Attachments, 1)
+		u, err := url.Parse(out.Attachments[0].URL)
+		require.NoError(t, err)
+		assert.Equal(t, "1", u.Query().Get("X-Amz-Expires"))
+		signedAt, err := time.Parse("20060102T150405Z", u.Query().Get("X-Amz-Date"))
+		require.NoError(t, err)
+
+		status, _, body := httpDo(t, http.MethodGet, out.Attachments[0].URL, nil, nil)
+		require.Equal(t, http.StatusOK, status, "fresh: %s", body)
+		// X-Amz-Date has whole seconds: the URL is dead at most a second after signing.
+		time.Sleep(time.Until(signedAt.Add(time.Second + 200*time.Millisecond)))
+		status, _, body = httpDo(t, http.MethodGet, out.Attachments[0].URL, nil, nil)
+		assert.Equal(t, http.StatusForbidden, status, string(body))
+		assert.Contains(t, string(body), "expired")
+	})
+}
+
+func TestAttachmentUpload(t *testing.T) {
+	api := newTestAPI(t)
+	spanID, _ := api.postSpan(t, api.a, map[string]any{"attachments": []any{map[string]any{"base64": base64.StdEncoding.EncodeToString(testPNG)}}}, "done")
+
+	res := api.do(t, http.MethodPost, "/spans/"+spanID+"/attachments", api.a.key,
+		map[string]any{"type": "document", "label": "report", "content_type": "application/pdf", "size": 9})
+	require.Equal(t, http.StatusOK, res.status, string(res.raw))
+	var up uploaded
+	res.decode(t, &up)
+	assert.Equal(t, http.MethodPut, up.Method)
+	assert.Equal(t, map[string]string{"Content-Type": "application/pdf"}, up.Headers)
+	assert.Regexp(t, `^attachments/project=`+api.a.projectID+`/span=`+spanID+`/upload-[0-9a-f-]{36}\.pdf$`, up.Key)
+	assert.WithinDuration(t, time.Now().Add(DefaultAttachmentURLTTL), up.ExpiresAt, 5*time.Second)
+
+	pdf := []byte("%PDF-1.7")
+	status, _, body := httpDo(t, http.MethodPut, up.UploadURL, pdf, http.Header{"Content-Type": {"text/html"}})
+	assert.Equal(t, http.StatusForbidden, status, "another content type than the signed one: %s", body)
+	status, _, body = httpDo(t, http.MethodPut, up.UploadURL, pdf, http.Header{"Content-Type": {"application/pdf"}})
+	require.Equal(t, http.StatusOK, status, string(body))
+
+	got := api.listAttachments(t, api.a, spanID)
+	require.Equal(t, 2, got.Count, "the extracted attachment and the upload")
+	a := got.Attachments[1]
+	assert.Equal(t, up.ID, a.ID)
+	assert.Equal(t, "document", a.Type)
+	assert.Equal(t, "report", a.Label)
+	assert.Equal(t, "application/pdf", a.ContentType)
+	assert.EqualValues(t, 9, a.Size)
+	status, header, body := httpDo(t, http.MethodGet, a.URL, nil, nil)
+	require.Equal(t, http.StatusOK, status, string(body))
+	assert.Equal(t, pdf, body)
+	assert.Equal(t, "application/pdf", header.Get("Content-Type"))
+
+	// The span is otherwise unchanged.
+	res = api.do(t, http.MethodGet, "/spans?id="+spanID, api.a.key, nil)
+	require.Equal(t, http.StatusOK, res.status)
+	var spans []map[string]any
+	res.decode(t, &spans)
+	require.Len(t, spans, 1)
+	assert.Equal(t, "vision", spans[0]["name"])
+	assert.Equal(t, "done", spans[0]["output_data"])
+
+	t.Run("type from the content type", func(t *testing.T) {
+		res := api.do(t, http.MethodPost, "/spans/"+spanID+"/attachments", api.a.key, map[string]any{"content_type": "image/webp"})
+		require.Equal(t, http.StatusOK, res.status, string(res.raw))
+		got := api.listAttachments(t, api.a, spanID)
+		require.Equal(t, 3, got.Count)
+		assert.Equal(t, "image", got.Attachments[2].Type)
+		assert.True(t, strings.HasSuffix(got.Attachments[2].ID, ".webp"), got.Attachments[2].ID)
+	})
+}
+
+func TestAttachmentsBadInput(t *testing.T) {
+	api := newTestAPI(t)
+	spanA, _ := api.postSpan(t, api.a, map[string]any{}, nil)
+	spanB, _ := api.postSpan(t, api.b, map[string]any{"attachments": []any{map[string]any{"base64": base64.StdEncoding.EncodeToString(testPNG)}}}, nil)
+	valid := map[string]any{"type": "file", "content_type": "text/plain"}
+	tests := []struct {
+		name         string
+		method, path string
+		key          string
+		body         any
+		status       int
+		code         string
+	}{
+		{"list: unknown span", "GET", "/spans/" + uuid.NewString() + "/attachments", api.a.key, nil, 404, "not_found"},
+		{"list: another project's span", "GET", "/spans/" + spanB + "/attachments", api.a.key, nil, 404, "not_found"},
+		{"list: invalid span id", "GET", "/spans/not-a-uuid/attachments", api.a.key, nil, 400, "invalid_request"},
+		{"list: no key", "GET", "/spans/" + spanA + "/attachments", "", nil, 401, "unauthenticated"},
+		{"upload: unknown span", "POST", "/spans/" + uuid.NewString() + "/attachments", api.a.key, valid, 404, "not_found"},
+		{"upload: another project's span", "POST", "/spans/" + spanB + "/attachments", api.a.key, valid, 404, "not_found"},
+		{"upload: invalid span id", "POST", "/spans/x%20y/attachments", api.a.key, valid, 400, "invalid_request"},
+		{"upload: missing content_type", "POST", "/spans/" + spanA + "/attachments", api.a.key, map[string]any{"type": "file"}, 400, "invalid_request"},
+		{"upload: bad content_type", "POST", "/spans/" + spanA + "/attachments", api.a.key, map[string]any{"content_type": "png"}, 400, "invalid_request"},
+		{"upload: size above the limit", "POST", "/spans/" + spanA + "/attachments", api.a.key, map[string]any{"content_type": "image/png", "size": testAttachmentMaxBytes + 1}, 400, "invalid_request"},
+		{"upload: negative size", "POST", "/spans/" + spanA + "/attachments", api.a.key, map[string]any{"content_type": "image/png", "size": -1}, 400, "invalid_request"},
+		{"upload: not JSON", "POST", "/spans/" + spanA + "/attachments", api.a.key, "{", 400, "invalid_request"},
+		{"upload: no key", "POST", "/spans/" + spanA + "/attachments", "", valid, 401, "unauthenticated"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := api.do(t, tt.method, tt.path, tt.key, tt.body)
+			assert.Equal(t, tt.status, res.status, string(res.raw))
+			var body web.ErrorBody
+			res.decode(t, &body)
+			assert.Equal(t, tt.code, string(body.Error.Code))
+			assert.NotEmpty(t, body.Error.Message)
+			assert.NotEmpty(t, body.Error.RequestID)
+		})
+	}
+
+	// Nothing was recorded on B's span by A's attempts.
+	assert.Equal(t, 1, api.listAttachments(t, api.b, spanB).Count)
+}
