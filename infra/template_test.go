@@ -23,6 +23,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/plumehq/plume/functions/prompts"
+	"github.com/plumehq/plume/functions/settings"
 	"github.com/plumehq/plume/functions/tracing"
 	"github.com/plumehq/plume/infra"
 )
@@ -77,6 +78,7 @@ func TestTemplateRoutes(t *testing.T) {
 		{logicalID: "PromptsFunction", routes: prompts.Routes, extra: []string{healthzRoute}},
 		{logicalID: "TracingIngestFunction", routes: tracing.IngestRoutes},
 		{logicalID: "TracingQueryFunction", routes: tracing.QueryRoutes},
+		{logicalID: "SettingsFunction", routes: settings.Routes},
 	}
 	for _, tt := range tests {
 		t.Run(tt.logicalID, func(t *testing.T) {
@@ -155,7 +157,7 @@ func TestFunctionsLeastPrivilege(t *testing.T) {
 		{
 			logicalID: "TracingIngestFunction",
 			actions: []string{
-				"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:PutItem", "dynamodb:UpdateItem",
+				"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem",
 				"s3:PutObject", "s3:GetObject",
 			},
 			// Ingestion writes and merges; it never deletes spans, scans or lists.
@@ -174,6 +176,12 @@ func TestFunctionsLeastPrivilege(t *testing.T) {
 			forbidden: []string{"dynamodb:Scan", "dynamodb:DeleteItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "s3:PutObject", "s3:DeleteObject"},
 			// Attachments: the permission its presigned GET URLs carry.
 			s3: map[string][]string{"s3:GetObject": {"${Bucket.Arn}/spans/*", "${Bucket.Arn}/attachments/*"}},
+		},
+		{
+			logicalID: "SettingsFunction",
+			actions:   []string{"dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:DeleteItem"},
+			// Prices only: no S3, no Scan, no updates of other items.
+			forbidden: []string{"dynamodb:Scan", "dynamodb:UpdateItem", "s3:"},
 		},
 	}
 

@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/plumehq/plume/functions/prompts"
+	"github.com/plumehq/plume/functions/settings"
 	"github.com/plumehq/plume/functions/tracing"
 	"github.com/plumehq/plume/infra"
 	"github.com/plumehq/plume/shared/auth"
@@ -89,9 +90,11 @@ func run(ctx context.Context, getenv func(string) string, stdout, stderr io.Writ
 	if err != nil {
 		return err
 	}
+	prices := ddb.NewPriceStore(table)
 	handler := newHandler(areas{
 		prompts: prompt.NewService(ddb.NewPromptStore(table)),
-		ingest:  trace.NewService(traces, blobs, pricing.NewPricer(pricing.Default()), trace.WithExtractor(extractor)),
+		prices:  prices,
+		ingest:  trace.NewService(traces, blobs, pricing.NewPricer(pricing.Default()).WithOverrides(prices), trace.WithExtractor(extractor)),
 		queries: trace.NewQueries(traces, blobs),
 		urls:    tracing.AttachmentURLs{Presigner: blobs, TTL: cfg.AttachmentURLTTL, MaxBytes: cfg.AttachmentMaxBytes},
 	}, authn)
@@ -123,6 +126,7 @@ func run(ctx context.Context, getenv func(string) string, stdout, stderr io.Writ
 // areas are the services behind every HTTP area.
 type areas struct {
 	prompts *prompt.Service
+	prices  *ddb.PriceStore
 	ingest  *trace.Service
 	queries *trace.Queries
 	urls    tracing.AttachmentURLs // presigns attachment URLs (the embedded S3's, locally)
@@ -135,6 +139,7 @@ func newHandler(a areas, authn *auth.Authenticator) http.Handler {
 	web.Mount(mux, prompts.Routes, prompts.NewHandler(a.prompts, authn))
 	web.Mount(mux, tracing.IngestRoutes, tracing.NewIngestHandler(a.ingest, authn, a.urls))
 	web.Mount(mux, tracing.QueryRoutes, tracing.NewQueryHandler(a.queries, authn, a.urls))
+	web.Mount(mux, settings.Routes, settings.NewHandler(a.prices, pricing.Default(), authn))
 	mux.Handle("/", web.Chain(http.HandlerFunc(web.NotFound)))
 	return mux
 }

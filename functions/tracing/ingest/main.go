@@ -30,7 +30,7 @@ func main() {
 		if err != nil {
 			return nil, err
 		}
-		svc := trace.NewService(ddb.NewTraceStore(table), blobs, pricing.NewPricer(pricing.Default()), trace.WithExtractor(extractor))
+		svc := trace.NewService(ddb.NewTraceStore(table), blobs, pricing.NewPricer(pricing.Default()).WithOverrides(ddb.NewPriceStore(table)), trace.WithExtractor(extractor))
 		urls := tracing.AttachmentURLs{Presigner: blobs, TTL: cfg.AttachmentURLTTL, MaxBytes: cfg.AttachmentMaxBytes}
 		return tracing.NewIngestHandler(svc, authn, urls), nil
 	})
