@@ -264,7 +264,8 @@ func (s *TraceStore) ApplyTrace(ctx context.Context, projectID string, d trace.T
 	if err := s.widen(ctx, pk, skTrace, old, d.MinStart, d.MaxEnd); err != nil {
 		return false, "", fmt.Errorf("widen trace %s: %w", d.TraceID, err)
 	}
-	if sessionID != "" && old["ss"] == nil {
+	joined := sessionID != "" && old["ss"] == nil
+	if joined {
 		// The trace joins its session now: list it there, once.
 		item, err := marshal(map[string]any{"PK": sessionPK(projectID, sessionID), "SK": prefixSessTrace + d.TraceID, "ca": d.At.UnixMicro()})
 		if err != nil {
@@ -274,7 +275,7 @@ func (s *TraceStore) ApplyTrace(ctx context.Context, projectID string, d trace.T
 			return false, "", storageErr("put session trace", err)
 		}
 	}
-	return created, sessionID, nil
+	return joined, sessionID, nil
 }
 
 // ApplySession implements trace.Index, as ApplyTrace does for traces.

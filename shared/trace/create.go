@@ -236,7 +236,7 @@ func decodeArray(body []byte, v any) error {
 func (s *Service) PutTraces(ctx context.Context, projectID string, traces []TraceInput) ([]Trace, error) {
 	now := s.now().UTC()
 	sessions := map[string]*SessionDelta{}
-	created := make([]bool, len(traces))
+	joined := make([]bool, len(traces))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(writeConcurrency)
 	for i, t := range traces {
@@ -245,7 +245,7 @@ func (s *Service) PutTraces(ctx context.Context, projectID string, traces []Trac
 				TraceID: t.ID, SessionID: t.SessionID, MinStart: t.StartedAt, MaxEnd: t.EndedAt, Tags: t.Tags,
 				Explicit: &TraceFields{Name: t.Name, Status: t.Status, Cost: t.Cost, Attributes: string(t.Attributes)}, At: now,
 			})
-			created[i] = c
+			joined[i] = c
 			return err
 		})
 	}
@@ -258,7 +258,7 @@ func (s *Service) PutTraces(ctx context.Context, projectID string, traces []Trac
 			sd = &SessionDelta{SessionID: t.SessionID, MinStart: t.StartedAt, At: now}
 			sessions[t.SessionID] = sd
 		}
-		sd.NewTraces += btoi(created[i])
+		sd.NewTraces += btoi(joined[i])
 		sd.MinStart = minTime(sd.MinStart, t.StartedAt)
 		sd.MaxEnd = maxTime(sd.MaxEnd, t.EndedAt)
 	}

@@ -258,7 +258,7 @@ func (s *Service) aggregate(ctx context.Context, projectID string, changed []wri
 
 	type applied struct {
 		delta     *TraceDelta
-		created   bool
+		joined    bool // the trace joined its session with this batch
 		sessionID string
 	}
 	results := make([]applied, 0, len(traces))
@@ -272,11 +272,11 @@ func (s *Service) aggregate(ctx context.Context, projectID string, changed []wri
 					return err
 				}
 			}
-			created, sessionID, err := s.index.ApplyTrace(gctx, projectID, *d)
+			joined, sessionID, err := s.index.ApplyTrace(gctx, projectID, *d)
 			if err != nil {
 				return err
 			}
-			resultsCh <- applied{delta: d, created: created, sessionID: sessionID}
+			resultsCh <- applied{delta: d, joined: joined, sessionID: sessionID}
 			return nil
 		})
 	}
@@ -301,7 +301,7 @@ func (s *Service) aggregate(ctx context.Context, projectID string, changed []wri
 			}
 			sessions[r.sessionID] = sd
 		}
-		if r.created {
+		if r.joined {
 			sd.NewTraces++
 		}
 		sd.Errors += r.delta.Errors

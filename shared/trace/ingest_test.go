@@ -293,3 +293,28 @@ func TestAggregatesUnderConcurrentResends(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, sums, len(all), "no span lost")
 }
+
+// TestTraceJoinsSessionLater: a trace whose first spans carry no session is counted once in the
+// session that a later span names.
+func TestTraceJoinsSessionLater(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	traceID, sessionID := uuid.NewString(), uuid.NewString()
+	start := time.Now().UTC().Add(-time.Minute)
+	first := span(traceID, "child", ptr(uuid.NewString()), start, 10)
+	_, err := h.svc.Ingest(ctx, h.project, []trace.Span{first})
+	require.NoError(t, err)
+	for range 2 {
+		later := span(traceID, "root", nil, start, 20)
+		later.SessionID = &sessionID
+		_, err = h.svc.Ingest(ctx, h.project, []trace.Span{later})
+		require.NoError(t, err)
+	}
+	sessions, err := h.store.Sessions(ctx, h.project, []string{sessionID})
+	require.NoError(t, err)
+	require.Len(t, sessions, 1)
+	assert.Equal(t, 1, sessions[0].TraceCount)
+	ids, err := h.store.SessionTraceIDs(ctx, h.project, sessionID)
+	require.NoError(t, err)
+	assert.Equal(t, []string{traceID}, ids)
+}

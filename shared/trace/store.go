@@ -111,9 +111,10 @@ type Index interface {
 	// AddMembers records that spans of a batch belong to a trace, for listing a trace's spans
 	// and for the time index of spans.
 	AddMembers(ctx context.Context, projectID, traceID, batchID string, at time.Time, spanIDs []string) error
-	// ApplyTrace adds d to the trace, creating it when missing. It reports whether it created
-	// the trace and the trace's session (the stored one, else d's).
-	ApplyTrace(ctx context.Context, projectID string, d TraceDelta) (created bool, sessionID string, err error)
+	// ApplyTrace adds d to the trace, creating it when missing. It returns the trace's session
+	// (the stored one, else d's) and whether the trace joined that session with this call,
+	// which is true for exactly one call per trace, however many run concurrently.
+	ApplyTrace(ctx context.Context, projectID string, d TraceDelta) (joined bool, sessionID string, err error)
 	// ApplySession adds d to the session, creating it when missing.
 	ApplySession(ctx context.Context, projectID string, d SessionDelta) error
 	// Traces and Sessions read back what was written, to answer creates.
