@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v3"
 
+	"github.com/plumehq/plume/functions/otlp"
 	"github.com/plumehq/plume/functions/prompts"
 	"github.com/plumehq/plume/functions/settings"
 	"github.com/plumehq/plume/functions/tracing"
@@ -79,6 +80,7 @@ func TestTemplateRoutes(t *testing.T) {
 		{logicalID: "TracingIngestFunction", routes: tracing.IngestRoutes},
 		{logicalID: "TracingQueryFunction", routes: tracing.QueryRoutes},
 		{logicalID: "SettingsFunction", routes: settings.Routes},
+		{logicalID: "OTLPFunction", routes: otlp.Routes},
 	}
 	for _, tt := range tests {
 		t.Run(tt.logicalID, func(t *testing.T) {
@@ -176,6 +178,18 @@ func TestFunctionsLeastPrivilege(t *testing.T) {
 			forbidden: []string{"dynamodb:Scan", "dynamodb:DeleteItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "s3:PutObject", "s3:DeleteObject"},
 			// Attachments: the permission its presigned GET URLs carry.
 			s3: map[string][]string{"s3:GetObject": {"${Bucket.Arn}/spans/*", "${Bucket.Arn}/attachments/*"}},
+		},
+		{
+			logicalID: "OTLPFunction",
+			actions: []string{
+				"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem",
+				"s3:PutObject", "s3:GetObject",
+			},
+			forbidden: []string{"dynamodb:Scan", "dynamodb:DeleteItem", "s3:DeleteObject", "s3:ListBucket"},
+			s3: map[string][]string{
+				"s3:PutObject": {"${Bucket.Arn}/spans/*"},
+				"s3:GetObject": {"${Bucket.Arn}/spans/*"},
+			},
 		},
 		{
 			logicalID: "SettingsFunction",

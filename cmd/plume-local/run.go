@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/google/uuid"
 
+	"github.com/plumehq/plume/functions/otlp"
 	"github.com/plumehq/plume/functions/prompts"
 	"github.com/plumehq/plume/functions/settings"
 	"github.com/plumehq/plume/functions/tracing"
@@ -140,6 +141,7 @@ func newHandler(a areas, authn *auth.Authenticator) http.Handler {
 	web.Mount(mux, tracing.IngestRoutes, tracing.NewIngestHandler(a.ingest, authn, a.urls))
 	web.Mount(mux, tracing.QueryRoutes, tracing.NewQueryHandler(a.queries, authn, a.urls))
 	web.Mount(mux, settings.Routes, settings.NewHandler(a.prices, pricing.Default(), authn))
+	web.Mount(mux, otlp.Routes, otlp.NewHandler(a.ingest, authn))
 	mux.Handle("/", web.Chain(http.HandlerFunc(web.NotFound)))
 	return mux
 }

@@ -1,0 +1,193 @@
+package otlp
+
+import (
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+	"google.golang.org/genproto/googleapis/rpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/plumehq/plume/shared/auth"
+	"github.com/plumehq/plume/shared/errs"
+	otlpmap "github.com/plumehq/plume/shared/otlp"
+	"github.com/plumehq/plume/shared/trace"
+	"github.com/plumehq/plume/shared/web"
+)
+
+// Body limits: the compressed body stays below Lambda's 6 MB payload limit; the decompressed one
+// is capped too, so that a small gzip bomb cannot exhaust memory.
+const (
+	maxBodyBytes         = 5 << 20
+	maxDecompressedBytes = 32 << 20
+)
+
+const (
+	contentProtobuf = "application/x-protobuf"
+	contentJSON     = "application/json"
+)
+
+type server struct {
+	svc   *trace.Service
+	authn *auth.Authenticator
+}
+
+// encoding returns the request's OTLP encoding, or "" when it is neither.
+func encoding(r *http.Request) string {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil {
+		return ""
+	}
+	switch mt {
+	case contentProtobuf, contentJSON:
+		return mt
+	}
+	return ""
+}
+
+// traces serves POST /v1/traces.
+func (s *server) traces(w http.ResponseWriter, r *http.Request) {
+	enc := encoding(r)
+	if enc == "" {
+		writeStatus(w, r, contentJSON, errs.Errorf(errs.CodeUnsupportedMedia, "content type %q is not supported; send %s or %s", r.Header.Get("Content-Type"), contentProtobuf, contentJSON))
+		return
+	}
+	p, err := s.authn.Authenticate(r.Context(), r.Header.Get("Authorization"))
+	if err != nil {
+		writeStatus(w, r, enc, err)
+		return
+	}
+	body, err := readBody(w, r)
+	if err != nil {
+		writeStatus(w, r, enc, err)
+		return
+	}
+	td, err := otlpmap.Decode(body, r.Header.Get("Content-Type"))
+	if err != nil {
+		writeStatus(w, r, enc, err)
+		return
+	}
+	spans, rejected, reasons := otlpmap.Map(td, p.ProjectID, s.svc.Now())
+	if len(spans) > 0 {
+		if _, err := s.svc.Ingest(r.Context(), p.ProjectID, spans); err != nil {
+			writeStatus(w, r, enc, err)
+			return
+		}
+	}
+	resp := ptraceotlp.NewExportResponse()
+	if rejected > 0 {
+		// https://opentelemetry.io/docs/specs/otlp/#partial-success-1
+		resp.PartialSuccess().SetRejectedSpans(int64(rejected))
+		resp.PartialSuccess().SetErrorMessage(strings.Join(reasons, "; "))
+	}
+	writeResponse(w, enc, resp)
+}
+
+// discard serves /v1/metrics and /v1/logs: authenticated, answered with an empty export
+// response, the data dropped.
+func (s *server) discard(w http.ResponseWriter, r *http.Request) {
+	enc := encoding(r)
+	if enc == "" {
+		writeStatus(w, r, contentJSON, errs.Errorf(errs.CodeUnsupportedMedia, "content type %q is not supported", r.Header.Get("Content-Type")))
+		return
+	}
+	if _, err := s.authn.Authenticate(r.Context(), r.Header.Get("Authorization")); err != nil {
+		writeStatus(w, r, enc, err)
+		return
+	}
+	_, _ = io.Copy(io.Discard, http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	w.Header().Set("Content-Type", enc)
+	w.WriteHeader(http.StatusOK)
+	if enc == contentJSON {
+		_, _ = w.Write([]byte("{}"))
+	}
+}
+
+// readBody reads the body, gunzipping it when Content-Encoding says gzip, within the limits.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	var rd io.Reader = http.MaxBytesReader(w, r.Body, maxBodyBytes)
+	switch strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding"))) {
+	case "", "identity":
+	case "gzip":
+		gz, err := gzip.NewReader(rd)
+		if err != nil {
+			return nil, errs.Invalid("body is not valid gzip: %v", err)
+		}
+		defer gz.Close()
+		rd = io.LimitReader(gz, maxDecompressedBytes+1)
+	default:
+		return nil, errs.Errorf(errs.CodeUnsupportedMedia, "content encoding %q is not supported; send gzip or none", r.Header.Get("Content-Encoding"))
+	}
+	body, err := io.ReadAll(rd)
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		return nil, errs.Errorf(errs.CodeTooLarge, "request body exceeds %d bytes; export smaller batches", maxBodyBytes)
+	case err != nil:
+		return nil, errs.Invalid("cannot read the body: %v", err)
+	case len(body) > maxDecompressedBytes:
+		return nil, errs.Errorf(errs.CodeTooLarge, "decompressed body exceeds %d bytes; export smaller batches", maxDecompressedBytes)
+	}
+	return body, nil
+}
+
+func writeResponse(w http.ResponseWriter, enc string, resp ptraceotlp.ExportResponse) {
+	var body []byte
+	var err error
+	if enc == contentProtobuf {
+		body, err = resp.MarshalProto()
+	} else {
+		body, err = resp.MarshalJSON()
+	}
+	if err != nil {
+		http.Error(w, "cannot encode the response", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", enc)
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body)
+}
+
+// grpcCode maps Plume's error codes to the google.rpc.Code the Status carries.
+var grpcCode = map[errs.Code]int32{
+	errs.CodeInvalid: 3, errs.CodeUnauthenticated: 16, errs.CodeForbidden: 7, errs.CodeNotFound: 5,
+	errs.CodeTooLarge: 3, errs.CodeUnsupportedMedia: 3, errs.CodeRateLimited: 8, errs.CodeUnavailable: 14,
+	errs.CodeInternal: 13, errs.CodeConflict: 10,
+}
+
+// writeStatus answers an error as OTLP/HTTP requires: the HTTP status of the error code and a
+// google.rpc.Status body in the request's encoding; 429 and 503 carry Retry-After. Internal
+// errors are logged with the request id and answered with a generic message.
+func writeStatus(w http.ResponseWriter, r *http.Request, enc string, err error) {
+	code := errs.CodeOf(err)
+	msg := "internal error"
+	var e *errs.Error
+	if errors.As(err, &e) && code != errs.CodeInternal {
+		msg = e.Message
+	} else {
+		slog.ErrorContext(r.Context(), "otlp export failed", "error", err)
+	}
+	msg = fmt.Sprintf("%s (request id %s)", msg, web.RequestID(r.Context()))
+	st := &status.Status{Code: grpcCode[code], Message: msg}
+	var body []byte
+	if enc == contentProtobuf {
+		body, _ = proto.Marshal(st)
+	} else {
+		body, _ = protojson.Marshal(st)
+	}
+	httpStatus := web.Status(code)
+	if httpStatus == http.StatusTooManyRequests || httpStatus == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", strconv.Itoa(web.RetryAfterSeconds))
+	}
+	w.Header().Set("Content-Type", enc)
+	w.WriteHeader(httpStatus)
+	_, _ = w.Write(body)
+}

@@ -1,0 +1,176 @@
+package otlp
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	sdkresource "go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	oteltrace "go.opentelemetry.io/otel/trace"
+	"google.golang.org/genproto/googleapis/rpc/status"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/plumehq/plume/functions/tracing"
+	"github.com/plumehq/plume/shared/auth"
+	"github.com/plumehq/plume/shared/blob/blobtest"
+	"github.com/plumehq/plume/shared/ddb"
+	"github.com/plumehq/plume/shared/ddb/ddbtest"
+	otlpmap "github.com/plumehq/plume/shared/otlp"
+	"github.com/plumehq/plume/shared/pricing"
+	"github.com/plumehq/plume/shared/trace"
+	"github.com/plumehq/plume/shared/web"
+)
+
+type stack struct {
+	srv     *httptest.Server
+	key     string
+	project string
+}
+
+// newStack serves the OTLP area and the tracing query area over a fresh table and S3.
+func newStack(t *testing.T) *stack {
+	t.Helper()
+	client, _, name := ddbtest.NewTable(t)
+	table := ddb.NewTable(client, name)
+	blobs, _, _ := blobtest.New(t)
+	authStore := ddb.NewAuthStore(table)
+	st := &stack{project: uuid.NewString()}
+	require.NoError(t, authStore.CreateProject(context.Background(), auth.Project{ID: st.project, CreatedAt: time.Now()}))
+	secret, k, err := auth.NewKey(auth.KeySpec{ProjectID: st.project}, time.Now())
+	require.NoError(t, err)
+	require.NoError(t, authStore.CreateKey(context.Background(), k))
+	st.key = secret
+	authn := auth.NewAuthenticator(authStore, auth.MaxCacheTTL)
+	traces := ddb.NewTraceStore(table)
+	mux := http.NewServeMux()
+	web.Mount(mux, Routes, NewHandler(trace.NewService(traces, blobs, pricing.NewPricer(pricing.Default())), authn))
+	web.Mount(mux, tracing.QueryRoutes, tracing.NewQueryHandler(trace.NewQueries(traces, blobs), authn, tracing.AttachmentURLs{Presigner: blobs, TTL: time.Minute}))
+	st.srv = httptest.NewServer(mux)
+	t.Cleanup(st.srv.Close)
+	return st
+}
+
+func (st *stack) spans(t *testing.T, query string) []map[string]any {
+	t.Helper()
+	req, _ := http.NewRequest("GET", st.srv.URL+"/spans?"+query, nil)
+	req.Header.Set("Authorization", "Bearer "+st.key)
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	var out []map[string]any
+	require.NoError(t, json.NewDecoder(res.Body).Decode(&out))
+	return out
+}
+
+// TestOpenTelemetrySDKExport exports through the real OpenTelemetry Go SDK (otlptracehttp,
+// protobuf, gzip) and reads the spans back through GET /spans.
+func TestOpenTelemetrySDKExport(t *testing.T) {
+	st := newStack(t)
+	ctx := context.Background()
+	u, _ := url.Parse(st.srv.URL)
+	exp, err := otlptracehttp.New(ctx,
+		otlptracehttp.WithEndpoint(u.Host), otlptracehttp.WithInsecure(),
+		otlptracehttp.WithCompression(otlptracehttp.GzipCompression),
+		otlptracehttp.WithHeaders(map[string]string{"Authorization": "Bearer " + st.key}),
+	)
+	require.NoError(t, err)
+	res := sdkresource.NewSchemaless(attribute.String("service.name", "support-bot"))
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp), sdktrace.WithResource(res))
+	tracer := tp.Tracer("plume-test")
+
+	rootCtx, root := tracer.Start(ctx, "handle_request", oteltrace.WithAttributes(attribute.String("session.id", "conv-42")))
+	_, llm := tracer.Start(rootCtx, "chat gpt-4o-mini", oteltrace.WithAttributes(
+		attribute.String("gen_ai.operation.name", "chat"),
+		attribute.String("gen_ai.provider.name", "openai"),
+		attribute.String("gen_ai.request.model", "gpt-4o-mini"),
+		attribute.Int("gen_ai.usage.input_tokens", 1000),
+		attribute.Int("gen_ai.usage.output_tokens", 200),
+	))
+	llm.End()
+	root.End()
+	require.NoError(t, tp.Shutdown(ctx))
+
+	traceID := otlpmap.TraceID([16]byte(root.SpanContext().TraceID()))
+	spans := st.spans(t, "trace_id="+traceID)
+	require.Len(t, spans, 2)
+	byName := map[string]map[string]any{}
+	for _, sp := range spans {
+		byName[sp["name"].(string)] = sp
+	}
+	rootID := otlpmap.SpanID([8]byte(root.SpanContext().SpanID()))
+	assert.Equal(t, rootID, byName["handle_request"]["id"])
+	assert.True(t, strings.HasSuffix(rootID, "-0000-000000000000"), "span ids are the 8 bytes followed by zeros")
+	got := byName["chat gpt-4o-mini"]
+	require.NotNil(t, got)
+	assert.Equal(t, rootID, got["parent_span_id"])
+	assert.Equal(t, "llm", got["kind"])
+	assert.Equal(t, "price_table", got["cost_source"])
+	assert.InDelta(t, (1000*0.15+200*0.60)/1e6, got["cost"], 1e-12)
+	assert.Equal(t, trace.SessionIDOf("conv-42"), byName["handle_request"]["session_id"])
+}
+
+func TestOTLPErrors(t *testing.T) {
+	st := newStack(t)
+	gzipped := func(b []byte) []byte {
+		var buf bytes.Buffer
+		zw := gzip.NewWriter(&buf)
+		_, _ = zw.Write(b)
+		_ = zw.Close()
+		return buf.Bytes()
+	}
+	tests := []struct {
+		name, path, contentType, encoding, key string
+		body                                   []byte
+		status                                 int
+	}{
+		{"wrong content type", "/v1/traces", "text/plain", "", st.key, []byte("x"), 415},
+		{"no key", "/v1/traces", "application/x-protobuf", "", "", nil, 401},
+		{"bad key", "/v1/traces", "application/json", "", "plm_nope_nope_nope_nope", []byte("{}"), 401},
+		{"malformed protobuf", "/v1/traces", "application/x-protobuf", "", st.key, []byte{0xff, 0xff, 0xff}, 400},
+		{"malformed JSON", "/v1/traces", "application/json", "", st.key, []byte(`{"resourceSpans": [`), 400},
+		{"truncated gzip", "/v1/traces", "application/json", "gzip", st.key, gzipped([]byte(`{}`))[:10], 400},
+		{"unknown encoding", "/v1/traces", "application/json", "br", st.key, []byte(`{}`), 415},
+		{"oversized", "/v1/traces", "application/x-protobuf", "", st.key, make([]byte, maxBodyBytes+1), 413},
+		{"empty export", "/v1/traces", "application/json", "", st.key, []byte(`{}`), 200},
+		{"metrics discarded", "/v1/metrics", "application/json", "", st.key, []byte(`{"resourceMetrics":[]}`), 200},
+		{"logs discarded", "/v1/logs", "application/x-protobuf", "", st.key, nil, 200},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, _ := http.NewRequest("POST", st.srv.URL+tt.path, bytes.NewReader(tt.body))
+			req.Header.Set("Content-Type", tt.contentType)
+			if tt.encoding != "" {
+				req.Header.Set("Content-Encoding", tt.encoding)
+			}
+			if tt.key != "" {
+				req.Header.Set("Authorization", "Bearer "+tt.key)
+			}
+			res, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			defer res.Body.Close()
+			assert.Equal(t, tt.status, res.StatusCode)
+			if tt.status != 200 && tt.contentType == "application/x-protobuf" {
+				var buf bytes.Buffer
+				_, _ = buf.ReadFrom(res.Body)
+				var s status.Status
+				assert.NoError(t, proto.Unmarshal(buf.Bytes(), &s), "errors are a google.rpc.Status")
+				assert.NotEmpty(t, s.Message)
+			}
+		})
+	}
+	assert.Empty(t, st.spans(t, ""), "nothing was stored")
+}

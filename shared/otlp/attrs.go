@@ -1,0 +1,359 @@
+package otlp
+
+import (
+	"strings"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+)
+
+// field is a span attribute that the mapping reads. Synonyms are separate fields: their
+// priority is decided where they are read (see MAPPING.md).
+type field uint8
+
+// The fields, grouped by what they map to.
+const (
+	fNone field = iota
+
+	// kind
+	fOpenInferenceKind // openinference.span.kind
+	fOperationName     // gen_ai.operation.name
+	fTraceloopKind     // traceloop.span.kind
+	fLLMRequestType    // llm.request.type
+	fHTTPRequestMethod // http.request.method
+	fHTTPMethod        // http.method
+	fDBSystemName      // db.system.name
+	fDBSystem          // db.system
+
+	// provider and model
+	fProviderName  // gen_ai.provider.name
+	fGenAISystem   // gen_ai.system
+	fLLMProvider   // llm.provider
+	fLLMSystem     // llm.system
+	fProvider      // provider
+	fResponseModel // gen_ai.response.model
+	fRequestModel  // gen_ai.request.model
+	fLLMModelName  // llm.model_name
+	fLLMModel      // llm.model
+	fModel         // model
+
+	// usage
+	fInputTokens        // gen_ai.usage.input_tokens
+	fPromptTokens       // gen_ai.usage.prompt_tokens
+	fOIPromptTokens     // llm.token_count.prompt
+	fLLMInputTokens     // llm.input_tokens
+	fPlainInputTokens   // inputTokens
+	fOutputTokens       // gen_ai.usage.output_tokens
+	fCompletionTokens   // gen_ai.usage.completion_tokens
+	fOICompletionTokens // llm.token_count.completion
+	fLLMOutputTokens    // llm.output_tokens
+	fPlainOutputTokens  // outputTokens
+	fCacheRead          // gen_ai.usage.cache_read.input_tokens
+	fCacheReadOld       // gen_ai.usage.cache_read_input_tokens
+	fInputCached        // gen_ai.usage.input_tokens.cached
+	fOICacheRead        // llm.token_count.prompt_details.cache_read
+	fCacheWrite         // gen_ai.usage.cache_creation.input_tokens
+	fCacheWriteOld      // gen_ai.usage.cache_creation_input_tokens
+	fInputCacheWrite    // gen_ai.usage.input_tokens.cache_write
+	fOICacheWrite       // llm.token_count.prompt_details.cache_write
+	fReasoning          // gen_ai.usage.reasoning.output_tokens
+	fReasoningOld       // gen_ai.usage.reasoning_tokens
+	fOutputReasoning    // gen_ai.usage.output_tokens.reasoning
+	fOIReasoning        // llm.token_count.completion_details.reasoning
+	fCost               // gen_ai.usage.cost
+	fOICost             // llm.cost.total
+
+	// input and output
+	fInputMessages      // gen_ai.input.messages
+	fOutputMessages     // gen_ai.output.messages
+	fSystemInstructions // gen_ai.system_instructions
+	fPrompt             // gen_ai.prompt
+	fCompletion         // gen_ai.completion
+	fInputValue         // input.value
+	fOutputValue        // output.value
+
+	// session, user, tags
+	fZeroevalSessionID   // zeroeval.session.id
+	fSessionID           // session.id
+	fConversationID      // gen_ai.conversation.id
+	fZeroevalSessionName // zeroeval.session.name
+	fSessionName         // session.name
+	fZeroevalSessionTags // zeroeval.session.tags
+	fUserID              // user.id
+	fEndUserID           // enduser.id
+	fTagTags             // tag.tags
+	fZeroevalTags        // zeroeval.tags
+	fZeroevalTraceTags   // zeroeval.trace.tags
+
+	// prompt linkage
+	fZeroeval                // zeroeval
+	fZeroevalTask            // zeroeval.task
+	fZeroevalPromptSlug      // zeroeval.prompt_slug
+	fZeroevalPromptVersion   // zeroeval.prompt_version
+	fZeroevalPromptVersionID // zeroeval.prompt_version_id
+	fZeroevalContentHash     // zeroeval.content_hash
+	fTask                    // task
+
+	// code and errors
+	fCodeFilepath   // code.filepath
+	fCodeFilePath   // code.file.path
+	fCodeLineno     // code.lineno
+	fCodeLineNumber // code.line.number
+	fErrorType      // error.type
+
+	numFields
+)
+
+// fieldOf returns the field an attribute key names, fNone for the others.
+func fieldOf(key string) field {
+	switch key {
+	case "openinference.span.kind":
+		return fOpenInferenceKind
+	case "gen_ai.operation.name":
+		return fOperationName
+	case "traceloop.span.kind":
+		return fTraceloopKind
+	case "llm.request.type":
+		return fLLMRequestType
+	case "http.request.method":
+		return fHTTPRequestMethod
+	case "http.method":
+		return fHTTPMethod
+	case "db.system.name":
+		return fDBSystemName
+	case "db.system":
+		return fDBSystem
+	case "gen_ai.provider.name":
+		return fProviderName
+	case "gen_ai.system":
+		return fGenAISystem
+	case "llm.provider":
+		return fLLMProvider
+	case "llm.system":
+		return fLLMSystem
+	case "provider":
+		return fProvider
+	case "gen_ai.response.model":
+		return fResponseModel
+	case "gen_ai.request.model":
+		return fRequestModel
+	case "llm.model_name":
+		return fLLMModelName
+	case "llm.model":
+		return fLLMModel
+	case "model":
+		return fModel
+	case "gen_ai.usage.input_tokens":
+		return fInputTokens
+	case "gen_ai.usage.prompt_tokens":
+		return fPromptTokens
+	case "llm.token_count.prompt":
+		return fOIPromptTokens
+	case "llm.input_tokens":
+		return fLLMInputTokens
+	case "inputTokens":
+		return fPlainInputTokens
+	case "gen_ai.usage.output_tokens":
+		return fOutputTokens
+	case "gen_ai.usage.completion_tokens":
+		return fCompletionTokens
+	case "llm.token_count.completion":
+		return fOICompletionTokens
+	case "llm.output_tokens":
+		return fLLMOutputTokens
+	case "outputTokens":
+		return fPlainOutputTokens
+	case "gen_ai.usage.cache_read.input_tokens":
+		return fCacheRead
+	case "gen_ai.usage.cache_read_input_tokens":
+		return fCacheReadOld
+	case "gen_ai.usage.input_tokens.cached":
+		return fInputCached
+	case "llm.token_count.prompt_details.cache_read":
+		return fOICacheRead
+	case "gen_ai.usage.cache_creation.input_tokens":
+		return fCacheWrite
+	case "gen_ai.usage.cache_creation_input_tokens":
+		return fCacheWriteOld
+	case "gen_ai.usage.input_tokens.cache_write":
+		return fInputCacheWrite
+	case "llm.token_count.prompt_details.cache_write":
+		return fOICacheWrite
+	case "gen_ai.usage.reasoning.output_tokens":
+		return fReasoning
+	case "gen_ai.usage.reasoning_tokens":
+		return fReasoningOld
+	case "gen_ai.usage.output_tokens.reasoning":
+		return fOutputReasoning
+	case "llm.token_count.completion_details.reasoning":
+		return fOIReasoning
+	case "gen_ai.usage.cost":
+		return fCost
+	case "llm.cost.total":
+		return fOICost
+	case "gen_ai.input.messages":
+		return fInputMessages
+	case "gen_ai.output.messages":
+		return fOutputMessages
+	case "gen_ai.system_instructions":
+		return fSystemInstructions
+	case "gen_ai.prompt":
+		return fPrompt
+	case "gen_ai.completion":
+		return fCompletion
+	case "input.value":
+		return fInputValue
+	case "output.value":
+		return fOutputValue
+	case "zeroeval.session.id":
+		return fZeroevalSessionID
+	case "session.id":
+		return fSessionID
+	case "gen_ai.conversation.id":
+		return fConversationID
+	case "zeroeval.session.name":
+		return fZeroevalSessionName
+	case "session.name":
+		return fSessionName
+	case "zeroeval.session.tags":
+		return fZeroevalSessionTags
+	case "user.id":
+		return fUserID
+	case "enduser.id":
+		return fEndUserID
+	case "tag.tags":
+		return fTagTags
+	case "zeroeval.tags":
+		return fZeroevalTags
+	case "zeroeval.trace.tags":
+		return fZeroevalTraceTags
+	case "zeroeval":
+		return fZeroeval
+	case "zeroeval.task":
+		return fZeroevalTask
+	case "zeroeval.prompt_slug":
+		return fZeroevalPromptSlug
+	case "zeroeval.prompt_version":
+		return fZeroevalPromptVersion
+	case "zeroeval.prompt_version_id":
+		return fZeroevalPromptVersionID
+	case "zeroeval.content_hash":
+		return fZeroevalContentHash
+	case "task":
+		return fTask
+	case "code.filepath":
+		return fCodeFilepath
+	case "code.file.path":
+		return fCodeFilePath
+	case "code.lineno":
+		return fCodeLineno
+	case "code.line.number":
+		return fCodeLineNumber
+	case "error.type":
+		return fErrorType
+	}
+	return fNone
+}
+
+// family is a group of flattened, indexed attributes that make one JSON array of messages.
+type family uint8
+
+// The families of flattened message attributes.
+const (
+	famPrompt         family = iota // gen_ai.prompt.<i>.<key>
+	famCompletion                   // gen_ai.completion.<i>.<key>
+	famInputMessages                // llm.input_messages.<i>.message.<key>
+	famOutputMessages               // llm.output_messages.<i>.message.<key>
+)
+
+// familyOf returns the family of a flattened message attribute and the path after its prefix.
+func familyOf(key string) (family, string, bool) {
+	if len(key) < 14 {
+		return 0, "", false
+	}
+	switch key[0] {
+	case 'g':
+		if rest, ok := strings.CutPrefix(key, "gen_ai.prompt."); ok {
+			return famPrompt, rest, true
+		}
+		if rest, ok := strings.CutPrefix(key, "gen_ai.completion."); ok {
+			return famCompletion, rest, true
+		}
+	case 'l':
+		if rest, ok := strings.CutPrefix(key, "llm.input_messages."); ok {
+			return famInputMessages, rest, true
+		}
+		if rest, ok := strings.CutPrefix(key, "llm.output_messages."); ok {
+			return famOutputMessages, rest, true
+		}
+	}
+	return 0, "", false
+}
+
+// indexedAttr is one flattened message attribute.
+type indexedAttr struct {
+	fam  family
+	path string // after the family's prefix
+	v    pcommon.Value
+}
+
+// attrs holds the attributes of one span that the mapping reads.
+type attrs struct {
+	has     [numFields]bool
+	vals    [numFields]pcommon.Value
+	indexed []indexedAttr
+	// families has bit f set when indexed holds an attribute of family f.
+	families uint8
+}
+
+// reset forgets the attributes of the previous span.
+func (a *attrs) reset() {
+	a.has = [numFields]bool{}
+	a.indexed = a.indexed[:0]
+	a.families = 0
+}
+
+// read records the attributes of m; of duplicate keys the first counts.
+func (a *attrs) read(m pcommon.Map) {
+	for k, v := range m.All() {
+		if f := fieldOf(k); f != fNone {
+			if !a.has[f] {
+				a.has[f], a.vals[f] = true, v
+			}
+		} else if fam, path, ok := familyOf(k); ok {
+			a.indexed = append(a.indexed, indexedAttr{fam: fam, path: path, v: v})
+			a.families |= 1 << fam
+		}
+	}
+}
+
+// get returns the value of f when present and not empty.
+func (a *attrs) get(f field) (pcommon.Value, bool) {
+	if !a.has[f] || a.vals[f].Type() == pcommon.ValueTypeEmpty {
+		return pcommon.Value{}, false
+	}
+	return a.vals[f], true
+}
+
+// str returns the first of fields that holds a non-empty scalar, as text.
+func (a *attrs) str(fields ...field) string {
+	for _, f := range fields {
+		if v, ok := a.get(f); ok {
+			if s := scalarText(v); s != "" {
+				return s
+			}
+		}
+	}
+	return ""
+}
+
+// count returns the first of fields that holds a token count.
+func (a *attrs) count(fields ...field) (int64, bool) {
+	for _, f := range fields {
+		if v, ok := a.get(f); ok {
+			if n, ok := valueCount(v); ok {
+				return n, true
+			}
+		}
+	}
+	return 0, false
+}

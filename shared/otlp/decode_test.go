@@ -1,0 +1,108 @@
+package otlp
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/plumehq/plume/shared/errs"
+)
+
+func TestDecodeContentTypes(t *testing.T) {
+	td, _ := oneSpan(t, map[string]any{"a": 1})
+	pb, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(td)
+	require.NoError(t, err)
+	js, err := (&ptrace.JSONMarshaler{}).MarshalTraces(td)
+	require.NoError(t, err)
+
+	tests := []struct {
+		name        string
+		body        []byte
+		contentType string
+		code        errs.Code // "" means success
+	}{
+		{"protobuf", pb, "application/x-protobuf", ""},
+		{"protobuf with parameters and case", pb, "Application/X-Protobuf; charset=binary", ""},
+		{"JSON", js, "application/json", ""},
+		{"JSON with charset", js, "application/json; charset=utf-8", ""},
+		{"JSON upper case", js, "APPLICATION/JSON", ""},
+		{"no content type", pb, "", errs.CodeUnsupportedMedia},
+		{"malformed content type", pb, "application/", errs.CodeUnsupportedMedia},
+		{"text", js, "text/plain", errs.CodeUnsupportedMedia},
+		{"form", js, "application/x-www-form-urlencoded", errs.CodeUnsupportedMedia},
+		{"protobuf without x-", pb, "application/protobuf", errs.CodeUnsupportedMedia},
+		{"JSON body sent as protobuf", js, "application/x-protobuf", errs.CodeInvalid},
+		{"protobuf body sent as JSON", pb, "application/json", errs.CodeInvalid},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Decode(tt.body, tt.contentType)
+			if tt.code != "" {
+				require.Error(t, err)
+				assert.Equal(t, tt.code, errs.CodeOf(err), err.Error())
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, 1, got.SpanCount())
+		})
+	}
+}
+
+func TestDecodeInvalidBodies(t *testing.T) {
+	td, _ := oneSpan(t, map[string]any{"a": "b"})
+	pb, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(td)
+	require.NoError(t, err)
+	js, err := (&ptrace.JSONMarshaler{}).MarshalTraces(td)
+	require.NoError(t, err)
+
+	tests := []struct {
+		name        string
+		body        string
+		contentType string
+		spans       int // when valid
+		valid       bool
+	}{
+		{"empty protobuf is an empty export", "", ContentTypeProtobuf, 0, true},
+		{"truncated protobuf", string(pb[:len(pb)-3]), ContentTypeProtobuf, 0, false},
+		{"protobuf garbage", "\xff\xff\xff\xff", ContentTypeProtobuf, 0, false},
+		{"protobuf length beyond the body", "\x0a\x7f\x00", ContentTypeProtobuf, 0, false},
+		{"empty JSON", "", ContentTypeJSON, 0, false},
+		{"empty JSON object", "{}", ContentTypeJSON, 0, true},
+		{"JSON array", "[]", ContentTypeJSON, 0, false},
+		{"truncated JSON", string(js[:len(js)-5]), ContentTypeJSON, 0, false},
+		{"base64 id (protojson's form)", `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"CvdlGRbNQ92ESOshHIAxnA=="}]}]}]}`, ContentTypeJSON, 0, false},
+		{"short hex id", `{"resourceSpans":[{"scopeSpans":[{"spans":[{"spanId":"b7ad6b71"}]}]}]}`, ContentTypeJSON, 0, false},
+		{"unknown enum name", `{"resourceSpans":[{"scopeSpans":[{"spans":[{"kind":"SPAN_KIND_BOGUS"}]}]}]}`, ContentTypeJSON, 0, false},
+		{"wrong type", `{"resourceSpans":{}}`, ContentTypeJSON, 0, false},
+		{"int64 as number and as string", `{"resourceSpans":[{"scopeSpans":[{"spans":[{"startTimeUnixNano":1748779140123456789,` +
+			`"endTimeUnixNano":"1748779140123456789","attributes":[{"key":"n","value":{"intValue":7}}]}]}]}]}`, ContentTypeJSON, 1, true},
+		{"unknown fields are ignored", `{"resourceSpans":[],"future":{"x":[1,2]}}`, ContentTypeJSON, 0, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Decode([]byte(tt.body), tt.contentType)
+			if !tt.valid {
+				require.Error(t, err)
+				assert.Equal(t, errs.CodeInvalid, errs.CodeOf(err), err.Error())
+				assert.LessOrEqual(t, len(err.Error()), 300, "the message is bounded")
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.spans, got.SpanCount())
+		})
+	}
+}
+
+// The error message quotes at most a bounded part of the codec's message, in valid UTF-8.
+func TestDecodeErrorMessage(t *testing.T) {
+	_, err := Decode([]byte("{\"resourceSpans\":\xff"+strings.Repeat("x", 1000)), ContentTypeJSON)
+	require.Error(t, err)
+	var e *errs.Error
+	require.ErrorAs(t, err, &e)
+	assert.True(t, strings.HasPrefix(e.Message, "invalid OTLP JSON body: "), e.Message)
+	assert.LessOrEqual(t, len(e.Message), len("invalid OTLP JSON body: ")+maxErrorDetail+3)
+	assert.NotContains(t, e.Message, "\xff")
+}

@@ -1,0 +1,14 @@
+// Package otlp turns OpenTelemetry trace exports (OTLP/HTTP, protobuf or JSON) into Plume spans.
+//
+// Decode reads an export body with the OpenTelemetry Collector's own pdata codecs, so that
+// OTLP/JSON is read by the OTLP rules (hex trace and span ids, int64 as strings or numbers,
+// enums as numbers or names), which protojson gets wrong (COMPAT.md, "OTLP"). Map converts the
+// decoded spans into trace.Span values that satisfy every invariant of trace.DecodeBatch, so
+// OTLP spans go through the same ingestion pipeline (trace.Service.Ingest) as POST /spans.
+// TraceID and SpanID convert OTLP ids to UUIDs exactly as the zeroeval SDKs do, so that SDK
+// spans and OpenTelemetry spans of one trace nest.
+//
+// The mapping, attribute by attribute, is documented in MAPPING.md next to this file.
+//
+// OTLP/HTTP: https://opentelemetry.io/docs/specs/otlp/#otlphttp
+package otlp

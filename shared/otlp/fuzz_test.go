@@ -1,0 +1,80 @@
+package otlp
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/plumehq/plume/shared/errs"
+)
+
+// fuzzSeeds are exports that exercise the mapping: the fixture trace, the mapping table's
+// spans and a benchmark payload.
+func fuzzSeeds(f *testing.F) []ptrace.Traces {
+	seeds := []ptrace.Traces{fixtureTraces(f), benchTraces(f, 5)}
+	for _, attrs := range []map[string]any{
+		{"gen_ai.prompt.0.role": "user", "gen_ai.prompt.0.content": "hi", "gen_ai.completion.0.content": "yo"},
+		{"llm.input_messages.0.message.role": "user", "llm.output_messages.0.message.contents.0.message_content.text": "x"},
+		{"zeroeval.prompt_version": "3", "zeroeval.prompt_slug": "s", "task": "t", "tag.tags": []any{"a", "b"}},
+		{"zeroeval": map[string]any{"prompt_version_id": "not-a-uuid"}, "session.id": "s", "session.name": "n"},
+		{"gen_ai.usage.input_tokens": -5, "gen_ai.usage.cache_read_input_tokens": 1e12, "gen_ai.request.model": "m"},
+	} {
+		td, _ := oneSpan(f, attrs)
+		seeds = append(seeds, td)
+	}
+	return seeds
+}
+
+// checkMapped maps a decoded export and checks every span it produces.
+func checkMapped(t *testing.T, td ptrace.Traces) {
+	spans, rejected, reasons := Map(td, testProject, testNow)
+	assert.Equal(t, td.SpanCount(), len(spans)+rejected)
+	assert.LessOrEqual(t, len(reasons), maxReasons)
+	assert.Equal(t, min(rejected, maxReasons), len(reasons))
+	for _, s := range spans {
+		checkSpan(t, s, testNow)
+	}
+}
+
+// Decode never panics on any body; its errors are coded; whatever it decodes, Map turns into
+// spans that satisfy DecodeBatch's invariants.
+func FuzzDecodeProtobuf(f *testing.F) {
+	for _, td := range fuzzSeeds(f) {
+		body, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(td)
+		require.NoError(f, err)
+		f.Add(body)
+	}
+	f.Add([]byte{})
+	f.Add([]byte("\x0a\x02\x12\x00"))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		td, err := Decode(body, ContentTypeProtobuf)
+		if err != nil {
+			assert.Equal(t, errs.CodeInvalid, errs.CodeOf(err))
+			return
+		}
+		checkMapped(t, td)
+	})
+}
+
+// FuzzDecodeJSON is FuzzDecodeProtobuf for OTLP/JSON.
+func FuzzDecodeJSON(f *testing.F) {
+	for _, td := range fuzzSeeds(f) {
+		body, err := (&ptrace.JSONMarshaler{}).MarshalTraces(td)
+		require.NoError(f, err)
+		f.Add(body)
+	}
+	f.Add([]byte(`{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"0AF7651916CD43DD8448EB211C80319C",` +
+		`"spanId":"b7ad6b7169203331","name":"x","kind":"SPAN_KIND_CLIENT","startTimeUnixNano":1748779140123456789,` +
+		`"status":{"code":"STATUS_CODE_ERROR","message":"m"}}]}]}]}`))
+	f.Add([]byte(`{}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		td, err := Decode(body, ContentTypeJSON)
+		if err != nil {
+			assert.Equal(t, errs.CodeInvalid, errs.CodeOf(err))
+			return
+		}
+		checkMapped(t, td)
+	})
+}

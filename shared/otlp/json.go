@@ -1,0 +1,269 @@
+package otlp
+
+import (
+	"encoding/base64"
+	"math"
+	"strconv"
+	"unicode/utf8"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+)
+
+// maxValueDepth bounds the nesting of attribute values written as JSON. encoding/json (which
+// reads attributes back, trace.Merge) refuses more than 10000 levels; no real attribute comes
+// near this bound. A deeper value is written as the string tooDeep.
+const maxValueDepth = 64
+
+// tooDeep replaces a value nested deeper than maxValueDepth.
+const tooDeep = "(nested too deep)"
+
+// appendValue appends v as JSON: strings, numbers and booleans as themselves, bytes as a
+// base64 string (as OTLP/JSON writes them), arrays and key-value lists as JSON arrays and
+// objects (the first of duplicate keys kept), an empty value as null. Non-finite doubles become
+// the strings "NaN", "Infinity" and "-Infinity" (their OTLP/JSON form). depth is v's nesting
+// level (1 for an attribute value).
+func appendValue(b []byte, v pcommon.Value, depth int) []byte {
+	switch v.Type() {
+	case pcommon.ValueTypeStr:
+		return appendString(b, v.Str())
+	case pcommon.ValueTypeInt:
+		return strconv.AppendInt(b, v.Int(), 10)
+	case pcommon.ValueTypeDouble:
+		return appendFloat(b, v.Double())
+	case pcommon.ValueTypeBool:
+		return strconv.AppendBool(b, v.Bool())
+	case pcommon.ValueTypeBytes:
+		raw := v.Bytes().AsRaw()
+		b = append(b, '"')
+		b = base64.StdEncoding.AppendEncode(b, raw)
+		return append(b, '"')
+	case pcommon.ValueTypeSlice:
+		if depth > maxValueDepth {
+			return appendString(b, tooDeep)
+		}
+		s := v.Slice()
+		b = append(b, '[')
+		for i := 0; i < s.Len(); i++ {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendValue(b, s.At(i), depth+1)
+		}
+		return append(b, ']')
+	case pcommon.ValueTypeMap:
+		if depth > maxValueDepth {
+			return appendString(b, tooDeep)
+		}
+		return appendMap(b, v.Map(), depth)
+	}
+	return append(b, "null"...)
+}
+
+// appendMap appends m as a JSON object; of duplicate keys the first is kept (as m.Get does).
+// depth is m's nesting level.
+func appendMap(b []byte, m pcommon.Map, depth int) []byte {
+	var seen keySet
+	b = append(b, '{')
+	first := true
+	for k, v := range m.All() {
+		if !seen.add(k) {
+			continue
+		}
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = appendString(b, k)
+		b = append(b, ':')
+		b = appendValue(b, v, depth+1)
+	}
+	return append(b, '}')
+}
+
+// appendFloat appends f as encoding/json writes a float64; non-finite values as strings.
+func appendFloat(b []byte, f float64) []byte {
+	switch {
+	case math.IsNaN(f):
+		return append(b, `"NaN"`...)
+	case math.IsInf(f, 1):
+		return append(b, `"Infinity"`...)
+	case math.IsInf(f, -1):
+		return append(b, `"-Infinity"`...)
+	}
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	return strconv.AppendFloat(b, f, format, -1, 64)
+}
+
+// safeASCII marks the bytes a JSON string holds as themselves.
+var safeASCII = func() (t [utf8.RuneSelf]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// appendString appends s as a JSON string. Each byte of s that is not valid UTF-8 becomes
+// U+FFFD, as encoding/json decodes it, so that the result is valid JSON of valid UTF-8.
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0 // s[start:i] is plain text not yet appended
+	for i := 0; ; {
+		i += plainPrefix(s[i:])
+		if i == len(s) {
+			break
+		}
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r != utf8.RuneError || size != 1 {
+				i += size
+				continue
+			}
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+		} else {
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+		}
+		i++
+		start = i
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+// Constants of the word-at-a-time byte tests of plainPrefix.
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// plainPrefix returns the length of the longest prefix of s made of printable ASCII other
+// than '"' and '\\' (the bytes a JSON string holds as they are), reading eight bytes at a time:
+// attribute values are mostly such text.
+func plainPrefix(s string) int {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := s[i : i+8]
+		x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+		q := x ^ (ones * '"')
+		bs := x ^ (ones * '\\')
+		// A set high bit flags a byte that is '"', '\\', < 0x20 or >= 0x80 (or, above the
+		// first flagged byte, a false positive from a borrow: the byte loop below decides).
+		if ((q-ones)&^q|(bs-ones)&^bs|(x-ones*0x20)&^x|x)&highs != 0 {
+			break
+		}
+	}
+	for ; i < len(s); i++ {
+		if c := s[i]; c >= utf8.RuneSelf || !safeASCII[c] {
+			return i
+		}
+	}
+	return i
+}
+
+// validUTF8 returns s with each byte that is not valid UTF-8 replaced by U+FFFD.
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	out := make([]byte, 0, len(s)+8)
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			out = utf8.AppendRune(out, utf8.RuneError)
+		} else {
+			out = append(out, s[i:i+size]...)
+		}
+		i += size
+	}
+	return string(out)
+}
+
+// cutUTF8 returns the longest prefix of s of at most n bytes that does not split a UTF-8
+// sequence.
+func cutUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := n
+	for i > 0 && i > n-utf8.UTFMax && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	if !utf8.RuneStart(s[i]) { // s[n] is in the middle of invalid bytes: cut there
+		i = n
+	}
+	return s[:i]
+}
+
+// keySet records the keys of one JSON object to drop duplicates. A 256-bit filter of a cheap
+// hash keeps the common case (few keys, no duplicate) free of string comparisons; past
+// keySetSmall keys a map takes over, so that an object of many keys costs linear time. The
+// zero value is an empty set.
+type keySet struct {
+	filter [4]uint64
+	keys   []string
+	many   map[string]struct{}
+}
+
+// keySetSmall is how many keys keySet holds before it uses a map.
+const keySetSmall = 32
+
+// reset empties the set, keeping its memory.
+func (k *keySet) reset() {
+	k.filter = [4]uint64{}
+	k.keys = k.keys[:0]
+	if k.many != nil {
+		clear(k.many)
+	}
+}
+
+// add adds key and reports whether it was new.
+func (k *keySet) add(key string) bool {
+	if len(k.keys) >= keySetSmall {
+		if k.many == nil {
+			k.many = make(map[string]struct{}, 2*keySetSmall)
+		}
+		if len(k.many) == 0 {
+			for _, seen := range k.keys {
+				k.many[seen] = struct{}{}
+			}
+		}
+		if _, seen := k.many[key]; seen {
+			return false
+		}
+		k.many[key] = struct{}{}
+		return true
+	}
+	h := uint64(len(key))
+	if len(key) > 0 {
+		h = h<<24 | uint64(key[0])<<16 | uint64(key[len(key)/2])<<8 | uint64(key[len(key)-1])
+	}
+	h = (h * 0x9E3779B97F4A7C15) >> 56
+	word, bit := h>>6, uint64(1)<<(h&63)
+	if k.filter[word]&bit != 0 {
+		for _, seen := range k.keys {
+			if seen == key {
+				return false
+			}
+		}
+	}
+	k.filter[word] |= bit
+	k.keys = append(k.keys, key)
+	return true
+}

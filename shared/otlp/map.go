@@ -1,0 +1,524 @@
+package otlp
+
+import (
+	"cmp"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/plumehq/plume/shared/trace"
+)
+
+// maxReasons is how many rejection reasons Map keeps.
+const maxReasons = 10
+
+// Time bounds of trace.DecodeBatch: a span may not start or end before 2000-01-01, nor more
+// than a day after the server's clock.
+var minSpanTime = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// maxFutureSkew is how far after the server's clock a span time may be.
+const maxFutureSkew = 24 * time.Hour
+
+// Kinds that trace does not name as constants.
+const kindTool = "tool"
+
+// Map converts every span of td into a Plume span of projectID (CreatedAt = UpdatedAt = now),
+// by the rules of MAPPING.md. Spans that cannot be stored (an all-zero trace or span id, a
+// missing name or start time, a time before 2000 or more than a day after now, an end before
+// the start) are counted in rejected with a short reason each (at most 10 reasons kept, each
+// naming the span by its hex id). Nothing else rejects a span: values over Plume's limits are
+// cut or dropped, and the cut is noted in the attribute plume.truncated.
+//
+// The spans satisfy every invariant of trace.DecodeBatch's output, so they go to
+// trace.Service.Ingest as they are: lowercase UUIDs, a name of 1 to trace.MaxNameLen bytes,
+// times in UTC rounded to the microsecond, a kind of [a-z0-9_-], compact attributes of at most
+// trace.MaxAttributeBytes, non-nil Tags, valid UTF-8 everywhere. Map does not retain td.
+func Map(td ptrace.Traces, projectID string, now time.Time) (spans []trace.Span, rejected int, reasons []string) {
+	n := td.SpanCount()
+	m := &mapper{projectID: projectID, now: now.UTC()}
+	spans = make([]trace.Span, 0, n)
+	for _, rs := range td.ResourceSpans().All() {
+		m.setResource(rs.Resource())
+		for _, ss := range rs.ScopeSpans().All() {
+			m.setScope(ss.Scope())
+			for _, sp := range ss.Spans().All() {
+				spans = append(spans, trace.Span{}) // mapped in place: a Span is large
+				if err := m.span(&spans[len(spans)-1], sp); err != nil {
+					spans = spans[:len(spans)-1]
+					rejected++
+					if len(reasons) < maxReasons {
+						id := sp.SpanID()
+						reasons = append(reasons, fmt.Sprintf("span %s: %v", hex.EncodeToString(id[:]), err))
+					}
+				}
+			}
+		}
+	}
+	return spans, rejected, reasons
+}
+
+// mapper holds the state of one Map call: the current resource and scope, and buffers reused
+// from span to span.
+type mapper struct {
+	projectID string
+	now       time.Time
+
+	resource     pcommon.Map
+	resourceJSON []byte // the resource attributes as a JSON object; empty when there are none
+	// resourceMembers are the resource attributes kept, encoded (built when needed), and
+	// resourceDropped the keys of those dropped to keep resourceJSON within maxResourceBytes.
+	resourceMembers []member
+	resourceDropped []string
+	scopeJSON       []byte // {"name":...,"version":...}; empty when both are
+
+	a     attrs
+	ev    eventData
+	keys  keySet
+	notes notes
+	// scratch is where a span's attributes object is built.
+	scratch []byte
+	// arena holds the attributes of the spans mapped so far, one after the other: one
+	// allocation for many spans, never moved (a full chunk is left to the spans that use
+	// it). Each span's Attributes is a full slice expression of it, so that an append to one
+	// never writes into the next.
+	arena []byte
+	// values are the spanValues of the next spans, allocated together.
+	values []spanValues
+	// lastSession and lastSessionID are the last session id read and its Plume id: the spans
+	// of an export mostly share a session, and uuid5 costs a SHA-1.
+	lastSession, lastSessionID string
+}
+
+// arenaChunk is the size of the arena's chunks.
+const arenaChunk = 64 << 10
+
+// valuesChunk is how many spanValues are allocated at once.
+const valuesChunk = 64
+
+// keep copies b into the arena and returns the copy.
+func (m *mapper) keep(b []byte) []byte {
+	if len(b) > cap(m.arena)-len(m.arena) {
+		m.arena = make([]byte, 0, max(arenaChunk, len(b)))
+	}
+	start := len(m.arena)
+	m.arena = append(m.arena, b...)
+	return m.arena[start:len(m.arena):len(m.arena)]
+}
+
+// newValues returns zeroed spanValues for one span.
+func (m *mapper) newValues() *spanValues {
+	if len(m.values) == 0 {
+		m.values = make([]spanValues, valuesChunk)
+	}
+	v := &m.values[0]
+	m.values = m.values[1:]
+	return v
+}
+
+// maxResourceBytes bounds the resource object copied into the attributes of each span of the
+// resource: the largest resource attributes are dropped (once per resource) beyond it, so that a
+// large resource over many small spans cannot multiply its size.
+const maxResourceBytes = 64 << 10
+
+// setResource makes r the resource of the next spans: its attributes as a JSON object.
+func (m *mapper) setResource(r pcommon.Resource) {
+	m.resource = r.Attributes()
+	m.resourceJSON = m.resourceJSON[:0]
+	m.resourceMembers, m.resourceDropped = nil, nil
+	if m.resource.Len() == 0 {
+		return
+	}
+	m.resourceJSON = appendMap(m.resourceJSON, m.resource, 1)
+	if len(m.resourceJSON) <= maxResourceBytes {
+		return
+	}
+	members := m.resourceEntries()
+	m.resourceJSON = append(m.resourceJSON[:0], '{')
+	for _, mb := range members {
+		m.resourceJSON = appendKey(m.resourceJSON, 0, mb.key)
+		m.resourceJSON = append(m.resourceJSON, mb.value...)
+	}
+	m.resourceJSON = append(m.resourceJSON, '}')
+}
+
+// resourceEntries returns the resource attributes as members (the first of duplicate keys),
+// without the largest ones when they take more than maxResourceBytes (recorded in
+// resourceDropped).
+func (m *mapper) resourceEntries() []member {
+	if m.resourceMembers != nil || m.resource.Len() == 0 {
+		return m.resourceMembers
+	}
+	var (
+		seen    keySet
+		members []member
+		total   int
+	)
+	for k, v := range m.resource.All() {
+		if seen.add(k) {
+			mb := newMember(k, appendValue(nil, v, 2), true)
+			members = append(members, mb)
+			total += mb.size
+		}
+	}
+	if total > maxResourceBytes {
+		bySize := slices.Clone(members)
+		slices.SortStableFunc(bySize, func(a, b member) int { return b.size - a.size })
+		drop := map[string]bool{}
+		for _, mb := range bySize {
+			if total <= maxResourceBytes {
+				break
+			}
+			drop[mb.key] = true
+			total -= mb.size
+			m.resourceDropped = append(m.resourceDropped, mb.key)
+		}
+		members = slices.DeleteFunc(members, func(mb member) bool { return drop[mb.key] })
+	}
+	m.resourceMembers = members
+	return members
+}
+
+// setScope makes s the instrumentation scope of the next spans.
+func (m *mapper) setScope(s pcommon.InstrumentationScope) {
+	m.scopeJSON = m.scopeJSON[:0]
+	if s.Name() == "" && s.Version() == "" {
+		return
+	}
+	// Cut, as a scope name or version of more than a name's length means nothing, and the
+	// scope is copied into every span of the scope.
+	m.scopeJSON = append(m.scopeJSON, '{')
+	if s.Name() != "" {
+		m.scopeJSON = append(m.scopeJSON, `"name":`...)
+		m.scopeJSON = appendString(m.scopeJSON, cutUTF8(s.Name(), trace.MaxNameLen))
+	}
+	if s.Version() != "" {
+		if s.Name() != "" {
+			m.scopeJSON = append(m.scopeJSON, ',')
+		}
+		m.scopeJSON = append(m.scopeJSON, `"version":`...)
+		m.scopeJSON = appendString(m.scopeJSON, cutUTF8(s.Version(), trace.MaxNameLen))
+	}
+	m.scopeJSON = append(m.scopeJSON, '}')
+}
+
+// spanValues holds what the optional fields of one span point to: one allocation per span
+// instead of one per field.
+type spanValues struct {
+	parent, status, input, output, sessionID, sessionName string
+	errorCode, errorMessage, errorStack, codeFilepath     string
+	endedAt                                               time.Time
+	durationMS, cost                                      float64
+	codeLineno                                            int
+	llm                                                   trace.LLMUsage
+	link                                                  trace.PromptLink
+}
+
+// ref stores v in slot and returns slot.
+func ref[T any](slot *T, v T) *T {
+	*slot = v
+	return slot
+}
+
+// optionalRef is ref for strings, with nil for "".
+func optionalRef(slot *string, v string) *string {
+	if v == "" {
+		return nil
+	}
+	return ref(slot, v)
+}
+
+// span maps sp into s (a zero Span); the error is the reason it is rejected.
+func (m *mapper) span(s *trace.Span, sp ptrace.Span) error {
+	tid, sid, pid := sp.TraceID(), sp.SpanID(), sp.ParentSpanID()
+	if tid.IsEmpty() {
+		return errors.New("trace_id: all zero")
+	}
+	if sid.IsEmpty() {
+		return errors.New("span_id: all zero")
+	}
+	if sp.Name() == "" {
+		return errors.New("name: required")
+	}
+	if sp.StartTimestamp() == 0 {
+		return errors.New("start_time_unix_nano: required")
+	}
+	start, err := m.time("start_time_unix_nano", sp.StartTimestamp())
+	if err != nil {
+		return err
+	}
+	var end time.Time
+	if sp.EndTimestamp() != 0 {
+		if end, err = m.time("end_time_unix_nano", sp.EndTimestamp()); err != nil {
+			return err
+		}
+		if end.Before(start) {
+			return fmt.Errorf("end_time_unix_nano: %s is before start_time_unix_nano %s",
+				end.Format(time.RFC3339Nano), start.Format(time.RFC3339Nano))
+		}
+	}
+
+	v := m.newValues()
+	s.ProjectID, s.CreatedAt, s.UpdatedAt, s.StartedAt = m.projectID, m.now, m.now, start
+	var ids [3 * 36]byte
+	b := appendUUID(ids[:0], [16]byte(tid))
+	b = appendUUID(b, spanUUID(sid))
+	if !pid.IsEmpty() {
+		b = appendUUID(b, spanUUID(pid))
+	}
+	idText := string(b)
+	s.TraceID, s.ID = idText[:36], idText[36:72]
+	if len(idText) > 72 {
+		s.ParentSpanID = ref(&v.parent, idText[72:])
+	}
+	if !end.IsZero() {
+		s.EndedAt = ref(&v.endedAt, end)
+		s.DurationMS = ref(&v.durationMS, float64(end.Sub(start))/float64(time.Millisecond))
+	}
+
+	m.notes = notes{}
+	s.Name = m.cut("name", validUTF8(sp.Name()), trace.MaxNameLen)
+	s.Status = ref(&v.status, statusOf(sp.Status().Code()))
+
+	a := &m.a
+	a.reset()
+	a.read(sp.Attributes())
+	m.ev = eventData{}
+	readEvents(sp.Events(), &m.ev)
+
+	var llm llmAttrs
+	s.Kind, llm.priced = a.kind()
+	llm.provider = m.cut("provider", a.str(fProviderName, fGenAISystem, fLLMProvider, fLLMSystem, fProvider), trace.MaxNameLen)
+	llm.model = m.cut("model", a.str(fResponseModel, fRequestModel, fLLMModelName, fLLMModel, fModel), trace.MaxNameLen)
+	u, inOK, outOK := a.usage()
+	llm.in, llm.inOK, llm.out, llm.outOK = u.InputTokens, inOK, u.OutputTokens, outOK
+	if llm.model != "" && llm.priced {
+		u.Provider, u.Model = llm.provider, llm.model
+		s.LLM = ref(&v.llm, u)
+	}
+	if c, ok := a.cost(); ok {
+		s.Cost = ref(&v.cost, c)
+	}
+
+	s.InputData = optionalRef(&v.input, m.cut("input_data", a.input(&m.ev), trace.MaxDataBytes))
+	s.OutputData = optionalRef(&v.output, m.cut("output_data", a.output(&m.ev), trace.MaxDataBytes))
+
+	m.session(s, v)
+	m.tags(s)
+
+	link, flat := a.link()
+	if link != (trace.PromptLink{}) {
+		s.Link = ref(&v.link, link)
+		if flat {
+			llm.zeroeval = link
+		}
+	}
+
+	m.errors(s, v, sp.Status().Message())
+	if path := a.str(fCodeFilepath, fCodeFilePath); path != "" {
+		s.CodeFilepath = ref(&v.codeFilepath, m.cut("code_filepath", path, trace.MaxErrorBytes))
+	}
+	if n, ok := a.count(fCodeLineno, fCodeLineNumber); ok && n <= math.MaxInt32 {
+		s.CodeLineno = ref(&v.codeLineno, int(n))
+	}
+
+	s.Attributes = m.attributes(sp.Attributes(), &llm)
+	return nil
+}
+
+// time converts an OTLP timestamp to a span time as trace.DecodeBatch stores it (UTC, rounded
+// to the microsecond) and checks its range.
+func (m *mapper) time(name string, ts pcommon.Timestamp) (time.Time, error) {
+	if uint64(ts) > math.MaxInt64 {
+		return time.Time{}, fmt.Errorf("%s: %d is out of range", name, uint64(ts))
+	}
+	t := time.Unix(0, int64(ts)).Round(time.Microsecond).UTC()
+	if t.Before(minSpanTime) {
+		return time.Time{}, fmt.Errorf("%s: %s is before 2000-01-01", name, t.Format(time.RFC3339Nano))
+	}
+	if t.After(m.now.Add(maxFutureSkew)) {
+		return time.Time{}, fmt.Errorf("%s: %s is more than a day in the future", name, t.Format(time.RFC3339Nano))
+	}
+	return t, nil
+}
+
+// cut returns s cut to at most max bytes (on a UTF-8 boundary), noting the field's original
+// size when it cuts.
+func (m *mapper) cut(field, s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	m.notes.add(field, len(s))
+	return cutUTF8(s, max)
+}
+
+// statusOf returns the Plume status of an OTLP status code (unknown codes are unset).
+func statusOf(c ptrace.StatusCode) string {
+	switch c {
+	case ptrace.StatusCodeOk:
+		return trace.StatusOK
+	case ptrace.StatusCodeError:
+		return trace.StatusError
+	}
+	return trace.StatusUnset
+}
+
+// kind returns the span's kind (MAPPING.md, "Kind"), and false for agent and tool operations,
+// whose token counts are not priced: they are the sum of the LLM calls under them.
+func (a *attrs) kind() (string, bool) {
+	if k := a.str(fOpenInferenceKind); k != "" {
+		switch strings.ToUpper(k) {
+		case "LLM", "EMBEDDING":
+			return trace.KindLLM, true
+		case "TOOL":
+			return kindTool, false
+		case "RETRIEVER", "RERANKER":
+			return trace.KindVectorStore, true
+		case "AGENT":
+			return trace.KindGeneric, false
+		}
+		return trace.KindGeneric, true
+	}
+	if op := a.str(fOperationName); op != "" {
+		switch op {
+		case "execute_tool":
+			return kindTool, false
+		case "invoke_agent", "create_agent", "invoke_workflow":
+			return trace.KindGeneric, false
+		}
+		return trace.KindLLM, true
+	}
+	if strings.EqualFold(a.str(fTraceloopKind), "tool") {
+		return kindTool, false
+	}
+	if a.str(fResponseModel, fRequestModel, fLLMModelName, fLLMModel) != "" || a.str(fLLMRequestType) != "" ||
+		a.str(fModel) != "" && (a.has[fProvider] || a.has[fPlainInputTokens] || a.has[fPlainOutputTokens]) {
+		return trace.KindLLM, true
+	}
+	if db := a.str(fDBSystemName, fDBSystem); db != "" {
+		if vectorStores[strings.ToLower(db)] {
+			return trace.KindVectorStore, true
+		}
+		return trace.KindDatabase, true
+	}
+	if a.has[fHTTPRequestMethod] || a.has[fHTTPMethod] {
+		return trace.KindHTTP, true
+	}
+	return trace.KindGeneric, true
+}
+
+// vectorStores are the db.system values of vector databases.
+var vectorStores = map[string]bool{
+	"pinecone": true, "qdrant": true, "weaviate": true, "milvus": true, "chroma": true,
+	"chromadb": true, "lancedb": true, "marqo": true, "vespa": true, "zilliz": true,
+	"turbopuffer": true, "pgvector": true, "faiss": true,
+}
+
+// usage reads the token counts (MAPPING.md, "Usage"). Input counts include the cached and
+// cache-write tokens and output counts the reasoning tokens, as trace.LLMUsage documents and
+// as the semantic conventions say instrumentations SHOULD report them; when the parts exceed
+// the total, the instrumentation counted them apart (Anthropic's raw usage) and they are added.
+// inOK and outOK report whether any input or output count was given.
+func (a *attrs) usage() (u trace.LLMUsage, inOK, outOK bool) {
+	u.InputTokens, inOK = a.count(fInputTokens, fPromptTokens, fOIPromptTokens, fLLMInputTokens, fPlainInputTokens)
+	u.OutputTokens, outOK = a.count(fOutputTokens, fCompletionTokens, fOICompletionTokens, fLLMOutputTokens, fPlainOutputTokens)
+	cached, cachedOK := a.count(fCacheRead, fCacheReadOld, fInputCached, fOICacheRead)
+	written, writtenOK := a.count(fCacheWrite, fCacheWriteOld, fInputCacheWrite, fOICacheWrite)
+	reasoning, reasoningOK := a.count(fReasoning, fReasoningOld, fOutputReasoning, fOIReasoning)
+	inOK = inOK || cachedOK || writtenOK
+	outOK = outOK || reasoningOK
+	if cached+written > u.InputTokens {
+		u.InputTokens += cached + written
+	}
+	if reasoning > u.OutputTokens {
+		u.OutputTokens += reasoning
+	}
+	u.CachedInputTokens = min(cached, u.InputTokens)
+	u.CacheWriteTokens = min(written, u.InputTokens-u.CachedInputTokens)
+	u.ReasoningTokens = min(reasoning, u.OutputTokens)
+	return u, inOK, outOK
+}
+
+// cost returns the cost the caller supplied (gen_ai.usage.cost, llm.cost.total): a finite,
+// non-negative number.
+func (a *attrs) cost() (float64, bool) {
+	for _, f := range [...]field{fCost, fOICost} {
+		if v, ok := a.get(f); ok {
+			if c, ok := valueFloat(v); ok && c >= 0 {
+				return c, true
+			}
+		}
+	}
+	return 0, false
+}
+
+// session sets SessionID, SessionName and SessionTags.
+func (m *mapper) session(s *trace.Span, v *spanValues) {
+	a := &m.a
+	id := a.str(fZeroevalSessionID, fSessionID, fConversationID)
+	if id == "" {
+		return
+	}
+	if id != m.lastSession || m.lastSessionID == "" {
+		m.lastSession, m.lastSessionID = id, trace.SessionIDOf(id)
+	}
+	s.SessionID = ref(&v.sessionID, m.lastSessionID)
+	s.SessionName = optionalRef(&v.sessionName, m.cut("session_name", a.str(fZeroevalSessionName, fSessionName), trace.MaxNameLen))
+	if tv, ok := a.get(fZeroevalSessionTags); ok {
+		var t tagSet
+		t.add(tv)
+		s.SessionTags = t.m
+		m.notes.tags += t.dropped
+	}
+}
+
+// tags sets Tags (never nil) and TraceTags.
+func (m *mapper) tags(s *trace.Span) {
+	a := &m.a
+	var t tagSet
+	if user := a.str(fUserID, fEndUserID); user != "" {
+		t.put("user_id", user)
+	}
+	for _, f := range [...]field{fTagTags, fZeroevalTags} {
+		if tv, ok := a.get(f); ok {
+			t.add(tv)
+		}
+	}
+	s.Tags = t.m
+	if s.Tags == nil {
+		s.Tags = map[string]string{}
+	}
+	m.notes.tags += t.dropped
+	if tv, ok := a.get(fZeroevalTraceTags); ok {
+		var tt tagSet
+		tt.add(tv)
+		s.TraceTags = tt.m
+		m.notes.tags += tt.dropped
+	}
+}
+
+// errors sets ErrorCode, ErrorMessage and ErrorStack from the status and the last exception
+// event. An exception event makes the span fail (HasError) even when its status is unset.
+func (m *mapper) errors(s *trace.Span, v *spanValues, statusMessage string) {
+	ev := &m.ev
+	var code, msg, stack string
+	if ev.exception {
+		code, msg, stack = ev.exceptionType, ev.exceptionMessage, ev.stacktrace
+		if code == "" && msg == "" {
+			code = eventException
+		}
+	}
+	if *s.Status == trace.StatusError {
+		msg = cmp.Or(msg, validUTF8(statusMessage))
+		code = cmp.Or(code, m.a.str(fErrorType))
+	}
+	s.ErrorCode = optionalRef(&v.errorCode, m.cut("error_code", code, trace.MaxNameLen))
+	s.ErrorMessage = optionalRef(&v.errorMessage, m.cut("error_message", msg, trace.MaxErrorBytes))
+	s.ErrorStack = optionalRef(&v.errorStack, m.cut("error_stack", stack, trace.MaxErrorBytes))
+}

@@ -1,0 +1,190 @@
+package otlp
+
+import (
+	"bytes"
+	"encoding/json"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/plumehq/plume/shared/trace"
+)
+
+// listTagValue is the value of a tag given as a bare name (a list of tags, OpenInference
+// tag.tags): Plume's tags are key-value.
+const listTagValue = "true"
+
+// tagSet builds a tag map within trace.DecodeBatch's limits. Entries that do not fit (a key of
+// 0 or more than MaxTagKeyLen bytes, a value longer than MaxTagValueLen, more than MaxTagKeys
+// keys) are dropped and counted, never failing the span.
+type tagSet struct {
+	m       map[string]string
+	dropped int
+}
+
+// put sets the tag k to v, or drops and counts it when it does not fit.
+func (t *tagSet) put(k, v string) {
+	k, v = validUTF8(k), validUTF8(v)
+	if _, exists := t.m[k]; len(k) == 0 || len(k) > trace.MaxTagKeyLen || len(v) > trace.MaxTagValueLen ||
+		!exists && len(t.m) >= trace.MaxTagKeys {
+		t.dropped++
+		return
+	}
+	if t.m == nil {
+		t.m = make(map[string]string)
+	}
+	t.m[k] = v
+}
+
+// add adds the tags v holds: a map (its values as text: strings as they are, other values as
+// JSON text, empty values skipped), a JSON object in a string (read the same way, as
+// POST /spans reads tags), or a list of names (an array, or a JSON array in a string), each
+// name becoming a tag of value "true". Any other non-empty string is one name.
+func (t *tagSet) add(v pcommon.Value) {
+	switch v.Type() {
+	case pcommon.ValueTypeMap:
+		for k, e := range v.Map().All() {
+			if e.Type() == pcommon.ValueTypeEmpty {
+				continue
+			}
+			t.put(k, valueText(e))
+		}
+	case pcommon.ValueTypeSlice:
+		s := v.Slice()
+		for i := 0; i < s.Len(); i++ {
+			if name := scalarText(s.At(i)); name != "" {
+				t.put(name, listTagValue)
+			}
+		}
+	case pcommon.ValueTypeStr:
+		t.addString(strings.TrimSpace(v.Str()))
+	}
+}
+
+// addString adds the tags of a string value (see add).
+func (t *tagSet) addString(s string) {
+	switch {
+	case s == "":
+	case s[0] == '{':
+		var obj map[string]json.RawMessage
+		if json.Unmarshal([]byte(s), &obj) != nil {
+			t.put(s, listTagValue)
+			return
+		}
+		for _, k := range slices.Sorted(maps.Keys(obj)) {
+			raw := obj[k]
+			switch raw[0] {
+			case 'n':
+				continue
+			case '"':
+				var str string
+				_ = json.Unmarshal(raw, &str)
+				t.put(k, str)
+			default:
+				var buf bytes.Buffer
+				_ = json.Compact(&buf, raw)
+				t.put(k, buf.String())
+			}
+		}
+	case s[0] == '[':
+		var names []json.RawMessage
+		if json.Unmarshal([]byte(s), &names) != nil {
+			t.put(s, listTagValue)
+			return
+		}
+		for _, raw := range names {
+			var name string
+			if json.Unmarshal(raw, &name) == nil && name != "" {
+				t.put(name, listTagValue)
+			}
+		}
+	default:
+		t.put(s, listTagValue)
+	}
+}
+
+// jsonObjectMap returns the JSON object in s as a pcommon.Map; false when s is not one.
+func jsonObjectMap(s string) (pcommon.Map, bool) {
+	s = strings.TrimSpace(s)
+	if len(s) < 2 || s[0] != '{' {
+		return pcommon.Map{}, false
+	}
+	var raw map[string]any
+	if json.Unmarshal([]byte(s), &raw) != nil {
+		return pcommon.Map{}, false
+	}
+	m := pcommon.NewMap()
+	if m.FromRaw(raw) != nil {
+		return pcommon.Map{}, false
+	}
+	return m, true
+}
+
+// compactJSONObject returns the compact form of the JSON object s, false when s is not a JSON
+// object of valid UTF-8 (then it is kept as a string).
+func compactJSONObject(s string) ([]byte, bool) {
+	s = strings.TrimSpace(s)
+	if len(s) < 2 || s[0] != '{' || !utf8.ValidString(s) {
+		return nil, false
+	}
+	var buf bytes.Buffer
+	if json.Compact(&buf, []byte(s)) != nil {
+		return nil, false
+	}
+	return buf.Bytes(), true
+}
+
+// link reads the prompt linkage (COMPAT.md, "Hidden linkage metadata") as trace.DecodeBatch
+// reads attributes.zeroeval: from the zeroeval attribute when it is an object (a map, or a JSON
+// object in a string), else from the flattened zeroeval.<key> attributes; task fills the task
+// when neither has one. Only string values count for the text fields; prompt_version is an
+// integer (or a string holding one) from 1 to 2^31-1; a prompt_version_id that is a UUID is
+// normalised; content_hash is lowercased. flat reports that the link came from flattened
+// attributes (then Map writes it as attributes.zeroeval).
+func (a *attrs) link() (l trace.PromptLink, flat bool) {
+	var obj pcommon.Map
+	hasObj := false
+	if v, ok := a.get(fZeroeval); ok {
+		switch v.Type() {
+		case pcommon.ValueTypeMap:
+			obj, hasObj = v.Map(), true
+		case pcommon.ValueTypeStr:
+			obj, hasObj = jsonObjectMap(v.Str())
+		}
+	}
+	lookup := func(key string, flatField field) (pcommon.Value, bool) {
+		if hasObj {
+			v, ok := obj.Get(key)
+			return v, ok && v.Type() != pcommon.ValueTypeEmpty
+		}
+		return a.get(flatField)
+	}
+	str := func(v pcommon.Value, ok bool) string {
+		if !ok || v.Type() != pcommon.ValueTypeStr {
+			return ""
+		}
+		return validUTF8(v.Str())
+	}
+	l.Task = str(lookup("task", fZeroevalTask))
+	l.PromptSlug = str(lookup("prompt_slug", fZeroevalPromptSlug))
+	if v, ok := lookup("prompt_version", fZeroevalPromptVersion); ok {
+		if f, ok := valueFloat(v); ok && f == math.Trunc(f) && f > 0 && f <= math.MaxInt32 {
+			l.PromptVersion = int(f)
+		}
+	}
+	l.PromptVersionID = str(lookup("prompt_version_id", fZeroevalPromptVersionID))
+	if id, err := uuid.Parse(l.PromptVersionID); err == nil {
+		l.PromptVersionID = id.String()
+	}
+	l.ContentHash = strings.ToLower(str(lookup("content_hash", fZeroevalContentHash)))
+	flat = !hasObj && l != (trace.PromptLink{})
+	if l.Task == "" {
+		l.Task = str(a.get(fTask))
+	}
+	return l, flat
+}
