@@ -665,6 +665,19 @@ func TestMapLimits(t *testing.T) {
 			},
 		},
 		{
+			name: "zeroeval JSON with invalid UTF-8 is still an object; too deep stays a string",
+			setup: func(sp ptrace.Span) {
+				sp.Attributes().PutStr("zeroeval", "{\"prompt_slug\":\"a\xffb\"}")
+				sp.Attributes().PutStr("deep", strings.Repeat("[", 100)+strings.Repeat("]", 100))
+			},
+			check: func(t *testing.T, s trace.Span, attrs map[string]any) {
+				assert.Equal(t, map[string]any{"prompt_slug": "a\uFFFDb"}, attrs["zeroeval"])
+				assert.Equal(t, &trace.PromptLink{PromptSlug: "a\uFFFDb"}, s.Link)
+				assert.Equal(t, 1, jsonDepth(`{"a":"[[[{{"}`))
+				assert.Equal(t, 101, jsonDepth(`{`+strings.Repeat("[", 100)+strings.Repeat("]", 100)+`}`))
+			},
+		},
+		{
 			name: "deep nesting is bounded",
 			setup: func(sp ptrace.Span) {
 				m := sp.Attributes().PutEmptyMap("deep")

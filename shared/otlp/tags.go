@@ -7,7 +7,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -108,10 +107,12 @@ func (t *tagSet) addString(s string) {
 	}
 }
 
-// jsonObjectMap returns the JSON object in s as a pcommon.Map; false when s is not one.
+// jsonObjectMap returns the JSON object in s as a pcommon.Map; false when s is not one, or when
+// compactJSONObject would not write it as an object (so that the link read from it is the one
+// POST /spans reads back from the attributes).
 func jsonObjectMap(s string) (pcommon.Map, bool) {
 	s = strings.TrimSpace(s)
-	if len(s) < 2 || s[0] != '{' {
+	if len(s) < 2 || s[0] != '{' || jsonDepth(s) > maxValueDepth {
 		return pcommon.Map{}, false
 	}
 	var raw map[string]any
@@ -125,18 +126,39 @@ func jsonObjectMap(s string) (pcommon.Map, bool) {
 	return m, true
 }
 
-// compactJSONObject returns the compact form of the JSON object s, false when s is not a JSON
-// object of valid UTF-8 (then it is kept as a string).
+// compactJSONObject returns the compact form of the JSON object s, invalid UTF-8 replaced by
+// U+FFFD (as encoding/json decodes it); false when s is not a JSON object or is nested more
+// than maxValueDepth deep (then it is kept as a string).
 func compactJSONObject(s string) ([]byte, bool) {
 	s = strings.TrimSpace(s)
-	if len(s) < 2 || s[0] != '{' || !utf8.ValidString(s) {
+	if len(s) < 2 || s[0] != '{' || jsonDepth(s) > maxValueDepth {
 		return nil, false
 	}
 	var buf bytes.Buffer
-	if json.Compact(&buf, []byte(s)) != nil {
+	if json.Compact(&buf, []byte(validUTF8(s))) != nil {
 		return nil, false
 	}
 	return buf.Bytes(), true
+}
+
+// jsonDepth returns the deepest nesting of arrays and objects in the JSON text s.
+func jsonDepth(s string) int {
+	depth, deepest, inString := 0, 0, false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case inString && c == '\\':
+			i++
+		case c == '"':
+			inString = !inString
+		case inString:
+		case c == '{' || c == '[':
+			depth++
+			deepest = max(deepest, depth)
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return deepest
 }
 
 // link reads the prompt linkage (COMPAT.md, "Hidden linkage metadata") as trace.DecodeBatch
