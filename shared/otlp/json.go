@@ -1,6 +1,8 @@
 package otlp
 
 import (
+	"github.com/plumehq/plume/shared/trace"
+
 	"encoding/base64"
 	"math"
 	"strconv"
@@ -97,85 +99,8 @@ func appendFloat(b []byte, f float64) []byte {
 	return strconv.AppendFloat(b, f, format, -1, 64)
 }
 
-// safeASCII marks the bytes a JSON string holds as themselves.
-var safeASCII = func() (t [utf8.RuneSelf]bool) {
-	for c := 0x20; c < utf8.RuneSelf; c++ {
-		t[c] = c != '"' && c != '\\'
-	}
-	return t
-}()
-
-// appendString appends s as a JSON string. Each byte of s that is not valid UTF-8 becomes
-// U+FFFD, as encoding/json decodes it, so that the result is valid JSON of valid UTF-8.
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0 // s[start:i] is plain text not yet appended
-	for i := 0; ; {
-		i += plainPrefix(s[i:])
-		if i == len(s) {
-			break
-		}
-		c := s[i]
-		if c >= utf8.RuneSelf {
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r != utf8.RuneError || size != 1 {
-				i += size
-				continue
-			}
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-		} else {
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-		}
-		i++
-		start = i
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
-
-// Constants of the word-at-a-time byte tests of plainPrefix.
-const (
-	ones  = 0x0101010101010101
-	highs = 0x8080808080808080
-)
-
-// plainPrefix returns the length of the longest prefix of s made of printable ASCII other
-// than '"' and '\\' (the bytes a JSON string holds as they are), reading eight bytes at a time:
-// attribute values are mostly such text.
-func plainPrefix(s string) int {
-	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		w := s[i : i+8]
-		x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
-			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
-		q := x ^ (ones * '"')
-		bs := x ^ (ones * '\\')
-		// A set high bit flags a byte that is '"', '\\', < 0x20 or >= 0x80 (or, above the
-		// first flagged byte, a false positive from a borrow: the byte loop below decides).
-		if ((q-ones)&^q|(bs-ones)&^bs|(x-ones*0x20)&^x|x)&highs != 0 {
-			break
-		}
-	}
-	for ; i < len(s); i++ {
-		if c := s[i]; c >= utf8.RuneSelf || !safeASCII[c] {
-			return i
-		}
-	}
-	return i
-}
+// appendString appends s as a JSON string, as the span encoder does.
+func appendString(b []byte, s string) []byte { return trace.AppendJSONString(b, s) }
 
 // validUTF8 returns s with each byte that is not valid UTF-8 replaced by U+FFFD.
 func validUTF8(s string) string {

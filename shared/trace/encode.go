@@ -149,8 +149,12 @@ func appendMap(b []byte, m map[string]string, _ bool) []byte {
 
 const hexDigits = "0123456789abcdef"
 
-// appendString writes s as a JSON string exactly as encoding/json does (HTML-safe escaping,
-// invalid UTF-8 as U+FFFD, U+2028 and U+2029 escaped).
+// AppendJSONString appends s as a JSON string exactly as encoding/json writes it (HTML-safe
+// escaping, invalid UTF-8 as U+FFFD, U+2028 and U+2029 escaped). Every hand-written JSON
+// encoder of Plume uses it.
+func AppendJSONString(b []byte, s string) []byte { return appendString(b, s) }
+
+// appendString is AppendJSONString.
 func appendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
