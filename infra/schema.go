@@ -20,6 +20,8 @@ const (
 	AttrGSI1SK = "GSI1SK"
 	AttrGSI2PK = "GSI2PK"
 	AttrGSI2SK = "GSI2SK"
+	AttrGSI3PK = "GSI3PK"
+	AttrGSI3SK = "GSI3SK"
 	// AttrTTL holds an item's expiry as Unix epoch seconds; DynamoDB deletes expired items.
 	AttrTTL = "ttl"
 
@@ -27,6 +29,9 @@ const (
 	IndexGSI1 = "GSI1"
 	// IndexGSI2 projects keys only: the time-bucketed, write-sharded indexes.
 	IndexGSI2 = "GSI2"
+	// IndexGSI3 projects all attributes: feedback and judge evaluations by trace, so that a
+	// trace's feedback is read in one Query whatever its number of spans.
+	IndexGSI3 = "GSI3"
 )
 
 // TableDefinition returns the CreateTable request for the Plume table named name. It is the
@@ -53,6 +58,7 @@ func TableDefinition(name string) *dynamodb.CreateTableInput {
 		BillingMode: types.BillingModePayPerRequest,
 		AttributeDefinitions: []types.AttributeDefinition{
 			str(AttrPK), str(AttrSK), str(AttrGSI1PK), str(AttrGSI1SK), str(AttrGSI2PK), str(AttrGSI2SK),
+			str(AttrGSI3PK), str(AttrGSI3SK),
 		},
 		KeySchema: keys(AttrPK, AttrSK),
 		GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{
@@ -62,6 +68,7 @@ func TableDefinition(name string) *dynamodb.CreateTableInput {
 			// update that changes no projected attribute costs the index nothing); readers fetch
 			// the items themselves with BatchGetItem.
 			gsi(IndexGSI2, AttrGSI2PK, AttrGSI2SK, types.ProjectionTypeKeysOnly),
+			gsi(IndexGSI3, AttrGSI3PK, AttrGSI3SK, types.ProjectionTypeAll),
 		},
 	}
 }

@@ -24,6 +24,8 @@ import (
 
 	"github.com/plumehq/plume/functions/otlp"
 	"github.com/plumehq/plume/functions/prompts"
+	"github.com/plumehq/plume/functions/feedback"
+	"github.com/plumehq/plume/functions/judges"
 	"github.com/plumehq/plume/functions/settings"
 	"github.com/plumehq/plume/functions/tracing"
 	"github.com/plumehq/plume/infra"
@@ -81,6 +83,8 @@ func TestTemplateRoutes(t *testing.T) {
 		{logicalID: "TracingQueryFunction", routes: tracing.QueryRoutes},
 		{logicalID: "SettingsFunction", routes: settings.Routes},
 		{logicalID: "OTLPFunction", routes: otlp.Routes},
+		{logicalID: "JudgesFunction", routes: judges.Routes},
+		{logicalID: "FeedbackFunction", routes: feedback.Routes},
 	}
 	for _, tt := range tests {
 		t.Run(tt.logicalID, func(t *testing.T) {
@@ -196,6 +200,25 @@ func TestFunctionsLeastPrivilege(t *testing.T) {
 			actions:   []string{"dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:DeleteItem"},
 			// Prices only: no S3, no Scan, no updates of other items.
 			forbidden: []string{"dynamodb:Scan", "dynamodb:UpdateItem", "s3:"},
+		},
+		{
+			logicalID: "JudgesFunction",
+			actions: []string{
+				"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query",
+				"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem",
+			},
+			// Judges are paused, never deleted; evaluations are replaced, never deleted; no S3.
+			forbidden: []string{"dynamodb:Scan", "dynamodb:DeleteItem", "s3:"},
+		},
+		{
+			logicalID: "FeedbackFunction",
+			actions: []string{
+				"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query",
+				"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem", "s3:GetObject",
+			},
+			// Links are revoked, not deleted; the pages only read span batches.
+			forbidden: []string{"dynamodb:Scan", "dynamodb:DeleteItem", "s3:PutObject", "s3:DeleteObject", "s3:ListBucket"},
+			s3:        map[string][]string{"s3:GetObject": {"${Bucket.Arn}/spans/*"}},
 		},
 	}
 

@@ -13,6 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/google/uuid"
 
+	"github.com/plumehq/plume/functions/feedback"
+	"github.com/plumehq/plume/functions/judges"
 	"github.com/plumehq/plume/functions/otlp"
 	"github.com/plumehq/plume/functions/prompts"
 	"github.com/plumehq/plume/functions/settings"
@@ -24,6 +26,8 @@ import (
 	"github.com/plumehq/plume/shared/config"
 	"github.com/plumehq/plume/shared/ddb"
 	"github.com/plumehq/plume/shared/errs"
+	fb "github.com/plumehq/plume/shared/feedback"
+	"github.com/plumehq/plume/shared/judge"
 	"github.com/plumehq/plume/shared/pricing"
 	"github.com/plumehq/plume/shared/prompt"
 	"github.com/plumehq/plume/shared/trace"
@@ -92,12 +96,19 @@ func run(ctx context.Context, getenv func(string) string, stdout, stderr io.Writ
 		return err
 	}
 	prices := ddb.NewPriceStore(table)
+	judgeStore, feedbackStore := ddb.NewJudgeStore(table), ddb.NewFeedbackStore(table)
 	handler := newHandler(areas{
 		prompts: prompt.NewService(ddb.NewPromptStore(table)),
 		prices:  prices,
 		ingest:  trace.NewService(traces, blobs, pricing.NewPricer(pricing.Default()).WithOverrides(prices), trace.WithExtractor(extractor)),
 		queries: trace.NewQueries(traces, blobs),
 		urls:    tracing.AttachmentURLs{Presigner: blobs, TTL: cfg.AttachmentURLTTL, MaxBytes: cfg.AttachmentMaxBytes},
+		judges:  judgeStore,
+		feedback: feedback.Deps{
+			Feedback: fb.NewService(feedbackStore), Reader: feedbackStore,
+			Links:       fb.NewLinks(ddb.NewLinkStore(table), cfg.FeedbackLinkRate),
+			Completions: traces, Blobs: blobs, PublicURL: cfg.PublicURL,
+		},
 	}, authn)
 
 	ln, err := net.Listen("tcp", env("PLUME_ADDR"))
@@ -126,11 +137,13 @@ func run(ctx context.Context, getenv func(string) string, stdout, stderr io.Writ
 
 // areas are the services behind every HTTP area.
 type areas struct {
-	prompts *prompt.Service
-	prices  *ddb.PriceStore
-	ingest  *trace.Service
-	queries *trace.Queries
-	urls    tracing.AttachmentURLs // presigns attachment URLs (the embedded S3's, locally)
+	prompts  *prompt.Service
+	prices   *ddb.PriceStore
+	ingest   *trace.Service
+	queries  *trace.Queries
+	urls     tracing.AttachmentURLs // presigns attachment URLs (the embedded S3's, locally)
+	judges   *ddb.JudgeStore
+	feedback feedback.Deps
 }
 
 // newHandler mounts every area on its API Gateway route keys, plus the public /healthz.
@@ -142,6 +155,8 @@ func newHandler(a areas, authn *auth.Authenticator) http.Handler {
 	web.Mount(mux, tracing.QueryRoutes, tracing.NewQueryHandler(a.queries, authn, a.urls))
 	web.Mount(mux, settings.Routes, settings.NewHandler(a.prices, pricing.Default(), authn))
 	web.Mount(mux, otlp.Routes, otlp.NewHandler(a.ingest, authn))
+	web.Mount(mux, judges.Routes, judges.NewHandler(judge.NewService(a.judges), a.judges, authn))
+	web.Mount(mux, feedback.Routes, feedback.NewHandler(a.feedback, authn))
 	mux.Handle("/", web.Chain(http.HandlerFunc(web.NotFound)))
 	return mux
 }

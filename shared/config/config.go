@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -36,6 +37,12 @@ type Config struct {
 	// AttachmentURLTTL is PLUME_ATTACHMENT_URL_TTL: how long presigned attachment URLs last,
 	// from 1s to 7 days (0: the default, 15 minutes).
 	AttachmentURLTTL time.Duration
+	// PublicURL is PLUME_PUBLIC_URL: the base URL of feedback-link pages ("" = the base the
+	// link was created through).
+	PublicURL string
+	// FeedbackLinkRate is PLUME_FEEDBACK_LINK_RATE: requests one feedback link serves per
+	// minute (0: the default, feedback.DefaultLinkRate).
+	FeedbackLinkRate int
 }
 
 // maxAttachmentBytes caps PLUME_ATTACHMENT_MAX_BYTES: an attachment is held in memory.
@@ -85,6 +92,20 @@ func FromEnv(getenv func(string) string) (Config, error) {
 			return Config{}, fmt.Errorf("PLUME_ATTACHMENT_URL_TTL %q: want a duration from 1s to %s", v, maxAttachmentURLTTL)
 		}
 		c.AttachmentURLTTL = d
+	}
+	if v := getenv("PLUME_PUBLIC_URL"); v != "" {
+		u, err := url.Parse(v)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || (u.Path != "" && u.Path != "/") {
+			return Config{}, fmt.Errorf("PLUME_PUBLIC_URL %q: want a base URL such as https://feedback.example.com", v)
+		}
+		c.PublicURL = strings.TrimSuffix(v, "/")
+	}
+	if v := getenv("PLUME_FEEDBACK_LINK_RATE"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 100_000 {
+			return Config{}, fmt.Errorf("PLUME_FEEDBACK_LINK_RATE %q: want requests per minute from 1 to 100000", v)
+		}
+		c.FeedbackLinkRate = n
 	}
 	return c, nil
 }

@@ -92,3 +92,62 @@ func shardOf(id string) int {
 	_, _ = h.Write([]byte(id))
 	return int(h.Sum32() % timeShards)
 }
+
+// completionsGSI1PK lists the llm spans linked to a prompt (GSI1 of their summaries), ordered by
+// timeIndexSK of their start: the completions a feedback link shows.
+func completionsGSI1PK(projectID, slug string) string { return "P#" + projectID + "#PC#" + slug }
+
+// Feedback and judges. Human feedback and judge evaluations live in the partition of the span
+// they are about, beside its summary (SK order: EVAL#<judge> < FB#<user>... < SPAN), so a span's
+// feedback is one Query. GSI3 gathers them by trace once the span's trace is known; items about
+// spans not ingested yet wait in the project's orphan partition of GSI3 until a read finds the
+// span and moves them. Judges have a partition each; their evaluations are listed by judge and
+// time through GSI1.
+const (
+	skJudge          = "JUDGE"
+	skFeedbackLink   = "FLINK"
+	prefixEvaluation = "EVAL#"
+	prefixFeedback   = "FB#"
+)
+
+// feedbackSK keys one user's feedback on a span; calibration feedback on a judge's evaluation
+// is a separate record per judge.
+func feedbackSK(userID, judgeID string) string {
+	if judgeID == "" {
+		return prefixFeedback + userID
+	}
+	return prefixFeedback + userID + "#J#" + judgeID
+}
+
+func evaluationSK(judgeID string) string { return prefixEvaluation + judgeID }
+
+// traceFeedbackGSI3PK gathers the feedback and evaluations of every span of a trace.
+func traceFeedbackGSI3PK(projectID, traceID string) string {
+	return "P#" + projectID + "#TF#" + traceID
+}
+
+// orphanFeedbackGSI3PK holds feedback on spans that were unknown when it was written.
+func orphanFeedbackGSI3PK(projectID string) string { return "P#" + projectID + "#TF#?" }
+
+// spanFeedbackGSI3SK orders a trace's feedback by span.
+func spanFeedbackGSI3SK(spanID, sk string) string { return spanID + "#" + sk }
+
+// promptFeedbackGSI1PK lists the feedback given through a prompt's completions, newest first.
+func promptFeedbackGSI1PK(projectID, slug string) string { return "P#" + projectID + "#PF#" + slug }
+
+func judgePK(projectID, judgeID string) string { return "P#" + projectID + "#J#" + judgeID }
+
+// judgesGSI1PK lists a project's judges by creation time.
+func judgesGSI1PK(projectID string) string { return "P#" + projectID + "#JUDGES" }
+
+// judgeEvaluationsGSI1PK lists a judge's evaluations by creation time (timeIndexSK).
+func judgeEvaluationsGSI1PK(projectID, judgeID string) string {
+	return "P#" + projectID + "#J#" + judgeID + "#E"
+}
+
+// feedbackLinkPK keys a feedback link by the SHA-256 of its token, the only form it is stored
+// in: a public page finds its link with one read and nothing else.
+func feedbackLinkPK(tokenHash string) string { return "FLINK#" + tokenHash }
+
+// feedbackLinksGSI1PK lists a project's feedback links (GSI1SK: their id).
+func feedbackLinksGSI1PK(projectID string) string { return "P#" + projectID + "#FLINKS" }

@@ -69,11 +69,16 @@ type summaryItem struct {
 	Tags     map[string]string `dynamodbav:"tg,omitempty"`
 	TagsCut  bool              `dynamodbav:"tgc,omitempty"`
 	Prompt   string            `dynamodbav:"pv,omitempty"`
-	Created  int64             `dynamodbav:"ca"`
-	Updated  int64             `dynamodbav:"ua"`
-	Object   string            `dynamodbav:"o"` // the batch key without "spans/project=<id>/"
-	Offset   int64             `dynamodbav:"of"`
-	Length   int64             `dynamodbav:"ln"`
+	Slug     string            `dynamodbav:"ps,omitempty"`
+	Hash     string            `dynamodbav:"ph,omitempty"`
+	// GSI1 lists an llm span among its prompt's completions, newest first.
+	GSI1PK  string `dynamodbav:"GSI1PK,omitempty"`
+	GSI1SK  string `dynamodbav:"GSI1SK,omitempty"`
+	Created int64  `dynamodbav:"ca"`
+	Updated int64  `dynamodbav:"ua"`
+	Object  string `dynamodbav:"o"` // the batch key without "spans/project=<id>/"
+	Offset  int64  `dynamodbav:"of"`
+	Length  int64  `dynamodbav:"ln"`
 }
 
 func objectPrefix(projectID string) string { return "spans/project=" + projectID + "/" }
@@ -83,9 +88,12 @@ func toSummaryItem(projectID string, s trace.Summary) summaryItem {
 		PK: spanPK(projectID, s.SpanID), SK: skSpan, Trace: s.TraceID, Parent: s.ParentSpanID,
 		Name: s.Name, NameCut: s.NameCut, Kind: s.Kind, Status: s.Status, Start: s.StartedAt.UnixMicro(),
 		Duration: s.DurationMS, Cost: s.Cost, Session: s.SessionID, ErrCode: s.ErrorCode, ErrCut: s.ErrorCodeCut,
-		HasError: s.HasError, Tags: s.Tags, TagsCut: s.TagsCut, Prompt: s.PromptVersionID,
+		HasError: s.HasError, Tags: s.Tags, TagsCut: s.TagsCut, Prompt: s.PromptVersionID, Slug: s.PromptSlug, Hash: s.PromptHash,
 		Created: s.CreatedAt.UnixMicro(), Updated: s.UpdatedAt.UnixMicro(),
 		Object: strings.TrimPrefix(s.Location.Key, objectPrefix(projectID)), Offset: s.Location.Offset, Length: s.Location.Length,
+	}
+	if s.PromptSlug != "" && s.Kind == trace.KindLLM {
+		it.GSI1PK, it.GSI1SK = completionsGSI1PK(projectID, s.PromptSlug), timeIndexSK(s.StartedAt, s.SpanID)
 	}
 	if s.EndedAt != nil {
 		e := s.EndedAt.UnixMicro()
@@ -99,7 +107,7 @@ func (it summaryItem) toSummary(projectID string) trace.Summary {
 		SpanID: strings.TrimPrefix(it.PK, spanPK(projectID, "")), TraceID: it.Trace, ParentSpanID: it.Parent,
 		Name: it.Name, NameCut: it.NameCut, Kind: it.Kind, Status: it.Status, StartedAt: time.UnixMicro(it.Start).UTC(),
 		DurationMS: it.Duration, Cost: it.Cost, SessionID: it.Session, ErrorCode: it.ErrCode, ErrorCodeCut: it.ErrCut,
-		HasError: it.HasError, Tags: it.Tags, TagsCut: it.TagsCut, PromptVersionID: it.Prompt,
+		HasError: it.HasError, Tags: it.Tags, TagsCut: it.TagsCut, PromptVersionID: it.Prompt, PromptSlug: it.Slug, PromptHash: it.Hash,
 		CreatedAt: time.UnixMicro(it.Created).UTC(), UpdatedAt: time.UnixMicro(it.Updated).UTC(),
 		Location: trace.Location{Key: objectPrefix(projectID) + it.Object, Offset: it.Offset, Length: it.Length},
 	}

@@ -27,9 +27,15 @@ type Summary struct {
 	Tags            map[string]string
 	TagsCut         bool
 	PromptVersionID string
-	CreatedAt       time.Time
-	UpdatedAt       time.Time
-	Location        Location
+	// PromptSlug is the prompt of an llm span's linkage (its prompt_slug, else its task); an
+	// llm span with one is listed among that prompt's completions.
+	PromptSlug string
+	// PromptHash is the linkage's content_hash, kept only when it names no prompt_version_id,
+	// so that the version can still be resolved by hash.
+	PromptHash string
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
+	Location   Location
 }
 
 // Location is where a span's full record is: a byte range of an NDJSON batch object.

@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"cmp"
 	"maps"
 	"slices"
 	"unicode/utf8"
@@ -33,6 +34,12 @@ func Summarize(s Span, loc Location) Summary {
 	}
 	if s.Link != nil {
 		sum.PromptVersionID = s.Link.PromptVersionID
+		if slug := cmp.Or(s.Link.PromptSlug, s.Link.Task); isSlug(slug) {
+			sum.PromptSlug = slug
+		}
+		if sum.PromptVersionID == "" {
+			sum.PromptHash = s.Link.ContentHash
+		}
 	}
 	sum.Name, sum.NameCut = cut(s.Name, summaryNameBytes)
 	if s.ErrorCode != nil {
@@ -40,6 +47,20 @@ func Summarize(s Span, loc Location) Summary {
 	}
 	sum.Tags, sum.TagsCut = boundTags(s.Tags, summaryTagBytes)
 	return sum
+}
+
+// isSlug reports whether s has the form of a prompt slug (1 to 128 of [a-z0-9-]); other
+// linkage names index nothing.
+func isSlug(s string) bool {
+	if len(s) == 0 || len(s) > 128 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // cut shortens s to at most n bytes on a rune boundary and reports whether it did.

@@ -1,0 +1,296 @@
+package judges
+
+import (
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/plumehq/plume/shared/auth"
+	"github.com/plumehq/plume/shared/errs"
+	"github.com/plumehq/plume/shared/judge"
+	"github.com/plumehq/plume/shared/trace"
+	"github.com/plumehq/plume/shared/web"
+)
+
+// Body limits: a judge definition (template up to 32 KB, criteria) and a batch of evaluations
+// (up to 100, reasons up to 16 KB each plus criteria).
+const (
+	maxJudgeBody       = 256 << 10
+	maxEvaluationsBody = 5 << 20
+)
+
+// Limits of the evaluation listing (spec §8).
+const (
+	defaultEvaluationLimit = 100
+	maxEvaluationLimit     = 500
+)
+
+type server struct {
+	svc   *judge.Service
+	store judge.Store
+}
+
+// project returns the project of the path, which must be the key's (403 otherwise).
+func project(w http.ResponseWriter, r *http.Request) (string, bool) {
+	pid, err := auth.RequireProject(r.Context(), r.PathValue("project_id"))
+	if err != nil {
+		web.Error(w, r, err)
+		return "", false
+	}
+	return pid, true
+}
+
+// readSpec reads a judge definition body.
+func readSpec(w http.ResponseWriter, r *http.Request) (judge.Spec, error) {
+	if ct := r.Header.Get("Content-Type"); ct != "" && !web.IsJSON(ct) {
+		return judge.Spec{}, errs.Errorf(errs.CodeUnsupportedMedia, "send the judge as application/json")
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxJudgeBody))
+	if err != nil {
+		return judge.Spec{}, errs.Errorf(errs.CodeTooLarge, "a judge definition is at most %d bytes", maxJudgeBody)
+	}
+	return judge.ParseSpec(body)
+}
+
+// create serves POST /projects/{project_id}/judges.
+func (s *server) create(w http.ResponseWriter, r *http.Request) {
+	pid, ok := project(w, r)
+	if !ok {
+		return
+	}
+	spec, err := readSpec(w, r)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	p, _ := auth.FromContext(r.Context())
+	j, err := s.svc.Create(r.Context(), pid, p.User.ID, spec)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	web.OK(w, j.JSON())
+}
+
+// list serves GET /projects/{project_id}/judges, each with its evaluation count and pass rate.
+func (s *server) list(w http.ResponseWriter, r *http.Request) {
+	pid, ok := project(w, r)
+	if !ok {
+		return
+	}
+	js, err := s.store.Judges(r.Context(), pid)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	out := make([]judge.JudgeJSON, len(js))
+	for i, j := range js {
+		out[i] = j.JSON()
+	}
+	web.OK(w, map[string]any{"judges": out, "count": len(out)})
+}
+
+// get serves GET /projects/{project_id}/judges/{judge_id}.
+func (s *server) get(w http.ResponseWriter, r *http.Request) {
+	pid, ok := project(w, r)
+	if !ok {
+		return
+	}
+	j, err := s.store.Judge(r.Context(), pid, r.PathValue("judge_id"))
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	web.OK(w, j.JSON())
+}
+
+// patch serves PATCH /projects/{project_id}/judges/{judge_id}: the fields given change (null
+// clears model, tag_filter, target_prompt and criteria); "paused": true pauses the judge.
+func (s *server) patch(w http.ResponseWriter, r *http.Request) {
+	pid, ok := project(w, r)
+	if !ok {
+		return
+	}
+	spec, err := readSpec(w, r)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	p, _ := auth.FromContext(r.Context())
+	j, err := s.svc.Update(r.Context(), pid, r.PathValue("judge_id"), p.User.ID, spec)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	web.OK(w, j.JSON())
+}
+
+// criteria serves GET /projects/{project_id}/judges/{judge_id}/criteria (spec §2.10).
+func (s *server) criteria(w http.ResponseWriter, r *http.Request) {
+	pid, ok := project(w, r)
+	if !ok {
+		return
+	}
+	j, err := s.store.Judge(r.Context(), pid, r.PathValue("judge_id"))
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	web.OK(w, j.CriteriaJSON())
+}
+
+// record serves POST /projects/{project_id}/judges/{judge_id}/evaluations: a JSON array of
+// evaluations computed elsewhere. Writing a span's evaluation again replaces it; the judge's
+// counts never count it twice.
+func (s *server) record(w http.ResponseWriter, r *http.Request) {
+	pid, ok := project(w, r)
+	if !ok {
+		return
+	}
+	var in []judge.EvaluationInput
+	if err := web.Decode(w, r, &in, maxEvaluationsBody); err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	evs, err := s.svc.Record(r.Context(), pid, r.PathValue("judge_id"), in)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	web.OK(w, map[string]any{"evaluations": evaluationsJSON(evs), "count": len(evs)})
+}
+
+// evaluations serves GET /projects/{project_id}/judges/{judge_id}/evaluations (spec §4.7).
+func (s *server) evaluations(w http.ResponseWriter, r *http.Request) {
+	pid, ok := project(w, r)
+	if !ok {
+		return
+	}
+	q, err := parseQuery(r)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	if _, err := s.store.Judge(r.Context(), pid, r.PathValue("judge_id")); err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	page, err := s.store.Evaluations(r.Context(), pid, r.PathValue("judge_id"), q)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	web.OK(w, map[string]any{"evaluations": evaluationsJSON(page.Evaluations), "total": page.Total, "limit": q.Limit, "offset": q.Offset})
+}
+
+// parseQuery reads the parameters of the evaluation listing.
+func parseQuery(r *http.Request) (judge.Query, error) {
+	v := r.URL.Query()
+	q := judge.Query{Limit: defaultEvaluationLimit}
+	var err error
+	if q.Limit, err = intParam(v.Get("limit"), "limit", defaultEvaluationLimit, 1, maxEvaluationLimit); err != nil {
+		return q, err
+	}
+	if q.Offset, err = intParam(v.Get("offset"), "offset", 0, 0, 1<<30); err != nil {
+		return q, err
+	}
+	for _, d := range []struct {
+		name  string
+		dst   *time.Time
+		isEnd bool
+	}{{"start_date", &q.Start, false}, {"end_date", &q.End, true}} {
+		if s := v.Get(d.name); s != "" {
+			t, err := parseDate(s, d.isEnd)
+			if err != nil {
+				return q, errs.Invalid("%s must be an ISO 8601 date or time, got %q", d.name, s)
+			}
+			*d.dst = t
+		}
+	}
+	if !q.Start.IsZero() && !q.End.IsZero() && q.End.Before(q.Start) {
+		return q, errs.Invalid("end_date is before start_date")
+	}
+	if s := v.Get("evaluation_result"); s != "" {
+		b, err := strconv.ParseBool(strings.ToLower(s))
+		if err != nil {
+			return q, errs.Invalid("evaluation_result must be true or false, got %q", s)
+		}
+		q.Result = &b
+	}
+	switch s := v.Get("feedback_state"); s {
+	case "", judge.WithFeedback, judge.WithoutFeedback:
+		q.FeedbackState = s
+	default:
+		return q, errs.Invalid("feedback_state must be %q or %q, got %q", judge.WithFeedback, judge.WithoutFeedback, s)
+	}
+	return q, nil
+}
+
+// parseDate reads an ISO 8601 time, or a date: the start of that day (UTC) for a start bound,
+// its last microsecond for an end bound, so that end_date=2026-11-21 includes the whole day.
+func parseDate(s string, isEnd bool) (time.Time, error) {
+	if d, err := time.Parse(time.DateOnly, s); err == nil {
+		if isEnd {
+			return d.Add(24*time.Hour - time.Microsecond), nil
+		}
+		return d, nil
+	}
+	return trace.ParseTimeString(s)
+}
+
+func intParam(s, name string, def, lo, hi int) (int, error) {
+	if s == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < lo || n > hi {
+		return 0, errs.Invalid("%s must be an integer from %d to %d, got %q", name, lo, hi, s)
+	}
+	return n, nil
+}
+
+// spanEvaluations serves GET /projects/{project_id}/spans/{span_id}/evaluations: every judge's
+// evaluation of the span (spec §4.7).
+func (s *server) spanEvaluations(w http.ResponseWriter, r *http.Request) {
+	pid, ok := project(w, r)
+	if !ok {
+		return
+	}
+	spanID := strings.ToLower(r.PathValue("span_id"))
+	evs, err := s.store.SpanEvaluations(r.Context(), pid, spanID)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	web.OK(w, map[string]any{"span_id": spanID, "evaluations": evaluationsJSON(evs)})
+}
+
+// link serves PUT /projects/{project_id}/prompts/{slug}/judges/{judge_id}: the judge guides the
+// prompt's optimization. Linking twice is harmless.
+func (s *server) link(w http.ResponseWriter, r *http.Request) { s.setLink(w, r, true) }
+
+// unlink serves DELETE /projects/{project_id}/prompts/{slug}/judges/{judge_id}.
+func (s *server) unlink(w http.ResponseWriter, r *http.Request) { s.setLink(w, r, false) }
+
+func (s *server) setLink(w http.ResponseWriter, r *http.Request, linked bool) {
+	pid, ok := project(w, r)
+	if !ok {
+		return
+	}
+	j, err := s.store.LinkPrompt(r.Context(), pid, r.PathValue("judge_id"), r.PathValue("slug"), linked)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	web.OK(w, j.JSON())
+}
+
+func evaluationsJSON(evs []judge.Evaluation) []judge.EvaluationJSON {
+	out := make([]judge.EvaluationJSON, len(evs))
+	for i, e := range evs {
+		out[i] = e.JSON()
+	}
+	return out
+}

@@ -1,0 +1,93 @@
+package judge
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/plumehq/plume/shared/errs"
+)
+
+// Store keeps judges and their evaluations.
+type Store interface {
+	// CreateJudge stores a new judge.
+	CreateJudge(ctx context.Context, j Judge) error
+	// UpdateJudge writes j's definition (never its counters or linked prompts) if the stored
+	// judge was last updated at prev; errs.CodeConflict otherwise.
+	UpdateJudge(ctx context.Context, j Judge, prev time.Time) error
+	// Judge returns a judge, or an errs.CodeNotFound error.
+	Judge(ctx context.Context, projectID, judgeID string) (Judge, error)
+	// Judges returns a project's judges, oldest first.
+	Judges(ctx context.Context, projectID string) ([]Judge, error)
+	// LinkPrompt links (or unlinks) a judge and an existing prompt and returns the judge.
+	LinkPrompt(ctx context.Context, projectID, judgeID, slug string, link bool) (Judge, error)
+	// PutEvaluations stores evaluations of j, each replacing j's earlier one of its span, and
+	// keeps j's counters exact. Every span must exist (errs.CodeNotFound names one that does
+	// not); it returns the evaluations as stored.
+	PutEvaluations(ctx context.Context, j Judge, evs []Evaluation) ([]Evaluation, error)
+	// Evaluations returns one page of a judge's evaluations, newest first, and the total.
+	Evaluations(ctx context.Context, projectID, judgeID string, q Query) (Page, error)
+	// SpanEvaluations returns every judge's evaluation of a span; errs.CodeNotFound when the
+	// span is unknown.
+	SpanEvaluations(ctx context.Context, projectID, spanID string) ([]Evaluation, error)
+}
+
+// Service manages judges and records evaluations.
+type Service struct {
+	store Store
+	now   func() time.Time
+}
+
+// NewService returns a Service over store.
+func NewService(store Store) *Service { return &Service{store: store, now: time.Now} }
+
+// maxUpdateAttempts bounds the read-modify-write retries of a judge update under contention.
+const maxUpdateAttempts = 5
+
+// Create validates spec and stores a new judge of projectID made by user.
+func (s *Service) Create(ctx context.Context, projectID, user string, spec Spec) (Judge, error) {
+	j, err := New(spec, projectID, uuid.NewString(), user, s.now().UTC())
+	if err != nil {
+		return Judge{}, err
+	}
+	if err := s.store.CreateJudge(ctx, j); err != nil {
+		return Judge{}, err
+	}
+	return j, nil
+}
+
+// Update applies a patch to a judge. Concurrent updates are serialised: a write based on a stale
+// read is retried on the fresh judge.
+func (s *Service) Update(ctx context.Context, projectID, judgeID, user string, spec Spec) (Judge, error) {
+	for attempt := 1; ; attempt++ {
+		cur, err := s.store.Judge(ctx, projectID, judgeID)
+		if err != nil {
+			return Judge{}, err
+		}
+		next, err := Patch(cur, spec, user, s.now().UTC())
+		if err != nil {
+			return Judge{}, err
+		}
+		err = s.store.UpdateJudge(ctx, next, cur.UpdatedAt)
+		if err == nil {
+			return next, nil
+		}
+		if !errs.Is(err, errs.CodeConflict) || attempt == maxUpdateAttempts {
+			return Judge{}, err
+		}
+	}
+}
+
+// Record validates and stores evaluations of a judge.
+func (s *Service) Record(ctx context.Context, projectID, judgeID string, in []EvaluationInput) ([]Evaluation, error) {
+	j, err := s.store.Judge(ctx, projectID, judgeID)
+	if err != nil {
+		return nil, err
+	}
+	evs, err := BuildEvaluations(j, in, s.now().UTC())
+	if err != nil {
+		return nil, err
+	}
+	return s.store.PutEvaluations(ctx, j, evs)
+}
