@@ -22,10 +22,10 @@ import (
 	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v3"
 
-	"github.com/plumehq/plume/functions/otlp"
-	"github.com/plumehq/plume/functions/prompts"
 	"github.com/plumehq/plume/functions/feedback"
 	"github.com/plumehq/plume/functions/judges"
+	"github.com/plumehq/plume/functions/otlp"
+	"github.com/plumehq/plume/functions/prompts"
 	"github.com/plumehq/plume/functions/settings"
 	"github.com/plumehq/plume/functions/tracing"
 	"github.com/plumehq/plume/infra"

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/plumehq/plume/infra"
 	"github.com/plumehq/plume/shared/auth"
 	"github.com/plumehq/plume/shared/ddb"
 	"github.com/plumehq/plume/shared/errs"
@@ -309,7 +310,7 @@ func TestCreateTable(t *testing.T) {
 	desc, err := h.client.DescribeTable(context.Background(), &dynamodb.DescribeTableInput{TableName: aws.String(name)})
 	require.NoError(t, err)
 	assert.Equal(t, types.TableStatusActive, desc.Table.TableStatus)
-	assert.Len(t, desc.Table.GlobalSecondaryIndexes, 2)
+	assert.Len(t, desc.Table.GlobalSecondaryIndexes, len(infra.TableDefinition(name).GlobalSecondaryIndexes))
 
 	out := h.ok("--output", "json", "admin", "create-table", "--table", name)
 	var body map[string]string
