@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # make test: every check of the project, on a fresh machine or a developer's. It starts DynamoDB
 # Local (downloading it once), runs vet, formatting, the Go tests with the race detector
-# (store, handler, template, emulator and end-to-end tests), cfn-lint, and a build of every
-# Lambda bootstrap; it stops what it started by process id, whatever happens.
+# (store, handler, template, emulator, headless-Chromium and end-to-end tests), cfn-lint, and a
+# build of every Lambda bootstrap; it stops what it started by process id, whatever happens.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$PLUME_ROOT"
@@ -10,6 +10,8 @@ cd "$PLUME_ROOT"
 need go golang
 need python3 python3
 need cfn-lint cfn-lint
+# The feedback-link page is tested in headless Chromium (functions/feedback).
+need chromium chromium
 
 trap emulator_stop EXIT INT TERM
 
