@@ -102,9 +102,13 @@ func (s *FeedbackStore) Target(ctx context.Context, projectID, slug, spanID, jud
 		return feedback.Target{}, err
 	}
 	var t feedback.Target
-	var head promptHead
-	if err := decodeFound(found, promptPK(projectID, slug), skPrompt, &head); err != nil {
+	raw, ok := found[keyString(promptKey)]
+	if !ok {
 		return feedback.Target{}, promptNotFound(slug)
+	}
+	var head promptHead
+	if err := attributevalue.UnmarshalMap(raw, &head); err != nil {
+		return feedback.Target{}, fmt.Errorf("decode prompt: %w", err)
 	}
 	t.PromptID = head.ID
 	if raw, ok := found[keyString(spanKey)]; ok {
