@@ -112,14 +112,15 @@ func (s *FeedbackStore) Target(ctx context.Context, projectID, slug, spanID, jud
 	}
 	t.PromptID = head.ID
 	if raw, ok := found[keyString(spanKey)]; ok {
-		var sum summaryItem
-		if err := attributevalue.UnmarshalMap(raw, &sum); err != nil {
+		var it summaryItem
+		if err := attributevalue.UnmarshalMap(raw, &it); err != nil {
 			return feedback.Target{}, fmt.Errorf("decode span summary: %w", err)
 		}
-		t.Span = &feedback.SpanRef{TraceID: sum.Trace, PromptSlug: sum.Slug, PromptVersionID: sum.Prompt}
-		if sum.Prompt == "" && sum.Hash != "" {
+		sum := it.toSummary(projectID)
+		t.Span = &feedback.SpanRef{TraceID: sum.TraceID, PromptSlug: sum.PromptSlug, PromptVersionID: sum.PromptVersionID}
+		if sum.PromptVersionID == "" && sum.PromptHash != "" {
 			var guard hashItem
-			if _, err := s.t.get(ctx, promptPK(projectID, slug), hashSK(sum.Hash), &guard); err != nil {
+			if _, err := s.t.get(ctx, promptPK(projectID, slug), hashSK(sum.PromptHash), &guard); err != nil {
 				return feedback.Target{}, err
 			}
 			t.Span.PromptVersionID = guard.VersionID

@@ -88,12 +88,12 @@ func toSummaryItem(projectID string, s trace.Summary) summaryItem {
 		PK: spanPK(projectID, s.SpanID), SK: skSpan, Trace: s.TraceID, Parent: s.ParentSpanID,
 		Name: s.Name, NameCut: s.NameCut, Kind: s.Kind, Status: s.Status, Start: s.StartedAt.UnixMicro(),
 		Duration: s.DurationMS, Cost: s.Cost, Session: s.SessionID, ErrCode: s.ErrorCode, ErrCut: s.ErrorCodeCut,
-		HasError: s.HasError, Tags: s.Tags, TagsCut: s.TagsCut, Prompt: s.PromptVersionID, Slug: s.PromptSlug, Hash: s.PromptHash,
+		HasError: s.HasError, Tags: s.Tags, TagsCut: s.TagsCut, Prompt: s.PromptVersionID, Hash: s.PromptHash,
 		Created: s.CreatedAt.UnixMicro(), Updated: s.UpdatedAt.UnixMicro(),
 		Object: strings.TrimPrefix(s.Location.Key, objectPrefix(projectID)), Offset: s.Location.Offset, Length: s.Location.Length,
 	}
 	if s.PromptSlug != "" && s.Kind == trace.KindLLM {
-		it.GSI1PK, it.GSI1SK = completionsGSI1PK(projectID, s.PromptSlug), timeIndexSK(s.StartedAt, s.SpanID)
+		it.GSI1PK, it.GSI1SK = completionsGSI1PK(projectID, s.PromptSlug), fmt.Sprintf("%016d", s.StartedAt.UnixMicro())
 	}
 	if s.EndedAt != nil {
 		e := s.EndedAt.UnixMicro()
@@ -107,13 +107,16 @@ func (it summaryItem) toSummary(projectID string) trace.Summary {
 		SpanID: strings.TrimPrefix(it.PK, spanPK(projectID, "")), TraceID: it.Trace, ParentSpanID: it.Parent,
 		Name: it.Name, NameCut: it.NameCut, Kind: it.Kind, Status: it.Status, StartedAt: time.UnixMicro(it.Start).UTC(),
 		DurationMS: it.Duration, Cost: it.Cost, SessionID: it.Session, ErrorCode: it.ErrCode, ErrorCodeCut: it.ErrCut,
-		HasError: it.HasError, Tags: it.Tags, TagsCut: it.TagsCut, PromptVersionID: it.Prompt, PromptSlug: it.Slug, PromptHash: it.Hash,
+		HasError: it.HasError, Tags: it.Tags, TagsCut: it.TagsCut, PromptVersionID: it.Prompt, PromptHash: it.Hash,
 		CreatedAt: time.UnixMicro(it.Created).UTC(), UpdatedAt: time.UnixMicro(it.Updated).UTC(),
 		Location: trace.Location{Key: objectPrefix(projectID) + it.Object, Offset: it.Offset, Length: it.Length},
 	}
 	if it.End != nil {
 		e := time.UnixMicro(*it.End).UTC()
 		s.EndedAt = &e
+	}
+	if it.GSI1PK != "" {
+		s.PromptSlug = strings.TrimPrefix(it.GSI1PK, completionsGSI1PK(projectID, ""))
 	}
 	return s
 }

@@ -45,7 +45,9 @@ func Summarize(s Span, loc Location) Summary {
 	if s.ErrorCode != nil {
 		sum.ErrorCode, sum.ErrorCodeCut = cut(*s.ErrorCode, summaryErrorCodeBytes)
 	}
-	sum.Tags, sum.TagsCut = boundTags(s.Tags, summaryTagBytes)
+	// The prompt linkage takes room in the item (and its index keys); tags give it up.
+	tagBytes := summaryTagBytes - 2*len(sum.PromptSlug) - len(sum.PromptHash)
+	sum.Tags, sum.TagsCut = boundTags(s.Tags, tagBytes)
 	return sum
 }
 

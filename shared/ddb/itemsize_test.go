@@ -1,0 +1,72 @@
+package ddb
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/plumehq/plume/shared/trace"
+)
+
+// itemSize is an item's size as DynamoDB bills it: attribute names plus values (strings by UTF-8
+// length, numbers at most 21 bytes, maps and lists 3 bytes plus 1 per element).
+func itemSize(av map[string]types.AttributeValue) int {
+	n := 0
+	for name, v := range av {
+		n += len(name) + valueSize(v)
+	}
+	return n
+}
+
+func valueSize(v types.AttributeValue) int {
+	switch v := v.(type) {
+	case *types.AttributeValueMemberS:
+		return len(v.Value)
+	case *types.AttributeValueMemberN:
+		return min(len(v.Value)/2+2, 21)
+	case *types.AttributeValueMemberBOOL, *types.AttributeValueMemberNULL:
+		return 1
+	case *types.AttributeValueMemberM:
+		n := 3
+		for k, e := range v.Value {
+			n += len(k) + valueSize(e) + 1
+		}
+		return n
+	case *types.AttributeValueMemberL:
+		n := 3
+		for _, e := range v.Value {
+			n += valueSize(e) + 1
+		}
+		return n
+	}
+	return 0
+}
+
+// TestSummaryItemUnderOneKB: a span summary at every bound (name, error code, tags, a 128-byte
+// prompt slug with its completions index keys, a content hash) is still one write unit.
+func TestSummaryItemUnderOneKB(t *testing.T) {
+	uuid := "0f8fad5b-d9cb-469f-a165-70867728950e"
+	tags := map[string]string{}
+	for i := range 40 {
+		tags[strings.Repeat(string(rune('a'+i%26)), 3)+string(rune('0'+i/26))] = strings.Repeat("v", 20)
+	}
+	end := time.Now()
+	span := trace.Span{
+		ID: uuid, TraceID: uuid, ParentSpanID: &uuid, Kind: trace.KindLLM, Name: strings.Repeat("n", trace.MaxNameLen),
+		StartedAt: end.Add(-time.Hour), EndedAt: &end, DurationMS: new(3600000.123), Cost: new(12.345678901234),
+		SessionID: &uuid, Status: new("error"), ErrorCode: new(strings.Repeat("E", 1024)), Tags: tags,
+		Link: &trace.PromptLink{PromptSlug: strings.Repeat("s", 128), ContentHash: strings.Repeat("f", 64)},
+		CreatedAt: end, UpdatedAt: end,
+	}
+	loc := trace.Location{Key: "spans/project=" + uuid + "/date=2026-11-22/hour=23/" + uuid + ".ndjson", Offset: 123456789, Length: 987654}
+	sum := trace.Summarize(span, loc)
+	require.NotEmpty(t, sum.PromptSlug)
+	item, err := marshal(toSummaryItem(uuid, sum))
+	require.NoError(t, err)
+	require.Contains(t, item, "GSI1PK")
+	assert.LessOrEqual(t, itemSize(item), 1024, "span summary item size")
+}
