@@ -37,6 +37,10 @@ import (
 type API struct {
 	Handler http.Handler
 	Table   *ddb.Table
+	// TableName and S3URL are where the API's data is, for real Lambda bootstraps run
+	// beside it.
+	TableName string
+	S3URL     string
 	Blobs   *blob.Store
 	DDB     *ddbtest.Counter
 	Auth    *ddb.AuthStore
@@ -61,9 +65,9 @@ func New(t testing.TB, o Options) *API {
 	t.Helper()
 	client, counter, name := ddbtest.NewTable(t)
 	table := ddb.NewTable(client, name)
-	blobs, _, _ := blobtest.New(t)
+	blobs, _, s3URL := blobtest.New(t)
 	authStore := ddb.NewAuthStore(table)
-	api := &API{Table: table, Blobs: blobs, DDB: counter, Auth: authStore}
+	api := &API{Table: table, TableName: name, S3URL: s3URL, Blobs: blobs, DDB: counter, Auth: authStore}
 	api.A, api.B = NewTenant(t, authStore), NewTenant(t, authStore)
 
 	authn := auth.NewAuthenticator(authStore, auth.MaxCacheTTL)
