@@ -3,6 +3,7 @@ package feedback_test
 import (
 	"fmt"
 	"net/http"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,12 +14,12 @@ import (
 	"github.com/plumehq/plume/internal/apitest"
 )
 
-// trace200 ingests one trace of n llm spans of prompt slug (in batches of 100) and returns the
+// ingestTrace ingests one trace of n llm spans of prompt slug (in batches of 100) and returns the
 // trace and span ids.
-func ingestTrace(t *testing.T, api *apitest.API, tenant apitest.Tenant, slug, versionID, sessionID string, n int) (string, []string) {
+func ingestTrace(t testing.TB, api *apitest.API, tenant apitest.Tenant, slug, versionID, sessionID string, n int) (string, []string) {
 	t.Helper()
 	traceID := uuid.NewString()
-	at := time.Now().Add(-time.Hour)
+	at := nowish()
 	var batch []any
 	var ids []string
 	for i := range n {
@@ -31,6 +32,9 @@ func ingestTrace(t *testing.T, api *apitest.API, tenant apitest.Tenant, slug, ve
 	}
 	return traceID, ids
 }
+
+// nowish is a recent span time: an hour ago.
+func nowish() time.Time { return time.Now().Add(-time.Hour) }
 
 func feedbackPath(slug, completion string) string {
 	return "/v1/prompts/" + slug + "/completions/" + completion + "/feedback"
@@ -68,6 +72,17 @@ func TestFeedbackUpsertPerUser(t *testing.T) {
 	assert.NotEqual(t, first["updated_at"], second["updated_at"])
 	assert.Equal(t, true, second["thumbs_up"])
 	assert.Nil(t, second["expected_output"], "a field left out of the new submission is cleared")
+
+	// Concurrent submissions of one user (a client retrying) still leave one record.
+	var wg sync.WaitGroup
+	for i := range 10 {
+		wg.Go(func() {
+			api.MustDo(t, "POST", feedbackPath("support-bot", span), a.Key, map[string]any{"thumbs_up": true, "reason": fmt.Sprint("retry ", i)})
+		})
+	}
+	wg.Wait()
+	second = api.MustDo(t, "POST", feedbackPath("support-bot", span), a.Key, map[string]any{"thumbs_up": true, "reason": "fine after all"}).Map(t)
+	assert.Equal(t, first["id"], second["id"])
 
 	// Another user: a second record.
 	other := api.KeyFor(t, a, "reviewer-2")
