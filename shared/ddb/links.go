@@ -145,9 +145,10 @@ func (s *LinkStore) RevokeLink(ctx context.Context, projectID, linkID string, at
 // second one.
 func (s *LinkStore) UseLink(ctx context.Context, tokenHash string, now time.Time, perMinute int) (feedback.Link, error) {
 	window := now.Unix() / 60
-	vals := map[string]types.AttributeValue{":w": num(window), ":one": num(1), ":lim": num(int64(perMinute))}
+	count := map[string]types.AttributeValue{":w": num(window), ":one": num(1), ":lim": num(int64(perMinute))}
+	reset := map[string]types.AttributeValue{":w": num(window), ":one": num(1)}
 	for attempt := 0; attempt < 3; attempt++ {
-		it, err := s.updateLink(ctx, tokenHash, "SET n = n + :one", "attribute_exists(PK) AND w = :w AND n < :lim", vals)
+		it, err := s.updateLink(ctx, tokenHash, "SET n = n + :one", "attribute_exists(PK) AND w = :w AND n < :lim", count)
 		if err == nil {
 			return it.toLink(), nil
 		}
@@ -165,7 +166,7 @@ func (s *LinkStore) UseLink(ctx context.Context, tokenHash string, now time.Time
 		case cur.Window == window:
 			return feedback.Link{}, errs.Errorf(errs.CodeRateLimited, "this feedback link has had %d requests this minute; try again in a minute", perMinute)
 		}
-		it, err = s.updateLink(ctx, tokenHash, "SET w = :w, n = :one", "attribute_exists(PK) AND w < :w", vals)
+		it, err = s.updateLink(ctx, tokenHash, "SET w = :w, n = :one", "attribute_exists(PK) AND w < :w", reset)
 		if err == nil {
 			return it.toLink(), nil
 		}
