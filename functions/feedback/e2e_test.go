@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -19,6 +18,7 @@ import (
 	"github.com/plumehq/plume/shared/blob/blobtest"
 	"github.com/plumehq/plume/shared/ddb/ddbtest"
 	"github.com/plumehq/plume/shared/lambdaemu"
+	"github.com/plumehq/plume/shared/lambdaemu/emutest"
 )
 
 // TestBootstrapsEndToEnd builds the real JudgesFunction and FeedbackFunction bootstraps (for
@@ -43,17 +43,7 @@ func TestBootstrapsEndToEnd(t *testing.T) {
 		"AWS_ACCESS_KEY_ID=" + blobtest.AccessKey, "AWS_SECRET_ACCESS_KEY=" + blobtest.SecretKey,
 		"AWS_REGION=us-east-1", "LOG_LEVEL=debug",
 	}
-	start := func(pkg string) *lambdaemu.Emulator {
-		bin := filepath.Join(t.TempDir(), "bootstrap")
-		build := exec.Command("go", "build", "-tags", "lambda.norpc", "-trimpath", "-o", bin, pkg)
-		build.Env = append(os.Environ(), "CGO_ENABLED=0")
-		out, err := build.CombinedOutput()
-		require.NoError(t, err, "build %s: %s", pkg, out)
-		emu, err := lambdaemu.Start(ctx, lambdaemu.Config{Binary: bin, Env: env, Stdout: t.Output(), Stderr: t.Output()})
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = emu.Close() })
-		return emu
-	}
+	start := func(pkg string) *lambdaemu.Emulator { return emutest.Start(t, ctx, pkg, env) }
 	judges, feedback := start("../judges/lambda"), start("./lambda")
 	invoke := func(emu *lambdaemu.Emulator, file string) map[string]any {
 		payload, err := os.ReadFile(filepath.Join("..", "..", "events", "feedback", file))

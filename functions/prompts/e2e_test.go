@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -13,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/plumehq/plume/shared/ddb/ddbtest"
-	"github.com/plumehq/plume/shared/lambdaemu"
+	"github.com/plumehq/plume/shared/lambdaemu/emutest"
 )
 
 // TestBootstrapEndToEnd builds the real PromptsFunction bootstrap (for this host), runs it
@@ -24,26 +23,14 @@ func TestBootstrapEndToEnd(t *testing.T) {
 	api.newTenant(t, sampleKey, sampleProjectID)
 	tableName := api.tableName
 
-	bin := filepath.Join(t.TempDir(), "bootstrap")
-	build := exec.Command("go", "build", "-tags", "lambda.norpc", "-trimpath", "-o", bin, "./lambda")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, "build bootstrap: %s", out)
-
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	emu, err := lambdaemu.Start(ctx, lambdaemu.Config{
-		Binary: bin,
-		Env: []string{
-			"TABLE_NAME=" + tableName,
-			"AWS_ENDPOINT_URL_DYNAMODB=" + ddbtest.Endpoint(t),
-			"AWS_ACCESS_KEY_ID=local", "AWS_SECRET_ACCESS_KEY=local", "AWS_REGION=us-east-1",
-			"LOG_LEVEL=debug",
-		},
-		Stdout: t.Output(), Stderr: t.Output(),
+	emu := emutest.Start(t, ctx, "./lambda", []string{
+		"TABLE_NAME=" + tableName,
+		"AWS_ENDPOINT_URL_DYNAMODB=" + ddbtest.Endpoint(t),
+		"AWS_ACCESS_KEY_ID=local", "AWS_SECRET_ACCESS_KEY=local", "AWS_REGION=us-east-1",
+		"LOG_LEVEL=debug",
 	})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = emu.Close() })
 
 	for _, ev := range sampleEvents {
 		t.Run(ev.file, func(t *testing.T) {

@@ -41,10 +41,10 @@ type API struct {
 	// beside it.
 	TableName string
 	S3URL     string
-	Blobs   *blob.Store
-	DDB     *ddbtest.Counter
-	Auth    *ddb.AuthStore
-	A, B    Tenant
+	Blobs     *blob.Store
+	DDB       *ddbtest.Counter
+	Auth      *ddb.AuthStore
+	A, B      Tenant
 }
 
 // Tenant is a project and a key of it.
