@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/awslabs/aws-lambda-go-api-proxy/core"
@@ -97,9 +98,18 @@ func accessLog(next http.Handler) http.Handler {
 		rec := &statusRecorder{ResponseWriter: w}
 		next.ServeHTTP(rec, r)
 		slog.InfoContext(r.Context(), "request",
-			"method", r.Method, "path", r.URL.Path, "status", rec.status,
+			"method", r.Method, "path", loggedPath(r.URL.Path), "status", rec.status,
 			"duration_ms", float64(time.Since(start).Microseconds())/1000)
 	})
+}
+
+// loggedPath is a request path as logs show it: the token of a feedback-link page (/f/<token>)
+// is a credential and is replaced by a placeholder.
+func loggedPath(path string) string {
+	if strings.HasPrefix(path, "/f/") {
+		return "/f/{token}"
+	}
+	return path
 }
 
 // recoverer turns a panic into a logged 500 instead of a crashed Lambda.

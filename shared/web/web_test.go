@@ -144,3 +144,14 @@ func TestPattern(t *testing.T) {
 		assert.Equal(t, want, Pattern(in), in)
 	}
 }
+
+func TestLoggedPathHidesLinkTokens(t *testing.T) {
+	for path, want := range map[string]string{
+		"/f/plf_secret":          "/f/{token}",
+		"/spans":                 "/spans",
+		"/feedback-links/abc":    "/feedback-links/abc",
+		"/v1/prompts/f/versions": "/v1/prompts/f/versions",
+	} {
+		assert.Equal(t, want, loggedPath(path), path)
+	}
+}
