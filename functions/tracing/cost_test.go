@@ -35,12 +35,17 @@ func TestIngestCostPerSpan(t *testing.T) {
 	tests := []struct {
 		batch, tracesPerBatch int
 		maxDollars            float64
+		// linked gives the llm spans the prompt linkage the SDKs' prompt helper sets, which
+		// also indexes them among the prompt's completions.
+		linked bool
 	}{
 		{batch: 20, tracesPerBatch: 2, maxDollars: 1.50},  // Python SDK: every second, spans of the traces in flight
 		{batch: 100, tracesPerBatch: 1, maxDollars: 1.00}, // TypeScript SDK: 100 spans of one trace
+		{batch: 20, tracesPerBatch: 2, maxDollars: 1.50, linked: true},
+		{batch: 100, tracesPerBatch: 1, maxDollars: 1.00, linked: true},
 	}
 	for _, tt := range tests {
-		t.Run(fmt.Sprintf("batch %d", tt.batch), func(t *testing.T) {
+		t.Run(fmt.Sprintf("batch %d linked %v", tt.batch, tt.linked), func(t *testing.T) {
 			api := newTestAPI(t)
 			api.ddb.Reset()
 			api.s3.Reset()
@@ -67,7 +72,11 @@ func TestIngestCostPerSpan(t *testing.T) {
 					if si%2 == 0 {
 						sp["name"], sp["kind"] = "openai.chat.completions.create", "llm"
 						sp["input_data"], sp["output_data"] = io, io
-						sp["attributes"] = map[string]any{"provider": "openai", "model": "gpt-4o-mini", "inputTokens": 1250, "outputTokens": 87}
+						attrs := map[string]any{"provider": "openai", "model": "gpt-4o-mini", "inputTokens": 1250, "outputTokens": 87}
+						if tt.linked {
+							attrs["zeroeval"] = map[string]any{"task": "support-bot", "prompt_slug": "support-bot", "prompt_version": 3, "prompt_version_id": "3c1f4f7d-8a4b-4d59-9a57-5f0c7f4e2a10"}
+						}
+						sp["attributes"] = attrs
 					}
 					spans = append(spans, sp)
 				}

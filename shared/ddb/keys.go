@@ -93,9 +93,9 @@ func shardOf(id string) int {
 	return int(h.Sum32() % timeShards)
 }
 
-// completionsGSI1PK lists the llm spans linked to a prompt (GSI1 of their summaries), ordered by
-// timeIndexSK of their start: the completions a feedback link shows.
-func completionsGSI1PK(projectID, slug string) string { return "P#" + projectID + "#PC#" + slug }
+// completionsPK is the partition listing the llm spans linked to a prompt, one item per batch
+// ordered by timeIndexSK of its write: the completions a feedback link shows.
+func completionsPK(projectID, slug string) string { return "P#" + projectID + "#PC#" + slug }
 
 // Feedback and judges. Human feedback and judge evaluations live in the partition of the span
 // they are about, beside its summary (SK order: EVAL#<judge> < FB#<user>... < SPAN), so a span's

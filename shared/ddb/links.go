@@ -1,9 +1,12 @@
 package ddb
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -198,25 +201,46 @@ func (s *LinkStore) updateLink(ctx context.Context, tokenHash, update, cond stri
 	return it, nil
 }
 
-// Completions returns the newest llm spans linked to a prompt (at most limit), from one Query
-// of GSI1.
+// Completions returns the newest llm spans linked to a prompt (at most limit), newest first by
+// start: one Query of the prompt's completions partition (the newest batches, until they list
+// limit spans) and one BatchGetItem per 100 of their spans' summaries.
 func (s *TraceStore) Completions(ctx context.Context, projectID, slug string, limit int) ([]trace.Summary, error) {
-	cond := expression.Key(infra.AttrGSI1PK).Equal(expression.Value(completionsGSI1PK(projectID, slug)))
-	in, err := s.t.queryInput(cond, queryOpts{index: infra.IndexGSI1, reverse: true, limit: int32(limit)})
+	in, err := s.t.queryInput(partition(completionsPK(projectID, slug)), queryOpts{reverse: true, limit: int32(limit)})
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.t.api.Query(ctx, in)
-	if err != nil {
-		return nil, storageErr("query completions", err)
-	}
-	out := make([]trace.Summary, 0, len(res.Items))
-	for _, raw := range res.Items {
-		var it summaryItem
-		if err := attributevalue.UnmarshalMap(raw, &it); err != nil {
-			return nil, fmt.Errorf("decode span summary: %w", err)
+	var ids []string
+	seen := map[string]bool{}
+	p := dynamodb.NewQueryPaginator(s.t.api, in)
+	for p.HasMorePages() && len(ids) < limit {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, storageErr("query completions", err)
 		}
-		out = append(out, it.toSummary(projectID))
+		for _, raw := range page.Items {
+			var it completionItem
+			if err := attributevalue.UnmarshalMap(raw, &it); err != nil {
+				return nil, fmt.Errorf("decode completions: %w", err)
+			}
+			// Every span of a batch is a candidate: a batch's spans are not in start order.
+			for _, id := range memberIDs(memberItem{Spans: it.Spans}) {
+				if !seen[id] {
+					seen[id] = true
+					ids = append(ids, id)
+				}
+			}
+		}
 	}
-	return out, nil
+	sums, err := s.Summaries(ctx, projectID, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]trace.Summary, 0, len(sums))
+	for _, sum := range sums {
+		out = append(out, sum)
+	}
+	slices.SortFunc(out, func(a, b trace.Summary) int {
+		return cmp.Or(b.StartedAt.Compare(a.StartedAt), strings.Compare(a.SpanID, b.SpanID))
+	})
+	return out[:min(len(out), limit)], nil
 }

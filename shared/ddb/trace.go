@@ -71,14 +71,11 @@ type summaryItem struct {
 	Prompt   string            `dynamodbav:"pv,omitempty"`
 	Slug     string            `dynamodbav:"ps,omitempty"`
 	Hash     string            `dynamodbav:"ph,omitempty"`
-	// GSI1 lists an llm span among its prompt's completions, newest first.
-	GSI1PK  string `dynamodbav:"GSI1PK,omitempty"`
-	GSI1SK  string `dynamodbav:"GSI1SK,omitempty"`
-	Created int64  `dynamodbav:"ca"`
-	Updated int64  `dynamodbav:"ua"`
-	Object  string `dynamodbav:"o"` // the batch key without "spans/project=<id>/"
-	Offset  int64  `dynamodbav:"of"`
-	Length  int64  `dynamodbav:"ln"`
+	Created  int64             `dynamodbav:"ca"`
+	Updated  int64             `dynamodbav:"ua"`
+	Object   string            `dynamodbav:"o"` // the batch key without "spans/project=<id>/"
+	Offset   int64             `dynamodbav:"of"`
+	Length   int64             `dynamodbav:"ln"`
 }
 
 func objectPrefix(projectID string) string { return "spans/project=" + projectID + "/" }
@@ -88,12 +85,9 @@ func toSummaryItem(projectID string, s trace.Summary) summaryItem {
 		PK: spanPK(projectID, s.SpanID), SK: skSpan, Trace: s.TraceID, Parent: s.ParentSpanID,
 		Name: s.Name, NameCut: s.NameCut, Kind: s.Kind, Status: s.Status, Start: s.StartedAt.UnixMicro(),
 		Duration: s.DurationMS, Cost: s.Cost, Session: s.SessionID, ErrCode: s.ErrorCode, ErrCut: s.ErrorCodeCut,
-		HasError: s.HasError, Tags: s.Tags, TagsCut: s.TagsCut, Prompt: s.PromptVersionID, Hash: s.PromptHash,
+		HasError: s.HasError, Tags: s.Tags, TagsCut: s.TagsCut, Prompt: s.PromptVersionID, Slug: s.PromptSlug, Hash: s.PromptHash,
 		Created: s.CreatedAt.UnixMicro(), Updated: s.UpdatedAt.UnixMicro(),
 		Object: strings.TrimPrefix(s.Location.Key, objectPrefix(projectID)), Offset: s.Location.Offset, Length: s.Location.Length,
-	}
-	if s.PromptSlug != "" && s.Kind == trace.KindLLM {
-		it.GSI1PK, it.GSI1SK = completionsGSI1PK(projectID, s.PromptSlug), fmt.Sprintf("%016d", s.StartedAt.UnixMicro())
 	}
 	if s.EndedAt != nil {
 		e := s.EndedAt.UnixMicro()
@@ -107,16 +101,13 @@ func (it summaryItem) toSummary(projectID string) trace.Summary {
 		SpanID: strings.TrimPrefix(it.PK, spanPK(projectID, "")), TraceID: it.Trace, ParentSpanID: it.Parent,
 		Name: it.Name, NameCut: it.NameCut, Kind: it.Kind, Status: it.Status, StartedAt: time.UnixMicro(it.Start).UTC(),
 		DurationMS: it.Duration, Cost: it.Cost, SessionID: it.Session, ErrorCode: it.ErrCode, ErrorCodeCut: it.ErrCut,
-		HasError: it.HasError, Tags: it.Tags, TagsCut: it.TagsCut, PromptVersionID: it.Prompt, PromptHash: it.Hash,
+		HasError: it.HasError, Tags: it.Tags, TagsCut: it.TagsCut, PromptVersionID: it.Prompt, PromptSlug: it.Slug, PromptHash: it.Hash,
 		CreatedAt: time.UnixMicro(it.Created).UTC(), UpdatedAt: time.UnixMicro(it.Updated).UTC(),
 		Location: trace.Location{Key: objectPrefix(projectID) + it.Object, Offset: it.Offset, Length: it.Length},
 	}
 	if it.End != nil {
 		e := time.UnixMicro(*it.End).UTC()
 		s.EndedAt = &e
-	}
-	if it.GSI1PK != "" {
-		s.PromptSlug = strings.TrimPrefix(it.GSI1PK, completionsGSI1PK(projectID, ""))
 	}
 	return s
 }
@@ -176,12 +167,60 @@ func (s *TraceStore) PutSummaries(ctx context.Context, projectID string, puts []
 		return nil, err
 	}
 	var out []string
+	var stored []trace.Summary
 	for i, c := range conflicts {
 		if c {
 			out = append(out, puts[i].Summary.SpanID)
+		} else {
+			stored = append(stored, puts[i].Summary)
 		}
 	}
+	if err := s.addCompletions(ctx, projectID, stored); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// completionItem lists llm spans (16-byte binary UUIDs) that one write of summaries linked to a
+// prompt: the completions index a feedback link reads, one item per batch and prompt rather
+// than an index entry per span.
+type completionItem struct {
+	PK    string   `dynamodbav:"PK"`
+	SK    string   `dynamodbav:"SK"`
+	Spans [][]byte `dynamodbav:"s,binaryset"`
+}
+
+// addCompletions indexes the llm spans of sums that are linked to a prompt: one PutItem per
+// prompt. A span written again may be listed again; readers drop repeats.
+func (s *TraceStore) addCompletions(ctx context.Context, projectID string, sums []trace.Summary) error {
+	bySlug := map[string][]trace.Summary{}
+	for _, sum := range sums {
+		if sum.Kind == trace.KindLLM && sum.PromptSlug != "" {
+			bySlug[sum.PromptSlug] = append(bySlug[sum.PromptSlug], sum)
+		}
+	}
+	for _, slug := range slices.Sorted(maps.Keys(bySlug)) {
+		group := bySlug[slug]
+		it := completionItem{PK: completionsPK(projectID, slug), SK: timeIndexSK(group[0].UpdatedAt, group[0].SpanID)}
+		for _, sum := range group {
+			u, err := uuid.Parse(sum.SpanID)
+			if err != nil {
+				continue // only UUID span ids are indexed (the SDKs' and OTLP's all are)
+			}
+			it.Spans = append(it.Spans, u[:])
+		}
+		if len(it.Spans) == 0 {
+			continue
+		}
+		item, err := marshal(it)
+		if err != nil {
+			return err
+		}
+		if _, err := s.t.api.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.t.name, Item: item}); err != nil {
+			return storageErr("put completions", err)
+		}
+	}
+	return nil
 }
 
 // memberItem lists span ids (16-byte binary UUIDs, to stay small) that one batch added to a

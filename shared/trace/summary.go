@@ -45,8 +45,8 @@ func Summarize(s Span, loc Location) Summary {
 	if s.ErrorCode != nil {
 		sum.ErrorCode, sum.ErrorCodeCut = cut(*s.ErrorCode, summaryErrorCodeBytes)
 	}
-	// The prompt linkage takes room in the item (and its index keys); tags give it up.
-	tagBytes := summaryTagBytes - 2*len(sum.PromptSlug) - len(sum.PromptHash)
+	// The prompt linkage takes room in the item; tags give it up.
+	tagBytes := summaryTagBytes - len(sum.PromptSlug) - len(sum.PromptHash)
 	sum.Tags, sum.TagsCut = boundTags(s.Tags, tagBytes)
 	return sum
 }
