@@ -80,13 +80,14 @@ func DecodeTraces(body []byte, now time.Time) ([]TraceInput, error) {
 func (w traceWire) validate(now time.Time) (TraceInput, error) {
 	var t TraceInput
 	var err error
-	if t.ID, err = uuidField("id", w.ID); err != nil {
+	var text spanText // no span text: every string is a copy
+	if t.ID, err = text.uuidField("id", w.ID); err != nil {
 		return t, err
 	}
 	if t.ID == "" {
 		t.ID = uuid.NewString()
 	}
-	sid, err := stringField("session_id", w.SessionID, MaxIDLen)
+	sid, err := text.stringField("session_id", w.SessionID, MaxIDLen)
 	if err != nil {
 		return t, err
 	}
@@ -94,7 +95,7 @@ func (w traceWire) validate(now time.Time) (TraceInput, error) {
 		return t, errors.New("session_id: required")
 	}
 	t.SessionID = SessionIDOf(sid)
-	if t.Name, err = stringField("name", w.Name, MaxNameLen); err != nil {
+	if t.Name, err = text.stringField("name", w.Name, MaxNameLen); err != nil {
 		return t, err
 	}
 	if t.Name == "" {
@@ -116,7 +117,7 @@ func (w traceWire) validate(now time.Time) (TraceInput, error) {
 		}
 		t.EndedAt = &end
 	}
-	if t.Status, err = statusField(w.Status); err != nil {
+	if t.Status, err = text.statusField(w.Status); err != nil {
 		return t, err
 	}
 	if d, ok, err := nonNegativeField("duration_ms", w.DurationMS); err != nil {
@@ -136,7 +137,7 @@ func (w traceWire) validate(now time.Time) (TraceInput, error) {
 	if t.Attributes, err = objectField("attributes", w.Attributes); err != nil {
 		return t, err
 	}
-	t.Tags, err = tagsField("tags", w.Tags)
+	t.Tags, err = text.tagsField("tags", w.Tags)
 	return t, err
 }
 
@@ -160,13 +161,14 @@ func DecodeSessions(body []byte) ([]SessionInput, error) {
 func (w sessionWire) validate() (SessionInput, error) {
 	var s SessionInput
 	var err error
-	if s.ProjectID, err = stringField("project_id", w.ProjectID, MaxIDLen); err != nil {
+	var text spanText // no span text: every string is a copy
+	if s.ProjectID, err = text.stringField("project_id", w.ProjectID, MaxIDLen); err != nil {
 		return s, err
 	}
 	if s.ProjectID == "" {
 		return s, errors.New("project_id: required")
 	}
-	id, err := stringField("id", w.ID, MaxIDLen)
+	id, err := text.stringField("id", w.ID, MaxIDLen)
 	if err != nil {
 		return s, err
 	}
@@ -174,13 +176,13 @@ func (w sessionWire) validate() (SessionInput, error) {
 	if id != "" {
 		s.ID = SessionIDOf(id)
 	}
-	if s.Name, err = stringField("name", w.Name, MaxNameLen); err != nil {
+	if s.Name, err = text.stringField("name", w.Name, MaxNameLen); err != nil {
 		return s, err
 	}
 	if s.Attributes, err = objectField("attributes", w.Attributes); err != nil {
 		return s, err
 	}
-	s.Tags, err = tagsField("tags", w.Tags)
+	s.Tags, err = text.tagsField("tags", w.Tags)
 	return s, err
 }
 

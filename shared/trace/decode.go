@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -77,7 +78,8 @@ const maxFutureSkew = 24 * time.Hour
 // A value of the wrong JSON type rejects its span with a reason naming the field. Only the
 // JSON syntax (which is exactly what encoding/json accepts, nesting depth included) and the
 // array bounds are whole-body errors. Work and memory are linear in len(body); the caller
-// bounds the body (MaxBatchBytes). The spans do not retain body.
+// bounds the body (MaxBatchBytes). The spans do not retain body (the strings of a span share
+// one copy of the values they come from).
 func DecodeBatch(body []byte, projectID string, now time.Time) (spans []Span, rejected []Rejected, err error) {
 	now = now.UTC()
 	r := jsonReader{data: body}
@@ -88,9 +90,11 @@ func DecodeBatch(body []byte, projectID string, now time.Time) (spans []Span, re
 	if err := r.enter(); err != nil {
 		return nil, nil, notJSON(err)
 	}
+	elemsStart := r.pos
 	var (
-		n       int
-		reasons []string
+		n        int
+		reasons  []string
+		gathered []byte // wireSpan.gather's buffer, reused from span to span
 	)
 	for first := true; ; first = false {
 		more, err := r.next(']', first)
@@ -118,6 +122,7 @@ func DecodeBatch(body []byte, projectID string, now time.Time) (spans []Span, re
 			reason error
 		)
 		if object {
+			gathered = w.gather(gathered)
 			s, reason = w.span(projectID, now)
 		} else {
 			reason = fmt.Errorf("span must be a JSON object")
@@ -128,6 +133,14 @@ func DecodeBatch(body []byte, projectID string, now time.Time) (spans []Span, re
 				reasons = append(reasons, fmt.Sprintf("[%d] %v", n, reason))
 			}
 		} else {
+			if len(spans) == cap(spans) && len(spans) >= 8 {
+				// Room for the rest of the body at the average size of the elements so far,
+				// and an eighth more for a low estimate: past a few spans, usually one
+				// allocation instead of growing through powers of two.
+				rest := (len(body) - r.pos) / ((r.pos - elemsStart) / (n + 1))
+				grown := make([]Span, len(spans), len(spans)+min(1+rest+rest/8, MaxSpansPerBatch-n))
+				spans = grown[:copy(grown, spans)]
+			}
 			spans = append(spans, s)
 		}
 		n++
@@ -166,6 +179,8 @@ func notAnArray(body []byte) error {
 // wireSpan holds the raw JSON values of one span object, as slices of the request body (nil
 // when the key is absent). Reading it checks the JSON syntax only; span checks the rules.
 type wireSpan struct {
+	spanText // src: see gather
+
 	id, traceID, parentSpanID, name, kind, status []byte
 	startedAt, endedAt, durationMS, cost          []byte
 	sessionID, sessionName, session               []byte
@@ -266,12 +281,8 @@ func (r *jsonReader) readSpan(w *wireSpan) error {
 		return err
 	}
 	for first := true; ; first = false {
-		more, err := r.next('}', first)
+		key, more, err := r.nextMember(first)
 		if err != nil || !more {
-			return err
-		}
-		key, err := r.key()
-		if err != nil {
 			return err
 		}
 		start := r.pos
@@ -303,12 +314,8 @@ func (r *jsonReader) readAttributes(a *wireAttributes) error {
 		return err
 	}
 	for first := true; ; first = false {
-		more, err := r.next('}', first)
+		key, more, err := r.nextMember(first)
 		if err != nil || !more {
-			return err
-		}
-		key, err := r.key()
-		if err != nil {
 			return err
 		}
 		start := r.pos
@@ -321,42 +328,141 @@ func (r *jsonReader) readAttributes(a *wireAttributes) error {
 	}
 }
 
-// memberIter walks the members of an object the reader has already validated:
+// memberIter walks the members of an object the reader has already validated, without
+// validating it again:
 //
 //	for it := iterMembers(raw); it.next(); { switch string(it.key) { ... it.value ... } }
+//
+// Keys are decoded when they have escapes, else they are slices of raw, as values are.
 type memberIter struct {
-	r          jsonReader
-	first, ok  bool
+	data       []byte
+	pos        int // after the opening brace or the last member
 	key, value []byte
 }
 
 // iterMembers iterates raw, which yields nothing unless it is an object.
 func iterMembers(raw []byte) memberIter {
-	it := memberIter{r: jsonReader{data: raw}, first: true, ok: isObject(raw)}
-	if it.ok {
-		it.ok = it.r.enter() == nil
+	if !isObject(raw) {
+		return memberIter{}
 	}
-	return it
+	return memberIter{data: raw, pos: 1}
 }
 
 func (it *memberIter) next() bool {
-	if !it.ok {
-		return false
+	d := it.data
+	i := skipSpace(d, it.pos)
+	if i < len(d) && d[i] == ',' {
+		i = skipSpace(d, i+1)
 	}
-	more, err := it.r.next('}', it.first)
-	it.first = false
-	if err == nil && more {
-		if it.key, err = it.r.key(); err == nil {
-			start := it.r.pos
-			err = it.r.skipValue()
-			it.value = it.r.data[start:it.r.pos]
-		}
+	if i >= len(d) || d[i] != '"' {
+		return false // the closing brace
 	}
-	it.ok = err == nil && more
-	return it.ok
+	end := stringEnd(d, i)
+	if it.key = d[i+1 : end-1]; bytes.IndexByte(it.key, '\\') >= 0 {
+		it.key = []byte(unescape(it.key))
+	}
+	i = skipSpace(d, skipSpace(d, end)+1) // the colon and the whitespace around it
+	end = valueEnd(d, i)
+	it.value, it.pos = d[i:end], end
+	return true
 }
 
+func skipSpace(d []byte, i int) int {
+	for i < len(d) && isSpace[d[i]] {
+		i++
+	}
+	return i
+}
+
+// valueEnd returns the index after the valid value that starts at d[i].
+func valueEnd(d []byte, i int) int {
+	if i >= len(d) {
+		return i
+	}
+	switch d[i] {
+	case '"':
+		return stringEnd(d, i)
+	case '{', '[':
+		for depth := 0; i < len(d); {
+			switch d[i] {
+			case '"':
+				i = stringEnd(d, i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return i
+	}
+	for i < len(d) && !isValueEnd[d[i]] { // a number, true, false or null
+		i++
+	}
+	return i
+}
+
+var isValueEnd = [256]bool{',': true, '}': true, ']': true, ' ': true, '\t': true, '\n': true, '\r': true}
+
 func isObject(raw []byte) bool { return len(raw) > 0 && raw[0] == '{' }
+
+// gather copies the values that the span's strings are made from to buf, one after the
+// other, and points w's fields at the copies: src is then buf, and all the strings that appear
+// in those values as they are (no escapes, valid UTF-8) share one copy of it. Strings with
+// escapes are left out: they are decoded into copies of their own.
+func (w *wireSpan) gather(buf []byte) []byte {
+	fields := [...]*[]byte{
+		&w.id, &w.traceID, &w.parentSpanID, &w.name, &w.kind, &w.status,
+		&w.sessionID, &w.sessionName, &w.session, &w.inputData, &w.outputData,
+		&w.tags, &w.traceTags, &w.sessionTags, &w.errorCode, &w.errorMessage, &w.errorStack,
+		&w.codeFilepath, &w.attr.provider, &w.attr.model, &w.attr.zeroeval, &w.attr.task,
+	}
+	var copied [len(fields)]bool
+	n := 0
+	for i, f := range fields {
+		v := *f
+		copied[i] = !isAbsent(v) && !(v[0] == '"' && bytes.IndexByte(v, '\\') >= 0)
+		if copied[i] {
+			n += len(v)
+		}
+	}
+	buf = slices.Grow(buf[:0], n) // no reallocation below: every copy stays in src
+	for i, f := range fields {
+		if copied[i] {
+			start := len(buf)
+			buf = append(buf, *f...)
+			*f = buf[start:]
+		}
+	}
+	w.src = buf
+	return buf
+}
+
+// spanText makes the Go strings of one span. The strings that appear in src as they are (no
+// escapes, valid UTF-8) are substrings of a single copy of src, made on first use: one
+// allocation per span instead of one per string. The others are decoded into their own
+// copies, and so is every string when src is nil (the zero value).
+type spanText struct {
+	src  []byte
+	text string // string(src), once a string needed it
+}
+
+// str returns string(raw): a substring of t.text when raw is a slice of t.src.
+func (t *spanText) str(raw []byte) string {
+	// A slice of src keeps the capacity up to the end of src's array, so the difference of
+	// the capacities is its offset in src; comparing addresses rules out a raw from elsewhere.
+	off := cap(t.src) - cap(raw)
+	if len(raw) == 0 || off < 0 || off+len(raw) > len(t.src) || &t.src[off] != &raw[0] {
+		return string(raw)
+	}
+	if t.text == "" {
+		t.text = string(t.src)
+	}
+	return t.text[off : off+len(raw)]
+}
 
 // rejectedID is the id to echo in a Rejected entry: the span's UUID when it has a valid one.
 func (w *wireSpan) rejectedID() string {
@@ -400,34 +506,34 @@ func (w *wireSpan) span(projectID string, now time.Time) (Span, error) {
 	v := new(spanValues)
 	var err error
 
-	if s.ID, err = uuidField("id", w.id); err != nil {
+	if s.ID, err = w.uuidField("id", w.id); err != nil {
 		return Span{}, err
 	}
 	if s.ID == "" {
 		s.ID = uuid.NewString()
 	}
-	if s.TraceID, err = uuidField("trace_id", w.traceID); err != nil {
+	if s.TraceID, err = w.uuidField("trace_id", w.traceID); err != nil {
 		return Span{}, err
 	}
 	if s.TraceID == "" {
 		return Span{}, fmt.Errorf("trace_id: required")
 	}
-	parent, err := uuidField("parent_span_id", w.parentSpanID)
+	parent, err := w.uuidField("parent_span_id", w.parentSpanID)
 	if err != nil {
 		return Span{}, err
 	}
 	s.ParentSpanID = optionalRef(&v.parent, parent)
 
-	if s.Name, err = stringField("name", w.name, MaxNameLen); err != nil {
+	if s.Name, err = w.stringField("name", w.name, MaxNameLen); err != nil {
 		return Span{}, err
 	}
 	if s.Name == "" {
 		return Span{}, fmt.Errorf("name: required")
 	}
-	if s.Kind, err = kindField(w.kind); err != nil {
+	if s.Kind, err = w.kindField(w.kind); err != nil {
 		return Span{}, err
 	}
-	status, err := statusField(w.status)
+	status, err := w.statusField(w.status)
 	if err != nil {
 		return Span{}, err
 	}
@@ -444,14 +550,14 @@ func (w *wireSpan) span(projectID string, now time.Time) (Span, error) {
 		s.Cost = ref(&v.cost, cost)
 	}
 
-	input, ok, err := dataField("input_data", w.inputData)
+	input, ok, err := w.dataField("input_data", w.inputData)
 	if err != nil {
 		return Span{}, err
 	}
 	if ok {
 		s.InputData = ref(&v.input, input)
 	}
-	output, ok, err := dataField("output_data", w.outputData)
+	output, ok, err := w.dataField("output_data", w.outputData)
 	if err != nil {
 		return Span{}, err
 	}
@@ -462,20 +568,20 @@ func (w *wireSpan) span(projectID string, now time.Time) (Span, error) {
 	if s.Attributes, err = attributesField(w.attributes, w.attrGaps, w.attrStart); err != nil {
 		return Span{}, err
 	}
-	if llm, ok := parseLLMUsage(&w.attr); ok {
+	if llm, ok := w.parseLLMUsage(&w.attr); ok {
 		s.LLM = ref(&v.llm, llm)
 	}
-	if link, ok := parseLink(&w.attr); ok {
+	if link, ok := w.parseLink(&w.attr); ok {
 		s.Link = ref(&v.link, link)
 	}
 
-	if s.Tags, err = tagsField("tags", w.tags); err != nil {
+	if s.Tags, err = w.tagsField("tags", w.tags); err != nil {
 		return Span{}, err
 	}
 	if s.Tags == nil {
 		s.Tags = map[string]string{}
 	}
-	if s.TraceTags, err = tagsField("trace_tags", w.traceTags); err != nil {
+	if s.TraceTags, err = w.tagsField("trace_tags", w.traceTags); err != nil {
 		return Span{}, err
 	}
 	if err := w.sessionFields(&s, v); err != nil {
@@ -541,38 +647,39 @@ func (w *wireSpan) sessionFields(s *Span, v *spanValues) error {
 		}
 	}
 
-	id, err := stringField("session_id", w.sessionID, -1)
+	id, err := w.stringField("session_id", w.sessionID, -1)
 	if err != nil {
 		return err
 	}
 	if id == "" {
-		if id, err = stringField("session.id", sess.id, -1); err != nil {
+		if id, err = w.stringField("session.id", sess.id, -1); err != nil {
 			return err
 		}
 	}
-	name, err := stringField("session.name", sess.name, MaxNameLen)
+	name, err := w.stringField("session.name", sess.name, MaxNameLen)
 	if err != nil {
 		return err
 	}
 	if name == "" {
-		if name, err = stringField("session_name", w.sessionName, MaxNameLen); err != nil {
+		if name, err = w.stringField("session_name", w.sessionName, MaxNameLen); err != nil {
 			return err
 		}
 	}
-	tags, err := tagsField("session_tags", w.sessionTags)
+	tags, err := w.tagsField("session_tags", w.sessionTags)
 	if err != nil {
 		return err
 	}
-	more, err := tagsField("session.tags", sess.tags)
+	more, err := w.tagsField("session.tags", sess.tags)
 	if err != nil {
 		return err
 	}
-	for k, v := range more {
-		if _, ok := tags[k]; !ok {
-			if tags == nil {
-				tags = make(map[string]string, len(more))
+	if tags == nil {
+		tags = more
+	} else {
+		for k, v := range more {
+			if _, ok := tags[k]; !ok {
+				tags[k] = v
 			}
-			tags[k] = v
 		}
 	}
 	if len(tags) > MaxTagKeys {
@@ -593,20 +700,20 @@ func (w *wireSpan) sessionFields(s *Span, v *spanValues) error {
 
 // errorFields sets ErrorCode, ErrorMessage, ErrorStack, CodeFilepath and CodeLineno.
 func (w *wireSpan) errorFields(s *Span, v *spanValues) error {
-	str, err := stringField("error_code", w.errorCode, MaxNameLen)
+	str, err := w.stringField("error_code", w.errorCode, MaxNameLen)
 	if err != nil {
 		return err
 	}
 	s.ErrorCode = optionalRef(&v.errorCode, str)
-	if str, err = stringField("error_message", w.errorMessage, MaxErrorBytes); err != nil {
+	if str, err = w.stringField("error_message", w.errorMessage, MaxErrorBytes); err != nil {
 		return err
 	}
 	s.ErrorMessage = optionalRef(&v.errorMessage, str)
-	if str, err = stringField("error_stack", w.errorStack, MaxErrorBytes); err != nil {
+	if str, err = w.stringField("error_stack", w.errorStack, MaxErrorBytes); err != nil {
 		return err
 	}
 	s.ErrorStack = optionalRef(&v.errorStack, str)
-	if str, err = stringField("code_filepath", w.codeFilepath, MaxErrorBytes); err != nil {
+	if str, err = w.stringField("code_filepath", w.codeFilepath, MaxErrorBytes); err != nil {
 		return err
 	}
 	s.CodeFilepath = optionalRef(&v.codeFilepath, str)
@@ -627,11 +734,11 @@ func (w *wireSpan) errorFields(s *Span, v *spanValues) error {
 func isAbsent(raw []byte) bool { return raw == nil || raw[0] == 'n' }
 
 // stringField returns the string raw holds ("" when absent or null). max < 0 means no limit.
-func stringField(name string, raw []byte, max int) (string, error) {
+func (t *spanText) stringField(name string, raw []byte, max int) (string, error) {
 	if isAbsent(raw) {
 		return "", nil
 	}
-	s, ok := stringValue(raw)
+	s, ok := t.stringValue(raw)
 	if !ok {
 		return "", fmt.Errorf("%s: must be a string, got %s", name, jsonKind(raw))
 	}
@@ -642,8 +749,8 @@ func stringField(name string, raw []byte, max int) (string, error) {
 }
 
 // uuidField returns the normalised UUID raw holds, or "" when it is absent, null or "".
-func uuidField(name string, raw []byte) (string, error) {
-	s, err := stringField(name, raw, -1)
+func (t *spanText) uuidField(name string, raw []byte) (string, error) {
+	s, err := t.stringField(name, raw, -1)
 	if err != nil || s == "" {
 		return "", err
 	}
@@ -657,29 +764,41 @@ func uuidField(name string, raw []byte) (string, error) {
 // normalizeUUID returns s as a lowercase hyphenated UUID. It accepts the forms uuid.Parse
 // does: hyphenated, 32 hex digits, {hyphenated} and urn:uuid:hyphenated, in any case.
 func normalizeUUID(s string) (string, bool) {
+	if isCanonicalUUID(s) {
+		return s, true // the usual case: keep the decoded string
+	}
 	u, err := uuid.Parse(s)
 	if err != nil {
 		return "", false
 	}
-	if len(s) == 36 && !hasUpperHex(s) {
-		return s, true // already canonical: keep the decoded string
-	}
 	return u.String(), true
 }
 
-func hasUpperHex(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if 'A' <= s[i] && s[i] <= 'F' {
-			return true
-		}
+// isCanonicalUUID reports whether s is a UUID as stored: lowercase and hyphenated.
+func isCanonicalUUID(s string) bool {
+	if len(s) != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
+		return false
 	}
-	return false
+	// The digits, eight at a time: the words at 9, 14 and 19 have a hyphen as their byte 4,
+	// which is replaced by a digit.
+	const hyphen = 0xff << 32
+	return isLowerHex8(load64(s, 0)) && isLowerHex8(load64(s, 9)&^hyphen|'0'<<32) &&
+		isLowerHex8(load64(s, 14)&^hyphen|'0'<<32) && isLowerHex8(load64(s, 19)&^hyphen|'0'<<32) &&
+		isLowerHex8(load64(s, 24)) && isLowerHex8(load64(s, 28))
+}
+
+// isLowerHex8 reports whether the eight bytes of x are all in [0-9a-f].
+func isLowerHex8(x uint64) bool {
+	// Adding 0x80-n to each byte below 0x80 sets its bit 7 exactly when it is >= n: no carries.
+	digit := (x + ones*(0x80-'0')) &^ (x + ones*(0x80-'9'-1))
+	letter := (x + ones*(0x80-'a')) &^ (x + ones*(0x80-'f'-1))
+	return x&highs == 0 && (digit|letter)&highs == highs
 }
 
 var kinds = [...]string{KindGeneric, KindLLM, KindTTS, KindHTTP, KindDatabase, KindVectorStore}
 
 // kindField returns the span kind: KindGeneric when absent, else lowercase [a-z0-9_-]{1,64}.
-func kindField(raw []byte) (string, error) {
+func (t *spanText) kindField(raw []byte) (string, error) {
 	if len(raw) > 2 && raw[0] == '"' {
 		for _, k := range kinds { // the spec's kinds, without decoding
 			if string(raw[1:len(raw)-1]) == k {
@@ -687,7 +806,7 @@ func kindField(raw []byte) (string, error) {
 			}
 		}
 	}
-	s, err := stringField("kind", raw, -1)
+	s, err := t.stringField("kind", raw, -1)
 	if err != nil {
 		return "", err
 	}
@@ -709,7 +828,7 @@ func kindField(raw []byte) (string, error) {
 var statuses = [...]string{StatusUnset, StatusOK, StatusError}
 
 // statusField returns "" for null or "", else one of the statuses (matched in any case).
-func statusField(raw []byte) (string, error) {
+func (t *spanText) statusField(raw []byte) (string, error) {
 	if len(raw) > 2 && raw[0] == '"' {
 		for _, st := range statuses { // the usual lowercase, without decoding
 			if string(raw[1:len(raw)-1]) == st {
@@ -717,7 +836,7 @@ func statusField(raw []byte) (string, error) {
 			}
 		}
 	}
-	s, err := stringField("status", raw, -1)
+	s, err := t.stringField("status", raw, -1)
 	if err != nil || s == "" {
 		return "", err
 	}
@@ -764,13 +883,13 @@ func timeField(name string, raw []byte, now time.Time) (time.Time, error) {
 
 // dataField returns input_data or output_data: a string, or the compact JSON text of any other
 // non-null value; false when absent or null.
-func dataField(name string, raw []byte) (string, bool, error) {
+func (t *spanText) dataField(name string, raw []byte) (string, bool, error) {
 	if isAbsent(raw) {
 		return "", false, nil
 	}
 	var s string
 	if raw[0] == '"' {
-		s, _ = stringValue(raw)
+		s, _ = t.stringValue(raw)
 	} else {
 		s = string(appendCompact(make([]byte, 0, len(raw)), raw))
 	}
@@ -823,7 +942,7 @@ func compactGaps(raw []byte, gaps []int, start int) []byte {
 }
 
 // tagsField reads a tag object; nil when it is absent, null or has no non-null value.
-func tagsField(name string, raw []byte) (map[string]string, error) {
+func (t *spanText) tagsField(name string, raw []byte) (map[string]string, error) {
 	if isAbsent(raw) {
 		return nil, nil
 	}
@@ -836,7 +955,7 @@ func tagsField(name string, raw []byte) (map[string]string, error) {
 		if v[0] == 'n' {
 			continue
 		}
-		key := string(it.key)
+		key := t.str(it.key)
 		if !utf8.ValidString(key) {
 			key = strings.ToValidUTF8(key, "\uFFFD")
 		}
@@ -846,11 +965,11 @@ func tagsField(name string, raw []byte) (map[string]string, error) {
 		var s string
 		switch v[0] {
 		case '"':
-			s, _ = stringValue(v)
+			s, _ = t.stringValue(v)
 		case '{', '[':
 			s = string(appendCompact(make([]byte, 0, len(v)), v))
 		default: // number, true, false: their JSON text
-			s = string(v)
+			s = t.str(v)
 		}
 		if len(s) > MaxTagValueLen {
 			return nil, fmt.Errorf("%s: value of %q longer than %d bytes", name, truncate(it.key), MaxTagValueLen)
@@ -921,6 +1040,14 @@ func numberText(raw []byte) ([]byte, bool) {
 
 // integerValue reads an integral number, or a string holding one, of at most 2^53.
 func integerValue(raw []byte) (int64, bool) {
+	if n, ok := plainCount(raw); ok {
+		return n, true
+	}
+	return anyIntegerValue(raw)
+}
+
+// anyIntegerValue is integerValue for any value.
+func anyIntegerValue(raw []byte) (int64, bool) {
 	text, ok := numberText(raw)
 	if !ok {
 		return 0, false
@@ -930,6 +1057,22 @@ func integerValue(raw []byte) (int64, bool) {
 		return 0, false
 	}
 	return int64(f), true
+}
+
+// plainCount reads the usual integers, 0 or up to 15 digits without a leading zero (below
+// 2^53), as integerValue does, without parsing a float. It reports false for any other text.
+func plainCount(raw []byte) (int64, bool) {
+	if len(raw) == 0 || len(raw) > 15 || raw[0] == '0' && len(raw) > 1 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range raw {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n, true
 }
 
 // --- times -----------------------------------------------------------------------------------
@@ -977,6 +1120,14 @@ const maxEpochSeconds = 9e9
 
 // parseEpoch converts a JSON number text to a time, with the unit heuristic of parseTime.
 func parseEpoch(text []byte) (time.Time, error) {
+	if ns, ok := plainEpochSeconds(text); ok {
+		return time.Unix(0, ns).UTC(), nil
+	}
+	return parseAnyEpoch(text)
+}
+
+// parseAnyEpoch is parseEpoch for any number text.
+func parseAnyEpoch(text []byte) (time.Time, error) {
 	f, err := strconv.ParseFloat(string(text), 64)
 	if err != nil && !isRangeErr(err) {
 		return time.Time{}, fmt.Errorf("%q is not a number", truncate(text))
@@ -1035,6 +1186,35 @@ func parseEpoch(text []byte) (time.Time, error) {
 	// Digits below the nanosecond are dropped: truncating there never changes the rounding to
 	// the microsecond that parseTime does.
 	return time.Unix(0, ns).UTC(), nil
+}
+
+// plainEpochSeconds converts the epochs the SDKs send, seconds below maxEpochSeconds as plain
+// decimals (1732212345.123456), to nanoseconds as parseEpoch does, without parsing a float.
+// It reports false for any other number text.
+func plainEpochSeconds(text []byte) (int64, bool) {
+	intPart, fracPart, _ := bytes.Cut(text, []byte("."))
+	if len(intPart) == 0 || len(intPart) > 10 || len(intPart) == 10 && intPart[0] > '8' {
+		return 0, false // not below 9e9 for sure
+	}
+	var ns int64
+	for _, c := range intPart {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		ns = ns*10 + int64(c-'0')
+	}
+	for i, c := range fracPart {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		if i < 9 { // digits below the nanosecond are dropped, as parseEpoch does
+			ns = ns*10 + int64(c-'0')
+		}
+	}
+	for i := len(fracPart); i < 9; i++ {
+		ns *= 10
+	}
+	return ns, true
 }
 
 func isRangeErr(err error) bool {
@@ -1158,12 +1338,12 @@ func digits(s string) (int, bool) {
 //     InputTokens = input_tokens + cache reads + cache writes.
 //   - The cached, cache-write and reasoning counts always come from usage; they are capped so
 //     that they never exceed the totals they are part of.
-func parseLLMUsage(a *wireAttributes) (LLMUsage, bool) {
-	model, _ := stringValue(a.model)
+func (t *spanText) parseLLMUsage(a *wireAttributes) (LLMUsage, bool) {
+	model, _ := t.stringValue(a.model)
 	if model == "" {
 		return LLMUsage{}, false
 	}
-	provider, _ := stringValue(a.provider)
+	provider, _ := t.stringValue(a.provider)
 	u := LLMUsage{Provider: provider, Model: model}
 	usage := parseUsage(a.usage)
 	u.InputTokens, u.OutputTokens = usage.InputTokens, usage.OutputTokens
@@ -1267,7 +1447,7 @@ func tokenCount(raw []byte) (int64, bool) {
 // prompt_slug, prompt_version (integer or numeric string), prompt_version_id (a UUID is
 // normalised), content_hash (lowercased). A top-level task attribute fills Task when zeroeval
 // has none. Values of the wrong type are ignored; false when nothing is known (Span.Link nil).
-func parseLink(a *wireAttributes) (PromptLink, bool) {
+func (t *spanText) parseLink(a *wireAttributes) (PromptLink, bool) {
 	var l PromptLink
 	var f struct{ task, slug, version, versionID, hash []byte }
 	for it := iterMembers(a.zeroeval); it.next(); {
@@ -1284,19 +1464,19 @@ func parseLink(a *wireAttributes) (PromptLink, bool) {
 			f.hash = it.value
 		}
 	}
-	l.Task, _ = stringValue(f.task)
+	l.Task, _ = t.stringValue(f.task)
 	if l.Task == "" {
-		l.Task, _ = stringValue(a.task)
+		l.Task, _ = t.stringValue(a.task)
 	}
-	l.PromptSlug, _ = stringValue(f.slug)
+	l.PromptSlug, _ = t.stringValue(f.slug)
 	if n, ok := integerValue(f.version); ok && n > 0 && n <= math.MaxInt32 {
 		l.PromptVersion = int(n)
 	}
-	l.PromptVersionID, _ = stringValue(f.versionID)
+	l.PromptVersionID, _ = t.stringValue(f.versionID)
 	if id, ok := normalizeUUID(l.PromptVersionID); ok {
 		l.PromptVersionID = id
 	}
-	hash, _ := stringValue(f.hash)
+	hash, _ := t.stringValue(f.hash)
 	l.ContentHash = strings.ToLower(hash)
 	return l, l != PromptLink{}
 }
@@ -1386,26 +1566,43 @@ func (r *jsonReader) next(closing byte, first bool) (bool, error) {
 	return true, nil
 }
 
-// key reads an object key, the colon and the whitespace after it, leaving r.pos on the value.
-// The key is decoded when it has escapes, else it is a slice of data.
-func (r *jsonReader) key() ([]byte, error) {
+// nextMember is next for an object, followed by reading the key, the colon and the whitespace
+// after it, which leaves r.pos on the value. The key is decoded when it has escapes, else it
+// is a slice of data. (One call instead of two: it runs for every member.)
+func (r *jsonReader) nextMember(first bool) (key []byte, more bool, err error) {
+	r.skipWS()
+	if r.pos >= len(r.data) {
+		return nil, false, r.fail("unexpected end of JSON input")
+	}
+	if r.data[r.pos] == '}' {
+		r.pos++
+		r.depth--
+		return nil, false, nil
+	}
+	if !first {
+		if r.data[r.pos] != ',' {
+			return nil, false, r.failChar("after element")
+		}
+		r.pos++
+		r.skipWS()
+	}
 	if r.pos >= len(r.data) || r.data[r.pos] != '"' {
-		return nil, r.failChar("looking for beginning of object key string")
+		return nil, false, r.failChar("looking for beginning of object key string")
 	}
 	raw, escaped, err := r.readString()
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	r.skipWS()
 	if r.pos >= len(r.data) || r.data[r.pos] != ':' {
-		return nil, r.failChar("after object key")
+		return nil, false, r.failChar("after object key")
 	}
 	r.pos++
 	r.skipWS()
 	if escaped {
-		return []byte(unescape(raw)), nil
+		return []byte(unescape(raw)), true, nil
 	}
-	return raw, nil
+	return raw, true, nil
 }
 
 // skipValue validates and skips one value (and the whitespace before it).
@@ -1420,11 +1617,8 @@ func (r *jsonReader) skipValue() error {
 			return err
 		}
 		for first := true; ; first = false {
-			more, err := r.next('}', first)
+			_, more, err := r.nextMember(first)
 			if err != nil || !more {
-				return err
-			}
-			if _, err := r.key(); err != nil {
 				return err
 			}
 			if err := r.skipValue(); err != nil {
@@ -1504,11 +1698,13 @@ func (r *jsonReader) number() error {
 }
 
 func (r *jsonReader) skipDigits() int {
-	start := r.pos
-	for r.pos < len(r.data) && '0' <= r.data[r.pos] && r.data[r.pos] <= '9' {
-		r.pos++
+	d, start := r.data, r.pos
+	i := start
+	for i < len(d) && '0' <= d[i] && d[i] <= '9' {
+		i++
 	}
-	return r.pos - start
+	r.pos = i
+	return i - start
 }
 
 const (
@@ -1543,9 +1739,25 @@ func nextSpecial(d []byte, i int) int {
 // readString validates the string at r.pos and returns its contents (without the quotes) and
 // whether it has escapes.
 func (r *jsonReader) readString() (contents []byte, escaped bool, err error) {
-	d := r.data
-	start := r.pos + 1
+	// The hottest loop of the reader: nextSpecial, inlined, up to the end of the usual string,
+	// which has no escapes. Everything else is left to readStringRest.
+	d, start := r.data, r.pos+1
 	i := start
+	for ; i+8 <= len(d); i += 8 {
+		if m := specialMask(binary.LittleEndian.Uint64(d[i:])); m != 0 {
+			if i += bits.TrailingZeros64(m) >> 3; d[i] == '"' {
+				r.pos = i + 1
+				return d[start:i], false, nil
+			}
+			break
+		}
+	}
+	return r.readStringRest(start, i)
+}
+
+// readStringRest is readString from d[i] on, where d[start:i] has no special byte.
+func (r *jsonReader) readStringRest(start, i int) (contents []byte, escaped bool, err error) {
+	d := r.data
 	for {
 		if i = nextSpecial(d, i); i >= len(d) {
 			r.pos = i
@@ -1587,15 +1799,21 @@ func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' ||
 
 // stringValue decodes a raw JSON string value (with its quotes) that the reader has
 // validated. It reports false when raw is not a string.
-func stringValue(raw []byte) (string, bool) {
+func (t *spanText) stringValue(raw []byte) (string, bool) {
 	if len(raw) < 2 || raw[0] != '"' {
 		return "", false
 	}
 	s := raw[1 : len(raw)-1]
-	if bytes.IndexByte(s, '\\') < 0 && utf8.Valid(s) {
-		return string(s), true
+	if i := nextEscapeOrNonASCII(s); i == len(s) || bytes.IndexByte(s[i:], '\\') < 0 && utf8.Valid(s[i:]) {
+		return t.str(s), true // as it is in the JSON text
 	}
 	return unescape(s), true
+}
+
+// stringValue is spanText.stringValue for a value outside any span's text.
+func stringValue(raw []byte) (string, bool) {
+	var t spanText
+	return t.stringValue(raw)
 }
 
 // unescape decodes validated string contents exactly as encoding/json does: escapes are
@@ -1660,13 +1878,24 @@ func unescape(s []byte) string {
 
 // nextEscapeOrNonASCII returns the index of the first '\\' or byte >= 0x80 of s, or len(s).
 func nextEscapeOrNonASCII(s []byte) int {
+	mask := func(x uint64) uint64 {
+		b := x ^ (ones * '\\')
+		return ((b-ones)&^b | x) & highs
+	}
 	i := 0
 	for ; i+8 <= len(s); i += 8 {
-		x := binary.LittleEndian.Uint64(s[i:])
-		b := x ^ (ones * '\\')
-		if m := ((b-ones)&^b | x) & highs; m != 0 {
+		if m := mask(binary.LittleEndian.Uint64(s[i:])); m != 0 {
 			return i + bits.TrailingZeros64(m)>>3
 		}
+	}
+	if i < len(s) && len(s) >= 8 {
+		// The last bytes, in the word that ends with them: the bytes before i, all checked,
+		// cannot flag others by a borrow.
+		before := 8 * (i - (len(s) - 8))
+		if m := mask(binary.LittleEndian.Uint64(s[len(s)-8:])) >> before; m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+		return len(s)
 	}
 	for ; i < len(s); i++ {
 		if s[i] == '\\' || s[i] >= utf8.RuneSelf {

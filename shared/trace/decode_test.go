@@ -964,6 +964,7 @@ func FuzzJSONText(f *testing.F) {
 	for _, s := range []string{
 		`"a\"b\\c\/d\b\f\n\r\t\u00e9\ud83d\ude00\ud800x\udc00"`, "\"\xff\xfe a\"", `{"a" : [1, -0.5e+3, true, false, null, {}]}`,
 		`01`, `1.`, `-`, `1e`, `[1,]`, `{"a":1,}`, `"\u12"`, "\"\x01\"", ` [ ] `, `nul`, `"abcdefghijklmnopqrstuvwxyz\"0123456789"`,
+		`{"k\"ey" : {"x":"}]"} ,"b":"\\", "c" :-1e3,"d":[{"e":[]}],"f":null }`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -987,6 +988,27 @@ func FuzzJSONText(f *testing.F) {
 				t.Fatalf("string %q: got %q, want %q", trimmed, got, want)
 			}
 		}
+		if trimmed[0] == '{' {
+			// memberIter, which does not validate, yields the members as the reader reads them.
+			r := jsonReader{data: trimmed}
+			require.NoError(t, r.enter())
+			it := iterMembers(trimmed)
+			for first := true; ; first = false {
+				key, more, err := r.nextMember(first)
+				require.NoError(t, err)
+				if it.next() != more {
+					t.Fatalf("memberIter: more %v, the reader %v", !more, more)
+				}
+				if !more {
+					break
+				}
+				start := r.pos
+				require.NoError(t, r.skipValue())
+				if !bytes.Equal(it.key, key) || !bytes.Equal(it.value, r.data[start:r.pos]) {
+					t.Fatalf("memberIter: %q: %q, the reader %q: %q", it.key, it.value, key, r.data[start:r.pos])
+				}
+			}
+		}
 		got := appendCompact(nil, data)
 		if !utf8.Valid(got) || !json.Valid(got) {
 			t.Fatalf("compact %q is not valid", got)
@@ -997,6 +1019,64 @@ func FuzzJSONText(f *testing.F) {
 			if !bytes.Equal(got, want.Bytes()) {
 				t.Fatalf("compact: got %q, want %q", got, want.Bytes())
 			}
+		}
+	})
+}
+
+// FuzzPlainEpochSeconds holds the fast path of parseEpoch to its general conversion.
+func FuzzPlainEpochSeconds(f *testing.F) {
+	for _, s := range []string{
+		"1732212345.123456", "1732212345", "0", "8999999999.9999999999", "9000000000", "999999999.1",
+		"1732212345.1234567891234", "1732212345e0", "-1732212345.5", "1732212345123", "0.000000001",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		if !isNumber([]byte(text)) {
+			return
+		}
+		ns, ok := plainEpochSeconds([]byte(text))
+		if !ok {
+			return
+		}
+		want, err := parseAnyEpoch([]byte(text))
+		if err != nil || !time.Unix(0, ns).Equal(want) {
+			t.Fatalf("%s: fast path %d, general path %v (%v)", text, ns, want.UnixNano(), err)
+		}
+	})
+}
+
+// FuzzPlainCount holds the fast path of integerValue to its general conversion.
+func FuzzPlainCount(f *testing.F) {
+	for _, s := range []string{"0", "00", "12", "999999999999999", "9999999999999999", "-1", "1.0", "1e3", `"7"`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		n, ok := plainCount([]byte(text))
+		if !ok {
+			return
+		}
+		if !isNumber([]byte(text)) {
+			t.Fatalf("%q: fast path %d for what is not a JSON number", text, n)
+		}
+		if want, ok := anyIntegerValue([]byte(text)); !ok || n != want {
+			t.Fatalf("%s: fast path %d, general path %d (%v)", text, n, want, ok)
+		}
+	})
+}
+
+// FuzzCanonicalUUID holds isCanonicalUUID to its definition.
+func FuzzCanonicalUUID(f *testing.F) {
+	for _, s := range []string{
+		"c3a1f9e2-7b6d-4e5f-a1b2-c3d4e5f6a7b8", "C3A1F9E2-7B6D-4E5F-A1B2-C3D4E5F6A7B8", "c3a1f9e2-7b6d-4e5f-a1b2-c3d4e5f6a7bg",
+		"c3a1f9e2x7b6d-4e5f-a1b2-c3d4e5f6a7b8", "c3a1f9e27b6d4e5fa1b2c3d4e5f6a7b8", "c3a1f9e2-7b6d-4e5f-a1b2-c3d4e5f6a7b\xff",
+		"00000000-0000-0000-0000-000000000000", "ffffffff-ffff-ffff-ffff-ffffffffffff", "/:`g@-----------------------------------",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := isCanonicalUUID(s), uuidPattern.MatchString(s) && len(s) == 36; got != want {
+			t.Fatalf("isCanonicalUUID(%q) = %v, want %v", s, got, want)
 		}
 	})
 }

@@ -1,8 +1,11 @@
 package trace
 
 import (
+	"encoding/binary"
 	"encoding/json"
+	"math/bits"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -45,11 +48,54 @@ func TestAppendJSONMatchesMarshal(t *testing.T) {
 	}
 }
 
+// TestEscapeMask checks escapeMask on every byte at every position of a word: the lowest
+// flagged byte is the first one that appendString does not copy as it is.
+func TestEscapeMask(t *testing.T) {
+	for c := range 256 {
+		special := c < 0x20 || c >= 0x80 || strings.IndexByte(`"\\<>&`, byte(c)) >= 0
+		for pos := range 8 {
+			word := []byte("abcdefgh")
+			word[pos] = byte(c)
+			m := escapeMask(binary.LittleEndian.Uint64(word))
+			first := bits.TrailingZeros64(m) >> 3
+			if special && first != pos || !special && m != 0 {
+				t.Fatalf("byte %#x at %d: mask %#x", c, pos, m)
+			}
+		}
+	}
+}
+
+// TestNextEscaped checks nextEscaped from every start on strings with a byte c at p and a
+// quote at q (which, before the start, must not make it flag a byte falsely).
+func TestNextEscaped(t *testing.T) {
+	special := func(c byte) bool { return c < 0x20 || c >= 0x80 || strings.IndexByte(`"\\<>&`, c) >= 0 }
+	for n := range 20 {
+		for p := range n {
+			for q := range n {
+				for c := range 256 {
+					b := []byte(strings.Repeat("a", n))
+					b[q], b[p] = '"', byte(c)
+					s := string(b)
+					for i := 0; i <= n; i++ {
+						want := i
+						for want < n && !special(s[want]) {
+							want++
+						}
+						if got := nextEscaped(s, i); got != want {
+							t.Fatalf("nextEscaped(%q, %d) = %d, want %d", s, i, got, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
 func FuzzAppendJSON(f *testing.F) {
-	f.Add("name", "input", 1.5, "k", "v")
-	f.Add("\xff\u2028<", "", -1e-9, "", "\x00")
-	f.Fuzz(func(t *testing.T, name, input string, cost float64, k, v string) {
-		sp := Span{Name: name, InputData: &input, Cost: &cost, Tags: map[string]string{k: v}}
+	f.Add("name", "input", 1.5, "k", "v", int64(1732212345123456000))
+	f.Add("\xff\u2028<", "", -1e-9, "", "\x00", int64(-1))
+	f.Fuzz(func(t *testing.T, name, input string, cost float64, k, v string, ns int64) {
+		sp := Span{Name: name, InputData: &input, Cost: &cost, Tags: map[string]string{k: v}, StartedAt: time.Unix(0, ns).UTC()}
 		want, err := json.Marshal(sp)
 		if err != nil {
 			return // NaN and infinities: never produced by the decoder
