@@ -5,8 +5,6 @@ import (
 	"slices"
 	"strconv"
 
-	"go.opentelemetry.io/collector/pdata/pcommon"
-
 	"github.com/plumehq/plume/shared/trace"
 )
 
@@ -108,11 +106,11 @@ func (n *notes) appendJSON(b []byte) []byte {
 // attributes under "resource", the scope under "scope", and the note of what was cut under
 // "plume.truncated". When the object is larger than trace.MaxAttributeBytes, the largest
 // values are dropped (fit).
-func (m *mapper) attributes(attrs pcommon.Map, llm *llmAttrs) []byte {
+func (m *mapper) attributes(attrs []keyValue, llm *llmAttrs) []byte {
 	for _, k := range m.resourceDropped {
 		m.notes.noteDropped(k, true)
 	}
-	b := m.scratch[:0]
+	b := m.free()
 	const start = 0
 	b = append(b, '{')
 	m.keys.reset()
@@ -130,16 +128,16 @@ func (m *mapper) attributes(attrs pcommon.Map, llm *llmAttrs) []byte {
 		m.keys.add(keyScope)
 	}
 	m.keys.add(keyTruncated)
-	for k, v := range attrs.All() {
-		if !m.keys.add(k) {
+	for _, kv := range attrs {
+		if !m.keys.add(kv.key) {
 			continue
 		}
 		if len(b) > start+1 {
 			b = append(b, ',')
 		}
-		b = appendString(b, k)
+		b = appendString(b, kv.key)
 		b = append(b, ':')
-		b = appendAttribute(b, k, v)
+		b = appendAttribute(b, kv.key, kv.value)
 	}
 	if len(m.resourceJSON) > 0 {
 		b = appendKey(b, start, keyResource)
@@ -154,11 +152,10 @@ func (m *mapper) attributes(attrs pcommon.Map, llm *llmAttrs) []byte {
 		b = m.notes.appendJSON(b)
 	}
 	b = append(b, '}')
-	m.scratch = b
 	if len(b) > trace.MaxAttributeBytes {
 		return m.fit(attrs, llm)
 	}
-	return m.keep(b)
+	return m.commit(b)
 }
 
 // appendKey appends a comma when the object that starts at start has members, then key and
@@ -201,9 +198,9 @@ func (m *mapper) appendFixed(b []byte, llm *llmAttrs) []byte {
 // appendAttribute appends the value of the span attribute k. The zeroeval attribute, when it is
 // a JSON object in a string (as the SDK integrations may set it), is written as that object,
 // which is where POST /spans has it.
-func appendAttribute(b []byte, k string, v pcommon.Value) []byte {
-	if k == keyZeroeval && v.Type() == pcommon.ValueTypeStr {
-		if obj, ok := compactJSONObject(v.Str()); ok {
+func appendAttribute(b []byte, k string, v value) []byte {
+	if k == keyZeroeval && v.typ == valueStr {
+		if obj, ok := compactJSONObject(v.str); ok {
 			return append(b, obj...)
 		}
 	}
@@ -237,7 +234,7 @@ func (n *notes) noteDropped(key string, resource bool) {
 // fit builds an attributes object of at most trace.MaxAttributeBytes by dropping the largest
 // span and resource attributes (and the scope) first. The keys of llm are never dropped: they
 // are small (trace.MaxNameLen at most).
-func (m *mapper) fit(attrs pcommon.Map, llm *llmAttrs) []byte {
+func (m *mapper) fit(attrs []keyValue, llm *llmAttrs) []byte {
 	var members []member
 	add := func(key string, value []byte, resource bool) {
 		members = append(members, newMember(key, value, resource))
@@ -257,9 +254,9 @@ func (m *mapper) fit(attrs pcommon.Map, llm *llmAttrs) []byte {
 		m.keys.add(keyScope)
 	}
 	m.keys.add(keyTruncated)
-	for k, v := range attrs.All() {
-		if m.keys.add(k) {
-			add(k, appendAttribute(nil, k, v), false)
+	for _, kv := range attrs {
+		if m.keys.add(kv.key) {
+			add(kv.key, appendAttribute(nil, kv.key, kv.value), false)
 		}
 	}
 	members = append(members, m.resourceEntries()...)

@@ -1,10 +1,6 @@
 package otlp
 
-import (
-	"strings"
-
-	"go.opentelemetry.io/collector/pdata/pcommon"
-)
+import "strings"
 
 // field is a span attribute that the mapping reads. Synonyms are separate fields: their
 // priority is decided where they are read (see MAPPING.md).
@@ -293,13 +289,15 @@ func familyOf(key string) (family, string, bool) {
 type indexedAttr struct {
 	fam  family
 	path string // after the family's prefix
-	v    pcommon.Value
+	v    value
 }
 
-// attrs holds the attributes of one span that the mapping reads.
+// attrs holds the attributes of one span, read once from the span's wire form: all of them in
+// order, and for each field the first attribute of its name.
 type attrs struct {
-	has     [numFields]bool
-	vals    [numFields]pcommon.Value
+	list []keyValue
+	// first is, for each field, 1 + the index in list of its first attribute; 0 when none.
+	first   [numFields]int32
 	indexed []indexedAttr
 	// families has bit f set when indexed holds an attribute of family f.
 	families uint8
@@ -307,17 +305,19 @@ type attrs struct {
 
 // reset forgets the attributes of the previous span.
 func (a *attrs) reset() {
-	a.has = [numFields]bool{}
+	a.list = a.list[:0]
+	a.first = [numFields]int32{}
 	a.indexed = a.indexed[:0]
 	a.families = 0
 }
 
-// read records the attributes of m; of duplicate keys the first counts.
-func (a *attrs) read(m pcommon.Map) {
-	for k, v := range m.All() {
+// read records the attributes of l; of duplicate keys the first counts.
+func (a *attrs) read(l list) {
+	for k, v := range l.all() {
+		a.list = append(a.list, keyValue{key: k, value: v})
 		if f := fieldOf(k); f != fNone {
-			if !a.has[f] {
-				a.has[f], a.vals[f] = true, v
+			if a.first[f] == 0 {
+				a.first[f] = int32(len(a.list))
 			}
 		} else if fam, path, ok := familyOf(k); ok {
 			a.indexed = append(a.indexed, indexedAttr{fam: fam, path: path, v: v})
@@ -326,12 +326,15 @@ func (a *attrs) read(m pcommon.Map) {
 	}
 }
 
+// has reports whether there is an attribute for f (of any value, empty included).
+func (a *attrs) has(f field) bool { return a.first[f] != 0 }
+
 // get returns the value of f when present and not empty.
-func (a *attrs) get(f field) (pcommon.Value, bool) {
-	if !a.has[f] || a.vals[f].Type() == pcommon.ValueTypeEmpty {
-		return pcommon.Value{}, false
+func (a *attrs) get(f field) (value, bool) {
+	if i := a.first[f]; i != 0 && a.list[i-1].value.typ != valueEmpty {
+		return a.list[i-1].value, true
 	}
-	return a.vals[f], true
+	return value{}, false
 }
 
 // str returns the first of fields that holds a non-empty scalar, as text.

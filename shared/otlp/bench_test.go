@@ -106,7 +106,7 @@ func benchTraces(tb testing.TB, n int) ptrace.Traces {
 
 // BenchmarkDecodeMap measures Decode + Map per span of a 1,000-span export, in protobuf and in
 // OTLP/JSON, beside the Collector's own pdata unmarshal of the same payload (what an OTLP
-// receiver does before any processing) and Map alone. Compare ns/span:
+// receiver does before any processing), Decode alone and Map alone. Compare ns/span:
 //
 //	go test -run '^$' -bench DecodeMap -count 10 ./shared/otlp/ | benchstat -
 func BenchmarkDecodeMap(b *testing.B) {
@@ -119,6 +119,11 @@ func BenchmarkDecodeMap(b *testing.B) {
 
 	perSpan := func(b *testing.B) {
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*spans), "ns/span")
+	}
+	mapAll := func(b *testing.B, x *Export) {
+		if got, rejected, _ := Map(x, testProject, testNow); len(got) != spans || rejected != 0 {
+			b.Fatalf("mapped %d, rejected %d", len(got), rejected)
+		}
 	}
 	for _, enc := range []struct {
 		name, contentType string
@@ -142,21 +147,31 @@ func BenchmarkDecodeMap(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(enc.body)))
 			for b.Loop() {
-				td, err := Decode(enc.body, enc.contentType)
+				x, err := Decode(enc.body, enc.contentType)
 				if err != nil {
 					b.Fatal(err)
 				}
-				if got, rejected, _ := Map(td, testProject, testNow); len(got) != spans || rejected != 0 {
-					b.Fatalf("mapped %d, rejected %d", len(got), rejected)
+				mapAll(b, x)
+			}
+			perSpan(b)
+		})
+		b.Run(enc.name+"/decode", func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(enc.body)))
+			for b.Loop() {
+				if _, err := Decode(enc.body, enc.contentType); err != nil {
+					b.Fatal(err)
 				}
 			}
 			perSpan(b)
 		})
 	}
 	b.Run("map", func(b *testing.B) {
+		x, err := Decode(pb, ContentTypeProtobuf)
+		require.NoError(b, err)
 		b.ReportAllocs()
 		for b.Loop() {
-			Map(td, testProject, testNow)
+			mapAll(b, x)
 		}
 		perSpan(b)
 	})

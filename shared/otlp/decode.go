@@ -24,39 +24,55 @@ const maxErrorDetail = 200
 // is matched case-insensitively). The body is an ExportTraceServiceRequest, which has the wire
 // form of TracesData, in the binary protobuf encoding or in OTLP/JSON.
 //
+// The protobuf encoding is read straight into the Export (protobuf.go), accepting exactly the
+// bodies that the Collector's pdata accepts, except values nested more than 10000 messages
+// deep. OTLP/JSON is read with the Collector's pdata codec (ptrace.JSONUnmarshaler), which
+// follows the OTLP rules (hex ids, int64 as strings or numbers, enums as numbers or names),
+// and the Export is made of what it decodes (exportOf), with the same bound on nesting.
+//
 // Errors: errs.CodeUnsupportedMedia for any other content type (also a missing or malformed
 // one); errs.CodeInvalid when the body cannot be decoded in its encoding. An empty protobuf
-// body is a valid export with no spans. The returned Traces does not retain body.
-func Decode(body []byte, contentType string) (td ptrace.Traces, err error) {
+// body is a valid export with no spans. The returned Export does not retain body.
+func Decode(body []byte, contentType string) (x *Export, err error) {
 	mediaType, _, perr := mime.ParseMediaType(contentType)
 	if perr != nil {
 		mediaType = ""
 	}
 	var (
-		unmarshal func([]byte) (ptrace.Traces, error)
-		encoding  string
+		decode   func([]byte) (*Export, error)
+		encoding string
 	)
 	switch mediaType {
 	case ContentTypeProtobuf:
-		unmarshal, encoding = (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces, "protobuf"
+		decode, encoding = decodeProtobuf, "protobuf"
 	case ContentTypeJSON:
-		unmarshal, encoding = (&ptrace.JSONUnmarshaler{}).UnmarshalTraces, "JSON"
+		decode, encoding = decodeJSON, "JSON"
 	default:
-		return ptrace.Traces{}, errs.Errorf(errs.CodeUnsupportedMedia,
+		return nil, errs.Errorf(errs.CodeUnsupportedMedia,
 			"unsupported content type %q: OTLP/HTTP takes %s or %s", truncateString(contentType, 100), ContentTypeProtobuf, ContentTypeJSON)
 	}
-	// The codecs are the Collector's and are fuzzed there; this guard keeps one malformed
-	// request from ever taking the function down with it.
+	// The decoders are fuzzed, as the Collector fuzzes its own; this guard keeps one
+	// malformed request from ever taking the function down with it.
 	defer func() {
 		if r := recover(); r != nil {
-			td, err = ptrace.Traces{}, errs.Invalid("invalid OTLP %s body: %s", encoding, truncateString(fmt.Sprint(r), maxErrorDetail))
+			x, err = nil, errs.Invalid("invalid OTLP %s body: %s", encoding, truncateString(fmt.Sprint(r), maxErrorDetail))
 		}
 	}()
-	td, err = unmarshal(body)
+	x, err = decode(body)
 	if err != nil {
-		return ptrace.Traces{}, errs.Invalid("invalid OTLP %s body: %s", encoding, truncateString(err.Error(), maxErrorDetail))
+		return nil, errs.Invalid("invalid OTLP %s body: %s", encoding, truncateString(err.Error(), maxErrorDetail))
 	}
-	return td, nil
+	return x, nil
+}
+
+// decodeJSON decodes an ExportTraceServiceRequest in OTLP/JSON with pdata, then makes an
+// Export of it.
+func decodeJSON(body []byte) (*Export, error) {
+	td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(body)
+	if err != nil {
+		return nil, err
+	}
+	return exportOf(td)
 }
 
 // truncateString shortens s to at most max bytes (on a UTF-8 boundary, "..." appended) for a

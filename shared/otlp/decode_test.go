@@ -106,3 +106,35 @@ func TestDecodeErrorMessage(t *testing.T) {
 	assert.LessOrEqual(t, len(e.Message), len("invalid OTLP JSON body: ")+maxErrorDetail+3)
 	assert.NotContains(t, e.Message, "\xff")
 }
+
+// The Export does not share memory with the body: a caller may reuse the body's buffer.
+func TestDecodeDoesNotRetainBody(t *testing.T) {
+	for _, tt := range []struct {
+		name        string
+		marshal     func(ptrace.Traces) ([]byte, error)
+		contentType string
+	}{
+		{"protobuf", (&ptrace.ProtoMarshaler{}).MarshalTraces, ContentTypeProtobuf},
+		{"JSON", (&ptrace.JSONMarshaler{}).MarshalTraces, ContentTypeJSON},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			body, err := tt.marshal(fixtureTraces(t))
+			require.NoError(t, err)
+			x, err := Decode(body, tt.contentType)
+			require.NoError(t, err)
+			records := func() []string { // the spans as stored: copies
+				spans, _, _ := Map(x, testProject, testNow)
+				var out []string
+				for _, s := range spans {
+					out = append(out, string(s.AppendJSON(nil)))
+				}
+				return out
+			}
+			want := records()
+			for i := range body {
+				body[i] = 'x'
+			}
+			assert.Equal(t, want, records())
+		})
+	}
+}

@@ -1,10 +1,14 @@
 // Package otlp turns OpenTelemetry trace exports (OTLP/HTTP, protobuf or JSON) into Plume spans.
 //
-// Decode reads an export body with the OpenTelemetry Collector's own pdata codecs, so that
-// OTLP/JSON is read by the OTLP rules (hex trace and span ids, int64 as strings or numbers,
-// enums as numbers or names), which protojson gets wrong (COMPAT.md, "OTLP"). Map converts the
-// decoded spans into trace.Span values that satisfy every invariant of trace.DecodeBatch, so
-// OTLP spans go through the same ingestion pipeline (trace.Service.Ingest) as POST /spans.
+// Decode reads an export body into an Export. The binary protobuf encoding is read by a
+// decoder of its own, straight from the wire form (protobuf.go): it accepts exactly the bodies
+// that the OpenTelemetry Collector's pdata accepts, builds no pdata objects, and leaves
+// attributes in their wire form until Map reads them. OTLP/JSON is read with the Collector's
+// pdata codec, so that it is read by the OTLP rules (hex trace and span ids, int64 as strings
+// or numbers, enums as numbers or names), which protojson gets wrong (COMPAT.md, "OTLP"). Map
+// converts the decoded spans into trace.Span values that satisfy every invariant of
+// trace.DecodeBatch, so OTLP spans go through the same ingestion pipeline
+// (trace.Service.Ingest) as POST /spans.
 // TraceID and SpanID convert OTLP ids to UUIDs exactly as the zeroeval SDKs do, so that SDK
 // spans and OpenTelemetry spans of one trace nest.
 //

@@ -1,9 +1,5 @@
 package otlp
 
-import (
-	"go.opentelemetry.io/collector/pdata/ptrace"
-)
-
 // eventData is what the mapping reads from a span's events.
 type eventData struct {
 	// exception is true when the span has an "exception" event; the fields are those of the
@@ -27,14 +23,13 @@ const (
 )
 
 // readEvents fills ev from the span's events.
-func readEvents(events ptrace.SpanEventSlice, ev *eventData) {
-	for i := 0; i < events.Len(); i++ {
-		e := events.At(i)
-		switch e.Name() {
+func readEvents(sp *span, ev *eventData) {
+	for e := range sp.allEvents() {
+		switch e.name {
 		case eventException:
 			ev.exception = true
 			ev.exceptionType, ev.exceptionMessage, ev.stacktrace = "", "", ""
-			for k, v := range e.Attributes().All() {
+			for k, v := range e.attrs.all() {
 				switch k {
 				case "exception.type":
 					ev.exceptionType = scalarText(v)
@@ -45,15 +40,15 @@ func readEvents(events ptrace.SpanEventSlice, ev *eventData) {
 				}
 			}
 		case eventPrompt:
-			if v, ok := e.Attributes().Get("gen_ai.prompt"); ok {
+			if v, ok := e.attrs.get("gen_ai.prompt"); ok {
 				ev.prompt = valueText(v)
 			}
 		case eventCompletion:
-			if v, ok := e.Attributes().Get("gen_ai.completion"); ok {
+			if v, ok := e.attrs.get("gen_ai.completion"); ok {
 				ev.completion = valueText(v)
 			}
 		case eventOperationDetail:
-			for k, v := range e.Attributes().All() {
+			for k, v := range e.attrs.all() {
 				switch k {
 				case "gen_ai.input.messages":
 					ev.inputMessages = valueText(v)

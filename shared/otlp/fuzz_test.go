@@ -28,9 +28,9 @@ func fuzzSeeds(f *testing.F) []ptrace.Traces {
 }
 
 // checkMapped maps a decoded export and checks every span it produces.
-func checkMapped(t *testing.T, td ptrace.Traces) {
-	spans, rejected, reasons := Map(td, testProject, testNow)
-	assert.Equal(t, td.SpanCount(), len(spans)+rejected)
+func checkMapped(t *testing.T, x *Export) {
+	spans, rejected, reasons := Map(x, testProject, testNow)
+	assert.Equal(t, x.SpanCount(), len(spans)+rejected)
 	assert.LessOrEqual(t, len(reasons), maxReasons)
 	assert.Equal(t, min(rejected, maxReasons), len(reasons))
 	for _, s := range spans {
@@ -70,11 +70,20 @@ func FuzzDecodeJSON(f *testing.F) {
 		`"status":{"code":"STATUS_CODE_ERROR","message":"m"}}]}]}]}`))
 	f.Add([]byte(`{}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		td, err := Decode(body, ContentTypeJSON)
+		x, err := Decode(body, ContentTypeJSON)
 		if err != nil {
 			assert.Equal(t, errs.CodeInvalid, errs.CodeOf(err))
 			return
 		}
-		checkMapped(t, td)
+		checkMapped(t, x)
+		// The export built from pdata's reading of the body maps as pdata's own protobuf
+		// encoding of it does.
+		td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(body)
+		require.NoError(t, err)
+		wantSpans, wantRejected, wantReasons := Map(pdataExport(t, td), testProject, testNow)
+		spans, rejected, reasons := Map(x, testProject, testNow)
+		assert.Equal(t, wantSpans, spans)
+		assert.Equal(t, wantRejected, rejected)
+		assert.Equal(t, wantReasons, reasons)
 	})
 }

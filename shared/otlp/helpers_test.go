@@ -44,6 +44,24 @@ func spanIDOf(t testing.TB, s string) pcommon.SpanID {
 	return pcommon.SpanID(b)
 }
 
+// mapTraces maps td as the OTLP endpoint maps its protobuf encoding: Decode, then Map. It
+// checks that the export built from td itself, as for OTLP/JSON, maps to the same spans.
+func mapTraces(t testing.TB, td ptrace.Traces) (spans []trace.Span, rejected int, reasons []string) {
+	t.Helper()
+	body, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(td)
+	require.NoError(t, err)
+	x, err := Decode(body, ContentTypeProtobuf)
+	require.NoError(t, err)
+	spans, rejected, reasons = Map(x, testProject, testNow)
+	fromTraces, err := exportOf(td)
+	require.NoError(t, err)
+	wantSpans, wantRejected, wantReasons := Map(fromTraces, testProject, testNow)
+	assert.Equal(t, wantSpans, spans)
+	assert.Equal(t, wantRejected, rejected)
+	assert.Equal(t, wantReasons, reasons)
+	return spans, rejected, reasons
+}
+
 // oneSpan returns traces holding one span with the given attributes (pcommon.Map.FromRaw
 // values), under a resource with service.name and a scope.
 func oneSpan(t testing.TB, attrs map[string]any) (ptrace.Traces, ptrace.Span) {

@@ -1,6 +1,10 @@
 package otlp
 
-import "go.opentelemetry.io/collector/pdata/pcommon"
+import (
+	"encoding/hex"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+)
 
 // TraceID returns the Plume trace id of an OTLP trace id: the UUID made of the same 16 bytes,
 // lowercase and hyphenated (COMPAT.md, "OTLP"). The zeroeval SDKs derive it the same way, so a
@@ -24,26 +28,23 @@ func SpanID(id pcommon.SpanID) string {
 }
 
 // spanUUID is the 16 bytes of SpanID.
-func spanUUID(id pcommon.SpanID) [16]byte {
+func spanUUID(id [8]byte) [16]byte {
 	var u [16]byte
 	copy(u[:8], id[:])
 	return u
 }
 
-// hexDigits are the lowercase hexadecimal digits.
-const hexDigits = "0123456789abcdef"
-
 // appendUUID appends u in the canonical form xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx.
 func appendUUID(b []byte, u [16]byte) []byte {
 	var out [36]byte
-	j := 0
-	for i, c := range u {
-		if i == 4 || i == 6 || i == 8 || i == 10 {
-			out[j] = '-'
-			j++
-		}
-		out[j], out[j+1] = hexDigits[c>>4], hexDigits[c&0x0f]
-		j += 2
-	}
+	hex.Encode(out[0:8], u[0:4])
+	out[8] = '-'
+	hex.Encode(out[9:13], u[4:6])
+	out[13] = '-'
+	hex.Encode(out[14:18], u[6:8])
+	out[18] = '-'
+	hex.Encode(out[19:23], u[8:10])
+	out[23] = '-'
+	hex.Encode(out[24:36], u[10:16])
 	return append(b, out[:]...)
 }

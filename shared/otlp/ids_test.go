@@ -43,7 +43,7 @@ func TestMapIDsAndParent(t *testing.T) {
 	child.SetSpanID(spanIDOf(t, "00f067aa0ba902b7"))
 	child.SetParentSpanID(sp.SpanID())
 
-	spans, rejected, reasons := Map(td, testProject, testNow)
+	spans, rejected, reasons := mapTraces(t, td)
 	assert.Zero(t, rejected)
 	assert.Empty(t, reasons)
 	if assert.Len(t, spans, 2) {

@@ -7,8 +7,6 @@ import (
 	"math"
 	"strconv"
 	"unicode/utf8"
-
-	"go.opentelemetry.io/collector/pdata/pcommon"
 )
 
 // maxValueDepth bounds the nesting of attribute values written as JSON. encoding/json (which
@@ -24,50 +22,50 @@ const tooDeep = "(nested too deep)"
 // objects (the first of duplicate keys kept), an empty value as null. Non-finite doubles become
 // the strings "NaN", "Infinity" and "-Infinity" (their OTLP/JSON form). depth is v's nesting
 // level (1 for an attribute value).
-func appendValue(b []byte, v pcommon.Value, depth int) []byte {
-	switch v.Type() {
-	case pcommon.ValueTypeStr:
-		return appendString(b, v.Str())
-	case pcommon.ValueTypeInt:
+func appendValue(b []byte, v value, depth int) []byte {
+	switch v.typ {
+	case valueStr:
+		return appendString(b, v.str)
+	case valueInt:
 		return strconv.AppendInt(b, v.Int(), 10)
-	case pcommon.ValueTypeDouble:
+	case valueDouble:
 		return appendFloat(b, v.Double())
-	case pcommon.ValueTypeBool:
+	case valueBool:
 		return strconv.AppendBool(b, v.Bool())
-	case pcommon.ValueTypeBytes:
-		raw := v.Bytes().AsRaw()
+	case valueBytes:
 		b = append(b, '"')
-		b = base64.StdEncoding.AppendEncode(b, raw)
+		b = base64.StdEncoding.AppendEncode(b, []byte(v.str))
 		return append(b, '"')
-	case pcommon.ValueTypeSlice:
+	case valueSlice:
 		if depth > maxValueDepth {
 			return appendString(b, tooDeep)
 		}
-		s := v.Slice()
 		b = append(b, '[')
-		for i := 0; i < s.Len(); i++ {
-			if i > 0 {
+		first := true
+		for _, e := range v.list().all() {
+			if !first {
 				b = append(b, ',')
 			}
-			b = appendValue(b, s.At(i), depth+1)
+			first = false
+			b = appendValue(b, e, depth+1)
 		}
 		return append(b, ']')
-	case pcommon.ValueTypeMap:
+	case valueMap:
 		if depth > maxValueDepth {
 			return appendString(b, tooDeep)
 		}
-		return appendMap(b, v.Map(), depth)
+		return appendMap(b, v.list(), depth)
 	}
 	return append(b, "null"...)
 }
 
-// appendMap appends m as a JSON object; of duplicate keys the first is kept (as m.Get does).
-// depth is m's nesting level.
-func appendMap(b []byte, m pcommon.Map, depth int) []byte {
+// appendMap appends the members of a key-value list as a JSON object; of duplicate keys the
+// first is kept (as get finds it). depth is the list's nesting level.
+func appendMap(b []byte, l list, depth int) []byte {
 	var seen keySet
 	b = append(b, '{')
 	first := true
-	for k, v := range m.All() {
+	for k, v := range l.all() {
 		if !seen.add(k) {
 			continue
 		}

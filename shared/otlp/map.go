@@ -10,9 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"go.opentelemetry.io/collector/pdata/pcommon"
-	"go.opentelemetry.io/collector/pdata/ptrace"
-
 	"github.com/plumehq/plume/shared/trace"
 )
 
@@ -29,7 +26,7 @@ const maxFutureSkew = 24 * time.Hour
 // Kinds that trace does not name as constants.
 const kindTool = "tool"
 
-// Map converts every span of td into a Plume span of projectID (CreatedAt = UpdatedAt = now),
+// Map converts every span of x into a Plume span of projectID (CreatedAt = UpdatedAt = now),
 // by the rules of MAPPING.md. Spans that cannot be stored (an all-zero trace or span id, a
 // missing name or start time, a time before 2000 or more than a day after now, an end before
 // the start) are counted in rejected with a short reason each (at most 10 reasons kept, each
@@ -39,23 +36,25 @@ const kindTool = "tool"
 // The spans satisfy every invariant of trace.DecodeBatch's output, so they go to
 // trace.Service.Ingest as they are: lowercase UUIDs, a name of 1 to trace.MaxNameLen bytes,
 // times in UTC rounded to the microsecond, a kind of [a-z0-9_-], compact attributes of at most
-// trace.MaxAttributeBytes, non-nil Tags, valid UTF-8 everywhere. Map does not retain td.
-func Map(td ptrace.Traces, projectID string, now time.Time) (spans []trace.Span, rejected int, reasons []string) {
-	n := td.SpanCount()
-	m := &mapper{projectID: projectID, now: now.UTC()}
-	spans = make([]trace.Span, 0, n)
-	for _, rs := range td.ResourceSpans().All() {
-		m.setResource(rs.Resource())
-		for _, ss := range rs.ScopeSpans().All() {
-			m.setScope(ss.Scope())
-			for _, sp := range ss.Spans().All() {
+// trace.MaxAttributeBytes, non-nil Tags, valid UTF-8 everywhere. The spans may share strings
+// with x, which is never modified.
+func Map(x *Export, projectID string, now time.Time) (spans []trace.Span, rejected int, reasons []string) {
+	m := &mapper{projectID: projectID, now: now.UTC(), latest: now.UTC().Add(maxFutureSkew)}
+	spans = make([]trace.Span, 0, x.spans)
+	for i := range x.resources {
+		r := &x.resources[i]
+		m.setResource(r.attrs)
+		for j := range r.scopes {
+			sc := &r.scopes[j]
+			m.setScope(sc.name, sc.version)
+			for k := range sc.spans {
+				sp := &sc.spans[k]
 				spans = append(spans, trace.Span{}) // mapped in place: a Span is large
 				if err := m.span(&spans[len(spans)-1], sp); err != nil {
 					spans = spans[:len(spans)-1]
 					rejected++
 					if len(reasons) < maxReasons {
-						id := sp.SpanID()
-						reasons = append(reasons, fmt.Sprintf("span %s: %v", hex.EncodeToString(id[:]), err))
+						reasons = append(reasons, fmt.Sprintf("span %s: %v", hex.EncodeToString(sp.spanID[:]), err))
 					}
 				}
 			}
@@ -69,8 +68,9 @@ func Map(td ptrace.Traces, projectID string, now time.Time) (spans []trace.Span,
 type mapper struct {
 	projectID string
 	now       time.Time
+	latest    time.Time // the latest span time: now + maxFutureSkew
 
-	resource     pcommon.Map
+	resource     list
 	resourceJSON []byte // the resource attributes as a JSON object; empty when there are none
 	// resourceMembers are the resource attributes kept, encoded (built when needed), and
 	// resourceDropped the keys of those dropped to keep resourceJSON within maxResourceBytes.
@@ -82,7 +82,7 @@ type mapper struct {
 	ev    eventData
 	keys  keySet
 	notes notes
-	// scratch is where a span's attributes object is built.
+	// scratch is where a span's attributes object is built when it must be fitted.
 	scratch []byte
 	// arena holds the attributes of the spans mapped so far, one after the other: one
 	// allocation for many spans, never moved (a full chunk is left to the spans that use
@@ -96,11 +96,34 @@ type mapper struct {
 	lastSession, lastSessionID string
 }
 
-// arenaChunk is the size of the arena's chunks.
-const arenaChunk = 64 << 10
+// arenaChunk is the size of the arena's chunks; arenaReserve the free space at the end of a
+// chunk below which the next span's attributes are built in a new one.
+const (
+	arenaChunk   = 64 << 10
+	arenaReserve = 4 << 10
+)
 
 // valuesChunk is how many spanValues are allocated at once.
 const valuesChunk = 64
+
+// free returns the arena's free space, to build a span's attributes in by appending to it;
+// commit keeps them there.
+func (m *mapper) free() []byte {
+	if cap(m.arena)-len(m.arena) < arenaReserve {
+		m.arena = make([]byte, 0, arenaChunk)
+	}
+	return m.arena[len(m.arena):len(m.arena)]
+}
+
+// commit keeps b, built by appending to free(), and returns it as a full slice expression.
+func (m *mapper) commit(b []byte) []byte {
+	if cap(b) != cap(m.arena)-len(m.arena) { // b outgrew the free space: append moved it
+		return b[:len(b):len(b)]
+	}
+	start := len(m.arena)
+	m.arena = m.arena[:start+len(b)]
+	return m.arena[start:len(m.arena):len(m.arena)]
+}
 
 // keep copies b into the arena and returns the copy.
 func (m *mapper) keep(b []byte) []byte {
@@ -127,12 +150,12 @@ func (m *mapper) newValues() *spanValues {
 // large resource over many small spans cannot multiply its size.
 const maxResourceBytes = 64 << 10
 
-// setResource makes r the resource of the next spans: its attributes as a JSON object.
-func (m *mapper) setResource(r pcommon.Resource) {
-	m.resource = r.Attributes()
+// setResource makes attrs the resource attributes of the next spans, written as a JSON object.
+func (m *mapper) setResource(attrs list) {
+	m.resource = attrs
 	m.resourceJSON = m.resourceJSON[:0]
 	m.resourceMembers, m.resourceDropped = nil, nil
-	if m.resource.Len() == 0 {
+	if m.resource.empty() {
 		return
 	}
 	m.resourceJSON = appendMap(m.resourceJSON, m.resource, 1)
@@ -152,7 +175,7 @@ func (m *mapper) setResource(r pcommon.Resource) {
 // without the largest ones when they take more than maxResourceBytes (recorded in
 // resourceDropped).
 func (m *mapper) resourceEntries() []member {
-	if m.resourceMembers != nil || m.resource.Len() == 0 {
+	if m.resourceMembers != nil || m.resource.empty() {
 		return m.resourceMembers
 	}
 	var (
@@ -160,7 +183,7 @@ func (m *mapper) resourceEntries() []member {
 		members []member
 		total   int
 	)
-	for k, v := range m.resource.All() {
+	for k, v := range m.resource.all() {
 		if seen.add(k) {
 			mb := newMember(k, appendValue(nil, v, 2), true)
 			members = append(members, mb)
@@ -185,25 +208,25 @@ func (m *mapper) resourceEntries() []member {
 	return members
 }
 
-// setScope makes s the instrumentation scope of the next spans.
-func (m *mapper) setScope(s pcommon.InstrumentationScope) {
+// setScope makes the instrumentation scope of the next spans the one of this name and version.
+func (m *mapper) setScope(name, version string) {
 	m.scopeJSON = m.scopeJSON[:0]
-	if s.Name() == "" && s.Version() == "" {
+	if name == "" && version == "" {
 		return
 	}
 	// Cut, as a scope name or version of more than a name's length means nothing, and the
 	// scope is copied into every span of the scope.
 	m.scopeJSON = append(m.scopeJSON, '{')
-	if s.Name() != "" {
+	if name != "" {
 		m.scopeJSON = append(m.scopeJSON, `"name":`...)
-		m.scopeJSON = appendString(m.scopeJSON, cutUTF8(s.Name(), trace.MaxNameLen))
+		m.scopeJSON = appendString(m.scopeJSON, cutUTF8(name, trace.MaxNameLen))
 	}
-	if s.Version() != "" {
-		if s.Name() != "" {
+	if version != "" {
+		if name != "" {
 			m.scopeJSON = append(m.scopeJSON, ',')
 		}
 		m.scopeJSON = append(m.scopeJSON, `"version":`...)
-		m.scopeJSON = appendString(m.scopeJSON, cutUTF8(s.Version(), trace.MaxNameLen))
+		m.scopeJSON = appendString(m.scopeJSON, cutUTF8(version, trace.MaxNameLen))
 	}
 	m.scopeJSON = append(m.scopeJSON, '}')
 }
@@ -235,27 +258,26 @@ func optionalRef(slot *string, v string) *string {
 }
 
 // span maps sp into s (a zero Span); the error is the reason it is rejected.
-func (m *mapper) span(s *trace.Span, sp ptrace.Span) error {
-	tid, sid, pid := sp.TraceID(), sp.SpanID(), sp.ParentSpanID()
-	if tid.IsEmpty() {
+func (m *mapper) span(s *trace.Span, sp *span) error {
+	if sp.traceID == [16]byte{} {
 		return errors.New("trace_id: all zero")
 	}
-	if sid.IsEmpty() {
+	if sp.spanID == [8]byte{} {
 		return errors.New("span_id: all zero")
 	}
-	if sp.Name() == "" {
+	if sp.name == "" {
 		return errors.New("name: required")
 	}
-	if sp.StartTimestamp() == 0 {
+	if sp.start == 0 {
 		return errors.New("start_time_unix_nano: required")
 	}
-	start, err := m.time("start_time_unix_nano", sp.StartTimestamp())
+	start, err := m.time("start_time_unix_nano", sp.start)
 	if err != nil {
 		return err
 	}
 	var end time.Time
-	if sp.EndTimestamp() != 0 {
-		if end, err = m.time("end_time_unix_nano", sp.EndTimestamp()); err != nil {
+	if sp.end != 0 {
+		if end, err = m.time("end_time_unix_nano", sp.end); err != nil {
 			return err
 		}
 		if end.Before(start) {
@@ -267,10 +289,10 @@ func (m *mapper) span(s *trace.Span, sp ptrace.Span) error {
 	v := m.newValues()
 	s.ProjectID, s.CreatedAt, s.UpdatedAt, s.StartedAt = m.projectID, m.now, m.now, start
 	var ids [3 * 36]byte
-	b := appendUUID(ids[:0], [16]byte(tid))
-	b = appendUUID(b, spanUUID(sid))
-	if !pid.IsEmpty() {
-		b = appendUUID(b, spanUUID(pid))
+	b := appendUUID(ids[:0], sp.traceID)
+	b = appendUUID(b, spanUUID(sp.spanID))
+	if sp.parentSpanID != [8]byte{} {
+		b = appendUUID(b, spanUUID(sp.parentSpanID))
 	}
 	idText := string(b)
 	s.TraceID, s.ID = idText[:36], idText[36:72]
@@ -283,14 +305,14 @@ func (m *mapper) span(s *trace.Span, sp ptrace.Span) error {
 	}
 
 	m.notes = notes{}
-	s.Name = m.cut("name", validUTF8(sp.Name()), trace.MaxNameLen)
-	s.Status = ref(&v.status, statusOf(sp.Status().Code()))
+	s.Name = m.cut("name", validUTF8(sp.name), trace.MaxNameLen)
+	s.Status = ref(&v.status, statusOf(sp.statusCode))
 
 	a := &m.a
 	a.reset()
-	a.read(sp.Attributes())
+	a.read(sp.attributes())
 	m.ev = eventData{}
-	readEvents(sp.Events(), &m.ev)
+	readEvents(sp, &m.ev)
 
 	var llm llmAttrs
 	s.Kind, llm.priced = a.kind()
@@ -320,7 +342,7 @@ func (m *mapper) span(s *trace.Span, sp ptrace.Span) error {
 		}
 	}
 
-	m.errors(s, v, sp.Status().Message())
+	m.errors(s, v, sp.statusMessage)
 	if path := a.str(fCodeFilepath, fCodeFilePath); path != "" {
 		s.CodeFilepath = ref(&v.codeFilepath, m.cut("code_filepath", path, trace.MaxErrorBytes))
 	}
@@ -328,21 +350,21 @@ func (m *mapper) span(s *trace.Span, sp ptrace.Span) error {
 		s.CodeLineno = ref(&v.codeLineno, int(n))
 	}
 
-	s.Attributes = m.attributes(sp.Attributes(), &llm)
+	s.Attributes = m.attributes(a.list, &llm)
 	return nil
 }
 
 // time converts an OTLP timestamp to a span time as trace.DecodeBatch stores it (UTC, rounded
 // to the microsecond) and checks its range.
-func (m *mapper) time(name string, ts pcommon.Timestamp) (time.Time, error) {
-	if uint64(ts) > math.MaxInt64 {
-		return time.Time{}, fmt.Errorf("%s: %d is out of range", name, uint64(ts))
+func (m *mapper) time(name string, ts uint64) (time.Time, error) {
+	if ts > math.MaxInt64 {
+		return time.Time{}, fmt.Errorf("%s: %d is out of range", name, ts)
 	}
 	t := time.Unix(0, int64(ts)).Round(time.Microsecond).UTC()
 	if t.Before(minSpanTime) {
 		return time.Time{}, fmt.Errorf("%s: %s is before 2000-01-01", name, t.Format(time.RFC3339Nano))
 	}
-	if t.After(m.now.Add(maxFutureSkew)) {
+	if t.After(m.latest) {
 		return time.Time{}, fmt.Errorf("%s: %s is more than a day in the future", name, t.Format(time.RFC3339Nano))
 	}
 	return t, nil
@@ -358,12 +380,18 @@ func (m *mapper) cut(field, s string, max int) string {
 	return cutUTF8(s, max)
 }
 
+// OTLP status codes (https://opentelemetry.io/docs/specs/otel/trace/api/#set-status).
+const (
+	statusCodeOK    = 1
+	statusCodeError = 2
+)
+
 // statusOf returns the Plume status of an OTLP status code (unknown codes are unset).
-func statusOf(c ptrace.StatusCode) string {
+func statusOf(c int32) string {
 	switch c {
-	case ptrace.StatusCodeOk:
+	case statusCodeOK:
 		return trace.StatusOK
-	case ptrace.StatusCodeError:
+	case statusCodeError:
 		return trace.StatusError
 	}
 	return trace.StatusUnset
@@ -398,7 +426,7 @@ func (a *attrs) kind() (string, bool) {
 		return kindTool, false
 	}
 	if a.str(fResponseModel, fRequestModel, fLLMModelName, fLLMModel) != "" || a.str(fLLMRequestType) != "" ||
-		a.str(fModel) != "" && (a.has[fProvider] || a.has[fPlainInputTokens] || a.has[fPlainOutputTokens]) {
+		a.str(fModel) != "" && (a.has(fProvider) || a.has(fPlainInputTokens) || a.has(fPlainOutputTokens)) {
 		return trace.KindLLM, true
 	}
 	if db := a.str(fDBSystemName, fDBSystem); db != "" {
@@ -407,7 +435,7 @@ func (a *attrs) kind() (string, bool) {
 		}
 		return trace.KindDatabase, true
 	}
-	if a.has[fHTTPRequestMethod] || a.has[fHTTPMethod] {
+	if a.has(fHTTPRequestMethod) || a.has(fHTTPMethod) {
 		return trace.KindHTTP, true
 	}
 	return trace.KindGeneric, true

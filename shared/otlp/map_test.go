@@ -423,7 +423,7 @@ func TestMap(t *testing.T) {
 			if tt.events != nil {
 				tt.events(sp.Events())
 			}
-			spans, rejected, reasons := Map(td, testProject, testNow)
+			spans, rejected, reasons := mapTraces(t, td)
 			require.Zero(t, rejected, reasons)
 			require.Len(t, spans, 1)
 			s := spans[0]
@@ -499,7 +499,7 @@ func optional(s string) *string {
 
 func TestMapSessionTagsAndNameNeedAnID(t *testing.T) {
 	td, _ := oneSpan(t, map[string]any{"session.name": "orphan", "zeroeval.session.tags": map[string]any{"a": "b"}})
-	spans, _, _ := Map(td, testProject, testNow)
+	spans, _, _ := mapTraces(t, td)
 	require.Len(t, spans, 1)
 	assert.Nil(t, spans[0].SessionID)
 	assert.Nil(t, spans[0].SessionName)
@@ -532,7 +532,7 @@ func TestMapRejects(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			td, sp := oneSpan(t, nil)
 			tt.modify(sp)
-			spans, rejected, reasons := Map(td, testProject, testNow)
+			spans, rejected, reasons := mapTraces(t, td)
 			assert.Empty(t, spans)
 			assert.Equal(t, 1, rejected)
 			require.Len(t, reasons, 1)
@@ -546,7 +546,7 @@ func TestMapRejects(t *testing.T) {
 func TestMapOpenSpan(t *testing.T) {
 	td, sp := oneSpan(t, nil)
 	sp.SetEndTimestamp(0)
-	spans, rejected, _ := Map(td, testProject, testNow)
+	spans, rejected, _ := mapTraces(t, td)
 	require.Zero(t, rejected)
 	require.Len(t, spans, 1)
 	assert.Nil(t, spans[0].EndedAt)
@@ -564,7 +564,7 @@ func TestMapPartial(t *testing.T) {
 		bad.SetSpanID(pcommon.SpanID{0, 0, 0, 0, 0, 0, 1, byte(i)})
 		bad.SetName("")
 	}
-	got, rejected, reasons := Map(td, testProject, testNow)
+	got, rejected, reasons := mapTraces(t, td)
 	assert.Len(t, got, 1)
 	assert.Equal(t, 14, rejected)
 	assert.Len(t, reasons, 10)
@@ -724,7 +724,7 @@ func TestMapLimits(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			td, sp := oneSpan(t, nil)
 			tt.setup(sp)
-			spans, rejected, reasons := Map(td, testProject, testNow)
+			spans, rejected, reasons := mapTraces(t, td)
 			require.Zero(t, rejected, reasons)
 			require.Len(t, spans, 1)
 			checkSpan(t, spans[0], testNow)
@@ -859,8 +859,12 @@ func TestMapManyAttributes(t *testing.T) {
 	}
 	raw["nested"] = nested
 	td, _ := oneSpan(t, raw) // FromRaw: linear, where Map.Put* is quadratic
+	body, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(td)
+	require.NoError(t, err)
 	start := time.Now()
-	spans, rejected, _ := Map(td, testProject, testNow)
+	x, err := Decode(body, ContentTypeProtobuf)
+	require.NoError(t, err)
+	spans, rejected, _ := Map(x, testProject, testNow)
 	elapsed := time.Since(start)
 	t.Logf("mapped %d attributes in %s", n+n/4, elapsed)
 	require.Zero(t, rejected)
@@ -885,7 +889,7 @@ func TestMapLargeResource(t *testing.T) {
 		s.SetSpanID(pcommon.SpanID{1, 2, 3, 4, 5, 6, byte(i >> 8), byte(i)})
 	}
 	start := time.Now()
-	got, rejected, _ := Map(td, testProject, testNow)
+	got, rejected, _ := mapTraces(t, td)
 	elapsed := time.Since(start)
 	require.Zero(t, rejected)
 	require.Len(t, got, 1000)

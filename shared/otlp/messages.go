@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	"go.opentelemetry.io/collector/pdata/pcommon"
 )
 
 // maxPathDepth bounds how many dotted segments of a flattened attribute become nesting levels;
@@ -18,7 +16,7 @@ const maxPathDepth = 16
 // current level.
 type pathEntry struct {
 	rest string
-	v    pcommon.Value
+	v    value
 	rank int // order of first appearance of the current segment, for object keys
 }
 
@@ -190,7 +188,7 @@ func isJSONContainer(s string) bool {
 
 // messagesText returns a messages attribute as text: a string as it is, a structured value as
 // its JSON text.
-func messagesText(v pcommon.Value, ok bool) string {
+func messagesText(v value, ok bool) string {
 	if !ok {
 		return ""
 	}

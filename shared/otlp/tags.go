@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
-	"go.opentelemetry.io/collector/pdata/pcommon"
 
 	"github.com/plumehq/plume/shared/trace"
 )
@@ -44,24 +43,22 @@ func (t *tagSet) put(k, v string) {
 // JSON text, empty values skipped), a JSON object in a string (read the same way, as
 // POST /spans reads tags), or a list of names (an array, or a JSON array in a string), each
 // name becoming a tag of value "true". Any other non-empty string is one name.
-func (t *tagSet) add(v pcommon.Value) {
-	switch v.Type() {
-	case pcommon.ValueTypeMap:
-		for k, e := range v.Map().All() {
-			if e.Type() == pcommon.ValueTypeEmpty {
-				continue
+func (t *tagSet) add(v value) {
+	switch v.typ {
+	case valueMap:
+		for k, e := range v.list().all() {
+			if e.typ != valueEmpty {
+				t.put(k, valueText(e))
 			}
-			t.put(k, valueText(e))
 		}
-	case pcommon.ValueTypeSlice:
-		s := v.Slice()
-		for i := 0; i < s.Len(); i++ {
-			if name := scalarText(s.At(i)); name != "" {
+	case valueSlice:
+		for _, e := range v.list().all() {
+			if name := scalarText(e); name != "" {
 				t.put(name, listTagValue)
 			}
 		}
-	case pcommon.ValueTypeStr:
-		t.addString(strings.TrimSpace(v.Str()))
+	case valueStr:
+		t.addString(strings.TrimSpace(v.str))
 	}
 }
 
@@ -107,23 +104,41 @@ func (t *tagSet) addString(s string) {
 	}
 }
 
-// jsonObjectMap returns the JSON object in s as a pcommon.Map; false when s is not one, or when
+// jsonObjectMap returns the JSON object in s; false when s is not one, or when
 // compactJSONObject would not write it as an object (so that the link read from it is the one
 // POST /spans reads back from the attributes).
-func jsonObjectMap(s string) (pcommon.Map, bool) {
+func jsonObjectMap(s string) (map[string]any, bool) {
 	s = strings.TrimSpace(s)
 	if len(s) < 2 || s[0] != '{' || jsonDepth(s) > maxValueDepth {
-		return pcommon.Map{}, false
+		return nil, false
 	}
-	var raw map[string]any
-	if json.Unmarshal([]byte(s), &raw) != nil {
-		return pcommon.Map{}, false
+	var obj map[string]any
+	if json.Unmarshal([]byte(s), &obj) != nil {
+		return nil, false
 	}
-	m := pcommon.NewMap()
-	if m.FromRaw(raw) != nil {
-		return pcommon.Map{}, false
+	return obj, true
+}
+
+// jsonScalar returns a JSON value decoded by encoding/json as an attribute value of the same
+// type (numbers are doubles), as pcommon.Value.FromRaw makes it; of an array or an object only
+// the type is kept.
+func jsonScalar(raw any) value {
+	switch r := raw.(type) {
+	case string:
+		return value{typ: valueStr, str: r}
+	case float64:
+		return value{typ: valueDouble, num: math.Float64bits(r)}
+	case bool:
+		if r {
+			return value{typ: valueBool, num: 1}
+		}
+		return value{typ: valueBool}
+	case []any:
+		return value{typ: valueSlice}
+	case map[string]any:
+		return value{typ: valueMap}
 	}
-	return m, true
+	return value{}
 }
 
 // compactJSONObject returns the compact form of the JSON object s, invalid UTF-8 replaced by
@@ -169,28 +184,39 @@ func jsonDepth(s string) int {
 // normalised; content_hash is lowercased. flat reports that the link came from flattened
 // attributes (then Map writes it as attributes.zeroeval).
 func (a *attrs) link() (l trace.PromptLink, flat bool) {
-	var obj pcommon.Map
-	hasObj := false
+	if !a.has(fZeroeval) && !a.has(fZeroevalTask) && !a.has(fZeroevalPromptSlug) && !a.has(fZeroevalPromptVersion) &&
+		!a.has(fZeroevalPromptVersionID) && !a.has(fZeroevalContentHash) && !a.has(fTask) {
+		return trace.PromptLink{}, false
+	}
+	var (
+		obj     list           // a map value
+		jsonObj map[string]any // a JSON object in a string value
+		hasObj  bool
+	)
 	if v, ok := a.get(fZeroeval); ok {
-		switch v.Type() {
-		case pcommon.ValueTypeMap:
-			obj, hasObj = v.Map(), true
-		case pcommon.ValueTypeStr:
-			obj, hasObj = jsonObjectMap(v.Str())
+		switch v.typ {
+		case valueMap:
+			obj, hasObj = v.list(), true
+		case valueStr:
+			jsonObj, hasObj = jsonObjectMap(v.str)
 		}
 	}
-	lookup := func(key string, flatField field) (pcommon.Value, bool) {
-		if hasObj {
-			v, ok := obj.Get(key)
-			return v, ok && v.Type() != pcommon.ValueTypeEmpty
+	lookup := func(key string, flatField field) (value, bool) {
+		switch {
+		case jsonObj != nil:
+			raw, ok := jsonObj[key]
+			return jsonScalar(raw), ok && raw != nil
+		case hasObj:
+			v, ok := obj.get(key)
+			return v, ok && v.typ != valueEmpty
 		}
 		return a.get(flatField)
 	}
-	str := func(v pcommon.Value, ok bool) string {
-		if !ok || v.Type() != pcommon.ValueTypeStr {
+	str := func(v value, ok bool) string {
+		if !ok || v.typ != valueStr {
 			return ""
 		}
-		return validUTF8(v.Str())
+		return validUTF8(v.str)
 	}
 	l.Task = str(lookup("task", fZeroevalTask))
 	l.PromptSlug = str(lookup("prompt_slug", fZeroevalPromptSlug))

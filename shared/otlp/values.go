@@ -4,8 +4,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-
-	"go.opentelemetry.io/collector/pdata/pcommon"
 )
 
 // maxTokens bounds a token count, as trace.DecodeBatch does (larger values are ignored).
@@ -13,15 +11,15 @@ const maxTokens = 1 << 40
 
 // scalarText returns a string, integer, double or boolean value as text (strings with invalid
 // UTF-8 repaired), "" for the other types.
-func scalarText(v pcommon.Value) string {
-	switch v.Type() {
-	case pcommon.ValueTypeStr:
-		return validUTF8(v.Str())
-	case pcommon.ValueTypeInt:
+func scalarText(v value) string {
+	switch v.typ {
+	case valueStr:
+		return validUTF8(v.str)
+	case valueInt:
 		return strconv.FormatInt(v.Int(), 10)
-	case pcommon.ValueTypeDouble:
+	case valueDouble:
 		return string(appendFloat(nil, v.Double()))
-	case pcommon.ValueTypeBool:
+	case valueBool:
 		return strconv.FormatBool(v.Bool())
 	}
 	return ""
@@ -29,27 +27,27 @@ func scalarText(v pcommon.Value) string {
 
 // valueText returns v as text: a string as is (invalid UTF-8 repaired), any other value as its
 // JSON text; "" for an empty value.
-func valueText(v pcommon.Value) string {
-	switch v.Type() {
-	case pcommon.ValueTypeEmpty:
+func valueText(v value) string {
+	switch v.typ {
+	case valueEmpty:
 		return ""
-	case pcommon.ValueTypeStr:
-		return validUTF8(v.Str())
+	case valueStr:
+		return validUTF8(v.str)
 	}
 	return string(appendValue(nil, v, 1))
 }
 
 // valueFloat reads a finite number: a double, an integer or a string holding a number.
-func valueFloat(v pcommon.Value) (float64, bool) {
+func valueFloat(v value) (float64, bool) {
 	var f float64
-	switch v.Type() {
-	case pcommon.ValueTypeDouble:
+	switch v.typ {
+	case valueDouble:
 		f = v.Double()
-	case pcommon.ValueTypeInt:
+	case valueInt:
 		f = float64(v.Int())
-	case pcommon.ValueTypeStr:
+	case valueStr:
 		var err error
-		if f, err = strconv.ParseFloat(strings.TrimSpace(v.Str()), 64); err != nil {
+		if f, err = strconv.ParseFloat(strings.TrimSpace(v.str), 64); err != nil {
 			return 0, false
 		}
 	default:
@@ -63,12 +61,12 @@ func valueFloat(v pcommon.Value) (float64, bool) {
 
 // valueCount reads a token count: a non-negative integer of at most maxTokens, also as an
 // integral double or a string holding one.
-func valueCount(v pcommon.Value) (int64, bool) {
+func valueCount(v value) (int64, bool) {
 	var n int64
-	switch v.Type() {
-	case pcommon.ValueTypeInt:
+	switch v.typ {
+	case valueInt:
 		n = v.Int()
-	case pcommon.ValueTypeDouble, pcommon.ValueTypeStr:
+	case valueDouble, valueStr:
 		f, ok := valueFloat(v)
 		if !ok || f != math.Trunc(f) || f < 0 || f > maxTokens {
 			return 0, false
