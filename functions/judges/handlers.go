@@ -92,18 +92,25 @@ func (s *server) list(w http.ResponseWriter, r *http.Request) {
 	web.OK(w, map[string]any{"judges": out, "count": len(out)})
 }
 
-// get serves GET /projects/{project_id}/judges/{judge_id}.
-func (s *server) get(w http.ResponseWriter, r *http.Request) {
+// judgeOfPath reads the judge of the path, writing the error response when there is none.
+func (s *server) judgeOfPath(w http.ResponseWriter, r *http.Request) (judge.Judge, bool) {
 	pid, ok := project(w, r)
 	if !ok {
-		return
+		return judge.Judge{}, false
 	}
 	j, err := s.store.Judge(r.Context(), pid, r.PathValue("judge_id"))
 	if err != nil {
 		web.Error(w, r, err)
-		return
+		return judge.Judge{}, false
 	}
-	web.OK(w, j.JSON())
+	return j, true
+}
+
+// get serves GET /projects/{project_id}/judges/{judge_id}.
+func (s *server) get(w http.ResponseWriter, r *http.Request) {
+	if j, ok := s.judgeOfPath(w, r); ok {
+		web.OK(w, j.JSON())
+	}
 }
 
 // patch serves PATCH /projects/{project_id}/judges/{judge_id}: the fields given change (null
@@ -129,16 +136,9 @@ func (s *server) patch(w http.ResponseWriter, r *http.Request) {
 
 // criteria serves GET /projects/{project_id}/judges/{judge_id}/criteria (spec §2.10).
 func (s *server) criteria(w http.ResponseWriter, r *http.Request) {
-	pid, ok := project(w, r)
-	if !ok {
-		return
+	if j, ok := s.judgeOfPath(w, r); ok {
+		web.OK(w, j.CriteriaJSON())
 	}
-	j, err := s.store.Judge(r.Context(), pid, r.PathValue("judge_id"))
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	web.OK(w, j.CriteriaJSON())
 }
 
 // record serves POST /projects/{project_id}/judges/{judge_id}/evaluations: a JSON array of
@@ -173,11 +173,11 @@ func (s *server) evaluations(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
-	if _, err := s.store.Judge(r.Context(), pid, r.PathValue("judge_id")); err != nil {
-		web.Error(w, r, err)
+	j, ok := s.judgeOfPath(w, r)
+	if !ok {
 		return
 	}
-	page, err := s.store.Evaluations(r.Context(), pid, r.PathValue("judge_id"), q)
+	page, err := s.store.Evaluations(r.Context(), pid, j.ID, q)
 	if err != nil {
 		web.Error(w, r, err)
 		return
