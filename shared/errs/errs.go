@@ -59,6 +59,17 @@ func Unauthenticated(format string, args ...any) error {
 // Unavailable reports a temporary inability to serve, such as storage throttling (503).
 func Unavailable(format string, args ...any) error { return Errorf(CodeUnavailable, format, args...) }
 
+// Prefix returns err with prefix and ": " before its client message, keeping its code: for
+// naming where in a request a nested check failed. Errors without a code are returned as they
+// are (they stay internal).
+func Prefix(prefix string, err error) error {
+	var e *Error
+	if !errors.As(err, &e) {
+		return err
+	}
+	return &Error{Code: e.Code, Message: prefix + ": " + e.Message}
+}
+
 // CodeOf returns the code of the first *Error in err's chain, or CodeInternal.
 func CodeOf(err error) Code {
 	var e *Error

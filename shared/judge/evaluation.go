@@ -1,6 +1,7 @@
 package judge
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -79,7 +80,7 @@ func BuildEvaluations(j Judge, in []EvaluationInput, now time.Time) ([]Evaluatio
 	for i, e := range in {
 		ev, err := buildEvaluation(j, e, now)
 		if err != nil {
-			return nil, errs.Invalid("evaluations[%d]: %s", i, errMessage(err))
+			return nil, errs.Prefix(fmt.Sprintf("evaluations[%d]", i), err)
 		}
 		if prev, dup := seen[ev.SpanID]; dup {
 			return nil, errs.Invalid("evaluations[%d]: span %s is also evaluations[%d]; a judge evaluates a span once", i, ev.SpanID, prev)
@@ -168,14 +169,6 @@ func criteriaKeys(j Judge) string {
 		keys[i] = c.Key
 	}
 	return "criteria: " + strings.Join(keys, ", ")
-}
-
-// errMessage is the client message of an errs error.
-func errMessage(err error) string {
-	if e, ok := err.(*errs.Error); ok {
-		return e.Message
-	}
-	return err.Error()
 }
 
 // Calibration is feedback on a judge's evaluation of a span: what the score should have been,

@@ -362,7 +362,7 @@ func (j Judge) validate() error {
 	}
 	if j.TargetPrompt != "" {
 		if err := prompt.ValidateSlug(j.TargetPrompt); err != nil {
-			return errs.Invalid("target_prompt: %s", errMessage(err))
+			return errs.Prefix("target_prompt", err)
 		}
 	}
 	if j.Scored() {

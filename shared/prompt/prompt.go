@@ -103,14 +103,27 @@ func Hash(normalised string) string {
 }
 
 var (
-	slugPattern = regexp.MustCompile(`^[a-z0-9-]{1,128}$`)
 	tagPattern  = regexp.MustCompile(`^[a-z0-9-]{1,64}$`)
 	hashPattern = regexp.MustCompile(`^[0-9a-f]{64}$`)
 )
 
+// IsSlug reports whether s is a prompt slug (also a task name): 1 to 128 of [a-z0-9-]. It
+// allocates nothing, for hot paths such as span ingestion.
+func IsSlug(s string) bool {
+	if s == "" || len(s) > 128 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
 // ValidateSlug checks a prompt slug (also a task name): 1 to 128 of [a-z0-9-].
 func ValidateSlug(slug string) error {
-	if !slugPattern.MatchString(slug) {
+	if !IsSlug(slug) {
 		return errs.Invalid("prompt slug %q is invalid: use 1 to 128 lowercase letters, digits and hyphens", slug)
 	}
 	return nil

@@ -5,6 +5,8 @@ import (
 	"maps"
 	"slices"
 	"unicode/utf8"
+
+	"github.com/plumehq/plume/shared/prompt"
 )
 
 // Bounds of what a Summary carries, so that an index item stays under 1 KB (one write unit).
@@ -34,7 +36,7 @@ func Summarize(s Span, loc Location) Summary {
 	}
 	if s.Link != nil {
 		sum.PromptVersionID = s.Link.PromptVersionID
-		if slug := cmp.Or(s.Link.PromptSlug, s.Link.Task); isSlug(slug) {
+		if slug := cmp.Or(s.Link.PromptSlug, s.Link.Task); prompt.IsSlug(slug) {
 			sum.PromptSlug = slug
 		}
 		if sum.PromptVersionID == "" {
@@ -49,20 +51,6 @@ func Summarize(s Span, loc Location) Summary {
 	tagBytes := summaryTagBytes - len(sum.PromptSlug) - len(sum.PromptHash)
 	sum.Tags, sum.TagsCut = boundTags(s.Tags, tagBytes)
 	return sum
-}
-
-// isSlug reports whether s has the form of a prompt slug (1 to 128 of [a-z0-9-]); other
-// linkage names index nothing.
-func isSlug(s string) bool {
-	if len(s) == 0 || len(s) > 128 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
-			return false
-		}
-	}
-	return true
 }
 
 // cut shortens s to at most n bytes on a rune boundary and reports whether it did.
