@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/google/uuid"
 
@@ -78,8 +78,11 @@ const maxFutureSkew = 24 * time.Hour
 // A value of the wrong JSON type rejects its span with a reason naming the field. Only the
 // JSON syntax (which is exactly what encoding/json accepts, nesting depth included) and the
 // array bounds are whole-body errors. Work and memory are linear in len(body); the caller
-// bounds the body (MaxBatchBytes). The spans do not retain body (the strings of a span share
-// one copy of the values they come from).
+// bounds the body (MaxBatchBytes).
+//
+// The spans refer to body instead of copying it: every string that appears in body as it is
+// (no escapes, valid UTF-8) is a substring of body, and so are attributes without whitespace.
+// The caller must not modify body afterwards; it stays in memory as long as any span does.
 func DecodeBatch(body []byte, projectID string, now time.Time) (spans []Span, rejected []Rejected, err error) {
 	now = now.UTC()
 	r := jsonReader{data: body}
@@ -92,9 +95,9 @@ func DecodeBatch(body []byte, projectID string, now time.Time) (spans []Span, re
 	}
 	elemsStart := r.pos
 	var (
-		n        int
-		reasons  []string
-		gathered []byte // wireSpan.gather's buffer, reused from span to span
+		n       int
+		reasons []string
+		text    = spanText{src: body, text: unsafe.String(unsafe.SliceData(body), len(body))}
 	)
 	for first := true; ; first = false {
 		more, err := r.next(']', first)
@@ -107,7 +110,7 @@ func DecodeBatch(body []byte, projectID string, now time.Time) (spans []Span, re
 		if n == MaxSpansPerBatch {
 			return nil, nil, errs.Invalid("too many spans in the batch: at most %d", MaxSpansPerBatch)
 		}
-		var w wireSpan
+		w := wireSpan{spanText: text}
 		object := r.pos < len(body) && body[r.pos] == '{'
 		if object {
 			err = r.readSpan(&w)
@@ -122,7 +125,6 @@ func DecodeBatch(body []byte, projectID string, now time.Time) (spans []Span, re
 			reason error
 		)
 		if object {
-			gathered = w.gather(gathered)
 			s, reason = w.span(projectID, now)
 		} else {
 			reason = fmt.Errorf("span must be a JSON object")
@@ -179,7 +181,7 @@ func notAnArray(body []byte) error {
 // wireSpan holds the raw JSON values of one span object, as slices of the request body (nil
 // when the key is absent). Reading it checks the JSON syntax only; span checks the rules.
 type wireSpan struct {
-	spanText // src: see gather
+	spanText // src is the whole body
 
 	id, traceID, parentSpanID, name, kind, status []byte
 	startedAt, endedAt, durationMS, cost          []byte
@@ -409,41 +411,9 @@ var isValueEnd = [256]bool{',': true, '}': true, ']': true, ' ': true, '\t': tru
 
 func isObject(raw []byte) bool { return len(raw) > 0 && raw[0] == '{' }
 
-// gather copies the values that the span's strings are made from to buf, one after the
-// other, and points w's fields at the copies: src is then buf, and all the strings that appear
-// in those values as they are (no escapes, valid UTF-8) share one copy of it. Strings with
-// escapes are left out: they are decoded into copies of their own.
-func (w *wireSpan) gather(buf []byte) []byte {
-	fields := [...]*[]byte{
-		&w.id, &w.traceID, &w.parentSpanID, &w.name, &w.kind, &w.status,
-		&w.sessionID, &w.sessionName, &w.session, &w.inputData, &w.outputData,
-		&w.tags, &w.traceTags, &w.sessionTags, &w.errorCode, &w.errorMessage, &w.errorStack,
-		&w.codeFilepath, &w.attr.provider, &w.attr.model, &w.attr.zeroeval, &w.attr.task,
-	}
-	var copied [len(fields)]bool
-	n := 0
-	for i, f := range fields {
-		v := *f
-		copied[i] = !isAbsent(v) && !(v[0] == '"' && bytes.IndexByte(v, '\\') >= 0)
-		if copied[i] {
-			n += len(v)
-		}
-	}
-	buf = slices.Grow(buf[:0], n) // no reallocation below: every copy stays in src
-	for i, f := range fields {
-		if copied[i] {
-			start := len(buf)
-			buf = append(buf, *f...)
-			*f = buf[start:]
-		}
-	}
-	w.src = buf
-	return buf
-}
-
-// spanText makes the Go strings of one span. The strings that appear in src as they are (no
-// escapes, valid UTF-8) are substrings of a single copy of src, made on first use: one
-// allocation per span instead of one per string. The others are decoded into their own
+// spanText makes the Go strings of one span. Those that appear in src as they are (no
+// escapes, valid UTF-8) are substrings of text, which is src itself when DecodeBatch reads a
+// batch (no copy), else a copy of src made on first use. The others are decoded into their own
 // copies, and so is every string when src is nil (the zero value).
 type spanText struct {
 	src  []byte
@@ -909,9 +879,12 @@ func attributesField(raw []byte, gaps []int, start int) ([]byte, error) {
 		return nil, fmt.Errorf("attributes: must be an object, got %s", jsonKind(raw))
 	}
 	var c []byte
-	if utf8.Valid(raw) {
+	switch {
+	case len(gaps) == 0 && utf8.Valid(raw):
+		c = raw[:len(raw):len(raw)] // already compact: a slice of the body, which append copies
+	case utf8.Valid(raw):
 		c = compactGaps(raw, gaps, start)
-	} else {
+	default:
 		c = appendCompact(make([]byte, 0, len(raw)), raw)
 	}
 	if len(c) > MaxAttributeBytes {
