@@ -58,7 +58,7 @@ func TestSummaryItemUnderOneKB(t *testing.T) {
 	span := trace.Span{
 		ID: uuid, TraceID: uuid, ParentSpanID: &uuid, Kind: trace.KindLLM, Name: strings.Repeat("n", trace.MaxNameLen),
 		StartedAt: end.Add(-time.Hour), EndedAt: &end, DurationMS: new(3600000.123), Cost: new(12.345678901234),
-		SessionID: &uuid, Status: new("error"), ErrorCode: new(strings.Repeat("E", 1024)), Tags: tags,
+		SessionID: &uuid, Status: new("error"), ErrorCode: new(strings.Repeat("E", 1024)), Tags: trace.TagsOf(tags),
 		Link:      &trace.PromptLink{PromptSlug: strings.Repeat("s", 128), ContentHash: strings.Repeat("f", 64)},
 		CreatedAt: end, UpdatedAt: end,
 	}

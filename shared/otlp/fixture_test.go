@@ -246,7 +246,7 @@ func TestFixtureMapping(t *testing.T) {
 	assert.Nil(t, root.ParentSpanID)
 	assert.Equal(t, "http", root.Kind)
 	assert.Equal(t, &session, root.SessionID)
-	assert.Equal(t, map[string]string{"user_id": "u-1", "env": "prod"}, root.Tags)
+	assert.Equal(t, map[string]string{"user_id": "u-1", "env": "prod"}, root.Tags.Map())
 
 	assert.Equal(t, "00f067aa-0ba9-02b7-0000-000000000000", chat.ID)
 	assert.Equal(t, &rootID, chat.ParentSpanID)

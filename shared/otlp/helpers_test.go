@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"math"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -136,10 +137,10 @@ func checkSpan(t testing.TB, s trace.Span, now time.Time) {
 	assert.Equal(t, compact.String(), string(s.Attributes))
 	assert.LessOrEqual(t, len(s.Attributes), trace.MaxAttributeBytes)
 	assert.Equal(t, len(s.Attributes), cap(s.Attributes), "attributes must not share capacity")
-	assert.NotNil(t, s.Tags)
-	for _, tags := range []map[string]string{s.Tags, s.TraceTags, s.SessionTags} {
+	for _, tags := range []trace.Tags{s.Tags, s.TraceTags, s.SessionTags} {
 		assert.LessOrEqual(t, len(tags), trace.MaxTagKeys)
-		for k, v := range tags {
+		assert.True(t, slices.IsSortedFunc(tags, func(a, b trace.Tag) int { return strings.Compare(a.Key, b.Key) }), "tags in key order")
+		for k, v := range tags.All() {
 			assert.True(t, len(k) >= 1 && len(k) <= trace.MaxTagKeyLen && utf8.ValidString(k), "tag key %q", k)
 			assert.True(t, len(v) <= trace.MaxTagValueLen && utf8.ValidString(v), "tag value %q", v)
 		}

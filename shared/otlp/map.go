@@ -501,12 +501,12 @@ func (m *mapper) session(s *trace.Span, v *spanValues) {
 	if tv, ok := a.get(fZeroevalSessionTags); ok {
 		var t tagSet
 		t.add(tv)
-		s.SessionTags = t.m
+		s.SessionTags = t.tags
 		m.notes.tags += t.dropped
 	}
 }
 
-// tags sets Tags (never nil) and TraceTags.
+// tags sets Tags and TraceTags.
 func (m *mapper) tags(s *trace.Span) {
 	a := &m.a
 	var t tagSet
@@ -518,15 +518,12 @@ func (m *mapper) tags(s *trace.Span) {
 			t.add(tv)
 		}
 	}
-	s.Tags = t.m
-	if s.Tags == nil {
-		s.Tags = map[string]string{}
-	}
+	s.Tags = t.tags
 	m.notes.tags += t.dropped
 	if tv, ok := a.get(fZeroevalTraceTags); ok {
 		var tt tagSet
 		tt.add(tv)
-		s.TraceTags = tt.m
+		s.TraceTags = tt.tags
 		m.notes.tags += tt.dropped
 	}
 }

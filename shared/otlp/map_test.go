@@ -441,12 +441,8 @@ func TestMap(t *testing.T) {
 			assertData(t, w.output, s.OutputData)
 			assert.Equal(t, optional(w.sessionID), s.SessionID)
 			assert.Equal(t, optional(w.session), s.SessionName)
-			wantTags := w.tags
-			if wantTags == nil {
-				wantTags = map[string]string{}
-			}
-			assert.Equal(t, wantTags, s.Tags)
-			assert.Equal(t, w.traceTags, s.TraceTags)
+			assert.Equal(t, w.tags, s.Tags.Map())
+			assert.Equal(t, w.traceTags, s.TraceTags.Map())
 			assert.Equal(t, w.link, s.Link)
 			assert.Equal(t, optional(w.errCode), s.ErrorCode)
 			assert.Equal(t, optional(w.errMsg), s.ErrorMessage)

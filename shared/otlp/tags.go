@@ -17,26 +17,23 @@ import (
 // tag.tags): Plume's tags are key-value.
 const listTagValue = "true"
 
-// tagSet builds a tag map within trace.DecodeBatch's limits. Entries that do not fit (a key of
+// tagSet builds a tag set within trace.DecodeBatch's limits. Entries that do not fit (a key of
 // 0 or more than MaxTagKeyLen bytes, a value longer than MaxTagValueLen, more than MaxTagKeys
 // keys) are dropped and counted, never failing the span.
 type tagSet struct {
-	m       map[string]string
+	tags    trace.Tags
 	dropped int
 }
 
 // put sets the tag k to v, or drops and counts it when it does not fit.
 func (t *tagSet) put(k, v string) {
 	k, v = validUTF8(k), validUTF8(v)
-	if _, exists := t.m[k]; len(k) == 0 || len(k) > trace.MaxTagKeyLen || len(v) > trace.MaxTagValueLen ||
-		!exists && len(t.m) >= trace.MaxTagKeys {
+	if _, exists := t.tags.Get(k); len(k) == 0 || len(k) > trace.MaxTagKeyLen || len(v) > trace.MaxTagValueLen ||
+		!exists && len(t.tags) >= trace.MaxTagKeys {
 		t.dropped++
 		return
 	}
-	if t.m == nil {
-		t.m = make(map[string]string)
-	}
-	t.m[k] = v
+	t.tags.Set(k, v)
 }
 
 // add adds the tags v holds: a map (its values as text: strings as they are, other values as

@@ -137,7 +137,8 @@ func (w traceWire) validate(now time.Time) (TraceInput, error) {
 	if t.Attributes, err = objectField("attributes", w.Attributes); err != nil {
 		return t, err
 	}
-	t.Tags, err = text.tagsField("tags", w.Tags)
+	tags, err := text.tagsField("tags", w.Tags)
+	t.Tags = tags.Map()
 	return t, err
 }
 
@@ -182,7 +183,8 @@ func (w sessionWire) validate() (SessionInput, error) {
 	if s.Attributes, err = objectField("attributes", w.Attributes); err != nil {
 		return s, err
 	}
-	s.Tags, err = text.tagsField("tags", w.Tags)
+	tags, err := text.tagsField("tags", w.Tags)
+	s.Tags = tags.Map()
 	return s, err
 }
 

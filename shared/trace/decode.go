@@ -69,7 +69,8 @@ const maxFutureSkew = 24 * time.Hour
 //   - tags, trace_tags, session_tags: objects or null. String values are kept, numbers and
 //     booleans become their JSON text, nested objects and arrays their compact JSON text, null
 //     values are dropped. At most MaxTagKeys keys of 1 to MaxTagKeyLen bytes, values at most
-//     MaxTagValueLen bytes. Tags is {} when empty; TraceTags and SessionTags are nil.
+//     MaxTagValueLen bytes; of duplicate keys the last wins. An empty tag set is nil (Tags is
+//     still written as {}).
 //   - error_code (at most MaxNameLen bytes), error_message, error_stack, code_filepath (at most
 //     MaxErrorBytes each): strings, "" and null mean absent. code_lineno: a non-negative
 //     integer, also as an integral float or a numeric string.
@@ -97,7 +98,7 @@ func DecodeBatch(body []byte, projectID string, now time.Time) (spans []Span, re
 	var (
 		n       int
 		reasons []string
-		text    = spanText{src: body, text: unsafe.String(unsafe.SliceData(body), len(body))}
+		text    = spanText{src: body, text: unsafe.String(unsafe.SliceData(body), len(body)), tags: new(tagArena)}
 	)
 	for first := true; ; first = false {
 		more, err := r.next(']', first)
@@ -418,6 +419,7 @@ func isObject(raw []byte) bool { return len(raw) > 0 && raw[0] == '{' }
 type spanText struct {
 	src  []byte
 	text string // string(src), once a string needed it
+	tags *tagArena
 }
 
 // str returns string(raw): a substring of t.text when raw is a slice of t.src.
@@ -548,9 +550,6 @@ func (w *wireSpan) span(projectID string, now time.Time) (Span, error) {
 	if s.Tags, err = w.tagsField("tags", w.tags); err != nil {
 		return Span{}, err
 	}
-	if s.Tags == nil {
-		s.Tags = map[string]string{}
-	}
 	if s.TraceTags, err = w.tagsField("trace_tags", w.traceTags); err != nil {
 		return Span{}, err
 	}
@@ -643,15 +642,7 @@ func (w *wireSpan) sessionFields(s *Span, v *spanValues) error {
 	if err != nil {
 		return err
 	}
-	if tags == nil {
-		tags = more
-	} else {
-		for k, v := range more {
-			if _, ok := tags[k]; !ok {
-				tags[k] = v
-			}
-		}
-	}
+	tags = MergeTags(more, tags)
 	if len(tags) > MaxTagKeys {
 		return fmt.Errorf("session_tags: more than %d keys with session.tags", MaxTagKeys)
 	}
@@ -914,15 +905,17 @@ func compactGaps(raw []byte, gaps []int, start int) []byte {
 	return append(out, raw[prev:]...)
 }
 
-// tagsField reads a tag object; nil when it is absent, null or has no non-null value.
-func (t *spanText) tagsField(name string, raw []byte) (map[string]string, error) {
+// tagsField reads a tag object; nil when it is absent, null or has no non-null value. Of
+// duplicate keys the last wins.
+func (t *spanText) tagsField(name string, raw []byte) (Tags, error) {
 	if isAbsent(raw) {
 		return nil, nil
 	}
 	if !isObject(raw) {
 		return nil, fmt.Errorf("%s: must be an object, got %s", name, jsonKind(raw))
 	}
-	var tags map[string]string
+	// A member takes at least 6 bytes ("k":1,): room for all of them without growing.
+	tags := t.tags.take(min(len(raw)/6+1, MaxTagKeys+1))
 	for it := iterMembers(raw); it.next(); {
 		v := it.value
 		if v[0] == 'n' {
@@ -930,7 +923,7 @@ func (t *spanText) tagsField(name string, raw []byte) (map[string]string, error)
 		}
 		key := t.str(it.key)
 		if !utf8.ValidString(key) {
-			key = strings.ToValidUTF8(key, "\uFFFD")
+			key = string(appendValidUTF8(nil, it.key)) // each invalid byte, as encoding/json
 		}
 		if len(key) == 0 || len(key) > MaxTagKeyLen {
 			return nil, fmt.Errorf("%s: key %q must be 1 to %d bytes", name, truncate(it.key), MaxTagKeyLen)
@@ -947,15 +940,44 @@ func (t *spanText) tagsField(name string, raw []byte) (map[string]string, error)
 		if len(s) > MaxTagValueLen {
 			return nil, fmt.Errorf("%s: value of %q longer than %d bytes", name, truncate(it.key), MaxTagValueLen)
 		}
-		if tags == nil {
-			tags = make(map[string]string)
-		}
-		tags[key] = s
+		tags.Set(key, s)
 		if len(tags) > MaxTagKeys {
 			return nil, fmt.Errorf("%s: more than %d keys", name, MaxTagKeys)
 		}
 	}
-	return tags, nil
+	if len(tags) == 0 {
+		return nil, nil
+	}
+	return t.tags.keep(tags), nil
+}
+
+// tagArena hands out the tag sets of a batch from shared arrays: one allocation for the tags
+// of many spans instead of one per tag set. The nil arena allocates each set on its own.
+type tagArena struct {
+	free Tags // the unused rest of the current array (len == cap)
+}
+
+// arenaTags is the size of an arena's arrays, in tags.
+const arenaTags = 256
+
+// take returns an empty tag set with room for n tags.
+func (a *tagArena) take(n int) Tags {
+	if a == nil {
+		return make(Tags, 0, n)
+	}
+	if len(a.free) < n {
+		a.free = make(Tags, max(n, arenaTags))
+	}
+	return a.free[:0:n]
+}
+
+// keep keeps t, the last set take returned (within its room), and returns it without spare
+// room: an append to it copies instead of writing over the next set.
+func (a *tagArena) keep(t Tags) Tags {
+	if a != nil && len(t) <= len(a.free) {
+		a.free = a.free[len(t):]
+	}
+	return t[:len(t):len(t)]
 }
 
 // jsonKind names the JSON type of a raw value for error messages.

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -94,7 +96,7 @@ func TestDecodeBatchPythonSDK(t *testing.T) {
 		PromptVersionID: "9f3e2d1c-0b4a-4c5d-8e6f-7a8b9c0d1e2f",
 		ContentHash:     "9c56cc51b374c3ba189210d5b6d4bf57790d351c96c47c02190ecf1e430635ab",
 	}, llm.Link)
-	assert.Equal(t, map[string]string{"integration": "openai"}, llm.Tags)
+	assert.Equal(t, map[string]string{"integration": "openai"}, llm.Tags.Map())
 	assert.Nil(t, llm.TraceTags)
 	assert.Nil(t, llm.ErrorCode)
 	assert.Nil(t, llm.ErrorMessage)
@@ -124,7 +126,7 @@ func TestDecodeBatchPythonSDK(t *testing.T) {
 	assert.Equal(t, new("Traceback (most recent call last):\n  File \"/app/tools.py\", line 18, in lookup_order\nTimeoutError: orders service did not answer in 250 ms"), tool.ErrorStack)
 	assert.Equal(t, new("/app/tools.py"), tool.CodeFilepath)
 	assert.Equal(t, new(12), tool.CodeLineno)
-	assert.Equal(t, map[string]string{"tool": "lookup_order", "retries": "2", "cached": "false"}, tool.Tags)
+	assert.Equal(t, map[string]string{"tool": "lookup_order", "retries": "2", "cached": "false"}, tool.Tags.Map())
 	assert.True(t, tool.HasError())
 
 	root := spans[2]
@@ -142,10 +144,10 @@ func TestDecodeBatchPythonSDK(t *testing.T) {
 	assert.Nil(t, root.ErrorStack, `error_stack "" is absent`)
 	assert.Equal(t, new("/app/bot.py"), root.CodeFilepath)
 	assert.Equal(t, new(42), root.CodeLineno)
-	assert.Equal(t, map[string]string{"customer_tier": "gold"}, root.Tags)
-	assert.Equal(t, map[string]string{"release": "2024.11.3"}, root.TraceTags)
+	assert.Equal(t, map[string]string{"customer_tier": "gold"}, root.Tags.Map())
+	assert.Equal(t, map[string]string{"release": "2024.11.3"}, root.TraceTags.Map())
 	assert.Equal(t, new(sessionID), root.SessionID)
-	assert.Equal(t, map[string]string{"plan": "pro", "region": "eu"}, root.SessionTags, "session_tags merged with session.tags")
+	assert.Equal(t, map[string]string{"plan": "pro", "region": "eu"}, root.SessionTags.Map(), "session_tags merged with session.tags")
 	assert.False(t, root.HasError())
 }
 
@@ -191,7 +193,7 @@ func TestDecodeBatchTypeScriptSDK(t *testing.T) {
 	assert.Nil(t, llm.ErrorStack, `error_stack "" is absent`)
 	assert.Nil(t, llm.ErrorCode)
 	assert.Nil(t, llm.CodeLineno)
-	assert.Equal(t, map[string]string{"integration": "vercel-ai"}, llm.Tags)
+	assert.Equal(t, map[string]string{"integration": "vercel-ai"}, llm.Tags.Map())
 	assert.Nil(t, llm.TraceTags, "{} is no tags")
 	assert.Nil(t, llm.SessionTags)
 
@@ -204,7 +206,7 @@ func TestDecodeBatchTypeScriptSDK(t *testing.T) {
 	assert.Equal(t, new(`["pricing.md","sso.md"]`), retrieve.OutputData)
 	assert.Equal(t, `{"kind":"vector_store","index":"docs","top_k":5}`, string(retrieve.Attributes))
 	assert.Nil(t, retrieve.LLM)
-	assert.Equal(t, map[string]string{"index": "docs", "hits": "2"}, retrieve.Tags)
+	assert.Equal(t, map[string]string{"index": "docs", "hits": "2"}, retrieve.Tags.Map())
 	assert.Equal(t, new(sessionID), retrieve.SessionID)
 
 	root := spans[2]
@@ -217,9 +219,9 @@ func TestDecodeBatchTypeScriptSDK(t *testing.T) {
 	assert.Equal(t, new(sessionID), root.SessionID)
 	assert.Equal(t, new("Checkout assistant"), root.SessionName, "top-level session_name (TypeScript)")
 	assert.Equal(t, "{}", string(root.Attributes))
-	assert.Equal(t, map[string]string{"route": "/api/chat"}, root.Tags)
-	assert.Equal(t, map[string]string{"env": "staging"}, root.TraceTags)
-	assert.Equal(t, map[string]string{"customer": "acme"}, root.SessionTags)
+	assert.Equal(t, map[string]string{"route": "/api/chat"}, root.Tags.Map())
+	assert.Equal(t, map[string]string{"env": "staging"}, root.TraceTags.Map())
+	assert.Equal(t, map[string]string{"customer": "acme"}, root.SessionTags.Map())
 }
 
 // absent removes a key from the base span in the tables below.
@@ -467,7 +469,7 @@ func TestDecodeBatchAcceptsSpan(t *testing.T) {
 		{name: "session object only", changes: map[string]any{"session": map[string]any{"id": "conv-7f3a", "name": "Chat", "tags": map[string]any{"a": "1"}}}, check: func(t *testing.T, s Span) {
 			assert.Equal(t, new(derived), s.SessionID)
 			assert.Equal(t, new("Chat"), s.SessionName)
-			assert.Equal(t, map[string]string{"a": "1"}, s.SessionTags)
+			assert.Equal(t, map[string]string{"a": "1"}, s.SessionTags.Map())
 		}},
 		{name: "session_id wins over session.id", changes: map[string]any{"session_id": "conv-7f3a", "session": map[string]any{"id": "other", "name": "Chat"}}, check: func(t *testing.T, s Span) {
 			assert.Equal(t, new(derived), s.SessionID)
@@ -483,7 +485,7 @@ func TestDecodeBatchAcceptsSpan(t *testing.T) {
 			"session_id": "conv-7f3a", "session_tags": map[string]any{"a": "top", "b": nil},
 			"session": map[string]any{"tags": map[string]any{"a": "inner", "b": "inner", "c": 3}},
 		}, check: func(t *testing.T, s Span) {
-			assert.Equal(t, map[string]string{"a": "top", "b": "inner", "c": "3"}, s.SessionTags)
+			assert.Equal(t, map[string]string{"a": "top", "b": "inner", "c": "3"}, s.SessionTags.Map())
 		}},
 		{name: "no session id drops name and tags", changes: map[string]any{"session_name": "Top", "session_tags": map[string]any{"a": "b"}, "session": map[string]any{"id": nil, "name": "x"}}, check: func(t *testing.T, s Span) {
 			assert.Nil(t, s.SessionID)
@@ -518,11 +520,11 @@ func TestDecodeBatchAcceptsSpan(t *testing.T) {
 		{name: "tags values", changes: map[string]any{"tags": map[string]any{
 			"s": "x", "i": 2, "f": raw("1.50"), "t": true, "n": nil, "o": map[string]any{"a": []int{1}}, "e": "",
 		}}, check: func(t *testing.T, s Span) {
-			assert.Equal(t, map[string]string{"s": "x", "i": "2", "f": "1.50", "t": "true", "o": `{"a":[1]}`, "e": ""}, s.Tags)
+			assert.Equal(t, map[string]string{"s": "x", "i": "2", "f": "1.50", "t": "true", "o": `{"a":[1]}`, "e": ""}, s.Tags.Map())
 		}},
 		{name: "tags absent is empty", check: func(t *testing.T, s Span) {
-			assert.NotNil(t, s.Tags)
 			assert.Empty(t, s.Tags)
+			assert.Contains(t, string(s.AppendJSON(nil)), `"tags":{}`)
 		}},
 		{name: "tags at the limits", changes: map[string]any{"tags": map[string]string{strings.Repeat("k", MaxTagKeyLen): strings.Repeat("v", MaxTagValueLen)}}, check: func(t *testing.T, s Span) {
 			assert.Len(t, s.Tags, 1)
@@ -876,6 +878,35 @@ func FuzzDecodeBatch(f *testing.F) {
 		for _, s := range spans {
 			checkSpanInvariants(t, s)
 		}
+		// The tags are those encoding/json reads (of duplicate keys the last wins).
+		accepted := elems[:0]
+		for i, el := range elems {
+			if !slices.ContainsFunc(rejected, func(r Rejected) bool { return r.Index == i }) {
+				accepted = append(accepted, el)
+			}
+		}
+		for i, el := range accepted {
+			var members map[string]json.RawMessage // keys matched exactly, as DecodeBatch does
+			var tags map[string]json.RawMessage
+			if json.Unmarshal(el, &members) != nil || json.Unmarshal(members["tags"], &tags) != nil {
+				continue
+			}
+			want := map[string]string{}
+			for k, v := range tags {
+				var s string
+				if json.Unmarshal(v, &s) != nil {
+					var c bytes.Buffer
+					_ = json.Compact(&c, v)
+					s = c.String()
+				}
+				if string(v) != "null" {
+					want[k] = s
+				}
+			}
+			if got := spans[i].Tags.Map(); !maps.Equal(got, want) && !(len(got) == 0 && len(want) == 0) {
+				t.Fatalf("span %d: tags %q, encoding/json reads %q", i, got, want)
+			}
+		}
 	})
 }
 
@@ -925,16 +956,17 @@ func checkSpanInvariants(t *testing.T, s Span) {
 		json.Compact(&compact, s.Attributes) != nil || !bytes.Equal(compact.Bytes(), s.Attributes) {
 		fail("attributes %q are not a compact JSON object", s.Attributes)
 	}
-	if s.Tags == nil {
-		fail("nil tags")
-	}
-	for _, tags := range []map[string]string{s.Tags, s.TraceTags, s.SessionTags} {
+	for _, tags := range []Tags{s.Tags, s.TraceTags, s.SessionTags} {
 		if len(tags) > MaxTagKeys {
 			fail("%d tags", len(tags))
 		}
-		for k, v := range tags {
+		for i, tg := range tags {
+			k, v := tg.Key, tg.Value
 			if k == "" || len(k) > MaxTagKeyLen || len(v) > MaxTagValueLen || !utf8.ValidString(k) || !utf8.ValidString(v) {
 				fail("bad tag %q=%q", k, v)
+			}
+			if i > 0 && tags[i-1].Key >= k {
+				fail("tags not in strictly increasing key order: %q before %q", tags[i-1].Key, k)
 			}
 		}
 	}

@@ -3,9 +3,7 @@ package trace
 import (
 	"encoding/json"
 	"math/bits"
-	"slices"
 	"strconv"
-	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -49,14 +47,14 @@ func (s *Span) AppendJSON(b []byte) []byte {
 		b = append(b, s.Attributes...)
 	}
 	b = append(b, `,"tags":`...)
-	b = appendMap(b, s.Tags, false)
+	b = s.Tags.appendJSON(b)
 	if len(s.TraceTags) > 0 {
 		b = append(b, `,"trace_tags":`...)
-		b = appendMap(b, s.TraceTags, false)
+		b = s.TraceTags.appendJSON(b)
 	}
 	if len(s.SessionTags) > 0 {
 		b = append(b, `,"session_tags":`...)
-		b = appendMap(b, s.SessionTags, false)
+		b = s.SessionTags.appendJSON(b)
 	}
 	b = appendOptString(b, `,"error_code":`, s.ErrorCode, false)
 	b = appendOptString(b, `,"error_message":`, s.ErrorMessage, false)
@@ -194,30 +192,6 @@ func appendUTC(b []byte, t time.Time) []byte {
 		b = append(append(b, '.'), frac[:n]...)
 	}
 	return append(b, 'Z')
-}
-
-func appendMap(b []byte, m map[string]string, _ bool) []byte {
-	if m == nil {
-		return append(b, "null"...)
-	}
-	// Tag maps are small: their members are sorted in an array on the stack, not a new slice.
-	type member struct{ key, value string }
-	var buf [8]member
-	members := buf[:0]
-	for k, v := range m {
-		members = append(members, member{k, v})
-	}
-	slices.SortFunc(members, func(a, b member) int { return strings.Compare(a.key, b.key) })
-	b = append(b, '{')
-	for i, mb := range members {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendString(b, mb.key)
-		b = append(b, ':')
-		b = appendString(b, mb.value)
-	}
-	return append(b, '}')
 }
 
 const hexDigits = "0123456789abcdef"

@@ -34,11 +34,11 @@ func TestAppendJSONMatchesMarshal(t *testing.T) {
 			ID: "a", Name: "<tag> & \"quote\" \\ \n\t\r\b\f \x01 \u2028 \u2029 é 漢 \xff", Status: s("ok"),
 			EndedAt: &end, DurationMS: f(1e-7), Cost: f(1e21), CostSource: s("client"), SessionName: s(""),
 			InputData: s(""), Attributes: json.RawMessage(`{"a":[1,2,{"b":null}]}`),
-			Tags: map[string]string{"z": "1", "a": "<>"}, TraceTags: map[string]string{"t": "x"},
-			SessionTags: map[string]string{"s": "y"}, ErrorCode: s("E"), CodeLineno: &line,
+			Tags: Tags{{"a", "<>"}, {"z", "1"}}, TraceTags: Tags{{"t", "x"}},
+			SessionTags: Tags{{"s", "y"}}, ErrorCode: s("E"), CodeLineno: &line,
 			Link: &PromptLink{Task: "t", PromptVersion: 3}, Attachments: []Attachment{{Type: "image", Key: "k"}},
 		},
-		Span{DurationMS: f(0), Cost: f(-2.5e-9), Tags: map[string]string{}},
+		Span{DurationMS: f(0), Cost: f(-2.5e-9), Tags: Tags{}},
 		Span{DurationMS: f(123456.789), Cost: f(0.000123)},
 	)
 	for i, sp := range spans {
@@ -95,7 +95,7 @@ func FuzzAppendJSON(f *testing.F) {
 	f.Add("name", "input", 1.5, "k", "v", int64(1732212345123456000))
 	f.Add("\xff\u2028<", "", -1e-9, "", "\x00", int64(-1))
 	f.Fuzz(func(t *testing.T, name, input string, cost float64, k, v string, ns int64) {
-		sp := Span{Name: name, InputData: &input, Cost: &cost, Tags: map[string]string{k: v}, StartedAt: time.Unix(0, ns).UTC()}
+		sp := Span{Name: name, InputData: &input, Cost: &cost, Tags: Tags{{k, v}}, StartedAt: time.Unix(0, ns).UTC()}
 		want, err := json.Marshal(sp)
 		if err != nil {
 			return // NaN and infinities: never produced by the decoder

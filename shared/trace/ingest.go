@@ -252,7 +252,7 @@ func (s *Service) aggregate(ctx context.Context, projectID string, changed []wri
 			if sp.SessionName != nil {
 				sd.Name = *sp.SessionName
 			}
-			sd.Tags = mergeMaps(sd.Tags, sp.SessionTags)
+			sd.Tags = withTags(sd.Tags, sp.SessionTags)
 		}
 	}
 
@@ -338,7 +338,7 @@ func addSpan(d *TraceDelta, sp Span, prev *Summary) {
 	if d.SessionID == "" && sp.SessionID != nil {
 		d.SessionID = *sp.SessionID
 	}
-	d.Tags = mergeMaps(d.Tags, sp.TraceTags)
+	d.Tags = withTags(d.Tags, sp.TraceTags)
 	if sp.ParentSpanID == nil {
 		root := &RootSpan{SpanID: sp.ID, Name: sp.Name}
 		if sp.Status != nil {

@@ -61,7 +61,7 @@ func TestIngestStoresAndReadsBack(t *testing.T) {
 	root.InputData, root.OutputData = ptr(`[{"role":"user","content":"hi"}]`), ptr("hello!")
 	child := span(traceID, "openai.chat", &root.ID, start.Add(100*time.Millisecond), 500)
 	child.Kind, child.Cost, child.Status = trace.KindLLM, ptr(0.0042), ptr("error")
-	child.Tags = map[string]string{"env": "prod"}
+	child.Tags = trace.Tags{{Key: "env", Value: "prod"}}
 	child.Attributes = json.RawMessage(`{"model":"gpt-4o","inputTokens":100}`)
 
 	stored, err := h.svc.Ingest(ctx, h.project, []trace.Span{child, root})
@@ -77,7 +77,7 @@ func TestIngestStoresAndReadsBack(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "hello!", *recs[root.ID].OutputData)
 	assert.JSONEq(t, `{"model":"gpt-4o","inputTokens":100}`, string(recs[child.ID].Attributes))
-	assert.Equal(t, "prod", recs[child.ID].Tags["env"])
+	assert.Equal(t, map[string]string{"env": "prod"}, recs[child.ID].Tags.Map())
 
 	traces, err := h.store.Traces(ctx, h.project, []string{traceID})
 	require.NoError(t, err)
@@ -115,7 +115,7 @@ func TestIngestStoresAndReadsBack(t *testing.T) {
 
 	// A later write of the child changes only what it carries.
 	update := child
-	update.Status, update.Cost, update.OutputData, update.Tags = ptr("ok"), ptr(0.01), ptr("fixed"), map[string]string{"retry": "1"}
+	update.Status, update.Cost, update.OutputData, update.Tags = ptr("ok"), ptr(0.01), ptr("fixed"), trace.Tags{{Key: "retry", Value: "1"}}
 	update.InputData, update.Attributes = nil, json.RawMessage(`{"outputTokens":7}`)
 	update.UpdatedAt = time.Now().UTC().Add(time.Second)
 	_, err = h.svc.Ingest(ctx, h.project, []trace.Span{update})
@@ -126,7 +126,7 @@ func TestIngestStoresAndReadsBack(t *testing.T) {
 	require.NoError(t, err)
 	got := recs[child.ID]
 	assert.Equal(t, "fixed", *got.OutputData)
-	assert.Equal(t, map[string]string{"env": "prod", "retry": "1"}, got.Tags)
+	assert.Equal(t, map[string]string{"env": "prod", "retry": "1"}, got.Tags.Map())
 	assert.JSONEq(t, `{"model":"gpt-4o","inputTokens":100,"outputTokens":7}`, string(got.Attributes))
 	assert.Equal(t, trace.KindLLM, got.Kind, "kind is kept when the later write does not name one")
 	traces, err = h.store.Traces(ctx, h.project, []string{traceID})

@@ -36,9 +36,9 @@ func Merge(stored, later Span) Span {
 	set(&m.LLM, later.LLM)
 	set(&m.Link, later.Link)
 	m.Attributes = mergeObjects(stored.Attributes, later.Attributes)
-	m.Tags = mergeMaps(stored.Tags, later.Tags)
-	m.TraceTags = mergeMaps(stored.TraceTags, later.TraceTags)
-	m.SessionTags = mergeMaps(stored.SessionTags, later.SessionTags)
+	m.Tags = MergeTags(stored.Tags, later.Tags)
+	m.TraceTags = MergeTags(stored.TraceTags, later.TraceTags)
+	m.SessionTags = MergeTags(stored.SessionTags, later.SessionTags)
 	if len(later.Attachments) > 0 {
 		m.Attachments = later.Attachments
 	}
@@ -51,15 +51,18 @@ func set[T any](dst **T, v *T) {
 	}
 }
 
-func mergeMaps(a, b map[string]string) map[string]string {
-	if len(b) == 0 {
-		return a
+// withTags returns a copy of m with tags set over it; m itself when tags is empty.
+func withTags(m map[string]string, tags Tags) map[string]string {
+	if len(tags) == 0 {
+		return m
 	}
-	out := maps.Clone(a)
+	out := maps.Clone(m)
 	if out == nil {
-		out = make(map[string]string, len(b))
+		out = make(map[string]string, len(tags))
 	}
-	maps.Copy(out, b)
+	for _, t := range tags {
+		out[t.Key] = t.Value
+	}
 	return out
 }
 

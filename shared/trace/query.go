@@ -368,7 +368,7 @@ func (q *Queries) confirm(ctx context.Context, hits *[]Summary, maybe map[string
 			code = *r.ErrorCode
 		}
 		full := h
-		full.Name, full.ErrorCode, full.Tags, full.NameCut, full.ErrorCodeCut, full.TagsCut = r.Name, code, r.Tags, false, false, false
+		full.Name, full.ErrorCode, full.Tags, full.NameCut, full.ErrorCodeCut, full.TagsCut = r.Name, code, r.Tags.Map(), false, false, false
 		ok, _ := sq.match(full)
 		return !ok
 	})

@@ -47,15 +47,15 @@ type Span struct {
 	OutputData  *string `json:"output_data"`
 	// Attributes is the client's attribute object, compact JSON, kept exactly as sent ({} when
 	// absent). What Plume itself needs from it is parsed into LLM and Link.
-	Attributes   json.RawMessage   `json:"attributes"`
-	Tags         map[string]string `json:"tags"`
-	TraceTags    map[string]string `json:"trace_tags,omitempty"`
-	SessionTags  map[string]string `json:"session_tags,omitempty"`
-	ErrorCode    *string           `json:"error_code"`
-	ErrorMessage *string           `json:"error_message"`
-	ErrorStack   *string           `json:"error_stack"`
-	CodeFilepath *string           `json:"code_filepath"`
-	CodeLineno   *int              `json:"code_lineno"`
+	Attributes   json.RawMessage `json:"attributes"`
+	Tags         Tags            `json:"tags"`
+	TraceTags    Tags            `json:"trace_tags,omitempty"`
+	SessionTags  Tags            `json:"session_tags,omitempty"`
+	ErrorCode    *string         `json:"error_code"`
+	ErrorMessage *string         `json:"error_message"`
+	ErrorStack   *string         `json:"error_stack"`
+	CodeFilepath *string         `json:"code_filepath"`
+	CodeLineno   *int            `json:"code_lineno"`
 	// LLM is the model usage read from the attributes (kind llm, or any span naming a model).
 	LLM *LLMUsage `json:"-"`
 	// Link ties an llm span to the prompt version it used (attributes.zeroeval, COMPAT.md).

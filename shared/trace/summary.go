@@ -2,8 +2,6 @@ package trace
 
 import (
 	"cmp"
-	"maps"
-	"slices"
 	"unicode/utf8"
 
 	"github.com/plumehq/plume/shared/prompt"
@@ -65,19 +63,19 @@ func cut(s string, n int) (string, bool) {
 }
 
 // boundTags keeps whole tags, in key order, while their keys and values fit in n bytes.
-func boundTags(tags map[string]string, n int) (map[string]string, bool) {
+func boundTags(tags Tags, n int) (map[string]string, bool) {
 	if len(tags) == 0 {
 		return nil, false
 	}
 	out := make(map[string]string, len(tags))
 	used := 0
-	for _, k := range slices.Sorted(maps.Keys(tags)) {
-		size := len(k) + len(tags[k])
+	for _, t := range tags {
+		size := len(t.Key) + len(t.Value)
 		if used+size > n {
 			return out, true
 		}
 		used += size
-		out[k] = tags[k]
+		out[t.Key] = t.Value
 	}
 	return out, false
 }
