@@ -1485,11 +1485,16 @@ func (t *spanText) parseLink(a *wireAttributes) (PromptLink, bool) {
 // (validation, then decoding) through a state machine, and its one-pass decode into a struct
 // of the wire fields alone takes about twice as long as all of DecodeBatch (BenchmarkDecodeBatch
 // body); this reader skips string contents eight bytes at a time (specialMask).
+//
+// The methods that walk values (value, object, array, str, num, lit) take the index to read
+// at and return the index after what they read, keeping the position in a register; pos is
+// the position of the methods that read step by step (skipWS, next, nextMember, skipValue,
+// readString), which are built on them.
 type jsonReader struct {
 	data  []byte
 	pos   int
 	depth int
-	// While recordGaps is set, skipWS appends to gaps the offsets [start, end) of each run of
+	// While recordGaps is set, ws appends to gaps the offsets [start, end) of each run of
 	// whitespace it skips, which lets compactGaps compact the value read meanwhile by copying.
 	recordGaps bool
 	gaps       []int
@@ -1514,20 +1519,40 @@ func (r *jsonReader) failChar(context string) error {
 	return r.fail(fmt.Sprintf("invalid character %q %s", r.data[r.pos], context))
 }
 
-func (r *jsonReader) skipWS() {
-	if r.pos >= len(r.data) || r.data[r.pos] > ' ' {
-		return // the common case: no whitespace
+// failAt is fail at index i (which becomes the position).
+func (r *jsonReader) failAt(i int, msg string) error {
+	r.pos = i
+	return r.fail(msg)
+}
+
+// failCharAt is failChar at index i (which becomes the position).
+func (r *jsonReader) failCharAt(i int, context string) error {
+	r.pos = i
+	return r.failChar(context)
+}
+
+// ws returns the index of the first byte at or after i that is not whitespace.
+func (r *jsonReader) ws(i int) int {
+	if i < len(r.data) && r.data[i] > ' ' {
+		return i // the common case: no whitespace
 	}
-	start := r.pos
-	for r.pos < len(r.data) && isSpace[r.data[r.pos]] {
-		r.pos++
+	return r.wsRun(i)
+}
+
+func (r *jsonReader) wsRun(i int) int {
+	d, start := r.data, i
+	for i < len(d) && isSpace[d[i]] {
+		i++
 	}
-	if r.recordGaps && r.pos > start {
-		r.gaps = append(r.gaps, start, r.pos)
+	if r.recordGaps && i > start {
+		r.gaps = append(r.gaps, start, i)
 	}
+	return i
 }
 
 var isSpace = [256]bool{' ': true, '\t': true, '\n': true, '\r': true}
+
+func (r *jsonReader) skipWS() { r.pos = r.ws(r.pos) }
 
 // enter consumes the '{' or '[' at r.pos.
 func (r *jsonReader) enter() error {
@@ -1542,22 +1567,23 @@ func (r *jsonReader) enter() error {
 // next moves to the next element of the open object or array; it reports false after
 // consuming the closing delimiter. first is true before the first element.
 func (r *jsonReader) next(closing byte, first bool) (bool, error) {
-	r.skipWS()
-	if r.pos >= len(r.data) {
-		return false, r.fail("unexpected end of JSON input")
+	d := r.data
+	i := r.ws(r.pos)
+	if i >= len(d) {
+		return false, r.failAt(i, "unexpected end of JSON input")
 	}
-	if r.data[r.pos] == closing {
-		r.pos++
+	if d[i] == closing {
+		r.pos = i + 1
 		r.depth--
 		return false, nil
 	}
 	if !first {
-		if r.data[r.pos] != ',' {
-			return false, r.failChar("after element")
+		if d[i] != ',' {
+			return false, r.failCharAt(i, "after element")
 		}
-		r.pos++
-		r.skipWS()
+		i = r.ws(i + 1)
 	}
+	r.pos = i
 	return true, nil
 }
 
@@ -1565,141 +1591,215 @@ func (r *jsonReader) next(closing byte, first bool) (bool, error) {
 // after it, which leaves r.pos on the value. The key is decoded when it has escapes, else it
 // is a slice of data. (One call instead of two: it runs for every member.)
 func (r *jsonReader) nextMember(first bool) (key []byte, more bool, err error) {
-	r.skipWS()
-	if r.pos >= len(r.data) {
-		return nil, false, r.fail("unexpected end of JSON input")
+	d := r.data
+	i := r.ws(r.pos)
+	if i >= len(d) {
+		return nil, false, r.failAt(i, "unexpected end of JSON input")
 	}
-	if r.data[r.pos] == '}' {
-		r.pos++
+	if d[i] == '}' {
+		r.pos = i + 1
 		r.depth--
 		return nil, false, nil
 	}
 	if !first {
-		if r.data[r.pos] != ',' {
-			return nil, false, r.failChar("after element")
+		if d[i] != ',' {
+			return nil, false, r.failCharAt(i, "after element")
 		}
-		r.pos++
-		r.skipWS()
+		i = r.ws(i + 1)
 	}
-	if r.pos >= len(r.data) || r.data[r.pos] != '"' {
-		return nil, false, r.failChar("looking for beginning of object key string")
+	if i >= len(d) || d[i] != '"' {
+		return nil, false, r.failCharAt(i, "looking for beginning of object key string")
 	}
-	raw, escaped, err := r.readString()
+	end, escaped, err := r.str(i)
 	if err != nil {
 		return nil, false, err
 	}
-	r.skipWS()
-	if r.pos >= len(r.data) || r.data[r.pos] != ':' {
-		return nil, false, r.failChar("after object key")
+	key = d[i+1 : end-1]
+	i = r.ws(end)
+	if i >= len(d) || d[i] != ':' {
+		return nil, false, r.failCharAt(i, "after object key")
 	}
-	r.pos++
-	r.skipWS()
+	r.pos = r.ws(i + 1)
 	if escaped {
-		return []byte(unescape(raw)), true, nil
+		key = []byte(unescape(key))
 	}
-	return raw, true, nil
+	return key, true, nil
 }
 
 // skipValue validates and skips one value (and the whitespace before it).
 func (r *jsonReader) skipValue() error {
-	r.skipWS()
-	if r.pos >= len(r.data) {
-		return r.fail("unexpected end of JSON input")
+	i, err := r.value(r.pos)
+	if err == nil {
+		r.pos = i
 	}
-	switch c := r.data[r.pos]; c {
-	case '{':
-		if err := r.enter(); err != nil {
-			return err
-		}
-		for first := true; ; first = false {
-			_, more, err := r.nextMember(first)
-			if err != nil || !more {
-				return err
-			}
-			if err := r.skipValue(); err != nil {
-				return err
-			}
-		}
-	case '[':
-		if err := r.enter(); err != nil {
-			return err
-		}
-		for first := true; ; first = false {
-			more, err := r.next(']', first)
-			if err != nil || !more {
-				return err
-			}
-			if err := r.skipValue(); err != nil {
-				return err
-			}
-		}
+	return err
+}
+
+// value validates the value at or after index i (whitespace first) and returns the index after
+// it. On an error, r.pos is where it was found.
+func (r *jsonReader) value(i int) (int, error) {
+	d := r.data
+	if i = r.ws(i); i >= len(d) {
+		return i, r.failAt(i, "unexpected end of JSON input")
+	}
+	switch c := d[i]; c {
 	case '"':
-		_, _, err := r.readString()
-		return err
+		end, _, err := r.str(i)
+		return end, err
+	case '{':
+		return r.object(i)
+	case '[':
+		return r.array(i)
 	case 't':
-		return r.literal("true")
+		return r.lit(i, "true")
 	case 'f':
-		return r.literal("false")
+		return r.lit(i, "false")
 	case 'n':
-		return r.literal("null")
+		return r.lit(i, "null")
 	default:
 		if c == '-' || '0' <= c && c <= '9' {
-			return r.number()
+			return r.num(i)
 		}
-		return r.failChar("looking for beginning of value")
+		return i, r.failCharAt(i, "looking for beginning of value")
 	}
+}
+
+// object reads the object whose '{' is at index i.
+func (r *jsonReader) object(i int) (int, error) {
+	if r.depth++; r.depth > maxDepth {
+		return i, r.failAt(i, "exceeded max nesting depth")
+	}
+	d := r.data
+	if i = r.ws(i + 1); i < len(d) && d[i] == '}' {
+		r.depth--
+		return i + 1, nil
+	}
+	for {
+		if i >= len(d) || d[i] != '"' {
+			return i, r.failCharAt(i, "looking for beginning of object key string")
+		}
+		end, _, err := r.str(i)
+		if err != nil {
+			return end, err
+		}
+		if i = r.ws(end); i >= len(d) || d[i] != ':' {
+			return i, r.failCharAt(i, "after object key")
+		}
+		if i, err = r.value(i + 1); err != nil {
+			return i, err
+		}
+		if i = r.ws(i); i >= len(d) {
+			return i, r.failAt(i, "unexpected end of JSON input")
+		}
+		switch d[i] {
+		case ',':
+			i = r.ws(i + 1)
+		case '}':
+			r.depth--
+			return i + 1, nil
+		default:
+			return i, r.failCharAt(i, "after element")
+		}
+	}
+}
+
+// array reads the array whose '[' is at index i.
+func (r *jsonReader) array(i int) (int, error) {
+	if r.depth++; r.depth > maxDepth {
+		return i, r.failAt(i, "exceeded max nesting depth")
+	}
+	d := r.data
+	if i = r.ws(i + 1); i < len(d) && d[i] == ']' {
+		r.depth--
+		return i + 1, nil
+	}
+	for {
+		var err error
+		if i, err = r.value(i); err != nil {
+			return i, err
+		}
+		if i = r.ws(i); i >= len(d) {
+			return i, r.failAt(i, "unexpected end of JSON input")
+		}
+		switch d[i] {
+		case ',':
+			i++
+		case ']':
+			r.depth--
+			return i + 1, nil
+		default:
+			return i, r.failCharAt(i, "after element")
+		}
+	}
+}
+
+// lit reads the literal word (true, false or null) at index i.
+func (r *jsonReader) lit(i int, word string) (int, error) {
+	d := r.data
+	if len(d)-i >= len(word) && string(d[i:i+len(word)]) == word {
+		return i + len(word), nil
+	}
+	for j := 0; j < len(word); j++ { // where it goes wrong, for the message
+		if i+j >= len(d) || d[i+j] != word[j] {
+			return i + j, r.failCharAt(i+j, "in literal "+word)
+		}
+	}
+	return i + len(word), nil
 }
 
 func (r *jsonReader) literal(word string) error {
-	for i := 0; i < len(word); i++ {
-		if r.pos >= len(r.data) || r.data[r.pos] != word[i] {
-			return r.failChar("in literal " + word)
-		}
-		r.pos++
-	}
-	return nil
+	i, err := r.lit(r.pos, word)
+	r.pos = i
+	return err
 }
 
-// number validates a number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
-func (r *jsonReader) number() error {
+// num reads a number at index i: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func (r *jsonReader) num(i int) (int, error) {
 	d := r.data
-	if r.pos < len(d) && d[r.pos] == '-' {
-		r.pos++
+	if i < len(d) && d[i] == '-' {
+		i++
 	}
 	switch {
-	case r.pos < len(d) && d[r.pos] == '0':
-		r.pos++
-	case r.pos < len(d) && '1' <= d[r.pos] && d[r.pos] <= '9':
-		r.skipDigits()
+	case i < len(d) && d[i] == '0':
+		i++
+	case i < len(d) && '1' <= d[i] && d[i] <= '9':
+		i = skipDigits(d, i+1)
 	default:
-		return r.failChar("in numeric literal")
+		return i, r.failCharAt(i, "in numeric literal")
 	}
-	if r.pos < len(d) && d[r.pos] == '.' {
-		r.pos++
-		if r.skipDigits() == 0 {
-			return r.failChar("after decimal point in numeric literal")
+	if i < len(d) && d[i] == '.' {
+		j := skipDigits(d, i+1)
+		if j == i+1 {
+			return j, r.failCharAt(j, "after decimal point in numeric literal")
 		}
+		i = j
 	}
-	if r.pos < len(d) && (d[r.pos] == 'e' || d[r.pos] == 'E') {
-		r.pos++
-		if r.pos < len(d) && (d[r.pos] == '+' || d[r.pos] == '-') {
-			r.pos++
+	if i < len(d) && (d[i] == 'e' || d[i] == 'E') {
+		i++
+		if i < len(d) && (d[i] == '+' || d[i] == '-') {
+			i++
 		}
-		if r.skipDigits() == 0 {
-			return r.failChar("in exponent of numeric literal")
+		j := skipDigits(d, i)
+		if j == i {
+			return j, r.failCharAt(j, "in exponent of numeric literal")
 		}
+		i = j
 	}
-	return nil
+	return i, nil
 }
 
-func (r *jsonReader) skipDigits() int {
-	d, start := r.data, r.pos
-	i := start
+// number validates the number at r.pos.
+func (r *jsonReader) number() error {
+	i, err := r.num(r.pos)
+	r.pos = i
+	return err
+}
+
+func skipDigits(d []byte, i int) int {
 	for i < len(d) && '0' <= d[i] && d[i] <= '9' {
 		i++
 	}
-	r.pos = i
-	return i - start
+	return i
 }
 
 const (
@@ -1719,7 +1819,7 @@ func specialMask(x uint64) uint64 {
 // nextSpecial returns the index of the first byte of d[i:] that specialMask flags, or len(d).
 func nextSpecial(d []byte, i int) int {
 	for ; i+8 <= len(d); i += 8 {
-		if m := specialMask(binary.LittleEndian.Uint64(d[i:])); m != 0 {
+		if m := specialMask(binary.LittleEndian.Uint64(d[i : i+8])); m != 0 {
 			return i + bits.TrailingZeros64(m)>>3
 		}
 	}
@@ -1734,39 +1834,46 @@ func nextSpecial(d []byte, i int) int {
 // readString validates the string at r.pos and returns its contents (without the quotes) and
 // whether it has escapes.
 func (r *jsonReader) readString() (contents []byte, escaped bool, err error) {
-	// The hottest loop of the reader: nextSpecial, inlined, up to the end of the usual string,
-	// which has no escapes. Everything else is left to readStringRest.
-	d, start := r.data, r.pos+1
-	i := start
-	for ; i+8 <= len(d); i += 8 {
-		if m := specialMask(binary.LittleEndian.Uint64(d[i:])); m != 0 {
+	start := r.pos
+	end, escaped, err := r.str(start)
+	if err != nil {
+		return nil, false, err
+	}
+	r.pos = end
+	return r.data[start+1 : end-1], escaped, nil
+}
+
+// str validates the string whose opening quote is at index i and returns the index after its
+// closing quote and whether it has escapes.
+func (r *jsonReader) str(i int) (end int, escaped bool, err error) {
+	// The hottest loop of the reader, up to the end of the usual string, which has no escapes.
+	// Everything else is left to strRest.
+	d := r.data
+	for i++; i+8 <= len(d); i += 8 {
+		if m := specialMask(binary.LittleEndian.Uint64(d[i : i+8])); m != 0 {
 			if i += bits.TrailingZeros64(m) >> 3; d[i] == '"' {
-				r.pos = i + 1
-				return d[start:i], false, nil
+				return i + 1, false, nil
 			}
 			break
 		}
 	}
-	return r.readStringRest(start, i)
+	return r.strRest(i)
 }
 
-// readStringRest is readString from d[i] on, where d[start:i] has no special byte.
-func (r *jsonReader) readStringRest(start, i int) (contents []byte, escaped bool, err error) {
+// strRest is str from index i on, where no special byte precedes i in the string.
+func (r *jsonReader) strRest(i int) (end int, escaped bool, err error) {
 	d := r.data
 	for {
 		if i = nextSpecial(d, i); i >= len(d) {
-			r.pos = i
-			return nil, false, r.fail("unexpected end of JSON input")
+			return i, false, r.failAt(i, "unexpected end of JSON input")
 		}
 		switch c := d[i]; {
 		case c == '"':
-			r.pos = i + 1
-			return d[start:i], escaped, nil
+			return i + 1, escaped, nil
 		case c == '\\':
 			escaped = true
 			if i+1 >= len(d) {
-				r.pos = i + 1
-				return nil, false, r.fail("unexpected end of JSON input")
+				return i + 1, false, r.failAt(i+1, "unexpected end of JSON input")
 			}
 			switch d[i+1] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
@@ -1774,18 +1881,15 @@ func (r *jsonReader) readStringRest(start, i int) (contents []byte, escaped bool
 			case 'u':
 				for j := i + 2; j < i+6; j++ {
 					if j >= len(d) || !isHex(d[j]) {
-						r.pos = j
-						return nil, false, r.failChar("in \\u hexadecimal character escape")
+						return j, false, r.failCharAt(j, "in \\u hexadecimal character escape")
 					}
 				}
 				i += 6
 			default:
-				r.pos = i + 1
-				return nil, false, r.failChar("in string escape code")
+				return i + 1, false, r.failCharAt(i+1, "in string escape code")
 			}
 		default: // c < 0x20
-			r.pos = i
-			return nil, false, r.failChar("in string literal")
+			return i, false, r.failCharAt(i, "in string literal")
 		}
 	}
 }
