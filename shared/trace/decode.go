@@ -3,6 +3,7 @@ package trace
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"math/bits"
@@ -121,14 +122,24 @@ func DecodeBatch(body []byte, projectID string, now time.Time) (spans []Span, re
 		if err != nil {
 			return nil, nil, notJSON(err)
 		}
-		var (
-			s      Span
-			reason error
-		)
+		// The span is made in place, in the slot after the last valid one: a Span is large.
+		if len(spans) == cap(spans) {
+			room := 8
+			if len(spans) >= 8 {
+				// Room for the rest of the body at the average size of the elements so far,
+				// and an eighth more for a low estimate: past a few spans, usually one
+				// allocation instead of growing through powers of two.
+				rest := (len(body) - r.pos) / ((r.pos - elemsStart) / (n + 1))
+				room = min(1+rest+rest/8, MaxSpansPerBatch-n)
+			}
+			grown := make([]Span, len(spans), len(spans)+room)
+			spans = grown[:copy(grown, spans)]
+		}
+		var reason error
 		if object {
-			s, reason = w.span(projectID, now)
+			reason = w.span(&spans[:len(spans)+1][len(spans)], projectID, now)
 		} else {
-			reason = fmt.Errorf("span must be a JSON object")
+			reason = errors.New("span must be a JSON object")
 		}
 		if reason != nil {
 			rejected = append(rejected, Rejected{Index: n, ID: w.rejectedID(), Error: reason.Error()})
@@ -136,15 +147,7 @@ func DecodeBatch(body []byte, projectID string, now time.Time) (spans []Span, re
 				reasons = append(reasons, fmt.Sprintf("[%d] %v", n, reason))
 			}
 		} else {
-			if len(spans) == cap(spans) && len(spans) >= 8 {
-				// Room for the rest of the body at the average size of the elements so far,
-				// and an eighth more for a low estimate: past a few spans, usually one
-				// allocation instead of growing through powers of two.
-				rest := (len(body) - r.pos) / ((r.pos - elemsStart) / (n + 1))
-				grown := make([]Span, len(spans), len(spans)+min(1+rest+rest/8, MaxSpansPerBatch-n))
-				spans = grown[:copy(grown, spans)]
-			}
-			spans = append(spans, s)
+			spans = spans[:len(spans)+1]
 		}
 		n++
 	}
@@ -472,51 +475,52 @@ func optionalRef(slot *string, v string) *string {
 	return ref(slot, v)
 }
 
-// span applies the rules of DecodeBatch to w. The error is the reason the span is rejected.
-func (w *wireSpan) span(projectID string, now time.Time) (Span, error) {
-	s := Span{ProjectID: projectID, CreatedAt: now, UpdatedAt: now}
+// span applies the rules of DecodeBatch to w, making the span in *s. The error is the reason
+// the span is rejected (*s is then to be ignored).
+func (w *wireSpan) span(s *Span, projectID string, now time.Time) error {
+	*s = Span{ProjectID: projectID, CreatedAt: now, UpdatedAt: now}
 	v := new(spanValues)
 	var err error
 
 	if s.ID, err = w.uuidField("id", w.id); err != nil {
-		return Span{}, err
+		return err
 	}
 	if s.ID == "" {
 		s.ID = uuid.NewString()
 	}
 	if s.TraceID, err = w.uuidField("trace_id", w.traceID); err != nil {
-		return Span{}, err
+		return err
 	}
 	if s.TraceID == "" {
-		return Span{}, fmt.Errorf("trace_id: required")
+		return fmt.Errorf("trace_id: required")
 	}
 	parent, err := w.uuidField("parent_span_id", w.parentSpanID)
 	if err != nil {
-		return Span{}, err
+		return err
 	}
 	s.ParentSpanID = optionalRef(&v.parent, parent)
 
 	if s.Name, err = w.stringField("name", w.name, MaxNameLen); err != nil {
-		return Span{}, err
+		return err
 	}
 	if s.Name == "" {
-		return Span{}, fmt.Errorf("name: required")
+		return fmt.Errorf("name: required")
 	}
 	if s.Kind, err = w.kindField(w.kind); err != nil {
-		return Span{}, err
+		return err
 	}
 	status, err := w.statusField(w.status)
 	if err != nil {
-		return Span{}, err
+		return err
 	}
 	s.Status = optionalRef(&v.status, status)
 
-	if err := w.times(&s, v, now); err != nil {
-		return Span{}, err
+	if err := w.times(s, v, now); err != nil {
+		return err
 	}
 	cost, ok, err := nonNegativeField("cost", w.cost)
 	if err != nil {
-		return Span{}, err
+		return err
 	}
 	if ok {
 		s.Cost = ref(&v.cost, cost)
@@ -524,21 +528,21 @@ func (w *wireSpan) span(projectID string, now time.Time) (Span, error) {
 
 	input, ok, err := w.dataField("input_data", w.inputData)
 	if err != nil {
-		return Span{}, err
+		return err
 	}
 	if ok {
 		s.InputData = ref(&v.input, input)
 	}
 	output, ok, err := w.dataField("output_data", w.outputData)
 	if err != nil {
-		return Span{}, err
+		return err
 	}
 	if ok {
 		s.OutputData = ref(&v.output, output)
 	}
 
 	if s.Attributes, err = attributesField(w.attributes, w.attrGaps, w.attrStart); err != nil {
-		return Span{}, err
+		return err
 	}
 	if llm, ok := w.parseLLMUsage(&w.attr); ok {
 		s.LLM = ref(&v.llm, llm)
@@ -548,19 +552,19 @@ func (w *wireSpan) span(projectID string, now time.Time) (Span, error) {
 	}
 
 	if s.Tags, err = w.tagsField("tags", w.tags); err != nil {
-		return Span{}, err
+		return err
 	}
 	if s.TraceTags, err = w.tagsField("trace_tags", w.traceTags); err != nil {
-		return Span{}, err
+		return err
 	}
-	if err := w.sessionFields(&s, v); err != nil {
-		return Span{}, err
+	if err := w.sessionFields(s, v); err != nil {
+		return err
 	}
 
-	if err := w.errorFields(&s, v); err != nil {
-		return Span{}, err
+	if err := w.errorFields(s, v); err != nil {
+		return err
 	}
-	return s, nil
+	return nil
 }
 
 // times sets StartedAt, EndedAt and DurationMS.
@@ -914,6 +918,9 @@ func (t *spanText) tagsField(name string, raw []byte) (Tags, error) {
 	if !isObject(raw) {
 		return nil, fmt.Errorf("%s: must be an object, got %s", name, jsonKind(raw))
 	}
+	if len(raw) == 2 {
+		return nil, nil // {}
+	}
 	// A member takes at least 6 bytes ("k":1,): room for all of them without growing.
 	tags := t.tags.take(min(len(raw)/6+1, MaxTagKeys+1))
 	for it := iterMembers(raw); it.next(); {
@@ -957,8 +964,9 @@ type tagArena struct {
 	free Tags // the unused rest of the current array (len == cap)
 }
 
-// arenaTags is the size of an arena's arrays, in tags.
-const arenaTags = 256
+// arenaTags is the size of an arena's arrays, in tags: a few spans' worth (what is left of an
+// array too small for a set is not used).
+const arenaTags = 64
 
 // take returns an empty tag set with room for n tags.
 func (a *tagArena) take(n int) Tags {
