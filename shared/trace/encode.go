@@ -88,6 +88,30 @@ func (s *Span) AppendJSON(b []byte) []byte {
 	return append(b, '}')
 }
 
+// maxUnix is the Unix time of 10000-01-01T00:00:00Z.
+const maxUnix = 253402300800
+
+// civil returns the date of the day that is days (>= 0) after 1970-01-01, by Howard Hinnant's
+// days-to-civil algorithm (http://howardhinnant.github.io/date_algorithms.html#civil_from_days).
+func civil(days int64) (year, month, day int) {
+	z := days + 719468 // days since 0000-03-01
+	era := z / 146097
+	doe := z - era*146097                                  // day of the 400-year era
+	yoe := (doe - doe/1460 + doe/36524 - doe/146096) / 365 // year of the era
+	doy := doe - (365*yoe + yoe/4 - yoe/100)               // day of the year, from March 1st
+	mp := (5*doy + 2) / 153                                // month, from March
+	day = int(doy - (153*mp+2)/5 + 1)
+	month = int(mp + 3)
+	if month > 12 {
+		month -= 12
+	}
+	year = int(yoe + era*400)
+	if month <= 2 {
+		year++
+	}
+	return year, month, day
+}
+
 func appendOptString(b []byte, key string, v *string, omitEmpty bool) []byte {
 	if v == nil {
 		if omitEmpty {
@@ -168,30 +192,50 @@ func appendTime(b []byte, t time.Time) []byte {
 }
 
 // appendUTC is t.AppendFormat(b, time.RFC3339Nano) for a UTC time, as every decoded span time
-// is: in about half the time for the years 0 to 9999.
+// is: in a fraction of the time for the years 1970 to 9999.
 func appendUTC(b []byte, t time.Time) []byte {
-	year, month, day := t.Date()
-	if year < 0 || year > 9999 {
+	unix := t.Unix()
+	if unix < 0 || unix >= maxUnix {
 		return t.AppendFormat(b, time.RFC3339Nano)
 	}
-	hour, minute, sec := t.Clock()
-	b = append(b, byte('0'+year/1000), byte('0'+year/100%10), byte('0'+year/10%10), byte('0'+year%10),
-		'-', byte('0'+month/10), byte('0'+month%10), '-', byte('0'+day/10), byte('0'+day%10),
-		'T', byte('0'+hour/10), byte('0'+hour%10), ':', byte('0'+minute/10), byte('0'+minute%10),
-		':', byte('0'+sec/10), byte('0'+sec%10))
+	year, month, day := civil(unix / 86400)
+	secs := int(unix % 86400)
+	// 2006-01-02T15:04:05.999999999Z, two digits at a time.
+	var buf [30]byte
+	put2(buf[0:], year/100)
+	put2(buf[2:], year%100)
+	buf[4] = '-'
+	put2(buf[5:], month)
+	buf[7] = '-'
+	put2(buf[8:], day)
+	buf[10] = 'T'
+	put2(buf[11:], secs/3600)
+	buf[13] = ':'
+	put2(buf[14:], secs%3600/60)
+	buf[16] = ':'
+	put2(buf[17:], secs%60)
+	n := 19
 	if ns := t.Nanosecond(); ns != 0 {
-		var frac [9]byte
-		for i := len(frac) - 1; i >= 0; i-- {
-			frac[i] = byte('0' + ns%10)
-			ns /= 10
-		}
-		n := len(frac)
-		for frac[n-1] == '0' {
+		buf[19] = '.'
+		put2(buf[20:], ns/10000000)
+		put2(buf[22:], ns/100000%100)
+		put2(buf[24:], ns/1000%100)
+		put2(buf[26:], ns/10%100)
+		buf[28] = byte('0' + ns%10)
+		n = 29
+		for buf[n-1] == '0' {
 			n--
 		}
-		b = append(append(b, '.'), frac[:n]...)
 	}
-	return append(b, 'Z')
+	buf[n] = 'Z'
+	return append(b, buf[:n+1]...)
+}
+
+// put2 writes v (0 to 99) as two decimal digits.
+func put2(b []byte, v int) {
+	const digits = "00010203040506070809101112131415161718192021222324252627282930313233343536373839" +
+		"404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
+	b[0], b[1] = digits[2*v], digits[2*v+1]
 }
 
 const hexDigits = "0123456789abcdef"

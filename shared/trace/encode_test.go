@@ -105,3 +105,14 @@ func FuzzAppendJSON(f *testing.F) {
 		}
 	})
 }
+
+// TestCivilEveryDay holds civil to package time for every day appendUTC formats with it.
+func TestCivilEveryDay(t *testing.T) {
+	for days := int64(0); days < maxUnix/86400; days++ {
+		y, m, d := civil(days)
+		wy, wm, wd := time.Unix(days*86400, 0).UTC().Date()
+		if y != wy || m != int(wm) || d != wd {
+			t.Fatalf("day %d: civil %d-%d-%d, time %d-%d-%d", days, y, m, d, wy, wm, wd)
+		}
+	}
+}
