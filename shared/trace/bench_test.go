@@ -14,10 +14,17 @@ import (
 )
 
 // BenchmarkSpanPath measures, per span, what the ingest function's CPU does before and after its
-// AWS calls: decode and validate a 100-span SDK batch, price its llm spans, and encode every span
-// as the NDJSON line written to S3. It reports ns/span.
+// AWS calls: decode and validate a 100-span SDK batch (made of one SDK's fixture spans with new
+// ids), price its llm spans, and encode every span as the NDJSON line written to S3. It reports
+// ns/span.
 func BenchmarkSpanPath(b *testing.B) {
-	raw, err := os.ReadFile("testdata/python_batch.json")
+	for _, sdk := range []string{"python", "typescript"} {
+		b.Run(sdk, func(b *testing.B) { benchmarkSpanPath(b, "testdata/"+sdk+"_batch.json") })
+	}
+}
+
+func benchmarkSpanPath(b *testing.B, fixturePath string) {
+	raw, err := os.ReadFile(fixturePath)
 	if err != nil {
 		b.Fatal(err)
 	}
