@@ -85,8 +85,8 @@ func (t Tags) Map() map[string]string {
 	return m
 }
 
-// MergeTags returns a with the tags of b set over it (b wins). It returns a itself when b is
-// empty, else a new set: neither a nor b is modified.
+// MergeTags returns a with the tags of b set over it (b wins). Neither a nor b is modified;
+// the result is a itself when b is empty and b itself when a is, else a new set.
 func MergeTags(a, b Tags) Tags {
 	if len(b) == 0 {
 		return a
