@@ -1,18 +1,16 @@
 package prompts
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/plumehq/plume/internal/webtest"
 	"github.com/plumehq/plume/shared/auth"
 	"github.com/plumehq/plume/shared/ddb"
 	"github.com/plumehq/plume/shared/ddb/ddbtest"
@@ -75,32 +73,14 @@ type response struct {
 // string, which is sent as is.
 func (api *testAPI) do(t testing.TB, method, path, key string, body any) response {
 	t.Helper()
-	var rd io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		rd = bytes.NewBufferString(b)
-	default:
-		raw, err := json.Marshal(b)
-		require.NoError(t, err)
-		rd = bytes.NewReader(raw)
-	}
-	req := httptest.NewRequest(method, path, rd)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
-	}
-	return api.doRequest(t, req)
+	return api.doRequest(t, webtest.NewRequest(t, method, path, key, body))
 }
 
 // doRequest serves req and decodes the answer.
 func (api *testAPI) doRequest(t testing.TB, req *http.Request) response {
 	t.Helper()
-	rec := httptest.NewRecorder()
-	api.h.ServeHTTP(rec, req)
-	res := response{status: rec.Code, header: rec.Header(), raw: rec.Body.Bytes()}
+	rec := webtest.Serve(api.h, req)
+	res := response{status: rec.Status, header: rec.Header, raw: rec.Body}
 	if len(res.raw) > 0 && res.raw[0] == '[' {
 		require.NoError(t, json.Unmarshal(res.raw, &res.list), "body: %s", res.raw)
 	} else if len(res.raw) > 0 {

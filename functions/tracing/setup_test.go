@@ -1,12 +1,9 @@
 package tracing
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
@@ -14,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/plumehq/plume/internal/webtest"
 	"github.com/plumehq/plume/shared/auth"
 	"github.com/plumehq/plume/shared/blob"
 	"github.com/plumehq/plume/shared/blob/blobtest"
@@ -118,37 +116,15 @@ func (r response) errCode(t testing.TB) string {
 // do sends body (marshalled unless it is a string or []byte) with key as bearer.
 func (api *testAPI) do(t testing.TB, method, path, key string, body any) response {
 	t.Helper()
-	var rd io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		rd = bytes.NewBufferString(b)
-	case []byte:
-		rd = bytes.NewReader(b)
-	default:
-		raw, err := json.Marshal(b)
-		require.NoError(t, err)
-		rd = bytes.NewReader(raw)
-	}
-	req := httptest.NewRequest(method, path, rd)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
-	}
-	rec := httptest.NewRecorder()
-	api.h.ServeHTTP(rec, req)
-	return response{status: rec.Code, header: rec.Header(), raw: rec.Body.Bytes()}
+	res := webtest.Do(t, api.h, method, path, key, body)
+	return response{status: res.Status, header: res.Header, raw: res.Body}
 }
 
 // doContentType sends a raw body with an explicit Content-Type.
 func (api *testAPI) doContentType(t testing.TB, method, path, key, body, contentType string) response {
 	t.Helper()
-	req := httptest.NewRequest(method, path, bytes.NewBufferString(body))
+	req := webtest.NewRequest(t, method, path, key, body)
 	req.Header.Set("Content-Type", contentType)
-	req.Header.Set("Authorization", "Bearer "+key)
-	rec := httptest.NewRecorder()
-	api.h.ServeHTTP(rec, req)
-	return response{status: rec.Code, header: rec.Header(), raw: rec.Body.Bytes()}
+	res := webtest.Serve(api.h, req)
+	return response{status: res.Status, header: res.Header, raw: res.Body}
 }

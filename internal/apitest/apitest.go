@@ -4,12 +4,8 @@
 package apitest
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -20,6 +16,7 @@ import (
 	"github.com/plumehq/plume/functions/judges"
 	"github.com/plumehq/plume/functions/prompts"
 	"github.com/plumehq/plume/functions/tracing"
+	"github.com/plumehq/plume/internal/webtest"
 	"github.com/plumehq/plume/shared/auth"
 	"github.com/plumehq/plume/shared/blob"
 	"github.com/plumehq/plume/shared/blob/blobtest"
@@ -114,59 +111,12 @@ func (api *API) KeyFor(t testing.TB, tenant Tenant, userID string) string {
 }
 
 // Response is a recorded response.
-type Response struct {
-	Status int
-	Header http.Header
-	Body   []byte
-}
-
-// Decode unmarshals the body into v.
-func (r Response) Decode(t testing.TB, v any) {
-	t.Helper()
-	require.NoError(t, json.Unmarshal(r.Body, v), "body: %s", r.Body)
-}
-
-// Map decodes the body as a JSON object.
-func (r Response) Map(t testing.TB) map[string]any {
-	t.Helper()
-	var m map[string]any
-	r.Decode(t, &m)
-	return m
-}
-
-// ErrCode returns the code of an error body.
-func (r Response) ErrCode(t testing.TB) string {
-	t.Helper()
-	var body web.ErrorBody
-	r.Decode(t, &body)
-	return string(body.Error.Code)
-}
+type Response = webtest.Response
 
 // Do sends body (JSON-encoded unless it is a string or []byte) with key as bearer.
 func (api *API) Do(t testing.TB, method, path, key string, body any) Response {
 	t.Helper()
-	var rd io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		rd = bytes.NewBufferString(b)
-	case []byte:
-		rd = bytes.NewReader(b)
-	default:
-		raw, err := json.Marshal(b)
-		require.NoError(t, err)
-		rd = bytes.NewReader(raw)
-	}
-	req := httptest.NewRequest(method, path, rd)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
-	}
-	rec := httptest.NewRecorder()
-	api.Handler.ServeHTTP(rec, req)
-	return Response{Status: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
+	return webtest.Do(t, api.Handler, method, path, key, body)
 }
 
 // MustDo is Do that requires status 200.

@@ -1,0 +1,85 @@
+// Package webtest sends requests to an http.Handler in tests, as the SDKs and the CLI send
+// them: a JSON body and a bearer key. It imports no area of the API, so every area's own
+// tests can use it.
+package webtest
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/plumehq/plume/shared/web"
+)
+
+// Response is a recorded response.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// Decode unmarshals the body into v.
+func (r Response) Decode(t testing.TB, v any) {
+	t.Helper()
+	require.NoError(t, json.Unmarshal(r.Body, v), "body: %s", r.Body)
+}
+
+// Map decodes the body as a JSON object.
+func (r Response) Map(t testing.TB) map[string]any {
+	t.Helper()
+	var m map[string]any
+	r.Decode(t, &m)
+	return m
+}
+
+// ErrCode returns the code of an error body.
+func (r Response) ErrCode(t testing.TB) string {
+	t.Helper()
+	var body web.ErrorBody
+	r.Decode(t, &body)
+	return string(body.Error.Code)
+}
+
+// NewRequest makes a request with body (JSON-encoded unless it is a string or []byte, sent as
+// application/json) and key as bearer (none when empty).
+func NewRequest(t testing.TB, method, path, key string, body any) *http.Request {
+	t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = bytes.NewBufferString(b)
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		raw, err := json.Marshal(b)
+		require.NoError(t, err)
+		rd = bytes.NewReader(raw)
+	}
+	req := httptest.NewRequest(method, path, rd)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	return req
+}
+
+// Serve serves req with h and records the response.
+func Serve(h http.Handler, req *http.Request) Response {
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return Response{Status: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
+}
+
+// Do is Serve of NewRequest.
+func Do(t testing.TB, h http.Handler, method, path, key string, body any) Response {
+	t.Helper()
+	return Serve(h, NewRequest(t, method, path, key, body))
+}
