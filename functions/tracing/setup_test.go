@@ -1,14 +1,12 @@
 package tracing
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
 	"github.com/plumehq/plume/internal/webtest"
@@ -74,13 +72,8 @@ func newTestAPI(t testing.TB) *testAPI {
 
 func newTenant(t testing.TB, store *ddb.AuthStore) tenant {
 	t.Helper()
-	ctx := context.Background()
-	id := uuid.NewString()
-	require.NoError(t, store.CreateProject(ctx, auth.Project{ID: id, Name: "test", CreatedAt: time.Now()}))
-	secret, k, err := auth.NewKey(auth.KeySpec{ProjectID: id, User: auth.User{ID: "u-" + id[:8]}}, time.Now())
-	require.NoError(t, err)
-	require.NoError(t, store.CreateKey(ctx, k))
-	return tenant{projectID: id, key: secret}
+	tn := webtest.NewTenant(t, store)
+	return tenant{projectID: tn.ProjectID, key: tn.Key}
 }
 
 func (api *testAPI) now() time.Time {

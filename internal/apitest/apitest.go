@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
 	"github.com/plumehq/plume/functions/feedback"
@@ -45,11 +44,7 @@ type API struct {
 }
 
 // Tenant is a project and a key of it.
-type Tenant struct {
-	ProjectID string
-	Key       string
-	UserID    string
-}
+type Tenant = webtest.Tenant
 
 // Options change the API under test.
 type Options struct {
@@ -65,7 +60,7 @@ func New(t testing.TB, o Options) *API {
 	blobs, _, s3URL := blobtest.New(t)
 	authStore := ddb.NewAuthStore(table)
 	api := &API{Table: table, TableName: name, S3URL: s3URL, Blobs: blobs, DDB: counter, Auth: authStore}
-	api.A, api.B = NewTenant(t, authStore), NewTenant(t, authStore)
+	api.A, api.B = webtest.NewTenant(t, authStore), webtest.NewTenant(t, authStore)
 
 	authn := auth.NewAuthenticator(authStore, auth.MaxCacheTTL)
 	traces := ddb.NewTraceStore(table)
@@ -86,19 +81,6 @@ func New(t testing.TB, o Options) *API {
 	api.Handler = mux
 	counter.Reset()
 	return api
-}
-
-// NewTenant creates a project with one key.
-func NewTenant(t testing.TB, store *ddb.AuthStore) Tenant {
-	t.Helper()
-	ctx := context.Background()
-	id := uuid.NewString()
-	require.NoError(t, store.CreateProject(ctx, auth.Project{ID: id, Name: "test", CreatedAt: time.Now()}))
-	user := auth.User{ID: "u-" + id[:8], Email: id[:8] + "@example.com", Name: "Tester " + id[:4]}
-	secret, k, err := auth.NewKey(auth.KeySpec{ProjectID: id, User: user}, time.Now())
-	require.NoError(t, err)
-	require.NoError(t, store.CreateKey(ctx, k))
-	return Tenant{ProjectID: id, Key: secret, UserID: user.ID}
 }
 
 // KeyFor issues another key of tenant's project for another user.

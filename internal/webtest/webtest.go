@@ -1,18 +1,23 @@
 // Package webtest sends requests to an http.Handler in tests, as the SDKs and the CLI send
-// them: a JSON body and a bearer key. It imports no area of the API, so every area's own
-// tests can use it.
+// them: a JSON body and the bearer key of a tenant it creates. It imports no area of the API,
+// so every area's own tests can use it.
 package webtest
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/plumehq/plume/shared/auth"
+	"github.com/plumehq/plume/shared/ddb"
 	"github.com/plumehq/plume/shared/web"
 )
 
@@ -82,4 +87,24 @@ func Serve(h http.Handler, req *http.Request) Response {
 func Do(t testing.TB, h http.Handler, method, path, key string, body any) Response {
 	t.Helper()
 	return Serve(h, NewRequest(t, method, path, key, body))
+}
+
+// Tenant is a project and a key of it.
+type Tenant struct {
+	ProjectID string
+	Key       string
+	UserID    string
+}
+
+// NewTenant creates a project with one key, of a user of its own.
+func NewTenant(t testing.TB, store *ddb.AuthStore) Tenant {
+	t.Helper()
+	ctx := context.Background()
+	id := uuid.NewString()
+	require.NoError(t, store.CreateProject(ctx, auth.Project{ID: id, Name: "test", CreatedAt: time.Now()}))
+	user := auth.User{ID: "u-" + id[:8], Email: id[:8] + "@example.com", Name: "Tester " + id[:4]}
+	secret, k, err := auth.NewKey(auth.KeySpec{ProjectID: id, User: user}, time.Now())
+	require.NoError(t, err)
+	require.NoError(t, store.CreateKey(ctx, k))
+	return Tenant{ProjectID: id, Key: secret, UserID: user.ID}
 }
