@@ -121,13 +121,7 @@ func (m *mapper) attributes(attrs []keyValue, llm *llmAttrs) []byte {
 		z, _ := json.Marshal(llm.zeroeval)
 		b = append(b, z...)
 	}
-	if len(m.resourceJSON) > 0 {
-		m.keys.add(keyResource)
-	}
-	if len(m.scopeJSON) > 0 {
-		m.keys.add(keyScope)
-	}
-	m.keys.add(keyTruncated)
+	m.reserveEnvelopeKeys()
 	for _, kv := range attrs {
 		if !m.keys.add(kv.key) {
 			continue
@@ -247,13 +241,7 @@ func (m *mapper) fit(attrs []keyValue, llm *llmAttrs) []byte {
 		z, _ := json.Marshal(llm.zeroeval)
 		add(keyZeroeval, z, false)
 	}
-	if len(m.resourceJSON) > 0 {
-		m.keys.add(keyResource)
-	}
-	if len(m.scopeJSON) > 0 {
-		m.keys.add(keyScope)
-	}
-	m.keys.add(keyTruncated)
+	m.reserveEnvelopeKeys()
 	for _, kv := range attrs {
 		if m.keys.add(kv.key) {
 			add(kv.key, appendAttribute(nil, kv.key, kv.value), false)
@@ -322,4 +310,17 @@ func (m *mapper) fit(attrs []keyValue, llm *llmAttrs) []byte {
 	b = append(b, '}')
 	m.scratch = b
 	return m.keep(b)
+}
+
+// reserveEnvelopeKeys marks the keys Plume writes itself around the span's own attributes
+// (resource, scope, plume.truncated) as taken, so that an attribute of the same name is left
+// out instead of written twice.
+func (m *mapper) reserveEnvelopeKeys() {
+	if len(m.resourceJSON) > 0 {
+		m.keys.add(keyResource)
+	}
+	if len(m.scopeJSON) > 0 {
+		m.keys.add(keyScope)
+	}
+	m.keys.add(keyTruncated)
 }
