@@ -57,8 +57,9 @@ func NewHandler(d Deps, authn *auth.Authenticator) http.Handler {
 	api.HandleFunc("/", web.NotFound)
 
 	root := http.NewServeMux()
-	root.HandleFunc("GET /f/{token}", pages.show)
-	root.HandleFunc("POST /f/{token}", pages.submit)
+	// The token is a secret: the logs show the route instead.
+	root.Handle("GET /f/{token}", web.LogPathAs("/f/{token}", http.HandlerFunc(pages.show)))
+	root.Handle("POST /f/{token}", web.LogPathAs("/f/{token}", http.HandlerFunc(pages.submit)))
 	root.Handle("/", authn.Middleware(api))
 	return web.Chain(root)
 }

@@ -54,7 +54,7 @@ func Error(w http.ResponseWriter, r *http.Request, err error) {
 	ctx := r.Context()
 	var e *errs.Error
 	if !errors.As(err, &e) || e.Code == errs.CodeInternal {
-		slog.ErrorContext(ctx, "request failed", "error", err, "method", r.Method, "path", r.URL.Path)
+		slog.ErrorContext(ctx, "request failed", "error", err, "method", r.Method, "path", loggedPath(r))
 		e = &errs.Error{Code: errs.CodeInternal, Message: "internal error; quote the request id when reporting it"}
 	}
 	code, msg := e.Code, e.Message

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net/http"
 	"regexp"
-	"strings"
 	"time"
 
 	"github.com/awslabs/aws-lambda-go-api-proxy/core"
@@ -95,21 +94,38 @@ func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter 
 func accessLog(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
+		if _, ok := r.Context().Value(logPathKey{}).(*string); !ok {
+			r = r.WithContext(context.WithValue(r.Context(), logPathKey{}, new(string)))
+		}
 		rec := &statusRecorder{ResponseWriter: w}
 		next.ServeHTTP(rec, r)
 		slog.InfoContext(r.Context(), "request",
-			"method", r.Method, "path", loggedPath(r.URL.Path), "status", rec.status,
+			"method", r.Method, "path", loggedPath(r), "status", rec.status,
 			"duration_ms", float64(time.Since(start).Microseconds())/1000)
 	})
 }
 
-// loggedPath is a request path as logs show it: the token of a feedback-link page (/f/<token>)
-// is a credential and is replaced by a placeholder.
-func loggedPath(path string) string {
-	if strings.HasPrefix(path, "/f/") {
-		return "/f/{token}"
+// logPathKey carries the *string that LogPathAs sets for the logs of a request.
+type logPathKey struct{}
+
+// LogPathAs wraps h so that the logs of the requests it serves show path (a route pattern)
+// instead of the request's path: for routes whose path carries a secret, such as the token
+// of a feedback-link page.
+func LogPathAs(path string, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if shown, ok := r.Context().Value(logPathKey{}).(*string); ok {
+			*shown = path
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// loggedPath is the path the logs of r show: its path, unless LogPathAs says otherwise.
+func loggedPath(r *http.Request) string {
+	if shown, ok := r.Context().Value(logPathKey{}).(*string); ok && *shown != "" {
+		return *shown
 	}
-	return path
+	return r.URL.Path
 }
 
 // recoverer turns a panic into a logged 500 instead of a crashed Lambda.
