@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"html/template"
 	"log/slog"
 	"mime"
@@ -354,6 +355,22 @@ func (p *pageServer) fail(w http.ResponseWriter, r *http.Request, err error, dur
 		v.Heading = "This page could not be shown"
 	}
 	p.render(w, r, status, frame{Title: v.Heading, Error: v})
+}
+
+// recovered serves h, answering a panic with the error page of an internal error instead of
+// the JSON error of web.Chain's recoverer: a person reads these pages.
+func (p *pageServer) recovered(h http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				p.fail(w, r, fmt.Errorf("panic: %v", v), opening)
+			}
+		}()
+		h(w, r)
+	})
 }
 
 // clientMessage is the message of err meant for the client, "" for internal errors.

@@ -20,7 +20,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/plumehq/plume/functions/feedback"
 	"github.com/plumehq/plume/internal/apitest"
+	"github.com/plumehq/plume/shared/auth"
 )
 
 const pageSlug = "support-reply"
@@ -594,4 +596,16 @@ func FuzzPageForm(f *testing.F) {
 			t.Fatalf("status %d for %q: %s", rec.Code, body, rec.Body)
 		}
 	})
+}
+
+func TestPagePanicIsAnHTMLPage(t *testing.T) {
+	// Without its dependencies, the page handler panics.
+	h := feedback.NewHandler(feedback.Deps{}, auth.NewAuthenticator(nil, 0))
+	for _, method := range []string{"GET", "POST"} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(method, "/f/plf_x", strings.NewReader("verdict=up")))
+		assert.Equal(t, http.StatusInternalServerError, rec.Code, method)
+		assert.Contains(t, rec.Header().Get("Content-Type"), "text/html", method)
+		assert.Contains(t, rec.Body.String(), "Something went wrong", method)
+	}
 }

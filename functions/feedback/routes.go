@@ -58,8 +58,8 @@ func NewHandler(d Deps, authn *auth.Authenticator) http.Handler {
 
 	root := http.NewServeMux()
 	// The token is a secret: the logs show the route instead.
-	root.Handle("GET /f/{token}", web.LogPathAs("/f/{token}", http.HandlerFunc(pages.show)))
-	root.Handle("POST /f/{token}", web.LogPathAs("/f/{token}", http.HandlerFunc(pages.submit)))
+	root.Handle("GET /f/{token}", web.LogPathAs("/f/{token}", pages.recovered(pages.show)))
+	root.Handle("POST /f/{token}", web.LogPathAs("/f/{token}", pages.recovered(pages.submit)))
 	root.Handle("/", authn.Middleware(api))
 	return web.Chain(root)
 }
