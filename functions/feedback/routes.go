@@ -48,18 +48,14 @@ type Deps struct {
 func NewHandler(d Deps, authn *auth.Authenticator) http.Handler {
 	s := &server{d: d}
 	pages := newPageServer(d)
-	api := http.NewServeMux()
-	api.HandleFunc("POST /v1/prompts/{slug}/completions/{completion_id}/feedback", s.submit)
-	api.HandleFunc("GET /projects/{project_id}/feedback/{entity_type}/{entity_id}", s.unified)
-	api.HandleFunc("POST /feedback-links", s.createLink)
-	api.HandleFunc("GET /feedback-links", s.listLinks)
-	api.HandleFunc("DELETE /feedback-links/{link_id}", s.revokeLink)
-	api.HandleFunc("/", web.NotFound)
-
-	root := http.NewServeMux()
+	r := auth.NewRouter(authn)
+	r.HandleFunc("POST /v1/prompts/{slug}/completions/{completion_id}/feedback", s.submit)
+	r.HandleFunc("GET /projects/{project_id}/feedback/{entity_type}/{entity_id}", s.unified)
+	r.HandleFunc("POST /feedback-links", s.createLink)
+	r.HandleFunc("GET /feedback-links", s.listLinks)
+	r.HandleFunc("DELETE /feedback-links/{link_id}", s.revokeLink)
 	// The token is a secret: the logs show the route instead.
-	root.Handle("GET /f/{token}", web.LogPathAs("/f/{token}", pages.recovered(pages.show)))
-	root.Handle("POST /f/{token}", web.LogPathAs("/f/{token}", pages.recovered(pages.submit)))
-	root.Handle("/", authn.Middleware(api))
-	return web.Chain(root)
+	r.HandleOpen("GET /f/{token}", web.LogPathAs("/f/{token}", pages.recovered(pages.show)))
+	r.HandleOpen("POST /f/{token}", web.LogPathAs("/f/{token}", pages.recovered(pages.submit)))
+	return r
 }

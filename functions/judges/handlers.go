@@ -32,16 +32,6 @@ type server struct {
 	store judge.Store
 }
 
-// project returns the project of the path, which must be the key's (403 otherwise).
-func project(w http.ResponseWriter, r *http.Request) (string, bool) {
-	pid, err := auth.RequireProject(r.Context(), r.PathValue("project_id"))
-	if err != nil {
-		web.Error(w, r, err)
-		return "", false
-	}
-	return pid, true
-}
-
 // readSpec reads a judge definition body.
 func readSpec(w http.ResponseWriter, r *http.Request) (judge.Spec, error) {
 	if ct := r.Header.Get("Content-Type"); ct != "" && !web.IsJSON(ct) {
@@ -56,10 +46,7 @@ func readSpec(w http.ResponseWriter, r *http.Request) (judge.Spec, error) {
 
 // create serves POST /projects/{project_id}/judges.
 func (s *server) create(w http.ResponseWriter, r *http.Request) {
-	pid, ok := project(w, r)
-	if !ok {
-		return
-	}
+	pid := auth.ProjectID(r)
 	spec, err := readSpec(w, r)
 	if err != nil {
 		web.Error(w, r, err)
@@ -76,10 +63,7 @@ func (s *server) create(w http.ResponseWriter, r *http.Request) {
 
 // list serves GET /projects/{project_id}/judges, each with its evaluation count and pass rate.
 func (s *server) list(w http.ResponseWriter, r *http.Request) {
-	pid, ok := project(w, r)
-	if !ok {
-		return
-	}
+	pid := auth.ProjectID(r)
 	js, err := s.store.Judges(r.Context(), pid)
 	if err != nil {
 		web.Error(w, r, err)
@@ -94,11 +78,7 @@ func (s *server) list(w http.ResponseWriter, r *http.Request) {
 
 // judgeOfPath reads the judge of the path, writing the error response when there is none.
 func (s *server) judgeOfPath(w http.ResponseWriter, r *http.Request) (judge.Judge, bool) {
-	pid, ok := project(w, r)
-	if !ok {
-		return judge.Judge{}, false
-	}
-	j, err := s.store.Judge(r.Context(), pid, r.PathValue("judge_id"))
+	j, err := s.store.Judge(r.Context(), auth.ProjectID(r), r.PathValue("judge_id"))
 	if err != nil {
 		web.Error(w, r, err)
 		return judge.Judge{}, false
@@ -116,10 +96,7 @@ func (s *server) get(w http.ResponseWriter, r *http.Request) {
 // patch serves PATCH /projects/{project_id}/judges/{judge_id}: the fields given change (null
 // clears model, tag_filter, target_prompt and criteria); "paused": true pauses the judge.
 func (s *server) patch(w http.ResponseWriter, r *http.Request) {
-	pid, ok := project(w, r)
-	if !ok {
-		return
-	}
+	pid := auth.ProjectID(r)
 	spec, err := readSpec(w, r)
 	if err != nil {
 		web.Error(w, r, err)
@@ -145,10 +122,7 @@ func (s *server) criteria(w http.ResponseWriter, r *http.Request) {
 // evaluations computed elsewhere. Writing a span's evaluation again replaces it; the judge's
 // counts never count it twice.
 func (s *server) record(w http.ResponseWriter, r *http.Request) {
-	pid, ok := project(w, r)
-	if !ok {
-		return
-	}
+	pid := auth.ProjectID(r)
 	var in []judge.EvaluationInput
 	if err := web.Decode(w, r, &in, maxEvaluationsBody); err != nil {
 		web.Error(w, r, err)
@@ -164,10 +138,7 @@ func (s *server) record(w http.ResponseWriter, r *http.Request) {
 
 // evaluations serves GET /projects/{project_id}/judges/{judge_id}/evaluations (spec §4.7).
 func (s *server) evaluations(w http.ResponseWriter, r *http.Request) {
-	pid, ok := project(w, r)
-	if !ok {
-		return
-	}
+	pid := auth.ProjectID(r)
 	q, err := parseQuery(r)
 	if err != nil {
 		web.Error(w, r, err)
@@ -254,10 +225,7 @@ func intParam(s, name string, def, lo, hi int) (int, error) {
 // spanEvaluations serves GET /projects/{project_id}/spans/{span_id}/evaluations: every judge's
 // evaluation of the span (spec §4.7).
 func (s *server) spanEvaluations(w http.ResponseWriter, r *http.Request) {
-	pid, ok := project(w, r)
-	if !ok {
-		return
-	}
+	pid := auth.ProjectID(r)
 	spanID := strings.ToLower(r.PathValue("span_id"))
 	evs, err := s.store.SpanEvaluations(r.Context(), pid, spanID)
 	if err != nil {
@@ -275,10 +243,7 @@ func (s *server) link(w http.ResponseWriter, r *http.Request) { s.setLink(w, r, 
 func (s *server) unlink(w http.ResponseWriter, r *http.Request) { s.setLink(w, r, false) }
 
 func (s *server) setLink(w http.ResponseWriter, r *http.Request, linked bool) {
-	pid, ok := project(w, r)
-	if !ok {
-		return
-	}
+	pid := auth.ProjectID(r)
 	j, err := s.store.LinkPrompt(r.Context(), pid, r.PathValue("judge_id"), r.PathValue("slug"), linked)
 	if err != nil {
 		web.Error(w, r, err)

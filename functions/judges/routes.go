@@ -8,7 +8,6 @@ import (
 
 	"github.com/plumehq/plume/shared/auth"
 	"github.com/plumehq/plume/shared/judge"
-	"github.com/plumehq/plume/shared/web"
 )
 
 // Routes are the API Gateway HTTP API route keys of JudgesFunction.
@@ -23,7 +22,7 @@ var Routes = []string{
 // NewHandler returns the judges area, every route behind authentication.
 func NewHandler(svc *judge.Service, store judge.Store, authn *auth.Authenticator) http.Handler {
 	s := &server{svc: svc, store: store}
-	mux := http.NewServeMux()
+	mux := auth.NewRouter(authn)
 	mux.HandleFunc("POST /projects/{project_id}/judges", s.create)
 	mux.HandleFunc("GET /projects/{project_id}/judges", s.list)
 	mux.HandleFunc("GET /projects/{project_id}/judges/{judge_id}", s.get)
@@ -34,6 +33,5 @@ func NewHandler(svc *judge.Service, store judge.Store, authn *auth.Authenticator
 	mux.HandleFunc("GET /projects/{project_id}/spans/{span_id}/evaluations", s.spanEvaluations)
 	mux.HandleFunc("PUT /projects/{project_id}/prompts/{slug}/judges/{judge_id}", s.link)
 	mux.HandleFunc("DELETE /projects/{project_id}/prompts/{slug}/judges/{judge_id}", s.unlink)
-	mux.HandleFunc("/", web.NotFound)
-	return web.Chain(authn.Middleware(mux))
+	return mux
 }

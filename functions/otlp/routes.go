@@ -13,7 +13,6 @@ import (
 
 	"github.com/plumehq/plume/shared/auth"
 	"github.com/plumehq/plume/shared/trace"
-	"github.com/plumehq/plume/shared/web"
 )
 
 // Routes are the API Gateway route keys of OTLPFunction.
@@ -26,12 +25,13 @@ var Routes = []string{
 // NewHandler returns the OTLP area over the tracing service.
 func NewHandler(svc *trace.Service, authn *auth.Authenticator) http.Handler {
 	s := &server{svc: svc, authn: authn}
-	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/traces", s.traces)
+	// The routes are open to the router: the handlers authenticate by themselves, to answer in
+	// OTLP's error format (a google.rpc.Status) rather than Plume's JSON one.
+	r := auth.NewRouter(nil)
+	r.HandleOpen("POST /v1/traces", http.HandlerFunc(s.traces))
 	// Metrics and logs are accepted and discarded, so that a Collector pipeline exporting every
 	// signal to Plume does not fail; Plume stores traces only.
-	mux.HandleFunc("POST /v1/metrics", s.discard)
-	mux.HandleFunc("POST /v1/logs", s.discard)
-	mux.HandleFunc("/", web.NotFound)
-	return web.Chain(mux)
+	r.HandleOpen("POST /v1/metrics", http.HandlerFunc(s.discard))
+	r.HandleOpen("POST /v1/logs", http.HandlerFunc(s.discard))
+	return r
 }

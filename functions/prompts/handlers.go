@@ -176,11 +176,7 @@ type promptBody struct {
 }
 
 func (s *server) listPrompts(w http.ResponseWriter, r *http.Request) {
-	pid, err := auth.RequireProject(r.Context(), r.PathValue("project_id"))
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
+	pid := auth.ProjectID(r)
 	list, err := s.prompts.List(r.Context(), pid)
 	if err != nil {
 		web.Error(w, r, err)
@@ -197,11 +193,7 @@ func (s *server) listPrompts(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) listVersions(w http.ResponseWriter, r *http.Request) {
-	pid, err := auth.RequireProject(r.Context(), r.PathValue("project_id"))
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
+	pid := auth.ProjectID(r)
 	versions, err := s.prompts.Versions(r.Context(), pid, r.PathValue("slug"))
 	if err != nil {
 		web.Error(w, r, err)
@@ -228,11 +220,7 @@ func toTagBody(t prompt.Tag) tagBody {
 }
 
 func (s *server) listTags(w http.ResponseWriter, r *http.Request) {
-	pid, err := auth.RequireProject(r.Context(), r.PathValue("project_id"))
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
+	pid := auth.ProjectID(r)
 	tags, err := s.prompts.Tags(r.Context(), pid, r.PathValue("slug"))
 	if err != nil {
 		web.Error(w, r, err)
@@ -254,11 +242,7 @@ type pinBody struct {
 
 // pinTag serves POST .../tags/{tag}:pin with body {"version": n}.
 func (s *server) pinTag(w http.ResponseWriter, r *http.Request) {
-	pid, err := auth.RequireProject(r.Context(), r.PathValue("project_id"))
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
+	pid := auth.ProjectID(r)
 	tag, ok := strings.CutSuffix(r.PathValue("tag_action"), ":pin")
 	if !ok {
 		web.NotFound(w, r)
@@ -290,11 +274,7 @@ func (s *server) pinTag(w http.ResponseWriter, r *http.Request) {
 
 // bindModel serves PATCH .../versions/{version} with body {"model_id": "..." | null}.
 func (s *server) bindModel(w http.ResponseWriter, r *http.Request) {
-	pid, err := auth.RequireProject(r.Context(), r.PathValue("project_id"))
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
+	pid := auth.ProjectID(r)
 	n, err := strconv.Atoi(r.PathValue("version"))
 	if err != nil || n < 1 {
 		web.Error(w, r, errs.Invalid("version must be a positive integer, not %q", r.PathValue("version")))

@@ -27,16 +27,12 @@ var Routes = []string{
 // NewHandler returns the prompts area: every route behind authentication, except /healthz.
 func NewHandler(prompts *prompt.Service, authn *auth.Authenticator) http.Handler {
 	s := &server{prompts: prompts}
-	mux := http.NewServeMux()
+	r := auth.NewRouter(authn)
+	r.HandleOpen("GET /healthz", http.HandlerFunc(web.Health))
 	for _, rt := range s.routes() {
-		mux.HandleFunc(rt.pattern, rt.handler)
+		r.HandleFunc(rt.pattern, rt.handler)
 	}
-	mux.HandleFunc("/", web.NotFound)
-
-	root := http.NewServeMux()
-	root.HandleFunc("GET /healthz", web.Health)
-	root.Handle("/", authn.Middleware(mux))
-	return web.Chain(root)
+	return r
 }
 
 // route is one ServeMux pattern and its handler.

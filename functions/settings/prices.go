@@ -38,11 +38,7 @@ func overrideBody(o pricing.Override) priceBody {
 // listPrices serves GET /projects/{project_id}/model-prices: the project's own prices and what
 // the shipped table is.
 func (s *server) listPrices(w http.ResponseWriter, r *http.Request) {
-	pid, err := auth.RequireProject(r.Context(), r.PathValue("project_id"))
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
+	pid := auth.ProjectID(r)
 	list, err := s.prices.Overrides(r.Context(), pid)
 	if err != nil {
 		web.Error(w, r, err)
@@ -62,11 +58,7 @@ func (s *server) listPrices(w http.ResponseWriter, r *http.Request) {
 // getPrice serves GET .../model-prices/{model}: the price spans of that model get, the
 // project's own when it has one, else the table's (404 when neither knows the model).
 func (s *server) getPrice(w http.ResponseWriter, r *http.Request) {
-	pid, err := auth.RequireProject(r.Context(), r.PathValue("project_id"))
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
+	pid := auth.ProjectID(r)
 	model := pricing.OverrideKey(r.PathValue("model"))
 	list, err := s.prices.Overrides(r.Context(), pid)
 	if err != nil {
@@ -103,11 +95,7 @@ type putRequest struct {
 // to spans ingested from then on (within a minute: ingestion caches prices that long); spans
 // already stored keep their cost.
 func (s *server) putPrice(w http.ResponseWriter, r *http.Request) {
-	pid, err := auth.RequireProject(r.Context(), r.PathValue("project_id"))
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
+	pid := auth.ProjectID(r)
 	var req putRequest
 	if err := web.Decode(w, r, &req, web.DefaultBodyLimit); err != nil {
 		web.Error(w, r, err)
@@ -136,11 +124,7 @@ func (s *server) putPrice(w http.ResponseWriter, r *http.Request) {
 
 // deletePrice serves DELETE .../model-prices/{model}: the model goes back to the table's price.
 func (s *server) deletePrice(w http.ResponseWriter, r *http.Request) {
-	pid, err := auth.RequireProject(r.Context(), r.PathValue("project_id"))
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
+	pid := auth.ProjectID(r)
 	model := pricing.OverrideKey(r.PathValue("model"))
 	if err := s.prices.DeleteOverride(r.Context(), pid, model); err != nil {
 		web.Error(w, r, err)

@@ -10,7 +10,6 @@ import (
 
 	"github.com/plumehq/plume/shared/auth"
 	"github.com/plumehq/plume/shared/pricing"
-	"github.com/plumehq/plume/shared/web"
 )
 
 // Routes are the API Gateway route keys of SettingsFunction.
@@ -34,12 +33,11 @@ type server struct {
 // NewHandler returns the settings area over the price store and the shipped price table.
 func NewHandler(prices Prices, table *pricing.Table, authn *auth.Authenticator) http.Handler {
 	s := &server{prices: prices, table: table}
-	mux := http.NewServeMux()
+	r := auth.NewRouter(authn)
 	for _, rt := range s.routes() {
-		mux.HandleFunc(rt.pattern, rt.handler)
+		r.HandleFunc(rt.pattern, rt.handler)
 	}
-	mux.HandleFunc("/", web.NotFound)
-	return web.Chain(authn.Middleware(mux))
+	return r
 }
 
 type route struct {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/plumehq/plume/shared/auth"
 	"github.com/plumehq/plume/shared/trace"
-	"github.com/plumehq/plume/shared/web"
 )
 
 // IngestRoutes are the API Gateway route keys of TracingIngestFunction.
@@ -47,12 +46,11 @@ func NewQueryHandler(q *trace.Queries, authn *auth.Authenticator, urls Attachmen
 }
 
 func newHandler(authn *auth.Authenticator, routes []route) http.Handler {
-	mux := http.NewServeMux()
+	r := auth.NewRouter(authn)
 	for _, rt := range routes {
-		mux.HandleFunc(rt.pattern, rt.handler)
+		r.HandleFunc(rt.pattern, rt.handler)
 	}
-	mux.HandleFunc("/", web.NotFound)
-	return web.Chain(authn.Middleware(mux))
+	return r
 }
 
 func (s *ingestServer) routes(a *attachmentServer) []route {

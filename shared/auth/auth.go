@@ -168,8 +168,8 @@ func FromContext(ctx context.Context) (Principal, bool) {
 }
 
 // RequireProject returns the caller's project id, or a forbidden error when projectID (taken
-// from a /projects/{project_id}/... path) names another project. Every project-scoped handler
-// calls it before touching storage.
+// from a /projects/{project_id}/... path) names another project. Router runs it before every
+// project-scoped route; handlers do not call it.
 func RequireProject(ctx context.Context, projectID string) (string, error) {
 	p, ok := FromContext(ctx)
 	if !ok {

@@ -1,0 +1,102 @@
+package auth
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/plumehq/plume/shared/web"
+)
+
+// projectWildcard is the path wildcard that makes a route project-scoped.
+const projectWildcard = "{project_id}"
+
+// Router is the router of every HTTP area: a ServeMux whose routes are authenticated and, when
+// their pattern holds a {project_id} wildcard, answer 403 to a key of another project before
+// their handler runs. Tenancy is a property of the router rather than a call each handler must
+// remember; the router remembers its routes so that a test can walk every one of them.
+//
+// A Router is an http.Handler with the standard middleware of web.Chain (request id, access
+// log, panic recovery). Paths that match no route answer the JSON 404, after authentication
+// when the router has an Authenticator, so that an unauthenticated caller learns nothing of
+// the routes.
+type Router struct {
+	authn   *Authenticator
+	mux     *http.ServeMux
+	handler http.Handler
+	routes  []Route
+}
+
+// Route is one registered ServeMux pattern.
+type Route struct {
+	Pattern string
+	// Open routes take no API key: health, the public feedback-link pages, and routes whose
+	// handler authenticates by itself to answer in its own protocol (OTLP).
+	Open bool
+}
+
+// NewRouter returns an empty router whose routes authenticate with authn. With a nil authn the
+// router takes only open routes.
+func NewRouter(authn *Authenticator) *Router {
+	rt := &Router{authn: authn, mux: http.NewServeMux()}
+	var notFound http.Handler = http.HandlerFunc(web.NotFound)
+	if authn != nil {
+		notFound = authn.Middleware(notFound)
+	}
+	rt.mux.Handle("/", notFound)
+	rt.handler = web.Chain(rt.mux)
+	return rt
+}
+
+// Handle registers an authenticated route. A pattern with a {project_id} wildcard is
+// project-scoped: a key of another project gets 403 and h never runs.
+func (rt *Router) Handle(pattern string, h http.Handler) {
+	if rt.authn == nil {
+		panic(fmt.Sprintf("auth: route %q needs an Authenticator", pattern))
+	}
+	if isProjectScoped(pattern) {
+		h = requireProject(h)
+	}
+	rt.mux.Handle(pattern, rt.authn.Middleware(h))
+	rt.routes = append(rt.routes, Route{Pattern: pattern})
+}
+
+// HandleFunc is Handle for a function.
+func (rt *Router) HandleFunc(pattern string, h http.HandlerFunc) { rt.Handle(pattern, h) }
+
+// HandleOpen registers a route that takes no API key. Project-scoped patterns cannot be open.
+func (rt *Router) HandleOpen(pattern string, h http.Handler) {
+	if isProjectScoped(pattern) {
+		panic(fmt.Sprintf("auth: project-scoped route %q cannot be open", pattern))
+	}
+	rt.mux.Handle(pattern, h)
+	rt.routes = append(rt.routes, Route{Pattern: pattern, Open: true})
+}
+
+// Routes returns the registered routes, in the order they were registered.
+func (rt *Router) Routes() []Route { return append([]Route(nil), rt.routes...) }
+
+// ServeHTTP serves r through the standard middleware and the matching route.
+func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) { rt.handler.ServeHTTP(w, r) }
+
+// isProjectScoped reports whether a ServeMux pattern has a {project_id} path wildcard.
+func isProjectScoped(pattern string) bool { return strings.Contains(pattern, projectWildcard) }
+
+// requireProject answers 403 when the {project_id} of the path is not the caller's project. It
+// runs behind the Authenticator's Middleware, so the caller is known.
+func requireProject(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := RequireProject(r.Context(), r.PathValue("project_id")); err != nil {
+			web.Error(w, r, err)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// ProjectID returns the project of the request's caller. Every authenticated route has one;
+// on a project-scoped route it equals the path's {project_id}.
+func ProjectID(r *http.Request) string {
+	p, _ := FromContext(r.Context())
+	return p.ProjectID
+}
