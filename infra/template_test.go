@@ -191,7 +191,7 @@ func TestFunctionsLeastPrivilege(t *testing.T) {
 			},
 			forbidden: []string{"dynamodb:Scan", "dynamodb:DeleteItem", "s3:DeleteObject", "s3:ListBucket"},
 			s3: map[string][]string{
-				"s3:PutObject": {"${Bucket.Arn}/spans/*"},
+				"s3:PutObject": {"${Bucket.Arn}/spans/*", "${Bucket.Arn}/attachments/*"},
 				"s3:GetObject": {"${Bucket.Arn}/spans/*"},
 			},
 		},

@@ -13,24 +13,15 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/google/uuid"
 
-	"github.com/plumehq/plume/functions/feedback"
-	"github.com/plumehq/plume/functions/judges"
-	"github.com/plumehq/plume/functions/otlp"
-	"github.com/plumehq/plume/functions/prompts"
-	"github.com/plumehq/plume/functions/settings"
-	"github.com/plumehq/plume/functions/tracing"
 	"github.com/plumehq/plume/infra"
+	"github.com/plumehq/plume/internal/app"
+	"github.com/plumehq/plume/internal/stack"
 	"github.com/plumehq/plume/shared/auth"
 	"github.com/plumehq/plume/shared/blob"
 	"github.com/plumehq/plume/shared/blob/s3local"
 	"github.com/plumehq/plume/shared/config"
 	"github.com/plumehq/plume/shared/ddb"
 	"github.com/plumehq/plume/shared/errs"
-	fb "github.com/plumehq/plume/shared/feedback"
-	"github.com/plumehq/plume/shared/judge"
-	"github.com/plumehq/plume/shared/pricing"
-	"github.com/plumehq/plume/shared/prompt"
-	"github.com/plumehq/plume/shared/trace"
 	"github.com/plumehq/plume/shared/web"
 )
 
@@ -82,34 +73,15 @@ func run(ctx context.Context, getenv func(string) string, stdout, stderr io.Writ
 	if err := infra.CreateTable(ctx, client, cfg.Table); err != nil {
 		return err
 	}
-	table := ddb.NewTable(client, cfg.Table)
-	authStore := ddb.NewAuthStore(table)
-	dev, err := seed(ctx, authStore, getenv, time.Now())
+	plume := app.NewEnv(cfg, app.Clients{DynamoDB: client, Blobs: blobs})
+	dev, err := seed(ctx, ddb.NewAuthStore(plume.Table()), getenv, time.Now())
 	if err != nil {
 		return fmt.Errorf("seed dev project: %w", err)
 	}
-
-	authn := auth.NewAuthenticator(authStore, cfg.AuthCacheTTL)
-	traces := ddb.NewTraceStore(table)
-	extractor, err := trace.NewExtractor(blobs, trace.ExtractorConfig{Hosts: cfg.AttachmentHosts, MaxBytes: cfg.AttachmentMaxBytes})
+	handler, err := stack.Handler(plume)
 	if err != nil {
 		return err
 	}
-	prices := ddb.NewPriceStore(table)
-	judgeStore, feedbackStore := ddb.NewJudgeStore(table), ddb.NewFeedbackStore(table)
-	handler := newHandler(areas{
-		prompts: prompt.NewService(ddb.NewPromptStore(table)),
-		prices:  prices,
-		ingest:  trace.NewService(traces, blobs, pricing.NewPricer(pricing.Default()).WithOverrides(prices), trace.WithExtractor(extractor)),
-		queries: trace.NewQueries(traces, blobs),
-		urls:    tracing.AttachmentURLs{Presigner: blobs, TTL: cfg.AttachmentURLTTL, MaxBytes: cfg.AttachmentMaxBytes},
-		judges:  judgeStore,
-		feedback: feedback.Deps{
-			Feedback: fb.NewService(feedbackStore), Reader: feedbackStore,
-			Links:       fb.NewLinks(ddb.NewLinkStore(table), cfg.FeedbackLinkRate),
-			Completions: traces, Blobs: blobs, PublicURL: cfg.PublicURL,
-		},
-	}, authn)
 
 	ln, err := net.Listen("tcp", env("PLUME_ADDR"))
 	if err != nil {
@@ -133,32 +105,6 @@ func run(ctx context.Context, getenv func(string) string, stdout, stderr io.Writ
 	}
 	fmt.Fprintln(stdout, "plume-local stopped")
 	return nil
-}
-
-// areas are the services behind every HTTP area.
-type areas struct {
-	prompts  *prompt.Service
-	prices   *ddb.PriceStore
-	ingest   *trace.Service
-	queries  *trace.Queries
-	urls     tracing.AttachmentURLs // presigns attachment URLs (the embedded S3's, locally)
-	judges   *ddb.JudgeStore
-	feedback feedback.Deps
-}
-
-// newHandler mounts every area on its API Gateway route keys, plus the public /healthz.
-func newHandler(a areas, authn *auth.Authenticator) http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", web.Health)
-	web.Mount(mux, prompts.Routes, prompts.NewHandler(a.prompts, authn))
-	web.Mount(mux, tracing.IngestRoutes, tracing.NewIngestHandler(a.ingest, authn, a.urls))
-	web.Mount(mux, tracing.QueryRoutes, tracing.NewQueryHandler(a.queries, authn, a.urls))
-	web.Mount(mux, settings.Routes, settings.NewHandler(a.prices, pricing.Default(), authn))
-	web.Mount(mux, otlp.Routes, otlp.NewHandler(a.ingest, authn))
-	web.Mount(mux, judges.Routes, judges.NewHandler(judge.NewService(a.judges), a.judges, authn))
-	web.Mount(mux, feedback.Routes, feedback.NewHandler(a.feedback, authn))
-	mux.Handle("/", web.Chain(http.HandlerFunc(web.NotFound)))
-	return mux
 }
 
 // startS3 starts the embedded S3 server unless the SDK's configuration names an S3 endpoint.

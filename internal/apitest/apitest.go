@@ -1,6 +1,7 @@
-// Package apitest runs the whole Plume API in-process for end-to-end tests: every area mounted
-// as plume-local mounts it, over a fresh DynamoDB Local table and an embedded SigV4-checking S3,
-// with two projects (A and B) to test tenancy between.
+// Package apitest runs the whole Plume API in-process for end-to-end tests: every function of
+// package stack, built by the composition root (internal/app) and mounted as plume-local mounts
+// it, over a fresh DynamoDB Local table and an embedded SigV4-checking S3, with two projects
+// (A and B) to test tenancy between.
 package apitest
 
 import (
@@ -11,34 +12,30 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/plumehq/plume/functions/feedback"
-	"github.com/plumehq/plume/functions/judges"
-	"github.com/plumehq/plume/functions/prompts"
-	"github.com/plumehq/plume/functions/tracing"
+	"github.com/plumehq/plume/internal/app"
+	"github.com/plumehq/plume/internal/stack"
 	"github.com/plumehq/plume/internal/webtest"
 	"github.com/plumehq/plume/shared/auth"
 	"github.com/plumehq/plume/shared/blob"
 	"github.com/plumehq/plume/shared/blob/blobtest"
+	"github.com/plumehq/plume/shared/config"
 	"github.com/plumehq/plume/shared/ddb"
 	"github.com/plumehq/plume/shared/ddb/ddbtest"
-	fb "github.com/plumehq/plume/shared/feedback"
-	"github.com/plumehq/plume/shared/judge"
-	"github.com/plumehq/plume/shared/pricing"
-	"github.com/plumehq/plume/shared/prompt"
-	"github.com/plumehq/plume/shared/trace"
-	"github.com/plumehq/plume/shared/web"
 )
 
 // API is the running API.
 type API struct {
 	Handler http.Handler
-	Table   *ddb.Table
+	// Env is what the API was built from: its stores and services, for checks beside the API.
+	Env   *app.Env
+	Table *ddb.Table
 	// TableName and S3URL are where the API's data is, for real Lambda bootstraps run
 	// beside it.
 	TableName string
 	S3URL     string
 	Blobs     *blob.Store
 	DDB       *ddbtest.Counter
+	S3        *blobtest.Counter
 	Auth      *ddb.AuthStore
 	A, B      Tenant
 }
@@ -50,35 +47,33 @@ type Tenant = webtest.Tenant
 type Options struct {
 	// LinkRate is the feedback links' requests per minute (0: the default).
 	LinkRate int
+	// Config changes the configuration the API is built from (attachment hosts, limits ...).
+	Config func(*config.Config)
+	// Clock, when set, is the time the tracing service reads.
+	Clock func() time.Time
 }
 
-// New starts the API for t.
+// New starts the API for t: every function of the stack, built by the composition root as
+// plume-local and the deployed functions build them.
 func New(t testing.TB, o Options) *API {
 	t.Helper()
 	client, counter, name := ddbtest.NewTable(t)
-	table := ddb.NewTable(client, name)
-	blobs, _, s3URL := blobtest.New(t)
-	authStore := ddb.NewAuthStore(table)
-	api := &API{Table: table, TableName: name, S3URL: s3URL, Blobs: blobs, DDB: counter, Auth: authStore}
+	blobs, s3Counter, s3URL := blobtest.New(t)
+	cfg := config.Config{Table: name, AuthCacheTTL: auth.MaxCacheTTL, FeedbackLinkRate: o.LinkRate}
+	if o.Config != nil {
+		o.Config(&cfg)
+	}
+	var opts []app.Option
+	if o.Clock != nil {
+		opts = append(opts, app.WithClock(o.Clock))
+	}
+	env := app.NewEnv(cfg, app.Clients{DynamoDB: client, Blobs: blobs}, opts...)
+	authStore := ddb.NewAuthStore(env.Table())
+	api := &API{Env: env, Table: env.Table(), TableName: name, S3URL: s3URL, Blobs: blobs, DDB: counter, S3: s3Counter, Auth: authStore}
 	api.A, api.B = webtest.NewTenant(t, authStore), webtest.NewTenant(t, authStore)
-
-	authn := auth.NewAuthenticator(authStore, auth.MaxCacheTTL)
-	traces := ddb.NewTraceStore(table)
-	judgeStore := ddb.NewJudgeStore(table)
-	feedbackStore := ddb.NewFeedbackStore(table)
-	mux := http.NewServeMux()
-	web.Mount(mux, prompts.Routes, prompts.NewHandler(prompt.NewService(ddb.NewPromptStore(table)), authn))
-	urls := tracing.AttachmentURLs{Presigner: blobs}
-	web.Mount(mux, tracing.IngestRoutes, tracing.NewIngestHandler(trace.NewService(traces, blobs, pricing.NewPricer(pricing.Default())), authn, urls))
-	web.Mount(mux, tracing.QueryRoutes, tracing.NewQueryHandler(trace.NewQueries(traces, blobs), authn, urls))
-	web.Mount(mux, judges.Routes, judges.NewHandler(judge.NewService(judgeStore), judgeStore, authn))
-	web.Mount(mux, feedback.Routes, feedback.NewHandler(feedback.Deps{
-		Feedback: fb.NewService(feedbackStore), Reader: feedbackStore,
-		Links:       fb.NewLinks(ddb.NewLinkStore(table), o.LinkRate),
-		Completions: traces, Blobs: blobs,
-	}, authn))
-	mux.Handle("/", web.Chain(http.HandlerFunc(web.NotFound)))
-	api.Handler = mux
+	h, err := stack.Handler(env)
+	require.NoError(t, err)
+	api.Handler = h
 	counter.Reset()
 	return api
 }

@@ -3,22 +3,8 @@
 package main
 
 import (
-	"net/http"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-
 	"github.com/plumehq/plume/functions/tracing"
-	"github.com/plumehq/plume/shared/config"
-	"github.com/plumehq/plume/shared/lambdahttp"
-	"github.com/plumehq/plume/shared/trace"
+	"github.com/plumehq/plume/internal/app"
 )
 
-func main() {
-	lambdahttp.Main(func(cfg config.Config, awsCfg aws.Config) (http.Handler, error) {
-		env, err := tracing.NewEnv(cfg, awsCfg)
-		if err != nil {
-			return nil, err
-		}
-		return tracing.NewQueryHandler(trace.NewQueries(env.Traces, env.Blobs), env.Authn, env.URLs), nil
-	})
-}
+func main() { app.Main(tracing.QueryFunction) }

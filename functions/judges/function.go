@@ -1,0 +1,16 @@
+package judges
+
+import (
+	"net/http"
+
+	"github.com/plumehq/plume/internal/app"
+)
+
+// Function is JudgesFunction of template.yaml.
+var Function = app.Function{
+	Name:   "JudgesFunction",
+	Routes: Routes,
+	Build: func(e *app.Env) (http.Handler, error) {
+		return NewHandler(e.Judges(), e.JudgeStore(), e.Authn()), nil
+	},
+}

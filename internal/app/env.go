@@ -1,0 +1,181 @@
+package app
+
+import (
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+
+	"github.com/plumehq/plume/shared/auth"
+	"github.com/plumehq/plume/shared/blob"
+	"github.com/plumehq/plume/shared/config"
+	"github.com/plumehq/plume/shared/ddb"
+	"github.com/plumehq/plume/shared/feedback"
+	"github.com/plumehq/plume/shared/judge"
+	"github.com/plumehq/plume/shared/pricing"
+	"github.com/plumehq/plume/shared/prompt"
+	"github.com/plumehq/plume/shared/trace"
+)
+
+// Clients are the AWS clients an Env is built on.
+type Clients struct {
+	// DynamoDB reaches the table named by the configuration.
+	DynamoDB ddb.API
+	// Blobs is the bucket; nil when the configuration names none (functions that need it
+	// then fail to build).
+	Blobs *blob.Store
+}
+
+// ClientsFromAWS builds the clients of a deployed function from the AWS configuration.
+func ClientsFromAWS(cfg config.Config, awsCfg aws.Config) Clients {
+	c := Clients{DynamoDB: ddb.NewClient(awsCfg, cfg.CustomDynamoDBEndpoint)}
+	if cfg.Bucket != "" {
+		c.Blobs = blob.New(blob.NewClient(awsCfg, false), cfg.Bucket)
+	}
+	return c
+}
+
+// Env is what every function is built from: the configuration, the clients and the stores and
+// services made of them, each built once on first use and shared by every area that asks.
+type Env struct {
+	Config config.Config
+
+	table *ddb.Table
+	blobs *blob.Store
+	now   func() time.Time
+
+	authn        lazy[*auth.Authenticator]
+	traces       lazy[*ddb.TraceStore]
+	prices       lazy[*ddb.PriceStore]
+	pricer       lazy[*pricing.Pricer]
+	traceService lazy[*trace.Service]
+	judges       lazy[*ddb.JudgeStore]
+	feedback     lazy[*ddb.FeedbackStore]
+}
+
+// Option changes how an Env builds its services.
+type Option func(*Env)
+
+// WithClock makes time-dependent services read the time from now (tests).
+func WithClock(now func() time.Time) Option { return func(e *Env) { e.now = now } }
+
+// NewEnv returns the Env of cfg over c.
+func NewEnv(cfg config.Config, c Clients, opts ...Option) *Env {
+	e := &Env{Config: cfg, table: ddb.NewTable(c.DynamoDB, cfg.Table), blobs: c.Blobs}
+	for _, o := range opts {
+		o(e)
+	}
+	return e
+}
+
+// errNoBucket is the error of every function that needs the bucket when none is configured.
+var errNoBucket = errors.New("BUCKET_NAME is not set")
+
+// Table is the DynamoDB table.
+func (e *Env) Table() *ddb.Table { return e.table }
+
+// Blobs is the bucket, or an error when the configuration names none.
+func (e *Env) Blobs() (*blob.Store, error) {
+	if e.blobs == nil {
+		return nil, errNoBucket
+	}
+	return e.blobs, nil
+}
+
+// Authn authenticates API keys, with the configured cache lifetime.
+func (e *Env) Authn() *auth.Authenticator {
+	return e.authn.get(func() *auth.Authenticator {
+		return auth.NewAuthenticator(ddb.NewAuthStore(e.table), e.Config.AuthCacheTTL)
+	})
+}
+
+// Prompts is the prompt registry.
+func (e *Env) Prompts() *prompt.Service { return prompt.NewService(ddb.NewPromptStore(e.table)) }
+
+// Prices stores the projects' own model prices.
+func (e *Env) Prices() *ddb.PriceStore {
+	return e.prices.get(func() *ddb.PriceStore { return ddb.NewPriceStore(e.table) })
+}
+
+// PriceTable is the shipped price table.
+func (e *Env) PriceTable() *pricing.Table { return pricing.Default() }
+
+// Pricer prices llm spans: a project's own price first, then the shipped table.
+func (e *Env) Pricer() *pricing.Pricer {
+	return e.pricer.get(func() *pricing.Pricer {
+		return pricing.NewPricer(e.PriceTable()).WithOverrides(e.Prices())
+	})
+}
+
+// Traces is the span, trace and session index.
+func (e *Env) Traces() *ddb.TraceStore {
+	return e.traces.get(func() *ddb.TraceStore { return ddb.NewTraceStore(e.table) })
+}
+
+// TraceService ingests spans, traces and sessions (POST /spans and OTLP): priced, with
+// attachments extracted from the configured hosts into the bucket.
+func (e *Env) TraceService() (*trace.Service, error) {
+	return e.traceService.getErr(func() (*trace.Service, error) {
+		blobs, err := e.Blobs()
+		if err != nil {
+			return nil, err
+		}
+		extractor, err := trace.NewExtractor(blobs, trace.ExtractorConfig{Hosts: e.Config.AttachmentHosts, MaxBytes: e.Config.AttachmentMaxBytes})
+		if err != nil {
+			return nil, err
+		}
+		opts := []trace.Option{trace.WithExtractor(extractor)}
+		if e.now != nil {
+			opts = append(opts, trace.WithClock(e.now))
+		}
+		return trace.NewService(e.Traces(), blobs, e.Pricer(), opts...), nil
+	})
+}
+
+// TraceQueries reads spans, traces and sessions.
+func (e *Env) TraceQueries() (*trace.Queries, error) {
+	blobs, err := e.Blobs()
+	if err != nil {
+		return nil, err
+	}
+	return trace.NewQueries(e.Traces(), blobs), nil
+}
+
+// JudgeStore stores judges and their evaluations.
+func (e *Env) JudgeStore() *ddb.JudgeStore {
+	return e.judges.get(func() *ddb.JudgeStore { return ddb.NewJudgeStore(e.table) })
+}
+
+// Judges is the judge service.
+func (e *Env) Judges() *judge.Service { return judge.NewService(e.JudgeStore()) }
+
+// FeedbackStore stores human feedback and reads it back with evaluations.
+func (e *Env) FeedbackStore() *ddb.FeedbackStore {
+	return e.feedback.get(func() *ddb.FeedbackStore { return ddb.NewFeedbackStore(e.table) })
+}
+
+// Feedback is the feedback service.
+func (e *Env) Feedback() *feedback.Service { return feedback.NewService(e.FeedbackStore()) }
+
+// FeedbackLinks issues and serves feedback links, at the configured rate per link.
+func (e *Env) FeedbackLinks() *feedback.Links {
+	return feedback.NewLinks(ddb.NewLinkStore(e.table), e.Config.FeedbackLinkRate)
+}
+
+// lazy is a value built once, on first use.
+type lazy[T any] struct {
+	once sync.Once
+	v    T
+	err  error
+}
+
+func (l *lazy[T]) get(build func() T) T {
+	l.once.Do(func() { l.v = build() })
+	return l.v
+}
+
+func (l *lazy[T]) getErr(build func() (T, error)) (T, error) {
+	l.once.Do(func() { l.v, l.err = build() })
+	return l.v, l.err
+}

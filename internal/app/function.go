@@ -1,0 +1,70 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+
+	"github.com/plumehq/plume/shared/config"
+	"github.com/plumehq/plume/shared/lambdahttp"
+	"github.com/plumehq/plume/shared/web"
+)
+
+// Function is one Lambda function of template.yaml.
+type Function struct {
+	// Name is the function's logical id in template.yaml ("PromptsFunction"), and its Makefile
+	// target is build-<Name>.
+	Name string
+	// Routes are the API Gateway route keys of the function's events; plume-local mounts the
+	// handler on the same keys.
+	Routes []string
+	// Build makes the function's handler from the Env. It fails for configuration the function
+	// cannot run with, such as a missing bucket.
+	Build func(*Env) (http.Handler, error)
+}
+
+// Main is the whole main of a Lambda function: it reads the configuration from the environment,
+// sets up JSON logging and the AWS configuration, builds fn's handler once (at init, not per
+// request) and serves it until the execution environment ends. A function that cannot be
+// built logs why and exits with status 1, which Lambda reports as an init error.
+func Main(fn Function) {
+	h, err := build(context.Background(), fn, os.Getenv)
+	if err != nil {
+		slog.Error("cannot start", "function", fn.Name, "error", err)
+		os.Exit(1)
+	}
+	lambdahttp.Start(h)
+}
+
+// build is Main up to the handler.
+func build(ctx context.Context, fn Function, getenv func(string) string) (http.Handler, error) {
+	cfg, err := config.FromEnv(getenv)
+	if err != nil {
+		return nil, fmt.Errorf("bad configuration: %w", err)
+	}
+	slog.SetDefault(web.NewLogger(os.Stdout, cfg.LogLevel))
+	awsCfg, err := config.AWS(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return fn.Build(NewEnv(cfg, ClientsFromAWS(cfg, awsCfg)))
+}
+
+// Mount builds every function of fns from env and mounts each on its route keys, as API
+// Gateway routes them, with GET /healthz and a JSON 404 for every other path: the whole API on
+// one handler (plume-local, end-to-end tests).
+func Mount(env *Env, fns []Function) (http.Handler, error) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", web.Health)
+	for _, fn := range fns {
+		h, err := fn.Build(env)
+		if err != nil {
+			return nil, fmt.Errorf("build %s: %w", fn.Name, err)
+		}
+		web.Mount(mux, fn.Routes, h)
+	}
+	mux.Handle("/", web.Chain(http.HandlerFunc(web.NotFound)))
+	return mux, nil
+}
