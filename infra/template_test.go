@@ -78,7 +78,7 @@ func TestTemplateRoutes(t *testing.T) {
 		routes    []string // the area's route keys, e.g. prompts.Routes
 		extra     []string // public routes served by the same function
 	}{
-		{logicalID: "PromptsFunction", routes: prompts.Routes, extra: []string{healthzRoute}},
+		{logicalID: "PromptsFunction", routes: prompts.Routes},
 		{logicalID: "TracingIngestFunction", routes: tracing.IngestRoutes},
 		{logicalID: "TracingQueryFunction", routes: tracing.QueryRoutes},
 		{logicalID: "SettingsFunction", routes: settings.Routes},

@@ -1,4 +1,4 @@
-package otlp
+package otlp_test
 
 import (
 	"bytes"
@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
@@ -23,15 +22,11 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/plumehq/plume/functions/tracing"
-	"github.com/plumehq/plume/shared/auth"
-	"github.com/plumehq/plume/shared/blob/blobtest"
-	"github.com/plumehq/plume/shared/ddb"
-	"github.com/plumehq/plume/shared/ddb/ddbtest"
+	"github.com/plumehq/plume/functions/otlp"
+	"github.com/plumehq/plume/internal/apitest"
+	"github.com/plumehq/plume/shared/config"
 	otlpmap "github.com/plumehq/plume/shared/otlp"
-	"github.com/plumehq/plume/shared/pricing"
 	"github.com/plumehq/plume/shared/trace"
-	"github.com/plumehq/plume/shared/web"
 )
 
 type stack struct {
@@ -40,25 +35,13 @@ type stack struct {
 	project string
 }
 
-// newStack serves the OTLP area and the tracing query area over a fresh table and S3.
+// newStack serves the whole API, built by the composition root as plume-local builds it, over
+// a fresh table and S3: exports go to the OTLP function, reads to the tracing query function.
 func newStack(t *testing.T) *stack {
 	t.Helper()
-	client, _, name := ddbtest.NewTable(t)
-	table := ddb.NewTable(client, name)
-	blobs, _, _ := blobtest.New(t)
-	authStore := ddb.NewAuthStore(table)
-	st := &stack{project: uuid.NewString()}
-	require.NoError(t, authStore.CreateProject(context.Background(), auth.Project{ID: st.project, CreatedAt: time.Now()}))
-	secret, k, err := auth.NewKey(auth.KeySpec{ProjectID: st.project}, time.Now())
-	require.NoError(t, err)
-	require.NoError(t, authStore.CreateKey(context.Background(), k))
-	st.key = secret
-	authn := auth.NewAuthenticator(authStore, auth.MaxCacheTTL)
-	traces := ddb.NewTraceStore(table)
-	mux := http.NewServeMux()
-	web.Mount(mux, Routes, NewHandler(trace.NewService(traces, blobs, pricing.NewPricer(pricing.Default())), authn))
-	web.Mount(mux, tracing.QueryRoutes, tracing.NewQueryHandler(trace.NewQueries(traces, blobs), authn, tracing.AttachmentURLs{Presigner: blobs, TTL: time.Minute}))
-	st.srv = httptest.NewServer(mux)
+	api := apitest.New(t, apitest.Options{Config: func(c *config.Config) { c.AttachmentURLTTL = time.Minute }})
+	st := &stack{project: api.A.ProjectID, key: api.A.Key}
+	st.srv = httptest.NewServer(api.Handler)
 	t.Cleanup(st.srv.Close)
 	return st
 }
@@ -144,7 +127,7 @@ func TestOTLPErrors(t *testing.T) {
 		{"malformed JSON", "/v1/traces", "application/json", "", st.key, []byte(`{"resourceSpans": [`), 400},
 		{"truncated gzip", "/v1/traces", "application/json", "gzip", st.key, gzipped([]byte(`{}`))[:10], 400},
 		{"unknown encoding", "/v1/traces", "application/json", "br", st.key, []byte(`{}`), 415},
-		{"oversized", "/v1/traces", "application/x-protobuf", "", st.key, make([]byte, maxBodyBytes+1), 413},
+		{"oversized", "/v1/traces", "application/x-protobuf", "", st.key, make([]byte, otlp.MaxBodyBytes+1), 413},
 		{"empty export", "/v1/traces", "application/json", "", st.key, []byte(`{}`), 200},
 		{"metrics discarded", "/v1/metrics", "application/json", "", st.key, []byte(`{"resourceMetrics":[]}`), 200},
 		{"logs discarded", "/v1/logs", "application/x-protobuf", "", st.key, nil, 200},

@@ -1,4 +1,4 @@
-package prompts
+package prompts_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/plumehq/plume/functions/prompts"
 	"github.com/plumehq/plume/shared/auth"
 	"github.com/plumehq/plume/shared/ddb"
 	"github.com/plumehq/plume/shared/prompt"
@@ -46,7 +47,7 @@ func BenchmarkGetPrompt(b *testing.B) {
 func BenchmarkGetPromptCPU(b *testing.B) {
 	quietLogs(b)
 	table := ddb.NewTable(cannedDynamoDB(b), "bench")
-	h := NewHandler(prompt.NewService(ddb.NewPromptStore(table)), auth.NewAuthenticator(ddb.NewAuthStore(table), auth.MaxCacheTTL))
+	h := prompts.NewHandler(prompt.NewService(ddb.NewPromptStore(table)), auth.NewAuthenticator(ddb.NewAuthStore(table), auth.MaxCacheTTL))
 	req := httptest.NewRequest("GET", "/v1/prompts/support-bot", nil)
 	req.Header.Set("Authorization", "Bearer "+benchKey)
 	for b.Loop() {

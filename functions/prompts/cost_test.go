@@ -1,4 +1,4 @@
-package prompts
+package prompts_test
 
 import (
 	"net/http"

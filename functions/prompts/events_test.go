@@ -1,4 +1,4 @@
-package prompts
+package prompts_test
 
 import (
 	"context"
@@ -43,7 +43,7 @@ var sampleEvents = []struct {
 func TestSampleEventsThroughAdapter(t *testing.T) {
 	api := newTestAPI(t)
 	api.newTenant(t, sampleKey, sampleProjectID)
-	adapter := httpadapter.NewV2(api.h)
+	adapter := httpadapter.NewV2(api.prompts)
 	for _, ev := range sampleEvents {
 		t.Run(ev.file, func(t *testing.T) {
 			var req events.APIGatewayV2HTTPRequest

@@ -1,4 +1,4 @@
-package prompts
+package prompts_test
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plumehq/plume/functions/prompts"
 	"github.com/plumehq/plume/shared/errs"
 	"github.com/plumehq/plume/shared/prompt"
 	"github.com/plumehq/plume/shared/web"
@@ -25,8 +26,8 @@ func FuzzEnsureBody(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		r := httptest.NewRequest("POST", ensurePath, bytes.NewReader(body))
-		var req ensureRequest
-		err := web.Decode(httptest.NewRecorder(), r, &req, bodyLimit)
+		var req prompts.EnsureRequest
+		err := web.Decode(httptest.NewRecorder(), r, &req, prompts.BodyLimit)
 		if err == nil {
 			var v prompt.Version
 			v, err = prompt.PrepareVersion("p", "support-bot", prompt.EnsureInput{

@@ -1,4 +1,4 @@
-package prompts
+package prompts_test
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/plumehq/plume/functions/prompts"
 	"github.com/plumehq/plume/shared/prompt"
 )
 
@@ -177,7 +178,7 @@ func TestBadInput(t *testing.T) {
 		{"model_id not a string", "POST", ensurePath, map[string]any{"content": "new text", "model_id": 4}, "", 400, "invalid_request"},
 		{"model_id empty", "POST", ensurePath, map[string]any{"content": "new text", "model_id": ""}, "", 400, "invalid_request"},
 		{"content too large", "POST", ensurePath, map[string]any{"content": strings.Repeat("x", prompt.MaxContentBytes+1)}, "", 400, "invalid_request"},
-		{"body too large", "POST", ensurePath, `{"content": "` + strings.Repeat("x", bodyLimit) + `"}`, "", 413, "payload_too_large"},
+		{"body too large", "POST", ensurePath, `{"content": "` + strings.Repeat("x", prompts.BodyLimit) + `"}`, "", 413, "payload_too_large"},
 		{"wrong content type", "POST", ensurePath, map[string]any{"content": "new text"}, "text/plain", 415, "unsupported_media_type"},
 		{"uppercase slug", "POST", "/v1/tasks/Support/prompt/versions/ensure", map[string]any{"content": "new text"}, "", 400, "invalid_request"},
 		{"underscore slug", "GET", "/v1/prompts/support_bot", nil, "", 400, "invalid_request"},

@@ -17,6 +17,7 @@ import (
 // same keys for PromptsFunction (a test proves it) and plume-local mounts the area on them, so
 // local and deployed routing cannot drift apart.
 var Routes = []string{
+	"GET /healthz",
 	"ANY /v1/prompts/{proxy+}",
 	"ANY /v1/tasks/{proxy+}",
 	"ANY /v1/prompt-versions/{proxy+}",
@@ -24,7 +25,8 @@ var Routes = []string{
 	"ANY /projects/{project_id}/prompts/{proxy+}",
 }
 
-// NewHandler returns the prompts area: every route behind authentication, except /healthz.
+// NewHandler returns the prompts area: every route behind authentication, except the public
+// GET /healthz, which the API's health check reaches through this function.
 func NewHandler(prompts *prompt.Service, authn *auth.Authenticator) http.Handler {
 	s := &server{prompts: prompts}
 	r := auth.NewRouter(authn)

@@ -1,4 +1,4 @@
-package prompts
+package prompts_test
 
 import (
 	"context"
@@ -10,16 +10,19 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/plumehq/plume/functions/prompts"
+	"github.com/plumehq/plume/internal/apitest"
 	"github.com/plumehq/plume/internal/webtest"
 	"github.com/plumehq/plume/shared/auth"
 	"github.com/plumehq/plume/shared/ddb"
 	"github.com/plumehq/plume/shared/ddb/ddbtest"
-	"github.com/plumehq/plume/shared/prompt"
 )
 
-// testAPI is the prompts handler over a fresh DynamoDB Local table with two projects.
+// testAPI is the whole API, built by the composition root as plume-local builds it, over a
+// fresh DynamoDB Local table, with two projects.
 type testAPI struct {
 	h         http.Handler
+	prompts   http.Handler // PromptsFunction's handler, unmounted
 	counter   *ddbtest.Counter
 	tableName string
 	auth      *ddb.AuthStore
@@ -34,15 +37,18 @@ type tenant struct {
 
 func newTestAPI(t testing.TB) *testAPI {
 	t.Helper()
-	client, counter, name := ddbtest.NewTable(t)
-	table := ddb.NewTable(client, name)
-	api := &testAPI{counter: counter, auth: ddb.NewAuthStore(table), tableName: name}
-	api.a = api.newTenant(t, "")
-	api.b = api.newTenant(t, "")
-	api.h = NewHandler(prompt.NewService(ddb.NewPromptStore(table)), auth.NewAuthenticator(api.auth, auth.MaxCacheTTL))
-	counter.Reset()
-	return api
+	whole := apitest.New(t, apitest.Options{})
+	h, err := prompts.Function.Build(whole.Env)
+	require.NoError(t, err)
+	return &testAPI{
+		h: whole.Handler, prompts: h, counter: whole.DDB, auth: whole.Auth, tableName: whole.TableName,
+		a: tenant{projectID: whole.A.ProjectID, key: whole.A.Key, userID: whole.A.UserID},
+		b: tenant{projectID: whole.B.ProjectID, key: whole.B.Key, userID: whole.B.UserID},
+	}
 }
+
+// routes are the patterns the prompts area registers.
+func (api *testAPI) routes() []auth.Route { return api.prompts.(*auth.Router).Routes() }
 
 // newTenant creates a project with one key; secret may be fixed (sample events) or "".
 func (api *testAPI) newTenant(t testing.TB, secret string, projectID ...string) tenant {

@@ -1,4 +1,4 @@
-package tracing
+package tracing_test
 
 import (
 	"bytes"
@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/plumehq/plume/functions/tracing"
 	"github.com/plumehq/plume/shared/trace"
 	"github.com/plumehq/plume/shared/web"
 )
@@ -190,7 +191,7 @@ func TestAttachmentsExtractedAndListed(t *testing.T) {
 			got := api.listAttachments(t, api.a, spanID)
 			require.Equal(t, len(tt.want), got.Count)
 			require.Len(t, got.Attachments, len(tt.want))
-			assert.WithinDuration(t, time.Now().Add(DefaultAttachmentURLTTL), got.ExpiresAt, 5*time.Second)
+			assert.WithinDuration(t, time.Now().Add(tracing.DefaultAttachmentURLTTL), got.ExpiresAt, 5*time.Second)
 			for i, w := range tt.want {
 				a := got.Attachments[i]
 				assert.Equal(t, w.typ, a.Type)
@@ -262,7 +263,7 @@ func TestAttachmentURLsRefused(t *testing.T) {
 	}
 
 	t.Run("expired", func(t *testing.T) {
-		short := NewQueryHandler(trace.NewQueries(api.traces, api.blobs), api.authn, AttachmentURLs{Presigner: api.blobs, TTL: time.Second})
+		short := tracing.NewQueryHandler(trace.NewQueries(api.traces, api.blobs), api.authn, tracing.AttachmentURLs{Presigner: api.blobs, TTL: time.Second})
 		req := httptest.NewRequest(http.MethodGet, "/spans/"+mine+"/attachments", nil)
 		req.Header.Set("Authorization", "Bearer "+api.a.key)
 		rec := httptest.NewRecorder()
@@ -299,7 +300,7 @@ func TestAttachmentUpload(t *testing.T) {
 	assert.Equal(t, http.MethodPut, up.Method)
 	assert.Equal(t, map[string]string{"Content-Type": "application/pdf"}, up.Headers)
 	assert.Regexp(t, `^attachments/project=`+api.a.projectID+`/span=`+spanID+`/upload-[0-9a-f-]{36}\.pdf$`, up.Key)
-	assert.WithinDuration(t, time.Now().Add(DefaultAttachmentURLTTL), up.ExpiresAt, 5*time.Second)
+	assert.WithinDuration(t, time.Now().Add(tracing.DefaultAttachmentURLTTL), up.ExpiresAt, 5*time.Second)
 
 	pdf := []byte("%PDF-1.7")
 	status, _, body := httpDo(t, http.MethodPut, up.UploadURL, pdf, http.Header{"Content-Type": {"text/html"}})

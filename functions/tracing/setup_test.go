@@ -1,4 +1,4 @@
-package tracing
+package tracing_test
 
 import (
 	"encoding/json"
@@ -9,22 +9,24 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/plumehq/plume/functions/tracing"
+	"github.com/plumehq/plume/internal/apitest"
 	"github.com/plumehq/plume/internal/webtest"
 	"github.com/plumehq/plume/shared/auth"
 	"github.com/plumehq/plume/shared/blob"
 	"github.com/plumehq/plume/shared/blob/blobtest"
+	"github.com/plumehq/plume/shared/config"
 	"github.com/plumehq/plume/shared/ddb"
 	"github.com/plumehq/plume/shared/ddb/ddbtest"
-	"github.com/plumehq/plume/shared/pricing"
-	"github.com/plumehq/plume/shared/trace"
 	"github.com/plumehq/plume/shared/web"
 )
 
-// testAPI is the tracing area (both halves, mounted as plume-local does) over a fresh table and
-// an embedded S3, with two projects and a settable clock.
+// testAPI is the whole API, built by the composition root as plume-local builds it, over a
+// fresh table and an embedded S3, with two projects and a settable clock; ingest and query are
+// the two tracing functions' handlers, unmounted.
 type testAPI struct {
 	h       http.Handler
-	ingest  http.Handler // the two functions' handlers, unmounted
+	ingest  http.Handler
 	query   http.Handler
 	auth    *ddb.AuthStore
 	authn   *auth.Authenticator
@@ -43,37 +45,25 @@ type tenant struct{ projectID, key string }
 
 func newTestAPI(t testing.TB) *testAPI {
 	t.Helper()
-	client, counter, name := ddbtest.NewTable(t)
-	table := ddb.NewTable(client, name)
-	blobs, s3Counter, s3URL := blobtest.New(t)
-	api := &testAPI{ddb: counter, s3: s3Counter, clock: time.Now().UTC(), table: name, s3URL: s3URL}
-	authStore := ddb.NewAuthStore(table)
-	api.a = newTenant(t, authStore)
-	api.b = newTenant(t, authStore)
-	traces := ddb.NewTraceStore(table)
-	// Attachment URLs are fetched from the tests' own servers (httptest, on 127.0.0.1).
-	extractor, err := trace.NewExtractor(blobs, trace.ExtractorConfig{Hosts: []string{"127.0.0.1"}, MaxBytes: testAttachmentMaxBytes})
+	api := &testAPI{clock: time.Now().UTC()}
+	whole := apitest.New(t, apitest.Options{
+		Config: func(c *config.Config) {
+			// Attachment URLs are fetched from the tests' own servers (httptest, on 127.0.0.1).
+			c.AttachmentHosts = []string{"127.0.0.1"}
+			c.AttachmentMaxBytes = testAttachmentMaxBytes
+		},
+		Clock: api.now,
+	})
+	var err error
+	api.ingest, err = tracing.IngestFunction.Build(whole.Env)
 	require.NoError(t, err)
-	svc := trace.NewService(traces, blobs, pricing.NewPricer(pricing.Default()), trace.WithClock(api.now), trace.WithExtractor(extractor))
-	urls := AttachmentURLs{Presigner: blobs, MaxBytes: testAttachmentMaxBytes}
-	authn := auth.NewAuthenticator(authStore, auth.MaxCacheTTL)
-	mux := http.NewServeMux()
-	api.auth = authStore
-	api.authn, api.traces, api.blobs = authn, traces, blobs
-	api.ingest = NewIngestHandler(svc, authn, urls)
-	api.query = NewQueryHandler(trace.NewQueries(traces, blobs), authn, urls)
-	web.Mount(mux, IngestRoutes, api.ingest)
-	web.Mount(mux, QueryRoutes, api.query)
-	mux.Handle("/", web.Chain(http.HandlerFunc(web.NotFound)))
-	api.h = mux
-	counter.Reset()
+	api.query, err = tracing.QueryFunction.Build(whole.Env)
+	require.NoError(t, err)
+	api.h, api.auth, api.authn, api.traces, api.blobs = whole.Handler, whole.Auth, whole.Env.Authn(), whole.Env.Traces(), whole.Blobs
+	api.table, api.s3URL, api.ddb, api.s3 = whole.TableName, whole.S3URL, whole.DDB, whole.S3
+	api.a = tenant{projectID: whole.A.ProjectID, key: whole.A.Key}
+	api.b = tenant{projectID: whole.B.ProjectID, key: whole.B.Key}
 	return api
-}
-
-func newTenant(t testing.TB, store *ddb.AuthStore) tenant {
-	t.Helper()
-	tn := webtest.NewTenant(t, store)
-	return tenant{projectID: tn.ProjectID, key: tn.Key}
 }
 
 func (api *testAPI) now() time.Time {

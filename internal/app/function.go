@@ -53,11 +53,10 @@ func build(ctx context.Context, fn Function, getenv func(string) string) (http.H
 }
 
 // Mount builds every function of fns from env and mounts each on its route keys, as API
-// Gateway routes them, with GET /healthz and a JSON 404 for every other path: the whole API on
-// one handler (plume-local, end-to-end tests).
+// Gateway routes them, with a JSON 404 for every other path: the whole API on one handler
+// (plume-local, end-to-end tests).
 func Mount(env *Env, fns []Function) (http.Handler, error) {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", web.Health)
 	for _, fn := range fns {
 		h, err := fn.Build(env)
 		if err != nil {
