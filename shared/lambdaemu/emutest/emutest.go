@@ -4,6 +4,7 @@ package emutest
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,12 +21,20 @@ import (
 func Start(t testing.TB, ctx context.Context, pkg string, env []string) *lambdaemu.Emulator {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "bootstrap")
-	build := exec.Command("go", "build", "-tags", "lambda.norpc", "-trimpath", "-o", bin, pkg)
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, "build %s: %s", pkg, out)
+	require.NoError(t, Build(pkg, bin))
 	emu, err := lambdaemu.Start(ctx, lambdaemu.Config{Binary: bin, Env: env, Stdout: t.Output(), Stderr: t.Output()})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = emu.Close() })
 	return emu
+}
+
+// Build builds the Lambda main package pkg for this host into bin, as the Makefile builds it
+// for Lambda (static, lambda.norpc).
+func Build(pkg, bin string) error {
+	build := exec.Command("go", "build", "-tags", "lambda.norpc", "-trimpath", "-o", bin, pkg)
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		return fmt.Errorf("build %s: %w: %s", pkg, err, out)
+	}
+	return nil
 }

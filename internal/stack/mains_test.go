@@ -1,0 +1,195 @@
+package stack_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/plumehq/plume/internal/apitest"
+	"github.com/plumehq/plume/internal/stack"
+	"github.com/plumehq/plume/shared/ddb/ddbtest"
+	"github.com/plumehq/plume/shared/lambdaemu"
+	"github.com/plumehq/plume/shared/lambdaemu/emutest"
+)
+
+// mainPackages reads the main package of every function from its Makefile target, the one SAM
+// builds: "build-PromptsFunction:" followed by "... -o $(ARTIFACTS_DIR)/bootstrap ./functions/prompts/lambda".
+func mainPackages(t *testing.T) map[string]string {
+	t.Helper()
+	makefile, err := os.ReadFile("../../Makefile")
+	require.NoError(t, err)
+	out := map[string]string{}
+	for _, m := range buildTarget.FindAllStringSubmatch(string(makefile), -1) {
+		out[m[1]] = "../../" + strings.TrimPrefix(m[2], "./")
+	}
+	return out
+}
+
+var buildTarget = regexp.MustCompile(`(?m)^build-(\w+):\n\t\$\(LAMBDA_BUILD\) -o \$\(ARTIFACTS_DIR\)/bootstrap (\./\S+)$`)
+
+// TestMainsStart builds the real bootstrap of every function of the stack (for this host, from
+// the package its Makefile target builds), runs it under the Runtime API emulator against
+// DynamoDB Local and the embedded S3, and invokes it with an API Gateway event carrying an
+// unknown key: the function must start, reach DynamoDB and answer 401 through its handler.
+func TestMainsStart(t *testing.T) {
+	api := apitest.New(t, apitest.Options{})
+	mains := mainPackages(t)
+	var pkgs []string
+	for _, fn := range stack.Functions {
+		pkgs = append(pkgs, mains[fn.Name])
+	}
+	prebuild(t, pkgs)
+	for _, fn := range stack.Functions {
+		t.Run(fn.Name, func(t *testing.T) {
+			pkg, ok := mains[fn.Name]
+			require.True(t, ok, "the Makefile has no build-%s target", fn.Name)
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			emu := start(t, ctx, pkg, functionEnv(t, api, "TABLE_NAME="+api.TableName))
+			raw, err := emu.Invoke(ctx, eventFor(t, fn.Routes))
+			require.NoError(t, err, "%s did not start or failed the invocation", fn.Name)
+			var res events.APIGatewayV2HTTPResponse
+			require.NoError(t, json.Unmarshal(raw, &res), "response: %s", raw)
+			assert.Equal(t, 401, res.StatusCode, "body: %s", res.Body)
+		})
+	}
+}
+
+// TestMainCannotStart: a function whose configuration is incomplete exits at init, and the
+// emulator reports it, so a main that cannot start fails its test.
+func TestMainCannotStart(t *testing.T) {
+	api := apitest.New(t, apitest.Options{})
+	mains := mainPackages(t)
+	tests := []struct {
+		function string
+		env      []string
+	}{
+		{"PromptsFunction", nil}, // no TABLE_NAME
+		{"TracingIngestFunction", []string{"TABLE_NAME=" + api.TableName, "BUCKET_NAME="}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.function, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			emu := start(t, ctx, mains[tt.function], functionEnv(t, api, tt.env...))
+			_, err := emu.Invoke(ctx, eventFor(t, []string{"GET /healthz"}))
+			require.Error(t, err)
+			assert.True(t, errors.Is(err, lambdaemu.ErrExited), "error: %v", err)
+		})
+	}
+}
+
+// binaries are the bootstraps built by this test binary, by package: each is built once.
+var binaries struct {
+	sync.Mutex
+	dir   string
+	built map[string]string
+}
+
+// prebuild builds the bootstraps of pkgs two at a time, ahead of the tests that start them.
+func prebuild(t *testing.T, pkgs []string) {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 2)
+	for _, pkg := range pkgs {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			bootstrap(t, pkg)
+		})
+	}
+	wg.Wait()
+}
+
+// bootstrap builds the main package pkg for this host as the Makefile builds it for Lambda, once
+// per test binary, and returns the executable's path.
+func bootstrap(t *testing.T, pkg string) string {
+	binaries.Lock()
+	if binaries.built == nil {
+		binaries.dir, binaries.built = testDir, map[string]string{}
+	}
+	bin, ok := binaries.built[pkg]
+	binaries.Unlock()
+	if ok {
+		return bin
+	}
+	bin = filepath.Join(binaries.dir, strings.ReplaceAll(strings.Trim(pkg, "./"), "/", "_"))
+	require.NoError(t, emutest.Build(pkg, bin))
+	binaries.Lock()
+	binaries.built[pkg] = bin
+	binaries.Unlock()
+	return bin
+}
+
+// start runs the bootstrap of pkg under the emulator with env until the test ends.
+func start(t *testing.T, ctx context.Context, pkg string, env []string) *lambdaemu.Emulator {
+	t.Helper()
+	emu, err := lambdaemu.Start(ctx, lambdaemu.Config{Binary: bootstrap(t, pkg), Env: env, Stdout: t.Output(), Stderr: t.Output()})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = emu.Close() })
+	return emu
+}
+
+// testDir holds the bootstraps; TestMain removes it.
+var testDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "plume-mains-")
+	if err != nil {
+		panic(err)
+	}
+	testDir = dir
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// functionEnv is a function's environment against the test's DynamoDB Local and S3, plus extra.
+func functionEnv(t *testing.T, api *apitest.API, extra ...string) []string {
+	env := []string{
+		"BUCKET_NAME=plume-test",
+		"AWS_ENDPOINT_URL_DYNAMODB=" + ddbtest.Endpoint(t), "AWS_ENDPOINT_URL_S3=" + api.S3URL,
+		"AWS_ACCESS_KEY_ID=local", "AWS_SECRET_ACCESS_KEY=local", "AWS_REGION=us-east-1",
+	}
+	return append(env, extra...)
+}
+
+// eventFor is an API Gateway HTTP API event for the first authenticated route key of routes,
+// its wildcards filled in, with a key that does not exist.
+func eventFor(t *testing.T, routes []string) []byte {
+	t.Helper()
+	routeKey := routes[0]
+	for _, r := range routes {
+		if r != "GET /healthz" {
+			routeKey = r
+			break
+		}
+	}
+	method, path, _ := strings.Cut(routeKey, " ")
+	if method == "ANY" {
+		method = "GET"
+	}
+	path = wildcard.ReplaceAllString(path, "x")
+	ev := events.APIGatewayV2HTTPRequest{
+		Version: "2.0", RouteKey: routeKey, RawPath: path,
+		Headers: map[string]string{"authorization": "Bearer plm_NoSuchKey000000000000000000000000000000", "content-type": "application/json"},
+		Body:    "{}",
+		RequestContext: events.APIGatewayV2HTTPRequestContext{
+			RequestID: "mains-test", Stage: "$default", RouteKey: routeKey,
+			HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: method, Path: path, Protocol: "HTTP/1.1"},
+		},
+	}
+	raw, err := json.Marshal(ev)
+	require.NoError(t, err)
+	return raw
+}
