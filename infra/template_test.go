@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -22,13 +22,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v3"
 
-	"github.com/plumehq/plume/functions/feedback"
-	"github.com/plumehq/plume/functions/judges"
-	"github.com/plumehq/plume/functions/otlp"
-	"github.com/plumehq/plume/functions/prompts"
-	"github.com/plumehq/plume/functions/settings"
-	"github.com/plumehq/plume/functions/tracing"
 	"github.com/plumehq/plume/infra"
+	"github.com/plumehq/plume/internal/stack"
 )
 
 // Paths relative to this package's directory, where `go test` runs.
@@ -40,8 +35,118 @@ const (
 	localInitHookPath = "../localstack/init/ready.d/10-plume.sh"
 )
 
-// healthzRoute is the public health check; PromptsFunction serves it besides its own routes.
-const healthzRoute = "GET /healthz"
+const typeFunction = "AWS::Serverless::Function"
+
+// functionCase is what one function of template.yaml is checked against.
+type functionCase struct {
+	// routes are exactly the route keys of its HttpApi events: its area's route variable (the
+	// same keys plume-local mounts) and any public route it serves besides.
+	routes []string
+	// worker is true for a function without HTTP routes (a queue or schedule consumer); it
+	// must then have no HttpApi events.
+	worker bool
+	policy policyCase
+}
+
+// policyCase is a function's least privilege.
+type policyCase struct {
+	actions   []string // exactly the actions the function is allowed
+	forbidden []string // actions ("dynamodb:Scan") or whole services ("s3:") never to grant
+	// s3 is exactly the bucket paths (Fn::Sub strings) each S3 action is allowed on.
+	s3 map[string][]string
+}
+
+// functionCases holds every function of template.yaml, by logical id. The list of functions is
+// read from the template, not from here: a function without an entry fails the routes, IAM
+// and coverage checks, and one without a Makefile target fails the build check. The routes of
+// an HTTP function are those of its app.Function in internal/stack, the list plume-local
+// serves: a template function the stack does not serve has no routes and fails.
+var functionCases = map[string]functionCase{
+	"PromptsFunction": {
+		routes: stackRoutes("PromptsFunction"),
+		policy: policyCase{
+			actions: []string{
+				"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query",
+				"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem",
+			},
+			// Never Scan on a request path; no prompts request deletes items or touches S3.
+			forbidden: []string{"dynamodb:Scan", "dynamodb:DeleteItem", "s3:"},
+		},
+	},
+	"TracingIngestFunction": {
+		routes: stackRoutes("TracingIngestFunction"),
+		policy: policyCase{
+			actions: []string{
+				"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem",
+				"s3:PutObject", "s3:GetObject",
+			},
+			// Ingestion writes and merges; it never deletes spans, scans or lists.
+			forbidden: []string{"dynamodb:Scan", "dynamodb:DeleteItem", "s3:DeleteObject", "s3:ListBucket"},
+			// Batch objects are read back to merge; attachments are only written (extraction and
+			// presigned uploads).
+			s3: map[string][]string{
+				"s3:PutObject": {"${Bucket.Arn}/spans/*", "${Bucket.Arn}/attachments/*"},
+				"s3:GetObject": {"${Bucket.Arn}/spans/*"},
+			},
+		},
+	},
+	"TracingQueryFunction": {
+		routes: stackRoutes("TracingQueryFunction"),
+		policy: policyCase{
+			actions: []string{"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "s3:GetObject"},
+			// The function that reads spans can neither change nor delete them.
+			forbidden: []string{"dynamodb:Scan", "dynamodb:DeleteItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "s3:PutObject", "s3:DeleteObject"},
+			// Attachments: the permission its presigned GET URLs carry.
+			s3: map[string][]string{"s3:GetObject": {"${Bucket.Arn}/spans/*", "${Bucket.Arn}/attachments/*"}},
+		},
+	},
+	"OTLPFunction": {
+		routes: stackRoutes("OTLPFunction"),
+		policy: policyCase{
+			actions: []string{
+				"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem",
+				"s3:PutObject", "s3:GetObject",
+			},
+			forbidden: []string{"dynamodb:Scan", "dynamodb:DeleteItem", "s3:DeleteObject", "s3:ListBucket"},
+			// The same ingestion as TracingIngestFunction: attachments are extracted too.
+			s3: map[string][]string{
+				"s3:PutObject": {"${Bucket.Arn}/spans/*", "${Bucket.Arn}/attachments/*"},
+				"s3:GetObject": {"${Bucket.Arn}/spans/*"},
+			},
+		},
+	},
+	"SettingsFunction": {
+		routes: stackRoutes("SettingsFunction"),
+		policy: policyCase{
+			actions: []string{"dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:DeleteItem"},
+			// Prices only: no S3, no Scan, no updates of other items.
+			forbidden: []string{"dynamodb:Scan", "dynamodb:UpdateItem", "s3:"},
+		},
+	},
+	"JudgesFunction": {
+		routes: stackRoutes("JudgesFunction"),
+		policy: policyCase{
+			actions: []string{
+				"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query",
+				"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem",
+			},
+			// Judges are paused, never deleted; evaluations are replaced, never deleted; no S3.
+			forbidden: []string{"dynamodb:Scan", "dynamodb:DeleteItem", "s3:"},
+		},
+	},
+	"FeedbackFunction": {
+		routes: stackRoutes("FeedbackFunction"),
+		policy: policyCase{
+			actions: []string{
+				"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query",
+				"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem", "s3:GetObject",
+			},
+			// Links are revoked, not deleted; the pages only read span batches.
+			forbidden: []string{"dynamodb:Scan", "dynamodb:DeleteItem", "s3:PutObject", "s3:DeleteObject", "s3:ListBucket"},
+			s3:        map[string][]string{"s3:GetObject": {"${Bucket.Arn}/spans/*"}},
+		},
+	},
+}
 
 func TestTemplateMatchesSchema(t *testing.T) {
 	table := templateResource(t, loadTemplate(t), "Table", "AWS::DynamoDB::Table")
@@ -71,44 +176,24 @@ func TestLocalstackTableMatchesSchema(t *testing.T) {
 		"%s must enable TTL on %q", localInitHookPath, infra.AttrTTL)
 }
 
+// TestTemplateFunctionsAreChecked fails for a function of template.yaml that functionCases
+// does not describe, and for an entry whose function is gone.
+func TestTemplateFunctionsAreChecked(t *testing.T) {
+	tpl := loadTemplate(t)
+	require.NotEmpty(t, functionIDs(tpl), "template.yaml declares no %s", typeFunction)
+	checkCases(t, tpl, functionCases)
+}
+
 func TestTemplateRoutes(t *testing.T) {
 	tpl := loadTemplate(t)
-	tests := []struct {
-		logicalID string
-		routes    []string // the area's route keys, e.g. prompts.Routes
-		extra     []string // public routes served by the same function
-	}{
-		{logicalID: "PromptsFunction", routes: prompts.Routes},
-		{logicalID: "TracingIngestFunction", routes: tracing.IngestRoutes},
-		{logicalID: "TracingQueryFunction", routes: tracing.QueryRoutes},
-		{logicalID: "SettingsFunction", routes: settings.Routes},
-		{logicalID: "OTLPFunction", routes: otlp.Routes},
-		{logicalID: "JudgesFunction", routes: judges.Routes},
-		{logicalID: "FeedbackFunction", routes: feedback.Routes},
-	}
-	for _, tt := range tests {
-		t.Run(tt.logicalID, func(t *testing.T) {
-			fn := templateResource(t, tpl, tt.logicalID, "AWS::Serverless::Function")
-			events := httpAPIEvents(fn)
-			require.NotEmpty(t, events, "%s has no HttpApi events", tt.logicalID)
-
-			var got []string
-			for name, props := range events {
-				got = append(got, routeKey(props))
-				assert.Equal(t, "2.0", props["PayloadFormatVersion"],
-					"event %s.%s: PayloadFormatVersion must be \"2.0\"", tt.logicalID, name)
-				assert.Equal(t, map[string]any{"Ref": "HttpApi"}, props["ApiId"],
-					"event %s.%s: ApiId must be !Ref HttpApi (not SAM's implicit API)", tt.logicalID, name)
-			}
-			want := slices.Concat(tt.routes, tt.extra)
-			assert.ElementsMatch(t, want, got, "HttpApi events of %s", tt.logicalID)
-		})
+	for _, id := range functionIDs(tpl) {
+		t.Run(id, func(t *testing.T) { checkRoutes(t, tpl, functionCases, id) })
 	}
 }
 
 func TestTemplateRoutesAreUnique(t *testing.T) {
 	owner := map[string]string{}
-	for id, fn := range resourcesOfType(loadTemplate(t), "AWS::Serverless::Function") {
+	for id, fn := range resourcesOfType(loadTemplate(t), typeFunction) {
 		for _, props := range httpAPIEvents(fn) {
 			key := routeKey(props)
 			if prev, ok := owner[key]; ok {
@@ -120,167 +205,331 @@ func TestTemplateRoutesAreUnique(t *testing.T) {
 }
 
 func TestMakefileHasBuildTargets(t *testing.T) {
-	functions := resourcesOfType(loadTemplate(t), "AWS::Serverless::Function")
-	var targets []string
-	for id, fn := range functions {
-		if mapAt(fn, "Metadata")["BuildMethod"] == "makefile" {
-			targets = append(targets, "build-"+id)
-		}
-	}
-	sort.Strings(targets)
-	require.NotEmpty(t, targets, "no function uses BuildMethod: makefile")
-
 	raw, err := os.ReadFile(makefilePath)
 	if errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("%s is missing; sam build (BuildMethod: makefile) needs these targets in it: %s",
-			makefilePath, strings.Join(targets, ", "))
+		t.Fatalf("%s is missing; sam build (BuildMethod: makefile) needs a build-<LogicalId> target per function in it",
+			makefilePath)
 	}
 	require.NoError(t, err)
-	have := makeTargets(string(raw))
-	for _, target := range targets {
-		assert.True(t, have[target], "%s has no %q target (sam build runs `make %s`)", makefilePath, target+":", target)
-	}
+	checkMakefile(t, loadTemplate(t), string(raw))
 }
 
 func TestFunctionsLeastPrivilege(t *testing.T) {
 	tpl := loadTemplate(t)
+	for _, id := range functionIDs(tpl) {
+		t.Run(id, func(t *testing.T) { checkPolicy(t, tpl, functionCases, id) })
+	}
+}
+
+// TestChecksFail proves that each check above fails when the template, the Makefile or the
+// table drift apart: a check that cannot fail proves nothing.
+func TestChecksFail(t *testing.T) {
+	raw, err := os.ReadFile(makefilePath)
+	require.NoError(t, err)
+	makefile := string(raw)
+
+	// extraFunction is a new function that nothing else knows of.
+	const extraFunction = `
+Type: AWS::Serverless::Function
+Metadata: {BuildMethod: makefile}
+Properties:
+  CodeUri: .
+  Policies:
+    - Statement:
+        - {Effect: Allow, Action: [dynamodb:GetItem], Resource: !GetAtt Table.Arn}
+  Events:
+    Extra: {Type: HttpApi, Properties: {ApiId: !Ref HttpApi, Method: GET, Path: /extra, PayloadFormatVersion: "2.0"}}
+`
+	withExtra := func(t *testing.T, tpl map[string]any, _ *string, _ map[string]functionCase) {
+		mapAt(tpl, "Resources")["ExtraFunction"] = parseYAML(t, extraFunction)
+	}
+	// Every check of the real files, as the tests above run them.
+	all := func(t checkT, tpl map[string]any, makefile string, cases map[string]functionCase) {
+		checkCases(t, tpl, cases)
+		checkMakefile(t, tpl, makefile)
+		for _, id := range functionIDs(tpl) {
+			checkRoutes(t, tpl, cases, id)
+			checkPolicy(t, tpl, cases, id)
+		}
+	}
 	tests := []struct {
-		logicalID string
-		actions   []string // exactly the actions the function is allowed
-		forbidden []string // actions ("dynamodb:Scan") or whole services ("s3:") never to grant
-		// s3 is exactly the bucket paths (Fn::Sub strings) each S3 action is allowed on.
-		s3 map[string][]string
+		name   string
+		change func(t *testing.T, tpl map[string]any, makefile *string, cases map[string]functionCase)
+		check  func(t checkT, tpl map[string]any, makefile string, cases map[string]functionCase)
+		want   []string // each is part of some failure message; none: the check passes
 	}{
 		{
-			logicalID: "PromptsFunction",
-			actions: []string{
-				"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query",
-				"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem",
-			},
-			// Never Scan on a request path; no prompts request deletes items or touches S3.
-			forbidden: []string{"dynamodb:Scan", "dynamodb:DeleteItem", "s3:"},
+			name:  "the real files pass",
+			check: all,
 		},
 		{
-			logicalID: "TracingIngestFunction",
-			actions: []string{
-				"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem",
-				"s3:PutObject", "s3:GetObject",
-			},
-			// Ingestion writes and merges; it never deletes spans, scans or lists.
-			forbidden: []string{"dynamodb:Scan", "dynamodb:DeleteItem", "s3:DeleteObject", "s3:ListBucket"},
-			// Batch objects are read back to merge; attachments are only written (extraction and
-			// presigned uploads).
-			s3: map[string][]string{
-				"s3:PutObject": {"${Bucket.Arn}/spans/*", "${Bucket.Arn}/attachments/*"},
-				"s3:GetObject": {"${Bucket.Arn}/spans/*"},
-			},
+			name:   "new function: not in the table",
+			change: withExtra,
+			check:  func(t checkT, tpl map[string]any, _ string, c map[string]functionCase) { checkCases(t, tpl, c) },
+			want:   []string{"ExtraFunction has no entry in functionCases"},
 		},
 		{
-			logicalID: "TracingQueryFunction",
-			actions:   []string{"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "s3:GetObject"},
-			// The function that reads spans can neither change nor delete them.
-			forbidden: []string{"dynamodb:Scan", "dynamodb:DeleteItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "s3:PutObject", "s3:DeleteObject"},
-			// Attachments: the permission its presigned GET URLs carry.
-			s3: map[string][]string{"s3:GetObject": {"${Bucket.Arn}/spans/*", "${Bucket.Arn}/attachments/*"}},
+			name:   "new function: no routes case",
+			change: withExtra,
+			check: func(t checkT, tpl map[string]any, _ string, c map[string]functionCase) {
+				checkRoutes(t, tpl, c, "ExtraFunction")
+			},
+			want: []string{"ExtraFunction has no entry in functionCases"},
 		},
 		{
-			logicalID: "OTLPFunction",
-			actions: []string{
-				"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem",
-				"s3:PutObject", "s3:GetObject",
+			name:   "new function: no least-privilege case",
+			change: withExtra,
+			check: func(t checkT, tpl map[string]any, _ string, c map[string]functionCase) {
+				checkPolicy(t, tpl, c, "ExtraFunction")
 			},
-			forbidden: []string{"dynamodb:Scan", "dynamodb:DeleteItem", "s3:DeleteObject", "s3:ListBucket"},
-			s3: map[string][]string{
-				"s3:PutObject": {"${Bucket.Arn}/spans/*", "${Bucket.Arn}/attachments/*"},
-				"s3:GetObject": {"${Bucket.Arn}/spans/*"},
-			},
+			want: []string{"ExtraFunction has no entry in functionCases"},
 		},
 		{
-			logicalID: "SettingsFunction",
-			actions:   []string{"dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:DeleteItem"},
-			// Prices only: no S3, no Scan, no updates of other items.
-			forbidden: []string{"dynamodb:Scan", "dynamodb:UpdateItem", "s3:"},
+			name:   "new function: no Makefile target, not in FUNCTIONS",
+			change: withExtra,
+			check:  func(t checkT, tpl map[string]any, m string, _ map[string]functionCase) { checkMakefile(t, tpl, m) },
+			want:   []string{`no "build-ExtraFunction:" target`, "FUNCTIONS of ../Makefile does not list ExtraFunction"},
 		},
 		{
-			logicalID: "JudgesFunction",
-			actions: []string{
-				"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query",
-				"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem",
+			name: "new function with a table entry but no Makefile target",
+			change: func(t *testing.T, tpl map[string]any, m *string, c map[string]functionCase) {
+				withExtra(t, tpl, m, c)
+				c["ExtraFunction"] = functionCase{
+					routes: []string{"GET /extra"},
+					policy: policyCase{actions: []string{"dynamodb:GetItem"}, forbidden: []string{"dynamodb:Scan"}},
+				}
 			},
-			// Judges are paused, never deleted; evaluations are replaced, never deleted; no S3.
-			forbidden: []string{"dynamodb:Scan", "dynamodb:DeleteItem", "s3:"},
+			check: all,
+			want:  []string{`no "build-ExtraFunction:" target`, "FUNCTIONS of ../Makefile does not list ExtraFunction"},
 		},
 		{
-			logicalID: "FeedbackFunction",
-			actions: []string{
-				"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query",
-				"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem", "s3:GetObject",
+			name: "a stale entry",
+			change: func(_ *testing.T, tpl map[string]any, _ *string, _ map[string]functionCase) {
+				delete(mapAt(tpl, "Resources"), "SettingsFunction")
 			},
-			// Links are revoked, not deleted; the pages only read span batches.
-			forbidden: []string{"dynamodb:Scan", "dynamodb:DeleteItem", "s3:PutObject", "s3:DeleteObject", "s3:ListBucket"},
-			s3:        map[string][]string{"s3:GetObject": {"${Bucket.Arn}/spans/*"}},
+			check: all,
+			want:  []string{"functionCases has SettingsFunction", "FUNCTIONS of ../Makefile lists SettingsFunction"},
+		},
+		{
+			name: "a route the area does not serve",
+			change: func(t *testing.T, tpl map[string]any, _ *string, _ map[string]functionCase) {
+				events := mapAt(mapAt(functionResource(tpl, "JudgesFunction"), "Properties"), "Events")
+				events["Extra"] = parseYAML(t, `{Type: HttpApi, Properties: {ApiId: !Ref HttpApi, Method: GET, Path: /extra, PayloadFormatVersion: "2.0"}}`)
+			},
+			check: all,
+			want:  []string{"HttpApi events of JudgesFunction"},
+		},
+		{
+			name: "a worker with an HTTP route",
+			change: func(_ *testing.T, _ map[string]any, _ *string, c map[string]functionCase) {
+				fc := c["SettingsFunction"]
+				fc.worker = true
+				c["SettingsFunction"] = fc
+			},
+			check: all,
+			want:  []string{"SettingsFunction is a worker"},
+		},
+		{
+			name: "a forbidden action",
+			change: func(t *testing.T, tpl map[string]any, _ *string, _ map[string]functionCase) {
+				policies := mapAt(functionResource(tpl, "TracingQueryFunction"), "Properties")["Policies"].([]any)
+				st := policies[0].(map[string]any)["Statement"].([]any)[0].(map[string]any)
+				st["Action"] = append(st["Action"].([]any), "dynamodb:PutItem")
+			},
+			check: all,
+			want:  []string{`TracingQueryFunction must not be granted "dynamodb:PutItem"`, "actions granted to TracingQueryFunction"},
+		},
+		{
+			name: "a SAM policy template",
+			change: func(t *testing.T, tpl map[string]any, _ *string, _ map[string]functionCase) {
+				mapAt(functionResource(tpl, "JudgesFunction"), "Properties")["Policies"] = parseYAML(t, `[{DynamoDBCrudPolicy: {TableName: !Ref Table}}]`)
+			},
+			check: all,
+			want:  []string{"not an inline policy document"},
+		},
+		{
+			name: "a function built without the Makefile",
+			change: func(_ *testing.T, tpl map[string]any, _ *string, _ map[string]functionCase) {
+				delete(functionResource(tpl, "FeedbackFunction"), "Metadata")
+			},
+			check: all,
+			want:  []string{"FeedbackFunction must have Metadata BuildMethod: makefile"},
+		},
+		{
+			name: "a Makefile without a target",
+			change: func(_ *testing.T, _ map[string]any, m *string, _ map[string]functionCase) {
+				*m = strings.Replace(*m, "build-OTLPFunction:", "build-OTLP:", 1)
+			},
+			check: all,
+			want:  []string{`no "build-OTLPFunction:" target`},
 		},
 	}
-
-	functions := resourcesOfType(tpl, "AWS::Serverless::Function")
-	var covered []string
 	for _, tt := range tests {
-		covered = append(covered, tt.logicalID)
-	}
-	for id := range functions {
-		assert.Contains(t, covered, id, "function %s has no least-privilege case in this test", id)
-	}
-
-	for _, tt := range tests {
-		t.Run(tt.logicalID, func(t *testing.T) {
-			fn := templateResource(t, tpl, tt.logicalID, "AWS::Serverless::Function")
-			props := mapAt(fn, "Properties")
-			require.NotContains(t, props, "Role", "a custom Role bypasses the inline policies checked here")
-
-			var granted []string
-			s3 := map[string][]string{}
-			for i, st := range allowStatements(t, props["Policies"]) {
-				actions := stringsOf(st["Action"])
-				require.NotEmpty(t, actions, "statement %d: Action must be listed explicitly", i)
-				for _, a := range actions {
-					assert.NotContains(t, a, "*", "statement %d: wildcard action %q", i, a)
-					for _, f := range tt.forbidden {
-						assert.False(t, a == f || strings.HasSuffix(f, ":") && strings.HasPrefix(a, f),
-							"statement %d: %s must not be granted %q", i, tt.logicalID, a)
-					}
-				}
-				resources, ok := st["Resource"].([]any)
-				if !ok {
-					resources = []any{st["Resource"]}
-				}
-				for _, r := range resources {
-					require.NotNil(t, r, "statement %d: Resource must be set", i)
-					assert.NotEqual(t, "*", r, "statement %d: Resource must not be *", i)
-				}
-				assert.NotContains(t, st, "NotAction", "statement %d: NotAction grants almost everything", i)
-				assert.NotContains(t, st, "NotResource", "statement %d: NotResource grants almost everything", i)
-				for _, a := range actions {
-					if !slices.Contains(granted, a) {
-						granted = append(granted, a)
-					}
-					if strings.HasPrefix(a, "s3:") {
-						for _, r := range resources {
-							m, _ := r.(map[string]any)
-							sub, _ := m["Fn::Sub"].(string)
-							require.NotEmpty(t, sub, "statement %d: S3 resources are !Sub ${Bucket.Arn}/<prefix>/*, not %v", i, r)
-							s3[a] = append(s3[a], sub)
-						}
-					}
-				}
+		t.Run(tt.name, func(t *testing.T) {
+			tpl, m, cases := loadTemplate(t), makefile, maps.Clone(functionCases)
+			if tt.change != nil {
+				tt.change(t, tpl, &m, cases)
 			}
-			assert.ElementsMatch(t, tt.actions, granted, "actions granted to %s", tt.logicalID)
-			for a, want := range tt.s3 {
-				assert.ElementsMatch(t, want, s3[a], "resources of %s granted to %s", a, tt.logicalID)
+			failures := record(func(r checkT) { tt.check(r, tpl, m, cases) })
+			if len(tt.want) == 0 {
+				assert.Empty(t, failures)
 			}
-			for a := range s3 {
-				assert.Contains(t, tt.s3, a, "%s is granted %s: list its resources in this test", tt.logicalID, a)
+			for _, want := range tt.want {
+				assert.True(t, slices.ContainsFunc(failures, func(f string) bool { return strings.Contains(f, want) }),
+					"no failure mentions %q; the failures:\n%s", want, strings.Join(failures, "\n"))
 			}
 		})
+	}
+}
+
+// checkT is what the checks need of a test: *testing.T, or a recorder in TestChecksFail.
+type checkT interface {
+	require.TestingT
+	Helper()
+}
+
+// recorder is a checkT that keeps the failures; FailNow stops the check (see record).
+type recorder struct{ failures []string }
+
+type failNow struct{}
+
+func (r *recorder) Errorf(format string, args ...any) {
+	r.failures = append(r.failures, fmt.Sprintf(format, args...))
+}
+func (r *recorder) FailNow() { panic(failNow{}) }
+func (r *recorder) Helper()  {}
+
+// record runs check and returns its failures.
+func record(check func(checkT)) []string {
+	r := &recorder{}
+	func() {
+		defer func() {
+			if v := recover(); v != nil {
+				if _, ok := v.(failNow); !ok {
+					panic(v)
+				}
+			}
+		}()
+		check(r)
+	}()
+	return r.failures
+}
+
+// checkCases fails for each function of tpl without an entry in cases and for each entry
+// without a function.
+func checkCases(t checkT, tpl map[string]any, cases map[string]functionCase) {
+	t.Helper()
+	ids := functionIDs(tpl)
+	for _, id := range ids {
+		assert.Contains(t, cases, id,
+			"function %s has no entry in functionCases (infra/template_test.go): add its routes and least privilege", id)
+	}
+	for _, id := range slices.Sorted(maps.Keys(cases)) {
+		assert.Contains(t, ids, id, "functionCases has %s, which template.yaml does not declare", id)
+	}
+}
+
+// checkRoutes checks that the HttpApi events of function id are exactly its routes.
+func checkRoutes(t checkT, tpl map[string]any, cases map[string]functionCase, id string) {
+	t.Helper()
+	fc, ok := cases[id]
+	require.True(t, ok, "function %s has no entry in functionCases: list its routes (its area's route keys)", id)
+	fn := templateResource(t, tpl, id, typeFunction)
+	events := httpAPIEvents(fn)
+	if fc.worker {
+		assert.Empty(t, events, "%s is a worker (no routes) in functionCases but has HttpApi events", id)
+		return
+	}
+	require.NotEmpty(t, fc.routes, "functionCases[%s] lists no routes; a function without routes is a worker", id)
+	require.NotEmpty(t, events, "%s has no HttpApi events", id)
+
+	var got []string
+	for name, props := range events {
+		got = append(got, routeKey(props))
+		assert.Equal(t, "2.0", props["PayloadFormatVersion"],
+			"event %s.%s: PayloadFormatVersion must be \"2.0\"", id, name)
+		assert.Equal(t, map[string]any{"Ref": "HttpApi"}, props["ApiId"],
+			"event %s.%s: ApiId must be !Ref HttpApi (not SAM's implicit API)", id, name)
+	}
+	assert.ElementsMatch(t, fc.routes, got, "HttpApi events of %s", id)
+}
+
+// checkMakefile checks that every function of tpl is built by sam build through the Makefile:
+// BuildMethod makefile, a build-<LogicalId> target, and a place in FUNCTIONS (which make build
+// walks); and that FUNCTIONS names only functions of tpl.
+func checkMakefile(t checkT, tpl map[string]any, makefile string) {
+	t.Helper()
+	ids := functionIDs(tpl)
+	have := makeTargets(makefile)
+	listed := makeVariable(makefile, "FUNCTIONS")
+	for _, id := range ids {
+		fn := templateResource(t, tpl, id, typeFunction)
+		assert.Equal(t, "makefile", mapAt(fn, "Metadata")["BuildMethod"],
+			"%s must have Metadata BuildMethod: makefile (sam build runs its build-%s target)", id, id)
+		target := "build-" + id
+		assert.True(t, have[target], "%s has no %q target (sam build runs `make %s`)", makefilePath, target+":", target)
+		assert.Contains(t, listed, id, "FUNCTIONS of %s does not list %s (make build builds that list)", makefilePath, id)
+	}
+	for _, id := range listed {
+		assert.Contains(t, ids, id, "FUNCTIONS of %s lists %s, which template.yaml does not declare", makefilePath, id)
+	}
+}
+
+// checkPolicy checks that function id has exactly its least privilege, in inline statements.
+func checkPolicy(t checkT, tpl map[string]any, cases map[string]functionCase, id string) {
+	t.Helper()
+	fc, ok := cases[id]
+	require.True(t, ok, "function %s has no entry in functionCases: list its least-privilege policy", id)
+	tt := fc.policy
+	require.NotEmpty(t, tt.actions, "functionCases[%s] lists no allowed actions", id)
+	require.NotEmpty(t, tt.forbidden, "functionCases[%s] lists no forbidden actions (at least dynamodb:Scan)", id)
+
+	fn := templateResource(t, tpl, id, typeFunction)
+	props := mapAt(fn, "Properties")
+	require.NotContains(t, props, "Role", "a custom Role bypasses the inline policies checked here")
+
+	var granted []string
+	s3 := map[string][]string{}
+	for i, st := range allowStatements(t, props["Policies"]) {
+		actions := stringsOf(st["Action"])
+		require.NotEmpty(t, actions, "statement %d: Action must be listed explicitly", i)
+		for _, a := range actions {
+			assert.NotContains(t, a, "*", "statement %d: wildcard action %q", i, a)
+			for _, f := range tt.forbidden {
+				assert.False(t, a == f || strings.HasSuffix(f, ":") && strings.HasPrefix(a, f),
+					"statement %d: %s must not be granted %q", i, id, a)
+			}
+		}
+		resources, ok := st["Resource"].([]any)
+		if !ok {
+			resources = []any{st["Resource"]}
+		}
+		for _, r := range resources {
+			require.NotNil(t, r, "statement %d: Resource must be set", i)
+			assert.NotEqual(t, "*", r, "statement %d: Resource must not be *", i)
+		}
+		assert.NotContains(t, st, "NotAction", "statement %d: NotAction grants almost everything", i)
+		assert.NotContains(t, st, "NotResource", "statement %d: NotResource grants almost everything", i)
+		for _, a := range actions {
+			if !slices.Contains(granted, a) {
+				granted = append(granted, a)
+			}
+			if strings.HasPrefix(a, "s3:") {
+				for _, r := range resources {
+					m, _ := r.(map[string]any)
+					sub, _ := m["Fn::Sub"].(string)
+					require.NotEmpty(t, sub, "statement %d: S3 resources are !Sub ${Bucket.Arn}/<prefix>/*, not %v", i, r)
+					s3[a] = append(s3[a], sub)
+				}
+			}
+		}
+	}
+	assert.ElementsMatch(t, tt.actions, granted, "actions granted to %s", id)
+	for a, want := range tt.s3 {
+		assert.ElementsMatch(t, want, s3[a], "resources of %s granted to %s", a, id)
+	}
+	for a := range s3 {
+		assert.Contains(t, tt.s3, a, "%s is granted %s: list its resources in functionCases", id, a)
 	}
 }
 
@@ -318,6 +567,27 @@ func TestMakeTargets(t *testing.T) {
 				got = append(got, name)
 			}
 			assert.ElementsMatch(t, tt.want, got)
+		})
+	}
+}
+
+func TestMakeVariable(t *testing.T) {
+	tests := []struct {
+		name     string
+		makefile string
+		want     []string
+	}{
+		{name: "recursive", makefile: "FUNCTIONS = A B\n", want: []string{"A", "B"}},
+		{name: "simple", makefile: "FUNCTIONS := A\n", want: []string{"A"}},
+		{name: "continued", makefile: "FUNCTIONS = A \\\n\tB \\\n  C\nX = D\n", want: []string{"A", "B", "C"}},
+		{name: "appended", makefile: "FUNCTIONS = A\nFUNCTIONS += B\n", want: []string{"A", "B"}},
+		{name: "set again", makefile: "FUNCTIONS = A\nFUNCTIONS = B\n", want: []string{"B"}},
+		{name: "other variables and recipes", makefile: "MY_FUNCTIONS = A\n\tFUNCTIONS = B\n", want: nil},
+		{name: "unset", makefile: "build:\n", want: nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, makeVariable(tt.makefile, "FUNCTIONS"))
 		})
 	}
 }
@@ -433,6 +703,26 @@ func intrinsicName(tag string) string {
 	return "Fn::" + name
 }
 
+// functionIDs returns the logical ids of the functions of tpl, sorted.
+func functionIDs(tpl map[string]any) []string {
+	return slices.Sorted(maps.Keys(resourcesOfType(tpl, typeFunction)))
+}
+
+// functionResource returns the resource id of tpl, or an empty map.
+func functionResource(tpl map[string]any, id string) map[string]any {
+	return mapAt(mapAt(tpl, "Resources"), id)
+}
+
+// parseYAML parses a YAML snippet as loadTemplate does.
+func parseYAML(t *testing.T, s string) any {
+	t.Helper()
+	var doc yaml.Node
+	require.NoError(t, yaml.Unmarshal([]byte(s), &doc))
+	v, err := plain(&doc)
+	require.NoError(t, err)
+	return v
+}
+
 // resourcesOfType returns the resources of tpl whose Type is typ, by logical ID.
 func resourcesOfType(tpl map[string]any, typ string) map[string]map[string]any {
 	out := map[string]map[string]any{}
@@ -445,7 +735,7 @@ func resourcesOfType(tpl map[string]any, typ string) map[string]map[string]any {
 }
 
 // templateResource returns the resource logicalID, failing the test unless it has type typ.
-func templateResource(t *testing.T, tpl map[string]any, logicalID, typ string) map[string]any {
+func templateResource(t checkT, tpl map[string]any, logicalID, typ string) map[string]any {
 	t.Helper()
 	res, ok := mapAt(tpl, "Resources")[logicalID].(map[string]any)
 	require.True(t, ok, "template has no resource %s", logicalID)
@@ -480,7 +770,7 @@ func routeKey(props map[string]any) string {
 // allowStatements returns the Allow statements of a SAM function's Policies. Only inline policy
 // documents are accepted: SAM policy templates (DynamoDBCrudPolicy includes Scan and DeleteItem)
 // and managed policies are opaque here, so they fail the test.
-func allowStatements(t *testing.T, policies any) []map[string]any {
+func allowStatements(t checkT, policies any) []map[string]any {
 	t.Helper()
 	list, ok := policies.([]any)
 	require.True(t, ok, "Policies must be a list of inline policy documents, got %T", policies)
@@ -528,6 +818,30 @@ func makeTargets(makefile string) map[string]bool {
 				out[name] = true
 			}
 		}
+	}
+	return out
+}
+
+// makeVariable returns the words of a Makefile variable set with =, :=, ::= or ?= (the last
+// setting wins) and extended with +=, following backslash continuations.
+func makeVariable(makefile, name string) []string {
+	assign := regexp.MustCompile(`^` + regexp.QuoteMeta(name) + `\s*(\+|::|:|\?)?=(.*)$`)
+	var out []string
+	lines := strings.Split(makefile, "\n")
+	for i := 0; i < len(lines); i++ {
+		m := assign.FindStringSubmatch(lines[i])
+		if m == nil {
+			continue
+		}
+		value := m[2]
+		for strings.HasSuffix(value, "\\") && i+1 < len(lines) {
+			i++
+			value = strings.TrimSuffix(value, "\\") + " " + lines[i]
+		}
+		if m[1] != "+" {
+			out = nil
+		}
+		out = append(out, strings.Fields(value)...)
 	}
 	return out
 }
@@ -608,4 +922,23 @@ func shapeOfJSON(t *testing.T, def map[string]any) tableShape {
 		}
 	}
 	return s
+}
+
+// stackRoutes returns the route keys of the function of internal/stack named id (nil when the
+// stack has no such function).
+func stackRoutes(id string) []string {
+	for _, fn := range stack.Functions {
+		if fn.Name == id {
+			return fn.Routes
+		}
+	}
+	return nil
+}
+
+// TestStackFunctionsAreDeployed: every function plume-local serves is a function of the template.
+func TestStackFunctionsAreDeployed(t *testing.T) {
+	ids := functionIDs(loadTemplate(t))
+	for _, fn := range stack.Functions {
+		assert.Contains(t, ids, fn.Name, "internal/stack serves %s, which template.yaml does not deploy", fn.Name)
+	}
 }

@@ -5,7 +5,7 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$PLUME_ROOT"
-need go golang
+need go
 
 trap emulator_stop EXIT INT TERM
 emulator_start

@@ -7,7 +7,7 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$PLUME_ROOT"
 
-need go golang
+need go
 need python3 python3
 
 trap 'kill "${LOCAL_PID:-}" 2>/dev/null || true; wait "${LOCAL_PID:-}" 2>/dev/null || true; emulator_stop' EXIT

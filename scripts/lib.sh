@@ -12,7 +12,12 @@ log() { printf '%s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
 # need CMD PACKAGE: make sure CMD exists, installing the Debian PACKAGE when running as root.
+# Go and cfn-lint have checks of their own (need_go, need_cfn_lint): apt cannot provide them.
 need() {
+  case $1 in
+    go) need_go; return ;;
+    cfn-lint) need_cfn_lint; return ;;
+  esac
   command -v "$1" >/dev/null 2>&1 && return 0
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     log "installing $2 (for $1) with apt-get"
@@ -21,6 +26,44 @@ need() {
     command -v "$1" >/dev/null 2>&1 && return 0
   fi
   die "$1 is missing: install $2 (Debian/Ubuntu: apt-get install $2)"
+}
+
+# go_wanted prints the Go version of go.mod's go line (1.26.0).
+go_wanted() { sed -n 's/^go \([0-9][0-9.]*\).*/\1/p' "$PLUME_ROOT/go.mod"; }
+
+# version_ge A B: whether version A is at least version B (1.26.8 >= 1.26.0).
+version_ge() { [ "$(printf '%s\n%s\n' "$1" "$2" | sort -V | head -n 1)" = "$2" ]; }
+
+# need_go: make sure go is on PATH and at least go.mod's version. Never apt: Debian's golang
+# package is far older (1.19 in bookworm); the message says how to install it from go.dev.
+need_go() {
+  local want have os arch
+  want=$(go_wanted)
+  os=$(uname -s | tr '[:upper:]' '[:lower:]')
+  case $(uname -m) in
+    x86_64 | amd64) arch=amd64 ;;
+    aarch64 | arm64) arch=arm64 ;;
+    *) arch=$(uname -m) ;;
+  esac
+  local how="install Go $want or later from https://go.dev/dl/ (not with apt: Debian's golang is too old), e.g.:
+  curl -fsSL https://go.dev/dl/go$want.$os-$arch.tar.gz -o /tmp/go.tar.gz
+  sudo rm -rf /usr/local/go && sudo tar -C /usr/local -xzf /tmp/go.tar.gz
+  export PATH=/usr/local/go/bin:\$PATH"
+  command -v go >/dev/null 2>&1 || die "go is missing; $how"
+  # Run inside the module: a Go of 1.21 or later switches to the toolchain go.mod names
+  # (GOTOOLCHAIN=auto), and that is the version that counts.
+  have=$(cd "$PLUME_ROOT" && go version 2>/dev/null | awk '{print $3}') \
+    || die "go version failed ($(command -v go)); $how"
+  have=${have#go}
+  [ -n "$have" ] || die "cannot tell the version of $(command -v go); $how"
+  version_ge "$have" "$want" || die "go $have ($(command -v go)) is older than the go $want that go.mod needs; $how"
+}
+
+# need_cfn_lint: make sure cfn-lint is on PATH. It is a Python package (PyPI), not a Debian one.
+need_cfn_lint() {
+  command -v cfn-lint >/dev/null 2>&1 && return 0
+  die "cfn-lint is missing; it comes from PyPI, not apt: pipx install cfn-lint
+  (or python3 -m pip install --user cfn-lint, and put ~/.local/bin on PATH)"
 }
 
 # free_port prints a TCP port that is free on 127.0.0.1 right now.

@@ -7,9 +7,9 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$PLUME_ROOT"
 
-need go golang
+need go
 need python3 python3
-need cfn-lint cfn-lint
+need cfn-lint
 # The feedback-link page is tested in headless Chromium (functions/feedback).
 need chromium chromium
 

@@ -112,7 +112,7 @@ func TestSpanQueryConformance(t *testing.T) {
 	api := newTestAPI(t)
 	all := dataset(t, api)
 	day2 := all[len(all)/2].created
-	someTrace, someSpan := all[17].trace, all[42].id
+	someTrace, someSpan, someSession := all[17].trace, all[42].id, all[20].session
 
 	f := func(v float64) *float64 { return &v }
 	tests := []struct {
@@ -135,6 +135,9 @@ func TestSpanQueryConformance(t *testing.T) {
 		{query: "parent_span_id=null", filter: func(s refSpan) bool { return s.parent == "" }},
 		{query: "trace_id=" + someTrace, filter: func(s refSpan) bool { return s.trace == someTrace }},
 		{query: "id=" + someSpan, filter: func(s refSpan) bool { return s.id == someSpan }},
+		{query: "session_id=" + someSession, filter: func(s refSpan) bool { return s.session == someSession }},
+		{query: "session_id=" + someSession + "&span_kind=llm&sort_by=started_at", sortBy: "started_at", filter: func(s refSpan) bool { return s.session == someSession && s.kind == "llm" }},
+		{query: "session_id=" + someSession + "&trace_id=" + someTrace, filter: func(s refSpan) bool { return s.session == someSession && s.trace == someTrace }},
 		{query: "created_after=" + url.QueryEscape(day2.Format(time.RFC3339)), filter: func(s refSpan) bool { return !s.created.Before(day2) }},
 		{query: "created_before=" + url.QueryEscape(day2.Format(time.RFC3339)), filter: func(s refSpan) bool { return s.created.Before(day2) }},
 		{query: "env=prod", filter: func(s refSpan) bool { return s.tags["env"] == "prod" }},

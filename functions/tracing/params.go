@@ -1,6 +1,7 @@
 package tracing
 
 import (
+	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
@@ -14,11 +15,24 @@ import (
 )
 
 // listParams are the query parameters every list endpoint shares; any other parameter is a tag
-// filter (spec §4.3-4.5).
+// filter (spec §4.3-4.5), named back in the X-Plume-Tag-Filters header. The README's list of
+// parameters is this one plus each endpoint's own (spanParams, traceParams, sessionParams).
 var listParams = []string{
 	"created_before", "created_after", "names", "has_error", "duration_min", "duration_max",
 	"cost_min", "cost_max", "sort_by", "sort_order", "limit", "offset",
 }
+
+// The parameters of each endpoint besides listParams.
+var (
+	spanParams    = []string{"id", "trace_id", "session_id", "parent_span_id", "span_kind", "error_codes"}
+	traceParams   = []string{"id", "session_id", "status"}
+	sessionParams = []string{"id"}
+)
+
+// tagFiltersHeader names the query parameters that were read as tag filters, so that a
+// misspelt or unsupported parameter (?kind=llm for ?span_kind=llm) is visible rather than a
+// silent empty result.
+const tagFiltersHeader = "X-Plume-Tag-Filters"
 
 // limits of one list endpoint.
 type limits struct{ def, max int }
@@ -35,8 +49,33 @@ type params struct {
 	err   error
 }
 
-func newParams(q url.Values, own ...string) *params {
-	return &params{q: q, known: append(slices.Clone(listParams), own...)}
+func newParams(q url.Values, own []string) *params {
+	return &params{q: q, known: slices.Concat(listParams, own)}
+}
+
+// tagFilters returns the names of the parameters that common reads as tag filters, sorted.
+func (p *params) tagFilters() []string {
+	var out []string
+	for k, vs := range p.q {
+		if !slices.Contains(p.known, k) && len(vs) > 0 {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// setTagFilters sets tagFiltersHeader to the tag filter names, query-escaped (a name may hold a
+// comma or bytes a header cannot), comma-separated; it sets nothing when there are none.
+func (p *params) setTagFilters(h http.Header) {
+	names := p.tagFilters()
+	if len(names) == 0 {
+		return
+	}
+	for i, n := range names {
+		names[i] = url.QueryEscape(n)
+	}
+	h.Set(tagFiltersHeader, strings.Join(names, ","))
 }
 
 func (p *params) fail(err error) {
@@ -144,13 +183,11 @@ func (p *params) common(l limits, sorts []string) trace.Common {
 	default:
 		p.fail(errs.Invalid("sort_order must be asc or desc, not %q", p.str("sort_order")))
 	}
-	for k, vs := range p.q {
-		if !slices.Contains(p.known, k) && len(vs) > 0 {
-			if c.Tags == nil {
-				c.Tags = map[string]string{}
-			}
-			c.Tags[k] = vs[0]
+	for _, k := range p.tagFilters() {
+		if c.Tags == nil {
+			c.Tags = map[string]string{}
 		}
+		c.Tags[k] = p.q[k][0]
 	}
 	return c
 }

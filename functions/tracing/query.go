@@ -26,13 +26,16 @@ func projectOf(r *http.Request) string {
 	return p.ProjectID
 }
 
-// getSpans serves GET /spans (spec §4.3).
+// getSpans serves GET /spans (spec §4.3), and GET /spans?session_id= (the spans of every trace
+// of a session), which the spec does not have.
 func (s *queryServer) getSpans(w http.ResponseWriter, r *http.Request) {
-	p := newParams(r.URL.Query(), "id", "trace_id", "parent_span_id", "span_kind", "error_codes")
+	p := newParams(r.URL.Query(), spanParams)
+	p.setTagFilters(w.Header())
 	q := trace.SpanQuery{
 		Common:     p.common(spanLimits, trace.SpanSorts),
 		ID:         p.uuid("id"),
 		TraceID:    p.uuid("trace_id"),
+		SessionID:  p.uuid("session_id"),
 		Kind:       p.str("span_kind"),
 		ErrorCodes: p.list("error_codes"),
 	}
@@ -59,7 +62,8 @@ func (s *queryServer) getSpans(w http.ResponseWriter, r *http.Request) {
 
 // getTraces serves GET /traces (spec §4.4).
 func (s *queryServer) getTraces(w http.ResponseWriter, r *http.Request) {
-	p := newParams(r.URL.Query(), "id", "session_id", "status")
+	p := newParams(r.URL.Query(), traceParams)
+	p.setTagFilters(w.Header())
 	q := trace.TraceQuery{
 		Common:    p.common(otherLimits, trace.TraceSorts),
 		ID:        p.uuid("id"),
@@ -81,7 +85,8 @@ func (s *queryServer) getTraces(w http.ResponseWriter, r *http.Request) {
 
 // getSessions serves GET /sessions (spec §4.5).
 func (s *queryServer) getSessions(w http.ResponseWriter, r *http.Request) {
-	p := newParams(r.URL.Query(), "id")
+	p := newParams(r.URL.Query(), sessionParams)
+	p.setTagFilters(w.Header())
 	q := trace.SessionQuery{Common: p.common(otherLimits, trace.SessionSorts), ID: p.uuid("id")}
 	if p.err != nil {
 		web.Error(w, r, p.err)

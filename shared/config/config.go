@@ -110,9 +110,10 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	return c, nil
 }
 
-// AWS loads the AWS SDK configuration from the environment.
+// AWS loads the AWS SDK configuration from the environment. The SDK logs through slog's
+// default logger (see sdkLogger), so its debug lines appear only at LOG_LEVEL=debug.
 func AWS(ctx context.Context) (aws.Config, error) {
-	cfg, err := awsconfig.LoadDefaultConfig(ctx)
+	cfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithLogger(sdkLogger{}))
 	if err != nil {
 		return aws.Config{}, fmt.Errorf("load AWS config: %w", err)
 	}

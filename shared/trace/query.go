@@ -31,11 +31,15 @@ type Common struct {
 	Limit, Offset               int
 }
 
-// SpanQuery selects spans.
+// SpanQuery selects spans. ID, TraceID and SessionID are direct look-ups (no walk of the time
+// index); given together, a span must satisfy each.
 type SpanQuery struct {
 	Common
-	ID           string
-	TraceID      string
+	ID      string
+	TraceID string
+	// SessionID selects the spans of every trace of the session, including spans that do not
+	// name the session themselves (a trace joins one session, through any of its spans).
+	SessionID    string
 	ParentSpanID *string // "" selects root spans
 	Kind         string
 	ErrorCodes   []string
@@ -207,9 +211,14 @@ func (q *Queries) Spans(ctx context.Context, projectID string, sq SpanQuery) ([]
 	var hits []Summary
 	var walk walkState
 	maybe := map[string]bool{} // matches only if a cut field of the summary matches in full
+	// inSession holds the session's traces when SessionID is given.
+	var inSession map[string]bool
 	consider := func(sums []Summary) {
 		for _, s := range sums {
 			info.Scanned++
+			if inSession != nil && !inSession[s.TraceID] {
+				continue
+			}
 			ok, unsure := sq.match(s)
 			walk.seen(s.CreatedAt, ok)
 			if ok {
@@ -221,14 +230,23 @@ func (q *Queries) Spans(ctx context.Context, projectID string, sq SpanQuery) ([]
 		}
 	}
 	switch {
-	case sq.ID != "" || sq.TraceID != "":
-		ids := []string{sq.ID}
-		if sq.ID == "" {
+	case sq.ID != "" || sq.TraceID != "" || sq.SessionID != "":
+		var traceIDs []string
+		if sq.SessionID != "" {
 			var err error
-			if ids, err = q.r.TraceSpanIDs(ctx, projectID, sq.TraceID); err != nil {
+			if traceIDs, err = q.r.SessionTraceIDs(ctx, projectID, sq.SessionID); err != nil {
 				return nil, info, err
 			}
+			inSession = make(map[string]bool, len(traceIDs))
+			for _, id := range traceIDs {
+				inSession[id] = true
+			}
 		}
+		ids, truncated, err := q.lookUpSpanIDs(ctx, projectID, sq, traceIDs)
+		if err != nil {
+			return nil, info, err
+		}
+		info.Truncated = truncated
 		sums, err := q.summaries(ctx, projectID, ids)
 		if err != nil {
 			return nil, info, err
@@ -286,6 +304,33 @@ func (q *Queries) Spans(ctx context.Context, projectID string, sq SpanQuery) ([]
 		out = append(out, recs[h.SpanID])
 	}
 	return out, info, nil
+}
+
+// lookUpSpanIDs returns the ids of the spans a direct look-up names: the span ID, else the
+// spans of TraceID, else the spans of the session's traces (sessionTraces), up to MaxSpanScan
+// ids (truncated is then true).
+func (q *Queries) lookUpSpanIDs(ctx context.Context, projectID string, sq SpanQuery, sessionTraces []string) (ids []string, truncated bool, err error) {
+	switch {
+	case sq.ID != "":
+		return []string{sq.ID}, false, nil
+	case sq.TraceID != "":
+		ids, err := q.r.TraceSpanIDs(ctx, projectID, sq.TraceID)
+		return ids, false, err
+	}
+	for _, traceID := range sessionTraces {
+		if len(ids) >= MaxSpanScan { // traces are left unread
+			return ids[:MaxSpanScan], true, nil
+		}
+		spans, err := q.r.TraceSpanIDs(ctx, projectID, traceID)
+		if err != nil {
+			return nil, false, err
+		}
+		ids = append(ids, spans...)
+	}
+	if len(ids) > MaxSpanScan {
+		return ids[:MaxSpanScan], true, nil
+	}
+	return ids, false, nil
 }
 
 // summaries reads summaries of ids in their order, leaving unknown ids out.

@@ -1,0 +1,148 @@
+package tracing
+
+import (
+	"net/http"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/plumehq/plume/shared/trace"
+)
+
+// TestQueryParameters: every parameter the README lists is read as itself, and any other is
+// a tag filter named in X-Plume-Tag-Filters, on success and on error alike.
+func TestQueryParameters(t *testing.T) {
+	api := newTestAPI(t)
+	id := uuid.NewString()
+	// The README's lists, with a valid value each.
+	common := url.Values{
+		"created_before": {"2026-11-24T00:00:00Z"}, "created_after": {"2026-11-01T00:00:00+01:00"}, "names": {"a,b"},
+		"has_error": {"true"}, "duration_min": {"1"}, "duration_max": {"2"}, "cost_min": {"0"},
+		"cost_max": {"1"}, "sort_order": {"asc"}, "limit": {"10"}, "offset": {"1"},
+	}
+	with := func(extra url.Values) string {
+		q := url.Values{}
+		for k, v := range common {
+			q[k] = v
+		}
+		for k, v := range extra {
+			q[k] = v
+		}
+		return q.Encode()
+	}
+	tests := []struct {
+		name   string
+		path   string
+		status int
+		header string // "": no header
+	}{
+		{"every span parameter", "/spans?" + with(url.Values{
+			"id": {id}, "trace_id": {id}, "session_id": {id}, "parent_span_id": {"null"},
+			"span_kind": {"llm"}, "error_codes": {"E1"}, "sort_by": {"kind"},
+		}), http.StatusOK, ""},
+		{"every trace parameter", "/traces?" + with(url.Values{
+			"id": {id}, "session_id": {id}, "status": {"error"}, "sort_by": {"span_count"},
+		}), http.StatusOK, ""},
+		{"every session parameter", "/sessions?" + with(url.Values{"id": {id}, "sort_by": {"trace_count"}}), http.StatusOK, ""},
+		{"no parameters", "/spans", http.StatusOK, ""},
+		{"misspelt span parameters", "/spans?kind=llm&sort_direction=asc", http.StatusOK, "kind,sort_direction"},
+		{"a tag filter among parameters", "/spans?span_kind=llm&env=prod", http.StatusOK, "env"},
+		{"an empty tag filter", "/spans?env=", http.StatusOK, "env"},
+		{"a span parameter on traces", "/traces?span_kind=llm&trace_id=" + id, http.StatusOK, "span_kind,trace_id"},
+		{"a trace parameter on sessions", "/sessions?status=error&session_id=" + id, http.StatusOK, "session_id,status"},
+		{"names are query-escaped", "/spans?" + url.Values{"a,b": {"1"}, "é\r\n": {"2"}}.Encode(), http.StatusOK, "a%2Cb,%C3%A9%0D%0A"},
+		{"on a 400 too", "/spans?limit=0&typo=1", http.StatusBadRequest, "typo"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := api.do(t, "GET", tt.path, api.a.key, nil)
+			require.Equal(t, tt.status, res.status, string(res.raw))
+			assert.Equal(t, tt.header, res.header.Get("X-Plume-Tag-Filters"))
+			if tt.status == http.StatusOK {
+				assert.Equal(t, "[]\n", string(res.raw))
+			}
+		})
+	}
+}
+
+// TestSpansBySession: GET /spans?session_id= answers the spans of every trace of the session,
+// also those that do not name the session, from the session's partition and its traces'
+// (no walk of the time index), and nothing of another project's session of the same id.
+func TestSpansBySession(t *testing.T) {
+	api := newTestAPI(t)
+	started := time.Now().UTC().Add(-time.Minute).Format(time.RFC3339Nano)
+	span := func(traceID, session string) map[string]any {
+		s := map[string]any{"id": uuid.NewString(), "trace_id": traceID, "name": "s" + traceID[:4], "started_at": started}
+		if session != "" {
+			s["session_id"] = session
+		}
+		return s
+	}
+	post := func(key string, spans ...map[string]any) []string {
+		res := api.do(t, "POST", "/spans", key, spans)
+		require.Equal(t, http.StatusOK, res.status, string(res.raw))
+		var ids []string
+		for _, s := range spans {
+			ids = append(ids, s["id"].(string))
+		}
+		return ids
+	}
+
+	session, other := uuid.NewString(), uuid.NewString()
+	t1, t2, t3, t4 := uuid.NewString(), uuid.NewString(), uuid.NewString(), uuid.NewString()
+	var inSession, inT1 []string
+	inT1 = post(api.a.key, span(t1, session), span(t1, session))
+	// A later batch of t1 whose spans do not name the session: still the session's (t1 joined it).
+	inT1 = append(inT1, post(api.a.key, span(t1, ""))...)
+	inSession = append(inSession, inT1...)
+	inSession = append(inSession, post(api.a.key, span(t2, session), span(t2, session))...)
+	post(api.a.key, span(t3, other), span(t4, ""))
+	// Project B uses the same session id (session ids are the client's): a separate session.
+	bSpans := post(api.b.key, span(uuid.NewString(), session))
+
+	tests := []struct {
+		name  string
+		key   string
+		query string
+		want  []string
+	}{
+		{"the spans of every trace", api.a.key, "session_id=" + session, inSession},
+		{"with trace_id", api.a.key, "session_id=" + session + "&trace_id=" + t1, inT1},
+		{"with a trace of another session", api.a.key, "session_id=" + session + "&trace_id=" + t3, nil},
+		{"with id", api.a.key, "session_id=" + session + "&id=" + inSession[3], inSession[3:4]},
+		{"with the id of a span of another session", api.a.key, "session_id=" + other + "&id=" + inSession[0], nil},
+		{"with a filter", api.a.key, "session_id=" + session + "&names=s" + t2[:4], inSession[3:]},
+		{"an unknown session", api.a.key, "session_id=" + uuid.NewString(), nil},
+		{"another project's session of the same id", api.b.key, "session_id=" + session, bSpans},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := api.do(t, "GET", "/spans?"+tt.query, tt.key, nil)
+			require.Equal(t, http.StatusOK, res.status, string(res.raw))
+			var got []trace.Span
+			res.decode(t, &got)
+			var ids []string
+			for _, s := range got {
+				ids = append(ids, s.ID)
+			}
+			assert.ElementsMatch(t, tt.want, ids)
+			assert.Empty(t, res.header.Get("X-Plume-Tag-Filters"))
+		})
+	}
+
+	// Requests: one Query of the session's partition and one per trace, one BatchGetItem of
+	// the summaries; no Scan, no walk of the time index.
+	api.ddb.Reset()
+	res := api.do(t, "GET", "/spans?session_id="+session, api.a.key, nil)
+	require.Equal(t, http.StatusOK, res.status)
+	assert.Equal(t, map[string]int{"Query": 3, "BatchGetItem": 1}, api.ddb.Counts())
+	assert.Equal(t, "5", res.header.Get("X-Plume-Scanned"))
+
+	res = api.do(t, "GET", "/spans?session_id=not-a-uuid", api.a.key, nil)
+	assert.Equal(t, http.StatusBadRequest, res.status)
+	assert.Equal(t, "invalid_request", res.errCode(t))
+}
