@@ -17,9 +17,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	wire "github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/functions/tracing"
 	"github.com/plumehq/plume/shared/trace"
-	"github.com/plumehq/plume/shared/web"
 )
 
 // testAttachmentMaxBytes is the attachment size limit of the test API.
@@ -371,7 +371,7 @@ func TestAttachmentsBadInput(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			res := api.do(t, tt.method, tt.path, tt.key, tt.body)
 			assert.Equal(t, tt.status, res.status, string(res.raw))
-			var body web.ErrorBody
+			var body wire.ErrorBody
 			res.decode(t, &body)
 			assert.Equal(t, tt.code, string(body.Error.Code))
 			assert.NotEmpty(t, body.Error.Message)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	wire "github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/functions/tracing"
 	"github.com/plumehq/plume/internal/apitest"
 	"github.com/plumehq/plume/internal/webtest"
@@ -18,7 +19,6 @@ import (
 	"github.com/plumehq/plume/shared/config"
 	"github.com/plumehq/plume/shared/ddb"
 	"github.com/plumehq/plume/shared/ddb/ddbtest"
-	"github.com/plumehq/plume/shared/web"
 )
 
 // testAPI is the whole API, built by the composition root as plume-local builds it, over a
@@ -91,7 +91,7 @@ func (r response) decode(t testing.TB, v any) {
 }
 
 func (r response) errCode(t testing.TB) string {
-	var body web.ErrorBody
+	var body wire.ErrorBody
 	r.decode(t, &body)
 	return string(body.Error.Code)
 }

@@ -16,9 +16,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/shared/auth"
 	"github.com/plumehq/plume/shared/ddb"
-	"github.com/plumehq/plume/shared/web"
 )
 
 // Response is a recorded response.
@@ -45,7 +45,7 @@ func (r Response) Map(t testing.TB) map[string]any {
 // ErrCode returns the code of an error body.
 func (r Response) ErrCode(t testing.TB) string {
 	t.Helper()
-	var body web.ErrorBody
+	var body api.ErrorBody
 	r.Decode(t, &body)
 	return string(body.Error.Code)
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/shared/errs"
 )
 
@@ -34,19 +35,6 @@ func Status(code errs.Code) int {
 // RetryAfterSeconds is the Retry-After sent with 429 and 503 answers.
 const RetryAfterSeconds = 1
 
-// ErrorBody is the JSON shape of every error answer:
-// {"error": {"code": "not_found", "message": "...", "request_id": "..."}}.
-type ErrorBody struct {
-	Error ErrorDetail `json:"error"`
-}
-
-// ErrorDetail is the inside of ErrorBody.
-type ErrorDetail struct {
-	Code      errs.Code `json:"code"`
-	Message   string    `json:"message"`
-	RequestID string    `json:"request_id,omitempty"`
-}
-
 // Error writes err as the JSON error answer. It is the only place that turns errors into HTTP.
 // Errors without a client-facing code are logged with the request id and answered with a
 // generic 500 message; their text never reaches the client.
@@ -62,5 +50,5 @@ func Error(w http.ResponseWriter, r *http.Request, err error) {
 	if status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable {
 		w.Header().Set("Retry-After", strconv.Itoa(RetryAfterSeconds))
 	}
-	JSON(w, status, ErrorBody{Error: ErrorDetail{Code: code, Message: msg, RequestID: RequestID(ctx)}})
+	JSON(w, status, api.ErrorBody{Error: api.ErrorDetail{Code: api.ErrorCode(code), Message: msg, RequestID: RequestID(ctx)}})
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/shared/errs"
 )
 
@@ -66,10 +67,15 @@ func decodeError(err error, limit int64) error {
 		syntax    *json.SyntaxError
 		wrongType *json.UnmarshalTypeError
 	)
-	var coded *errs.Error
+	var (
+		coded   *errs.Error
+		invalid *api.InvalidError
+	)
 	switch {
 	case errors.As(err, &coded):
 		return coded // from a field's own UnmarshalJSON
+	case errors.As(err, &invalid):
+		return errs.Invalid("%s", invalid.Message) // from an api type's UnmarshalJSON
 	case errors.As(err, &tooLarge):
 		return errs.Errorf(errs.CodeTooLarge, "request body exceeds %d bytes", limit)
 	case errors.Is(err, io.EOF):

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/shared/errs"
 )
 
@@ -88,9 +89,9 @@ func TestErrorWriter(t *testing.T) {
 			h.ServeHTTP(rec, req)
 			assert.Equal(t, tt.status, rec.Code)
 			assert.Equal(t, tt.retryAfter, rec.Header().Get("Retry-After"))
-			var body ErrorBody
+			var body api.ErrorBody
 			require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &body))
-			assert.Equal(t, ErrorBody{Error: ErrorDetail{Code: errs.Code(tt.code), Message: tt.message, RequestID: "req-123"}}, body)
+			assert.Equal(t, api.ErrorBody{Error: api.ErrorDetail{Code: api.ErrorCode(tt.code), Message: tt.message, RequestID: "req-123"}}, body)
 			assert.NotContains(t, rec.Body.String(), "secret detail")
 			if tt.logged {
 				assert.Contains(t, logs.String(), "secret detail")

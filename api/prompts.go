@@ -1,0 +1,109 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"time"
+)
+
+// PromptVersion is a prompt version as every prompt endpoint answers it (spec §2.2, §4.1): the
+// spec's fields plus what the zeroeval SDKs read (COMPAT.md "Prompt responses"): VersionID
+// equals ID, TaskID equals PromptID (a task is a prompt slug), Model equals ModelID. Metadata is
+// always an object. Tag and IsLatest are present on get-prompt and latest, and on ensure when
+// it created the version.
+type PromptVersion struct {
+	ID          string          `json:"id"`
+	VersionID   string          `json:"version_id"`
+	PromptID    string          `json:"prompt_id"`
+	TaskID      string          `json:"task_id"`
+	ProjectID   string          `json:"project_id"`
+	Prompt      string          `json:"prompt"`
+	Content     string          `json:"content"`
+	ContentHash string          `json:"content_hash"`
+	Version     int             `json:"version"`
+	ModelID     *string         `json:"model_id"`
+	Model       *string         `json:"model"`
+	Metadata    json.RawMessage `json:"metadata"`
+	Tag         *string         `json:"tag,omitempty"`
+	IsLatest    *bool           `json:"is_latest,omitempty"`
+	CreatedAt   time.Time       `json:"created_at"`
+	CreatedBy   string          `json:"created_by,omitempty"`
+	UpdatedAt   time.Time       `json:"updated_at"`
+	UpdatedBy   string          `json:"updated_by,omitempty"`
+}
+
+// EnsureVersionRequest is the body of POST /v1/tasks/{task}/prompt/versions/ensure (spec §4.1).
+// Null is accepted for every optional field. ContentHash, when given, must be the hash of the
+// normalised content.
+type EnsureVersionRequest struct {
+	Content     *string         `json:"content"`
+	ContentHash *string         `json:"content_hash"`
+	ModelID     *string         `json:"model_id"`
+	Metadata    json.RawMessage `json:"metadata"`
+}
+
+// VersionModel answers GET /v1/prompt-versions/{version_id}/model (spec §4.1): the spec's
+// model_id, the SDKs' model (the same value) and the provider inferred from it.
+type VersionModel struct {
+	VersionID string  `json:"version_id"`
+	Model     *string `json:"model"`
+	ModelID   *string `json:"model_id"`
+	Provider  *string `json:"provider"`
+}
+
+// Prompt is one entry of GET /projects/{project_id}/prompts.
+type Prompt struct {
+	ID            string        `json:"id"`
+	Slug          string        `json:"slug"`
+	ProjectID     string        `json:"project_id"`
+	LatestVersion PromptVersion `json:"latest_version"`
+	CreatedAt     time.Time     `json:"created_at"`
+	UpdatedAt     time.Time     `json:"updated_at"`
+}
+
+// PromptTag is one entry of GET /projects/{project_id}/prompts/{slug}/tags: the spec's
+// {tag, version} (§2.3) plus the version id and the last change.
+type PromptTag struct {
+	Tag       string    `json:"tag"`
+	Version   int       `json:"version"`
+	VersionID string    `json:"version_id"`
+	UpdatedAt time.Time `json:"updated_at"`
+	UpdatedBy string    `json:"updated_by,omitempty"`
+}
+
+// PinRequest is the body of POST /projects/{project_id}/prompts/{slug}/tags/{tag}:pin.
+type PinRequest struct {
+	Version *WholeNumber `json:"version"`
+}
+
+// PinResult answers a pin: the tag entry, the prompt and the version the tag left (null when
+// the tag is new).
+type PinResult struct {
+	PromptTag
+	Prompt          string `json:"prompt"`
+	PreviousVersion *int   `json:"previous_version"`
+}
+
+// BindModelRequest is the body of PATCH /projects/{project_id}/prompts/{slug}/versions/{n}:
+// ModelID is required and is a model id or null (which unbinds). It is kept raw so that an
+// absent field (nil) and null ("null") differ.
+type BindModelRequest struct {
+	ModelID json.RawMessage `json:"model_id"`
+}
+
+// WholeNumber decodes a JSON integer, an integral float such as 3.0, or a string holding one,
+// as SDKs and hand-written clients send version numbers.
+type WholeNumber int
+
+// UnmarshalJSON implements json.Unmarshaler; a value that is not a whole number is an
+// *InvalidError.
+func (n *WholeNumber) UnmarshalJSON(b []byte) error {
+	s := string(bytes.Trim(b, `"`))
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f != float64(int(f)) || f > 1<<31 || f < -(1<<31) {
+		return &InvalidError{Message: "version must be an integer, not " + string(b)}
+	}
+	*n = WholeNumber(f)
+	return nil
+}
