@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/functions/prompts"
 	"github.com/plumehq/plume/shared/errs"
 	"github.com/plumehq/plume/shared/prompt"
@@ -26,7 +27,7 @@ func FuzzEnsureBody(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		r := httptest.NewRequest("POST", ensurePath, bytes.NewReader(body))
-		var req prompts.EnsureRequest
+		var req api.EnsureVersionRequest
 		err := web.Decode(httptest.NewRecorder(), r, &req, prompts.BodyLimit)
 		if err == nil {
 			var v prompt.Version

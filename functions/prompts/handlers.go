@@ -1,13 +1,12 @@
 package prompts
 
 import (
-	"bytes"
 	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
+	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/shared/auth"
 	"github.com/plumehq/plume/shared/errs"
 	"github.com/plumehq/plume/shared/prompt"
@@ -21,36 +20,13 @@ type server struct {
 	prompts *prompt.Service
 }
 
-// versionBody is a prompt version as every prompt endpoint answers it: the spec's fields plus
-// what the zeroeval SDKs read (version_id, prompt, task_id, model, created_by ...), so that SDKs
-// pointed at Plume work unchanged (COMPAT.md "Prompt responses").
-type versionBody struct {
-	ID          string          `json:"id"`
-	VersionID   string          `json:"version_id"`
-	PromptID    string          `json:"prompt_id"`
-	TaskID      string          `json:"task_id"`
-	ProjectID   string          `json:"project_id"`
-	Prompt      string          `json:"prompt"`
-	Content     string          `json:"content"`
-	ContentHash string          `json:"content_hash"`
-	Version     int             `json:"version"`
-	ModelID     *string         `json:"model_id"`
-	Model       *string         `json:"model"`
-	Metadata    json.RawMessage `json:"metadata"`
-	Tag         *string         `json:"tag,omitempty"`
-	IsLatest    *bool           `json:"is_latest,omitempty"`
-	CreatedAt   time.Time       `json:"created_at"`
-	CreatedBy   string          `json:"created_by,omitempty"`
-	UpdatedAt   time.Time       `json:"updated_at"`
-	UpdatedBy   string          `json:"updated_by,omitempty"`
-}
-
-func toVersionBody(v prompt.Version) versionBody {
+// toVersion is the API form of a version.
+func toVersion(v prompt.Version) api.PromptVersion {
 	meta := v.Metadata
 	if len(meta) == 0 {
 		meta = json.RawMessage("{}")
 	}
-	return versionBody{
+	return api.PromptVersion{
 		ID: v.ID, VersionID: v.ID, PromptID: v.PromptID, TaskID: v.PromptID, ProjectID: v.ProjectID,
 		Prompt: v.Slug, Content: v.Content, ContentHash: v.ContentHash, Version: v.Number,
 		ModelID: v.ModelID, Model: v.ModelID, Metadata: meta,
@@ -58,8 +34,9 @@ func toVersionBody(v prompt.Version) versionBody {
 	}
 }
 
-func toResolvedBody(r prompt.Resolved) versionBody {
-	b := toVersionBody(r.Version)
+// toResolved is the API form of a version found by tag or number.
+func toResolved(r prompt.Resolved) api.PromptVersion {
+	b := toVersion(r.Version)
 	b.IsLatest = &r.IsLatest
 	if r.Tag != "" {
 		b.Tag = &r.Tag
@@ -93,19 +70,11 @@ func (s *server) getPrompt(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
-	web.OK(w, toResolvedBody(res))
-}
-
-// ensureRequest is the ensure body. Nulls are accepted for every optional field.
-type ensureRequest struct {
-	Content     *string         `json:"content"`
-	ContentHash *string         `json:"content_hash"`
-	ModelID     *string         `json:"model_id"`
-	Metadata    json.RawMessage `json:"metadata"`
+	web.OK(w, toResolved(res))
 }
 
 func (s *server) ensureVersion(w http.ResponseWriter, r *http.Request) {
-	var req ensureRequest
+	var req api.EnsureVersionRequest
 	if err := web.Decode(w, r, &req, bodyLimit); err != nil {
 		web.Error(w, r, err)
 		return
@@ -118,7 +87,7 @@ func (s *server) ensureVersion(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
-	body := toVersionBody(v)
+	body := toVersion(v)
 	if created {
 		latest, tag := true, prompt.LatestTag
 		body.IsLatest, body.Tag = &latest, &tag
@@ -134,7 +103,7 @@ func (s *server) versionByHash(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
-	web.OK(w, toVersionBody(v))
+	web.OK(w, toVersion(v))
 }
 
 func (s *server) latestVersion(w http.ResponseWriter, r *http.Request) {
@@ -144,15 +113,7 @@ func (s *server) latestVersion(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
-	web.OK(w, toResolvedBody(prompt.Resolved{Version: v, Tag: prompt.LatestTag, IsLatest: true}))
-}
-
-// modelBody answers the model endpoint with both the spec's model_id and the SDKs' model.
-type modelBody struct {
-	VersionID string  `json:"version_id"`
-	Model     *string `json:"model"`
-	ModelID   *string `json:"model_id"`
-	Provider  *string `json:"provider"`
+	web.OK(w, toResolved(prompt.Resolved{Version: v, Tag: prompt.LatestTag, IsLatest: true}))
 }
 
 func (s *server) versionModel(w http.ResponseWriter, r *http.Request) {
@@ -162,17 +123,7 @@ func (s *server) versionModel(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
-	web.OK(w, modelBody{VersionID: b.VersionID, Model: b.ModelID, ModelID: b.ModelID, Provider: b.Provider})
-}
-
-// promptBody is one entry of the prompt list.
-type promptBody struct {
-	ID            string      `json:"id"`
-	Slug          string      `json:"slug"`
-	ProjectID     string      `json:"project_id"`
-	LatestVersion versionBody `json:"latest_version"`
-	CreatedAt     time.Time   `json:"created_at"`
-	UpdatedAt     time.Time   `json:"updated_at"`
+	web.OK(w, api.VersionModel{VersionID: b.VersionID, Model: b.ModelID, ModelID: b.ModelID, Provider: b.Provider})
 }
 
 func (s *server) listPrompts(w http.ResponseWriter, r *http.Request) {
@@ -182,10 +133,10 @@ func (s *server) listPrompts(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
-	out := make([]promptBody, len(list))
+	out := make([]api.Prompt, len(list))
 	for i, p := range list {
-		out[i] = promptBody{
-			ID: p.ID, Slug: p.Slug, ProjectID: p.ProjectID, LatestVersion: toVersionBody(p.Latest),
+		out[i] = api.Prompt{
+			ID: p.ID, Slug: p.Slug, ProjectID: p.ProjectID, LatestVersion: toVersion(p.Latest),
 			CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt,
 		}
 	}
@@ -199,24 +150,16 @@ func (s *server) listVersions(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
-	out := make([]versionBody, len(versions))
+	out := make([]api.PromptVersion, len(versions))
 	for i, v := range versions {
-		out[i] = toVersionBody(v)
+		out[i] = toVersion(v)
 	}
 	web.OK(w, out)
 }
 
-// tagBody is a tag entry: the spec's {tag, version} plus the version id and last change.
-type tagBody struct {
-	Tag       string    `json:"tag"`
-	Version   int       `json:"version"`
-	VersionID string    `json:"version_id"`
-	UpdatedAt time.Time `json:"updated_at"`
-	UpdatedBy string    `json:"updated_by,omitempty"`
-}
-
-func toTagBody(t prompt.Tag) tagBody {
-	return tagBody{Tag: t.Name, Version: t.Version, VersionID: t.VersionID, UpdatedAt: t.UpdatedAt, UpdatedBy: t.UpdatedBy}
+// toTag is the API form of a tag.
+func toTag(t prompt.Tag) api.PromptTag {
+	return api.PromptTag{Tag: t.Name, Version: t.Version, VersionID: t.VersionID, UpdatedAt: t.UpdatedAt, UpdatedBy: t.UpdatedBy}
 }
 
 func (s *server) listTags(w http.ResponseWriter, r *http.Request) {
@@ -226,18 +169,11 @@ func (s *server) listTags(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
-	out := make([]tagBody, len(tags))
+	out := make([]api.PromptTag, len(tags))
 	for i, t := range tags {
-		out[i] = toTagBody(t)
+		out[i] = toTag(t)
 	}
 	web.OK(w, out)
-}
-
-// pinBody answers a pin: the tag entry, the prompt and the version the tag left.
-type pinBody struct {
-	tagBody
-	Prompt          string `json:"prompt"`
-	PreviousVersion *int   `json:"previous_version"`
 }
 
 // pinTag serves POST .../tags/{tag}:pin with body {"version": n}.
@@ -248,9 +184,7 @@ func (s *server) pinTag(w http.ResponseWriter, r *http.Request) {
 		web.NotFound(w, r)
 		return
 	}
-	var req struct {
-		Version *wholeNumber `json:"version"`
-	}
+	var req api.PinRequest
 	if err := web.Decode(w, r, &req, web.DefaultBodyLimit); err != nil {
 		web.Error(w, r, err)
 		return
@@ -265,7 +199,7 @@ func (s *server) pinTag(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
-	body := pinBody{tagBody: toTagBody(res.Tag), Prompt: res.Slug}
+	body := api.PinResult{PromptTag: toTag(res.Tag), Prompt: res.Slug}
 	if res.Previous > 0 {
 		body.PreviousVersion = &res.Previous
 	}
@@ -280,18 +214,17 @@ func (s *server) bindModel(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, errs.Invalid("version must be a positive integer, not %q", r.PathValue("version")))
 		return
 	}
-	var req map[string]json.RawMessage
+	var req api.BindModelRequest
 	if err := web.Decode(w, r, &req, web.DefaultBodyLimit); err != nil {
 		web.Error(w, r, err)
 		return
 	}
-	raw, ok := req["model_id"]
-	if !ok {
+	if req.ModelID == nil {
 		web.Error(w, r, errs.Invalid("model_id is required (null unbinds the model)"))
 		return
 	}
 	var model *string
-	if err := json.Unmarshal(raw, &model); err != nil {
+	if err := json.Unmarshal(req.ModelID, &model); err != nil {
 		web.Error(w, r, errs.Invalid("model_id must be a string or null"))
 		return
 	}
@@ -301,18 +234,5 @@ func (s *server) bindModel(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
-	web.OK(w, toVersionBody(v))
-}
-
-// wholeNumber decodes a JSON integer, an integral float such as 3.0, or a string holding one.
-type wholeNumber int
-
-func (n *wholeNumber) UnmarshalJSON(b []byte) error {
-	s := string(bytes.Trim(b, `"`))
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || f != float64(int(f)) || f > 1<<31 || f < -(1<<31) {
-		return errs.Invalid("version must be an integer, not %s", b)
-	}
-	*n = wholeNumber(f)
-	return nil
+	web.OK(w, toVersion(v))
 }

@@ -6,30 +6,17 @@ import (
 	"strings"
 	"time"
 
+	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/shared/auth"
 	"github.com/plumehq/plume/shared/errs"
 	"github.com/plumehq/plume/shared/pricing"
 	"github.com/plumehq/plume/shared/web"
 )
 
-// priceBody is a model price as the API shows it. Prices are USD per 1M tokens.
-type priceBody struct {
-	Model       string        `json:"model"`
-	Source      string        `json:"source"` // "project_price" or "price_table"
-	Provider    string        `json:"provider,omitempty"`
-	Input       float64       `json:"input"`
-	Output      float64       `json:"output"`
-	CachedInput float64       `json:"cached_input,omitempty"`
-	CacheWrite  float64       `json:"cache_write,omitempty"`
-	LongContext *pricing.Tier `json:"long_context,omitempty"`
-	TableID     string        `json:"table_id,omitempty"` // the table entry that matched
-	UpdatedAt   *time.Time    `json:"updated_at,omitempty"`
-	UpdatedBy   string        `json:"updated_by,omitempty"`
-}
-
-func overrideBody(o pricing.Override) priceBody {
+// toPrice is the API form of a project's price.
+func toPrice(o pricing.Override) api.ModelPrice {
 	at := o.UpdatedAt
-	return priceBody{
+	return api.ModelPrice{
 		Model: o.Model, Source: pricing.SourceProject, Provider: o.Provider, Input: o.Input, Output: o.Output,
 		CachedInput: o.CachedInput, CacheWrite: o.CacheWrite, UpdatedAt: &at, UpdatedBy: o.UpdatedBy,
 	}
@@ -44,15 +31,12 @@ func (s *server) listPrices(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
-	out := make([]priceBody, len(list))
+	out := make([]api.ModelPrice, len(list))
 	for i, o := range list {
-		out[i] = overrideBody(o)
+		out[i] = toPrice(o)
 	}
-	slices.SortFunc(out, func(a, b priceBody) int { return strings.Compare(a.Model, b.Model) })
-	web.OK(w, map[string]any{
-		"overrides":   out,
-		"price_table": map[string]any{"models": s.table.Len(), "last_checked": s.table.LastChecked()},
-	})
+	slices.SortFunc(out, func(a, b api.ModelPrice) int { return strings.Compare(a.Model, b.Model) })
+	web.OK(w, api.ModelPriceList{Overrides: out, PriceTable: api.PriceTableInfo{Models: s.table.Len(), LastChecked: s.table.LastChecked()}})
 }
 
 // getPrice serves GET .../model-prices/{model}: the price spans of that model get, the
@@ -67,7 +51,7 @@ func (s *server) getPrice(w http.ResponseWriter, r *http.Request) {
 	}
 	for _, o := range list {
 		if o.Model == model {
-			web.OK(w, overrideBody(o))
+			web.OK(w, toPrice(o))
 			return
 		}
 	}
@@ -76,19 +60,18 @@ func (s *server) getPrice(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, errs.NotFound("no price for model %q: neither the project nor the price table knows it", model))
 		return
 	}
-	web.OK(w, priceBody{
+	web.OK(w, api.ModelPrice{
 		Model: model, Source: pricing.SourceTable, Provider: p.Provider, Input: p.Input, Output: p.Output,
-		CachedInput: p.CachedInput, CacheWrite: p.CacheWrite, LongContext: p.LongContext, TableID: p.ID,
+		CachedInput: p.CachedInput, CacheWrite: p.CacheWrite, LongContext: toLongContext(p.LongContext), TableID: p.ID,
 	})
 }
 
-// putRequest is the body of PUT .../model-prices/{model}.
-type putRequest struct {
-	Provider    string   `json:"provider"`
-	Input       *float64 `json:"input"`
-	Output      *float64 `json:"output"`
-	CachedInput float64  `json:"cached_input"`
-	CacheWrite  float64  `json:"cache_write"`
+// toLongContext is the API form of a long-context tier (nil for none).
+func toLongContext(t *pricing.Tier) *api.LongContextPrice {
+	if t == nil {
+		return nil
+	}
+	return &api.LongContextPrice{ThresholdTokens: t.ThresholdTokens, Input: t.Input, Output: t.Output, CachedInput: t.CachedInput, CacheWrite: t.CacheWrite}
 }
 
 // putPrice serves PUT .../model-prices/{model}: sets the project's price of a model. It applies
@@ -96,7 +79,7 @@ type putRequest struct {
 // already stored keep their cost.
 func (s *server) putPrice(w http.ResponseWriter, r *http.Request) {
 	pid := auth.ProjectID(r)
-	var req putRequest
+	var req api.PutModelPriceRequest
 	if err := web.Decode(w, r, &req, web.DefaultBodyLimit); err != nil {
 		web.Error(w, r, err)
 		return
@@ -119,7 +102,7 @@ func (s *server) putPrice(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
-	web.OK(w, overrideBody(o))
+	web.OK(w, toPrice(o))
 }
 
 // deletePrice serves DELETE .../model-prices/{model}: the model goes back to the table's price.
@@ -130,5 +113,5 @@ func (s *server) deletePrice(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
-	web.OK(w, map[string]any{"model": model, "deleted": true})
+	web.OK(w, api.ModelPriceDeleted{Model: model, Deleted: true})
 }
