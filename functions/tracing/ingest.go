@@ -2,15 +2,12 @@ package tracing
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
 	"unicode/utf16"
 
-	"github.com/plumehq/plume/shared/errs"
 	"github.com/plumehq/plume/shared/trace"
 	"github.com/plumehq/plume/shared/web"
 )
@@ -24,18 +21,10 @@ const maxRejectedHeader = 4096
 
 // readBody reads a JSON body of at most limit bytes.
 func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
-	if ct := r.Header.Get("Content-Type"); ct != "" && !web.IsJSON(ct) {
-		return nil, errs.Errorf(errs.CodeUnsupportedMedia, "content type %q is not supported; send application/json", ct)
+	if err := web.RequireJSON(r); err != nil {
+		return nil, err
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
-	var tooLarge *http.MaxBytesError
-	if errors.As(err, &tooLarge) {
-		return nil, errs.Errorf(errs.CodeTooLarge, "request body exceeds %d bytes; send smaller batches", limit)
-	}
-	if err != nil {
-		return nil, errs.Invalid("cannot read the request body: %v", err)
-	}
-	return body, nil
+	return web.ReadBody(w, r, limit)
 }
 
 // postSpans serves POST /spans: a JSON array of spans. Valid spans are stored and returned as

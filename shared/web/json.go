@@ -33,8 +33,8 @@ func OK(w http.ResponseWriter, v any) { JSON(w, http.StatusOK, v) }
 // payload_too_large beyond the limit, invalid_request for anything that is not one JSON value
 // of v's shape.
 func Decode(w http.ResponseWriter, r *http.Request, v any, limit int64) error {
-	if ct := r.Header.Get("Content-Type"); ct != "" && !IsJSON(ct) {
-		return errs.Errorf(errs.CodeUnsupportedMedia, "content type %q is not supported; send application/json", ct)
+	if err := RequireJSON(r); err != nil {
+		return err
 	}
 	body := http.MaxBytesReader(w, r.Body, limit)
 	dec := json.NewDecoder(body)
@@ -49,6 +49,37 @@ func Decode(w http.ResponseWriter, r *http.Request, v any, limit int64) error {
 		return errs.Invalid("request body must hold a single JSON value")
 	}
 	return nil
+}
+
+// RequireJSON returns an unsupported_media_type error when r has a Content-Type that is not
+// JSON. A request without one is taken as JSON, as SDKs and curl users send it.
+func RequireJSON(r *http.Request) error {
+	if ct := r.Header.Get("Content-Type"); ct != "" && !IsJSON(ct) {
+		return errs.Errorf(errs.CodeUnsupportedMedia, "content type %q is not supported; send application/json", ct)
+	}
+	return nil
+}
+
+// ReadBody reads r's body whole, at most limit bytes: the one body reader of every handler
+// that needs the raw bytes (Decode streams instead). Only a body over the limit is
+// payload_too_large (413); any other failure to read, such as a client that went away, is
+// invalid_request.
+func ReadBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	return ReadAll(http.MaxBytesReader(w, r.Body, limit), limit)
+}
+
+// ReadAll is ReadBody for a reader that wraps the body's http.MaxBytesReader (a decompressor,
+// say); limit is the body's cap, for the message.
+func ReadAll(rd io.Reader, limit int64) ([]byte, error) {
+	body, err := io.ReadAll(rd)
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		return nil, errs.Errorf(errs.CodeTooLarge, "request body exceeds %d bytes", limit)
+	case err != nil:
+		return nil, errs.Invalid("cannot read the request body: %v", err)
+	}
+	return body, nil
 }
 
 // IsJSON reports whether a Content-Type is JSON (application/json or any +json type).

@@ -171,3 +171,32 @@ func TestLogPathAsHidesSecretPaths(t *testing.T) {
 		})
 	}
 }
+
+// failingReader fails like a client that goes away mid-body.
+type failingReader struct{}
+
+func (failingReader) Read([]byte) (int, error) { return 0, errors.New("connection reset by peer") }
+
+// TestReadBody: only a body over the cap is 413; any other read failure is 400, never 413.
+func TestReadBody(t *testing.T) {
+	tests := []struct {
+		name string
+		body func() *http.Request
+		code errs.Code
+	}{
+		{"within the cap", func() *http.Request { return httptest.NewRequest("POST", "/", strings.NewReader("12345")) }, ""},
+		{"over the cap", func() *http.Request { return httptest.NewRequest("POST", "/", strings.NewReader("123456")) }, errs.CodeTooLarge},
+		{"client went away", func() *http.Request { return httptest.NewRequest("POST", "/", failingReader{}) }, errs.CodeInvalid},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			body, err := ReadBody(httptest.NewRecorder(), tt.body(), 5)
+			if tt.code == "" {
+				require.NoError(t, err)
+				assert.Equal(t, "12345", string(body))
+				return
+			}
+			assert.Equal(t, tt.code, errs.CodeOf(err), "error: %v", err)
+		})
+	}
+}
