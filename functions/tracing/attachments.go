@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/shared/errs"
 	"github.com/plumehq/plume/shared/trace"
 	"github.com/plumehq/plume/shared/web"
@@ -50,24 +51,6 @@ type attachmentServer struct {
 	urls AttachmentURLs
 }
 
-// attachmentOut is one attachment as GET /spans/{span_id}/attachments lists it.
-type attachmentOut struct {
-	// ID is the object's name, which the span's attributes or output_data reference
-	// ("attachment": id) for extracted attachments.
-	ID          string `json:"id"`
-	Type        string `json:"type"`
-	URL         string `json:"url"`
-	Label       string `json:"label"`
-	ContentType string `json:"content_type"`
-	Size        int64  `json:"size"`
-}
-
-type attachmentList struct {
-	Attachments []attachmentOut `json:"attachments"`
-	Count       int             `json:"count"`
-	ExpiresAt   time.Time       `json:"expires_at"`
-}
-
 // getAttachments serves GET /spans/{span_id}/attachments: the span's attachments, each with a
 // presigned GET URL that lasts the configured TTL. A span of another project is 404.
 func (s *attachmentServer) getAttachments(w http.ResponseWriter, r *http.Request) {
@@ -83,7 +66,7 @@ func (s *attachmentServer) getAttachments(w http.ResponseWriter, r *http.Request
 		return
 	}
 	ttl := s.urls.ttl()
-	out := attachmentList{Attachments: make([]attachmentOut, 0, len(atts)), ExpiresAt: time.Now().UTC().Add(ttl).Truncate(time.Second)}
+	out := api.AttachmentList{Attachments: make([]api.Attachment, 0, len(atts)), ExpiresAt: time.Now().UTC().Add(ttl).Truncate(time.Second)}
 	prefix := trace.AttachmentPrefix(pid, spanID)
 	for _, a := range atts {
 		if !strings.HasPrefix(a.Key, prefix) {
@@ -94,29 +77,12 @@ func (s *attachmentServer) getAttachments(w http.ResponseWriter, r *http.Request
 			web.Error(w, r, err)
 			return
 		}
-		out.Attachments = append(out.Attachments, attachmentOut{
+		out.Attachments = append(out.Attachments, api.Attachment{
 			ID: path.Base(a.Key), Type: a.Type, URL: u, Label: a.Label, ContentType: a.ContentType, Size: a.Size,
 		})
 	}
 	out.Count = len(out.Attachments)
 	web.OK(w, out)
-}
-
-// uploadIn is the body of POST /spans/{span_id}/attachments.
-type uploadIn struct {
-	Type        string `json:"type"`
-	Label       string `json:"label"`
-	ContentType string `json:"content_type"`
-	Size        *int64 `json:"size"`
-}
-
-type uploadOut struct {
-	UploadURL string            `json:"upload_url"`
-	Method    string            `json:"method"`
-	Headers   map[string]string `json:"headers"`
-	Key       string            `json:"key"`
-	ID        string            `json:"id"`
-	ExpiresAt time.Time         `json:"expires_at"`
 }
 
 // postAttachment serves POST /spans/{span_id}/attachments: body {type?, label?, content_type,
@@ -132,7 +98,7 @@ func (s *attachmentServer) postAttachment(w http.ResponseWriter, r *http.Request
 		web.Error(w, r, err)
 		return
 	}
-	var in uploadIn
+	var in api.AttachmentUploadRequest
 	if err := web.Decode(w, r, &in, 64<<10); err != nil {
 		web.Error(w, r, err)
 		return
@@ -154,14 +120,14 @@ func (s *attachmentServer) postAttachment(w http.ResponseWriter, r *http.Request
 		web.Error(w, r, err)
 		return
 	}
-	web.OK(w, uploadOut{
+	web.OK(w, api.AttachmentUpload{
 		UploadURL: u, Method: http.MethodPut, Headers: map[string]string{"Content-Type": att.ContentType},
 		Key: att.Key, ID: path.Base(att.Key), ExpiresAt: time.Now().UTC().Add(ttl).Truncate(time.Second),
 	})
 }
 
 // upload validates an upload request into the attachment to record (without its key).
-func (a AttachmentURLs) upload(in uploadIn) (trace.Attachment, error) {
+func (a AttachmentURLs) upload(in api.AttachmentUploadRequest) (trace.Attachment, error) {
 	ct := strings.TrimSpace(in.ContentType)
 	if ct == "" {
 		return trace.Attachment{}, errs.Invalid("content_type is required, such as \"image/png\"")

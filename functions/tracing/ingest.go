@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf16"
 
+	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/shared/trace"
 	"github.com/plumehq/plume/shared/web"
 )
@@ -58,8 +59,12 @@ func (s *ingestServer) postSpans(w http.ResponseWriter, r *http.Request) {
 // rejectedHeader encodes as many rejections as fit the header cap, as ASCII-only JSON (reasons
 // may quote client text; header values must stay ASCII).
 func rejectedHeader(rejected []trace.Rejected) string {
-	for n := len(rejected); n > 0; n-- {
-		b, err := json.Marshal(rejected[:n])
+	entries := make([]api.RejectedSpan, len(rejected))
+	for i, r := range rejected {
+		entries[i] = api.RejectedSpan{Index: r.Index, ID: r.ID, Error: r.Error}
+	}
+	for n := len(entries); n > 0; n-- {
+		b, err := json.Marshal(entries[:n])
 		if err != nil {
 			break
 		}
