@@ -1,5 +1,10 @@
 package api
 
+import (
+	"encoding/json"
+	"time"
+)
+
 // RejectedSpan is one entry of the X-Plume-Rejected-Spans header of POST /spans: a span of the
 // batch that was not stored (the others were), by its position in the request array, with its
 // id when it had a readable one and the reason. The header holds a JSON array of these, ASCII
@@ -8,4 +13,110 @@ type RejectedSpan struct {
 	Index int    `json:"index"`
 	ID    string `json:"id,omitempty"`
 	Error string `json:"error"`
+}
+
+// Span is a span as POST /spans and GET /spans answer it (spec §2.6, SpanRead). Optional fields
+// are null when the span never had them. Attributes is the client's attribute object as sent
+// (compact JSON, {} when absent). Tags are the span's; TraceTags and SessionTags are the tags
+// it gave its trace and session, present only when it gave any.
+type Span struct {
+	ID           string     `json:"id"`
+	TraceID      string     `json:"trace_id"`
+	ParentSpanID *string    `json:"parent_span_id"`
+	ProjectID    string     `json:"project_id"`
+	Name         string     `json:"name"`
+	Kind         string     `json:"kind"`
+	Status       *string    `json:"status"`
+	StartedAt    time.Time  `json:"started_at"`
+	EndedAt      *time.Time `json:"ended_at"`
+	DurationMS   *float64   `json:"duration_ms"`
+	// Cost is in USD: the client's when it sent one, else the price of the llm span's model
+	// and tokens, else null.
+	Cost *float64 `json:"cost"`
+	// CostSource says where Cost came from: "client", "price_table", "project_price" or
+	// "unknown_model" (Cost is null: the model is not priced).
+	CostSource   *string           `json:"cost_source,omitempty"`
+	SessionID    *string           `json:"session_id"`
+	SessionName  *string           `json:"session_name,omitempty"`
+	InputData    *string           `json:"input_data"`
+	OutputData   *string           `json:"output_data"`
+	Attributes   json.RawMessage   `json:"attributes"`
+	Tags         map[string]string `json:"tags"`
+	TraceTags    map[string]string `json:"trace_tags,omitempty"`
+	SessionTags  map[string]string `json:"session_tags,omitempty"`
+	ErrorCode    *string           `json:"error_code"`
+	ErrorMessage *string           `json:"error_message"`
+	ErrorStack   *string           `json:"error_stack"`
+	CodeFilepath *string           `json:"code_filepath"`
+	CodeLineno   *int              `json:"code_lineno"`
+	// PromptLink is the prompt version an llm span was made with, read from its
+	// attributes.zeroeval; absent when it names none.
+	PromptLink *PromptLink `json:"prompt_link,omitempty"`
+	// Attachments are the span's files kept in the bucket (GET /spans/{id}/attachments signs
+	// URLs for them); absent when it has none.
+	Attachments []SpanAttachment `json:"attachments,omitempty"`
+	CreatedAt   time.Time        `json:"created_at"`
+	UpdatedAt   time.Time        `json:"updated_at"`
+}
+
+// PromptLink ties an llm span to the prompt version it used: attributes.zeroeval as the SDK
+// integrations write it (COMPAT.md), whichever of its keys were present.
+type PromptLink struct {
+	Task            string `json:"task,omitempty"`
+	PromptSlug      string `json:"prompt_slug,omitempty"`
+	PromptVersion   int    `json:"prompt_version,omitempty"`
+	PromptVersionID string `json:"prompt_version_id,omitempty"`
+	ContentHash     string `json:"content_hash,omitempty"`
+}
+
+// SpanAttachment is a file of a span as the span records it: its object key in the bucket.
+type SpanAttachment struct {
+	Type        string `json:"type"`
+	Label       string `json:"label,omitempty"`
+	Key         string `json:"key"`
+	ContentType string `json:"content_type,omitempty"`
+	Size        int64  `json:"size,omitempty"`
+}
+
+// Trace is a trace as POST /traces and GET /traces answer it (spec §2.7): its own fields and
+// the aggregates of its spans (cost in USD, span and error counts, the root span's input and
+// output). Status is "error" when any span failed, else the status set through POST /traces,
+// else the root span's, else "unset".
+type Trace struct {
+	ID             string            `json:"id"`
+	ProjectID      string            `json:"project_id"`
+	SessionID      *string           `json:"session_id"`
+	Name           string            `json:"name"`
+	Status         string            `json:"status"`
+	StartedAt      *time.Time        `json:"started_at"`
+	EndedAt        *time.Time        `json:"ended_at"`
+	DurationMS     *float64          `json:"duration_ms"`
+	Cost           float64           `json:"cost"`
+	SpanCount      int               `json:"span_count"`
+	ErrorCount     int               `json:"error_count"`
+	RootSpanID     *string           `json:"root_span_id"`
+	RootSpanInput  *string           `json:"root_span_input"`
+	RootSpanOutput *string           `json:"root_span_output"`
+	Tags           map[string]string `json:"tags"`
+	Attributes     map[string]any    `json:"attributes,omitempty"`
+	CreatedAt      time.Time         `json:"created_at"`
+	UpdatedAt      time.Time         `json:"updated_at"`
+}
+
+// Session is a session as POST /sessions and GET /sessions answer it (spec §2.8). Duration is
+// in milliseconds, from the first span's start to the last span's end.
+type Session struct {
+	ID         string            `json:"id"`
+	ProjectID  string            `json:"project_id"`
+	Name       *string           `json:"name"`
+	TraceCount int               `json:"trace_count"`
+	ErrorCount int               `json:"error_count"`
+	Cost       float64           `json:"cost"`
+	Duration   *float64          `json:"duration"`
+	StartedAt  *time.Time        `json:"started_at"`
+	EndedAt    *time.Time        `json:"ended_at"`
+	Tags       map[string]string `json:"tags"`
+	Attributes map[string]any    `json:"attributes,omitempty"`
+	CreatedAt  time.Time         `json:"created_at"`
+	UpdatedAt  time.Time         `json:"updated_at"`
 }

@@ -53,7 +53,7 @@ func (s *ingestServer) postSpans(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Plume-Rejected", strconv.Itoa(len(rejected)))
 		w.Header().Set("X-Plume-Rejected-Spans", rejectedHeader(rejected))
 	}
-	web.OK(w, stored)
+	web.OK(w, toSpans(stored))
 }
 
 // rejectedHeader encodes as many rejections as fit the header cap, as ASCII-only JSON (reasons
@@ -108,7 +108,7 @@ func (s *ingestServer) postTraces(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
-	web.OK(w, out)
+	web.OK(w, toTraces(out))
 }
 
 // postSessions serves POST /sessions. A session naming another project is 403.
@@ -128,5 +128,5 @@ func (s *ingestServer) postSessions(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
-	web.OK(w, out)
+	web.OK(w, toSessions(out))
 }

@@ -57,7 +57,7 @@ func (s *queryServer) getSpans(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	scanHeaders(w, info)
-	web.OK(w, nonNil(spans))
+	web.OK(w, toSpans(spans))
 }
 
 // getTraces serves GET /traces (spec §4.4).
@@ -80,7 +80,7 @@ func (s *queryServer) getTraces(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	scanHeaders(w, info)
-	web.OK(w, nonNil(traces))
+	web.OK(w, toTraces(traces))
 }
 
 // getSessions serves GET /sessions (spec §4.5).
@@ -98,13 +98,5 @@ func (s *queryServer) getSessions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	scanHeaders(w, info)
-	web.OK(w, nonNil(sessions))
-}
-
-// nonNil makes an empty result encode as [] rather than null.
-func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
+	web.OK(w, toSessions(sessions))
 }
