@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"testing"
 	"time"
 
@@ -166,4 +167,40 @@ func TestJudgeRequest(t *testing.T) {
 			t.Errorf("%s: got %v, want %q", tt.body, err, tt.msg)
 		}
 	}
+}
+
+// FuzzJudgeRequest: any body decodes to a request or an *InvalidError, and a request decoded
+// encodes to a body that decodes to the same request (absent, null and values kept apart).
+func FuzzJudgeRequest(f *testing.F) {
+	for _, seed := range []string{
+		`{"name":"x","template":"t","evaluation_type":"scored","score_min":1,"score_max":5,"pass_threshold":3,"sample_rate":0.5,"temperature":0.2,"model":"m","tag_filter":{"tags":{"env":["prod"]},"match":"any"},"target_prompt":"bot","criteria":[{"key":"a","label":"A","description":"d"}],"paused":true,"backfill":10}`,
+		`{"model": null, "target_prompt": null, "tag_filter": null, "criteria": null, "extra": 1}`,
+		`{"criteria": [], "tag_filter": {}}`, `[1]`, `null`, `{"name": 3}`, `{"tag_filter": {"tags": {"env": [1]}}}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var r api.JudgeRequest
+		err := json.Unmarshal(body, &r)
+		var syntax *json.SyntaxError
+		var invalid *api.InvalidError
+		switch {
+		case err == nil:
+		case errors.As(err, &syntax), errors.As(err, &invalid):
+			return
+		default:
+			t.Fatalf("%s: unexpected error %T %v", body, err, err)
+		}
+		again, err := json.Marshal(r)
+		if err != nil {
+			t.Fatalf("encode %+v: %v", r, err)
+		}
+		var back api.JudgeRequest
+		if err := json.Unmarshal(again, &back); err != nil {
+			t.Fatalf("%s: decoding %s: %v", body, again, err)
+		}
+		if !reflect.DeepEqual(r, back) {
+			t.Fatalf("%s: round trip through %s changed %+v into %+v", body, again, r, back)
+		}
+	})
 }
