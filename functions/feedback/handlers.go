@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/shared/auth"
 	"github.com/plumehq/plume/shared/feedback"
 	"github.com/plumehq/plume/shared/web"
@@ -21,17 +22,17 @@ type server struct{ d Deps }
 // feedback on a completion, replacing their earlier one (spec §4.2).
 func (s *server) submit(w http.ResponseWriter, r *http.Request) {
 	p, _ := auth.FromContext(r.Context())
-	var in feedback.Input
-	if err := web.Decode(w, r, &in, maxFeedbackBody); err != nil {
+	var req api.FeedbackRequest
+	if err := web.Decode(w, r, &req, maxFeedbackBody); err != nil {
 		web.Error(w, r, err)
 		return
 	}
-	f, err := s.d.Feedback.Submit(r.Context(), p.ProjectID, r.PathValue("slug"), r.PathValue("completion_id"), p.User, "", in)
+	f, err := s.d.Feedback.Submit(r.Context(), p.ProjectID, r.PathValue("slug"), r.PathValue("completion_id"), p.User, "", toInput(req))
 	if err != nil {
 		web.Error(w, r, err)
 		return
 	}
-	web.OK(w, f.JSON())
+	web.OK(w, toFeedback(f))
 }
 
 // unified serves GET /projects/{project_id}/feedback/{entity_type}/{entity_id} (spec §2.5).
@@ -42,24 +43,24 @@ func (s *server) unified(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
-	web.OK(w, u.JSON())
+	web.OK(w, toUnified(u))
 }
 
 // createLink serves POST /feedback-links: a link for the key's project. Its URL carries the
 // token, shown this once.
 func (s *server) createLink(w http.ResponseWriter, r *http.Request) {
 	p, _ := auth.FromContext(r.Context())
-	var in feedback.LinkInput
-	if err := web.Decode(w, r, &in, web.DefaultBodyLimit); err != nil {
+	var req api.LinkRequest
+	if err := web.Decode(w, r, &req, web.DefaultBodyLimit); err != nil {
 		web.Error(w, r, err)
 		return
 	}
-	l, token, err := s.d.Links.Create(r.Context(), p.ProjectID, p.User, in)
+	l, token, err := s.d.Links.Create(r.Context(), p.ProjectID, p.User, toLinkInput(req))
 	if err != nil {
 		web.Error(w, r, err)
 		return
 	}
-	web.OK(w, l.JSON(s.baseURL(r)+"/f/"+token, time.Now()))
+	web.OK(w, toLink(l, s.baseURL(r)+"/f/"+token, time.Now()))
 }
 
 // listLinks serves GET /feedback-links: the key's project's links, newest first, without URLs.
@@ -72,11 +73,11 @@ func (s *server) listLinks(w http.ResponseWriter, r *http.Request) {
 	}
 	slices.SortFunc(links, func(a, b feedback.Link) int { return b.CreatedAt.Compare(a.CreatedAt) })
 	now := time.Now()
-	out := make([]feedback.LinkJSON, len(links))
+	out := make([]api.Link, len(links))
 	for i, l := range links {
-		out[i] = l.JSON("", now)
+		out[i] = toLink(l, "", now)
 	}
-	web.OK(w, map[string]any{"links": out, "count": len(out)})
+	web.OK(w, api.LinkList{Links: out, Count: len(out)})
 }
 
 // revokeLink serves DELETE /feedback-links/{link_id}: the link stops working at once (its pages
@@ -88,7 +89,7 @@ func (s *server) revokeLink(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
-	web.OK(w, l.JSON("", time.Now()))
+	web.OK(w, toLink(l, "", time.Now()))
 }
 
 // baseURL is where link pages are served: PublicURL, else the scheme and host of the request.

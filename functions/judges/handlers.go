@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/shared/auth"
 	"github.com/plumehq/plume/shared/errs"
 	"github.com/plumehq/plume/shared/judge"
@@ -41,7 +42,7 @@ func readSpec(w http.ResponseWriter, r *http.Request) (judge.Spec, error) {
 	if err != nil {
 		return judge.Spec{}, errs.Errorf(errs.CodeTooLarge, "a judge definition is at most %d bytes", maxJudgeBody)
 	}
-	return judge.ParseSpec(body)
+	return parseSpec(body)
 }
 
 // create serves POST /projects/{project_id}/judges.
@@ -58,7 +59,7 @@ func (s *server) create(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
-	web.OK(w, j.JSON())
+	web.OK(w, toJudge(j))
 }
 
 // list serves GET /projects/{project_id}/judges, each with its evaluation count and pass rate.
@@ -69,11 +70,11 @@ func (s *server) list(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
-	out := make([]judge.JudgeJSON, len(js))
+	out := make([]api.Judge, len(js))
 	for i, j := range js {
-		out[i] = j.JSON()
+		out[i] = toJudge(j)
 	}
-	web.OK(w, map[string]any{"judges": out, "count": len(out)})
+	web.OK(w, api.JudgeList{Judges: out, Count: len(out)})
 }
 
 // judgeOfPath reads the judge of the path, writing the error response when there is none.
@@ -89,7 +90,7 @@ func (s *server) judgeOfPath(w http.ResponseWriter, r *http.Request) (judge.Judg
 // get serves GET /projects/{project_id}/judges/{judge_id}.
 func (s *server) get(w http.ResponseWriter, r *http.Request) {
 	if j, ok := s.judgeOfPath(w, r); ok {
-		web.OK(w, j.JSON())
+		web.OK(w, toJudge(j))
 	}
 }
 
@@ -108,13 +109,13 @@ func (s *server) patch(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
-	web.OK(w, j.JSON())
+	web.OK(w, toJudge(j))
 }
 
 // criteria serves GET /projects/{project_id}/judges/{judge_id}/criteria (spec §2.10).
 func (s *server) criteria(w http.ResponseWriter, r *http.Request) {
 	if j, ok := s.judgeOfPath(w, r); ok {
-		web.OK(w, j.CriteriaJSON())
+		web.OK(w, toJudgeCriteria(j))
 	}
 }
 
@@ -123,17 +124,17 @@ func (s *server) criteria(w http.ResponseWriter, r *http.Request) {
 // counts never count it twice.
 func (s *server) record(w http.ResponseWriter, r *http.Request) {
 	pid := auth.ProjectID(r)
-	var in []judge.EvaluationInput
+	var in []api.EvaluationRequest
 	if err := web.Decode(w, r, &in, maxEvaluationsBody); err != nil {
 		web.Error(w, r, err)
 		return
 	}
-	evs, err := s.svc.Record(r.Context(), pid, r.PathValue("judge_id"), in)
+	evs, err := s.svc.Record(r.Context(), pid, r.PathValue("judge_id"), toEvaluationInputs(in))
 	if err != nil {
 		web.Error(w, r, err)
 		return
 	}
-	web.OK(w, map[string]any{"evaluations": evaluationsJSON(evs), "count": len(evs)})
+	web.OK(w, api.RecordEvaluationsResult{Evaluations: toEvaluations(evs), Count: len(evs)})
 }
 
 // evaluations serves GET /projects/{project_id}/judges/{judge_id}/evaluations (spec §4.7).
@@ -153,7 +154,7 @@ func (s *server) evaluations(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
-	web.OK(w, map[string]any{"evaluations": evaluationsJSON(page.Evaluations), "total": page.Total, "limit": q.Limit, "offset": q.Offset})
+	web.OK(w, api.EvaluationPage{Evaluations: toEvaluations(page.Evaluations), Total: page.Total, Limit: q.Limit, Offset: q.Offset})
 }
 
 // parseQuery reads the parameters of the evaluation listing.
@@ -232,7 +233,7 @@ func (s *server) spanEvaluations(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
-	web.OK(w, map[string]any{"span_id": spanID, "evaluations": evaluationsJSON(evs)})
+	web.OK(w, api.SpanEvaluations{SpanID: spanID, Evaluations: toEvaluations(evs)})
 }
 
 // link serves PUT /projects/{project_id}/prompts/{slug}/judges/{judge_id}: the judge guides the
@@ -249,13 +250,5 @@ func (s *server) setLink(w http.ResponseWriter, r *http.Request, linked bool) {
 		web.Error(w, r, err)
 		return
 	}
-	web.OK(w, j.JSON())
-}
-
-func evaluationsJSON(evs []judge.Evaluation) []judge.EvaluationJSON {
-	out := make([]judge.EvaluationJSON, len(evs))
-	for i, e := range evs {
-		out[i] = e.JSON()
-	}
-	return out
+	web.OK(w, toJudge(j))
 }

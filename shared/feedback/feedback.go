@@ -60,16 +60,18 @@ func (f Feedback) SourceType() string {
 	return SourceHuman
 }
 
-// Input is the body of POST /v1/prompts/{slug}/completions/{completion_id}/feedback (spec §2.4).
+// Input is a feedback submission (spec §2.4): the body of POST
+// /v1/prompts/{slug}/completions/{completion_id}/feedback, or the form of a feedback-link page.
+// A nil field was not given; Metadata is JSON text.
 type Input struct {
-	ThumbsUp         *bool                              `json:"thumbs_up"`
-	Reason           *string                            `json:"reason"`
-	ExpectedOutput   *string                            `json:"expected_output"`
-	Metadata         json.RawMessage                    `json:"metadata"`
-	JudgeID          *string                            `json:"judge_id"`
-	ExpectedScore    *float64                           `json:"expected_score"`
-	ScoreDirection   *string                            `json:"score_direction"`
-	CriteriaFeedback map[string]judge.CriterionFeedback `json:"criteria_feedback"`
+	ThumbsUp         *bool
+	Reason           *string
+	ExpectedOutput   *string
+	Metadata         json.RawMessage
+	JudgeID          *string
+	ExpectedScore    *float64
+	ScoreDirection   *string
+	CriteriaFeedback map[string]judge.CriterionFeedback
 }
 
 // check validates what can be checked without the judge.

@@ -63,12 +63,12 @@ func (l Link) Usable(now time.Time) error {
 	return nil
 }
 
-// LinkInput is the body of POST /feedback-links.
+// LinkInput is what a new feedback link is made from (the body of POST /feedback-links).
 type LinkInput struct {
-	PromptSlug string `json:"prompt_slug"`
-	LinkType   string `json:"link_type"`
+	PromptSlug string
+	LinkType   string
 	// ExpiresInHours overrides DefaultLinkTTL, up to MaxLinkTTL.
-	ExpiresInHours *float64 `json:"expires_in_hours"`
+	ExpiresInHours *float64
 }
 
 // LinkStore keeps feedback links.

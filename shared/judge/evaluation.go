@@ -46,22 +46,22 @@ type Evaluation struct {
 
 // CriterionScore is a judge's verdict on one criterion.
 type CriterionScore struct {
-	Score  *float64 `json:"score"`
-	Reason string   `json:"reason,omitempty"`
+	Score  *float64
+	Reason string
 }
 
-// EvaluationInput is one evaluation as POST .../evaluations takes it: a verdict computed by an
-// evaluator that runs elsewhere.
+// EvaluationInput is one evaluation as POST .../evaluations takes it (api.EvaluationRequest): a
+// verdict computed by an evaluator that runs elsewhere.
 type EvaluationInput struct {
-	SpanID         string                    `json:"span_id"`
-	Result         *bool                     `json:"evaluation_result"`
-	Reason         string                    `json:"evaluation_reason"`
-	Confidence     *float64                  `json:"confidence_score"`
-	Score          *float64                  `json:"score"`
-	Model          string                    `json:"model_used"`
-	DurationMS     *float64                  `json:"evaluation_duration_ms"`
-	CriteriaScores map[string]CriterionScore `json:"criteria_scores"`
-	CreatedAt      *time.Time                `json:"created_at"`
+	SpanID         string
+	Result         *bool
+	Reason         string
+	Confidence     *float64
+	Score          *float64
+	Model          string
+	DurationMS     *float64
+	CriteriaScores map[string]CriterionScore
+	CreatedAt      *time.Time
 }
 
 // BuildEvaluations validates inputs against j and returns the evaluations to store (ids, trace
@@ -182,8 +182,8 @@ type Calibration struct {
 
 // CriterionFeedback corrects a judge's verdict on one criterion.
 type CriterionFeedback struct {
-	ExpectedScore *float64 `json:"expected_score,omitempty"`
-	Reason        string   `json:"reason,omitempty"`
+	ExpectedScore *float64
+	Reason        string
 }
 
 // Score directions of calibration feedback.

@@ -1,9 +1,6 @@
 package judge
 
 import (
-	"encoding/json"
-	"errors"
-	"fmt"
 	"maps"
 	"math"
 	"regexp"
@@ -89,15 +86,15 @@ type Judge struct {
 // TagFilter selects spans by tags: with Match "all" every key must have one of its values, with
 // "any" one key suffices.
 type TagFilter struct {
-	Tags  map[string][]string `json:"tags"`
-	Match string              `json:"match"`
+	Tags  map[string][]string
+	Match string
 }
 
 // Criterion is one aspect a judge scores separately.
 type Criterion struct {
-	Key         string `json:"key"`
-	Label       string `json:"label"`
-	Description string `json:"description"`
+	Key         string
+	Label       string
+	Description string
 }
 
 // PassRate is the share of evaluations that passed, nil before the first one.
@@ -122,8 +119,9 @@ func (j Judge) HasCriterion(key string) bool {
 	return slices.ContainsFunc(j.Criteria, func(c Criterion) bool { return c.Key == key })
 }
 
-// Spec is a judge definition as a client sends it, to create a judge or (as a patch) to change
-// one. A nil field is absent; in a patch, the Clear* flags record an explicit null.
+// Spec is a judge definition as a client sends it (api.JudgeRequest), to create a judge or (as
+// a patch) to change one. A nil field is absent; in a patch, the Clear* flags record an
+// explicit null.
 type Spec struct {
 	Name           *string
 	Template       *string
@@ -141,79 +139,6 @@ type Spec struct {
 	Backfill       *int
 
 	ClearTagFilter, ClearTargetPrompt, ClearCriteria, ClearModel bool
-}
-
-// ParseSpec reads a judge definition from a JSON object. Unknown fields are ignored; a field of
-// the wrong type is an errs.CodeInvalid error naming it; null clears tag_filter, target_prompt,
-// criteria and model.
-func ParseSpec(body []byte) (Spec, error) {
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(body, &raw); err != nil || raw == nil {
-		return Spec{}, errs.Invalid("the body must be a JSON object")
-	}
-	var s Spec
-	fields := []struct {
-		name  string
-		dst   any
-		clear *bool
-	}{
-		{"name", &s.Name, nil},
-		{"template", &s.Template, nil},
-		{"evaluation_type", &s.EvaluationType, nil},
-		{"score_min", &s.ScoreMin, nil},
-		{"score_max", &s.ScoreMax, nil},
-		{"pass_threshold", &s.PassThreshold, nil},
-		{"sample_rate", &s.SampleRate, nil},
-		{"temperature", &s.Temperature, nil},
-		{"model", &s.Model, &s.ClearModel},
-		{"tag_filter", &s.TagFilter, &s.ClearTagFilter},
-		{"target_prompt", &s.TargetPrompt, &s.ClearTargetPrompt},
-		{"criteria", &s.Criteria, &s.ClearCriteria},
-		{"paused", &s.Paused, nil},
-		{"backfill", &s.Backfill, nil},
-	}
-	for _, f := range fields {
-		v, ok := raw[f.name]
-		if !ok {
-			continue
-		}
-		if string(v) == "null" {
-			if f.clear != nil {
-				*f.clear = true
-			}
-			continue
-		}
-		if err := json.Unmarshal(v, f.dst); err != nil {
-			return Spec{}, errs.Invalid("%s: %s", f.name, typeError(err))
-		}
-	}
-	return s, nil
-}
-
-// typeError words a json.Unmarshal failure of one field for the client.
-func typeError(err error) string {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		if te.Field != "" {
-			return fmt.Sprintf("%s must be %s", te.Field, kindName(te.Type.Kind().String()))
-		}
-		return "must be " + kindName(te.Type.Kind().String())
-	}
-	return "invalid value"
-}
-
-func kindName(kind string) string {
-	switch kind {
-	case "ptr", "struct", "map":
-		return "an object"
-	case "slice":
-		return "an array"
-	case "float64", "int":
-		return "a number"
-	case "bool":
-		return "a boolean"
-	}
-	return "a " + kind
 }
 
 // New builds a judge from a creation spec, applying the defaults and validating the result.

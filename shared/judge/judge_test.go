@@ -84,14 +84,3 @@ func TestNewAndPatch(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, b.PassThreshold)
 }
-
-func TestParseSpecNulls(t *testing.T) {
-	spec, err := ParseSpec([]byte(`{"model": null, "target_prompt": null, "tag_filter": null, "criteria": null, "extra": 1}`))
-	require.NoError(t, err)
-	assert.True(t, spec.ClearModel)
-	assert.True(t, spec.ClearTargetPrompt)
-	assert.True(t, spec.ClearTagFilter)
-	assert.True(t, spec.ClearCriteria)
-	_, err = ParseSpec([]byte(`{"sample_rate": "high"}`))
-	assert.ErrorContains(t, err, "sample_rate: must be a number")
-}

@@ -1,0 +1,263 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Evaluation types of a judge (spec §2.9): a pass/fail verdict, or a score with a pass
+// threshold.
+const (
+	EvaluationBinary = "binary"
+	EvaluationScored = "scored"
+)
+
+// Judge statuses and criteria sources, as Judge reports them.
+const (
+	JudgeActive = "active"
+	JudgePaused = "paused"
+
+	CriteriaExplicit = "explicit" // given in the judge definition
+	CriteriaInferred = "inferred" // read from the template's headings and bold labels
+)
+
+// Judge is a judge as every judge endpoint answers it (POST, GET and PATCH
+// /projects/{project_id}/judges[/{judge_id}], and PUT and DELETE
+// /projects/{project_id}/prompts/{slug}/judges/{judge_id}). The spec does not show the judge
+// record (§2.10, §4.7); these are the fields Plume defines, with the definition fields the CLI
+// uses (COMPAT.md "Feedback and judges"). ScoreMin, ScoreMax and PassThreshold are null for a
+// binary judge; Model, TagFilter and TargetPrompt are null when unset; Criteria and
+// LinkedPrompts are always arrays; PassRate is null before the first evaluation.
+type Judge struct {
+	ID             string      `json:"id"`
+	ProjectID      string      `json:"project_id"`
+	Name           string      `json:"name"`
+	Template       string      `json:"template"`
+	EvaluationType string      `json:"evaluation_type"`
+	ScoreMin       *float64    `json:"score_min"`
+	ScoreMax       *float64    `json:"score_max"`
+	PassThreshold  *float64    `json:"pass_threshold"`
+	SampleRate     float64     `json:"sample_rate"`
+	Temperature    float64     `json:"temperature"`
+	Model          *string     `json:"model"`
+	TagFilter      *TagFilter  `json:"tag_filter"`
+	TargetPrompt   *string     `json:"target_prompt"`
+	Criteria       []Criterion `json:"criteria"`
+	// CriteriaSource is CriteriaExplicit or CriteriaInferred.
+	CriteriaSource string `json:"criteria_source"`
+	Paused         bool   `json:"paused"`
+	// Status is JudgeActive or JudgePaused.
+	Status          string    `json:"status"`
+	Backfill        int       `json:"backfill"`
+	LinkedPrompts   []string  `json:"linked_prompts"`
+	EvaluationCount int64     `json:"evaluation_count"`
+	PassRate        *float64  `json:"pass_rate"`
+	CreatedAt       time.Time `json:"created_at"`
+	CreatedBy       string    `json:"created_by"`
+	UpdatedAt       time.Time `json:"updated_at"`
+	UpdatedBy       string    `json:"updated_by"`
+}
+
+// TagFilter selects the spans a judge samples by their tags: with Match "all" every key must
+// have one of its values, with "any" one key suffices. Match defaults to "all".
+type TagFilter struct {
+	Tags  map[string][]string `json:"tags"`
+	Match string              `json:"match"`
+}
+
+// Criterion is one aspect a judge scores separately (spec §2.10).
+type Criterion struct {
+	Key         string `json:"key"`
+	Label       string `json:"label"`
+	Description string `json:"description"`
+}
+
+// JudgeList answers GET /projects/{project_id}/judges: the project's judges, oldest first.
+// Like every envelope of this area, its fields are in alphabetical order, as the first
+// servers wrote them.
+type JudgeList struct {
+	Count  int     `json:"count"`
+	Judges []Judge `json:"judges"`
+}
+
+// JudgeRequest is the body of POST /projects/{project_id}/judges (create: name and template
+// are required) and of PATCH /projects/{project_id}/judges/{judge_id} (change: the fields
+// present change, the others are kept). Null clears model, tag_filter, target_prompt and
+// criteria, hence Nullable; for the other fields null is the same as absent. Unknown fields
+// are ignored.
+type JudgeRequest struct {
+	Name           *string               `json:"name,omitempty"`
+	Template       *string               `json:"template,omitempty"`
+	EvaluationType *string               `json:"evaluation_type,omitempty"`
+	ScoreMin       *float64              `json:"score_min,omitempty"`
+	ScoreMax       *float64              `json:"score_max,omitempty"`
+	PassThreshold  *float64              `json:"pass_threshold,omitempty"`
+	SampleRate     *float64              `json:"sample_rate,omitempty"`
+	Temperature    *float64              `json:"temperature,omitempty"`
+	Model          Nullable[string]      `json:"model,omitzero"`
+	TagFilter      Nullable[TagFilter]   `json:"tag_filter,omitzero"`
+	TargetPrompt   Nullable[string]      `json:"target_prompt,omitzero"`
+	Criteria       Nullable[[]Criterion] `json:"criteria,omitzero"`
+	Paused         *bool                 `json:"paused,omitempty"`
+	Backfill       *int                  `json:"backfill,omitempty"`
+}
+
+// UnmarshalJSON implements json.Unmarshaler. A body that is not a JSON object, or a field of
+// the wrong type, is an *InvalidError naming the field ("sample_rate: must be a number").
+func (r *JudgeRequest) UnmarshalJSON(b []byte) error {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil || raw == nil {
+		return &InvalidError{Message: "the body must be a JSON object"}
+	}
+	var out JudgeRequest
+	fields := []struct {
+		name string
+		dst  any
+		set  *bool // for Nullable fields: present, as a value or null
+	}{
+		{"name", &out.Name, nil},
+		{"template", &out.Template, nil},
+		{"evaluation_type", &out.EvaluationType, nil},
+		{"score_min", &out.ScoreMin, nil},
+		{"score_max", &out.ScoreMax, nil},
+		{"pass_threshold", &out.PassThreshold, nil},
+		{"sample_rate", &out.SampleRate, nil},
+		{"temperature", &out.Temperature, nil},
+		{"model", &out.Model.Value, &out.Model.Set},
+		{"tag_filter", &out.TagFilter.Value, &out.TagFilter.Set},
+		{"target_prompt", &out.TargetPrompt.Value, &out.TargetPrompt.Set},
+		{"criteria", &out.Criteria.Value, &out.Criteria.Set},
+		{"paused", &out.Paused, nil},
+		{"backfill", &out.Backfill, nil},
+	}
+	for _, f := range fields {
+		v, ok := raw[f.name]
+		if !ok {
+			continue
+		}
+		if f.set != nil {
+			*f.set = true
+		}
+		if string(v) == "null" {
+			continue
+		}
+		if err := json.Unmarshal(v, f.dst); err != nil {
+			return &InvalidError{Message: f.name + ": " + typeError(err)}
+		}
+	}
+	*r = out
+	return nil
+}
+
+// typeError words a json.Unmarshal failure of one field for the client.
+func typeError(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		if te.Field != "" {
+			return fmt.Sprintf("%s must be %s", te.Field, kindName(te.Type.Kind().String()))
+		}
+		return "must be " + kindName(te.Type.Kind().String())
+	}
+	return "invalid value"
+}
+
+func kindName(kind string) string {
+	switch kind {
+	case "ptr", "struct", "map":
+		return "an object"
+	case "slice":
+		return "an array"
+	case "float64", "int":
+		return "a number"
+	case "bool":
+		return "a boolean"
+	}
+	return "a " + kind
+}
+
+// JudgeCriteria answers GET /projects/{project_id}/judges/{judge_id}/criteria (spec §2.10,
+// §4.7). Criteria is always an array.
+type JudgeCriteria struct {
+	JudgeID        string      `json:"judge_id"`
+	EvaluationType string      `json:"evaluation_type"`
+	ScoreMin       *float64    `json:"score_min"`
+	ScoreMax       *float64    `json:"score_max"`
+	PassThreshold  *float64    `json:"pass_threshold"`
+	Criteria       []Criterion `json:"criteria"`
+}
+
+// Evaluation is one judge's verdict on one span as every evaluation endpoint answers it: the
+// fields of spec §2.9, with judge_name and evaluation_type of span-level listings, the judge id
+// and whether someone gave calibration feedback on it. Score, ScoreMin, ScoreMax and
+// PassThreshold are null for binary judges; CriteriaScores is always an object. Unified
+// feedback embeds it in JudgeEvaluationItem (spec §2.5).
+type Evaluation struct {
+	ID                   string                    `json:"id"`
+	SpanID               string                    `json:"span_id"`
+	JudgeID              string                    `json:"judge_id"`
+	JudgeName            string                    `json:"judge_name"`
+	EvaluationType       string                    `json:"evaluation_type"`
+	EvaluationResult     bool                      `json:"evaluation_result"`
+	EvaluationReason     string                    `json:"evaluation_reason"`
+	ConfidenceScore      *float64                  `json:"confidence_score"`
+	Score                *float64                  `json:"score"`
+	ScoreMin             *float64                  `json:"score_min"`
+	ScoreMax             *float64                  `json:"score_max"`
+	PassThreshold        *float64                  `json:"pass_threshold"`
+	ModelUsed            string                    `json:"model_used"`
+	EvaluationDurationMS *float64                  `json:"evaluation_duration_ms"`
+	CriteriaScores       map[string]CriterionScore `json:"criteria_scores"`
+	HasUserFeedback      bool                      `json:"has_user_feedback"`
+	CreatedAt            time.Time                 `json:"created_at"`
+	UpdatedAt            time.Time                 `json:"updated_at"`
+}
+
+// CriterionScore is a judge's verdict on one criterion (spec §2.5 criteria_scores; COMPAT.md
+// "Feedback and judges").
+type CriterionScore struct {
+	Score  *float64 `json:"score"`
+	Reason string   `json:"reason,omitempty"`
+}
+
+// EvaluationRequest is one element of the body of POST
+// /projects/{project_id}/judges/{judge_id}/evaluations, a JSON array of at most 100: a verdict
+// computed by an evaluator that runs elsewhere. A binary judge needs EvaluationResult; a
+// scored judge needs Score and derives the result from its pass threshold when none is given.
+// CreatedAt defaults to the time of the request.
+type EvaluationRequest struct {
+	SpanID               string                    `json:"span_id"`
+	EvaluationResult     *bool                     `json:"evaluation_result"`
+	EvaluationReason     string                    `json:"evaluation_reason"`
+	ConfidenceScore      *float64                  `json:"confidence_score"`
+	Score                *float64                  `json:"score"`
+	ModelUsed            string                    `json:"model_used"`
+	EvaluationDurationMS *float64                  `json:"evaluation_duration_ms"`
+	CriteriaScores       map[string]CriterionScore `json:"criteria_scores"`
+	CreatedAt            *time.Time                `json:"created_at"`
+}
+
+// RecordEvaluationsResult answers POST /projects/{project_id}/judges/{judge_id}/evaluations:
+// the evaluations as stored, in the order given.
+type RecordEvaluationsResult struct {
+	Count       int          `json:"count"`
+	Evaluations []Evaluation `json:"evaluations"`
+}
+
+// EvaluationPage answers GET /projects/{project_id}/judges/{judge_id}/evaluations (spec §4.7):
+// one page, newest first, and Total, the number of evaluations matching the filters. Paging
+// ends with a page shorter than Limit.
+type EvaluationPage struct {
+	Evaluations []Evaluation `json:"evaluations"`
+	Limit       int          `json:"limit"`
+	Offset      int          `json:"offset"`
+	Total       int          `json:"total"`
+}
+
+// SpanEvaluations answers GET /projects/{project_id}/spans/{span_id}/evaluations (spec §4.7):
+// every judge's evaluation of the span.
+type SpanEvaluations struct {
+	Evaluations []Evaluation `json:"evaluations"`
+	SpanID      string       `json:"span_id"`
+}
