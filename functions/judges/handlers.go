@@ -1,7 +1,6 @@
 package judges
 
 import (
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -35,12 +34,12 @@ type server struct {
 
 // readSpec reads a judge definition body.
 func readSpec(w http.ResponseWriter, r *http.Request) (judge.Spec, error) {
-	if ct := r.Header.Get("Content-Type"); ct != "" && !web.IsJSON(ct) {
-		return judge.Spec{}, errs.Errorf(errs.CodeUnsupportedMedia, "send the judge as application/json")
+	if err := web.RequireJSON(r); err != nil {
+		return judge.Spec{}, err
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxJudgeBody))
+	body, err := web.ReadBody(w, r, maxJudgeBody)
 	if err != nil {
-		return judge.Spec{}, errs.Errorf(errs.CodeTooLarge, "a judge definition is at most %d bytes", maxJudgeBody)
+		return judge.Spec{}, err
 	}
 	return parseSpec(body)
 }
