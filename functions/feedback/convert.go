@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/plumehq/plume/api"
+	"github.com/plumehq/plume/functions/judges"
 	"github.com/plumehq/plume/shared/auth"
 	"github.com/plumehq/plume/shared/feedback"
 	"github.com/plumehq/plume/shared/judge"
@@ -79,26 +80,10 @@ func toUnified(u feedback.Unified) api.UnifiedFeedback {
 		}
 		e := it.Evaluation
 		out.Items = append(out.Items, api.FeedbackItem{Judge: &api.JudgeEvaluationItem{
-			Kind: api.KindJudgeEvaluation, AutomationID: e.JudgeID, Evaluation: toEvaluation(*e),
+			Kind: api.KindJudgeEvaluation, AutomationID: e.JudgeID, Evaluation: judges.EvaluationOf(*e),
 		}})
 	}
 	return out
-}
-
-// toEvaluation is the API form of e, as functions/judges converts it (both are pinned to the
-// same golden bytes); its criteria scores are always an object.
-func toEvaluation(e judge.Evaluation) api.Evaluation {
-	cs := make(map[string]api.CriterionScore, len(e.CriteriaScores))
-	for k, c := range e.CriteriaScores {
-		cs[k] = api.CriterionScore(c)
-	}
-	return api.Evaluation{
-		ID: e.ID, SpanID: e.SpanID, JudgeID: e.JudgeID, JudgeName: e.JudgeName, EvaluationType: e.EvaluationType,
-		EvaluationResult: e.Result, EvaluationReason: e.Reason, ConfidenceScore: e.Confidence, Score: e.Score,
-		ScoreMin: e.ScoreMin, ScoreMax: e.ScoreMax, PassThreshold: e.PassThreshold, ModelUsed: e.Model,
-		EvaluationDurationMS: e.DurationMS, CriteriaScores: cs, HasUserFeedback: e.HasFeedback,
-		CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt,
-	}
 }
 
 // toLink is the API form of l at now, with url when it is known (at creation only).

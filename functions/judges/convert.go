@@ -96,13 +96,14 @@ func toCriteria(cs []judge.Criterion) []api.Criterion {
 func toEvaluations(evs []judge.Evaluation) []api.Evaluation {
 	out := make([]api.Evaluation, len(evs))
 	for i, e := range evs {
-		out[i] = toEvaluation(e)
+		out[i] = EvaluationOf(e)
 	}
 	return out
 }
 
-// toEvaluation is the API form of e; its criteria scores are always an object.
-func toEvaluation(e judge.Evaluation) api.Evaluation {
+// EvaluationOf is the API form of e; its criteria scores are always an object. It is the one
+// conversion of an evaluation: the feedback area's unified feedback uses it too.
+func EvaluationOf(e judge.Evaluation) api.Evaluation {
 	cs := make(map[string]api.CriterionScore, len(e.CriteriaScores))
 	for k, c := range e.CriteriaScores {
 		cs[k] = api.CriterionScore(c)
