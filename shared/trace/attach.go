@@ -568,7 +568,7 @@ func rewriteAttributes(attrs []byte, rewrite func([]byte) ([]byte, bool)) json.R
 		if key != "attachments" {
 			continue
 		}
-		for start < end && (attrs[start] == ':' || isSpace[attrs[start]]) {
+		for start < end && strings.IndexByte(": \t\n\r", attrs[start]) >= 0 {
 			start++
 		}
 		if !bytes.Equal(attrs[start:end], v) {

@@ -2,22 +2,19 @@ package trace
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
-	"math/bits"
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
 
 	"github.com/google/uuid"
 
 	"github.com/plumehq/plume/shared/errs"
+	"github.com/plumehq/plume/shared/jsonscan"
 )
 
 // maxReasonsInError is how many per-span reasons the error of an all-invalid batch lists.
@@ -87,22 +84,22 @@ const maxFutureSkew = 24 * time.Hour
 // The caller must not modify body afterwards; it stays in memory as long as any span does.
 func DecodeBatch(body []byte, projectID string, now time.Time) (spans []Span, rejected []Rejected, err error) {
 	now = now.UTC()
-	r := jsonReader{data: body}
-	r.skipWS()
-	if r.pos >= len(body) || body[r.pos] != '[' {
+	r := jsonscan.NewReader(body)
+	r.SkipSpace()
+	if r.Pos() >= len(body) || body[r.Pos()] != '[' {
 		return nil, nil, notAnArray(body)
 	}
-	if err := r.enter(); err != nil {
+	if err := r.Enter(); err != nil {
 		return nil, nil, notJSON(err)
 	}
-	elemsStart := r.pos
+	elemsStart := r.Pos()
 	var (
 		n       int
 		reasons []string
 		text    = spanText{src: body, text: unsafe.String(unsafe.SliceData(body), len(body)), tags: new(tagArena)}
 	)
 	for first := true; ; first = false {
-		more, err := r.next(']', first)
+		more, err := r.Next(']', first)
 		if err != nil {
 			return nil, nil, notJSON(err)
 		}
@@ -113,11 +110,11 @@ func DecodeBatch(body []byte, projectID string, now time.Time) (spans []Span, re
 			return nil, nil, errs.Invalid("too many spans in the batch: at most %d", MaxSpansPerBatch)
 		}
 		w := wireSpan{spanText: text}
-		object := r.pos < len(body) && body[r.pos] == '{'
+		object := r.Pos() < len(body) && body[r.Pos()] == '{'
 		if object {
-			err = r.readSpan(&w)
+			err = w.read(&r)
 		} else {
-			err = r.skipValue()
+			err = r.SkipValue()
 		}
 		if err != nil {
 			return nil, nil, notJSON(err)
@@ -129,7 +126,7 @@ func DecodeBatch(body []byte, projectID string, now time.Time) (spans []Span, re
 				// Room for the rest of the body at the average size of the elements so far,
 				// and an eighth more for a low estimate: past a few spans, usually one
 				// allocation instead of growing through powers of two.
-				rest := (len(body) - r.pos) / ((r.pos - elemsStart) / (n + 1))
+				rest := (len(body) - r.Pos()) / ((r.Pos() - elemsStart) / (n + 1))
 				room = min(1+rest+rest/8, MaxSpansPerBatch-n)
 			}
 			grown := make([]Span, len(spans), len(spans)+room)
@@ -151,9 +148,8 @@ func DecodeBatch(body []byte, projectID string, now time.Time) (spans []Span, re
 		}
 		n++
 	}
-	r.skipWS()
-	if r.pos != len(body) {
-		return nil, nil, notJSON(r.fail("invalid character after top-level value"))
+	if err := r.End(); err != nil {
+		return nil, nil, notJSON(err)
 	}
 	if n == 0 {
 		return nil, nil, errs.Invalid("the batch has no spans")
@@ -172,12 +168,12 @@ func notJSON(err error) error { return errs.Invalid("body is not valid JSON: %v"
 
 // notAnArray explains why a body that does not start with '[' is unusable.
 func notAnArray(body []byte) error {
-	r := jsonReader{data: body}
-	if err := r.skipValue(); err != nil {
+	r := jsonscan.NewReader(body)
+	if err := r.SkipValue(); err != nil {
 		return notJSON(err)
 	}
-	if r.skipWS(); r.pos != len(body) {
-		return notJSON(r.fail("invalid character after top-level value"))
+	if err := r.End(); err != nil {
+		return notJSON(err)
 	}
 	return errs.Invalid("body must be a JSON array of spans, got %s", jsonKind(bytes.TrimLeft(body, " \t\r\n")))
 }
@@ -281,137 +277,60 @@ func (a *wireAttributes) field(key []byte) *[]byte {
 	return nil
 }
 
-// readSpan reads the object at r.pos into w; the attributes object is read in the same pass.
-func (r *jsonReader) readSpan(w *wireSpan) error {
-	if err := r.enter(); err != nil {
+// read reads the object at the position of r, a reader of w.src, into w; the attributes
+// object is read in the same pass.
+func (w *wireSpan) read(r *jsonscan.Reader) error {
+	d := w.src
+	if err := r.Enter(); err != nil {
 		return err
 	}
 	for first := true; ; first = false {
-		key, more, err := r.nextMember(first)
+		key, more, err := r.NextMember(first)
 		if err != nil || !more {
 			return err
 		}
-		start := r.pos
+		start := r.Pos()
 		if string(key) == "attributes" {
 			w.attr = wireAttributes{}
-			r.gaps, r.recordGaps = r.gaps[:0], true
-			if r.pos < len(r.data) && r.data[r.pos] == '{' {
-				err = r.readAttributes(&w.attr)
+			r.RecordGaps()
+			if start < len(d) && d[start] == '{' {
+				err = w.attr.read(r, d)
 			} else {
-				err = r.skipValue()
+				err = r.SkipValue()
 			}
-			r.recordGaps = false
-			w.attrGaps, w.attrStart = r.gaps, start
+			w.attrGaps, w.attrStart = r.StopGaps(), start
 		} else {
-			err = r.skipValue()
+			err = r.SkipValue()
 		}
 		if err != nil {
 			return err
 		}
 		if p := w.field(key); p != nil {
-			*p = r.data[start:r.pos]
+			*p = d[start:r.Pos()]
 		}
 	}
 }
 
-// readAttributes reads the attributes object at r.pos, keeping the members Plume reads.
-func (r *jsonReader) readAttributes(a *wireAttributes) error {
-	if err := r.enter(); err != nil {
+// read reads the attributes object at the position of r, a reader of d, keeping the members
+// Plume reads.
+func (a *wireAttributes) read(r *jsonscan.Reader, d []byte) error {
+	if err := r.Enter(); err != nil {
 		return err
 	}
 	for first := true; ; first = false {
-		key, more, err := r.nextMember(first)
+		key, more, err := r.NextMember(first)
 		if err != nil || !more {
 			return err
 		}
-		start := r.pos
-		if err := r.skipValue(); err != nil {
+		start := r.Pos()
+		if err := r.SkipValue(); err != nil {
 			return err
 		}
 		if p := a.field(key); p != nil {
-			*p = r.data[start:r.pos]
+			*p = d[start:r.Pos()]
 		}
 	}
 }
-
-// memberIter walks the members of an object the reader has already validated, without
-// validating it again:
-//
-//	for it := iterMembers(raw); it.next(); { switch string(it.key) { ... it.value ... } }
-//
-// Keys are decoded when they have escapes, else they are slices of raw, as values are.
-type memberIter struct {
-	data       []byte
-	pos        int // after the opening brace or the last member
-	key, value []byte
-}
-
-// iterMembers iterates raw, which yields nothing unless it is an object.
-func iterMembers(raw []byte) memberIter {
-	if !isObject(raw) {
-		return memberIter{}
-	}
-	return memberIter{data: raw, pos: 1}
-}
-
-func (it *memberIter) next() bool {
-	d := it.data
-	i := skipSpace(d, it.pos)
-	if i < len(d) && d[i] == ',' {
-		i = skipSpace(d, i+1)
-	}
-	if i >= len(d) || d[i] != '"' {
-		return false // the closing brace
-	}
-	end := stringEnd(d, i)
-	if it.key = d[i+1 : end-1]; bytes.IndexByte(it.key, '\\') >= 0 {
-		it.key = []byte(unescape(it.key))
-	}
-	i = skipSpace(d, skipSpace(d, end)+1) // the colon and the whitespace around it
-	end = valueEnd(d, i)
-	it.value, it.pos = d[i:end], end
-	return true
-}
-
-func skipSpace(d []byte, i int) int {
-	for i < len(d) && isSpace[d[i]] {
-		i++
-	}
-	return i
-}
-
-// valueEnd returns the index after the valid value that starts at d[i].
-func valueEnd(d []byte, i int) int {
-	if i >= len(d) {
-		return i
-	}
-	switch d[i] {
-	case '"':
-		return stringEnd(d, i)
-	case '{', '[':
-		for depth := 0; i < len(d); {
-			switch d[i] {
-			case '"':
-				i = stringEnd(d, i)
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				if depth--; depth == 0 {
-					return i + 1
-				}
-			}
-			i++
-		}
-		return i
-	}
-	for i < len(d) && !isValueEnd[d[i]] { // a number, true, false or null
-		i++
-	}
-	return i
-}
-
-var isValueEnd = [256]bool{',': true, '}': true, ']': true, ' ': true, '\t': true, '\n': true, '\r': true}
 
 func isObject(raw []byte) bool { return len(raw) > 0 && raw[0] == '{' }
 
@@ -608,14 +527,14 @@ func (w *wireSpan) sessionFields(s *Span, v *spanValues) error {
 		if !isObject(w.session) {
 			return fmt.Errorf("session: must be an object, got %s", jsonKind(w.session))
 		}
-		for it := iterMembers(w.session); it.next(); {
-			switch string(it.key) {
+		for it := jsonscan.Members(w.session); it.Next(); {
+			switch string(it.Key) {
 			case "id":
-				sess.id = it.value
+				sess.id = it.Value
 			case "name":
-				sess.name = it.value
+				sess.name = it.Value
 			case "tags":
-				sess.tags = it.value
+				sess.tags = it.Value
 			}
 		}
 	}
@@ -818,7 +737,7 @@ func nonNegativeField(name string, raw []byte) (float64, bool, error) {
 	if isAbsent(raw) {
 		return 0, false, nil
 	}
-	if !isNumber(raw) {
+	if !jsonscan.IsNumber(raw) {
 		return 0, false, fmt.Errorf("%s: must be a number, got %s", name, jsonKind(raw))
 	}
 	f, err := strconv.ParseFloat(string(raw), 64)
@@ -856,7 +775,7 @@ func (t *spanText) dataField(name string, raw []byte) (string, bool, error) {
 	if raw[0] == '"' {
 		s, _ = t.stringValue(raw)
 	} else {
-		s = string(appendCompact(make([]byte, 0, len(raw)), raw))
+		s = string(jsonscan.AppendCompact(make([]byte, 0, len(raw)), raw))
 	}
 	if len(s) > MaxDataBytes {
 		return "", false, fmt.Errorf("%s: larger than %d bytes", name, MaxDataBytes)
@@ -878,35 +797,14 @@ func attributesField(raw []byte, gaps []int, start int) ([]byte, error) {
 	case len(gaps) == 0 && utf8.Valid(raw):
 		c = raw[:len(raw):len(raw)] // already compact: a slice of the body, which append copies
 	case utf8.Valid(raw):
-		c = compactGaps(raw, gaps, start)
+		c = jsonscan.CompactGaps(raw, gaps, start)
 	default:
-		c = appendCompact(make([]byte, 0, len(raw)), raw)
+		c = jsonscan.AppendCompact(make([]byte, 0, len(raw)), raw)
 	}
 	if len(c) > MaxAttributeBytes {
 		return nil, fmt.Errorf("attributes: larger than %d bytes", MaxAttributeBytes)
 	}
 	return c, nil
-}
-
-// compactGaps returns a copy of raw without the whitespace runs gaps, which the reader
-// recorded (as offsets of its data, raw starting at start) while it read raw: all the
-// insignificant whitespace of raw, and only it.
-func compactGaps(raw []byte, gaps []int, start int) []byte {
-	n, prev := len(raw), start
-	for i := 0; i+1 < len(gaps); i += 2 {
-		if gaps[i] < prev || gaps[i+1] < gaps[i] || gaps[i+1] > start+len(raw) {
-			return appendCompact(make([]byte, 0, len(raw)), raw) // not raw's gaps: never happens
-		}
-		n -= gaps[i+1] - gaps[i]
-		prev = gaps[i+1]
-	}
-	out := make([]byte, 0, n)
-	prev = 0
-	for i := 0; i+1 < len(gaps); i += 2 {
-		out = append(out, raw[prev:gaps[i]-start]...)
-		prev = gaps[i+1] - start
-	}
-	return append(out, raw[prev:]...)
 }
 
 // tagsField reads a tag object; nil when it is absent, null or has no non-null value. Of
@@ -923,29 +821,29 @@ func (t *spanText) tagsField(name string, raw []byte) (Tags, error) {
 	}
 	// A member takes at least 6 bytes ("k":1,): room for all of them without growing.
 	tags := t.tags.take(min(len(raw)/6+1, MaxTagKeys+1))
-	for it := iterMembers(raw); it.next(); {
-		v := it.value
+	for it := jsonscan.Members(raw); it.Next(); {
+		v := it.Value
 		if v[0] == 'n' {
 			continue
 		}
-		key := t.str(it.key)
+		key := t.str(it.Key)
 		if !utf8.ValidString(key) {
-			key = string(appendValidUTF8(nil, it.key)) // each invalid byte, as encoding/json
+			key = string(jsonscan.AppendValidUTF8(nil, it.Key)) // each invalid byte, as encoding/json
 		}
 		if len(key) == 0 || len(key) > MaxTagKeyLen {
-			return nil, fmt.Errorf("%s: key %q must be 1 to %d bytes", name, truncate(it.key), MaxTagKeyLen)
+			return nil, fmt.Errorf("%s: key %q must be 1 to %d bytes", name, truncate(it.Key), MaxTagKeyLen)
 		}
 		var s string
 		switch v[0] {
 		case '"':
 			s, _ = t.stringValue(v)
 		case '{', '[':
-			s = string(appendCompact(make([]byte, 0, len(v)), v))
+			s = string(jsonscan.AppendCompact(make([]byte, 0, len(v)), v))
 		default: // number, true, false: their JSON text
 			s = t.str(v)
 		}
 		if len(s) > MaxTagValueLen {
-			return nil, fmt.Errorf("%s: value of %q longer than %d bytes", name, truncate(it.key), MaxTagValueLen)
+			return nil, fmt.Errorf("%s: value of %q longer than %d bytes", name, truncate(it.Key), MaxTagValueLen)
 		}
 		tags.Set(key, s)
 		if len(tags) > MaxTagKeys {
@@ -1019,15 +917,6 @@ func truncate(b []byte) string {
 
 // --- numbers ---------------------------------------------------------------------------------
 
-// isNumber reports whether raw is a JSON number (RFC 8259 grammar, nothing around it).
-func isNumber(raw []byte) bool {
-	if len(raw) == 0 || !(raw[0] == '-' || '0' <= raw[0] && raw[0] <= '9') {
-		return false
-	}
-	r := jsonReader{data: raw}
-	return r.number() == nil && r.pos == len(raw)
-}
-
 // numberText returns the JSON number text of raw: raw itself, or the contents of a string
 // holding a number (surrounding spaces allowed).
 func numberText(raw []byte) ([]byte, bool) {
@@ -1038,7 +927,7 @@ func numberText(raw []byte) ([]byte, bool) {
 		}
 		raw = []byte(strings.TrimSpace(s))
 	}
-	return raw, isNumber(raw)
+	return raw, jsonscan.IsNumber(raw)
 }
 
 // integerValue reads an integral number, or a string holding one, of at most 2^53.
@@ -1101,7 +990,7 @@ func parseTime(raw []byte) (time.Time, error) {
 	switch c := raw[0]; {
 	case c == '"':
 		s, _ := stringValue(raw)
-		if text := strings.TrimSpace(s); isNumber([]byte(text)) {
+		if text := strings.TrimSpace(s); jsonscan.IsNumber([]byte(text)) {
 			t, err = parseEpoch([]byte(text))
 		} else {
 			t, err = parseISO(s)
@@ -1369,28 +1258,28 @@ func parseUsage(raw []byte) LLMUsage {
 		inputTokens, outputTokens, inputDetails, outputDetails           []byte
 		cacheRead, cacheCreation                                         []byte
 	}
-	for it := iterMembers(raw); it.next(); {
-		switch string(it.key) {
+	for it := jsonscan.Members(raw); it.Next(); {
+		switch string(it.Key) {
 		case "prompt_tokens":
-			f.promptTokens = it.value
+			f.promptTokens = it.Value
 		case "completion_tokens":
-			f.completionTokens = it.value
+			f.completionTokens = it.Value
 		case "prompt_tokens_details":
-			f.promptDetails = it.value
+			f.promptDetails = it.Value
 		case "completion_tokens_details":
-			f.completionDetails = it.value
+			f.completionDetails = it.Value
 		case "input_tokens":
-			f.inputTokens = it.value
+			f.inputTokens = it.Value
 		case "output_tokens":
-			f.outputTokens = it.value
+			f.outputTokens = it.Value
 		case "input_tokens_details":
-			f.inputDetails = it.value
+			f.inputDetails = it.Value
 		case "output_tokens_details":
-			f.outputDetails = it.value
+			f.outputDetails = it.Value
 		case "cache_read_input_tokens":
-			f.cacheRead = it.value
+			f.cacheRead = it.Value
 		case "cache_creation_input_tokens":
-			f.cacheCreation = it.value
+			f.cacheCreation = it.Value
 		}
 	}
 	var u LLMUsage
@@ -1417,9 +1306,9 @@ func parseUsage(raw []byte) LLMUsage {
 // member returns the raw value of the member name of the object raw (nil when absent).
 func member(raw []byte, name string) []byte {
 	var v []byte
-	for it := iterMembers(raw); it.next(); {
-		if string(it.key) == name {
-			v = it.value
+	for it := jsonscan.Members(raw); it.Next(); {
+		if string(it.Key) == name {
+			v = it.Value
 		}
 	}
 	return v
@@ -1453,18 +1342,18 @@ func tokenCount(raw []byte) (int64, bool) {
 func (t *spanText) parseLink(a *wireAttributes) (PromptLink, bool) {
 	var l PromptLink
 	var f struct{ task, slug, version, versionID, hash []byte }
-	for it := iterMembers(a.zeroeval); it.next(); {
-		switch string(it.key) {
+	for it := jsonscan.Members(a.zeroeval); it.Next(); {
+		switch string(it.Key) {
 		case "task":
-			f.task = it.value
+			f.task = it.Value
 		case "prompt_slug":
-			f.slug = it.value
+			f.slug = it.Value
 		case "prompt_version":
-			f.version = it.value
+			f.version = it.Value
 		case "prompt_version_id":
-			f.versionID = it.value
+			f.versionID = it.Value
 		case "content_hash":
-			f.hash = it.value
+			f.hash = it.Value
 		}
 	}
 	l.Task, _ = t.stringValue(f.task)
@@ -1484,426 +1373,6 @@ func (t *spanText) parseLink(a *wireAttributes) (PromptLink, bool) {
 	return l, l != PromptLink{}
 }
 
-// --- JSON reading ------------------------------------------------------------------------------
-
-// jsonReader is a validating reader of JSON text. It accepts exactly what encoding/json
-// accepts (RFC 8259, nesting depth at most maxDepth, any bytes >= 0x20 in strings), and
-// returns values as slices of data, so a batch is read in one pass without copying. It is used
-// instead of encoding/json on this hot path of ingestion: encoding/json scans every byte twice
-// (validation, then decoding) through a state machine, and its one-pass decode into a struct
-// of the wire fields alone takes about twice as long as all of DecodeBatch (BenchmarkDecodeBatch
-// body); this reader skips string contents eight bytes at a time (specialMask).
-//
-// The methods that walk values (value, object, array, str, num, lit) take the index to read
-// at and return the index after what they read, keeping the position in a register; pos is
-// the position of the methods that read step by step (skipWS, next, nextMember, skipValue,
-// readString), which are built on them.
-type jsonReader struct {
-	data  []byte
-	pos   int
-	depth int
-	// While recordGaps is set, ws appends to gaps the offsets [start, end) of each run of
-	// whitespace it skips, which lets compactGaps compact the value read meanwhile by copying.
-	recordGaps bool
-	gaps       []int
-}
-
-// maxDepth is encoding/json's nesting limit.
-const maxDepth = 10000
-
-type syntaxError struct {
-	msg string
-	off int
-}
-
-func (e *syntaxError) Error() string { return fmt.Sprintf("%s at offset %d", e.msg, e.off) }
-
-func (r *jsonReader) fail(msg string) error { return &syntaxError{msg: msg, off: r.pos} }
-
-func (r *jsonReader) failChar(context string) error {
-	if r.pos >= len(r.data) {
-		return r.fail("unexpected end of JSON input")
-	}
-	return r.fail(fmt.Sprintf("invalid character %q %s", r.data[r.pos], context))
-}
-
-// failAt is fail at index i (which becomes the position).
-func (r *jsonReader) failAt(i int, msg string) error {
-	r.pos = i
-	return r.fail(msg)
-}
-
-// failCharAt is failChar at index i (which becomes the position).
-func (r *jsonReader) failCharAt(i int, context string) error {
-	r.pos = i
-	return r.failChar(context)
-}
-
-// ws returns the index of the first byte at or after i that is not whitespace.
-func (r *jsonReader) ws(i int) int {
-	if i < len(r.data) && r.data[i] > ' ' {
-		return i // the common case: no whitespace
-	}
-	return r.wsRun(i)
-}
-
-func (r *jsonReader) wsRun(i int) int {
-	d, start := r.data, i
-	for i < len(d) && isSpace[d[i]] {
-		i++
-	}
-	if r.recordGaps && i > start {
-		r.gaps = append(r.gaps, start, i)
-	}
-	return i
-}
-
-var isSpace = [256]bool{' ': true, '\t': true, '\n': true, '\r': true}
-
-func (r *jsonReader) skipWS() { r.pos = r.ws(r.pos) }
-
-// enter consumes the '{' or '[' at r.pos.
-func (r *jsonReader) enter() error {
-	r.depth++
-	if r.depth > maxDepth {
-		return r.fail("exceeded max nesting depth")
-	}
-	r.pos++
-	return nil
-}
-
-// next moves to the next element of the open object or array; it reports false after
-// consuming the closing delimiter. first is true before the first element.
-func (r *jsonReader) next(closing byte, first bool) (bool, error) {
-	d := r.data
-	i := r.ws(r.pos)
-	if i >= len(d) {
-		return false, r.failAt(i, "unexpected end of JSON input")
-	}
-	if d[i] == closing {
-		r.pos = i + 1
-		r.depth--
-		return false, nil
-	}
-	if !first {
-		if d[i] != ',' {
-			return false, r.failCharAt(i, "after element")
-		}
-		i = r.ws(i + 1)
-	}
-	r.pos = i
-	return true, nil
-}
-
-// nextMember is next for an object, followed by reading the key, the colon and the whitespace
-// after it, which leaves r.pos on the value. The key is decoded when it has escapes, else it
-// is a slice of data. (One call instead of two: it runs for every member.)
-func (r *jsonReader) nextMember(first bool) (key []byte, more bool, err error) {
-	d := r.data
-	i := r.ws(r.pos)
-	if i >= len(d) {
-		return nil, false, r.failAt(i, "unexpected end of JSON input")
-	}
-	if d[i] == '}' {
-		r.pos = i + 1
-		r.depth--
-		return nil, false, nil
-	}
-	if !first {
-		if d[i] != ',' {
-			return nil, false, r.failCharAt(i, "after element")
-		}
-		i = r.ws(i + 1)
-	}
-	if i >= len(d) || d[i] != '"' {
-		return nil, false, r.failCharAt(i, "looking for beginning of object key string")
-	}
-	end, escaped, err := r.str(i)
-	if err != nil {
-		return nil, false, err
-	}
-	key = d[i+1 : end-1]
-	i = r.ws(end)
-	if i >= len(d) || d[i] != ':' {
-		return nil, false, r.failCharAt(i, "after object key")
-	}
-	r.pos = r.ws(i + 1)
-	if escaped {
-		key = []byte(unescape(key))
-	}
-	return key, true, nil
-}
-
-// skipValue validates and skips one value (and the whitespace before it).
-func (r *jsonReader) skipValue() error {
-	i, err := r.value(r.pos)
-	if err == nil {
-		r.pos = i
-	}
-	return err
-}
-
-// value validates the value at or after index i (whitespace first) and returns the index after
-// it. On an error, r.pos is where it was found.
-func (r *jsonReader) value(i int) (int, error) {
-	d := r.data
-	if i = r.ws(i); i >= len(d) {
-		return i, r.failAt(i, "unexpected end of JSON input")
-	}
-	switch c := d[i]; c {
-	case '"':
-		end, _, err := r.str(i)
-		return end, err
-	case '{':
-		return r.object(i)
-	case '[':
-		return r.array(i)
-	case 't':
-		return r.lit(i, "true")
-	case 'f':
-		return r.lit(i, "false")
-	case 'n':
-		return r.lit(i, "null")
-	default:
-		if c == '-' || '0' <= c && c <= '9' {
-			return r.num(i)
-		}
-		return i, r.failCharAt(i, "looking for beginning of value")
-	}
-}
-
-// object reads the object whose '{' is at index i.
-func (r *jsonReader) object(i int) (int, error) {
-	if r.depth++; r.depth > maxDepth {
-		return i, r.failAt(i, "exceeded max nesting depth")
-	}
-	d := r.data
-	if i = r.ws(i + 1); i < len(d) && d[i] == '}' {
-		r.depth--
-		return i + 1, nil
-	}
-	for {
-		if i >= len(d) || d[i] != '"' {
-			return i, r.failCharAt(i, "looking for beginning of object key string")
-		}
-		end, _, err := r.str(i)
-		if err != nil {
-			return end, err
-		}
-		if i = r.ws(end); i >= len(d) || d[i] != ':' {
-			return i, r.failCharAt(i, "after object key")
-		}
-		if i, err = r.value(i + 1); err != nil {
-			return i, err
-		}
-		if i = r.ws(i); i >= len(d) {
-			return i, r.failAt(i, "unexpected end of JSON input")
-		}
-		switch d[i] {
-		case ',':
-			i = r.ws(i + 1)
-		case '}':
-			r.depth--
-			return i + 1, nil
-		default:
-			return i, r.failCharAt(i, "after element")
-		}
-	}
-}
-
-// array reads the array whose '[' is at index i.
-func (r *jsonReader) array(i int) (int, error) {
-	if r.depth++; r.depth > maxDepth {
-		return i, r.failAt(i, "exceeded max nesting depth")
-	}
-	d := r.data
-	if i = r.ws(i + 1); i < len(d) && d[i] == ']' {
-		r.depth--
-		return i + 1, nil
-	}
-	for {
-		var err error
-		if i, err = r.value(i); err != nil {
-			return i, err
-		}
-		if i = r.ws(i); i >= len(d) {
-			return i, r.failAt(i, "unexpected end of JSON input")
-		}
-		switch d[i] {
-		case ',':
-			i++
-		case ']':
-			r.depth--
-			return i + 1, nil
-		default:
-			return i, r.failCharAt(i, "after element")
-		}
-	}
-}
-
-// lit reads the literal word (true, false or null) at index i.
-func (r *jsonReader) lit(i int, word string) (int, error) {
-	d := r.data
-	if len(d)-i >= len(word) && string(d[i:i+len(word)]) == word {
-		return i + len(word), nil
-	}
-	for j := 0; j < len(word); j++ { // where it goes wrong, for the message
-		if i+j >= len(d) || d[i+j] != word[j] {
-			return i + j, r.failCharAt(i+j, "in literal "+word)
-		}
-	}
-	return i + len(word), nil
-}
-
-func (r *jsonReader) literal(word string) error {
-	i, err := r.lit(r.pos, word)
-	r.pos = i
-	return err
-}
-
-// num reads a number at index i: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
-func (r *jsonReader) num(i int) (int, error) {
-	d := r.data
-	if i < len(d) && d[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(d) && d[i] == '0':
-		i++
-	case i < len(d) && '1' <= d[i] && d[i] <= '9':
-		i = skipDigits(d, i+1)
-	default:
-		return i, r.failCharAt(i, "in numeric literal")
-	}
-	if i < len(d) && d[i] == '.' {
-		j := skipDigits(d, i+1)
-		if j == i+1 {
-			return j, r.failCharAt(j, "after decimal point in numeric literal")
-		}
-		i = j
-	}
-	if i < len(d) && (d[i] == 'e' || d[i] == 'E') {
-		i++
-		if i < len(d) && (d[i] == '+' || d[i] == '-') {
-			i++
-		}
-		j := skipDigits(d, i)
-		if j == i {
-			return j, r.failCharAt(j, "in exponent of numeric literal")
-		}
-		i = j
-	}
-	return i, nil
-}
-
-// number validates the number at r.pos.
-func (r *jsonReader) number() error {
-	i, err := r.num(r.pos)
-	r.pos = i
-	return err
-}
-
-func skipDigits(d []byte, i int) int {
-	for i < len(d) && '0' <= d[i] && d[i] <= '9' {
-		i++
-	}
-	return i
-}
-
-const (
-	ones  = 0x0101010101010101
-	highs = 0x8080808080808080
-)
-
-// specialMask flags (bit 7 of the byte) the bytes of x that are '"', '\\' or a control
-// character (< 0x20). Bytes above the lowest flagged one may be flagged falsely (a borrow), the
-// lowest one never is: x is loaded little-endian, so it is the first special byte in memory.
-func specialMask(x uint64) uint64 {
-	q := x ^ (ones * '"')
-	b := x ^ (ones * '\\')
-	return ((q-ones)&^q | (b-ones)&^b | (x-ones*0x20)&^x) & highs
-}
-
-// nextSpecial returns the index of the first byte of d[i:] that specialMask flags, or len(d).
-func nextSpecial(d []byte, i int) int {
-	for ; i+8 <= len(d); i += 8 {
-		if m := specialMask(binary.LittleEndian.Uint64(d[i : i+8])); m != 0 {
-			return i + bits.TrailingZeros64(m)>>3
-		}
-	}
-	for ; i < len(d); i++ {
-		if c := d[i]; c == '"' || c == '\\' || c < 0x20 {
-			return i
-		}
-	}
-	return i
-}
-
-// readString validates the string at r.pos and returns its contents (without the quotes) and
-// whether it has escapes.
-func (r *jsonReader) readString() (contents []byte, escaped bool, err error) {
-	start := r.pos
-	end, escaped, err := r.str(start)
-	if err != nil {
-		return nil, false, err
-	}
-	r.pos = end
-	return r.data[start+1 : end-1], escaped, nil
-}
-
-// str validates the string whose opening quote is at index i and returns the index after its
-// closing quote and whether it has escapes.
-func (r *jsonReader) str(i int) (end int, escaped bool, err error) {
-	// The hottest loop of the reader, up to the end of the usual string, which has no escapes.
-	// Everything else is left to strRest.
-	d := r.data
-	for i++; i+8 <= len(d); i += 8 {
-		if m := specialMask(binary.LittleEndian.Uint64(d[i : i+8])); m != 0 {
-			if i += bits.TrailingZeros64(m) >> 3; d[i] == '"' {
-				return i + 1, false, nil
-			}
-			break
-		}
-	}
-	return r.strRest(i)
-}
-
-// strRest is str from index i on, where no special byte precedes i in the string.
-func (r *jsonReader) strRest(i int) (end int, escaped bool, err error) {
-	d := r.data
-	for {
-		if i = nextSpecial(d, i); i >= len(d) {
-			return i, false, r.failAt(i, "unexpected end of JSON input")
-		}
-		switch c := d[i]; {
-		case c == '"':
-			return i + 1, escaped, nil
-		case c == '\\':
-			escaped = true
-			if i+1 >= len(d) {
-				return i + 1, false, r.failAt(i+1, "unexpected end of JSON input")
-			}
-			switch d[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				i += 2
-			case 'u':
-				for j := i + 2; j < i+6; j++ {
-					if j >= len(d) || !isHex(d[j]) {
-						return j, false, r.failCharAt(j, "in \\u hexadecimal character escape")
-					}
-				}
-				i += 6
-			default:
-				return i + 1, false, r.failCharAt(i+1, "in string escape code")
-			}
-		default: // c < 0x20
-			return i, false, r.failCharAt(i, "in string literal")
-		}
-	}
-}
-
-func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
-
 // stringValue decodes a raw JSON string value (with its quotes) that the reader has
 // validated. It reports false when raw is not a string.
 func (t *spanText) stringValue(raw []byte) (string, bool) {
@@ -1911,175 +1380,14 @@ func (t *spanText) stringValue(raw []byte) (string, bool) {
 		return "", false
 	}
 	s := raw[1 : len(raw)-1]
-	if i := nextEscapeOrNonASCII(s); i == len(s) || bytes.IndexByte(s[i:], '\\') < 0 && utf8.Valid(s[i:]) {
+	if i := jsonscan.IndexEscapeOrNonASCII(s); i == len(s) || bytes.IndexByte(s[i:], '\\') < 0 && utf8.Valid(s[i:]) {
 		return t.str(s), true // as it is in the JSON text
 	}
-	return unescape(s), true
+	return jsonscan.Unescape(s), true
 }
 
 // stringValue is spanText.stringValue for a value outside any span's text.
 func stringValue(raw []byte) (string, bool) {
 	var t spanText
 	return t.stringValue(raw)
-}
-
-// unescape decodes validated string contents exactly as encoding/json does: escapes are
-// resolved, invalid UTF-8 bytes and unpaired surrogates become U+FFFD.
-func unescape(s []byte) string {
-	var b strings.Builder // String() does not copy
-	b.Grow(len(s))
-	for {
-		i := nextEscapeOrNonASCII(s)
-		b.Write(s[:i])
-		if s = s[i:]; len(s) == 0 {
-			return b.String()
-		}
-		if s[0] != '\\' {
-			r, size := utf8.DecodeRune(s)
-			if r == utf8.RuneError && size == 1 {
-				b.WriteRune(utf8.RuneError)
-			} else {
-				b.Write(s[:size])
-			}
-			s = s[size:]
-			continue
-		}
-		if len(s) < 2 {
-			return b.String() // not valid JSON: the reader never lets this through
-		}
-		switch c := s[1]; c {
-		case 'b':
-			b.WriteByte('\b')
-		case 'f':
-			b.WriteByte('\f')
-		case 'n':
-			b.WriteByte('\n')
-		case 'r':
-			b.WriteByte('\r')
-		case 't':
-			b.WriteByte('\t')
-		case 'u':
-			if len(s) < 6 {
-				return b.String()
-			}
-			rr := hex4(s[2:6])
-			s = s[6:]
-			if utf16.IsSurrogate(rr) {
-				if len(s) >= 6 && s[0] == '\\' && s[1] == 'u' {
-					if dec := utf16.DecodeRune(rr, hex4(s[2:6])); dec != unicode.ReplacementChar {
-						b.WriteRune(dec)
-						s = s[6:]
-						continue
-					}
-				}
-				rr = unicode.ReplacementChar
-			}
-			b.WriteRune(rr)
-			continue
-		default: // '"', '\\', '/'
-			b.WriteByte(c)
-		}
-		s = s[2:]
-	}
-}
-
-// nextEscapeOrNonASCII returns the index of the first '\\' or byte >= 0x80 of s, or len(s).
-func nextEscapeOrNonASCII(s []byte) int {
-	mask := func(x uint64) uint64 {
-		b := x ^ (ones * '\\')
-		return ((b-ones)&^b | x) & highs
-	}
-	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		if m := mask(binary.LittleEndian.Uint64(s[i:])); m != 0 {
-			return i + bits.TrailingZeros64(m)>>3
-		}
-	}
-	if i < len(s) && len(s) >= 8 {
-		// The last bytes, in the word that ends with them: the bytes before i, all checked,
-		// cannot flag others by a borrow.
-		before := 8 * (i - (len(s) - 8))
-		if m := mask(binary.LittleEndian.Uint64(s[len(s)-8:])) >> before; m != 0 {
-			return i + bits.TrailingZeros64(m)>>3
-		}
-		return len(s)
-	}
-	for ; i < len(s); i++ {
-		if s[i] == '\\' || s[i] >= utf8.RuneSelf {
-			return i
-		}
-	}
-	return i
-}
-
-func hex4(s []byte) rune {
-	var r rune
-	for _, c := range s[:4] {
-		switch {
-		case '0' <= c && c <= '9':
-			c -= '0'
-		case 'a' <= c && c <= 'f':
-			c = c - 'a' + 10
-		case 'A' <= c && c <= 'F':
-			c = c - 'A' + 10
-		}
-		r = r<<4 | rune(c)
-	}
-	return r
-}
-
-// appendCompact appends the JSON value src (validated by the reader) without insignificant
-// whitespace, each invalid UTF-8 byte in strings replaced by U+FFFD (escapes are kept).
-func appendCompact(dst, src []byte) []byte {
-	for i := 0; i < len(src); {
-		switch src[i] {
-		case ' ', '\t', '\n', '\r':
-			i++
-		case '"':
-			end := stringEnd(src, i)
-			dst = appendValidUTF8(dst, src[i:end])
-			i = end
-		default: // a run of punctuation, numbers and literals
-			j := i + 1
-			for j < len(src) && !isSpaceOrQuote[src[j]] {
-				j++
-			}
-			dst = append(dst, src[i:j]...)
-			i = j
-		}
-	}
-	return dst
-}
-
-var isSpaceOrQuote = [256]bool{' ': true, '\t': true, '\n': true, '\r': true, '"': true}
-
-// appendValidUTF8 appends s, each invalid UTF-8 byte replaced by U+FFFD (as encoding/json
-// decodes it).
-func appendValidUTF8(dst, s []byte) []byte {
-	if utf8.Valid(s) {
-		return append(dst, s...)
-	}
-	for len(s) > 0 {
-		r, size := utf8.DecodeRune(s)
-		if r == utf8.RuneError && size == 1 {
-			dst = utf8.AppendRune(dst, utf8.RuneError)
-		} else {
-			dst = append(dst, s[:size]...)
-		}
-		s = s[size:]
-	}
-	return dst
-}
-
-// stringEnd returns the index after the closing quote of the valid string starting at i.
-func stringEnd(d []byte, i int) int {
-	for i++; ; {
-		if i = nextSpecial(d, i); i >= len(d) {
-			return len(d)
-		}
-		if d[i] == '"' {
-			return i + 1
-		}
-		i += 2 // an escape (control characters are not in valid strings)
-	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/plumehq/plume/shared/errs"
+	"github.com/plumehq/plume/shared/jsonscan"
 )
 
 // testNow is the server clock of the tests: a few minutes after the fixtures' spans.
@@ -609,7 +610,7 @@ func TestDecodeBatchBody(t *testing.T) {
 		{name: "control character in a string", body: "[{\"name\":\"a\tb\"}]", want: "body is not valid JSON: invalid character '\\t' in string literal"},
 		{name: "bad escape", body: `[{"name":"a\qb"}]`, want: `body is not valid JSON: invalid character 'q' in string escape code`},
 		{name: "leading zero", body: `[{"x":01}]`, want: "body is not valid JSON"},
-		{name: "too deep", body: "[" + strings.Repeat("[", maxDepth) + strings.Repeat("]", maxDepth) + "]", want: "body is not valid JSON: exceeded max nesting depth"},
+		{name: "too deep", body: "[" + strings.Repeat("[", jsonscan.MaxDepth) + strings.Repeat("]", jsonscan.MaxDepth) + "]", want: "body is not valid JSON: exceeded max nesting depth"},
 		{name: "empty array", body: " [ ] ", want: "the batch has no spans"},
 		{name: "all invalid", body: "[" + invalid + ", 1, null, " + invalid + "," + invalid + "]", want: "no valid span in the batch: [0] name: required; [1] span must be a JSON object; [2] span must be a JSON object (and 2 more)"},
 		{name: "one invalid", body: "[" + invalid + "]", want: "no valid span in the batch: [0] name: required"},
@@ -990,71 +991,6 @@ func checkSpanInvariants(t *testing.T, s Span) {
 	}
 }
 
-// FuzzJSONText checks the JSON reader against encoding/json: the same texts are valid, strings
-// decode to the same Go strings, and compaction gives the same bytes.
-func FuzzJSONText(f *testing.F) {
-	for _, s := range []string{
-		`"a\"b\\c\/d\b\f\n\r\t\u00e9\ud83d\ude00\ud800x\udc00"`, "\"\xff\xfe a\"", `{"a" : [1, -0.5e+3, true, false, null, {}]}`,
-		`01`, `1.`, `-`, `1e`, `[1,]`, `{"a":1,}`, `"\u12"`, "\"\x01\"", ` [ ] `, `nul`, `"abcdefghijklmnopqrstuvwxyz\"0123456789"`,
-		`{"k\"ey" : {"x":"}]"} ,"b":"\\", "c" :-1e3,"d":[{"e":[]}],"f":null }`,
-	} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		r := jsonReader{data: data}
-		err := r.skipValue()
-		r.skipWS()
-		valid := err == nil && r.pos == len(data)
-		if valid != json.Valid(data) {
-			t.Fatalf("valid: reader %v (%v), encoding/json %v", valid, err, json.Valid(data))
-		}
-		if !valid {
-			return
-		}
-		trimmed := bytes.Trim(data, " \t\r\n")
-		if trimmed[0] == '"' {
-			var want string
-			require.NoError(t, json.Unmarshal(data, &want))
-			got, ok := stringValue(trimmed)
-			if !ok || got != want {
-				t.Fatalf("string %q: got %q, want %q", trimmed, got, want)
-			}
-		}
-		if trimmed[0] == '{' {
-			// memberIter, which does not validate, yields the members as the reader reads them.
-			r := jsonReader{data: trimmed}
-			require.NoError(t, r.enter())
-			it := iterMembers(trimmed)
-			for first := true; ; first = false {
-				key, more, err := r.nextMember(first)
-				require.NoError(t, err)
-				if it.next() != more {
-					t.Fatalf("memberIter: more %v, the reader %v", !more, more)
-				}
-				if !more {
-					break
-				}
-				start := r.pos
-				require.NoError(t, r.skipValue())
-				if !bytes.Equal(it.key, key) || !bytes.Equal(it.value, r.data[start:r.pos]) {
-					t.Fatalf("memberIter: %q: %q, the reader %q: %q", it.key, it.value, key, r.data[start:r.pos])
-				}
-			}
-		}
-		got := appendCompact(nil, data)
-		if !utf8.Valid(got) || !json.Valid(got) {
-			t.Fatalf("compact %q is not valid", got)
-		}
-		if utf8.Valid(data) {
-			var want bytes.Buffer
-			require.NoError(t, json.Compact(&want, data))
-			if !bytes.Equal(got, want.Bytes()) {
-				t.Fatalf("compact: got %q, want %q", got, want.Bytes())
-			}
-		}
-	})
-}
-
 // FuzzPlainEpochSeconds holds the fast path of parseEpoch to its general conversion.
 func FuzzPlainEpochSeconds(f *testing.F) {
 	for _, s := range []string{
@@ -1064,7 +1000,7 @@ func FuzzPlainEpochSeconds(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, text string) {
-		if !isNumber([]byte(text)) {
+		if !jsonscan.IsNumber([]byte(text)) {
 			return
 		}
 		ns, ok := plainEpochSeconds([]byte(text))
@@ -1088,7 +1024,7 @@ func FuzzPlainCount(f *testing.F) {
 		if !ok {
 			return
 		}
-		if !isNumber([]byte(text)) {
+		if !jsonscan.IsNumber([]byte(text)) {
 			t.Fatalf("%q: fast path %d for what is not a JSON number", text, n)
 		}
 		if want, ok := anyIntegerValue([]byte(text)); !ok || n != want {

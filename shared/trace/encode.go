@@ -326,7 +326,8 @@ func nextEscaped(s string, i int) int {
 
 // escapeMask flags (bit 7 of the byte) the bytes of x that appendString does not copy as they
 // are: control characters, '"', '\\', '<', '>', '&' and bytes >= 0x80 (UTF-8 is checked). As in
-// specialMask, bytes above the lowest flagged one may be flagged falsely, the lowest never is.
+// jsonscan's specialMask, bytes above the lowest flagged one may be flagged falsely, the lowest
+// never is.
 func escapeMask(x uint64) uint64 {
 	return (x | (x-ones*0x20)&^x | zeroByteMask(x^(ones*'\\')) |
 		zeroByteMask((x|ones*0x04)^(ones*'&')) | // '"' (0x22) or '&' (0x26): they differ in bit 2 only
@@ -335,6 +336,13 @@ func escapeMask(x uint64) uint64 {
 
 // zeroByteMask flags (bit 7) the zero bytes of v, and maybe bytes above the lowest of them.
 func zeroByteMask(v uint64) uint64 { return (v - ones) &^ v }
+
+// ones and highs are the byte-wise constants of the eight-bytes-at-a-time scans (escapeMask,
+// isLowerHex8): 0x01 and 0x80 in every byte.
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
 
 // load64 reads s[i:i+8] little-endian, as one load.
 func load64(s string, i int) uint64 {
