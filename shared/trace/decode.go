@@ -302,20 +302,6 @@ type spanValues struct {
 	link                                                  PromptLink
 }
 
-// ref stores v in slot and returns slot.
-func ref[T any](slot *T, v T) *T {
-	*slot = v
-	return slot
-}
-
-// optionalRef is ref for strings, with nil for "".
-func optionalRef(slot *string, v string) *string {
-	if v == "" {
-		return nil
-	}
-	return ref(slot, v)
-}
-
 // span applies the rules of DecodeBatch to w, making the span in *s. The error is the reason
 // the span is rejected (*s is then to be ignored).
 func (w *wireSpan) span(s *Span, projectID string, now time.Time) error {
@@ -339,7 +325,7 @@ func (w *wireSpan) span(s *Span, projectID string, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	s.ParentSpanID = optionalRef(&v.parent, parent)
+	s.ParentSpanID = OptionalRef(&v.parent, parent)
 
 	if s.Name, err = w.stringField("name", w.name, MaxNameLen); err != nil {
 		return err
@@ -354,7 +340,7 @@ func (w *wireSpan) span(s *Span, projectID string, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	s.Status = optionalRef(&v.status, status)
+	s.Status = OptionalRef(&v.status, status)
 
 	if err := w.times(s, v, now); err != nil {
 		return err
@@ -364,7 +350,7 @@ func (w *wireSpan) span(s *Span, projectID string, now time.Time) error {
 		return err
 	}
 	if ok {
-		s.Cost = ref(&v.cost, cost)
+		s.Cost = Ref(&v.cost, cost)
 	}
 
 	input, ok, err := w.dataField("input_data", w.inputData)
@@ -372,24 +358,24 @@ func (w *wireSpan) span(s *Span, projectID string, now time.Time) error {
 		return err
 	}
 	if ok {
-		s.InputData = ref(&v.input, input)
+		s.InputData = Ref(&v.input, input)
 	}
 	output, ok, err := w.dataField("output_data", w.outputData)
 	if err != nil {
 		return err
 	}
 	if ok {
-		s.OutputData = ref(&v.output, output)
+		s.OutputData = Ref(&v.output, output)
 	}
 
 	if s.Attributes, err = attributesField(w.attributes, w.attrGaps, w.attrStart); err != nil {
 		return err
 	}
 	if llm, ok := w.parseLLMUsage(&w.attr); ok {
-		s.LLM = ref(&v.llm, llm)
+		s.LLM = Ref(&v.llm, llm)
 	}
 	if link, ok := w.parseLink(&w.attr); ok {
-		s.Link = ref(&v.link, link)
+		s.Link = Ref(&v.link, link)
 	}
 
 	if s.Tags, err = w.tagsField("tags", w.tags); err != nil {
@@ -427,7 +413,7 @@ func (w *wireSpan) times(s *Span, v *spanValues, now time.Time) error {
 			return fmt.Errorf("ended_at: %s is before started_at %s",
 				end.Format(time.RFC3339Nano), start.Format(time.RFC3339Nano))
 		}
-		s.EndedAt = ref(&v.endedAt, end)
+		s.EndedAt = Ref(&v.endedAt, end)
 	}
 	d, ok, err := nonNegativeField("duration_ms", w.durationMS)
 	if err != nil {
@@ -437,7 +423,7 @@ func (w *wireSpan) times(s *Span, v *spanValues, now time.Time) error {
 		d, ok = float64(s.EndedAt.Sub(start))/float64(time.Millisecond), true
 	}
 	if ok {
-		s.DurationMS = ref(&v.durationMS, d)
+		s.DurationMS = Ref(&v.durationMS, d)
 	}
 	return nil
 }
@@ -498,8 +484,8 @@ func (w *wireSpan) sessionFields(s *Span, v *spanValues) error {
 	if len(id) > MaxIDLen {
 		return fmt.Errorf("session id: not a UUID and longer than %d bytes", MaxIDLen)
 	}
-	s.SessionID = ref(&v.sessionID, SessionIDOf(id))
-	s.SessionName = optionalRef(&v.sessionName, name)
+	s.SessionID = Ref(&v.sessionID, SessionIDOf(id))
+	s.SessionName = OptionalRef(&v.sessionName, name)
 	s.SessionTags = tags
 	return nil
 }
@@ -510,19 +496,19 @@ func (w *wireSpan) errorFields(s *Span, v *spanValues) error {
 	if err != nil {
 		return err
 	}
-	s.ErrorCode = optionalRef(&v.errorCode, str)
+	s.ErrorCode = OptionalRef(&v.errorCode, str)
 	if str, err = w.stringField("error_message", w.errorMessage, MaxErrorBytes); err != nil {
 		return err
 	}
-	s.ErrorMessage = optionalRef(&v.errorMessage, str)
+	s.ErrorMessage = OptionalRef(&v.errorMessage, str)
 	if str, err = w.stringField("error_stack", w.errorStack, MaxErrorBytes); err != nil {
 		return err
 	}
-	s.ErrorStack = optionalRef(&v.errorStack, str)
+	s.ErrorStack = OptionalRef(&v.errorStack, str)
 	if str, err = w.stringField("code_filepath", w.codeFilepath, MaxErrorBytes); err != nil {
 		return err
 	}
-	s.CodeFilepath = optionalRef(&v.codeFilepath, str)
+	s.CodeFilepath = OptionalRef(&v.codeFilepath, str)
 	if isAbsent(w.codeLineno) {
 		return nil
 	}
@@ -530,7 +516,7 @@ func (w *wireSpan) errorFields(s *Span, v *spanValues) error {
 	if !ok || n < 0 || n > math.MaxInt32 {
 		return fmt.Errorf("code_lineno: must be a non-negative integer, got %s", truncate(w.codeLineno))
 	}
-	s.CodeLineno = ref(&v.codeLineno, int(n))
+	s.CodeLineno = Ref(&v.codeLineno, int(n))
 	return nil
 }
 

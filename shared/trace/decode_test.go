@@ -816,6 +816,9 @@ func FuzzDecodeBatch(f *testing.F) {
 func checkSpanInvariants(t *testing.T, s Span) {
 	t.Helper()
 	fail := func(format string, args ...any) { t.Fatalf("span %s: "+format, append([]any{s.ID}, args...)...) }
+	if err := s.Check(testNow); err != nil {
+		fail("Check: %v", err)
+	}
 	for _, id := range []*string{&s.ID, &s.TraceID, s.ParentSpanID, s.SessionID} {
 		if id != nil && !uuidPattern.MatchString(*id) {
 			fail("id %q is not a lowercase UUID", *id)

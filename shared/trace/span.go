@@ -123,3 +123,20 @@ type PromptLink struct {
 	PromptVersionID string `json:"prompt_version_id,omitempty"`
 	ContentHash     string `json:"content_hash,omitempty"`
 }
+
+// Ref stores v in *slot and returns slot. The decoders of spans (DecodeBatch, otlp.Map) point
+// the optional fields of a span into one block of values per span, one allocation instead of
+// one per field: s.Cost = trace.Ref(&values.cost, cost).
+func Ref[T any](slot *T, v T) *T {
+	*slot = v
+	return slot
+}
+
+// OptionalRef is Ref for strings, with nil for "" (an optional string field is nil or not
+// empty).
+func OptionalRef(slot *string, v string) *string {
+	if v == "" {
+		return nil
+	}
+	return Ref(slot, v)
+}
