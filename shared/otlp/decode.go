@@ -3,11 +3,11 @@ package otlp
 import (
 	"fmt"
 	"mime"
-	"strings"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/plumehq/plume/shared/errs"
+	"github.com/plumehq/plume/shared/textcut"
 )
 
 // Media types of OTLP/HTTP request bodies (https://opentelemetry.io/docs/specs/otlp/#otlphttp).
@@ -49,18 +49,18 @@ func Decode(body []byte, contentType string) (x *Export, err error) {
 		decode, encoding = decodeJSON, "JSON"
 	default:
 		return nil, errs.Errorf(errs.CodeUnsupportedMedia,
-			"unsupported content type %q: OTLP/HTTP takes %s or %s", truncateString(contentType, 100), ContentTypeProtobuf, ContentTypeJSON)
+			"unsupported content type %q: OTLP/HTTP takes %s or %s", textcut.Quote(contentType, 100), ContentTypeProtobuf, ContentTypeJSON)
 	}
 	// The decoders are fuzzed, as the Collector fuzzes its own; this guard keeps one
 	// malformed request from ever taking the function down with it.
 	defer func() {
 		if r := recover(); r != nil {
-			x, err = nil, errs.Invalid("invalid OTLP %s body: %s", encoding, truncateString(fmt.Sprint(r), maxErrorDetail))
+			x, err = nil, errs.Invalid("invalid OTLP %s body: %s", encoding, textcut.Quote(fmt.Sprint(r), maxErrorDetail))
 		}
 	}()
 	x, err = decode(body)
 	if err != nil {
-		return nil, errs.Invalid("invalid OTLP %s body: %s", encoding, truncateString(err.Error(), maxErrorDetail))
+		return nil, errs.Invalid("invalid OTLP %s body: %s", encoding, textcut.Quote(err.Error(), maxErrorDetail))
 	}
 	return x, nil
 }
@@ -73,13 +73,4 @@ func decodeJSON(body []byte) (*Export, error) {
 		return nil, err
 	}
 	return exportOf(td)
-}
-
-// truncateString shortens s to at most max bytes (on a UTF-8 boundary, "..." appended) for a
-// message, replacing invalid UTF-8.
-func truncateString(s string, max int) string {
-	if len(s) > max {
-		s = cutUTF8(s, max) + "..."
-	}
-	return strings.ToValidUTF8(s, "\uFFFD")
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/plumehq/plume/shared/textcut"
 	"github.com/plumehq/plume/shared/trace"
 )
 
@@ -213,14 +214,14 @@ func (m *mapper) setScope(name, version string) {
 	m.scopeJSON = append(m.scopeJSON, '{')
 	if name != "" {
 		m.scopeJSON = append(m.scopeJSON, `"name":`...)
-		m.scopeJSON = appendString(m.scopeJSON, cutUTF8(name, trace.MaxNameLen))
+		m.scopeJSON = appendString(m.scopeJSON, textcut.Prefix(name, trace.MaxNameLen))
 	}
 	if version != "" {
 		if name != "" {
 			m.scopeJSON = append(m.scopeJSON, ',')
 		}
 		m.scopeJSON = append(m.scopeJSON, `"version":`...)
-		m.scopeJSON = appendString(m.scopeJSON, cutUTF8(version, trace.MaxNameLen))
+		m.scopeJSON = appendString(m.scopeJSON, textcut.Prefix(version, trace.MaxNameLen))
 	}
 	m.scopeJSON = append(m.scopeJSON, '}')
 }
@@ -354,7 +355,7 @@ func (m *mapper) cut(field, s string, max int) string {
 		return s
 	}
 	m.notes.add(field, len(s))
-	return cutUTF8(s, max)
+	return textcut.Prefix(s, max)
 }
 
 // OTLP status codes (https://opentelemetry.io/docs/specs/otel/trace/api/#set-status).

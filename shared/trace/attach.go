@@ -25,6 +25,7 @@ import (
 
 	"github.com/plumehq/plume/shared/errs"
 	"github.com/plumehq/plume/shared/safefetch"
+	"github.com/plumehq/plume/shared/textcut"
 )
 
 // Defaults of ExtractorConfig.
@@ -603,7 +604,7 @@ func (e *Extractor) store(ctx context.Context, projectID, spanID string, c *cand
 	}
 	c.att = &Attachment{
 		Type:        attachmentType(c.typ, contentType),
-		Label:       cutLabel(c.label),
+		Label:       textcut.Prefix(c.label, MaxNameLen),
 		Key:         key,
 		ContentType: contentType,
 		Size:        int64(len(c.data)),
@@ -666,7 +667,7 @@ func attachmentType(itemType, contentType string) string {
 		return "audio"
 	case "":
 	default:
-		s, _ := cut(t, maxAttachmentTypeLen)
+		s := textcut.Prefix(t, maxAttachmentTypeLen)
 		return s
 	}
 	major, _, _ := strings.Cut(contentType, "/")
@@ -675,11 +676,6 @@ func attachmentType(itemType, contentType string) string {
 		return major
 	}
 	return "file"
-}
-
-func cutLabel(s string) string {
-	s, _ = cut(s, MaxNameLen)
-	return s
 }
 
 // extensions name the object of each common media type; others end in ".bin". A fixed table

@@ -127,11 +127,12 @@ func appendOptFloat(b []byte, key string, v *float64) []byte {
 	if v == nil {
 		return append(b, "null"...)
 	}
-	return appendFloat(b, *v)
+	return AppendJSONFloat(b, *v)
 }
 
-// appendFloat writes a float as encoding/json does.
-func appendFloat(b []byte, f float64) []byte {
+// AppendJSONFloat appends the finite f as encoding/json writes a float64. (For NaN and the
+// infinities, which JSON has no numbers for, it writes what strconv does.)
+func AppendJSONFloat(b []byte, f float64) []byte {
 	abs := f
 	if abs < 0 {
 		abs = -abs

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/plumehq/plume/shared/errs"
+	"github.com/plumehq/plume/shared/textcut"
 )
 
 // maxPutRounds bounds how often spans that lost a race to another writer are read, merged and
@@ -345,10 +346,10 @@ func addSpan(d *TraceDelta, sp Span, prev *Summary) {
 			root.Status = *sp.Status
 		}
 		if sp.InputData != nil {
-			root.Input, _ = cut(*sp.InputData, rootPreviewBytes)
+			root.Input, _ = textcut.Cut(*sp.InputData, rootPreviewBytes)
 		}
 		if sp.OutputData != nil {
-			root.Output, _ = cut(*sp.OutputData, rootPreviewBytes)
+			root.Output, _ = textcut.Cut(*sp.OutputData, rootPreviewBytes)
 		}
 		d.Root = root
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/plumehq/plume/shared/jsonscan"
+	"github.com/plumehq/plume/shared/textcut"
 )
 
 // spanText makes the Go strings of one span. Those that appear in src as they are (no
@@ -162,11 +163,5 @@ func jsonKind(raw []byte) string {
 	return "a number"
 }
 
-// truncate shortens a value quoted in an error message.
-func truncate(b []byte) string {
-	const max = 64
-	if len(b) <= max {
-		return string(b)
-	}
-	return strings.ToValidUTF8(string(b[:max]), "") + "..."
-}
+// truncate is a value quoted in a span's rejection reason: textcut.Quote of 64 bytes.
+func truncate(b []byte) string { return textcut.Quote(string(b), 64) }
