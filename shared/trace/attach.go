@@ -6,7 +6,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,7 +19,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/plumehq/plume/shared/errs"
@@ -676,46 +674,6 @@ func attachmentType(itemType, contentType string) string {
 		return major
 	}
 	return "file"
-}
-
-// extensions name the object of each common media type; others end in ".bin". A fixed table
-// (not the system's MIME database) keeps keys the same wherever Plume runs.
-var extensions = map[string]string{
-	"image/png": "png", "image/jpeg": "jpg", "image/gif": "gif", "image/webp": "webp",
-	"image/svg+xml": "svg", "image/bmp": "bmp", "image/tiff": "tiff", "image/avif": "avif",
-	"image/heic": "heic", "image/x-icon": "ico",
-	"audio/mpeg": "mp3", "audio/wav": "wav", "audio/x-wav": "wav", "audio/wave": "wav",
-	"audio/ogg": "ogg", "audio/flac": "flac", "audio/aac": "aac", "audio/mp4": "m4a",
-	"audio/webm": "weba", "audio/pcm": "pcm",
-	"video/mp4": "mp4", "video/webm": "webm", "video/quicktime": "mov", "video/ogg": "ogv",
-	"application/pdf": "pdf", "application/json": "json", "application/zip": "zip",
-	"text/plain": "txt", "text/csv": "csv", "text/markdown": "md", "text/html": "html",
-}
-
-// Extension is the file extension (without the dot) of the objects of a media type.
-func Extension(contentType string) string {
-	mt, _, _ := strings.Cut(contentType, ";")
-	if ext, ok := extensions[strings.ToLower(strings.TrimSpace(mt))]; ok {
-		return ext
-	}
-	return "bin"
-}
-
-// AttachmentPrefix is the prefix of the keys of every attachment of a span.
-func AttachmentPrefix(projectID, spanID string) string {
-	return fmt.Sprintf("attachments/project=%s/span=%s/", projectID, spanID)
-}
-
-// AttachmentKey is the key of an extracted attachment: the item's number in its span and the
-// first 16 hex digits of the SHA-256 of its bytes, so that extracting again writes the same
-// object.
-func AttachmentKey(projectID, spanID string, n int, sum []byte, contentType string) string {
-	return fmt.Sprintf("%s%d-%s.%s", AttachmentPrefix(projectID, spanID), n, hex.EncodeToString(sum[:8]), Extension(contentType))
-}
-
-// UploadKey is a new key for an attachment uploaded directly (POST /spans/{id}/attachments).
-func UploadKey(projectID, spanID, contentType string) string {
-	return fmt.Sprintf("%supload-%s.%s", AttachmentPrefix(projectID, spanID), uuid.Must(uuid.NewV7()), Extension(contentType))
 }
 
 // mergeAttachments returns stored with the attachments of later added, by key (a later entry
