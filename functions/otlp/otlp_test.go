@@ -38,6 +38,8 @@ type stack struct {
 	srv     *httptest.Server
 	key     string
 	project string
+	svc     *trace.Service
+	authn   *auth.Authenticator
 }
 
 // newStack serves the OTLP area and the tracing query area over a fresh table and S3.
@@ -56,7 +58,8 @@ func newStack(t *testing.T) *stack {
 	authn := auth.NewAuthenticator(authStore, auth.MaxCacheTTL)
 	traces := ddb.NewTraceStore(table)
 	mux := http.NewServeMux()
-	web.Mount(mux, Routes, NewHandler(trace.NewService(traces, blobs, pricing.NewPricer(pricing.Default())), authn))
+	st.svc, st.authn = trace.NewService(traces, blobs, pricing.NewPricer(pricing.Default())), authn
+	web.Mount(mux, Routes, NewHandler(st.svc, st.authn))
 	web.Mount(mux, tracing.QueryRoutes, tracing.NewQueryHandler(trace.NewQueries(traces, blobs), authn, tracing.AttachmentURLs{Presigner: blobs, TTL: time.Minute}))
 	st.srv = httptest.NewServer(mux)
 	t.Cleanup(st.srv.Close)
