@@ -101,6 +101,9 @@ const (
 	MaxTagValueLen    = 1024
 	MaxErrorBytes     = 64 << 10 // error_message and error_stack, each
 	MaxIDLen          = 128
+	// MaxTokens bounds a token count read from the attributes: a larger one is ignored as
+	// nonsense (the count is absent), not rejected.
+	MaxTokens = 1 << 40
 )
 
 // LLMUsage is what cost needs from an llm span's attributes.

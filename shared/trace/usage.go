@@ -116,16 +116,13 @@ func count(raw []byte) int64 {
 	return n
 }
 
-// maxTokens bounds a token count (larger values are ignored as nonsense).
-const maxTokens = 1 << 40
-
 // tokenCount reads a non-negative integral token count (number or numeric string).
 func tokenCount(raw []byte) (int64, bool) {
 	if isAbsent(raw) {
 		return 0, false
 	}
 	n, ok := integerValue(raw)
-	if !ok || n < 0 || n > maxTokens {
+	if !ok || n < 0 || n > MaxTokens {
 		return 0, false
 	}
 	return n, true
