@@ -226,7 +226,6 @@ func (a *wireAttributes) field(key []byte) *[]byte {
 // read reads the object at the position of r, a reader of w.src, into w; the attributes
 // object is read in the same pass.
 func (w *wireSpan) read(r *jsonscan.Reader) error {
-	d := w.src
 	if err := r.Enter(); err != nil {
 		return err
 	}
@@ -239,8 +238,8 @@ func (w *wireSpan) read(r *jsonscan.Reader) error {
 		if string(key) == "attributes" {
 			w.attr = wireAttributes{}
 			r.RecordGaps()
-			if start < len(d) && d[start] == '{' {
-				err = w.attr.read(r, d)
+			if start < len(w.src) && w.src[start] == '{' {
+				err = w.attr.read(r, w.src)
 			} else {
 				err = r.SkipValue()
 			}
@@ -252,7 +251,7 @@ func (w *wireSpan) read(r *jsonscan.Reader) error {
 			return err
 		}
 		if p := w.field(key); p != nil {
-			*p = d[start:r.Pos()]
+			*p = w.src[start:r.Pos()]
 		}
 	}
 }
