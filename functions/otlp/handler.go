@@ -38,6 +38,8 @@ const (
 type server struct {
 	svc   *trace.Service
 	authn *auth.Authenticator
+	// decode is otlpmap.Decode unless a test replaces it.
+	decode func(body []byte, contentType string) (*otlpmap.Export, error)
 }
 
 // encoding returns the request's OTLP encoding, or "" when it is neither.
@@ -70,7 +72,11 @@ func (s *server) traces(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, r, enc, err)
 		return
 	}
-	td, err := otlpmap.Decode(body, r.Header.Get("Content-Type"))
+	decode := s.decode
+	if decode == nil {
+		decode = otlpmap.Decode
+	}
+	td, err := decode(body, r.Header.Get("Content-Type"))
 	if err != nil {
 		writeStatus(w, r, enc, err)
 		return
@@ -165,7 +171,8 @@ var grpcCode = map[errs.Code]int32{
 
 // writeStatus answers an error as OTLP/HTTP requires: the HTTP status of the error code and a
 // google.rpc.Status body in the request's encoding; 429 and 503 carry Retry-After. Internal
-// errors are logged with the request id and answered with a generic message.
+// errors, decoder panics among them, are logged once here with the request id (and the stack
+// of a panic) and answered with a generic message: 500, google.rpc.Code INTERNAL.
 func writeStatus(w http.ResponseWriter, r *http.Request, enc string, err error) {
 	code := errs.CodeOf(err)
 	msg := "internal error"
@@ -173,7 +180,11 @@ func writeStatus(w http.ResponseWriter, r *http.Request, enc string, err error) 
 	if errors.As(err, &e) && code != errs.CodeInternal {
 		msg = e.Message
 	} else {
-		slog.ErrorContext(r.Context(), "otlp export failed", "error", err)
+		args := []any{"error", err}
+		if p := (*otlpmap.PanicError)(nil); errors.As(err, &p) {
+			args = append(args, "stack", string(p.Stack))
+		}
+		slog.ErrorContext(r.Context(), "otlp export failed", args...)
 	}
 	msg = fmt.Sprintf("%s (request id %s)", msg, web.RequestID(r.Context()))
 	st := &status.Status{Code: grpcCode[code], Message: msg}

@@ -73,12 +73,10 @@ type summaryItem struct {
 	Hash     string            `dynamodbav:"ph,omitempty"`
 	Created  int64             `dynamodbav:"ca"`
 	Updated  int64             `dynamodbav:"ua"`
-	Object   string            `dynamodbav:"o"` // the batch key without "spans/project=<id>/"
+	Object   string            `dynamodbav:"o"` // the batch key without trace.BatchPrefix
 	Offset   int64             `dynamodbav:"of"`
 	Length   int64             `dynamodbav:"ln"`
 }
-
-func objectPrefix(projectID string) string { return "spans/project=" + projectID + "/" }
 
 func toSummaryItem(projectID string, s trace.Summary) summaryItem {
 	it := summaryItem{
@@ -87,7 +85,7 @@ func toSummaryItem(projectID string, s trace.Summary) summaryItem {
 		Duration: s.DurationMS, Cost: s.Cost, Session: s.SessionID, ErrCode: s.ErrorCode, ErrCut: s.ErrorCodeCut,
 		HasError: s.HasError, Tags: s.Tags, TagsCut: s.TagsCut, Prompt: s.PromptVersionID, Slug: s.PromptSlug, Hash: s.PromptHash,
 		Created: s.CreatedAt.UnixMicro(), Updated: s.UpdatedAt.UnixMicro(),
-		Object: strings.TrimPrefix(s.Location.Key, objectPrefix(projectID)), Offset: s.Location.Offset, Length: s.Location.Length,
+		Object: strings.TrimPrefix(s.Location.Key, trace.BatchPrefix(projectID)), Offset: s.Location.Offset, Length: s.Location.Length,
 	}
 	if s.EndedAt != nil {
 		e := s.EndedAt.UnixMicro()
@@ -103,7 +101,7 @@ func (it summaryItem) toSummary(projectID string) trace.Summary {
 		DurationMS: it.Duration, Cost: it.Cost, SessionID: it.Session, ErrorCode: it.ErrCode, ErrorCodeCut: it.ErrCut,
 		HasError: it.HasError, Tags: it.Tags, TagsCut: it.TagsCut, PromptVersionID: it.Prompt, PromptSlug: it.Slug, PromptHash: it.Hash,
 		CreatedAt: time.UnixMicro(it.Created).UTC(), UpdatedAt: time.UnixMicro(it.Updated).UTC(),
-		Location: trace.Location{Key: objectPrefix(projectID) + it.Object, Offset: it.Offset, Length: it.Length},
+		Location: trace.Location{Key: trace.BatchPrefix(projectID) + it.Object, Offset: it.Offset, Length: it.Length},
 	}
 	if it.End != nil {
 		e := time.UnixMicro(*it.End).UTC()

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/plumehq/plume/shared/textcut"
 	"github.com/plumehq/plume/shared/trace"
 )
 
@@ -94,7 +95,7 @@ func (n *notes) appendJSON(b []byte) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendString(b, cutUTF8(k, maxNotedKeyLen))
+			b = appendString(b, textcut.Prefix(k, maxNotedKeyLen))
 		}
 		b = append(b, "]}"...)
 	}

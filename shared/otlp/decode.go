@@ -3,11 +3,12 @@ package otlp
 import (
 	"fmt"
 	"mime"
-	"strings"
+	"runtime/debug"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/plumehq/plume/shared/errs"
+	"github.com/plumehq/plume/shared/textcut"
 )
 
 // Media types of OTLP/HTTP request bodies (https://opentelemetry.io/docs/specs/otlp/#otlphttp).
@@ -31,7 +32,8 @@ const maxErrorDetail = 200
 // and the Export is made of what it decodes (exportOf), with the same bound on nesting.
 //
 // Errors: errs.CodeUnsupportedMedia for any other content type (also a missing or malformed
-// one); errs.CodeInvalid when the body cannot be decoded in its encoding. An empty protobuf
+// one); errs.CodeInvalid when the body cannot be decoded in its encoding; a *PanicError, which
+// has no code (an internal error), when a decoder panics. An empty protobuf
 // body is a valid export with no spans. The returned Export does not retain body.
 func Decode(body []byte, contentType string) (x *Export, err error) {
 	mediaType, _, perr := mime.ParseMediaType(contentType)
@@ -44,25 +46,43 @@ func Decode(body []byte, contentType string) (x *Export, err error) {
 	)
 	switch mediaType {
 	case ContentTypeProtobuf:
-		decode, encoding = decodeProtobuf, "protobuf"
+		decode, encoding = decoders.protobuf, "protobuf"
 	case ContentTypeJSON:
-		decode, encoding = decodeJSON, "JSON"
+		decode, encoding = decoders.json, "JSON"
 	default:
 		return nil, errs.Errorf(errs.CodeUnsupportedMedia,
-			"unsupported content type %q: OTLP/HTTP takes %s or %s", truncateString(contentType, 100), ContentTypeProtobuf, ContentTypeJSON)
+			"unsupported content type %q: OTLP/HTTP takes %s or %s", textcut.Quote(contentType, 100), ContentTypeProtobuf, ContentTypeJSON)
 	}
 	// The decoders are fuzzed, as the Collector fuzzes its own; this guard keeps one
-	// malformed request from ever taking the function down with it.
+	// malformed request from ever taking the function down with it. A panic is a bug of
+	// Plume's: it is answered as an internal error and logged with its stack, not blamed on
+	// the body (an exporter drops data refused with 400, and nobody would learn of the bug).
 	defer func() {
 		if r := recover(); r != nil {
-			x, err = nil, errs.Invalid("invalid OTLP %s body: %s", encoding, truncateString(fmt.Sprint(r), maxErrorDetail))
+			x, err = nil, &PanicError{Encoding: encoding, Value: r, Stack: debug.Stack()}
 		}
 	}()
 	x, err = decode(body)
 	if err != nil {
-		return nil, errs.Invalid("invalid OTLP %s body: %s", encoding, truncateString(err.Error(), maxErrorDetail))
+		return nil, errs.Invalid("invalid OTLP %s body: %s", encoding, textcut.Quote(err.Error(), maxErrorDetail))
 	}
 	return x, nil
+}
+
+// decoders are the decoders of each encoding; tests replace them.
+var decoders = struct{ protobuf, json func([]byte) (*Export, error) }{decodeProtobuf, decodeJSON}
+
+// PanicError is a panic of a decoder that Decode recovered: a bug, not a fault of the request.
+// It carries no errs code, so that it is answered as an internal error (HTTP 500, logged once
+// with Stack).
+type PanicError struct {
+	Encoding string // "protobuf" or "JSON"
+	Value    any    // what the decoder panicked with
+	Stack    []byte // the stack of the panic (runtime/debug.Stack)
+}
+
+func (e *PanicError) Error() string {
+	return fmt.Sprintf("the OTLP %s decoder panicked: %v", e.Encoding, e.Value)
 }
 
 // decodeJSON decodes an ExportTraceServiceRequest in OTLP/JSON with pdata, then makes an
@@ -73,13 +93,4 @@ func decodeJSON(body []byte) (*Export, error) {
 		return nil, err
 	}
 	return exportOf(td)
-}
-
-// truncateString shortens s to at most max bytes (on a UTF-8 boundary, "..." appended) for a
-// message, replacing invalid UTF-8.
-func truncateString(s string, max int) string {
-	if len(s) > max {
-		s = cutUTF8(s, max) + "..."
-	}
-	return strings.ToValidUTF8(s, "\uFFFD")
 }

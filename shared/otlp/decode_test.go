@@ -138,3 +138,29 @@ func TestDecodeDoesNotRetainBody(t *testing.T) {
 		})
 	}
 }
+
+// TestDecodePanicIsInternal: a decoder that panics (a bug) makes Decode return a *PanicError
+// with the stack, which has no errs code, so that it is answered 500 and logged, not 400.
+func TestDecodePanicIsInternal(t *testing.T) {
+	saved := decoders
+	t.Cleanup(func() { decoders = saved })
+	boom := func([]byte) (*Export, error) { panic("index out of range") }
+	decoders.protobuf, decoders.json = boom, boom
+	tests := []struct{ contentType, encoding string }{
+		{ContentTypeProtobuf, "protobuf"},
+		{ContentTypeJSON + "; charset=utf-8", "JSON"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.encoding, func(t *testing.T) {
+			x, err := Decode([]byte("{}"), tt.contentType)
+			assert.Nil(t, x)
+			var p *PanicError
+			require.ErrorAs(t, err, &p)
+			assert.Equal(t, tt.encoding, p.Encoding)
+			assert.Equal(t, "index out of range", p.Value)
+			assert.Contains(t, string(p.Stack), "TestDecodePanicIsInternal")
+			assert.Equal(t, errs.CodeInternal, errs.CodeOf(err))
+			assert.Equal(t, "the OTLP "+tt.encoding+" decoder panicked: index out of range", err.Error())
+		})
+	}
+}

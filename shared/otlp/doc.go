@@ -6,8 +6,8 @@
 // attributes in their wire form until Map reads them. OTLP/JSON is read with the Collector's
 // pdata codec, so that it is read by the OTLP rules (hex trace and span ids, int64 as strings
 // or numbers, enums as numbers or names), which protojson gets wrong (COMPAT.md, "OTLP"). Map
-// converts the decoded spans into trace.Span values that satisfy every invariant of
-// trace.DecodeBatch, so OTLP spans go through the same ingestion pipeline
+// converts the decoded spans into trace.Span values that satisfy trace.Span.Check, the
+// invariants of trace.DecodeBatch's spans, so OTLP spans go through the same ingestion pipeline
 // (trace.Service.Ingest) as POST /spans.
 // TraceID and SpanID convert OTLP ids to UUIDs exactly as the zeroeval SDKs do, so that SDK
 // spans and OpenTelemetry spans of one trace nest.

@@ -34,12 +34,13 @@ func checkMapped(t *testing.T, x *Export) {
 	assert.LessOrEqual(t, len(reasons), maxReasons)
 	assert.Equal(t, min(rejected, maxReasons), len(reasons))
 	for _, s := range spans {
+		require.NoError(t, s.Check(testNow), "span %s", s.ID) // the invariants of trace.DecodeBatch's spans
 		checkSpan(t, s, testNow)
 	}
 }
 
 // Decode never panics on any body; its errors are coded; whatever it decodes, Map turns into
-// spans that satisfy DecodeBatch's invariants.
+// spans that satisfy DecodeBatch's invariants (trace.Span.Check).
 func FuzzDecodeProtobuf(f *testing.F) {
 	for _, td := range fuzzSeeds(f) {
 		body, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(td)

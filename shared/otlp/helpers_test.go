@@ -93,6 +93,7 @@ var (
 // record) and decoded by DecodeBatch is accepted and equal field by field.
 func checkSpan(t testing.TB, s trace.Span, now time.Time) {
 	t.Helper()
+	assert.NoError(t, s.Check(now))
 	assert.Regexp(t, uuidRE, s.ID)
 	assert.Regexp(t, uuidRE, s.TraceID)
 	if s.ParentSpanID != nil {

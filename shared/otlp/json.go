@@ -80,7 +80,8 @@ func appendMap(b []byte, l list, depth int) []byte {
 	return append(b, '}')
 }
 
-// appendFloat appends f as encoding/json writes a float64; non-finite values as strings.
+// appendFloat appends f as encoding/json writes a float64 (trace.AppendJSONFloat); non-finite
+// values, which JSON has no numbers for, as the strings OTLP/JSON writes them as.
 func appendFloat(b []byte, f float64) []byte {
 	switch {
 	case math.IsNaN(f):
@@ -90,11 +91,7 @@ func appendFloat(b []byte, f float64) []byte {
 	case math.IsInf(f, -1):
 		return append(b, `"-Infinity"`...)
 	}
-	format := byte('f')
-	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
-		format = 'e'
-	}
-	return strconv.AppendFloat(b, f, format, -1, 64)
+	return trace.AppendJSONFloat(b, f)
 }
 
 // appendString appends s as a JSON string, as the span encoder does.
@@ -116,22 +113,6 @@ func validUTF8(s string) string {
 		i += size
 	}
 	return string(out)
-}
-
-// cutUTF8 returns the longest prefix of s of at most n bytes that does not split a UTF-8
-// sequence.
-func cutUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	i := n
-	for i > 0 && i > n-utf8.UTFMax && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	if !utf8.RuneStart(s[i]) { // s[n] is in the middle of invalid bytes: cut there
-		i = n
-	}
-	return s[:i]
 }
 
 // keySet records the keys of one JSON object to drop duplicates. A 256-bit filter of a cheap

@@ -10,18 +10,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/plumehq/plume/shared/textcut"
 	"github.com/plumehq/plume/shared/trace"
 )
 
 // maxReasons is how many rejection reasons Map keeps.
 const maxReasons = 10
-
-// Time bounds of trace.DecodeBatch: a span may not start or end before 2000-01-01, nor more
-// than a day after the server's clock.
-var minSpanTime = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
-
-// maxFutureSkew is how far after the server's clock a span time may be.
-const maxFutureSkew = 24 * time.Hour
 
 // Kinds that trace does not name as constants.
 const kindTool = "tool"
@@ -33,13 +27,15 @@ const kindTool = "tool"
 // naming the span by its hex id). Nothing else rejects a span: values over Plume's limits are
 // cut or dropped, and the cut is noted in the attribute plume.truncated.
 //
-// The spans satisfy every invariant of trace.DecodeBatch's output, so they go to
-// trace.Service.Ingest as they are: lowercase UUIDs, a name of 1 to trace.MaxNameLen bytes,
+// The spans satisfy trace.Span.Check, the invariants of trace.DecodeBatch's output, so they go
+// to trace.Service.Ingest as they are: lowercase UUIDs, a name of 1 to trace.MaxNameLen bytes,
 // times in UTC rounded to the microsecond, a kind of [a-z0-9_-], compact attributes of at most
-// trace.MaxAttributeBytes, non-nil Tags, valid UTF-8 everywhere. The spans may share strings
+// trace.MaxAttributeBytes, non-nil Tags, valid UTF-8 everywhere. Map makes them so by
+// construction and does not call Check (the fuzz tests do, on every span mapped): a failed
+// check at run time could only drop a span for a bug of Map's. The spans may share strings
 // with x, which is never modified.
 func Map(x *Export, projectID string, now time.Time) (spans []trace.Span, rejected int, reasons []string) {
-	m := &mapper{projectID: projectID, now: now.UTC(), latest: now.UTC().Add(maxFutureSkew)}
+	m := &mapper{projectID: projectID, now: now.UTC()}
 	spans = make([]trace.Span, 0, x.spans)
 	for i := range x.resources {
 		r := &x.resources[i]
@@ -68,7 +64,6 @@ func Map(x *Export, projectID string, now time.Time) (spans []trace.Span, reject
 type mapper struct {
 	projectID string
 	now       time.Time
-	latest    time.Time // the latest span time: now + maxFutureSkew
 
 	resource     list
 	resourceJSON []byte // the resource attributes as a JSON object; empty when there are none
@@ -219,14 +214,14 @@ func (m *mapper) setScope(name, version string) {
 	m.scopeJSON = append(m.scopeJSON, '{')
 	if name != "" {
 		m.scopeJSON = append(m.scopeJSON, `"name":`...)
-		m.scopeJSON = appendString(m.scopeJSON, cutUTF8(name, trace.MaxNameLen))
+		m.scopeJSON = appendString(m.scopeJSON, textcut.Prefix(name, trace.MaxNameLen))
 	}
 	if version != "" {
 		if name != "" {
 			m.scopeJSON = append(m.scopeJSON, ',')
 		}
 		m.scopeJSON = append(m.scopeJSON, `"version":`...)
-		m.scopeJSON = appendString(m.scopeJSON, cutUTF8(version, trace.MaxNameLen))
+		m.scopeJSON = appendString(m.scopeJSON, textcut.Prefix(version, trace.MaxNameLen))
 	}
 	m.scopeJSON = append(m.scopeJSON, '}')
 }
@@ -241,20 +236,6 @@ type spanValues struct {
 	codeLineno                                            int
 	llm                                                   trace.LLMUsage
 	link                                                  trace.PromptLink
-}
-
-// ref stores v in slot and returns slot.
-func ref[T any](slot *T, v T) *T {
-	*slot = v
-	return slot
-}
-
-// optionalRef is ref for strings, with nil for "".
-func optionalRef(slot *string, v string) *string {
-	if v == "" {
-		return nil
-	}
-	return ref(slot, v)
 }
 
 // span maps sp into s (a zero Span); the error is the reason it is rejected.
@@ -297,16 +278,16 @@ func (m *mapper) span(s *trace.Span, sp *span) error {
 	idText := string(b)
 	s.TraceID, s.ID = idText[:36], idText[36:72]
 	if len(idText) > 72 {
-		s.ParentSpanID = ref(&v.parent, idText[72:])
+		s.ParentSpanID = trace.Ref(&v.parent, idText[72:])
 	}
 	if !end.IsZero() {
-		s.EndedAt = ref(&v.endedAt, end)
-		s.DurationMS = ref(&v.durationMS, float64(end.Sub(start))/float64(time.Millisecond))
+		s.EndedAt = trace.Ref(&v.endedAt, end)
+		s.DurationMS = trace.Ref(&v.durationMS, float64(end.Sub(start))/float64(time.Millisecond))
 	}
 
 	m.notes = notes{}
 	s.Name = m.cut("name", validUTF8(sp.name), trace.MaxNameLen)
-	s.Status = ref(&v.status, statusOf(sp.statusCode))
+	s.Status = trace.Ref(&v.status, statusOf(sp.statusCode))
 
 	a := &m.a
 	a.reset()
@@ -322,21 +303,21 @@ func (m *mapper) span(s *trace.Span, sp *span) error {
 	llm.in, llm.inOK, llm.out, llm.outOK = u.InputTokens, inOK, u.OutputTokens, outOK
 	if llm.model != "" && llm.priced {
 		u.Provider, u.Model = llm.provider, llm.model
-		s.LLM = ref(&v.llm, u)
+		s.LLM = trace.Ref(&v.llm, u)
 	}
 	if c, ok := a.cost(); ok {
-		s.Cost = ref(&v.cost, c)
+		s.Cost = trace.Ref(&v.cost, c)
 	}
 
-	s.InputData = optionalRef(&v.input, m.cut("input_data", a.input(&m.ev), trace.MaxDataBytes))
-	s.OutputData = optionalRef(&v.output, m.cut("output_data", a.output(&m.ev), trace.MaxDataBytes))
+	s.InputData = trace.OptionalRef(&v.input, m.cut("input_data", a.input(&m.ev), trace.MaxDataBytes))
+	s.OutputData = trace.OptionalRef(&v.output, m.cut("output_data", a.output(&m.ev), trace.MaxDataBytes))
 
 	m.session(s, v)
 	m.tags(s)
 
 	link, flat := a.link()
 	if link != (trace.PromptLink{}) {
-		s.Link = ref(&v.link, link)
+		s.Link = trace.Ref(&v.link, link)
 		if flat {
 			llm.zeroeval = link
 		}
@@ -344,10 +325,10 @@ func (m *mapper) span(s *trace.Span, sp *span) error {
 
 	m.errors(s, v, sp.statusMessage)
 	if path := a.str(fCodeFilepath, fCodeFilePath); path != "" {
-		s.CodeFilepath = ref(&v.codeFilepath, m.cut("code_filepath", path, trace.MaxErrorBytes))
+		s.CodeFilepath = trace.Ref(&v.codeFilepath, m.cut("code_filepath", path, trace.MaxErrorBytes))
 	}
 	if n, ok := a.count(fCodeLineno, fCodeLineNumber); ok && n <= math.MaxInt32 {
-		s.CodeLineno = ref(&v.codeLineno, int(n))
+		s.CodeLineno = trace.Ref(&v.codeLineno, int(n))
 	}
 
 	s.Attributes = m.attributes(a.list, &llm)
@@ -361,11 +342,8 @@ func (m *mapper) time(name string, ts uint64) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("%s: %d is out of range", name, ts)
 	}
 	t := time.Unix(0, int64(ts)).Round(time.Microsecond).UTC()
-	if t.Before(minSpanTime) {
-		return time.Time{}, fmt.Errorf("%s: %s is before 2000-01-01", name, t.Format(time.RFC3339Nano))
-	}
-	if t.After(m.latest) {
-		return time.Time{}, fmt.Errorf("%s: %s is more than a day in the future", name, t.Format(time.RFC3339Nano))
+	if err := trace.CheckTime(name, t, m.now); err != nil {
+		return time.Time{}, err
 	}
 	return t, nil
 }
@@ -377,7 +355,7 @@ func (m *mapper) cut(field, s string, max int) string {
 		return s
 	}
 	m.notes.add(field, len(s))
-	return cutUTF8(s, max)
+	return textcut.Prefix(s, max)
 }
 
 // OTLP status codes (https://opentelemetry.io/docs/specs/otel/trace/api/#set-status).
@@ -496,8 +474,8 @@ func (m *mapper) session(s *trace.Span, v *spanValues) {
 	if id != m.lastSession || m.lastSessionID == "" {
 		m.lastSession, m.lastSessionID = id, trace.SessionIDOf(id)
 	}
-	s.SessionID = ref(&v.sessionID, m.lastSessionID)
-	s.SessionName = optionalRef(&v.sessionName, m.cut("session_name", a.str(fZeroevalSessionName, fSessionName), trace.MaxNameLen))
+	s.SessionID = trace.Ref(&v.sessionID, m.lastSessionID)
+	s.SessionName = trace.OptionalRef(&v.sessionName, m.cut("session_name", a.str(fZeroevalSessionName, fSessionName), trace.MaxNameLen))
 	if tv, ok := a.get(fZeroevalSessionTags); ok {
 		var t tagSet
 		t.add(tv)
@@ -543,7 +521,7 @@ func (m *mapper) errors(s *trace.Span, v *spanValues, statusMessage string) {
 		msg = cmp.Or(msg, validUTF8(statusMessage))
 		code = cmp.Or(code, m.a.str(fErrorType))
 	}
-	s.ErrorCode = optionalRef(&v.errorCode, m.cut("error_code", code, trace.MaxNameLen))
-	s.ErrorMessage = optionalRef(&v.errorMessage, m.cut("error_message", msg, trace.MaxErrorBytes))
-	s.ErrorStack = optionalRef(&v.errorStack, m.cut("error_stack", stack, trace.MaxErrorBytes))
+	s.ErrorCode = trace.OptionalRef(&v.errorCode, m.cut("error_code", code, trace.MaxNameLen))
+	s.ErrorMessage = trace.OptionalRef(&v.errorMessage, m.cut("error_message", msg, trace.MaxErrorBytes))
+	s.ErrorStack = trace.OptionalRef(&v.errorStack, m.cut("error_stack", stack, trace.MaxErrorBytes))
 }

@@ -4,10 +4,9 @@ import (
 	"math"
 	"strconv"
 	"strings"
-)
 
-// maxTokens bounds a token count, as trace.DecodeBatch does (larger values are ignored).
-const maxTokens = 1 << 40
+	"github.com/plumehq/plume/shared/trace"
+)
 
 // scalarText returns a string, integer, double or boolean value as text (strings with invalid
 // UTF-8 repaired), "" for the other types.
@@ -59,7 +58,7 @@ func valueFloat(v value) (float64, bool) {
 	return f, true
 }
 
-// valueCount reads a token count: a non-negative integer of at most maxTokens, also as an
+// valueCount reads a token count: a non-negative integer of at most trace.MaxTokens, also as an
 // integral double or a string holding one.
 func valueCount(v value) (int64, bool) {
 	var n int64
@@ -68,14 +67,14 @@ func valueCount(v value) (int64, bool) {
 		n = v.Int()
 	case valueDouble, valueStr:
 		f, ok := valueFloat(v)
-		if !ok || f != math.Trunc(f) || f < 0 || f > maxTokens {
+		if !ok || f != math.Trunc(f) || f < 0 || f > trace.MaxTokens {
 			return 0, false
 		}
 		n = int64(f)
 	default:
 		return 0, false
 	}
-	if n < 0 || n > maxTokens {
+	if n < 0 || n > trace.MaxTokens {
 		return 0, false
 	}
 	return n, true

@@ -6,27 +6,24 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"maps"
 	"mime"
-	"net"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"path"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/plumehq/plume/shared/errs"
+	"github.com/plumehq/plume/shared/safefetch"
+	"github.com/plumehq/plume/shared/textcut"
 )
 
 // Defaults of ExtractorConfig.
@@ -42,8 +39,6 @@ const (
 	// maxFetchesPerBatch bounds the URLs one batch fetches, so that a batch full of URLs ends
 	// well within the function's timeout; the rest are kept as references with an error.
 	maxFetchesPerBatch = 32
-	// maxRedirects is how many redirects a fetch follows (each to an allowed host).
-	maxRedirects = 3
 	// maxAttachmentTypeLen bounds Attachment.Type.
 	maxAttachmentTypeLen = 64
 )
@@ -53,7 +48,8 @@ type ExtractorConfig struct {
 	// Hosts are the hosts URL attachments are fetched from: exact names or IP addresses
 	// ("cdn.example.com", "127.0.0.1"), or "*.example.com" for any subdomain of example.com.
 	// Empty: no URL is fetched. A name that resolves to a loopback, private, link-local or
-	// other non-public address is refused unless it is listed exactly (not by a wildcard).
+	// other non-public address is refused unless it is listed exactly (not by a wildcard):
+	// safefetch.Config.Hosts.
 	Hosts []string
 	// MaxBytes is the largest attachment stored (DefaultMaxAttachmentBytes).
 	MaxBytes int64
@@ -89,19 +85,14 @@ type ExtractorConfig struct {
 // hash of the bytes, so extracting the same span again writes the same keys.
 type Extractor struct {
 	blobs      Blobs
-	exact      map[string]bool
-	suffixes   []string // ".example.com" for "*.example.com"
 	maxBytes   int64
 	maxPerSpan int
 	timeout    time.Duration
-	client     *http.Client
-	dialer     *net.Dialer
-	// lookup resolves a host name; tests replace it.
-	lookup func(ctx context.Context, host string) ([]netip.Addr, error)
+	fetcher    *safefetch.Fetcher
 }
 
-// NewExtractor returns an Extractor writing to blobs. It fetches URLs with its own HTTP client,
-// which dials only the addresses it has checked (no proxy from the environment).
+// NewExtractor returns an Extractor writing to blobs. It fetches URLs with a safefetch.Fetcher
+// of the allowed hosts.
 //
 // NewExtractor returns an error for a host entry that is not a host name, an IP address or
 // "*." followed by a host name (no scheme, port or path), or for negative limits.
@@ -111,190 +102,18 @@ func NewExtractor(blobs Blobs, cfg ExtractorConfig) (*Extractor, error) {
 	}
 	e := &Extractor{
 		blobs:      blobs,
-		exact:      map[string]bool{},
 		maxBytes:   cmp.Or(cfg.MaxBytes, DefaultMaxAttachmentBytes),
 		maxPerSpan: cmp.Or(cfg.MaxPerSpan, DefaultMaxAttachmentsPerSpan),
 		timeout:    cmp.Or(cfg.FetchTimeout, DefaultFetchTimeout),
 	}
-	for _, h := range cfg.Hosts {
-		h = strings.TrimSpace(h)
-		if h == "" {
-			continue
-		}
-		host, wildcard := strings.CutPrefix(h, "*.")
-		host, ok := normalizeHost(host)
-		if !ok || wildcard && isIP(host) {
-			return nil, fmt.Errorf("attachment host %q: want a host name, an IP address or *.domain", h)
-		}
-		if wildcard {
-			e.suffixes = append(e.suffixes, "."+host)
-		} else {
-			e.exact[host] = true
-		}
+	f, err := safefetch.New(safefetch.Config{
+		Hosts: cfg.Hosts, MaxBytes: e.maxBytes, Timeout: e.timeout, UserAgent: "plume-attachments/1",
+	})
+	if err != nil {
+		return nil, fmt.Errorf("attachment %w", err)
 	}
-	e.dialer = &net.Dialer{Timeout: e.timeout}
-	e.lookup = func(ctx context.Context, host string) ([]netip.Addr, error) {
-		return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
-	}
-	e.client = &http.Client{
-		Transport: &http.Transport{
-			Proxy:                 nil, // a proxy would dial for us, past the address checks
-			DialContext:           e.dial,
-			TLSHandshakeTimeout:   e.timeout,
-			ResponseHeaderTimeout: e.timeout,
-			MaxIdleConns:          extractConcurrency,
-			IdleConnTimeout:       30 * time.Second,
-			ForceAttemptHTTP2:     true,
-		},
-		CheckRedirect: e.checkRedirect,
-	}
+	e.fetcher = f
 	return e, nil
-}
-
-// normalizeHost lowercases a host name or IP address (brackets and a final dot dropped) and
-// reports whether it is one.
-func normalizeHost(h string) (string, bool) {
-	h = strings.ToLower(strings.TrimSuffix(strings.TrimSuffix(strings.TrimPrefix(h, "["), "]"), "."))
-	if isIP(h) {
-		return h, true
-	}
-	if h == "" || len(h) > 253 {
-		return "", false
-	}
-	for label := range strings.SplitSeq(h, ".") {
-		if label == "" || len(label) > 63 {
-			return "", false
-		}
-		for _, c := range label {
-			if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
-				return "", false
-			}
-		}
-	}
-	return h, true
-}
-
-func isIP(h string) bool {
-	_, err := netip.ParseAddr(h)
-	return err == nil
-}
-
-// allowed reports whether URLs of host may be fetched, and whether host is listed exactly.
-func (e *Extractor) allowed(host string) (ok, exact bool) {
-	host, valid := normalizeHost(host)
-	if !valid {
-		return false, false
-	}
-	if e.exact[host] {
-		return true, true
-	}
-	if isIP(host) {
-		return false, false
-	}
-	for _, s := range e.suffixes {
-		if strings.HasSuffix(host, s) {
-			return true, false
-		}
-	}
-	return false, false
-}
-
-// fetchable reports whether u is an http(s) URL of an allowed host, without credentials.
-func (e *Extractor) fetchable(u *url.URL) bool {
-	if u.Scheme != "http" && u.Scheme != "https" || u.User != nil || u.Host == "" {
-		return false
-	}
-	ok, _ := e.allowed(u.Hostname())
-	return ok
-}
-
-var (
-	errNotPublic  = errors.New("the host resolves to a non-public address")
-	errNotAllowed = errors.New("redirect to a host that is not allowed")
-	errTooLarge   = errors.New("too large")
-)
-
-// dial connects to addr after checking its addresses: a host listed exactly may be anything,
-// any other must resolve only to public addresses, and the connection goes to one of the
-// addresses checked (not to a second resolution, which could differ).
-func (e *Extractor) dial(ctx context.Context, network, addr string) (net.Conn, error) {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, err
-	}
-	ok, exact := e.allowed(host)
-	if !ok {
-		return nil, errNotAllowed
-	}
-	if exact {
-		return e.dialer.DialContext(ctx, network, addr)
-	}
-	ips, err := e.lookup(ctx, host)
-	if err != nil {
-		return nil, err
-	}
-	if len(ips) == 0 {
-		return nil, fmt.Errorf("%s has no address", host)
-	}
-	for _, ip := range ips {
-		if !publicAddr(ip) {
-			return nil, errNotPublic
-		}
-	}
-	var lastErr error
-	for _, ip := range ips {
-		conn, err := e.dialer.DialContext(ctx, network, net.JoinHostPort(ip.String(), port))
-		if err == nil {
-			return conn, nil
-		}
-		lastErr = err
-	}
-	return nil, lastErr
-}
-
-// nonPublic are the ranges besides loopback, private, link-local, multicast and unspecified
-// addresses that a fetch never reaches unless its host is listed exactly.
-var nonPublic = []netip.Prefix{
-	netip.MustParsePrefix("0.0.0.0/8"),       // "this network"
-	netip.MustParsePrefix("100.64.0.0/10"),   // carrier-grade NAT
-	netip.MustParsePrefix("192.0.0.0/24"),    // IETF protocol assignments
-	netip.MustParsePrefix("198.18.0.0/15"),   // benchmarking
-	netip.MustParsePrefix("240.0.0.0/4"),     // reserved, broadcast
-	netip.MustParsePrefix("64:ff9b::/96"),    // NAT64: may reach any IPv4 address
-	netip.MustParsePrefix("64:ff9b:1::/48"),  // local-use NAT64
-	netip.MustParsePrefix("2001:db8::/32"),   // documentation
-	netip.MustParsePrefix("fec0::/10"),       // site-local (deprecated)
-	netip.MustParsePrefix("2002::/16"),       // 6to4: embeds any IPv4 address
-	netip.MustParsePrefix("2001::/32"),       // Teredo
-	netip.MustParsePrefix("100::/64"),        // discard
-	netip.MustParsePrefix("192.88.99.0/24"),  // 6to4 relay anycast
-	netip.MustParsePrefix("198.51.100.0/24"), // documentation
-}
-
-// publicAddr reports whether ip is a public unicast address.
-func publicAddr(ip netip.Addr) bool {
-	ip = ip.Unmap()
-	if !ip.IsValid() || ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() ||
-		ip.IsLinkLocalMulticast() || ip.IsInterfaceLocalMulticast() || ip.IsMulticast() || ip.IsUnspecified() {
-		return false
-	}
-	for _, p := range nonPublic {
-		if p.Contains(ip) {
-			return false
-		}
-	}
-	return true
-}
-
-// checkRedirect follows at most maxRedirects redirects, each to an allowed http(s) URL.
-func (e *Extractor) checkRedirect(req *http.Request, via []*http.Request) error {
-	if len(via) > maxRedirects {
-		return fmt.Errorf("more than %d redirects", maxRedirects)
-	}
-	if !e.fetchable(req.URL) {
-		return errNotAllowed
-	}
-	return nil
 }
 
 // candidate is one attachment found in a span.
@@ -358,7 +177,7 @@ func (e *Extractor) urlPayload(at []string, v string, output bool, item map[stri
 		return payload{}, false
 	}
 	u, err := url.Parse(v)
-	if err != nil || !e.fetchable(u) {
+	if err != nil || !e.fetcher.Allows(u) {
 		return payload{}, false
 	}
 	return payload{path: at, value: v, remote: true}, true
@@ -568,7 +387,7 @@ func rewriteAttributes(attrs []byte, rewrite func([]byte) ([]byte, bool)) json.R
 		if key != "attachments" {
 			continue
 		}
-		for start < end && (attrs[start] == ':' || isSpace[attrs[start]]) {
+		for start < end && strings.IndexByte(": \t\n\r", attrs[start]) >= 0 {
 			start++
 		}
 		if !bytes.Equal(attrs[start:end], v) {
@@ -706,6 +525,9 @@ func (e *Extractor) decode(p payload) ([]byte, string, string) {
 	return data, mediaType, ""
 }
 
+// errTooLarge is inline bytes over the limit.
+var errTooLarge = errors.New("too large")
+
 // parseDataURL decodes a data URL (RFC 2397): data:[<media type>][;base64],<data>.
 func parseDataURL(s string, limit int64) ([]byte, string, error) {
 	meta, payload, ok := strings.Cut(s[len("data:"):], ",")
@@ -761,7 +583,7 @@ func decodeBase64(s string, limit int64) ([]byte, error) {
 // a failed write is an error.
 func (e *Extractor) store(ctx context.Context, projectID, spanID string, c *candidate) error {
 	if c.url != "" {
-		data, contentType, err := e.fetch(ctx, c.url)
+		data, contentType, err := e.fetcher.Get(ctx, c.url)
 		if err != nil {
 			c.err = fetchNote(err, e.timeout, e.maxBytes)
 			slog.WarnContext(ctx, "attachment not fetched", "span_id", spanID, "url", redact(c.url), "error", err)
@@ -780,7 +602,7 @@ func (e *Extractor) store(ctx context.Context, projectID, spanID string, c *cand
 	}
 	c.att = &Attachment{
 		Type:        attachmentType(c.typ, contentType),
-		Label:       cutLabel(c.label),
+		Label:       textcut.Prefix(c.label, MaxNameLen),
 		Key:         key,
 		ContentType: contentType,
 		Size:        int64(len(c.data)),
@@ -800,56 +622,18 @@ func redact(rawURL string) string {
 	return u.String()
 }
 
-// fetch GETs a remote attachment within the size and time limits.
-func (e *Extractor) fetch(ctx context.Context, rawURL string) ([]byte, string, error) {
-	ctx, cancel := context.WithTimeout(ctx, e.timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
-	if err != nil {
-		return nil, "", err
-	}
-	req.Header.Set("User-Agent", "plume-attachments/1")
-	res, err := e.client.Do(req)
-	if err != nil {
-		return nil, "", err
-	}
-	defer res.Body.Close()
-	if res.StatusCode < 200 || res.StatusCode > 299 {
-		return nil, "", statusError(res.StatusCode)
-	}
-	if res.ContentLength > e.maxBytes {
-		return nil, "", errTooLarge
-	}
-	data, err := io.ReadAll(io.LimitReader(res.Body, e.maxBytes+1))
-	if err != nil {
-		return nil, "", err
-	}
-	if int64(len(data)) > e.maxBytes {
-		return nil, "", errTooLarge
-	}
-	if len(data) == 0 {
-		return nil, "", errors.New("empty")
-	}
-	return data, res.Header.Get("Content-Type"), nil
-}
-
-// statusError is a fetch answered with a status other than 2xx.
-type statusError int
-
-func (e statusError) Error() string { return fmt.Sprintf("status %d", int(e)) }
-
 // fetchNote is the error note of a failed fetch. It never quotes addresses or resolver
 // answers (the cause is logged instead).
 func fetchNote(err error, timeout time.Duration, limit int64) string {
 	var timeoutErr interface{ Timeout() bool }
-	var status statusError
+	var status safefetch.StatusError
 	switch {
-	case errors.Is(err, errTooLarge):
+	case errors.Is(err, safefetch.ErrTooLarge):
 		return fmt.Sprintf("not fetched: larger than %d bytes", limit)
-	case errors.Is(err, errNotPublic):
-		return "not fetched: " + errNotPublic.Error()
-	case errors.Is(err, errNotAllowed):
-		return "not fetched: " + errNotAllowed.Error()
+	case errors.Is(err, safefetch.ErrNotPublic):
+		return "not fetched: " + safefetch.ErrNotPublic.Error()
+	case errors.Is(err, safefetch.ErrNotAllowed):
+		return "not fetched: " + safefetch.ErrNotAllowed.Error()
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &timeoutErr) && timeoutErr.Timeout():
 		return fmt.Sprintf("not fetched: no answer within %s", timeout)
 	case errors.As(err, &status):
@@ -881,7 +665,7 @@ func attachmentType(itemType, contentType string) string {
 		return "audio"
 	case "":
 	default:
-		s, _ := cut(t, maxAttachmentTypeLen)
+		s := textcut.Prefix(t, maxAttachmentTypeLen)
 		return s
 	}
 	major, _, _ := strings.Cut(contentType, "/")
@@ -890,51 +674,6 @@ func attachmentType(itemType, contentType string) string {
 		return major
 	}
 	return "file"
-}
-
-func cutLabel(s string) string {
-	s, _ = cut(s, MaxNameLen)
-	return s
-}
-
-// extensions name the object of each common media type; others end in ".bin". A fixed table
-// (not the system's MIME database) keeps keys the same wherever Plume runs.
-var extensions = map[string]string{
-	"image/png": "png", "image/jpeg": "jpg", "image/gif": "gif", "image/webp": "webp",
-	"image/svg+xml": "svg", "image/bmp": "bmp", "image/tiff": "tiff", "image/avif": "avif",
-	"image/heic": "heic", "image/x-icon": "ico",
-	"audio/mpeg": "mp3", "audio/wav": "wav", "audio/x-wav": "wav", "audio/wave": "wav",
-	"audio/ogg": "ogg", "audio/flac": "flac", "audio/aac": "aac", "audio/mp4": "m4a",
-	"audio/webm": "weba", "audio/pcm": "pcm",
-	"video/mp4": "mp4", "video/webm": "webm", "video/quicktime": "mov", "video/ogg": "ogv",
-	"application/pdf": "pdf", "application/json": "json", "application/zip": "zip",
-	"text/plain": "txt", "text/csv": "csv", "text/markdown": "md", "text/html": "html",
-}
-
-// Extension is the file extension (without the dot) of the objects of a media type.
-func Extension(contentType string) string {
-	mt, _, _ := strings.Cut(contentType, ";")
-	if ext, ok := extensions[strings.ToLower(strings.TrimSpace(mt))]; ok {
-		return ext
-	}
-	return "bin"
-}
-
-// AttachmentPrefix is the prefix of the keys of every attachment of a span.
-func AttachmentPrefix(projectID, spanID string) string {
-	return fmt.Sprintf("attachments/project=%s/span=%s/", projectID, spanID)
-}
-
-// AttachmentKey is the key of an extracted attachment: the item's number in its span and the
-// first 16 hex digits of the SHA-256 of its bytes, so that extracting again writes the same
-// object.
-func AttachmentKey(projectID, spanID string, n int, sum []byte, contentType string) string {
-	return fmt.Sprintf("%s%d-%s.%s", AttachmentPrefix(projectID, spanID), n, hex.EncodeToString(sum[:8]), Extension(contentType))
-}
-
-// UploadKey is a new key for an attachment uploaded directly (POST /spans/{id}/attachments).
-func UploadKey(projectID, spanID, contentType string) string {
-	return fmt.Sprintf("%supload-%s.%s", AttachmentPrefix(projectID, spanID), uuid.Must(uuid.NewV7()), Extension(contentType))
 }
 
 // mergeAttachments returns stored with the attachments of later added, by key (a later entry

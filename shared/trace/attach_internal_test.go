@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/plumehq/plume/shared/blob/blobtest"
+	"github.com/plumehq/plume/shared/safefetch"
 )
 
 // pngBytes is a real PNG signature followed by a few bytes: enough for content sniffing.
@@ -283,9 +284,12 @@ func TestExtractRefusesNonPublicAddresses(t *testing.T) {
 		{"mapped.example.com", "::ffff:127.0.0.1"},
 	}
 	for _, tt := range tests {
-		e.lookup = func(context.Context, string) ([]netip.Addr, error) {
-			return []netip.Addr{netip.MustParseAddr("93.184.216.34"), netip.MustParseAddr(tt.ip)}, nil
-		}
+		f, err := safefetch.New(safefetch.Config{Hosts: []string{"*.example.com"}, Resolver: resolverFunc(
+			func(context.Context, string, string) ([]netip.Addr, error) {
+				return []netip.Addr{netip.MustParseAddr("93.184.216.34"), netip.MustParseAddr(tt.ip)}, nil
+			})})
+		require.NoError(t, err)
+		e.fetcher = f
 		attrs := `{"attachments":[{"url":"http://` + tt.host + `:` + port + `/image.png"}]}`
 		spans := []Span{{ID: "s", Attributes: json.RawMessage(attrs)}}
 		require.NoError(t, e.Extract(context.Background(), "p", spans))
@@ -296,21 +300,11 @@ func TestExtractRefusesNonPublicAddresses(t *testing.T) {
 	assert.Zero(t, counter.Count("PutObject"))
 }
 
-func TestPublicAddr(t *testing.T) {
-	tests := []struct {
-		ip     string
-		public bool
-	}{
-		{"93.184.216.34", true}, {"2606:4700::1111", true}, {"8.8.8.8", true},
-		{"127.0.0.1", false}, {"::1", false}, {"10.1.2.3", false}, {"172.16.0.1", false},
-		{"192.168.1.1", false}, {"169.254.169.254", false}, {"fe80::1", false}, {"fc00::1", false},
-		{"0.0.0.0", false}, {"::", false}, {"100.64.0.1", false}, {"224.0.0.1", false},
-		{"::ffff:127.0.0.1", false}, {"::ffff:10.0.0.1", false}, {"64:ff9b::a00:1", false},
-		{"255.255.255.255", false}, {"198.18.0.1", false},
-	}
-	for _, tt := range tests {
-		assert.Equal(t, tt.public, publicAddr(netip.MustParseAddr(tt.ip)), tt.ip)
-	}
+// resolverFunc is a safefetch.Resolver.
+type resolverFunc func(ctx context.Context, network, host string) ([]netip.Addr, error)
+
+func (f resolverFunc) LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error) {
+	return f(ctx, network, host)
 }
 
 func TestNewExtractorHosts(t *testing.T) {
@@ -338,7 +332,7 @@ func TestNewExtractorHosts(t *testing.T) {
 		}
 		require.NoError(t, err)
 		for host, want := range tt.allowed {
-			got, _ := e.allowed(host)
+			got := e.fetcher.AllowsHost(host)
 			assert.Equal(t, want, got, host)
 		}
 	}
@@ -371,7 +365,10 @@ func FuzzExtractRewrite(f *testing.F) {
 	f.Add(`{"a":{"attachments":[]},"attachments":[]}`, `[{"url":"data:,hello%20world"}]`, true)
 	f.Add(`{"attachments":[{"base64":"data:text/plain,%zz"}]}`, ` [ {"base64" : "QUJD" } ] `, false)
 	f.Add(`{"attachments":"x"}`, `["url","base64"]`, true)
-	e := &Extractor{exact: map[string]bool{"127.0.0.1": true}, maxBytes: 64, maxPerSpan: 3, timeout: time.Second}
+	e, err := NewExtractor(nil, ExtractorConfig{Hosts: []string{"127.0.0.1"}, MaxBytes: 64, MaxPerSpan: 3, FetchTimeout: time.Second})
+	if err != nil {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, attrs, output string, ok bool) {
 		sp := Span{ID: "s", Attributes: json.RawMessage(attrs), OutputData: &output}
 		cands := e.collect(&sp)

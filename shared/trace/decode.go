@@ -2,107 +2,50 @@ package trace
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
-	"math/bits"
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
 
 	"github.com/google/uuid"
 
 	"github.com/plumehq/plume/shared/errs"
+	"github.com/plumehq/plume/shared/jsonscan"
 )
 
 // maxReasonsInError is how many per-span reasons the error of an all-invalid batch lists.
 const maxReasonsInError = 3
 
-// minSpanTime is the earliest time a span may start or end: anything earlier is a client clock
-// or unit error.
-var minSpanTime = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
-
-// maxFutureSkew is how far after the server's clock a span time may be.
-const maxFutureSkew = 24 * time.Hour
-
-// DecodeBatch parses a JSON array of spans. It returns an errs.CodeInvalid error only when the
-// body as a whole is unusable (not JSON, not an array, more than MaxSpansPerBatch spans, or no
-// valid span at all: then the error lists the first few reasons). Otherwise each element is
-// validated on its own: valid spans are returned (CreatedAt = UpdatedAt = now), invalid ones are
-// reported in rejected with their index and a clear reason; one bad span never drops the batch.
+// DecodeBatch parses the body of POST /spans, a JSON array of spans, by the rules of WIRE.md
+// (next to this file). It returns an errs.CodeInvalid error only when the body as a whole is
+// unusable (not JSON, not an array, more than MaxSpansPerBatch spans, or no valid span at all:
+// then the error lists the first few reasons). Otherwise each element is validated on its own:
+// valid spans are returned (CreatedAt = UpdatedAt = now), each satisfying Span.Check; invalid
+// ones are reported in rejected with their index and a reason.
 //
-// The body is the wire format of the zeroeval Python and TypeScript SDKs (COMPAT.md, "Span
-// ingestion"; spec §2.6 and §4.3). The rules, field by field:
-//
-//   - Keys are matched exactly as the SDKs send them (case-sensitive); unknown keys (code,
-//     experiment_result_id, ab_choices, ...) are ignored; of duplicate keys the last wins.
-//   - id: optional UUID, generated when absent, null or "". trace_id: required UUID.
-//     parent_span_id: optional UUID, null or "". A UUID may come in any case, hyphenated or as
-//     32 hex digits (also {...} and urn:uuid: forms); it is stored lowercase and hyphenated.
-//     Anything else rejects the span.
-//   - name: required non-empty string of at most MaxNameLen bytes.
-//   - started_at (required) and ended_at (optional) are read by parseTime: ISO 8601 strings or
-//     Unix epochs (numbers or numeric strings). Both are stored in UTC, rounded to the
-//     microsecond. A time before 2000-01-01 or more than a day after now, or an ended_at before
-//     started_at, rejects the span.
-//   - duration_ms: optional non-negative number; when absent and ended_at is given it is
-//     ended_at - started_at in (fractional) milliseconds.
-//   - kind: lowercased; "generic" when absent, null or ""; at most 64 characters of
-//     [a-z0-9_-]. status: null, "" (both: not given), or unset, ok, error in any case.
-//   - cost: optional non-negative number (null: not given).
-//   - session: the session id is session_id if non-empty, else session.id. A session id that
-//     is not a UUID (at most MaxIDLen bytes) becomes uuid5(NAMESPACE_DNS, id) of its exact
-//     bytes, as the Python SDK derives it client-side (so both SDKs land in one session). The
-//     name is session.name, else the top-level session_name (TypeScript), at most MaxNameLen
-//     bytes; it is never made up from the id (a span without a name must not rename the
-//     session). SessionTags is session_tags plus the keys of session.tags it lacks. Without a
-//     session id, the session name and tags are dropped.
-//   - input_data, output_data: strings; any other non-null JSON value is kept as its compact
-//     JSON text. At most MaxDataBytes each (after decoding).
-//   - attributes: object, null or absent ({}), stored compact (invalid UTF-8 in strings becomes
-//     U+FFFD), at most MaxAttributeBytes compact. Span.LLM and Span.Link are read from it by
-//     parseLLMUsage and parseLink.
-//   - tags, trace_tags, session_tags: objects or null. String values are kept, numbers and
-//     booleans become their JSON text, nested objects and arrays their compact JSON text, null
-//     values are dropped. At most MaxTagKeys keys of 1 to MaxTagKeyLen bytes, values at most
-//     MaxTagValueLen bytes; of duplicate keys the last wins. An empty tag set is nil (Tags is
-//     still written as {}).
-//   - error_code (at most MaxNameLen bytes), error_message, error_stack, code_filepath (at most
-//     MaxErrorBytes each): strings, "" and null mean absent. code_lineno: a non-negative
-//     integer, also as an integral float or a numeric string.
-//   - ProjectID is projectID, never read from the body. CreatedAt = UpdatedAt = now in UTC.
-//
-// A value of the wrong JSON type rejects its span with a reason naming the field. Only the
-// JSON syntax (which is exactly what encoding/json accepts, nesting depth included) and the
-// array bounds are whole-body errors. Work and memory are linear in len(body); the caller
-// bounds the body (MaxBatchBytes).
-//
-// The spans refer to body instead of copying it: every string that appears in body as it is
-// (no escapes, valid UTF-8) is a substring of body, and so are attributes without whitespace.
-// The caller must not modify body afterwards; it stays in memory as long as any span does.
+// The spans refer to body instead of copying it: the caller must not modify body afterwards.
 func DecodeBatch(body []byte, projectID string, now time.Time) (spans []Span, rejected []Rejected, err error) {
 	now = now.UTC()
-	r := jsonReader{data: body}
-	r.skipWS()
-	if r.pos >= len(body) || body[r.pos] != '[' {
+	r := jsonscan.NewReader(body)
+	r.SkipSpace()
+	if r.Pos() >= len(body) || body[r.Pos()] != '[' {
 		return nil, nil, notAnArray(body)
 	}
-	if err := r.enter(); err != nil {
+	if err := r.Enter(); err != nil {
 		return nil, nil, notJSON(err)
 	}
-	elemsStart := r.pos
+	elemsStart := r.Pos()
 	var (
 		n       int
 		reasons []string
 		text    = spanText{src: body, text: unsafe.String(unsafe.SliceData(body), len(body)), tags: new(tagArena)}
 	)
 	for first := true; ; first = false {
-		more, err := r.next(']', first)
+		more, err := r.Next(']', first)
 		if err != nil {
 			return nil, nil, notJSON(err)
 		}
@@ -113,11 +56,11 @@ func DecodeBatch(body []byte, projectID string, now time.Time) (spans []Span, re
 			return nil, nil, errs.Invalid("too many spans in the batch: at most %d", MaxSpansPerBatch)
 		}
 		w := wireSpan{spanText: text}
-		object := r.pos < len(body) && body[r.pos] == '{'
+		object := r.Pos() < len(body) && body[r.Pos()] == '{'
 		if object {
-			err = r.readSpan(&w)
+			err = w.read(&r)
 		} else {
-			err = r.skipValue()
+			err = r.SkipValue()
 		}
 		if err != nil {
 			return nil, nil, notJSON(err)
@@ -129,7 +72,7 @@ func DecodeBatch(body []byte, projectID string, now time.Time) (spans []Span, re
 				// Room for the rest of the body at the average size of the elements so far,
 				// and an eighth more for a low estimate: past a few spans, usually one
 				// allocation instead of growing through powers of two.
-				rest := (len(body) - r.pos) / ((r.pos - elemsStart) / (n + 1))
+				rest := (len(body) - r.Pos()) / ((r.Pos() - elemsStart) / (n + 1))
 				room = min(1+rest+rest/8, MaxSpansPerBatch-n)
 			}
 			grown := make([]Span, len(spans), len(spans)+room)
@@ -151,9 +94,8 @@ func DecodeBatch(body []byte, projectID string, now time.Time) (spans []Span, re
 		}
 		n++
 	}
-	r.skipWS()
-	if r.pos != len(body) {
-		return nil, nil, notJSON(r.fail("invalid character after top-level value"))
+	if err := r.End(); err != nil {
+		return nil, nil, notJSON(err)
 	}
 	if n == 0 {
 		return nil, nil, errs.Invalid("the batch has no spans")
@@ -172,12 +114,12 @@ func notJSON(err error) error { return errs.Invalid("body is not valid JSON: %v"
 
 // notAnArray explains why a body that does not start with '[' is unusable.
 func notAnArray(body []byte) error {
-	r := jsonReader{data: body}
-	if err := r.skipValue(); err != nil {
+	r := jsonscan.NewReader(body)
+	if err := r.SkipValue(); err != nil {
 		return notJSON(err)
 	}
-	if r.skipWS(); r.pos != len(body) {
-		return notJSON(r.fail("invalid character after top-level value"))
+	if err := r.End(); err != nil {
+		return notJSON(err)
 	}
 	return errs.Invalid("body must be a JSON array of spans, got %s", jsonKind(bytes.TrimLeft(body, " \t\r\n")))
 }
@@ -281,163 +223,61 @@ func (a *wireAttributes) field(key []byte) *[]byte {
 	return nil
 }
 
-// readSpan reads the object at r.pos into w; the attributes object is read in the same pass.
-func (r *jsonReader) readSpan(w *wireSpan) error {
-	if err := r.enter(); err != nil {
+// read reads the object at the position of r, a reader of w.src, into w; the attributes
+// object is read in the same pass.
+func (w *wireSpan) read(r *jsonscan.Reader) error {
+	if err := r.Enter(); err != nil {
 		return err
 	}
 	for first := true; ; first = false {
-		key, more, err := r.nextMember(first)
+		key, more, err := r.NextMember(first)
 		if err != nil || !more {
 			return err
 		}
-		start := r.pos
+		start := r.Pos()
 		if string(key) == "attributes" {
 			w.attr = wireAttributes{}
-			r.gaps, r.recordGaps = r.gaps[:0], true
-			if r.pos < len(r.data) && r.data[r.pos] == '{' {
-				err = r.readAttributes(&w.attr)
+			r.RecordGaps()
+			if start < len(w.src) && w.src[start] == '{' {
+				err = w.attr.read(r, w.src)
 			} else {
-				err = r.skipValue()
+				err = r.SkipValue()
 			}
-			r.recordGaps = false
-			w.attrGaps, w.attrStart = r.gaps, start
+			w.attrGaps, w.attrStart = r.StopGaps(), start
 		} else {
-			err = r.skipValue()
+			err = r.SkipValue()
 		}
 		if err != nil {
 			return err
 		}
 		if p := w.field(key); p != nil {
-			*p = r.data[start:r.pos]
+			*p = w.src[start:r.Pos()]
 		}
 	}
 }
 
-// readAttributes reads the attributes object at r.pos, keeping the members Plume reads.
-func (r *jsonReader) readAttributes(a *wireAttributes) error {
-	if err := r.enter(); err != nil {
+// read reads the attributes object at the position of r, a reader of d, keeping the members
+// Plume reads.
+func (a *wireAttributes) read(r *jsonscan.Reader, d []byte) error {
+	if err := r.Enter(); err != nil {
 		return err
 	}
 	for first := true; ; first = false {
-		key, more, err := r.nextMember(first)
+		key, more, err := r.NextMember(first)
 		if err != nil || !more {
 			return err
 		}
-		start := r.pos
-		if err := r.skipValue(); err != nil {
+		start := r.Pos()
+		if err := r.SkipValue(); err != nil {
 			return err
 		}
 		if p := a.field(key); p != nil {
-			*p = r.data[start:r.pos]
+			*p = d[start:r.Pos()]
 		}
 	}
 }
-
-// memberIter walks the members of an object the reader has already validated, without
-// validating it again:
-//
-//	for it := iterMembers(raw); it.next(); { switch string(it.key) { ... it.value ... } }
-//
-// Keys are decoded when they have escapes, else they are slices of raw, as values are.
-type memberIter struct {
-	data       []byte
-	pos        int // after the opening brace or the last member
-	key, value []byte
-}
-
-// iterMembers iterates raw, which yields nothing unless it is an object.
-func iterMembers(raw []byte) memberIter {
-	if !isObject(raw) {
-		return memberIter{}
-	}
-	return memberIter{data: raw, pos: 1}
-}
-
-func (it *memberIter) next() bool {
-	d := it.data
-	i := skipSpace(d, it.pos)
-	if i < len(d) && d[i] == ',' {
-		i = skipSpace(d, i+1)
-	}
-	if i >= len(d) || d[i] != '"' {
-		return false // the closing brace
-	}
-	end := stringEnd(d, i)
-	if it.key = d[i+1 : end-1]; bytes.IndexByte(it.key, '\\') >= 0 {
-		it.key = []byte(unescape(it.key))
-	}
-	i = skipSpace(d, skipSpace(d, end)+1) // the colon and the whitespace around it
-	end = valueEnd(d, i)
-	it.value, it.pos = d[i:end], end
-	return true
-}
-
-func skipSpace(d []byte, i int) int {
-	for i < len(d) && isSpace[d[i]] {
-		i++
-	}
-	return i
-}
-
-// valueEnd returns the index after the valid value that starts at d[i].
-func valueEnd(d []byte, i int) int {
-	if i >= len(d) {
-		return i
-	}
-	switch d[i] {
-	case '"':
-		return stringEnd(d, i)
-	case '{', '[':
-		for depth := 0; i < len(d); {
-			switch d[i] {
-			case '"':
-				i = stringEnd(d, i)
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				if depth--; depth == 0 {
-					return i + 1
-				}
-			}
-			i++
-		}
-		return i
-	}
-	for i < len(d) && !isValueEnd[d[i]] { // a number, true, false or null
-		i++
-	}
-	return i
-}
-
-var isValueEnd = [256]bool{',': true, '}': true, ']': true, ' ': true, '\t': true, '\n': true, '\r': true}
 
 func isObject(raw []byte) bool { return len(raw) > 0 && raw[0] == '{' }
-
-// spanText makes the Go strings of one span. Those that appear in src as they are (no
-// escapes, valid UTF-8) are substrings of text, which is src itself when DecodeBatch reads a
-// batch (no copy), else a copy of src made on first use. The others are decoded into their own
-// copies, and so is every string when src is nil (the zero value).
-type spanText struct {
-	src  []byte
-	text string // string(src), once a string needed it
-	tags *tagArena
-}
-
-// str returns string(raw): a substring of t.text when raw is a slice of t.src.
-func (t *spanText) str(raw []byte) string {
-	// A slice of src keeps the capacity up to the end of src's array, so the difference of
-	// the capacities is its offset in src; comparing addresses rules out a raw from elsewhere.
-	off := cap(t.src) - cap(raw)
-	if len(raw) == 0 || off < 0 || off+len(raw) > len(t.src) || &t.src[off] != &raw[0] {
-		return string(raw)
-	}
-	if t.text == "" {
-		t.text = string(t.src)
-	}
-	return t.text[off : off+len(raw)]
-}
 
 // rejectedID is the id to echo in a Rejected entry: the span's UUID when it has a valid one.
 func (w *wireSpan) rejectedID() string {
@@ -459,20 +299,6 @@ type spanValues struct {
 	codeLineno                                            int
 	llm                                                   LLMUsage
 	link                                                  PromptLink
-}
-
-// ref stores v in slot and returns slot.
-func ref[T any](slot *T, v T) *T {
-	*slot = v
-	return slot
-}
-
-// optionalRef is ref for strings, with nil for "".
-func optionalRef(slot *string, v string) *string {
-	if v == "" {
-		return nil
-	}
-	return ref(slot, v)
 }
 
 // span applies the rules of DecodeBatch to w, making the span in *s. The error is the reason
@@ -498,7 +324,7 @@ func (w *wireSpan) span(s *Span, projectID string, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	s.ParentSpanID = optionalRef(&v.parent, parent)
+	s.ParentSpanID = OptionalRef(&v.parent, parent)
 
 	if s.Name, err = w.stringField("name", w.name, MaxNameLen); err != nil {
 		return err
@@ -513,7 +339,7 @@ func (w *wireSpan) span(s *Span, projectID string, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	s.Status = optionalRef(&v.status, status)
+	s.Status = OptionalRef(&v.status, status)
 
 	if err := w.times(s, v, now); err != nil {
 		return err
@@ -523,7 +349,7 @@ func (w *wireSpan) span(s *Span, projectID string, now time.Time) error {
 		return err
 	}
 	if ok {
-		s.Cost = ref(&v.cost, cost)
+		s.Cost = Ref(&v.cost, cost)
 	}
 
 	input, ok, err := w.dataField("input_data", w.inputData)
@@ -531,24 +357,24 @@ func (w *wireSpan) span(s *Span, projectID string, now time.Time) error {
 		return err
 	}
 	if ok {
-		s.InputData = ref(&v.input, input)
+		s.InputData = Ref(&v.input, input)
 	}
 	output, ok, err := w.dataField("output_data", w.outputData)
 	if err != nil {
 		return err
 	}
 	if ok {
-		s.OutputData = ref(&v.output, output)
+		s.OutputData = Ref(&v.output, output)
 	}
 
 	if s.Attributes, err = attributesField(w.attributes, w.attrGaps, w.attrStart); err != nil {
 		return err
 	}
 	if llm, ok := w.parseLLMUsage(&w.attr); ok {
-		s.LLM = ref(&v.llm, llm)
+		s.LLM = Ref(&v.llm, llm)
 	}
 	if link, ok := w.parseLink(&w.attr); ok {
-		s.Link = ref(&v.link, link)
+		s.Link = Ref(&v.link, link)
 	}
 
 	if s.Tags, err = w.tagsField("tags", w.tags); err != nil {
@@ -586,7 +412,7 @@ func (w *wireSpan) times(s *Span, v *spanValues, now time.Time) error {
 			return fmt.Errorf("ended_at: %s is before started_at %s",
 				end.Format(time.RFC3339Nano), start.Format(time.RFC3339Nano))
 		}
-		s.EndedAt = ref(&v.endedAt, end)
+		s.EndedAt = Ref(&v.endedAt, end)
 	}
 	d, ok, err := nonNegativeField("duration_ms", w.durationMS)
 	if err != nil {
@@ -596,7 +422,7 @@ func (w *wireSpan) times(s *Span, v *spanValues, now time.Time) error {
 		d, ok = float64(s.EndedAt.Sub(start))/float64(time.Millisecond), true
 	}
 	if ok {
-		s.DurationMS = ref(&v.durationMS, d)
+		s.DurationMS = Ref(&v.durationMS, d)
 	}
 	return nil
 }
@@ -608,14 +434,14 @@ func (w *wireSpan) sessionFields(s *Span, v *spanValues) error {
 		if !isObject(w.session) {
 			return fmt.Errorf("session: must be an object, got %s", jsonKind(w.session))
 		}
-		for it := iterMembers(w.session); it.next(); {
-			switch string(it.key) {
+		for it := jsonscan.Members(w.session); it.Next(); {
+			switch string(it.Key) {
 			case "id":
-				sess.id = it.value
+				sess.id = it.Value
 			case "name":
-				sess.name = it.value
+				sess.name = it.Value
 			case "tags":
-				sess.tags = it.value
+				sess.tags = it.Value
 			}
 		}
 	}
@@ -657,8 +483,8 @@ func (w *wireSpan) sessionFields(s *Span, v *spanValues) error {
 	if len(id) > MaxIDLen {
 		return fmt.Errorf("session id: not a UUID and longer than %d bytes", MaxIDLen)
 	}
-	s.SessionID = ref(&v.sessionID, SessionIDOf(id))
-	s.SessionName = optionalRef(&v.sessionName, name)
+	s.SessionID = Ref(&v.sessionID, SessionIDOf(id))
+	s.SessionName = OptionalRef(&v.sessionName, name)
 	s.SessionTags = tags
 	return nil
 }
@@ -669,19 +495,19 @@ func (w *wireSpan) errorFields(s *Span, v *spanValues) error {
 	if err != nil {
 		return err
 	}
-	s.ErrorCode = optionalRef(&v.errorCode, str)
+	s.ErrorCode = OptionalRef(&v.errorCode, str)
 	if str, err = w.stringField("error_message", w.errorMessage, MaxErrorBytes); err != nil {
 		return err
 	}
-	s.ErrorMessage = optionalRef(&v.errorMessage, str)
+	s.ErrorMessage = OptionalRef(&v.errorMessage, str)
 	if str, err = w.stringField("error_stack", w.errorStack, MaxErrorBytes); err != nil {
 		return err
 	}
-	s.ErrorStack = optionalRef(&v.errorStack, str)
+	s.ErrorStack = OptionalRef(&v.errorStack, str)
 	if str, err = w.stringField("code_filepath", w.codeFilepath, MaxErrorBytes); err != nil {
 		return err
 	}
-	s.CodeFilepath = optionalRef(&v.codeFilepath, str)
+	s.CodeFilepath = OptionalRef(&v.codeFilepath, str)
 	if isAbsent(w.codeLineno) {
 		return nil
 	}
@@ -689,7 +515,7 @@ func (w *wireSpan) errorFields(s *Span, v *spanValues) error {
 	if !ok || n < 0 || n > math.MaxInt32 {
 		return fmt.Errorf("code_lineno: must be a non-negative integer, got %s", truncate(w.codeLineno))
 	}
-	s.CodeLineno = ref(&v.codeLineno, int(n))
+	s.CodeLineno = Ref(&v.codeLineno, int(n))
 	return nil
 }
 
@@ -724,40 +550,6 @@ func (t *spanText) uuidField(name string, raw []byte) (string, error) {
 		return "", fmt.Errorf("%s: %q is not a UUID", name, truncate([]byte(s)))
 	}
 	return id, nil
-}
-
-// normalizeUUID returns s as a lowercase hyphenated UUID. It accepts the forms uuid.Parse
-// does: hyphenated, 32 hex digits, {hyphenated} and urn:uuid:hyphenated, in any case.
-func normalizeUUID(s string) (string, bool) {
-	if isCanonicalUUID(s) {
-		return s, true // the usual case: keep the decoded string
-	}
-	u, err := uuid.Parse(s)
-	if err != nil {
-		return "", false
-	}
-	return u.String(), true
-}
-
-// isCanonicalUUID reports whether s is a UUID as stored: lowercase and hyphenated.
-func isCanonicalUUID(s string) bool {
-	if len(s) != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
-		return false
-	}
-	// The digits, eight at a time: the words at 9, 14 and 19 have a hyphen as their byte 4,
-	// which is replaced by a digit.
-	const hyphen = 0xff << 32
-	return isLowerHex8(load64(s, 0)) && isLowerHex8(load64(s, 9)&^hyphen|'0'<<32) &&
-		isLowerHex8(load64(s, 14)&^hyphen|'0'<<32) && isLowerHex8(load64(s, 19)&^hyphen|'0'<<32) &&
-		isLowerHex8(load64(s, 24)) && isLowerHex8(load64(s, 28))
-}
-
-// isLowerHex8 reports whether the eight bytes of x are all in [0-9a-f].
-func isLowerHex8(x uint64) bool {
-	// Adding 0x80-n to each byte below 0x80 sets its bit 7 exactly when it is >= n: no carries.
-	digit := (x + ones*(0x80-'0')) &^ (x + ones*(0x80-'9'-1))
-	letter := (x + ones*(0x80-'a')) &^ (x + ones*(0x80-'f'-1))
-	return x&highs == 0 && (digit|letter)&highs == highs
 }
 
 var kinds = [...]string{KindGeneric, KindLLM, KindTTS, KindHTTP, KindDatabase, KindVectorStore}
@@ -818,7 +610,7 @@ func nonNegativeField(name string, raw []byte) (float64, bool, error) {
 	if isAbsent(raw) {
 		return 0, false, nil
 	}
-	if !isNumber(raw) {
+	if !jsonscan.IsNumber(raw) {
 		return 0, false, fmt.Errorf("%s: must be a number, got %s", name, jsonKind(raw))
 	}
 	f, err := strconv.ParseFloat(string(raw), 64)
@@ -831,21 +623,6 @@ func nonNegativeField(name string, raw []byte) (float64, bool, error) {
 	return f, true, nil
 }
 
-// timeField parses raw with parseTime and checks the range.
-func timeField(name string, raw []byte, now time.Time) (time.Time, error) {
-	t, err := parseTime(raw)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("%s: %v", name, err)
-	}
-	if t.Before(minSpanTime) {
-		return time.Time{}, fmt.Errorf("%s: %s is before 2000-01-01", name, t.Format(time.RFC3339Nano))
-	}
-	if t.After(now.Add(maxFutureSkew)) {
-		return time.Time{}, fmt.Errorf("%s: %s is more than a day in the future", name, t.Format(time.RFC3339Nano))
-	}
-	return t, nil
-}
-
 // dataField returns input_data or output_data: a string, or the compact JSON text of any other
 // non-null value; false when absent or null.
 func (t *spanText) dataField(name string, raw []byte) (string, bool, error) {
@@ -856,7 +633,7 @@ func (t *spanText) dataField(name string, raw []byte) (string, bool, error) {
 	if raw[0] == '"' {
 		s, _ = t.stringValue(raw)
 	} else {
-		s = string(appendCompact(make([]byte, 0, len(raw)), raw))
+		s = string(jsonscan.AppendCompact(make([]byte, 0, len(raw)), raw))
 	}
 	if len(s) > MaxDataBytes {
 		return "", false, fmt.Errorf("%s: larger than %d bytes", name, MaxDataBytes)
@@ -878,35 +655,14 @@ func attributesField(raw []byte, gaps []int, start int) ([]byte, error) {
 	case len(gaps) == 0 && utf8.Valid(raw):
 		c = raw[:len(raw):len(raw)] // already compact: a slice of the body, which append copies
 	case utf8.Valid(raw):
-		c = compactGaps(raw, gaps, start)
+		c = jsonscan.CompactGaps(raw, gaps, start)
 	default:
-		c = appendCompact(make([]byte, 0, len(raw)), raw)
+		c = jsonscan.AppendCompact(make([]byte, 0, len(raw)), raw)
 	}
 	if len(c) > MaxAttributeBytes {
 		return nil, fmt.Errorf("attributes: larger than %d bytes", MaxAttributeBytes)
 	}
 	return c, nil
-}
-
-// compactGaps returns a copy of raw without the whitespace runs gaps, which the reader
-// recorded (as offsets of its data, raw starting at start) while it read raw: all the
-// insignificant whitespace of raw, and only it.
-func compactGaps(raw []byte, gaps []int, start int) []byte {
-	n, prev := len(raw), start
-	for i := 0; i+1 < len(gaps); i += 2 {
-		if gaps[i] < prev || gaps[i+1] < gaps[i] || gaps[i+1] > start+len(raw) {
-			return appendCompact(make([]byte, 0, len(raw)), raw) // not raw's gaps: never happens
-		}
-		n -= gaps[i+1] - gaps[i]
-		prev = gaps[i+1]
-	}
-	out := make([]byte, 0, n)
-	prev = 0
-	for i := 0; i+1 < len(gaps); i += 2 {
-		out = append(out, raw[prev:gaps[i]-start]...)
-		prev = gaps[i+1] - start
-	}
-	return append(out, raw[prev:]...)
 }
 
 // tagsField reads a tag object; nil when it is absent, null or has no non-null value. Of
@@ -923,29 +679,29 @@ func (t *spanText) tagsField(name string, raw []byte) (Tags, error) {
 	}
 	// A member takes at least 6 bytes ("k":1,): room for all of them without growing.
 	tags := t.tags.take(min(len(raw)/6+1, MaxTagKeys+1))
-	for it := iterMembers(raw); it.next(); {
-		v := it.value
+	for it := jsonscan.Members(raw); it.Next(); {
+		v := it.Value
 		if v[0] == 'n' {
 			continue
 		}
-		key := t.str(it.key)
+		key := t.str(it.Key)
 		if !utf8.ValidString(key) {
-			key = string(appendValidUTF8(nil, it.key)) // each invalid byte, as encoding/json
+			key = string(jsonscan.AppendValidUTF8(nil, it.Key)) // each invalid byte, as encoding/json
 		}
 		if len(key) == 0 || len(key) > MaxTagKeyLen {
-			return nil, fmt.Errorf("%s: key %q must be 1 to %d bytes", name, truncate(it.key), MaxTagKeyLen)
+			return nil, fmt.Errorf("%s: key %q must be 1 to %d bytes", name, truncate(it.Key), MaxTagKeyLen)
 		}
 		var s string
 		switch v[0] {
 		case '"':
 			s, _ = t.stringValue(v)
 		case '{', '[':
-			s = string(appendCompact(make([]byte, 0, len(v)), v))
+			s = string(jsonscan.AppendCompact(make([]byte, 0, len(v)), v))
 		default: // number, true, false: their JSON text
 			s = t.str(v)
 		}
 		if len(s) > MaxTagValueLen {
-			return nil, fmt.Errorf("%s: value of %q longer than %d bytes", name, truncate(it.key), MaxTagValueLen)
+			return nil, fmt.Errorf("%s: value of %q longer than %d bytes", name, truncate(it.Key), MaxTagValueLen)
 		}
 		tags.Set(key, s)
 		if len(tags) > MaxTagKeys {
@@ -986,1100 +742,4 @@ func (a *tagArena) keep(t Tags) Tags {
 		a.free = a.free[len(t):]
 	}
 	return t[:len(t):len(t)]
-}
-
-// jsonKind names the JSON type of a raw value for error messages.
-func jsonKind(raw []byte) string {
-	if len(raw) == 0 {
-		return "nothing"
-	}
-	switch raw[0] {
-	case '"':
-		return "a string"
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	case 't', 'f':
-		return "a boolean"
-	case 'n':
-		return "null"
-	}
-	return "a number"
-}
-
-// truncate shortens a value quoted in an error message.
-func truncate(b []byte) string {
-	const max = 64
-	if len(b) <= max {
-		return string(b)
-	}
-	return strings.ToValidUTF8(string(b[:max]), "") + "..."
-}
-
-// --- numbers ---------------------------------------------------------------------------------
-
-// isNumber reports whether raw is a JSON number (RFC 8259 grammar, nothing around it).
-func isNumber(raw []byte) bool {
-	if len(raw) == 0 || !(raw[0] == '-' || '0' <= raw[0] && raw[0] <= '9') {
-		return false
-	}
-	r := jsonReader{data: raw}
-	return r.number() == nil && r.pos == len(raw)
-}
-
-// numberText returns the JSON number text of raw: raw itself, or the contents of a string
-// holding a number (surrounding spaces allowed).
-func numberText(raw []byte) ([]byte, bool) {
-	if len(raw) > 0 && raw[0] == '"' {
-		s, ok := stringValue(raw)
-		if !ok {
-			return nil, false
-		}
-		raw = []byte(strings.TrimSpace(s))
-	}
-	return raw, isNumber(raw)
-}
-
-// integerValue reads an integral number, or a string holding one, of at most 2^53.
-func integerValue(raw []byte) (int64, bool) {
-	if n, ok := plainCount(raw); ok {
-		return n, true
-	}
-	return anyIntegerValue(raw)
-}
-
-// anyIntegerValue is integerValue for any value.
-func anyIntegerValue(raw []byte) (int64, bool) {
-	text, ok := numberText(raw)
-	if !ok {
-		return 0, false
-	}
-	f, err := strconv.ParseFloat(string(text), 64)
-	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
-		return 0, false
-	}
-	return int64(f), true
-}
-
-// plainCount reads the usual integers, 0 or up to 15 digits without a leading zero (below
-// 2^53), as integerValue does, without parsing a float. It reports false for any other text.
-func plainCount(raw []byte) (int64, bool) {
-	if len(raw) == 0 || len(raw) > 15 || raw[0] == '0' && len(raw) > 1 {
-		return 0, false
-	}
-	var n int64
-	for _, c := range raw {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + int64(c-'0')
-	}
-	return n, true
-}
-
-// --- times -----------------------------------------------------------------------------------
-
-// parseTime reads a span time from a raw JSON value. Accepted:
-//
-//   - ISO 8601 / RFC 3339 strings: 2024-11-21T18:05:45.123Z, with an offset (+02:00, +0200,
-//     +02), without a zone (UTC), with a space or lowercase t instead of T, with 0 to 9
-//     fractional digits (more are ignored) and without seconds (2024-11-21T18:05Z).
-//   - Unix epochs as JSON numbers (1732212345.123456, 1732212345) or strings holding one.
-//     The unit is guessed from the magnitude v: v > 1e17 is nanoseconds, v > 1e14
-//     microseconds, v > 1e11 milliseconds, else seconds. (1e11 s is the year 5138 and 1e11 ms
-//     is 1973, so no time this service accepts is ambiguous.) The decimal text is converted
-//     exactly, not through a float.
-//
-// The result is in UTC, rounded to the microsecond. Range checks are the caller's.
-func parseTime(raw []byte) (time.Time, error) {
-	if len(raw) == 0 {
-		return time.Time{}, fmt.Errorf("missing")
-	}
-	var t time.Time
-	var err error
-	switch c := raw[0]; {
-	case c == '"':
-		s, _ := stringValue(raw)
-		if text := strings.TrimSpace(s); isNumber([]byte(text)) {
-			t, err = parseEpoch([]byte(text))
-		} else {
-			t, err = parseISO(s)
-		}
-	case c == '-' || '0' <= c && c <= '9':
-		t, err = parseEpoch(raw)
-	default:
-		return time.Time{}, fmt.Errorf("must be an ISO 8601 string or a Unix epoch number, got %s", jsonKind(raw))
-	}
-	if err != nil {
-		return time.Time{}, err
-	}
-	return t.Round(time.Microsecond).UTC(), nil
-}
-
-// maxEpochSeconds bounds the epochs parseEpoch converts (the year 2255, which keeps
-// nanoseconds within int64).
-const maxEpochSeconds = 9e9
-
-// parseEpoch converts a JSON number text to a time, with the unit heuristic of parseTime.
-func parseEpoch(text []byte) (time.Time, error) {
-	if ns, ok := plainEpochSeconds(text); ok {
-		return time.Unix(0, ns).UTC(), nil
-	}
-	return parseAnyEpoch(text)
-}
-
-// parseAnyEpoch is parseEpoch for any number text.
-func parseAnyEpoch(text []byte) (time.Time, error) {
-	f, err := strconv.ParseFloat(string(text), 64)
-	if err != nil && !isRangeErr(err) {
-		return time.Time{}, fmt.Errorf("%q is not a number", truncate(text))
-	}
-	// digitsAfterPoint is log10 of the unit in nanoseconds (9 for seconds, 0 for nanoseconds).
-	digitsAfterPoint, perSecond := 9, 1.0
-	switch {
-	case f > 1e17:
-		digitsAfterPoint, perSecond = 0, 1e9
-	case f > 1e14:
-		digitsAfterPoint, perSecond = 3, 1e6
-	case f > 1e11:
-		digitsAfterPoint, perSecond = 6, 1e3
-	}
-	if secs := f / perSecond; !(secs >= 0 && secs <= maxEpochSeconds) {
-		return time.Time{}, fmt.Errorf("epoch %s is out of range", truncate(text))
-	}
-
-	// Split the text into its digits (integer and fraction) and a decimal exponent.
-	mant, exp := text, 0
-	if i := bytes.IndexAny(text, "eE"); i >= 0 {
-		mant = text[:i]
-		e, err := strconv.Atoi(string(text[i+1:]))
-		if err != nil {
-			return time.Time{}, fmt.Errorf("epoch %s is out of range", truncate(text))
-		}
-		exp = e
-	}
-	intPart, fracPart := mant, []byte(nil)
-	if i := bytes.IndexByte(mant, '.'); i >= 0 {
-		intPart, fracPart = mant[:i], mant[i+1:]
-	}
-	nDigits := len(intPart) + len(fracPart)
-	digit := func(i int) int64 {
-		if i < len(intPart) {
-			return int64(intPart[i] - '0')
-		}
-		return int64(fracPart[i-len(intPart)] - '0')
-	}
-	// The value in nanoseconds is the digits with the decimal point after `point` of them.
-	point := len(intPart) + exp + digitsAfterPoint
-	if point-nDigits > 19 { // >= 1e19 ns unless all digits are zero: out of range either way
-		return time.Time{}, fmt.Errorf("epoch %s is out of range", truncate(text))
-	}
-	var ns int64
-	for i := 0; i < point; i++ {
-		var d int64
-		if i < nDigits {
-			d = digit(i)
-		}
-		if ns > (math.MaxInt64-d)/10 {
-			return time.Time{}, fmt.Errorf("epoch %s is out of range", truncate(text))
-		}
-		ns = ns*10 + d
-	}
-	// Digits below the nanosecond are dropped: truncating there never changes the rounding to
-	// the microsecond that parseTime does.
-	return time.Unix(0, ns).UTC(), nil
-}
-
-// plainEpochSeconds converts the epochs the SDKs send, seconds below maxEpochSeconds as plain
-// decimals (1732212345.123456), to nanoseconds as parseEpoch does, without parsing a float.
-// It reports false for any other number text.
-func plainEpochSeconds(text []byte) (int64, bool) {
-	intPart, fracPart, _ := bytes.Cut(text, []byte("."))
-	if len(intPart) == 0 || len(intPart) > 10 || len(intPart) == 10 && intPart[0] > '8' {
-		return 0, false // not below 9e9 for sure
-	}
-	var ns int64
-	for _, c := range intPart {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		ns = ns*10 + int64(c-'0')
-	}
-	for i, c := range fracPart {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		if i < 9 { // digits below the nanosecond are dropped, as parseEpoch does
-			ns = ns*10 + int64(c-'0')
-		}
-	}
-	for i := len(fracPart); i < 9; i++ {
-		ns *= 10
-	}
-	return ns, true
-}
-
-func isRangeErr(err error) bool {
-	ne, ok := err.(*strconv.NumError)
-	return ok && ne.Err == strconv.ErrRange
-}
-
-// parseISO parses the ISO 8601 forms of parseTime.
-func parseISO(s string) (time.Time, error) {
-	bad := func() (time.Time, error) {
-		return time.Time{}, fmt.Errorf("%q is not an ISO 8601 time or a Unix epoch", truncate([]byte(s)))
-	}
-	// YYYY-MM-DD?hh:mm
-	if len(s) < 16 || s[4] != '-' || s[7] != '-' || !(s[10] == 'T' || s[10] == 't' || s[10] == ' ') || s[13] != ':' {
-		return bad()
-	}
-	year, ok1 := digits(s[0:4])
-	month, ok2 := digits(s[5:7])
-	day, ok3 := digits(s[8:10])
-	hour, ok4 := digits(s[11:13])
-	minute, ok5 := digits(s[14:16])
-	if !(ok1 && ok2 && ok3 && ok4 && ok5) {
-		return bad()
-	}
-	rest := s[16:]
-	sec, nsec := 0, 0
-	if len(rest) > 0 && rest[0] == ':' {
-		if len(rest) < 3 {
-			return bad()
-		}
-		var ok bool
-		if sec, ok = digits(rest[1:3]); !ok {
-			return bad()
-		}
-		rest = rest[3:]
-		if len(rest) > 0 && rest[0] == '.' {
-			i := 1
-			for i < len(rest) && '0' <= rest[i] && rest[i] <= '9' {
-				if i <= 9 {
-					nsec = nsec*10 + int(rest[i]-'0')
-				}
-				i++
-			}
-			if i == 1 {
-				return bad()
-			}
-			for n := i - 1; n < 9; n++ {
-				nsec *= 10
-			}
-			rest = rest[i:]
-		}
-	}
-	offset := 0
-	switch {
-	case rest == "" || rest == "Z" || rest == "z":
-	case rest[0] == '+' || rest[0] == '-':
-		var oh, om int
-		var ok bool
-		switch z := rest[1:]; {
-		case len(z) == 2:
-			oh, ok = digits(z)
-		case len(z) == 4:
-			oh, ok = digits(z[:2])
-			if ok {
-				om, ok = digits(z[2:])
-			}
-		case len(z) == 5 && z[2] == ':':
-			oh, ok = digits(z[:2])
-			if ok {
-				om, ok = digits(z[3:])
-			}
-		}
-		if !ok || oh > 23 || om > 59 {
-			return bad()
-		}
-		offset = (oh*60 + om) * 60
-		if rest[0] == '-' {
-			offset = -offset
-		}
-	default:
-		return bad()
-	}
-	if month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || sec > 59 {
-		return bad()
-	}
-	t := time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC)
-	if t.Day() != day { // February 30 and the like
-		return bad()
-	}
-	return t.Add(-time.Duration(offset) * time.Second), nil
-}
-
-// digits parses a short run of ASCII digits.
-func digits(s string) (int, bool) {
-	n := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + int(c-'0')
-	}
-	return n, true
-}
-
-// --- attributes: LLM usage and prompt link ----------------------------------------------------
-
-// parseLLMUsage reads the model usage of the attributes (Span.LLM). There is none (false)
-// unless the attributes name a model (a non-empty string). Then:
-//
-//   - Provider and Model are the provider and model strings.
-//   - InputTokens and OutputTokens are inputTokens and outputTokens (the spec's fields: integral
-//     numbers or numeric strings, >= 0; other values count as absent). When absent, they come
-//     from the usage object.
-//   - usage with OpenAI Chat names: prompt_tokens, completion_tokens,
-//     prompt_tokens_details.cached_tokens, completion_tokens_details.reasoning_tokens.
-//     With OpenAI Responses names (input_tokens and input_tokens_details or
-//     output_tokens_details): input_tokens includes the cached ones.
-//     With Anthropic names (input_tokens, output_tokens, cache_read_input_tokens,
-//     cache_creation_input_tokens): input_tokens excludes cache reads and writes, so
-//     InputTokens = input_tokens + cache reads + cache writes.
-//   - The cached, cache-write and reasoning counts always come from usage; they are capped so
-//     that they never exceed the totals they are part of.
-func (t *spanText) parseLLMUsage(a *wireAttributes) (LLMUsage, bool) {
-	model, _ := t.stringValue(a.model)
-	if model == "" {
-		return LLMUsage{}, false
-	}
-	provider, _ := t.stringValue(a.provider)
-	u := LLMUsage{Provider: provider, Model: model}
-	usage := parseUsage(a.usage)
-	u.InputTokens, u.OutputTokens = usage.InputTokens, usage.OutputTokens
-	if n, ok := tokenCount(a.inputTokens); ok {
-		u.InputTokens = n
-	}
-	if n, ok := tokenCount(a.outputTokens); ok {
-		u.OutputTokens = n
-	}
-	u.CachedInputTokens = min(usage.CachedInputTokens, u.InputTokens)
-	u.CacheWriteTokens = min(usage.CacheWriteTokens, u.InputTokens-u.CachedInputTokens)
-	u.ReasoningTokens = min(usage.ReasoningTokens, u.OutputTokens)
-	return u, true
-}
-
-// parseUsage reads a provider usage object (see parseLLMUsage); zero when raw is not one.
-func parseUsage(raw []byte) LLMUsage {
-	var f struct {
-		promptTokens, completionTokens, promptDetails, completionDetails []byte
-		inputTokens, outputTokens, inputDetails, outputDetails           []byte
-		cacheRead, cacheCreation                                         []byte
-	}
-	for it := iterMembers(raw); it.next(); {
-		switch string(it.key) {
-		case "prompt_tokens":
-			f.promptTokens = it.value
-		case "completion_tokens":
-			f.completionTokens = it.value
-		case "prompt_tokens_details":
-			f.promptDetails = it.value
-		case "completion_tokens_details":
-			f.completionDetails = it.value
-		case "input_tokens":
-			f.inputTokens = it.value
-		case "output_tokens":
-			f.outputTokens = it.value
-		case "input_tokens_details":
-			f.inputDetails = it.value
-		case "output_tokens_details":
-			f.outputDetails = it.value
-		case "cache_read_input_tokens":
-			f.cacheRead = it.value
-		case "cache_creation_input_tokens":
-			f.cacheCreation = it.value
-		}
-	}
-	var u LLMUsage
-	switch {
-	case f.promptTokens != nil || f.completionTokens != nil: // OpenAI Chat Completions
-		u.InputTokens = count(f.promptTokens)
-		u.OutputTokens = count(f.completionTokens)
-		u.CachedInputTokens = count(member(f.promptDetails, "cached_tokens"))
-		u.ReasoningTokens = count(member(f.completionDetails, "reasoning_tokens"))
-	case f.inputDetails != nil || f.outputDetails != nil: // OpenAI Responses
-		u.InputTokens = count(f.inputTokens)
-		u.OutputTokens = count(f.outputTokens)
-		u.CachedInputTokens = count(member(f.inputDetails, "cached_tokens"))
-		u.ReasoningTokens = count(member(f.outputDetails, "reasoning_tokens"))
-	default: // Anthropic
-		u.CachedInputTokens = count(f.cacheRead)
-		u.CacheWriteTokens = count(f.cacheCreation)
-		u.InputTokens = count(f.inputTokens) + u.CachedInputTokens + u.CacheWriteTokens
-		u.OutputTokens = count(f.outputTokens)
-	}
-	return u
-}
-
-// member returns the raw value of the member name of the object raw (nil when absent).
-func member(raw []byte, name string) []byte {
-	var v []byte
-	for it := iterMembers(raw); it.next(); {
-		if string(it.key) == name {
-			v = it.value
-		}
-	}
-	return v
-}
-
-// count is tokenCount, 0 when raw is not a count.
-func count(raw []byte) int64 {
-	n, _ := tokenCount(raw)
-	return n
-}
-
-// maxTokens bounds a token count (larger values are ignored as nonsense).
-const maxTokens = 1 << 40
-
-// tokenCount reads a non-negative integral token count (number or numeric string).
-func tokenCount(raw []byte) (int64, bool) {
-	if isAbsent(raw) {
-		return 0, false
-	}
-	n, ok := integerValue(raw)
-	if !ok || n < 0 || n > maxTokens {
-		return 0, false
-	}
-	return n, true
-}
-
-// parseLink reads attributes.zeroeval (COMPAT.md, "Hidden linkage metadata"): task,
-// prompt_slug, prompt_version (integer or numeric string), prompt_version_id (a UUID is
-// normalised), content_hash (lowercased). A top-level task attribute fills Task when zeroeval
-// has none. Values of the wrong type are ignored; false when nothing is known (Span.Link nil).
-func (t *spanText) parseLink(a *wireAttributes) (PromptLink, bool) {
-	var l PromptLink
-	var f struct{ task, slug, version, versionID, hash []byte }
-	for it := iterMembers(a.zeroeval); it.next(); {
-		switch string(it.key) {
-		case "task":
-			f.task = it.value
-		case "prompt_slug":
-			f.slug = it.value
-		case "prompt_version":
-			f.version = it.value
-		case "prompt_version_id":
-			f.versionID = it.value
-		case "content_hash":
-			f.hash = it.value
-		}
-	}
-	l.Task, _ = t.stringValue(f.task)
-	if l.Task == "" {
-		l.Task, _ = t.stringValue(a.task)
-	}
-	l.PromptSlug, _ = t.stringValue(f.slug)
-	if n, ok := integerValue(f.version); ok && n > 0 && n <= math.MaxInt32 {
-		l.PromptVersion = int(n)
-	}
-	l.PromptVersionID, _ = t.stringValue(f.versionID)
-	if id, ok := normalizeUUID(l.PromptVersionID); ok {
-		l.PromptVersionID = id
-	}
-	hash, _ := t.stringValue(f.hash)
-	l.ContentHash = strings.ToLower(hash)
-	return l, l != PromptLink{}
-}
-
-// --- JSON reading ------------------------------------------------------------------------------
-
-// jsonReader is a validating reader of JSON text. It accepts exactly what encoding/json
-// accepts (RFC 8259, nesting depth at most maxDepth, any bytes >= 0x20 in strings), and
-// returns values as slices of data, so a batch is read in one pass without copying. It is used
-// instead of encoding/json on this hot path of ingestion: encoding/json scans every byte twice
-// (validation, then decoding) through a state machine, and its one-pass decode into a struct
-// of the wire fields alone takes about twice as long as all of DecodeBatch (BenchmarkDecodeBatch
-// body); this reader skips string contents eight bytes at a time (specialMask).
-//
-// The methods that walk values (value, object, array, str, num, lit) take the index to read
-// at and return the index after what they read, keeping the position in a register; pos is
-// the position of the methods that read step by step (skipWS, next, nextMember, skipValue,
-// readString), which are built on them.
-type jsonReader struct {
-	data  []byte
-	pos   int
-	depth int
-	// While recordGaps is set, ws appends to gaps the offsets [start, end) of each run of
-	// whitespace it skips, which lets compactGaps compact the value read meanwhile by copying.
-	recordGaps bool
-	gaps       []int
-}
-
-// maxDepth is encoding/json's nesting limit.
-const maxDepth = 10000
-
-type syntaxError struct {
-	msg string
-	off int
-}
-
-func (e *syntaxError) Error() string { return fmt.Sprintf("%s at offset %d", e.msg, e.off) }
-
-func (r *jsonReader) fail(msg string) error { return &syntaxError{msg: msg, off: r.pos} }
-
-func (r *jsonReader) failChar(context string) error {
-	if r.pos >= len(r.data) {
-		return r.fail("unexpected end of JSON input")
-	}
-	return r.fail(fmt.Sprintf("invalid character %q %s", r.data[r.pos], context))
-}
-
-// failAt is fail at index i (which becomes the position).
-func (r *jsonReader) failAt(i int, msg string) error {
-	r.pos = i
-	return r.fail(msg)
-}
-
-// failCharAt is failChar at index i (which becomes the position).
-func (r *jsonReader) failCharAt(i int, context string) error {
-	r.pos = i
-	return r.failChar(context)
-}
-
-// ws returns the index of the first byte at or after i that is not whitespace.
-func (r *jsonReader) ws(i int) int {
-	if i < len(r.data) && r.data[i] > ' ' {
-		return i // the common case: no whitespace
-	}
-	return r.wsRun(i)
-}
-
-func (r *jsonReader) wsRun(i int) int {
-	d, start := r.data, i
-	for i < len(d) && isSpace[d[i]] {
-		i++
-	}
-	if r.recordGaps && i > start {
-		r.gaps = append(r.gaps, start, i)
-	}
-	return i
-}
-
-var isSpace = [256]bool{' ': true, '\t': true, '\n': true, '\r': true}
-
-func (r *jsonReader) skipWS() { r.pos = r.ws(r.pos) }
-
-// enter consumes the '{' or '[' at r.pos.
-func (r *jsonReader) enter() error {
-	r.depth++
-	if r.depth > maxDepth {
-		return r.fail("exceeded max nesting depth")
-	}
-	r.pos++
-	return nil
-}
-
-// next moves to the next element of the open object or array; it reports false after
-// consuming the closing delimiter. first is true before the first element.
-func (r *jsonReader) next(closing byte, first bool) (bool, error) {
-	d := r.data
-	i := r.ws(r.pos)
-	if i >= len(d) {
-		return false, r.failAt(i, "unexpected end of JSON input")
-	}
-	if d[i] == closing {
-		r.pos = i + 1
-		r.depth--
-		return false, nil
-	}
-	if !first {
-		if d[i] != ',' {
-			return false, r.failCharAt(i, "after element")
-		}
-		i = r.ws(i + 1)
-	}
-	r.pos = i
-	return true, nil
-}
-
-// nextMember is next for an object, followed by reading the key, the colon and the whitespace
-// after it, which leaves r.pos on the value. The key is decoded when it has escapes, else it
-// is a slice of data. (One call instead of two: it runs for every member.)
-func (r *jsonReader) nextMember(first bool) (key []byte, more bool, err error) {
-	d := r.data
-	i := r.ws(r.pos)
-	if i >= len(d) {
-		return nil, false, r.failAt(i, "unexpected end of JSON input")
-	}
-	if d[i] == '}' {
-		r.pos = i + 1
-		r.depth--
-		return nil, false, nil
-	}
-	if !first {
-		if d[i] != ',' {
-			return nil, false, r.failCharAt(i, "after element")
-		}
-		i = r.ws(i + 1)
-	}
-	if i >= len(d) || d[i] != '"' {
-		return nil, false, r.failCharAt(i, "looking for beginning of object key string")
-	}
-	end, escaped, err := r.str(i)
-	if err != nil {
-		return nil, false, err
-	}
-	key = d[i+1 : end-1]
-	i = r.ws(end)
-	if i >= len(d) || d[i] != ':' {
-		return nil, false, r.failCharAt(i, "after object key")
-	}
-	r.pos = r.ws(i + 1)
-	if escaped {
-		key = []byte(unescape(key))
-	}
-	return key, true, nil
-}
-
-// skipValue validates and skips one value (and the whitespace before it).
-func (r *jsonReader) skipValue() error {
-	i, err := r.value(r.pos)
-	if err == nil {
-		r.pos = i
-	}
-	return err
-}
-
-// value validates the value at or after index i (whitespace first) and returns the index after
-// it. On an error, r.pos is where it was found.
-func (r *jsonReader) value(i int) (int, error) {
-	d := r.data
-	if i = r.ws(i); i >= len(d) {
-		return i, r.failAt(i, "unexpected end of JSON input")
-	}
-	switch c := d[i]; c {
-	case '"':
-		end, _, err := r.str(i)
-		return end, err
-	case '{':
-		return r.object(i)
-	case '[':
-		return r.array(i)
-	case 't':
-		return r.lit(i, "true")
-	case 'f':
-		return r.lit(i, "false")
-	case 'n':
-		return r.lit(i, "null")
-	default:
-		if c == '-' || '0' <= c && c <= '9' {
-			return r.num(i)
-		}
-		return i, r.failCharAt(i, "looking for beginning of value")
-	}
-}
-
-// object reads the object whose '{' is at index i.
-func (r *jsonReader) object(i int) (int, error) {
-	if r.depth++; r.depth > maxDepth {
-		return i, r.failAt(i, "exceeded max nesting depth")
-	}
-	d := r.data
-	if i = r.ws(i + 1); i < len(d) && d[i] == '}' {
-		r.depth--
-		return i + 1, nil
-	}
-	for {
-		if i >= len(d) || d[i] != '"' {
-			return i, r.failCharAt(i, "looking for beginning of object key string")
-		}
-		end, _, err := r.str(i)
-		if err != nil {
-			return end, err
-		}
-		if i = r.ws(end); i >= len(d) || d[i] != ':' {
-			return i, r.failCharAt(i, "after object key")
-		}
-		if i, err = r.value(i + 1); err != nil {
-			return i, err
-		}
-		if i = r.ws(i); i >= len(d) {
-			return i, r.failAt(i, "unexpected end of JSON input")
-		}
-		switch d[i] {
-		case ',':
-			i = r.ws(i + 1)
-		case '}':
-			r.depth--
-			return i + 1, nil
-		default:
-			return i, r.failCharAt(i, "after element")
-		}
-	}
-}
-
-// array reads the array whose '[' is at index i.
-func (r *jsonReader) array(i int) (int, error) {
-	if r.depth++; r.depth > maxDepth {
-		return i, r.failAt(i, "exceeded max nesting depth")
-	}
-	d := r.data
-	if i = r.ws(i + 1); i < len(d) && d[i] == ']' {
-		r.depth--
-		return i + 1, nil
-	}
-	for {
-		var err error
-		if i, err = r.value(i); err != nil {
-			return i, err
-		}
-		if i = r.ws(i); i >= len(d) {
-			return i, r.failAt(i, "unexpected end of JSON input")
-		}
-		switch d[i] {
-		case ',':
-			i++
-		case ']':
-			r.depth--
-			return i + 1, nil
-		default:
-			return i, r.failCharAt(i, "after element")
-		}
-	}
-}
-
-// lit reads the literal word (true, false or null) at index i.
-func (r *jsonReader) lit(i int, word string) (int, error) {
-	d := r.data
-	if len(d)-i >= len(word) && string(d[i:i+len(word)]) == word {
-		return i + len(word), nil
-	}
-	for j := 0; j < len(word); j++ { // where it goes wrong, for the message
-		if i+j >= len(d) || d[i+j] != word[j] {
-			return i + j, r.failCharAt(i+j, "in literal "+word)
-		}
-	}
-	return i + len(word), nil
-}
-
-func (r *jsonReader) literal(word string) error {
-	i, err := r.lit(r.pos, word)
-	r.pos = i
-	return err
-}
-
-// num reads a number at index i: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
-func (r *jsonReader) num(i int) (int, error) {
-	d := r.data
-	if i < len(d) && d[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(d) && d[i] == '0':
-		i++
-	case i < len(d) && '1' <= d[i] && d[i] <= '9':
-		i = skipDigits(d, i+1)
-	default:
-		return i, r.failCharAt(i, "in numeric literal")
-	}
-	if i < len(d) && d[i] == '.' {
-		j := skipDigits(d, i+1)
-		if j == i+1 {
-			return j, r.failCharAt(j, "after decimal point in numeric literal")
-		}
-		i = j
-	}
-	if i < len(d) && (d[i] == 'e' || d[i] == 'E') {
-		i++
-		if i < len(d) && (d[i] == '+' || d[i] == '-') {
-			i++
-		}
-		j := skipDigits(d, i)
-		if j == i {
-			return j, r.failCharAt(j, "in exponent of numeric literal")
-		}
-		i = j
-	}
-	return i, nil
-}
-
-// number validates the number at r.pos.
-func (r *jsonReader) number() error {
-	i, err := r.num(r.pos)
-	r.pos = i
-	return err
-}
-
-func skipDigits(d []byte, i int) int {
-	for i < len(d) && '0' <= d[i] && d[i] <= '9' {
-		i++
-	}
-	return i
-}
-
-const (
-	ones  = 0x0101010101010101
-	highs = 0x8080808080808080
-)
-
-// specialMask flags (bit 7 of the byte) the bytes of x that are '"', '\\' or a control
-// character (< 0x20). Bytes above the lowest flagged one may be flagged falsely (a borrow), the
-// lowest one never is: x is loaded little-endian, so it is the first special byte in memory.
-func specialMask(x uint64) uint64 {
-	q := x ^ (ones * '"')
-	b := x ^ (ones * '\\')
-	return ((q-ones)&^q | (b-ones)&^b | (x-ones*0x20)&^x) & highs
-}
-
-// nextSpecial returns the index of the first byte of d[i:] that specialMask flags, or len(d).
-func nextSpecial(d []byte, i int) int {
-	for ; i+8 <= len(d); i += 8 {
-		if m := specialMask(binary.LittleEndian.Uint64(d[i : i+8])); m != 0 {
-			return i + bits.TrailingZeros64(m)>>3
-		}
-	}
-	for ; i < len(d); i++ {
-		if c := d[i]; c == '"' || c == '\\' || c < 0x20 {
-			return i
-		}
-	}
-	return i
-}
-
-// readString validates the string at r.pos and returns its contents (without the quotes) and
-// whether it has escapes.
-func (r *jsonReader) readString() (contents []byte, escaped bool, err error) {
-	start := r.pos
-	end, escaped, err := r.str(start)
-	if err != nil {
-		return nil, false, err
-	}
-	r.pos = end
-	return r.data[start+1 : end-1], escaped, nil
-}
-
-// str validates the string whose opening quote is at index i and returns the index after its
-// closing quote and whether it has escapes.
-func (r *jsonReader) str(i int) (end int, escaped bool, err error) {
-	// The hottest loop of the reader, up to the end of the usual string, which has no escapes.
-	// Everything else is left to strRest.
-	d := r.data
-	for i++; i+8 <= len(d); i += 8 {
-		if m := specialMask(binary.LittleEndian.Uint64(d[i : i+8])); m != 0 {
-			if i += bits.TrailingZeros64(m) >> 3; d[i] == '"' {
-				return i + 1, false, nil
-			}
-			break
-		}
-	}
-	return r.strRest(i)
-}
-
-// strRest is str from index i on, where no special byte precedes i in the string.
-func (r *jsonReader) strRest(i int) (end int, escaped bool, err error) {
-	d := r.data
-	for {
-		if i = nextSpecial(d, i); i >= len(d) {
-			return i, false, r.failAt(i, "unexpected end of JSON input")
-		}
-		switch c := d[i]; {
-		case c == '"':
-			return i + 1, escaped, nil
-		case c == '\\':
-			escaped = true
-			if i+1 >= len(d) {
-				return i + 1, false, r.failAt(i+1, "unexpected end of JSON input")
-			}
-			switch d[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				i += 2
-			case 'u':
-				for j := i + 2; j < i+6; j++ {
-					if j >= len(d) || !isHex(d[j]) {
-						return j, false, r.failCharAt(j, "in \\u hexadecimal character escape")
-					}
-				}
-				i += 6
-			default:
-				return i + 1, false, r.failCharAt(i+1, "in string escape code")
-			}
-		default: // c < 0x20
-			return i, false, r.failCharAt(i, "in string literal")
-		}
-	}
-}
-
-func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
-
-// stringValue decodes a raw JSON string value (with its quotes) that the reader has
-// validated. It reports false when raw is not a string.
-func (t *spanText) stringValue(raw []byte) (string, bool) {
-	if len(raw) < 2 || raw[0] != '"' {
-		return "", false
-	}
-	s := raw[1 : len(raw)-1]
-	if i := nextEscapeOrNonASCII(s); i == len(s) || bytes.IndexByte(s[i:], '\\') < 0 && utf8.Valid(s[i:]) {
-		return t.str(s), true // as it is in the JSON text
-	}
-	return unescape(s), true
-}
-
-// stringValue is spanText.stringValue for a value outside any span's text.
-func stringValue(raw []byte) (string, bool) {
-	var t spanText
-	return t.stringValue(raw)
-}
-
-// unescape decodes validated string contents exactly as encoding/json does: escapes are
-// resolved, invalid UTF-8 bytes and unpaired surrogates become U+FFFD.
-func unescape(s []byte) string {
-	var b strings.Builder // String() does not copy
-	b.Grow(len(s))
-	for {
-		i := nextEscapeOrNonASCII(s)
-		b.Write(s[:i])
-		if s = s[i:]; len(s) == 0 {
-			return b.String()
-		}
-		if s[0] != '\\' {
-			r, size := utf8.DecodeRune(s)
-			if r == utf8.RuneError && size == 1 {
-				b.WriteRune(utf8.RuneError)
-			} else {
-				b.Write(s[:size])
-			}
-			s = s[size:]
-			continue
-		}
-		if len(s) < 2 {
-			return b.String() // not valid JSON: the reader never lets this through
-		}
-		switch c := s[1]; c {
-		case 'b':
-			b.WriteByte('\b')
-		case 'f':
-			b.WriteByte('\f')
-		case 'n':
-			b.WriteByte('\n')
-		case 'r':
-			b.WriteByte('\r')
-		case 't':
-			b.WriteByte('\t')
-		case 'u':
-			if len(s) < 6 {
-				return b.String()
-			}
-			rr := hex4(s[2:6])
-			s = s[6:]
-			if utf16.IsSurrogate(rr) {
-				if len(s) >= 6 && s[0] == '\\' && s[1] == 'u' {
-					if dec := utf16.DecodeRune(rr, hex4(s[2:6])); dec != unicode.ReplacementChar {
-						b.WriteRune(dec)
-						s = s[6:]
-						continue
-					}
-				}
-				rr = unicode.ReplacementChar
-			}
-			b.WriteRune(rr)
-			continue
-		default: // '"', '\\', '/'
-			b.WriteByte(c)
-		}
-		s = s[2:]
-	}
-}
-
-// nextEscapeOrNonASCII returns the index of the first '\\' or byte >= 0x80 of s, or len(s).
-func nextEscapeOrNonASCII(s []byte) int {
-	mask := func(x uint64) uint64 {
-		b := x ^ (ones * '\\')
-		return ((b-ones)&^b | x) & highs
-	}
-	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		if m := mask(binary.LittleEndian.Uint64(s[i:])); m != 0 {
-			return i + bits.TrailingZeros64(m)>>3
-		}
-	}
-	if i < len(s) && len(s) >= 8 {
-		// The last bytes, in the word that ends with them: the bytes before i, all checked,
-		// cannot flag others by a borrow.
-		before := 8 * (i - (len(s) - 8))
-		if m := mask(binary.LittleEndian.Uint64(s[len(s)-8:])) >> before; m != 0 {
-			return i + bits.TrailingZeros64(m)>>3
-		}
-		return len(s)
-	}
-	for ; i < len(s); i++ {
-		if s[i] == '\\' || s[i] >= utf8.RuneSelf {
-			return i
-		}
-	}
-	return i
-}
-
-func hex4(s []byte) rune {
-	var r rune
-	for _, c := range s[:4] {
-		switch {
-		case '0' <= c && c <= '9':
-			c -= '0'
-		case 'a' <= c && c <= 'f':
-			c = c - 'a' + 10
-		case 'A' <= c && c <= 'F':
-			c = c - 'A' + 10
-		}
-		r = r<<4 | rune(c)
-	}
-	return r
-}
-
-// appendCompact appends the JSON value src (validated by the reader) without insignificant
-// whitespace, each invalid UTF-8 byte in strings replaced by U+FFFD (escapes are kept).
-func appendCompact(dst, src []byte) []byte {
-	for i := 0; i < len(src); {
-		switch src[i] {
-		case ' ', '\t', '\n', '\r':
-			i++
-		case '"':
-			end := stringEnd(src, i)
-			dst = appendValidUTF8(dst, src[i:end])
-			i = end
-		default: // a run of punctuation, numbers and literals
-			j := i + 1
-			for j < len(src) && !isSpaceOrQuote[src[j]] {
-				j++
-			}
-			dst = append(dst, src[i:j]...)
-			i = j
-		}
-	}
-	return dst
-}
-
-var isSpaceOrQuote = [256]bool{' ': true, '\t': true, '\n': true, '\r': true, '"': true}
-
-// appendValidUTF8 appends s, each invalid UTF-8 byte replaced by U+FFFD (as encoding/json
-// decodes it).
-func appendValidUTF8(dst, s []byte) []byte {
-	if utf8.Valid(s) {
-		return append(dst, s...)
-	}
-	for len(s) > 0 {
-		r, size := utf8.DecodeRune(s)
-		if r == utf8.RuneError && size == 1 {
-			dst = utf8.AppendRune(dst, utf8.RuneError)
-		} else {
-			dst = append(dst, s[:size]...)
-		}
-		s = s[size:]
-	}
-	return dst
-}
-
-// stringEnd returns the index after the closing quote of the valid string starting at i.
-func stringEnd(d []byte, i int) int {
-	for i++; ; {
-		if i = nextSpecial(d, i); i >= len(d) {
-			return len(d)
-		}
-		if d[i] == '"' {
-			return i + 1
-		}
-		i += 2 // an escape (control characters are not in valid strings)
-	}
 }

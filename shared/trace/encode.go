@@ -127,11 +127,12 @@ func appendOptFloat(b []byte, key string, v *float64) []byte {
 	if v == nil {
 		return append(b, "null"...)
 	}
-	return appendFloat(b, *v)
+	return AppendJSONFloat(b, *v)
 }
 
-// appendFloat writes a float as encoding/json does.
-func appendFloat(b []byte, f float64) []byte {
+// AppendJSONFloat appends the finite f as encoding/json writes a float64. (For NaN and the
+// infinities, which JSON has no numbers for, it writes what strconv does.)
+func AppendJSONFloat(b []byte, f float64) []byte {
 	abs := f
 	if abs < 0 {
 		abs = -abs
@@ -326,7 +327,8 @@ func nextEscaped(s string, i int) int {
 
 // escapeMask flags (bit 7 of the byte) the bytes of x that appendString does not copy as they
 // are: control characters, '"', '\\', '<', '>', '&' and bytes >= 0x80 (UTF-8 is checked). As in
-// specialMask, bytes above the lowest flagged one may be flagged falsely, the lowest never is.
+// jsonscan's specialMask, bytes above the lowest flagged one may be flagged falsely, the lowest
+// never is.
 func escapeMask(x uint64) uint64 {
 	return (x | (x-ones*0x20)&^x | zeroByteMask(x^(ones*'\\')) |
 		zeroByteMask((x|ones*0x04)^(ones*'&')) | // '"' (0x22) or '&' (0x26): they differ in bit 2 only
@@ -335,6 +337,13 @@ func escapeMask(x uint64) uint64 {
 
 // zeroByteMask flags (bit 7) the zero bytes of v, and maybe bytes above the lowest of them.
 func zeroByteMask(v uint64) uint64 { return (v - ones) &^ v }
+
+// ones and highs are the byte-wise constants of the eight-bytes-at-a-time scans (escapeMask,
+// isLowerHex8): 0x01 and 0x80 in every byte.
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
 
 // load64 reads s[i:i+8] little-endian, as one load.
 func load64(s string, i int) uint64 {

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/plumehq/plume/shared/errs"
+	"github.com/plumehq/plume/shared/textcut"
 )
 
 // maxPutRounds bounds how often spans that lost a race to another writer are read, merged and
@@ -48,13 +49,6 @@ func NewService(index Index, blobs Blobs, pricer Pricer, opts ...Option) *Servic
 
 // Now is the service's clock.
 func (s *Service) Now() time.Time { return s.now() }
-
-// BatchKey is the S3 key of a batch object: Hive-style partitions by project, date and hour, so
-// that Athena (or any engine reading S3) can query every span as a table (see README).
-func BatchKey(projectID string, at time.Time, batchID string) string {
-	at = at.UTC()
-	return fmt.Sprintf("spans/project=%s/date=%s/hour=%02d/%s.ndjson", projectID, at.Format(time.DateOnly), at.Hour(), batchID)
-}
 
 // written is a span stored by this request and the summary it replaced (nil: it is new);
 // same is true when the write changed nothing (an identical re-send).
@@ -345,10 +339,10 @@ func addSpan(d *TraceDelta, sp Span, prev *Summary) {
 			root.Status = *sp.Status
 		}
 		if sp.InputData != nil {
-			root.Input, _ = cut(*sp.InputData, rootPreviewBytes)
+			root.Input, _ = textcut.Cut(*sp.InputData, rootPreviewBytes)
 		}
 		if sp.OutputData != nil {
-			root.Output, _ = cut(*sp.OutputData, rootPreviewBytes)
+			root.Output, _ = textcut.Cut(*sp.OutputData, rootPreviewBytes)
 		}
 		d.Root = root
 	}

@@ -101,6 +101,9 @@ const (
 	MaxTagValueLen    = 1024
 	MaxErrorBytes     = 64 << 10 // error_message and error_stack, each
 	MaxIDLen          = 128
+	// MaxTokens bounds a token count read from the attributes: a larger one is ignored as
+	// nonsense (the count is absent), not rejected.
+	MaxTokens = 1 << 40
 )
 
 // LLMUsage is what cost needs from an llm span's attributes.
@@ -122,4 +125,21 @@ type PromptLink struct {
 	PromptVersion   int    `json:"prompt_version,omitempty"`
 	PromptVersionID string `json:"prompt_version_id,omitempty"`
 	ContentHash     string `json:"content_hash,omitempty"`
+}
+
+// Ref stores v in *slot and returns slot. The decoders of spans (DecodeBatch, otlp.Map) point
+// the optional fields of a span into one block of values per span, one allocation instead of
+// one per field: s.Cost = trace.Ref(&values.cost, cost).
+func Ref[T any](slot *T, v T) *T {
+	*slot = v
+	return slot
+}
+
+// OptionalRef is Ref for strings, with nil for "" (an optional string field is nil or not
+// empty).
+func OptionalRef(slot *string, v string) *string {
+	if v == "" {
+		return nil
+	}
+	return Ref(slot, v)
 }

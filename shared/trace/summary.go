@@ -2,9 +2,9 @@ package trace
 
 import (
 	"cmp"
-	"unicode/utf8"
 
 	"github.com/plumehq/plume/shared/prompt"
+	"github.com/plumehq/plume/shared/textcut"
 )
 
 // Bounds of what a Summary carries, so that an index item stays under 1 KB (one write unit).
@@ -41,25 +41,14 @@ func Summarize(s Span, loc Location) Summary {
 			sum.PromptHash = s.Link.ContentHash
 		}
 	}
-	sum.Name, sum.NameCut = cut(s.Name, summaryNameBytes)
+	sum.Name, sum.NameCut = textcut.Cut(s.Name, summaryNameBytes)
 	if s.ErrorCode != nil {
-		sum.ErrorCode, sum.ErrorCodeCut = cut(*s.ErrorCode, summaryErrorCodeBytes)
+		sum.ErrorCode, sum.ErrorCodeCut = textcut.Cut(*s.ErrorCode, summaryErrorCodeBytes)
 	}
 	// The prompt linkage takes room in the item; tags give it up.
 	tagBytes := summaryTagBytes - len(sum.PromptSlug) - len(sum.PromptHash)
 	sum.Tags, sum.TagsCut = boundTags(s.Tags, tagBytes)
 	return sum
-}
-
-// cut shortens s to at most n bytes on a rune boundary and reports whether it did.
-func cut(s string, n int) (string, bool) {
-	if len(s) <= n {
-		return s, false
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n], true
 }
 
 // boundTags keeps whole tags, in key order, while their keys and values fit in n bytes.
