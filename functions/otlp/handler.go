@@ -132,14 +132,11 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	default:
 		return nil, errs.Errorf(errs.CodeUnsupportedMedia, "content encoding %q is not supported; send gzip or none", r.Header.Get("Content-Encoding"))
 	}
-	body, err := io.ReadAll(rd)
-	var tooLarge *http.MaxBytesError
-	switch {
-	case errors.As(err, &tooLarge):
-		return nil, errs.Errorf(errs.CodeTooLarge, "request body exceeds %d bytes; export smaller batches", maxBodyBytes)
-	case err != nil:
-		return nil, errs.Invalid("cannot read the body: %v", err)
-	case len(body) > maxDecompressedBytes:
+	body, err := web.ReadAll(rd, maxBodyBytes)
+	if err != nil {
+		return nil, err
+	}
+	if len(body) > maxDecompressedBytes {
 		return nil, errs.Errorf(errs.CodeTooLarge, "decompressed body exceeds %d bytes; export smaller batches", maxDecompressedBytes)
 	}
 	return body, nil

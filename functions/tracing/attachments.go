@@ -13,6 +13,7 @@ import (
 
 	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/shared/errs"
+	"github.com/plumehq/plume/shared/textcut"
 	"github.com/plumehq/plume/shared/trace"
 	"github.com/plumehq/plume/shared/web"
 )
@@ -134,11 +135,11 @@ func (a AttachmentURLs) upload(in api.AttachmentUploadRequest) (trace.Attachment
 	}
 	mt, params, err := mime.ParseMediaType(ct)
 	if err != nil || !strings.Contains(mt, "/") || len(ct) > maxContentTypeLen {
-		return trace.Attachment{}, errs.Invalid("content_type %q is not a media type", clipText(ct, 64))
+		return trace.Attachment{}, errs.Invalid("content_type %q is not a media type", textcut.Quote(ct, 64))
 	}
 	ct = mime.FormatMediaType(mt, params)
 	if ct == "" {
-		return trace.Attachment{}, errs.Invalid("content_type %q is not a media type", clipText(in.ContentType, 64))
+		return trace.Attachment{}, errs.Invalid("content_type %q is not a media type", textcut.Quote(in.ContentType, 64))
 	}
 	typ := strings.ToLower(strings.TrimSpace(in.Type))
 	if typ == "" {
@@ -169,15 +170,7 @@ func spanIDParam(r *http.Request) (string, error) {
 	v := r.PathValue("span_id")
 	u, err := uuid.Parse(v)
 	if err != nil {
-		return "", errs.Invalid("span_id must be a UUID, not %q", clipText(v, 64))
+		return "", errs.Invalid("span_id must be a UUID, not %q", textcut.Quote(v, 64))
 	}
 	return u.String(), nil
-}
-
-// clipText shortens client text quoted in an error message.
-func clipText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	wire "github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/shared/trace"
 )
 
@@ -127,7 +128,7 @@ func TestTracingTenancy(t *testing.T) {
 	assert.Equal(t, "s", bSpans[0].Name, "B's span is untouched")
 	assert.Equal(t, api.b.projectID, bSpans[0].ProjectID)
 	res = api.do(t, "GET", "/traces?id="+bTrace, api.b.key, nil)
-	var bTraces []trace.Trace
+	var bTraces []wire.Trace
 	res.decode(t, &bTraces)
 	require.Len(t, bTraces, 1)
 	assert.Equal(t, 1, bTraces[0].SpanCount)
@@ -141,7 +142,7 @@ func TestCreateTracesAndSessions(t *testing.T) {
 	api := newTestAPI(t)
 	res := api.do(t, "POST", "/sessions", api.a.key, []any{map[string]any{"project_id": api.a.projectID, "id": "chat-42", "name": "Chat 42", "tags": map[string]any{"plan": "pro"}}})
 	require.Equal(t, http.StatusOK, res.status, string(res.raw))
-	var sessions []trace.Session
+	var sessions []wire.Session
 	res.decode(t, &sessions)
 	require.Len(t, sessions, 1)
 	assert.Equal(t, trace.SessionIDOf("chat-42"), sessions[0].ID)
@@ -153,7 +154,7 @@ func TestCreateTracesAndSessions(t *testing.T) {
 		res = api.do(t, "POST", "/traces", api.a.key, []any{tr})
 		require.Equal(t, http.StatusOK, res.status, string(res.raw))
 	}
-	var traces []trace.Trace
+	var traces []wire.Trace
 	res.decode(t, &traces)
 	require.Len(t, traces, 1)
 	assert.Equal(t, "checkout", traces[0].Name)

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	wire "github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/shared/trace"
 )
 
@@ -86,7 +87,7 @@ func TestSDKReplays(t *testing.T) {
 			// Traces and sessions referenced by the spans exist and add up.
 			traces := api.do(t, "GET", "/traces", api.a.key, nil)
 			require.Equal(t, http.StatusOK, traces.status)
-			var ts []trace.Trace
+			var ts []wire.Trace
 			traces.decode(t, &ts)
 			total := 0
 			for _, tr := range ts {

@@ -7,10 +7,10 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/plumehq/plume/shared/errs"
 	"github.com/plumehq/plume/shared/prompt"
+	"github.com/plumehq/plume/shared/textcut"
 )
 
 // Evaluation types.
@@ -390,7 +390,7 @@ func InferCriteria(template string) []Criterion {
 			continue
 		}
 		seen[key] = true
-		out = append(out, Criterion{Key: key, Label: clip(label, MaxCriterionLabel), Description: clip(desc, MaxCriterionDesc)})
+		out = append(out, Criterion{Key: key, Label: textcut.Prefix(label, MaxCriterionLabel), Description: textcut.Prefix(desc, MaxCriterionDesc)})
 		if len(out) == MaxCriteria {
 			break
 		}
@@ -443,15 +443,4 @@ func snakeKey(label string) string {
 		key = strings.TrimRight(key[:maxCriterionKey], "_")
 	}
 	return key
-}
-
-// clip shortens s to at most n bytes on a rune boundary.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }

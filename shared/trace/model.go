@@ -4,41 +4,41 @@ import "time"
 
 // Trace is a trace as read (spec §2.7): its fields and the aggregates of its spans.
 type Trace struct {
-	ID             string            `json:"id"`
-	ProjectID      string            `json:"project_id"`
-	SessionID      *string           `json:"session_id"`
-	Name           string            `json:"name"`
-	Status         string            `json:"status"`
-	StartedAt      *time.Time        `json:"started_at"`
-	EndedAt        *time.Time        `json:"ended_at"`
-	DurationMS     *float64          `json:"duration_ms"`
-	Cost           float64           `json:"cost"`
-	SpanCount      int               `json:"span_count"`
-	ErrorCount     int               `json:"error_count"`
-	RootSpanID     *string           `json:"root_span_id"`
-	RootSpanInput  *string           `json:"root_span_input"`
-	RootSpanOutput *string           `json:"root_span_output"`
-	Tags           map[string]string `json:"tags"`
-	Attributes     map[string]any    `json:"attributes,omitempty"`
-	CreatedAt      time.Time         `json:"created_at"`
-	UpdatedAt      time.Time         `json:"updated_at"`
+	ID             string
+	ProjectID      string
+	SessionID      *string
+	Name           string
+	Status         string
+	StartedAt      *time.Time
+	EndedAt        *time.Time
+	DurationMS     *float64
+	Cost           float64
+	SpanCount      int
+	ErrorCount     int
+	RootSpanID     *string
+	RootSpanInput  *string
+	RootSpanOutput *string
+	Tags           map[string]string
+	Attributes     map[string]any
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
 }
 
 // Session is a session as read (spec §2.8).
 type Session struct {
-	ID         string            `json:"id"`
-	ProjectID  string            `json:"project_id"`
-	Name       *string           `json:"name"`
-	TraceCount int               `json:"trace_count"`
-	ErrorCount int               `json:"error_count"`
-	Cost       float64           `json:"cost"`
-	Duration   *float64          `json:"duration"` // milliseconds from the first span's start to the last span's end
-	StartedAt  *time.Time        `json:"started_at"`
-	EndedAt    *time.Time        `json:"ended_at"`
-	Tags       map[string]string `json:"tags"`
-	Attributes map[string]any    `json:"attributes,omitempty"`
-	CreatedAt  time.Time         `json:"created_at"`
-	UpdatedAt  time.Time         `json:"updated_at"`
+	ID         string
+	ProjectID  string
+	Name       *string
+	TraceCount int
+	ErrorCount int
+	Cost       float64
+	Duration   *float64 // milliseconds from the first span's start to the last span's end
+	StartedAt  *time.Time
+	EndedAt    *time.Time
+	Tags       map[string]string
+	Attributes map[string]any
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
 }
 
 // StatusOf is the status of a trace: "error" when any of its spans failed, else an explicit

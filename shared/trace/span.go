@@ -22,9 +22,14 @@ const (
 	StatusError = "error"
 )
 
-// Span is one validated span as stored and as read back (SpanRead). Optional fields are nil
-// when the client did not send them, which is what lets a later write of the same span id
-// change only the fields it carries.
+// Span is one validated span as stored and as read back. Optional fields are nil when the
+// client did not send them, which is what lets a later write of the same span id change only
+// the fields it carries.
+//
+// Its JSON form is Record, the line of a batch object in S3: the json tags here are Record's
+// (TestRecordEncoder and TestAppendJSONMatchesMarshal hold AppendJSON, json.Marshal(span) and
+// json.Marshal(RecordOf(span)) equal), so that LoadRecords decodes a stored line straight into a
+// Span. The API answers api.Span, converted by the tracing area, never these tags.
 type Span struct {
 	ID           string     `json:"id"`
 	TraceID      string     `json:"trace_id"`
@@ -83,9 +88,9 @@ func (s *Span) HasError() bool {
 
 // Rejected is a span of a batch that could not be stored, and why.
 type Rejected struct {
-	Index int    `json:"index"` // position in the request array
-	ID    string `json:"id,omitempty"`
-	Error string `json:"error"`
+	Index int // position in the request array
+	ID    string
+	Error string
 }
 
 // Limits of what one span may carry. Larger values are rejected per span (never truncated
