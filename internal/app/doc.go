@@ -12,7 +12,7 @@
 //     else; package stack lists them all.
 //
 // A Lambda main is one line, app.Main(area.Function), and links only its own area: app does
-// not import the areas, so a prompts binary carries no OTLP decoder (10 MB against 25 MB for
+// not import the areas, so a prompts binary carries no OTLP decoder (11 MB against 25 MB for
 // all areas together, and a cold start that initialises only what it serves). plume-local and
 // internal/apitest mount stack.Functions on one ServeMux with Mount.
 package app

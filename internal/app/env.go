@@ -37,7 +37,11 @@ func ClientsFromAWS(cfg config.Config, awsCfg aws.Config) Clients {
 }
 
 // Env is what every function is built from: the configuration, the clients and the stores and
-// services made of them, each built once on first use and shared by every area that asks.
+// services made of them. What holds state or a cache (the authenticator's key cache, the
+// pricer's price cache, the tracing service with its attachment fetcher) is built once, on
+// first use, and shared by every area that asks: plume-local serves all areas with one of
+// each, as a warm Lambda instance serves its own. Stateless services are cheap values, made
+// per call.
 type Env struct {
 	Config config.Config
 
