@@ -357,6 +357,11 @@ func (p *pageServer) fail(w http.ResponseWriter, r *http.Request, err error, dur
 	p.render(w, r, status, frame{Title: v.Heading, Error: v})
 }
 
+// failOpening answers a request refused before its link was opened (a malformed token).
+func (p *pageServer) failOpening(w http.ResponseWriter, r *http.Request, err error) {
+	p.fail(w, r, err, opening)
+}
+
 // recovered serves h, answering a panic with the error page of an internal error instead of
 // the JSON error of web.Chain's recoverer: a person reads these pages.
 func (p *pageServer) recovered(h http.HandlerFunc) http.Handler {

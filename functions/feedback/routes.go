@@ -54,8 +54,9 @@ func NewHandler(d Deps, authn *auth.Authenticator) http.Handler {
 	r.HandleFunc("POST /feedback-links", s.createLink)
 	r.HandleFunc("GET /feedback-links", s.listLinks)
 	r.HandleFunc("DELETE /feedback-links/{link_id}", s.revokeLink)
-	// The token is a secret: the logs show the route instead.
-	r.HandleOpen("GET /f/{token}", web.LogPathAs("/f/{token}", pages.recovered(pages.show)))
-	r.HandleOpen("POST /f/{token}", web.LogPathAs("/f/{token}", pages.recovered(pages.submit)))
+	// The token is a secret: the logs show the route instead. A malformed token gets the page
+	// of an unknown link, without a read.
+	r.HandleOpen("GET /f/{token}", web.LogPathAs("/f/{token}", pages.recovered(pages.show)), pages.failOpening)
+	r.HandleOpen("POST /f/{token}", web.LogPathAs("/f/{token}", pages.recovered(pages.submit)), pages.failOpening)
 	return r
 }

@@ -64,6 +64,7 @@ func Mount(env *Env, fns []Function) (http.Handler, error) {
 		}
 		web.Mount(mux, fn.Routes, h)
 	}
-	mux.Handle("/", web.Chain(http.HandlerFunc(web.NotFound)))
-	return mux, nil
+	notFound := web.Chain(http.HandlerFunc(web.NotFound))
+	mux.Handle("/", notFound)
+	return web.CleanPathsOnly(mux, notFound), nil
 }

@@ -44,16 +44,19 @@ func NewRouter(authn *Authenticator) *Router {
 		notFound = authn.Middleware(notFound)
 	}
 	rt.mux.Handle("/", notFound)
-	rt.handler = web.Chain(rt.mux)
+	rt.handler = web.Chain(web.CleanPathsOnly(rt.mux, notFound))
 	return rt
 }
 
 // Handle registers an authenticated route. A pattern with a {project_id} wildcard is
-// project-scoped: a key of another project gets 403 and h never runs.
+// project-scoped: a key of another project gets 403 and h never runs. Every path wildcard is
+// checked against its rule in the params table (400 or 404 before h runs); a wildcard the table
+// does not know panics here, at startup.
 func (rt *Router) Handle(pattern string, h http.Handler) {
 	if rt.authn == nil {
 		panic(fmt.Sprintf("auth: route %q needs an Authenticator", pattern))
 	}
+	h = checkParams(pattern, wildcardsOf(pattern), web.Error, h)
 	if isProjectScoped(pattern) {
 		h = requireProject(h)
 	}
@@ -65,11 +68,17 @@ func (rt *Router) Handle(pattern string, h http.Handler) {
 func (rt *Router) HandleFunc(pattern string, h http.HandlerFunc) { rt.Handle(pattern, h) }
 
 // HandleOpen registers a route that takes no API key. Project-scoped patterns cannot be open.
-func (rt *Router) HandleOpen(pattern string, h http.Handler) {
+// Its path wildcards are checked as Handle checks them; a refused value is answered by fail
+// when given (a route that answers in its own format), else by web.Error.
+func (rt *Router) HandleOpen(pattern string, h http.Handler, fail ...ErrorWriter) {
 	if isProjectScoped(pattern) {
 		panic(fmt.Sprintf("auth: project-scoped route %q cannot be open", pattern))
 	}
-	rt.mux.Handle(pattern, h)
+	write := ErrorWriter(web.Error)
+	if len(fail) > 0 {
+		write = fail[0]
+	}
+	rt.mux.Handle(pattern, checkParams(pattern, wildcardsOf(pattern), write, h))
 	rt.routes = append(rt.routes, Route{Pattern: pattern, Open: true})
 }
 

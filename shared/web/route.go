@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"path"
 	"strings"
 )
 
@@ -26,4 +27,29 @@ func Pattern(routeKey string) string {
 		return path
 	}
 	return method + " " + path
+}
+
+// CleanPathsOnly serves notFound for a path that is not clean ("/spans//attachments",
+// "/a/./b"), where ServeMux would answer a redirect to the cleaned path: an empty id segment is
+// a missing id, not another address of a resource.
+func CleanPathsOnly(next, notFound http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := r.URL.Path; p != "" && p != cleanPath(p) {
+			notFound.ServeHTTP(w, r)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// cleanPath is ServeMux's: path.Clean, keeping a trailing slash.
+func cleanPath(p string) string {
+	if p[0] != '/' {
+		p = "/" + p
+	}
+	np := path.Clean(p)
+	if p[len(p)-1] == '/' && np != "/" {
+		np += "/"
+	}
+	return np
 }

@@ -1,0 +1,198 @@
+package auth
+
+import (
+	"fmt"
+	"net/http"
+	"regexp"
+	"strings"
+
+	"github.com/plumehq/plume/shared/errs"
+	"github.com/plumehq/plume/shared/prompt"
+	"github.com/plumehq/plume/shared/textcut"
+	"github.com/plumehq/plume/shared/web"
+)
+
+// param is the rule of one path wildcard: every value a key is built from is checked here,
+// by the Router, before its handler runs and before any read, so that no route can forget it
+// and no value too long for a DynamoDB key (2 KB partition, 1 KB sort) reaches the store.
+//
+// A value the rule refuses answers 400 invalid_request for names a client chooses (slugs,
+// hashes, model ids, version numbers) and 404 not_found for ids Plume generates (judges,
+// feedback links, prompt versions, link tokens): a malformed generated id names nothing, as an
+// unknown one does. Rules marked "shape" bound only length and characters; the handler's finer
+// check (with its own status, e.g. 404 for an unknown span) stays.
+type param struct {
+	valid func(string) bool
+	bad   func(value string) error
+}
+
+// params holds the rule of every wildcard a route may use. Registering a pattern with a
+// wildcard missing here panics, so a new route cannot skip the check.
+var params = map[string]param{
+	// Project ids are UUIDs; the Router's project check answers 403 to any other project.
+	"project_id": {isUUID, func(string) error { return errs.Forbidden("this API key belongs to another project") }},
+	"slug":       {prompt.IsSlug, invalidSlug},
+	"task":       {prompt.IsSlug, invalidSlug},
+	"version_id": {isUUID, notFound("prompt version %s not found")},
+	"hash": {hexPattern.MatchString, func(v string) error {
+		return errs.Invalid("content hash %s is not a 64-character hex SHA-256", quote(v))
+	}},
+	"version": {versionPattern.MatchString, func(v string) error {
+		return errs.Invalid("version must be a positive integer, not %s", quote(v))
+	}},
+	// Shape: "<tag>:pin"; the handler checks the tag and the action.
+	"tag_action": {shape(81, isTagAction), func(v string) error {
+		return errs.Invalid("tag action %s is not <tag>:pin", quote(v))
+	}},
+	// Shape: span ids are UUIDs; the handlers answer a short non-UUID in their own way (400 on
+	// attachments, 404 on evaluations).
+	"span_id": {shape(36, isUUIDChar), func(v string) error {
+		return errs.Invalid("span_id must be a UUID, not %s", quote(v))
+	}},
+	// Shape, as feedback.Service.Submit and ReadUnified check them (1 to 128 characters).
+	"completion_id": {shape(maxEntityIDLen, isPrintable), func(string) error {
+		return errs.Invalid("completion_id must have 1 to %d characters", maxEntityIDLen)
+	}},
+	"entity_type": {oneOf("span", "trace", "session"), func(v string) error {
+		return errs.Invalid(`entity_type must be "span", "trace" or "session", not %s`, quote(v))
+	}},
+	"entity_id": {shape(maxEntityIDLen, isPrintable), func(string) error {
+		return errs.Invalid("entity_id must have 1 to %d characters", maxEntityIDLen)
+	}},
+	"judge_id": {isUUID, notFound("judge %s not found")},
+	"link_id":  {isUUID, notFound("feedback link %s not found")},
+	// As pricing.ValidateOverride: 1 to 256 characters, no control characters.
+	"model": {shape(maxModelIDLen, isPrintable), func(string) error {
+		return errs.Invalid("model id must be 1 to %d characters without control characters", maxModelIDLen)
+	}},
+	// Shape: feedback-link tokens are "plf_" and 32 random bytes in base64url (43 characters);
+	// feedback.Links.Open bounds them at 100 bytes, as here.
+	"token": {tokenPattern.MatchString, func(string) error { return errs.NotFound("no such feedback link") }},
+}
+
+const (
+	maxEntityIDLen = 128
+	maxModelIDLen  = 256
+)
+
+var (
+	hexPattern     = regexp.MustCompile(`^[0-9a-fA-F]{64}$`)
+	versionPattern = regexp.MustCompile(`^0*[1-9][0-9]{0,9}$`)
+	tokenPattern   = regexp.MustCompile(`^plf_[A-Za-z0-9_-]{1,96}$`)
+)
+
+// wildcardsOf returns the names of a pattern's wildcards ("model" for "{model...}"), panicking
+// on one that params does not know.
+func wildcardsOf(pattern string) []string {
+	var names []string
+	for rest := pattern; ; {
+		i := strings.IndexByte(rest, '{')
+		if i < 0 {
+			return names
+		}
+		j := strings.IndexByte(rest[i:], '}')
+		if j < 0 {
+			panic(fmt.Sprintf("auth: route %q has an unclosed wildcard", pattern))
+		}
+		name := strings.TrimSuffix(rest[i+1:i+j], "...")
+		rest = rest[i+j+1:]
+		if name == "$" {
+			continue
+		}
+		if _, ok := params[name]; !ok {
+			panic(fmt.Sprintf("auth: route %q: wildcard {%s} has no rule in auth's params table", pattern, name))
+		}
+		names = append(names, name)
+	}
+}
+
+// ErrorWriter writes the answer to a refused request: web.Error by default; an area that
+// answers in its own format (the HTML feedback pages) passes its own to HandleOpen.
+type ErrorWriter func(w http.ResponseWriter, r *http.Request, err error)
+
+// checkParams answers a request whose path wildcards break their rules with fail, before next
+// runs. The access log then shows the route's path rather than the refused value.
+func checkParams(pattern string, names []string, fail ErrorWriter, next http.Handler) http.Handler {
+	if len(names) == 0 {
+		return next
+	}
+	_, path, _ := strings.Cut(pattern, " ")
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for _, name := range names {
+			rule := params[name]
+			if v := r.PathValue(name); !rule.valid(v) {
+				err := rule.bad(v)
+				web.LogPathAs(path, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fail(w, r, err) })).ServeHTTP(w, r)
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func invalidSlug(v string) error {
+	return errs.Invalid("prompt slug %s is invalid: use 1 to 128 lowercase letters, digits and hyphens", quote(v))
+}
+
+func notFound(format string) func(string) error {
+	return func(v string) error { return errs.NotFound(format, quote(v)) }
+}
+
+// quote quotes a refused value for a message, cut to 64 bytes.
+func quote(v string) string { return fmt.Sprintf("%q", textcut.Quote(v, 64)) }
+
+// isUUID reports whether s is a UUID in its 36-character form, in either case.
+func isUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if i == 8 || i == 13 || i == 18 || i == 23 {
+			if c != '-' {
+				return false
+			}
+		} else if !isHex(c) {
+			return false
+		}
+	}
+	return true
+}
+
+func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
+
+func isUUIDChar(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '-'
+}
+
+func isTagAction(c byte) bool { return isUUIDChar(c) || c == ':' || c == '_' || c == '.' }
+
+// isPrintable refuses control characters (C0 and DEL) only: model ids and completion ids may
+// hold any other text.
+func isPrintable(c byte) bool { return c >= 0x20 && c != 0x7f }
+
+// shape accepts 1 to max bytes, each allowed by ok.
+func shape(max int, ok func(byte) bool) func(string) bool {
+	return func(s string) bool {
+		if s == "" || len(s) > max {
+			return false
+		}
+		for i := 0; i < len(s); i++ {
+			if !ok(s[i]) {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+func oneOf(values ...string) func(string) bool {
+	return func(s string) bool {
+		for _, v := range values {
+			if s == v {
+				return true
+			}
+		}
+		return false
+	}
+}
