@@ -167,9 +167,10 @@ var grpcCode = map[errs.Code]int32{
 }
 
 // writeStatus answers an error as OTLP/HTTP requires: the HTTP status of the error code and a
-// google.rpc.Status body in the request's encoding; 429 and 503 carry Retry-After. Internal
-// errors, decoder panics among them, are logged once here with the request id (and the stack
-// of a panic) and answered with a generic message: 500, google.rpc.Code INTERNAL.
+// google.rpc.Status body in the request's encoding; 401 carries WWW-Authenticate as the JSON
+// API's do, 429 and 503 Retry-After. Internal errors, decoder panics among them, are logged
+// once here with the request id (and the stack of a panic) and answered with a generic
+// message: 500, google.rpc.Code INTERNAL.
 func writeStatus(w http.ResponseWriter, r *http.Request, enc string, err error) {
 	code := errs.CodeOf(err)
 	msg := "internal error"
@@ -192,6 +193,9 @@ func writeStatus(w http.ResponseWriter, r *http.Request, enc string, err error) 
 		body, _ = protojson.Marshal(st)
 	}
 	httpStatus := web.Status(code)
+	if httpStatus == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", auth.Challenge)
+	}
 	if httpStatus == http.StatusTooManyRequests || httpStatus == http.StatusServiceUnavailable {
 		w.Header().Set("Retry-After", strconv.Itoa(web.RetryAfterSeconds))
 	}

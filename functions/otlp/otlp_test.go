@@ -157,3 +157,21 @@ func TestOTLPErrors(t *testing.T) {
 	}
 	assert.Empty(t, st.spans(t, ""), "nothing was stored")
 }
+
+// TestOTLPUnauthenticatedChallenge: a 401 names the scheme to use, as the JSON API's do
+// (issue 11: OTLP 401s had no WWW-Authenticate).
+func TestOTLPUnauthenticatedChallenge(t *testing.T) {
+	st := newStack(t)
+	for _, key := range []string{"", "plm_nope_nope_nope_nope"} {
+		req, _ := http.NewRequest("POST", st.srv.URL+"/v1/traces", bytes.NewReader([]byte("{}")))
+		req.Header.Set("Content-Type", "application/json")
+		if key != "" {
+			req.Header.Set("Authorization", "Bearer "+key)
+		}
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		_ = res.Body.Close()
+		assert.Equal(t, http.StatusUnauthorized, res.StatusCode)
+		assert.Equal(t, `Bearer realm="plume"`, res.Header.Get("WWW-Authenticate"), "key %q", key)
+	}
+}

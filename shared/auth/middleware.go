@@ -97,13 +97,16 @@ func (a *Authenticator) lookup(ctx context.Context, hash string) (Key, error) {
 	return key, nil
 }
 
+// Challenge is the WWW-Authenticate header of every 401 (RFC 9110 §11.6.1): a bearer key.
+const Challenge = `Bearer realm="plume"`
+
 // Middleware authenticates every request it passes on; others get the 401 error answer.
 func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, err := a.Authenticate(r.Context(), r.Header.Get("Authorization"))
 		if err != nil {
 			if errs.Is(err, errs.CodeUnauthenticated) {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="plume"`)
+				w.Header().Set("WWW-Authenticate", Challenge)
 			}
 			web.Error(w, r, err)
 			return
