@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/plumehq/plume/shared/errs"
+	"github.com/plumehq/plume/shared/trace"
 )
 
 // Limits of an evaluation.
@@ -106,6 +107,8 @@ func buildEvaluation(j Judge, in EvaluationInput, now time.Time) (Evaluation, er
 		return Evaluation{}, errs.Invalid("evaluation_duration_ms must be a non-negative number")
 	case in.CreatedAt != nil && in.CreatedAt.After(now.Add(time.Hour)):
 		return Evaluation{}, errs.Invalid("created_at is in the future")
+	case in.CreatedAt != nil && in.CreatedAt.Before(trace.MinSpanTime):
+		return Evaluation{}, errs.Invalid("created_at is before %s", trace.MinSpanTime.Format(time.DateOnly))
 	}
 	ev := Evaluation{
 		SpanID: spanID, JudgeID: j.ID, JudgeName: j.Name, EvaluationType: j.EvaluationType,
@@ -114,7 +117,7 @@ func buildEvaluation(j Judge, in EvaluationInput, now time.Time) (Evaluation, er
 		CreatedAt: now, UpdatedAt: now,
 	}
 	if in.CreatedAt != nil {
-		ev.CreatedAt = in.CreatedAt.UTC()
+		ev.CreatedAt = Stamp(*in.CreatedAt)
 	}
 	if j.Scored() {
 		if in.Score == nil || !j.InRange(*in.Score) {

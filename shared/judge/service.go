@@ -42,12 +42,20 @@ type Service struct {
 // NewService returns a Service over store.
 func NewService(store Store) *Service { return &Service{store: store, now: time.Now} }
 
+// stamp is the time of a write: now, in UTC, at the microsecond the store keeps (shared/ddb
+// stores judge and evaluation times as Unix microseconds), so that a write answers the time
+// every later read answers.
+func (s *Service) stamp() time.Time { return Stamp(s.now()) }
+
+// Stamp is t in UTC at the store's resolution, one microsecond.
+func Stamp(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
+
 // maxUpdateAttempts bounds the read-modify-write retries of a judge update under contention.
 const maxUpdateAttempts = 5
 
 // Create validates spec and stores a new judge of projectID made by user.
 func (s *Service) Create(ctx context.Context, projectID, user string, spec Spec) (Judge, error) {
-	j, err := New(spec, projectID, uuid.NewString(), user, s.now().UTC())
+	j, err := New(spec, projectID, uuid.NewString(), user, s.stamp())
 	if err != nil {
 		return Judge{}, err
 	}
@@ -65,7 +73,7 @@ func (s *Service) Update(ctx context.Context, projectID, judgeID, user string, s
 		if err != nil {
 			return Judge{}, err
 		}
-		next, err := Patch(cur, spec, user, s.now().UTC())
+		next, err := Patch(cur, spec, user, s.stamp())
 		if err != nil {
 			return Judge{}, err
 		}
@@ -85,7 +93,7 @@ func (s *Service) Record(ctx context.Context, projectID, judgeID string, in []Ev
 	if err != nil {
 		return nil, err
 	}
-	evs, err := BuildEvaluations(j, in, s.now().UTC())
+	evs, err := BuildEvaluations(j, in, s.stamp())
 	if err != nil {
 		return nil, err
 	}
