@@ -12,6 +12,7 @@ import (
 	"html/template"
 	"log/slog"
 	"mime"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -113,7 +114,7 @@ type errorView struct {
 // form. After a submission (?done=<completion id>) it thanks the reviewer and marks their verdict.
 func (p *pageServer) show(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	link, err := p.d.Links.Open(ctx, r.PathValue("token"))
+	link, err := p.d.Links.Open(ctx, r.PathValue("token"), clientOf(r))
 	if err != nil {
 		p.fail(w, r, err, opening)
 		return
@@ -155,7 +156,7 @@ func (p *pageServer) show(w http.ResponseWriter, r *http.Request) {
 // completion (replacing their earlier one), then a redirect to the page that thanks them.
 func (p *pageServer) submit(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	link, err := p.d.Links.Open(ctx, r.PathValue("token"))
+	link, err := p.d.Links.Open(ctx, r.PathValue("token"), clientOf(r))
 	if err != nil {
 		p.fail(w, r, err, opening)
 		return
@@ -355,6 +356,14 @@ func (p *pageServer) fail(w http.ResponseWriter, r *http.Request, err error, dur
 		v.Heading = "This page could not be shown"
 	}
 	p.render(w, r, status, frame{Title: v.Heading, Error: v})
+}
+
+// clientOf is the source address of r (API Gateway's sourceIp in Lambda), without its port.
+func clientOf(r *http.Request) string {
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return host
+	}
+	return r.RemoteAddr
 }
 
 // failOpening answers a request refused before its link was opened (a malformed token).

@@ -86,9 +86,10 @@ type LinkStore interface {
 
 // Links creates, revokes and opens feedback links.
 type Links struct {
-	store LinkStore
-	rate  int
-	now   func() time.Time
+	store  LinkStore
+	rate   int
+	now    func() time.Time
+	misses missLimiter
 }
 
 // NewLinks returns the link service; perMinute <= 0 means DefaultLinkRate.
@@ -137,16 +138,24 @@ func (s *Links) List(ctx context.Context, projectID string) ([]Link, error) {
 	return s.store.Links(ctx, projectID)
 }
 
-// Open resolves a token for one page view or submission, counting it against the link's rate:
-// errs.CodeNotFound for a token that names no link, errs.CodeForbidden for an expired or revoked
-// one, errs.CodeRateLimited past the rate.
-func (s *Links) Open(ctx context.Context, token string) (Link, error) {
+// Open resolves a token for one page view or submission by client (its source address),
+// counting it against the link's rate: errs.CodeNotFound for a token that names no link,
+// errs.CodeForbidden for an expired or revoked one, errs.CodeRateLimited past the rate, or
+// without a read when client tried more than MaxUnknownTokens unknown tokens this minute.
+func (s *Links) Open(ctx context.Context, token, client string) (Link, error) {
+	now := s.now().UTC()
+	if s.misses.blocked(client, now) {
+		return Link{}, errs.Errorf(errs.CodeRateLimited, "too many unknown feedback links were tried from your address; try again in a minute")
+	}
 	if !strings.HasPrefix(token, linkTokenPrefix) || len(token) > 100 {
+		s.misses.miss(client, now)
 		return Link{}, errs.NotFound("no such feedback link")
 	}
-	now := s.now().UTC()
 	l, err := s.store.UseLink(ctx, HashLinkToken(token), now, s.rate)
 	if err != nil {
+		if errs.Is(err, errs.CodeNotFound) {
+			s.misses.miss(client, now)
+		}
 		return Link{}, err
 	}
 	return l, l.Usable(now)
