@@ -30,7 +30,7 @@ func validParams(projectID string) map[string]string {
 
 // TestPathParametersEveryRoute walks every route of every function, read from the functions'
 // own routers, and sends each path wildcard in turn a value no key may be built from (3 KB
-// long, a control character, uppercase for slugs, empty), the others valid, with a valid key
+// long, a control character, invalid UTF-8, uppercase for slugs, empty), the others valid, with a valid key
 // of the path's project: every answer is a 4xx, before any DynamoDB or S3 request.
 func TestPathParametersEveryRoute(t *testing.T) {
 	api := apitest.New(t, apitest.Options{})
@@ -54,6 +54,7 @@ func TestPathParametersEveryRoute(t *testing.T) {
 					"3 KB":              strings.Repeat("a", 3<<10),
 					"control character": "a%01b",
 					"empty":             "",
+					"invalid UTF-8":     "a%FFb",
 				}
 				if name == "slug" || name == "task" {
 					bad["uppercase"] = "UPPER"

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/plumehq/plume/shared/errs"
 	"github.com/plumehq/plume/shared/prompt"
@@ -37,7 +38,7 @@ var params = map[string]param{
 	"hash": {hexPattern.MatchString, func(v string) error {
 		return errs.Invalid("content hash %s is not a 64-character hex SHA-256", quote(v))
 	}},
-	"version": {versionPattern.MatchString, func(v string) error {
+	"version": {isVersion, func(v string) error {
 		return errs.Invalid("version must be a positive integer, not %s", quote(v))
 	}},
 	// Shape: "<tag>:pin"; the handler checks the tag and the action.
@@ -77,7 +78,7 @@ const (
 
 var (
 	hexPattern     = regexp.MustCompile(`^[0-9a-fA-F]{64}$`)
-	versionPattern = regexp.MustCompile(`^0*[1-9][0-9]{0,9}$`)
+	versionPattern = regexp.MustCompile(`^0*[1-9][0-9]*$`)
 	tokenPattern   = regexp.MustCompile(`^plf_[A-Za-z0-9_-]{1,96}$`)
 )
 
@@ -141,6 +142,9 @@ func notFound(format string) func(string) error {
 // quote quotes a refused value for a message, cut to 64 bytes.
 func quote(v string) string { return fmt.Sprintf("%q", textcut.Quote(v, 64)) }
 
+// isVersion reports whether s is a positive integer of at most 10 digits (versionSK's width).
+func isVersion(s string) bool { return len(s) <= 10 && versionPattern.MatchString(s) }
+
 // isUUID reports whether s is a UUID in its 36-character form, in either case.
 func isUUID(s string) bool {
 	if len(s) != 36 {
@@ -171,10 +175,10 @@ func isTagAction(c byte) bool { return isUUIDChar(c) || c == ':' || c == '_' || 
 // hold any other text.
 func isPrintable(c byte) bool { return c >= 0x20 && c != 0x7f }
 
-// shape accepts 1 to max bytes, each allowed by ok.
+// shape accepts 1 to max bytes of UTF-8 (DynamoDB strings are UTF-8), each byte allowed by ok.
 func shape(max int, ok func(byte) bool) func(string) bool {
 	return func(s string) bool {
-		if s == "" || len(s) > max {
+		if s == "" || len(s) > max || !utf8.ValidString(s) {
 			return false
 		}
 		for i := 0; i < len(s); i++ {
