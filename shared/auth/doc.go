@@ -9,4 +9,8 @@
 // The Authenticator caches resolved keys in memory for at most MaxCacheTTL (60 s): a revoked
 // key can keep working for up to that long on a warm Lambda instance. Expiry is checked on
 // every request, cached or not, so an expired key fails at once. Unknown keys are not cached.
+//
+// The Router is where those rules meet the routes: every route is authenticated, project-scoped
+// routes answer 403 to another project's key, and every path wildcard is checked against its
+// rule in one table (params.go) before the handler runs and before any read.
 package auth
