@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/plumehq/plume/shared/bound"
 	"github.com/plumehq/plume/shared/errs"
 )
 
@@ -107,6 +108,16 @@ func buildEvaluation(j Judge, in EvaluationInput, now time.Time) (Evaluation, er
 	case in.CreatedAt != nil && in.CreatedAt.After(now.Add(time.Hour)):
 		return Evaluation{}, errs.Invalid("created_at is in the future")
 	}
+	var err error
+	if in.Confidence, err = checkOptional("confidence_score", in.Confidence, bound.Confidence); err != nil {
+		return Evaluation{}, err
+	}
+	if in.DurationMS, err = checkOptional("evaluation_duration_ms", in.DurationMS, bound.DurationMS); err != nil {
+		return Evaluation{}, err
+	}
+	if in.Score, err = checkOptional("score", in.Score, bound.Score); err != nil {
+		return Evaluation{}, err
+	}
 	ev := Evaluation{
 		SpanID: spanID, JudgeID: j.ID, JudgeName: j.Name, EvaluationType: j.EvaluationType,
 		Reason: in.Reason, Confidence: in.Confidence, Model: in.Model, DurationMS: in.DurationMS,
@@ -141,9 +152,30 @@ func buildEvaluation(j Judge, in EvaluationInput, now time.Time) (Evaluation, er
 	return ev, nil
 }
 
+// checkOptional is checkNumber for an optional number: the checked value in a new variable (nil
+// for nil).
+func checkOptional(name string, v *float64, r bound.Range) (*float64, error) {
+	if v == nil {
+		return nil, nil
+	}
+	c, err := checkNumber(name, *v, r)
+	if err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
 func checkCriteriaScores(j Judge, scores map[string]CriterionScore) error {
 	for _, k := range slices.Sorted(maps.Keys(scores)) {
 		c := scores[k]
+		if c.Score != nil {
+			v, err := checkNumber(fmt.Sprintf("criteria_scores[%q].score", k), *c.Score, bound.Score)
+			if err != nil {
+				return err
+			}
+			c.Score = &v
+			scores[k] = c
+		}
 		switch {
 		case !j.HasCriterion(k):
 			return errs.Invalid("criteria_scores: %q is not a criterion of judge %q (%s)", k, j.Name, criteriaKeys(j))
@@ -196,6 +228,11 @@ const (
 // expected_score within the judge's range (scored judges only), a direction of too_high or
 // too_low, and criteria among the judge's.
 func CheckCalibration(j Judge, c Calibration) error {
+	if c.ExpectedScore != nil {
+		if _, err := checkNumber("expected_score", *c.ExpectedScore, bound.Score); err != nil {
+			return err
+		}
+	}
 	if c.ExpectedScore != nil && !j.InRange(*c.ExpectedScore) {
 		if !j.Scored() {
 			return errs.Invalid("expected_score applies to scored judges; judge %q is binary", j.Name)
@@ -207,6 +244,11 @@ func CheckCalibration(j Judge, c Calibration) error {
 	}
 	for _, k := range slices.Sorted(maps.Keys(c.CriteriaFeedback)) {
 		f := c.CriteriaFeedback[k]
+		if f.ExpectedScore != nil {
+			if _, err := checkNumber(fmt.Sprintf("criteria_feedback[%q].expected_score", k), *f.ExpectedScore, bound.Score); err != nil {
+				return err
+			}
+		}
 		switch {
 		case !j.HasCriterion(k):
 			return errs.Invalid("criteria_feedback: %q is not a criterion of judge %q (%s)", k, j.Name, criteriaKeys(j))
