@@ -53,7 +53,9 @@ func Random(seed uint64, n int) []string {
 }
 
 // Numbers is Edges and Random(seed, n).
-func Numbers(seed uint64, n int) []string { return append(append([]string(nil), Edges...), Random(seed, n)...) }
+func Numbers(seed uint64, n int) []string {
+	return append(append([]string(nil), Edges...), Random(seed, n)...)
+}
 
 // Storable reports whether DynamoDB stores x (0, or a magnitude from 1e-130 to 9.99e125).
 func Storable(x float64) bool {
