@@ -16,7 +16,9 @@
 //	Cost        0 .. 1e9 USD, rounded to 1e-12 USD       span, trace and OTLP cost
 //	DurationMS  0 .. 1e12 ms (about 31.7 years)          span, trace and evaluation durations
 //	Score       -1e9 .. 1e9                              judge ranges and thresholds, scores
-//	Fraction    0 .. 1                                   confidence_score, sample_rate
+//	Confidence  0 .. 1                                   confidence_score
+//	Fraction    0 .. 1                                   sample_rate
+//	Temperature 0 .. 2                                   a judge's temperature
 //	Price       0 .. 1e6 USD per 1M tokens               model prices
 //	Tokens      0 .. 2^40 (integers)                     token counts (trace.MaxTokens)
 //
@@ -27,7 +29,7 @@
 // (1e-200 is below DynamoDB's 1e-130), and two kinds of number treat it differently:
 //
 //   - Measured values (Range.Measured: cost, durations, confidence_score) are computed by
-//     programs, and float noise (1e-17 from 0.3-0.1-0.2) is common: they are rounded to 0, and
+//     programs, and float noise (0.1+0.2-0.3 is 5.6e-17) is common: they are rounded to 0, and
 //     so are negative values of magnitude below Floor. Nothing meaningful is lost: 1e-12 USD
 //     or ms is below anything a person reads.
 //   - Chosen values (scores, thresholds, sample_rate, temperature, prices) are set by a person
