@@ -101,13 +101,11 @@ func buildEvaluation(j Judge, in EvaluationInput, now time.Time) (Evaluation, er
 		return Evaluation{}, errs.Invalid("evaluation_reason: at most %d bytes", MaxReasonBytes)
 	case len(in.Model) > MaxModelLen:
 		return Evaluation{}, errs.Invalid("model_used: at most %d bytes", MaxModelLen)
-	case in.Confidence != nil && !(*in.Confidence >= 0 && *in.Confidence <= 1):
-		return Evaluation{}, errs.Invalid("confidence_score must be between 0 and 1")
-	case in.DurationMS != nil && !(*in.DurationMS >= 0 && finite(*in.DurationMS)):
-		return Evaluation{}, errs.Invalid("evaluation_duration_ms must be a non-negative number")
 	case in.CreatedAt != nil && in.CreatedAt.After(now.Add(time.Hour)):
 		return Evaluation{}, errs.Invalid("created_at is in the future")
 	}
+	// The numbers, by shared/bound's rule: confidence_score 0 to 1 and evaluation_duration_ms
+	// 0 to 1e12 are measured (below 1e-12 in magnitude they are 0), scores are chosen.
 	var err error
 	if in.Confidence, err = checkOptional("confidence_score", in.Confidence, bound.Confidence); err != nil {
 		return Evaluation{}, err
@@ -165,6 +163,8 @@ func checkOptional(name string, v *float64, r bound.Range) (*float64, error) {
 	return &c, nil
 }
 
+// checkCriteriaScores checks scores against j; it stores each score as checked (-0 as 0) in
+// scores.
 func checkCriteriaScores(j Judge, scores map[string]CriterionScore) error {
 	for _, k := range slices.Sorted(maps.Keys(scores)) {
 		c := scores[k]
