@@ -26,8 +26,8 @@ const kindTool = "tool"
 // missing name or start time, a time before 2000 or more than a day after now, an end before
 // the start, a cost over bound.Cost's maximum) are counted in rejected with a short reason
 // each (at most 10 reasons kept, each naming the span by its hex id). Nothing else rejects a
-// span: values over Plume's limits are
-// cut or dropped, and the cut is noted in the attribute plume.truncated.
+// span: values over Plume's limits are cut or dropped, and the cut is noted in the attribute
+// plume.truncated.
 //
 // The spans satisfy trace.Span.Check, the invariants of trace.DecodeBatch's output, so they go
 // to trace.Service.Ingest as they are: lowercase UUIDs, a name of 1 to trace.MaxNameLen bytes,
