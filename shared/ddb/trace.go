@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/plumehq/plume/infra"
+	"github.com/plumehq/plume/shared/bound"
 	"github.com/plumehq/plume/shared/trace"
 )
 
@@ -262,7 +263,7 @@ func (s *TraceStore) ApplyTrace(ctx context.Context, projectID string, d trace.T
 	pk := tracePK(projectID, d.TraceID)
 	up := expression.Add(expression.Name("sc"), expression.Value(d.Spans)).
 		Add(expression.Name("ec"), expression.Value(d.Errors)).
-		Add(expression.Name("cost"), expression.Value(d.Cost)).
+		Add(expression.Name("cost"), expression.Value(costSum(d.Cost))).
 		Set(expression.Name("ua"), expression.Value(d.At.UnixMicro())).
 		Set(expression.Name("ca"), ifNotExists("ca", d.At.UnixMicro())).
 		Set(expression.Name(infra.AttrGSI2PK), ifNotExists(infra.AttrGSI2PK, timeIndexPK(projectID, trace.IndexTraces, d.At, shardOf(d.TraceID)))).
@@ -326,12 +327,19 @@ func (s *TraceStore) ApplyTrace(ctx context.Context, projectID string, d trace.T
 	return joined, sessionID, nil
 }
 
+// costSum is a sum of costs (a delta of a trace's or session's cost) as DynamoDB adds it:
+// rounded to bound.CostGrid, as every cost is. DynamoDB adds numbers exactly, in decimal, and
+// fails an ADD whose result needs more than 38 significant digits: float noise in the delta
+// (0.3-0.1 is 0.19999999999999998) would put digits down to 1e-17 into a sum that may reach
+// 1e15 (shared/bound).
+func costSum(c float64) float64 { return bound.Round(c, bound.CostGrid) }
+
 // ApplySession implements trace.Index, as ApplyTrace does for traces.
 func (s *TraceStore) ApplySession(ctx context.Context, projectID string, d trace.SessionDelta) error {
 	pk := sessionPK(projectID, d.SessionID)
 	up := expression.Add(expression.Name("tc"), expression.Value(d.NewTraces)).
 		Add(expression.Name("ec"), expression.Value(d.Errors)).
-		Add(expression.Name("cost"), expression.Value(d.Cost)).
+		Add(expression.Name("cost"), expression.Value(costSum(d.Cost))).
 		Set(expression.Name("ua"), expression.Value(d.At.UnixMicro())).
 		Set(expression.Name("ca"), ifNotExists("ca", d.At.UnixMicro())).
 		Set(expression.Name(infra.AttrGSI2PK), ifNotExists(infra.AttrGSI2PK, timeIndexPK(projectID, trace.IndexSessions, d.At, shardOf(d.SessionID)))).

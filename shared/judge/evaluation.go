@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/plumehq/plume/shared/bound"
 	"github.com/plumehq/plume/shared/errs"
 	"github.com/plumehq/plume/shared/trace"
 )
@@ -101,14 +102,22 @@ func buildEvaluation(j Judge, in EvaluationInput, now time.Time) (Evaluation, er
 		return Evaluation{}, errs.Invalid("evaluation_reason: at most %d bytes", MaxReasonBytes)
 	case len(in.Model) > MaxModelLen:
 		return Evaluation{}, errs.Invalid("model_used: at most %d bytes", MaxModelLen)
-	case in.Confidence != nil && !(*in.Confidence >= 0 && *in.Confidence <= 1):
-		return Evaluation{}, errs.Invalid("confidence_score must be between 0 and 1")
-	case in.DurationMS != nil && !(*in.DurationMS >= 0 && finite(*in.DurationMS)):
-		return Evaluation{}, errs.Invalid("evaluation_duration_ms must be a non-negative number")
 	case in.CreatedAt != nil && in.CreatedAt.After(now.Add(time.Hour)):
 		return Evaluation{}, errs.Invalid("created_at is in the future")
 	case in.CreatedAt != nil && in.CreatedAt.Before(trace.MinSpanTime):
 		return Evaluation{}, errs.Invalid("created_at is before %s", trace.MinSpanTime.Format(time.DateOnly))
+	}
+	// The numbers, by shared/bound's rule: confidence_score 0 to 1 and evaluation_duration_ms
+	// 0 to 1e12 are measured (below 1e-12 in magnitude they are 0), scores are chosen.
+	var err error
+	if in.Confidence, err = checkOptional("confidence_score", in.Confidence, bound.Confidence); err != nil {
+		return Evaluation{}, err
+	}
+	if in.DurationMS, err = checkOptional("evaluation_duration_ms", in.DurationMS, bound.DurationMS); err != nil {
+		return Evaluation{}, err
+	}
+	if in.Score, err = checkOptional("score", in.Score, bound.Score); err != nil {
+		return Evaluation{}, err
 	}
 	ev := Evaluation{
 		SpanID: spanID, JudgeID: j.ID, JudgeName: j.Name, EvaluationType: j.EvaluationType,
@@ -144,9 +153,32 @@ func buildEvaluation(j Judge, in EvaluationInput, now time.Time) (Evaluation, er
 	return ev, nil
 }
 
+// checkOptional is checkNumber for an optional number: the checked value in a new variable (nil
+// for nil).
+func checkOptional(name string, v *float64, r bound.Range) (*float64, error) {
+	if v == nil {
+		return nil, nil
+	}
+	c, err := checkNumber(name, *v, r)
+	if err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// checkCriteriaScores checks scores against j; it stores each score as checked (-0 as 0) in
+// scores.
 func checkCriteriaScores(j Judge, scores map[string]CriterionScore) error {
 	for _, k := range slices.Sorted(maps.Keys(scores)) {
 		c := scores[k]
+		if c.Score != nil {
+			v, err := checkNumber(fmt.Sprintf("criteria_scores[%q].score", k), *c.Score, bound.Score)
+			if err != nil {
+				return err
+			}
+			c.Score = &v
+			scores[k] = c
+		}
 		switch {
 		case !j.HasCriterion(k):
 			return errs.Invalid("criteria_scores: %q is not a criterion of judge %q (%s)", k, j.Name, criteriaKeys(j))
@@ -199,6 +231,11 @@ const (
 // expected_score within the judge's range (scored judges only), a direction of too_high or
 // too_low, and criteria among the judge's.
 func CheckCalibration(j Judge, c Calibration) error {
+	if c.ExpectedScore != nil {
+		if _, err := checkNumber("expected_score", *c.ExpectedScore, bound.Score); err != nil {
+			return err
+		}
+	}
 	if c.ExpectedScore != nil && !j.InRange(*c.ExpectedScore) {
 		if !j.Scored() {
 			return errs.Invalid("expected_score applies to scored judges; judge %q is binary", j.Name)
@@ -210,6 +247,11 @@ func CheckCalibration(j Judge, c Calibration) error {
 	}
 	for _, k := range slices.Sorted(maps.Keys(c.CriteriaFeedback)) {
 		f := c.CriteriaFeedback[k]
+		if f.ExpectedScore != nil {
+			if _, err := checkNumber(fmt.Sprintf("criteria_feedback[%q].expected_score", k), *f.ExpectedScore, bound.Score); err != nil {
+				return err
+			}
+		}
 		switch {
 		case !j.HasCriterion(k):
 			return errs.Invalid("criteria_feedback: %q is not a criterion of judge %q (%s)", k, j.Name, criteriaKeys(j))

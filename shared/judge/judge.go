@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/plumehq/plume/shared/bound"
 	"github.com/plumehq/plume/shared/errs"
 	"github.com/plumehq/plume/shared/prompt"
 	"github.com/plumehq/plume/shared/textcut"
@@ -223,7 +224,47 @@ func (j *Judge) apply(s Spec) error {
 	case s.ClearCriteria || j.Criteria == nil || (j.CriteriaInferred && s.Template != nil):
 		j.Criteria, j.CriteriaInferred = InferCriteria(j.Template), true
 	}
+	if err := j.checkNumbers(); err != nil {
+		return err
+	}
 	return j.validate()
+}
+
+// checkNumbers checks the numbers of j against their ranges (shared/bound) and stores them as
+// checked (-0 as 0): sample_rate from 0 to 1, temperature from 0 to 2, the score range and
+// the threshold from -1e9 to 1e9. They are chosen values: a nonzero one below bound.Floor is
+// rejected, not rounded.
+func (j *Judge) checkNumbers() error {
+	var err error
+	if j.SampleRate, err = checkNumber("sample_rate", j.SampleRate, bound.Fraction); err != nil {
+		return err
+	}
+	if j.Temperature, err = checkNumber("temperature", j.Temperature, bound.Temperature); err != nil {
+		return err
+	}
+	for _, f := range []struct {
+		name string
+		p    **float64
+	}{{"score_min", &j.ScoreMin}, {"score_max", &j.ScoreMax}, {"pass_threshold", &j.PassThreshold}} {
+		if *f.p == nil {
+			continue
+		}
+		v, err := checkNumber(f.name, **f.p, bound.Score)
+		if err != nil {
+			return err
+		}
+		*f.p = &v // a new value: the judge j was copied from may share the old one
+	}
+	return nil
+}
+
+// checkNumber is r.Check(v) with an errs.Invalid error naming the field.
+func checkNumber(name string, v float64, r bound.Range) (float64, error) {
+	v, err := r.Check(v)
+	if err != nil {
+		return 0, errs.Invalid("%s: %v", name, err)
+	}
+	return v, nil
 }
 
 // applyScores sets the score range and pass threshold. A scored judge defaults to 0..10 with a

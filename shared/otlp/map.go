@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/plumehq/plume/shared/bound"
 	"github.com/plumehq/plume/shared/textcut"
 	"github.com/plumehq/plume/shared/trace"
 )
@@ -23,9 +24,10 @@ const kindTool = "tool"
 // Map converts every span of x into a Plume span of projectID (CreatedAt = UpdatedAt = now),
 // by the rules of MAPPING.md. Spans that cannot be stored (an all-zero trace or span id, a
 // missing name or start time, a time before 2000 or more than a day after now, an end before
-// the start) are counted in rejected with a short reason each (at most 10 reasons kept, each
-// naming the span by its hex id). Nothing else rejects a span: values over Plume's limits are
-// cut or dropped, and the cut is noted in the attribute plume.truncated.
+// the start, a cost over bound.Cost's maximum) are counted in rejected with a short reason
+// each (at most 10 reasons kept, each naming the span by its hex id). Nothing else rejects a
+// span: values over Plume's limits are cut or dropped, and the cut is noted in the attribute
+// plume.truncated.
 //
 // The spans satisfy trace.Span.Check, the invariants of trace.DecodeBatch's output, so they go
 // to trace.Service.Ingest as they are: lowercase UUIDs, a name of 1 to trace.MaxNameLen bytes,
@@ -305,7 +307,9 @@ func (m *mapper) span(s *trace.Span, sp *span) error {
 		u.Provider, u.Model = llm.provider, llm.model
 		s.LLM = trace.Ref(&v.llm, u)
 	}
-	if c, ok := a.cost(); ok {
+	if c, ok, err := a.cost(); err != nil {
+		return err
+	} else if ok {
 		s.Cost = trace.Ref(&v.cost, c)
 	}
 
@@ -452,16 +456,25 @@ func (a *attrs) usage() (u trace.LLMUsage, inOK, outOK bool) {
 }
 
 // cost returns the cost the caller supplied (gen_ai.usage.cost, llm.cost.total): a finite,
-// non-negative number.
-func (a *attrs) cost() (float64, bool) {
-	for _, f := range [...]field{fCost, fOICost} {
-		if v, ok := a.get(f); ok {
+// non-negative number (others are ignored), checked and rounded by bound.Cost. A cost over
+// bound.Cost's maximum rejects the span, as it does on POST /spans: storing it would overflow
+// the trace's cost, and dropping it would price the span as if it had none.
+func (a *attrs) cost() (float64, bool, error) {
+	for _, f := range [...]struct {
+		f    field
+		name string
+	}{{fCost, "gen_ai.usage.cost"}, {fOICost, "llm.cost.total"}} {
+		if v, ok := a.get(f.f); ok {
 			if c, ok := valueFloat(v); ok && c >= 0 {
-				return c, true
+				c, err := bound.Cost.Check(c)
+				if err != nil {
+					return 0, false, fmt.Errorf("%s: %v", f.name, err)
+				}
+				return c, true, nil
 			}
 		}
 	}
-	return 0, false
+	return 0, false, nil
 }
 
 // session sets SessionID, SessionName and SessionTags.

@@ -2,10 +2,10 @@ package pricing
 
 import (
 	"context"
-	"math"
 	"strings"
 	"time"
 
+	"github.com/plumehq/plume/shared/bound"
 	"github.com/plumehq/plume/shared/errs"
 	"github.com/plumehq/plume/shared/trace"
 )
@@ -37,9 +37,12 @@ func ValidateOverride(o Override) error {
 	case strings.ContainsFunc(o.Model, func(r rune) bool { return r < 0x20 || r == 0x7f }):
 		return errs.Invalid("model id contains control characters")
 	}
-	for name, v := range map[string]float64{"input": o.Input, "output": o.Output, "cached_input": o.CachedInput, "cache_write": o.CacheWrite} {
-		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) || v > 1e6 {
-			return errs.Invalid("%s must be a price from 0 to 1000000 USD per 1M tokens", name)
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"input", o.Input}, {"output", o.Output}, {"cached_input", o.CachedInput}, {"cache_write", o.CacheWrite}} {
+		if _, err := bound.Price.Check(f.v); err != nil {
+			return errs.Invalid("%s must be a price from 0 to 1000000 USD per 1M tokens, 0 or at least %g: %v", f.name, bound.Floor, err)
 		}
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 
+	"github.com/plumehq/plume/shared/bound"
 	"github.com/plumehq/plume/shared/trace"
 )
 
@@ -35,11 +36,11 @@ func (p *Pricer) Cost(ctx context.Context, projectID string, u trace.LLMUsage) (
 		return 0, "", false, err
 	}
 	if ok {
-		return own.Cost(u), SourceProject, true, nil
+		return bound.Round(own.Cost(u), bound.CostGrid), SourceProject, true, nil
 	}
 	price, ok := p.table.Lookup(u.Provider, u.Model)
 	if !ok {
 		return 0, SourceUnknownModel, false, nil
 	}
-	return price.Cost(u), SourceTable, true, nil
+	return bound.Round(price.Cost(u), bound.CostGrid), SourceTable, true, nil
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/plumehq/plume/shared/bound"
 	"github.com/plumehq/plume/shared/jsonscan"
 )
 
@@ -19,7 +20,8 @@ import (
 //   - Name has 1 to MaxNameLen bytes; Kind 1 to 64 characters of [a-z0-9_-]; Status, when set,
 //     is StatusUnset, StatusOK or StatusError.
 //   - StartedAt and EndedAt (when set) are in UTC, whole microseconds, pass CheckTime, and
-//     EndedAt is not before StartedAt. DurationMS and Cost, when set, are finite and >= 0.
+//     EndedAt is not before StartedAt. DurationMS and Cost, when set, are in bound.DurationMS
+//     and bound.Cost (0 or at least bound.Floor, costs on bound.CostGrid).
 //   - InputData and OutputData have at most MaxDataBytes; ErrorCode and SessionName 1 to
 //     MaxNameLen; ErrorMessage, ErrorStack and CodeFilepath 1 to MaxErrorBytes; CodeLineno is
 //     from 0 to 2^31-1.
@@ -61,9 +63,10 @@ func (s *Span) Check(now time.Time) error {
 	for _, f := range []struct {
 		name string
 		p    *float64
-	}{{"duration_ms", s.DurationMS}, {"cost", s.Cost}} {
-		if f.p != nil && !(*f.p >= 0 && !math.IsInf(*f.p, 0)) {
-			return fmt.Errorf("%s: %v is not a finite number >= 0", f.name, *f.p)
+		r    bound.Range
+	}{{"duration_ms", s.DurationMS, bound.DurationMS}, {"cost", s.Cost, bound.Cost}} {
+		if f.p != nil && !f.r.Contains(*f.p) {
+			return fmt.Errorf("%s: %v is outside %v to %v, or below %v, or off the grid", f.name, *f.p, f.r.Min, f.r.Max, bound.Floor)
 		}
 	}
 	for _, f := range []struct {

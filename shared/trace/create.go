@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/plumehq/plume/shared/bound"
 	"github.com/plumehq/plume/shared/errs"
 )
 
@@ -120,12 +121,12 @@ func (w traceWire) validate(now time.Time) (TraceInput, error) {
 	if t.Status, err = text.statusField(w.Status); err != nil {
 		return t, err
 	}
-	if d, ok, err := nonNegativeField("duration_ms", w.DurationMS); err != nil {
+	if d, ok, err := boundedField("duration_ms", w.DurationMS, bound.DurationMS); err != nil {
 		return t, err
 	} else if ok {
 		t.DurationMS = &d
 	}
-	if c, ok, err := nonNegativeField("cost", w.Cost); err != nil {
+	if c, ok, err := boundedField("cost", w.Cost, bound.Cost); err != nil {
 		return t, err
 	} else if ok {
 		t.Cost = &c

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/plumehq/plume/shared/bound"
 	"github.com/plumehq/plume/shared/errs"
 	"github.com/plumehq/plume/shared/jsonscan"
 )
@@ -344,7 +345,7 @@ func (w *wireSpan) span(s *Span, projectID string, now time.Time) error {
 	if err := w.times(s, v, now); err != nil {
 		return err
 	}
-	cost, ok, err := nonNegativeField("cost", w.cost)
+	cost, ok, err := boundedField("cost", w.cost, bound.Cost)
 	if err != nil {
 		return err
 	}
@@ -414,7 +415,7 @@ func (w *wireSpan) times(s *Span, v *spanValues, now time.Time) error {
 		}
 		s.EndedAt = Ref(&v.endedAt, end)
 	}
-	d, ok, err := nonNegativeField("duration_ms", w.durationMS)
+	d, ok, err := boundedField("duration_ms", w.durationMS, bound.DurationMS)
 	if err != nil {
 		return err
 	}
@@ -605,8 +606,10 @@ func (t *spanText) statusField(raw []byte) (string, error) {
 	return "", fmt.Errorf("status: %q is not one of unset, ok, error", truncate([]byte(s)))
 }
 
-// nonNegativeField returns the number raw holds; false when absent or null.
-func nonNegativeField(name string, raw []byte) (float64, bool, error) {
+// boundedField returns the number raw holds, checked and rounded by r (shared/bound): a
+// value outside r rejects the span, a nonzero one below bound.Floor is 0. False when absent
+// or null.
+func boundedField(name string, raw []byte, r bound.Range) (float64, bool, error) {
 	if isAbsent(raw) {
 		return 0, false, nil
 	}
@@ -617,8 +620,11 @@ func nonNegativeField(name string, raw []byte) (float64, bool, error) {
 	if err != nil || math.IsInf(f, 0) {
 		return 0, false, fmt.Errorf("%s: %s is out of range", name, truncate(raw))
 	}
-	if f < 0 {
+	if f <= -bound.Floor && r.Min >= 0 {
 		return 0, false, fmt.Errorf("%s: must not be negative, got %s", name, truncate(raw))
+	}
+	if f, err = r.Check(f); err != nil {
+		return 0, false, fmt.Errorf("%s: %v", name, err)
 	}
 	return f, true, nil
 }

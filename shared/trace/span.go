@@ -3,6 +3,8 @@ package trace
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/plumehq/plume/shared/bound"
 )
 
 // Span kinds named by the spec; any other non-empty kind is accepted and stored as given.
@@ -107,8 +109,8 @@ const (
 	MaxErrorBytes     = 64 << 10 // error_message and error_stack, each
 	MaxIDLen          = 128
 	// MaxTokens bounds a token count read from the attributes: a larger one is ignored as
-	// nonsense (the count is absent), not rejected.
-	MaxTokens = 1 << 40
+	// nonsense (the count is absent), not rejected. It is shared/bound's.
+	MaxTokens = bound.MaxTokens
 )
 
 // LLMUsage is what cost needs from an llm span's attributes.
