@@ -38,10 +38,10 @@ func ClientsFromAWS(cfg config.Config, awsCfg aws.Config) Clients {
 
 // Env is what every function is built from: the configuration, the clients and the stores and
 // services made of them. What holds state or a cache (the authenticator's key cache, the
-// pricer's price cache, the tracing service with its attachment fetcher) is built once, on
-// first use, and shared by every area that asks: plume-local serves all areas with one of
-// each, as a warm Lambda instance serves its own. Stateless services are cheap values, made
-// per call.
+// pricer's price cache, the tracing service with its attachment fetcher, the feedback links'
+// count of unknown tokens) is built once, on first use, and shared by every area that asks:
+// plume-local serves all areas with one of each, as a warm Lambda instance serves its own.
+// Stateless services are cheap values, made per call.
 type Env struct {
 	Config config.Config
 
@@ -56,6 +56,7 @@ type Env struct {
 	traceService lazy[*trace.Service]
 	judges       lazy[*ddb.JudgeStore]
 	feedback     lazy[*ddb.FeedbackStore]
+	links        lazy[*feedback.Links]
 }
 
 // Option changes how an Env builds its services.
@@ -162,9 +163,12 @@ func (e *Env) FeedbackStore() *ddb.FeedbackStore {
 // Feedback is the feedback service.
 func (e *Env) Feedback() *feedback.Service { return feedback.NewService(e.FeedbackStore()) }
 
-// FeedbackLinks issues and serves feedback links, at the configured rate per link.
+// FeedbackLinks issues and serves feedback links, at the configured rate per link; it counts
+// unknown tokens per client, so it is shared.
 func (e *Env) FeedbackLinks() *feedback.Links {
-	return feedback.NewLinks(ddb.NewLinkStore(e.table), e.Config.FeedbackLinkRate)
+	return e.links.get(func() *feedback.Links {
+		return feedback.NewLinks(ddb.NewLinkStore(e.table), e.Config.FeedbackLinkRate)
+	})
 }
 
 // lazy is a value built once, on first use.

@@ -141,7 +141,7 @@ func NewKey(spec KeySpec, now time.Time) (secret string, key Key, err error) {
 
 // ValidateProjectID checks that id is a UUID, the only form project ids take.
 func ValidateProjectID(id string) error {
-	if _, err := uuid.Parse(id); err != nil || len(id) != 36 {
+	if !isUUID(id) {
 		return errs.Invalid("project id %q is not a UUID", id)
 	}
 	return nil

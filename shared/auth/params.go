@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/google/uuid"
 	"github.com/plumehq/plume/shared/errs"
 	"github.com/plumehq/plume/shared/prompt"
 	"github.com/plumehq/plume/shared/textcut"
@@ -145,25 +146,9 @@ func quote(v string) string { return fmt.Sprintf("%q", textcut.Quote(v, 64)) }
 // isVersion reports whether s is a positive integer of at most 10 digits (versionSK's width).
 func isVersion(s string) bool { return len(s) <= 10 && versionPattern.MatchString(s) }
 
-// isUUID reports whether s is a UUID in its 36-character form, in either case.
-func isUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if i == 8 || i == 13 || i == 18 || i == 23 {
-			if c != '-' {
-				return false
-			}
-		} else if !isHex(c) {
-			return false
-		}
-	}
-	return true
-}
-
-func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
+// isUUID reports whether s is a UUID in its 36-character form, in either case: as
+// ValidateProjectID has it.
+func isUUID(s string) bool { return len(s) == 36 && uuid.Validate(s) == nil }
 
 func isUUIDChar(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '-'
