@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/plumehq/plume/api"
+	"github.com/plumehq/plume/shared/auth"
 	"github.com/plumehq/plume/shared/errs"
 	"github.com/plumehq/plume/shared/textcut"
 	"github.com/plumehq/plume/shared/trace"
@@ -60,7 +61,7 @@ func (s *attachmentServer) getAttachments(w http.ResponseWriter, r *http.Request
 		web.Error(w, r, err)
 		return
 	}
-	ctx, pid := r.Context(), projectOf(r)
+	ctx, pid := r.Context(), auth.ProjectID(r)
 	atts, err := s.q.Attachments(ctx, pid, spanID)
 	if err != nil {
 		web.Error(w, r, err)
@@ -109,7 +110,7 @@ func (s *attachmentServer) postAttachment(w http.ResponseWriter, r *http.Request
 		web.Error(w, r, err)
 		return
 	}
-	ctx, pid := r.Context(), projectOf(r)
+	ctx, pid := r.Context(), auth.ProjectID(r)
 	att.Key = trace.UploadKey(pid, spanID, att.ContentType)
 	if err := s.svc.Attach(ctx, pid, spanID, att); err != nil {
 		web.Error(w, r, err)

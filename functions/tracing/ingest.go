@@ -9,6 +9,7 @@ import (
 	"unicode/utf16"
 
 	"github.com/plumehq/plume/api"
+	"github.com/plumehq/plume/shared/auth"
 	"github.com/plumehq/plume/shared/trace"
 	"github.com/plumehq/plume/shared/web"
 )
@@ -38,7 +39,7 @@ func (s *ingestServer) postSpans(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
-	pid := projectOf(r)
+	pid := auth.ProjectID(r)
 	spans, rejected, err := trace.DecodeBatch(body, pid, s.svc.Now())
 	if err != nil {
 		web.Error(w, r, err)
@@ -102,7 +103,7 @@ func (s *ingestServer) postTraces(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
-	pid := projectOf(r)
+	pid := auth.ProjectID(r)
 	out, err := s.svc.PutTraces(r.Context(), pid, traces)
 	if err != nil {
 		web.Error(w, r, err)
@@ -123,7 +124,7 @@ func (s *ingestServer) postSessions(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
-	out, err := s.svc.PutSessions(r.Context(), projectOf(r), sessions)
+	out, err := s.svc.PutSessions(r.Context(), auth.ProjectID(r), sessions)
 	if err != nil {
 		web.Error(w, r, err)
 		return

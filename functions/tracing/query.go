@@ -21,11 +21,6 @@ func scanHeaders(w http.ResponseWriter, info trace.QueryInfo) {
 	}
 }
 
-func projectOf(r *http.Request) string {
-	p, _ := auth.FromContext(r.Context())
-	return p.ProjectID
-}
-
 // getSpans serves GET /spans (spec §4.3), and GET /spans?session_id= (the spans of every trace
 // of a session), which the spec does not have.
 func (s *queryServer) getSpans(w http.ResponseWriter, r *http.Request) {
@@ -51,7 +46,7 @@ func (s *queryServer) getSpans(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, p.err)
 		return
 	}
-	spans, info, err := s.q.Spans(r.Context(), projectOf(r), q)
+	spans, info, err := s.q.Spans(r.Context(), auth.ProjectID(r), q)
 	if err != nil {
 		web.Error(w, r, err)
 		return
@@ -74,7 +69,7 @@ func (s *queryServer) getTraces(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, p.err)
 		return
 	}
-	traces, info, err := s.q.Traces(r.Context(), projectOf(r), q)
+	traces, info, err := s.q.Traces(r.Context(), auth.ProjectID(r), q)
 	if err != nil {
 		web.Error(w, r, err)
 		return
@@ -92,7 +87,7 @@ func (s *queryServer) getSessions(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, p.err)
 		return
 	}
-	sessions, info, err := s.q.Sessions(r.Context(), projectOf(r), q)
+	sessions, info, err := s.q.Sessions(r.Context(), auth.ProjectID(r), q)
 	if err != nil {
 		web.Error(w, r, err)
 		return

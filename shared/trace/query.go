@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // Query bounds. A project-wide query walks the time index newest first from CreatedBefore (or
@@ -317,15 +319,28 @@ func (q *Queries) lookUpSpanIDs(ctx context.Context, projectID string, sq SpanQu
 		ids, err := q.r.TraceSpanIDs(ctx, projectID, sq.TraceID)
 		return ids, false, err
 	}
-	for _, traceID := range sessionTraces {
+	// The traces' span lists are read readConcurrency at a time, in order, until the cap: a
+	// session of many traces costs their Queries in parallel, not one after another.
+	for start := 0; start < len(sessionTraces); start += readConcurrency {
 		if len(ids) >= MaxSpanScan { // traces are left unread
 			return ids[:MaxSpanScan], true, nil
 		}
-		spans, err := q.r.TraceSpanIDs(ctx, projectID, traceID)
-		if err != nil {
+		chunk := sessionTraces[start:min(start+readConcurrency, len(sessionTraces))]
+		lists := make([][]string, len(chunk))
+		g, gctx := errgroup.WithContext(ctx)
+		for i, traceID := range chunk {
+			g.Go(func() error {
+				var err error
+				lists[i], err = q.r.TraceSpanIDs(gctx, projectID, traceID)
+				return err
+			})
+		}
+		if err := g.Wait(); err != nil {
 			return nil, false, err
 		}
-		ids = append(ids, spans...)
+		for _, spans := range lists {
+			ids = append(ids, spans...)
+		}
 	}
 	if len(ids) > MaxSpanScan {
 		return ids[:MaxSpanScan], true, nil
