@@ -54,6 +54,9 @@ type policyCase struct {
 	forbidden []string // actions ("dynamodb:Scan") or whole services ("s3:") never to grant
 	// s3 is exactly the bucket paths (Fn::Sub strings) each S3 action is allowed on.
 	s3 map[string][]string
+	// listPrefixes are exactly the s3:prefix values (StringLike) that s3:ListBucket, granted
+	// on the whole bucket, is restricted to: a grant without that condition lists everything.
+	listPrefixes []string
 }
 
 // functionCases holds every function of template.yaml, by logical id. The list of functions is
@@ -78,10 +81,11 @@ var functionCases = map[string]functionCase{
 		policy: policyCase{
 			actions: []string{
 				"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem",
-				"s3:PutObject", "s3:GetObject",
+				"dynamodb:DeleteItem", "s3:PutObject", "s3:GetObject",
 			},
-			// Ingestion writes and merges; it never deletes spans, scans or lists.
-			forbidden: []string{"dynamodb:Scan", "dynamodb:DeleteItem", "s3:DeleteObject", "s3:ListBucket"},
+			// Ingestion writes and merges; it deletes only the pending deltas it applied, and
+			// never deletes objects, scans or lists.
+			forbidden: []string{"dynamodb:Scan", "s3:DeleteObject", "s3:ListBucket"},
 			// Batch objects are read back to merge; attachments are only written (extraction and
 			// presigned uploads).
 			s3: map[string][]string{
@@ -93,11 +97,16 @@ var functionCases = map[string]functionCase{
 	"TracingQueryFunction": {
 		routes: stackRoutes("TracingQueryFunction"),
 		policy: policyCase{
-			actions: []string{"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "s3:GetObject"},
+			actions: []string{"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "s3:GetObject", "s3:ListBucket"},
 			// The function that reads spans can neither change nor delete them.
 			forbidden: []string{"dynamodb:Scan", "dynamodb:DeleteItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "s3:PutObject", "s3:DeleteObject"},
-			// Attachments: the permission its presigned GET URLs carry.
-			s3: map[string][]string{"s3:GetObject": {"${Bucket.Arn}/spans/*", "${Bucket.Arn}/attachments/*"}},
+			// Attachments: the permission its presigned GET URLs carry, and the listing of a
+			// span's attachment objects that gives their stored sizes.
+			s3: map[string][]string{
+				"s3:GetObject":  {"${Bucket.Arn}/spans/*", "${Bucket.Arn}/attachments/*"},
+				"s3:ListBucket": {"${Bucket.Arn}"},
+			},
+			listPrefixes: []string{"attachments/*"},
 		},
 	},
 	"OTLPFunction": {
@@ -105,9 +114,9 @@ var functionCases = map[string]functionCase{
 		policy: policyCase{
 			actions: []string{
 				"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem",
-				"s3:PutObject", "s3:GetObject",
+				"dynamodb:DeleteItem", "s3:PutObject", "s3:GetObject",
 			},
-			forbidden: []string{"dynamodb:Scan", "dynamodb:DeleteItem", "s3:DeleteObject", "s3:ListBucket"},
+			forbidden: []string{"dynamodb:Scan", "s3:DeleteObject", "s3:ListBucket"},
 			// The same ingestion as TracingIngestFunction: attachments are extracted too.
 			s3: map[string][]string{
 				"s3:PutObject": {"${Bucket.Arn}/spans/*", "${Bucket.Arn}/attachments/*"},
@@ -340,6 +349,17 @@ Properties:
 			want:  []string{`TracingQueryFunction must not be granted "dynamodb:PutItem"`, "actions granted to TracingQueryFunction"},
 		},
 		{
+			name: "a bucket listing without its prefix condition",
+			change: func(_ *testing.T, tpl map[string]any, _ *string, _ map[string]functionCase) {
+				policies := mapAt(functionResource(tpl, "TracingQueryFunction"), "Properties")["Policies"].([]any)
+				for _, s := range policies[0].(map[string]any)["Statement"].([]any) {
+					delete(s.(map[string]any), "Condition")
+				}
+			},
+			check: all,
+			want:  []string{"s3:ListBucket needs a StringLike s3:prefix condition"},
+		},
+		{
 			name: "a SAM policy template",
 			change: func(t *testing.T, tpl map[string]any, _ *string, _ map[string]functionCase) {
 				mapAt(functionResource(tpl, "JudgesFunction"), "Properties")["Policies"] = parseYAML(t, `[{DynamoDBCrudPolicy: {TableName: !Ref Table}}]`)
@@ -488,11 +508,18 @@ func checkPolicy(t checkT, tpl map[string]any, cases map[string]functionCase, id
 	props := mapAt(fn, "Properties")
 	require.NotContains(t, props, "Role", "a custom Role bypasses the inline policies checked here")
 
-	var granted []string
+	var granted, listPrefixes []string
 	s3 := map[string][]string{}
 	for i, st := range allowStatements(t, props["Policies"]) {
 		actions := stringsOf(st["Action"])
 		require.NotEmpty(t, actions, "statement %d: Action must be listed explicitly", i)
+		if slices.Contains(actions, "s3:ListBucket") {
+			cond, _ := st["Condition"].(map[string]any)
+			like, _ := cond["StringLike"].(map[string]any)
+			prefixes := stringsOf(like["s3:prefix"])
+			require.NotEmpty(t, prefixes, "statement %d: s3:ListBucket needs a StringLike s3:prefix condition", i)
+			listPrefixes = append(listPrefixes, prefixes...)
+		}
 		for _, a := range actions {
 			assert.NotContains(t, a, "*", "statement %d: wildcard action %q", i, a)
 			for _, f := range tt.forbidden {
@@ -531,6 +558,7 @@ func checkPolicy(t checkT, tpl map[string]any, cases map[string]functionCase, id
 	for a := range s3 {
 		assert.Contains(t, tt.s3, a, "%s is granted %s: list its resources in functionCases", id, a)
 	}
+	assert.ElementsMatch(t, tt.listPrefixes, listPrefixes, "prefixes %s may list", id)
 }
 
 func TestTemplateLint(t *testing.T) {

@@ -32,17 +32,22 @@ var lambdaSeconds = map[int]float64{20: 0.08, 100: 0.25}
 // TestIngestCostPerSpan sends 1,000 realistic spans (llm spans with ~1 KB input and output,
 // generic tool spans) as the SDKs batch them and counts what AWS would bill.
 func TestIngestCostPerSpan(t *testing.T) {
+	// The bounds price exact aggregates (shared/ddb/pending.go): each batch's summaries are
+	// written in a transaction with their pending delta (two write units per summary), and each
+	// trace's and session's deltas are applied by one more transaction. Before pending deltas
+	// (and with aggregates that a failure could leave wrong) a batch of 20 cost 1.55 write units
+	// per span ($1.43 per million spans) and a batch of 100 1.07 ($0.88).
 	tests := []struct {
 		batch, tracesPerBatch int
-		maxDollars            float64
+		maxDollars, maxUnits  float64 // per million spans; write units per span
 		// linked gives the llm spans the prompt linkage the SDKs' prompt helper sets, which
 		// also indexes them among the prompt's completions.
 		linked bool
 	}{
-		{batch: 20, tracesPerBatch: 2, maxDollars: 1.50},  // Python SDK: every second, spans of the traces in flight
-		{batch: 100, tracesPerBatch: 1, maxDollars: 1.00}, // TypeScript SDK: 100 spans of one trace
-		{batch: 20, tracesPerBatch: 2, maxDollars: 1.50, linked: true},
-		{batch: 100, tracesPerBatch: 1, maxDollars: 1.00, linked: true},
+		{batch: 20, tracesPerBatch: 2, maxDollars: 2.75, maxUnits: 3.6},  // Python SDK: every second, spans of the traces in flight
+		{batch: 100, tracesPerBatch: 1, maxDollars: 1.75, maxUnits: 2.4}, // TypeScript SDK: 100 spans of one trace
+		{batch: 20, tracesPerBatch: 2, maxDollars: 2.75, maxUnits: 3.6, linked: true},
+		{batch: 100, tracesPerBatch: 1, maxDollars: 1.75, maxUnits: 2.4, linked: true},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("batch %d linked %v", tt.batch, tt.linked), func(t *testing.T) {
@@ -116,7 +121,8 @@ func TestIngestCostPerSpan(t *testing.T) {
 				writes*writeUnitPerMillion/1e6 + reads*readUnitPerMillion/1e6)
 			t.Logf("per 1,000 spans at batch %d: %d requests, %d DynamoDB requests, %.0f write units (%.2f per span), %.0f read units, %d S3 PUTs, %d S3 GETs -> $%.3f per million spans",
 				tt.batch, len(batches), requests, writes, writes/total, reads, puts, gets, dollars)
-			assert.Less(t, writes/total, 2.0, "fewer than two DynamoDB write units per span")
+			t.Logf("write and read units by operation: %v; requests: %v", api.ddb.UnitsByOperation(), api.ddb.Counts())
+			assert.LessOrEqual(t, writes/total, tt.maxUnits, "DynamoDB write units per span")
 			assert.LessOrEqual(t, dollars, tt.maxDollars)
 			assert.Equal(t, len(batches), puts, "one S3 object per batch")
 		})

@@ -9,42 +9,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/plumehq/plume/shared/ddb/ddbtest"
 	"github.com/plumehq/plume/shared/trace"
 )
 
-// itemSize is an item's size as DynamoDB bills it: attribute names plus values (strings by UTF-8
-// length, numbers at most 21 bytes, maps and lists 3 bytes plus 1 per element).
-func itemSize(av map[string]types.AttributeValue) int {
-	n := 0
-	for name, v := range av {
-		n += len(name) + valueSize(v)
-	}
-	return n
-}
-
-func valueSize(v types.AttributeValue) int {
-	switch v := v.(type) {
-	case *types.AttributeValueMemberS:
-		return len(v.Value)
-	case *types.AttributeValueMemberN:
-		return min(len(v.Value)/2+2, 21)
-	case *types.AttributeValueMemberBOOL, *types.AttributeValueMemberNULL:
-		return 1
-	case *types.AttributeValueMemberM:
-		n := 3
-		for k, e := range v.Value {
-			n += len(k) + valueSize(e) + 1
-		}
-		return n
-	case *types.AttributeValueMemberL:
-		n := 3
-		for _, e := range v.Value {
-			n += valueSize(e) + 1
-		}
-		return n
-	}
-	return 0
-}
+func itemSize(av map[string]types.AttributeValue) int { return ddbtest.ItemSize(av) }
 
 // TestSummaryItemUnderOneKB: a span summary at every bound (name, error code, tags, a 128-byte
 // prompt slug, a content hash) is still one write unit.

@@ -25,8 +25,8 @@ type API interface {
 	PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
 	UpdateItem(context.Context, *dynamodb.UpdateItemInput, ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
 	TransactWriteItems(context.Context, *dynamodb.TransactWriteItemsInput, ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error)
-	// DeleteItem is used only by the settings area (price overrides), whose function alone is
-	// granted dynamodb:DeleteItem.
+	// DeleteItem is used by the settings area (price overrides) and, inside transactions, by
+	// the heals of trace and session aggregates (the pending deltas they apply).
 	DeleteItem(context.Context, *dynamodb.DeleteItemInput, ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error)
 }
 
@@ -203,6 +203,13 @@ func storageErr(op string, err error) error {
 		case "ProvisionedThroughputExceededException", "RequestLimitExceeded", "ThrottlingException":
 			return fmt.Errorf("%s: %w: %w", op, errs.Unavailable("storage is throttling requests; retry shortly"), err)
 		}
+	}
+	// A transaction cancelled because one of its items was throttled, or because another
+	// request with its token is still running.
+	if slices.ContainsFunc(cancellationCodes(err), func(c string) bool {
+		return c == "ThrottlingError" || c == "ProvisionedThroughputExceeded" || c == "TransactionConflict"
+	}) || errors.As(err, new(*types.TransactionInProgressException)) {
+		return fmt.Errorf("%s: %w: %w", op, errs.Unavailable("storage is busy; retry shortly"), err)
 	}
 	return fmt.Errorf("%s: %w", op, err)
 }

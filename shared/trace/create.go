@@ -238,43 +238,28 @@ func decodeArray(body []byte, v any) error {
 }
 
 // PutTraces creates or updates traces and their sessions and returns the traces as stored.
+// Each trace's fields are written as a pending delta of the trace, then every trace is healed,
+// as a span batch is: what a failed request leaves is finished by the next write or the sweeper.
 func (s *Service) PutTraces(ctx context.Context, projectID string, traces []TraceInput) ([]Trace, error) {
 	now := s.now().UTC()
-	sessions := map[string]*SessionDelta{}
-	joined := make([]bool, len(traces))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(writeConcurrency)
+	ids := make([]string, len(traces))
 	for i, t := range traces {
+		ids[i] = t.ID
 		g.Go(func() error {
-			c, _, err := s.index.ApplyTrace(gctx, projectID, TraceDelta{
+			_, err := s.index.WriteTrace(gctx, projectID, TraceWrite{ID: uuid.Must(uuid.NewV7()).String(), Delta: TraceDelta{
 				TraceID: t.ID, SessionID: t.SessionID, MinStart: t.StartedAt, MaxEnd: t.EndedAt, Tags: t.Tags,
 				Explicit: &TraceFields{Name: t.Name, Status: t.Status, Cost: t.Cost, Attributes: string(t.Attributes)}, At: now,
-			})
-			joined[i] = c
+			}})
 			return err
 		})
 	}
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	for i, t := range traces {
-		sd := sessions[t.SessionID]
-		if sd == nil {
-			sd = &SessionDelta{SessionID: t.SessionID, MinStart: t.StartedAt, At: now}
-			sessions[t.SessionID] = sd
-		}
-		sd.NewTraces += btoi(joined[i])
-		sd.MinStart = minTime(sd.MinStart, t.StartedAt)
-		sd.MaxEnd = maxTime(sd.MaxEnd, t.EndedAt)
-	}
-	for _, sd := range sessions {
-		if err := s.index.ApplySession(ctx, projectID, *sd); err != nil {
-			return nil, fmt.Errorf("session %s: %w", sd.SessionID, err)
-		}
-	}
-	ids := make([]string, len(traces))
-	for i, t := range traces {
-		ids[i] = t.ID
+	if err := s.heal(ctx, projectID, ids); err != nil {
+		return nil, err
 	}
 	return s.index.Traces(ctx, projectID, ids)
 }

@@ -66,6 +66,9 @@ type written struct {
 // identical re-send adds nothing and writes nothing. Attachments are the exception to "later
 // wins": they add up, by key. With WithExtractor, the attachments the spans carry inline are
 // first moved to their own objects (Extractor.Extract).
+//
+// Every trace of the batch is healed at the end (Index.HealTrace), changed or not: a re-send
+// of a batch whose request failed half-way finishes its aggregates.
 func (s *Service) Ingest(ctx context.Context, projectID string, spans []Span) ([]Span, error) {
 	spans = dedupe(spans)
 	if s.extractor != nil {
@@ -77,7 +80,6 @@ func (s *Service) Ingest(ctx context.Context, projectID string, spans []Span) ([
 		return nil, err
 	}
 	stored := make(map[string]Span, len(spans))
-	var changed []written
 	pending := spans
 	for round := 1; len(pending) > 0; round++ {
 		if round > maxPutRounds {
@@ -89,9 +91,6 @@ func (s *Service) Ingest(ctx context.Context, projectID string, spans []Span) ([
 		}
 		for _, w := range done {
 			stored[w.span.ID] = w.span
-			if !w.same {
-				changed = append(changed, w)
-			}
 		}
 		var again []Span // a new slice: pending shares its array with spans
 		for _, sp := range pending {
@@ -101,7 +100,13 @@ func (s *Service) Ingest(ctx context.Context, projectID string, spans []Span) ([
 		}
 		pending = again
 	}
-	if err := s.aggregate(ctx, projectID, changed); err != nil {
+	traceIDs := make([]string, 0, len(spans))
+	for _, sp := range spans {
+		if !slices.Contains(traceIDs, sp.TraceID) {
+			traceIDs = append(traceIDs, sp.TraceID)
+		}
+	}
+	if err := s.heal(ctx, projectID, traceIDs); err != nil {
 		return nil, err
 	}
 	out := make([]Span, 0, len(spans))
@@ -112,8 +117,8 @@ func (s *Service) Ingest(ctx context.Context, projectID string, spans []Span) ([
 }
 
 // putRound reads the stored versions of spans, merges, writes one batch object with every span
-// that changes and puts their summaries. Spans whose summary changed meanwhile are returned as
-// conflicts, to go round again.
+// that changes, then each trace's changed spans with their pending delta (Index.WriteTrace).
+// Spans whose summary changed meanwhile are returned as conflicts, to go round again.
 func (s *Service) putRound(ctx context.Context, projectID string, spans []Span) ([]written, []string, error) {
 	prev, err := s.index.Summaries(ctx, projectID, ids(spans))
 	if err != nil {
@@ -146,7 +151,8 @@ func (s *Service) putRound(ctx context.Context, projectID string, spans []Span) 
 		return out, nil, nil
 	}
 	now := s.now().UTC()
-	key := BatchKey(projectID, now, uuid.Must(uuid.NewV7()).String())
+	batchID := uuid.Must(uuid.NewV7()).String()
+	key := BatchKey(projectID, now, batchID)
 	var body []byte
 	puts := make([]SummaryPut, len(toWrite))
 	for i := range toWrite {
@@ -163,16 +169,74 @@ func (s *Service) putRound(ctx context.Context, projectID string, spans []Span) 
 	if err := s.blobs.Put(ctx, key, body, "application/x-ndjson"); err != nil {
 		return nil, nil, fmt.Errorf("write batch object: %w", err)
 	}
-	conflicts, err := s.index.PutSummaries(ctx, projectID, puts)
-	if err != nil {
+
+	writes := traceWrites(toWrite, puts, batchID, now)
+	conflicted := make([][]string, len(writes))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(writeConcurrency)
+	for i, w := range writes {
+		g.Go(func() (err error) {
+			conflicted[i], err = s.index.WriteTrace(gctx, projectID, w)
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
 		return nil, nil, err
 	}
+	conflicts := slices.Concat(conflicted...)
 	for _, w := range toWrite {
 		if !slices.Contains(conflicts, w.span.ID) {
 			out = append(out, w)
 		}
 	}
 	return out, conflicts, nil
+}
+
+// traceWrites groups the changed spans by trace, in writes of at most MaxSpansPerWrite spans,
+// each with the delta it adds to its trace.
+func traceWrites(changed []written, puts []SummaryPut, batchID string, now time.Time) []TraceWrite {
+	byTrace := map[string][]int{}
+	var order []string
+	for i, w := range changed {
+		id := w.span.TraceID
+		if _, ok := byTrace[id]; !ok {
+			order = append(order, id)
+		}
+		byTrace[id] = append(byTrace[id], i)
+	}
+	var out []TraceWrite
+	for _, traceID := range order {
+		for chunk := range slices.Chunk(byTrace[traceID], MaxSpansPerWrite) {
+			first := changed[chunk[0]].span
+			w := TraceWrite{
+				ID:    uuid.Must(uuid.NewV7()).String(),
+				Delta: TraceDelta{TraceID: traceID, FirstName: first.Name, MinStart: first.StartedAt, Batch: batchID, At: now},
+			}
+			for _, i := range chunk {
+				addSpan(&w.Delta, changed[i].span, changed[i].prev)
+				addListings(&w.Delta, changed[i], puts[i].Summary)
+				w.Puts = append(w.Puts, puts[i])
+			}
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// addListings adds what a written span lists besides the aggregates: membership of its trace,
+// a prompt's completions, and its session's name and tags.
+func addListings(d *TraceDelta, w written, sum Summary) {
+	sp := w.span
+	if w.prev == nil {
+		d.Members = append(d.Members, sp.ID)
+	}
+	if sum.Kind == KindLLM && sum.PromptSlug != "" {
+		d.Completions = append(d.Completions, Completion{Slug: sum.PromptSlug, SpanID: sp.ID})
+	}
+	if sp.SessionName != nil {
+		d.SessionName = *sp.SessionName
+	}
+	d.SessionTags = withTags(d.SessionTags, sp.SessionTags)
 }
 
 // records loads the full stored records of the summaries, grouped by batch object.
@@ -216,102 +280,33 @@ func (s *Service) price(ctx context.Context, projectID string, spans []Span) err
 	return nil
 }
 
-// aggregate applies the batch's differences to its traces, then to their sessions.
-func (s *Service) aggregate(ctx context.Context, projectID string, changed []written) error {
-	if len(changed) == 0 {
-		return nil
-	}
-	now := s.now().UTC()
-	batchID := uuid.Must(uuid.NewV7()).String()
-	traces := map[string]*TraceDelta{}
-	members := map[string][]string{}
-	sessionMeta := map[string]*SessionDelta{}
-	for _, w := range changed {
-		sp := w.span
-		d := traces[sp.TraceID]
-		if d == nil {
-			d = &TraceDelta{TraceID: sp.TraceID, FirstName: sp.Name, MinStart: sp.StartedAt, At: now}
-			traces[sp.TraceID] = d
-		}
-		addSpan(d, sp, w.prev)
-		if w.prev == nil {
-			members[sp.TraceID] = append(members[sp.TraceID], sp.ID)
-		}
-		if sp.SessionID != nil {
-			sd := sessionMeta[*sp.SessionID]
-			if sd == nil {
-				sd = &SessionDelta{SessionID: *sp.SessionID}
-				sessionMeta[*sp.SessionID] = sd
-			}
-			if sp.SessionName != nil {
-				sd.Name = *sp.SessionName
-			}
-			sd.Tags = withTags(sd.Tags, sp.SessionTags)
-		}
-	}
-
-	type applied struct {
-		delta     *TraceDelta
-		joined    bool // the trace joined its session with this batch
-		sessionID string
-	}
-	results := make([]applied, 0, len(traces))
-	resultsCh := make(chan applied, len(traces))
+// heal applies the pending deltas of traces, then of their sessions.
+func (s *Service) heal(ctx context.Context, projectID string, traceIDs []string) error {
+	sessions := make([]string, len(traceIDs))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(writeConcurrency)
-	for traceID, d := range traces {
-		g.Go(func() error {
-			if spanIDs := members[traceID]; len(spanIDs) > 0 {
-				if err := s.index.AddMembers(gctx, projectID, traceID, batchID, now, spanIDs); err != nil {
-					return err
-				}
-			}
-			joined, sessionID, err := s.index.ApplyTrace(gctx, projectID, *d)
-			if err != nil {
-				return err
-			}
-			resultsCh <- applied{delta: d, joined: joined, sessionID: sessionID}
-			return nil
+	for i, id := range traceIDs {
+		g.Go(func() (err error) {
+			sessions[i], err = s.index.HealTrace(gctx, projectID, id)
+			return err
 		})
 	}
 	if err := g.Wait(); err != nil {
 		return err
 	}
-	close(resultsCh)
-	for r := range resultsCh {
-		results = append(results, r)
-	}
-
-	sessions := map[string]*SessionDelta{}
-	for _, r := range results {
-		if r.sessionID == "" {
-			continue
-		}
-		sd := sessions[r.sessionID]
-		if sd == nil {
-			sd = &SessionDelta{SessionID: r.sessionID, MinStart: r.delta.MinStart, At: now}
-			if meta := sessionMeta[r.sessionID]; meta != nil {
-				sd.Name, sd.Tags = meta.Name, meta.Tags
-			}
-			sessions[r.sessionID] = sd
-		}
-		if r.joined {
-			sd.NewTraces++
-		}
-		sd.Errors += r.delta.Errors
-		sd.Cost += r.delta.Cost
-		sd.MinStart = minTime(sd.MinStart, r.delta.MinStart)
-		sd.MaxEnd = maxTime(sd.MaxEnd, r.delta.MaxEnd)
-	}
+	slices.Sort(sessions)
+	sessions = slices.Compact(sessions)
 	g, gctx = errgroup.WithContext(ctx)
 	g.SetLimit(writeConcurrency)
-	for _, sd := range sessions {
-		g.Go(func() error { return s.index.ApplySession(gctx, projectID, *sd) })
+	for _, id := range sessions {
+		if id != "" {
+			g.Go(func() error { return s.index.HealSession(gctx, projectID, id) })
+		}
 	}
 	if err := g.Wait(); err != nil {
 		return err
 	}
-	slog.DebugContext(ctx, "batch aggregated", "traces", len(traces), "sessions", len(sessions), "changed_spans", len(changed))
+	slog.DebugContext(ctx, "batch aggregated", "traces", len(traceIDs), "sessions", len(sessions))
 	return nil
 }
 
@@ -326,6 +321,10 @@ func addSpan(d *TraceDelta, sp Span, prev *Summary) {
 	} else {
 		d.Errors += errNow - btoi(prev.HasError)
 		d.Cost += costNow - deref(prev.Cost)
+		// A minimum and a maximum cannot be undone by a difference: a span that starts later or
+		// ends earlier than before makes the heal recompute the trace's extent.
+		end, prevEnd := spanEnd(sp), prev.End()
+		d.Shrink = d.Shrink || sp.StartedAt.After(prev.StartedAt) || (prevEnd != nil && (end == nil || end.Before(*prevEnd)))
 	}
 	d.MinStart = minTime(d.MinStart, sp.StartedAt)
 	d.MaxEnd = maxTime(d.MaxEnd, spanEnd(sp))

@@ -108,7 +108,8 @@ func TestIngestStoresAndReadsBack(t *testing.T) {
 	_, err = h.svc.Ingest(ctx, h.project, []trace.Span{child, root})
 	require.NoError(t, err)
 	assert.Equal(t, 0, h.s3Reqs.Count("PutObject"))
-	assert.Equal(t, map[string]int{"BatchGetItem": 1}, h.ddbReqs.Counts(), "a re-send only reads")
+	assert.Equal(t, map[string]int{"BatchGetItem": 1, "Query": 2}, h.ddbReqs.Counts(),
+		"a re-send only reads: the spans, and the pending deltas of their trace and session (none)")
 	traces, err = h.store.Traces(ctx, h.project, []string{traceID})
 	require.NoError(t, err)
 	assert.Equal(t, 2, traces[0].SpanCount)

@@ -3,6 +3,8 @@ package trace
 import (
 	"context"
 	"time"
+
+	"github.com/plumehq/plume/shared/bound"
 )
 
 // Summary is the DynamoDB index entry of a span: the fields filters need and where the full
@@ -52,7 +54,21 @@ type SummaryPut struct {
 	Prev    *time.Time
 }
 
-// TraceDelta is what one batch adds to a trace. Counts and cost are differences, computed
+// TraceWrite is one atomic write of a trace's changed spans: their summaries and, in the same
+// transaction, the pending delta they add to the trace (Index.WriteTrace). ID names the write
+// (a UUIDv7: pending deltas are applied in ID order). A write of at most MaxSpansPerWrite spans
+// is one transaction.
+type TraceWrite struct {
+	ID    string
+	Delta TraceDelta
+	Puts  []SummaryPut
+}
+
+// MaxSpansPerWrite is how many span summaries one TraceWrite holds: with the pending delta it
+// fills one DynamoDB transaction (100 items).
+const MaxSpansPerWrite = 99
+
+// TraceDelta is what one write adds to a trace. Counts and cost are differences, computed
 // against the previous version of each span, so a span sent again adds nothing.
 type TraceDelta struct {
 	TraceID   string
@@ -62,13 +78,32 @@ type TraceDelta struct {
 	Cost      float64
 	MinStart  time.Time
 	MaxEnd    *time.Time
+	// Shrink is set when a span of the write moved its start later or its end earlier: the
+	// trace's start and end are then recomputed from its spans, as a minimum and maximum cannot
+	// be undone by a difference.
+	Shrink bool
 	// FirstName names the trace until its root span arrives.
 	FirstName string
 	Root      *RootSpan
 	Tags      map[string]string
+	// Members are the ids of the write's spans that are new to the trace.
+	Members []string
+	// Completions are the write's llm spans linked to a prompt: the completions a feedback link
+	// lists, by Batch (the request's batch of spans, which every write of it shares).
+	Completions []Completion
+	Batch       string
+	// SessionName and SessionTags are what the spans say of their session.
+	SessionName string
+	SessionTags map[string]string
 	// Explicit carries the fields of a trace created through POST /traces.
 	Explicit *TraceFields
 	At       time.Time
+}
+
+// Completion is an llm span linked to a prompt by its slug.
+type Completion struct {
+	Slug   string
+	SpanID string
 }
 
 // TraceFields are the fields a client sets on a trace itself (spec §2.7 create fields). Name
@@ -107,21 +142,28 @@ type SessionDelta struct {
 
 // Index stores span summaries and the trace and session aggregates. Every method is scoped to
 // one project and returns errs.CodeUnavailable when storage throttles.
+//
+// Aggregates are eventually exact whatever fails: a write stores summaries together with the
+// pending delta they cause (WriteTrace, one transaction), and applying pending deltas (HealTrace,
+// HealSession) adds each exactly once, in a transaction that deletes it. Whoever heals, the
+// writing request, a later write or read of the same trace, a re-send, or the sweeper, finishes
+// what a failed request left.
 type Index interface {
 	// Summaries returns the stored summaries of the given span ids (strongly consistent);
 	// unknown ids are absent from the map.
 	Summaries(ctx context.Context, projectID string, spanIDs []string) (map[string]Summary, error)
-	// PutSummaries writes each summary under its condition and returns the ids whose condition
-	// failed (another writer changed the span first); the others are stored.
-	PutSummaries(ctx context.Context, projectID string, puts []SummaryPut) (conflicts []string, err error)
-	// AddMembers records that spans of a batch belong to a trace, for listing a trace's spans
-	// and for the time index of spans.
-	AddMembers(ctx context.Context, projectID, traceID, batchID string, at time.Time, spanIDs []string) error
-	// ApplyTrace adds d to the trace, creating it when missing. It returns the trace's session
-	// (the stored one, else d's) and whether the trace joined that session with this call,
-	// which is true for exactly one call per trace, however many run concurrently.
-	ApplyTrace(ctx context.Context, projectID string, d TraceDelta) (joined bool, sessionID string, err error)
-	// ApplySession adds d to the session, creating it when missing.
+	// WriteTrace stores w's summaries, each under its condition, and w's pending delta, all or
+	// nothing. When a condition fails (another writer changed a span first) nothing is stored
+	// and every span id of w is returned as a conflict, to be read and merged again.
+	WriteTrace(ctx context.Context, projectID string, w TraceWrite) (conflicts []string, err error)
+	// HealTrace applies the trace's pending deltas to the trace, records what they add to its
+	// session as the session's pending delta, and returns the trace's session ("" for none).
+	// Concurrent calls apply each delta once.
+	HealTrace(ctx context.Context, projectID, traceID string) (sessionID string, err error)
+	// HealSession applies the session's pending deltas to the session.
+	HealSession(ctx context.Context, projectID, sessionID string) error
+	// ApplySession sets the fields of a session created through POST /sessions (d has no
+	// counts), creating it when missing.
 	ApplySession(ctx context.Context, projectID string, d SessionDelta) error
 	// Traces and Sessions read back what was written, to answer creates.
 	Traces(ctx context.Context, projectID string, ids []string) ([]Trace, error)
@@ -166,4 +208,38 @@ type Reader interface {
 	WalkIndex(ctx context.Context, projectID, index string, r TimeRange, visit func(ids []string) (more bool, err error)) error
 	Traces(ctx context.Context, projectID string, ids []string) ([]Trace, error)
 	Sessions(ctx context.Context, projectID string, ids []string) ([]Session, error)
+}
+
+// Totals are the aggregates of a trace (Count: spans) or a session (Count: traces).
+type Totals struct {
+	Count  int
+	Errors int
+	Cost   float64
+	Start  *time.Time
+	End    *time.Time
+}
+
+// Recount compares a trace's or session's stored aggregates with a recomputation from what it
+// is made of (a trace's span summaries, a session's traces). Pending is how many pending deltas
+// were not applied yet: until they are, the two may differ.
+type Recount struct {
+	Stored   Totals
+	Computed Totals
+	Pending  int
+}
+
+// Exact reports whether the stored aggregates equal the recomputed ones.
+func (r Recount) Exact() bool { return r.Stored.Equal(r.Computed) }
+
+// Equal reports whether two totals are the same, costs compared on bound.CostGrid.
+func (t Totals) Equal(u Totals) bool {
+	return t.Count == u.Count && t.Errors == u.Errors && bound.Round(t.Cost-u.Cost, bound.CostGrid) == 0 &&
+		sameTime(t.Start, u.Start) && sameTime(t.End, u.End)
+}
+
+func sameTime(a, b *time.Time) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Equal(*b)
 }

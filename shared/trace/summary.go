@@ -2,6 +2,7 @@ package trace
 
 import (
 	"cmp"
+	"time"
 
 	"github.com/plumehq/plume/shared/prompt"
 	"github.com/plumehq/plume/shared/textcut"
@@ -67,4 +68,16 @@ func boundTags(tags Tags, n int) (map[string]string, bool) {
 		out[t.Key] = t.Value
 	}
 	return out, false
+}
+
+// End is the span's end: ended_at, else started_at plus duration_ms, else nil.
+func (s Summary) End() *time.Time {
+	if s.EndedAt != nil {
+		return s.EndedAt
+	}
+	if s.DurationMS != nil {
+		t := s.StartedAt.Add(time.Duration(*s.DurationMS * float64(time.Millisecond)))
+		return &t
+	}
+	return nil
 }

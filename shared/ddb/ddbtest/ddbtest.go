@@ -7,6 +7,7 @@ package ddbtest
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"sort"
 	"strings"
@@ -79,6 +80,7 @@ type Counter struct {
 	mu          sync.Mutex
 	counts      map[string]int
 	read, write float64
+	byOp        map[string]float64
 }
 
 func (c *Counter) apiOptions() []func(*middleware.Stack) error {
@@ -90,7 +92,9 @@ func (c *Counter) apiOptions() []func(*middleware.Stack) error {
 			func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
 				askCapacity(in.Parameters)
 				out, md, err := next.HandleInitialize(ctx, in)
-				if err == nil {
+				if tx, ok := in.Parameters.(*dynamodb.TransactWriteItemsInput); ok && err == nil {
+					c.addUnits(true, "TransactWriteItems", transactionUnits(tx))
+				} else if err == nil {
 					c.addCapacity(out.Result)
 				}
 				return out, md, err
@@ -153,6 +157,10 @@ func (c *Counter) addCapacity(result any) {
 	for _, cc := range caps {
 		units += aws.ToFloat64(cc.CapacityUnits)
 	}
+	c.addUnits(write, strings.TrimSuffix(strings.TrimPrefix(fmt.Sprintf("%T", result), "*dynamodb."), "Output"), units)
+}
+
+func (c *Counter) addUnits(write bool, op string, units float64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if write {
@@ -160,6 +168,17 @@ func (c *Counter) addCapacity(result any) {
 	} else {
 		c.read += units
 	}
+	if c.byOp == nil {
+		c.byOp = map[string]float64{}
+	}
+	c.byOp[op] += units
+}
+
+// UnitsByOperation returns the capacity units consumed since the last Reset, by operation.
+func (c *Counter) UnitsByOperation() map[string]float64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.byOp)
 }
 
 func opt(cc *types.ConsumedCapacity) []types.ConsumedCapacity {
@@ -189,7 +208,7 @@ func (c *Counter) add(op string) {
 func (c *Counter) Reset() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.counts, c.read, c.write = nil, 0, 0
+	c.counts, c.read, c.write, c.byOp = nil, 0, 0, nil
 }
 
 // Total returns the number of requests since the last Reset.

@@ -1,0 +1,310 @@
+package trace_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/plumehq/plume/shared/blob/blobtest"
+	"github.com/plumehq/plume/shared/ddb"
+	"github.com/plumehq/plume/shared/ddb/ddbtest"
+	"github.com/plumehq/plume/shared/errs"
+	"github.com/plumehq/plume/shared/trace"
+)
+
+// crashAPI is DynamoDB that stops at a chosen request: from request number at on, every request
+// fails, as if the process had died there. With after set, that request itself is carried out
+// first and only its answer is lost (a timeout after the write, a crash before the reply).
+type crashAPI struct {
+	ddb.API
+	at    int64
+	after bool
+	n     atomic.Int64
+}
+
+var errCrashed = errors.New("crashed")
+
+func (c *crashAPI) step(run func() error) error {
+	n := c.n.Add(1)
+	switch {
+	case c.at == 0 || n < c.at:
+		return run()
+	case n == c.at && c.after:
+		_ = run()
+	}
+	return errCrashed
+}
+
+func (c *crashAPI) GetItem(ctx context.Context, in *dynamodb.GetItemInput, o ...func(*dynamodb.Options)) (out *dynamodb.GetItemOutput, err error) {
+	return out, c.step(func() error { out, err = c.API.GetItem(ctx, in, o...); return err })
+}
+
+func (c *crashAPI) BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, o ...func(*dynamodb.Options)) (out *dynamodb.BatchGetItemOutput, err error) {
+	return out, c.step(func() error { out, err = c.API.BatchGetItem(ctx, in, o...); return err })
+}
+
+func (c *crashAPI) Query(ctx context.Context, in *dynamodb.QueryInput, o ...func(*dynamodb.Options)) (out *dynamodb.QueryOutput, err error) {
+	return out, c.step(func() error { out, err = c.API.Query(ctx, in, o...); return err })
+}
+
+func (c *crashAPI) PutItem(ctx context.Context, in *dynamodb.PutItemInput, o ...func(*dynamodb.Options)) (out *dynamodb.PutItemOutput, err error) {
+	return out, c.step(func() error { out, err = c.API.PutItem(ctx, in, o...); return err })
+}
+
+func (c *crashAPI) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, o ...func(*dynamodb.Options)) (out *dynamodb.UpdateItemOutput, err error) {
+	return out, c.step(func() error { out, err = c.API.UpdateItem(ctx, in, o...); return err })
+}
+
+func (c *crashAPI) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, o ...func(*dynamodb.Options)) (out *dynamodb.TransactWriteItemsOutput, err error) {
+	return out, c.step(func() error { out, err = c.API.TransactWriteItems(ctx, in, o...); return err })
+}
+
+func (c *crashAPI) DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, o ...func(*dynamodb.Options)) (out *dynamodb.DeleteItemOutput, err error) {
+	return out, c.step(func() error { out, err = c.API.DeleteItem(ctx, in, o...); return err })
+}
+
+// crashBatch is a batch that exercises every write of ingestion: two traces, one of which joins
+// a session only with this batch (its first span came before without one), a span updated with
+// a later start (the trace's extent shrinks) and a new cost, and an llm span linked to a prompt.
+func crashBatch(project string, store *ddb.TraceStore, svc *trace.Service, t *testing.T) (batch []trace.Span, traceIDs []string, sessionID string) {
+	t.Helper()
+	ctx := context.Background()
+	start := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
+	t1, t2, sessionID := uuid.NewString(), uuid.NewString(), uuid.NewString()
+	early := span(t1, "early", ptr(uuid.NewString()), start, 100)
+	early.Cost = ptr(0.25)
+	_, err := svc.Ingest(ctx, project, []trace.Span{early})
+	require.NoError(t, err)
+
+	moved := early
+	moved.StartedAt = start.Add(time.Second) // later: the trace's start must follow
+	moved.EndedAt, moved.Cost = ptr(start.Add(2*time.Second)), ptr(0.5)
+	moved.UpdatedAt = moved.UpdatedAt.Add(time.Second)
+	root := span(t1, "root", nil, start.Add(500*time.Millisecond), 3000)
+	root.SessionID, root.SessionName = &sessionID, ptr("chat")
+	root.Status, root.Cost = ptr("error"), ptr(0.125)
+	llm := span(t1, "openai.chat", &root.ID, start.Add(600*time.Millisecond), 200)
+	llm.Kind, llm.Cost = trace.KindLLM, ptr(0.0625)
+	llm.Link = &trace.PromptLink{PromptSlug: "support-bot", PromptVersionID: uuid.NewString()}
+	other := span(t2, "other-root", nil, start, 50)
+	other.SessionID = &sessionID
+	other.Cost = ptr(1.0)
+	return []trace.Span{moved, root, llm, other}, []string{t1, t2}, sessionID
+}
+
+// TestIngestCrashAtEveryStep stops ingestion at every DynamoDB request of a batch in turn,
+// before and after the request takes effect. Then the sweeper alone leaves every trace and
+// session equal to a recomputation from what is stored, and the client's re-send leaves them
+// equal to the same batch ingested without a fault: nothing lost, nothing counted twice.
+func TestIngestCrashAtEveryStep(t *testing.T) {
+	client, _, name := ddbtest.NewTable(t)
+	blobs, _, _ := blobtest.New(t)
+	healthy := ddb.NewTraceStore(ddb.NewTable(client, name))
+	healthySvc := trace.NewService(healthy, blobs, nil)
+	ctx := context.Background()
+
+	// The reference: the batch without a fault.
+	refProject := uuid.NewString()
+	batch, refTraces, refSession := crashBatch(refProject, healthy, healthySvc, t)
+	_, err := healthySvc.Ingest(ctx, refProject, batch)
+	require.NoError(t, err)
+	want := map[string]trace.Totals{}
+	for _, id := range refTraces {
+		r, err := healthy.RecountTrace(ctx, refProject, id)
+		require.NoError(t, err)
+		require.True(t, r.Exact(), "reference trace: %+v", r)
+		want[id] = r.Stored
+	}
+	r, err := healthy.RecountSession(ctx, refProject, refSession)
+	require.NoError(t, err)
+	require.True(t, r.Exact(), "reference session: %+v", r)
+	require.Equal(t, 2, r.Stored.Count)
+	wantSession := r.Stored
+	assert.Equal(t, 3, want[refTraces[0]].Count)
+	assert.Equal(t, 1, want[refTraces[0]].Errors)
+	assert.InDelta(t, 0.6875, want[refTraces[0]].Cost, 1e-12)
+	assert.Equal(t, time.Date(2026, 11, 20, 10, 0, 0, 500e6, time.UTC), *want[refTraces[0]].Start, "the moved span's old start is gone")
+
+	var tried, failed int
+	for _, after := range []bool{false, true} {
+		for at := int64(1); ; at++ {
+			require.Less(t, at, int64(200), "bounded")
+			project := uuid.NewString()
+			batch, traceIDs, sessionID := crashBatch(project, healthy, healthySvc, t)
+			crash := &crashAPI{API: client, at: at, after: after}
+			crashed := trace.NewService(ddb.NewTraceStore(ddb.NewTable(crash, name)), blobs, nil)
+			_, err := crashed.Ingest(ctx, project, batch)
+			tried++
+			if err == nil {
+				require.Less(t, crash.n.Load(), at, "no request failed, so none may have been refused")
+				break
+			}
+			require.ErrorIs(t, err, errCrashed)
+			failed++
+
+			label := fmt.Sprintf("crash at request %d (after: %v)", at, after)
+			// The sweeper alone leaves every aggregate equal to what is stored of the batch.
+			_, err = healthy.Sweep(ctx, time.Now().Add(time.Hour))
+			require.NoError(t, err, label)
+			for i, id := range traceIDs {
+				r, err := healthy.RecountTrace(ctx, project, id)
+				if errs.CodeOf(err) == errs.CodeNotFound {
+					continue // the crash came before anything of this trace was stored
+				}
+				require.NoError(t, err, label)
+				assert.Zero(t, r.Pending, label)
+				assert.True(t, r.Exact(), "%s, swept: trace %d %+v", label, i, r)
+			}
+			if r, err := healthy.RecountSession(ctx, project, sessionID); errs.CodeOf(err) != errs.CodeNotFound {
+				require.NoError(t, err, label)
+				assert.True(t, r.Exact(), "%s, swept: session %+v", label, r)
+			}
+			// The client, told the request failed, sends it again: then every aggregate is what
+			// the batch without a fault made.
+			_, err = healthySvc.Ingest(ctx, project, batch)
+			require.NoError(t, err, label)
+			for i, id := range traceIDs {
+				r, err := healthy.RecountTrace(ctx, project, id)
+				require.NoError(t, err, label)
+				assert.True(t, r.Exact(), "%s, sent again: trace %d %+v", label, i, r)
+				assert.True(t, r.Stored.Equal(want[refTraces[i]]), "%s, sent again: trace %d %+v, want %+v", label, i, r.Stored, want[refTraces[i]])
+			}
+			r, err := healthy.RecountSession(ctx, project, sessionID)
+			require.NoError(t, err, label)
+			assert.True(t, r.Exact(), "%s, sent again: session %+v", label, r)
+			assert.True(t, r.Stored.Equal(wantSession), "%s, sent again: session %+v, want %+v", label, r.Stored, wantSession)
+		}
+	}
+	t.Logf("%d crashed ingests of %d, every one healed exactly", failed, tried)
+	assert.Greater(t, failed, 10)
+}
+
+// TestConcurrentHealsApplyOnce heals one trace with many pending deltas from many goroutines at
+// once: each delta is added exactly once.
+func TestConcurrentHealsApplyOnce(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	traceID := uuid.NewString()
+	const writes = 20
+	start := time.Now().UTC().Add(-time.Hour).Truncate(time.Microsecond)
+	for i := range writes {
+		_, err := h.store.WriteTrace(ctx, h.project, trace.TraceWrite{ID: uuid.Must(uuid.NewV7()).String(), Delta: trace.TraceDelta{
+			TraceID: traceID, Spans: 1, Errors: i % 2, Cost: 0.5, MinStart: start.Add(time.Duration(i) * time.Second), At: start,
+		}})
+		require.NoError(t, err)
+	}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			_, err := h.store.HealTrace(ctx, h.project, traceID)
+			assert.NoError(t, err)
+		})
+	}
+	wg.Wait()
+	traces, err := h.store.Traces(ctx, h.project, []string{traceID})
+	require.NoError(t, err)
+	require.Len(t, traces, 1)
+	assert.Equal(t, writes, traces[0].SpanCount)
+	assert.Equal(t, writes/2, traces[0].ErrorCount)
+	assert.InDelta(t, writes*0.5, traces[0].Cost, 1e-12)
+	assert.Equal(t, start, *traces[0].StartedAt)
+}
+
+// TestSessionCountsSpansBeforeJoin: a trace's spans written before it named its session count in
+// the session once it does.
+func TestSessionCountsSpansBeforeJoin(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	traceID, sessionID := uuid.NewString(), uuid.NewString()
+	start := time.Now().UTC().Add(-time.Minute)
+	child := span(traceID, "child", ptr(uuid.NewString()), start, 10)
+	child.Cost, child.Status = ptr(0.75), ptr("error")
+	_, err := h.svc.Ingest(ctx, h.project, []trace.Span{child})
+	require.NoError(t, err)
+	root := span(traceID, "root", nil, start.Add(-time.Second), 5000)
+	root.SessionID, root.Cost = &sessionID, ptr(0.25)
+	_, err = h.svc.Ingest(ctx, h.project, []trace.Span{root})
+	require.NoError(t, err)
+
+	sessions, err := h.store.Sessions(ctx, h.project, []string{sessionID})
+	require.NoError(t, err)
+	require.Len(t, sessions, 1)
+	s := sessions[0]
+	assert.Equal(t, 1, s.TraceCount)
+	assert.Equal(t, 1, s.ErrorCount, "the child's error, written before the trace joined")
+	assert.InDelta(t, 1.0, s.Cost, 1e-12, "both spans' costs")
+	assert.Equal(t, start.Add(-time.Second).Truncate(time.Microsecond), *s.StartedAt)
+	r, err := h.store.RecountSession(ctx, h.project, sessionID)
+	require.NoError(t, err)
+	assert.True(t, r.Exact(), "%+v", r)
+}
+
+// TestSpanMovedLaterShrinksTrace: a span sent again with a later start (or an earlier end) moves
+// the trace's start (end) with it.
+func TestSpanMovedLaterShrinksTrace(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	traceID := uuid.NewString()
+	start := time.Now().UTC().Add(-time.Hour).Truncate(time.Microsecond)
+	a := span(traceID, "a", nil, start, 10_000)
+	b := span(traceID, "b", &a.ID, start.Add(2*time.Second), 1000)
+	_, err := h.svc.Ingest(ctx, h.project, []trace.Span{a, b})
+	require.NoError(t, err)
+
+	a.StartedAt, a.EndedAt = start.Add(time.Second), ptr(start.Add(4*time.Second))
+	a.DurationMS = ptr(3000.0)
+	a.UpdatedAt = a.UpdatedAt.Add(time.Second)
+	_, err = h.svc.Ingest(ctx, h.project, []trace.Span{a})
+	require.NoError(t, err)
+	traces, err := h.store.Traces(ctx, h.project, []string{traceID})
+	require.NoError(t, err)
+	require.Len(t, traces, 1)
+	assert.Equal(t, start.Add(time.Second), *traces[0].StartedAt)
+	assert.Equal(t, start.Add(4*time.Second), *traces[0].EndedAt)
+	r, err := h.store.RecountTrace(ctx, h.project, traceID)
+	require.NoError(t, err)
+	assert.True(t, r.Exact(), "%+v", r)
+}
+
+// TestFixTraceRepairsDrift: a trace whose stored aggregates drifted (as data written before
+// pending deltas could have) is reported by RecountTrace and repaired by FixTrace.
+func TestFixTraceRepairsDrift(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	traceID := uuid.NewString()
+	sp := span(traceID, "root", nil, time.Now().UTC().Add(-time.Minute), 10)
+	sp.Cost = ptr(0.5)
+	_, err := h.svc.Ingest(ctx, h.project, []trace.Span{sp})
+	require.NoError(t, err)
+	// Drift: a delta whose span was never stored (what a crash between the two writes of the
+	// old ingestion left).
+	_, err = h.store.WriteTrace(ctx, h.project, trace.TraceWrite{ID: uuid.Must(uuid.NewV7()).String(), Delta: trace.TraceDelta{
+		TraceID: traceID, Spans: 1, Cost: 9, At: time.Now().UTC(),
+	}})
+	require.NoError(t, err)
+	_, err = h.store.HealTrace(ctx, h.project, traceID)
+	require.NoError(t, err)
+
+	r, err := h.store.RecountTrace(ctx, h.project, traceID)
+	require.NoError(t, err)
+	require.False(t, r.Exact())
+	assert.Equal(t, 2, r.Stored.Count)
+	assert.Equal(t, 1, r.Computed.Count)
+
+	fixed, err := h.store.FixTrace(ctx, h.project, traceID)
+	require.NoError(t, err)
+	assert.Equal(t, r, fixed, "the recount it acted on")
+	r, err = h.store.RecountTrace(ctx, h.project, traceID)
+	require.NoError(t, err)
+	assert.True(t, r.Exact(), "%+v", r)
+	assert.InDelta(t, 0.5, r.Stored.Cost, 1e-12)
+}
