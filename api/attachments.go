@@ -2,8 +2,9 @@ package api
 
 import "time"
 
-// AttachmentList answers GET /spans/{span_id}/attachments: the span's attachments, each with a
-// presigned GET URL valid until ExpiresAt.
+// AttachmentList answers GET /spans/{span_id}/attachments: the span's attachments whose file
+// is in the bucket, each with a presigned GET URL valid until ExpiresAt. An upload whose URL
+// was issued but not (successfully) used is not listed.
 type AttachmentList struct {
 	Attachments []Attachment `json:"attachments"`
 	Count       int          `json:"count"`
@@ -19,23 +20,29 @@ type Attachment struct {
 	URL         string `json:"url"`
 	Label       string `json:"label"`
 	ContentType string `json:"content_type"`
-	Size        int64  `json:"size"`
+	// Size is the stored object's size in bytes, as S3 reports it.
+	Size int64 `json:"size"`
 }
 
-// AttachmentUploadRequest is the body of POST /spans/{span_id}/attachments. ContentType is
-// required; the upload must then be sent with exactly that Content-Type (it is signed).
+// AttachmentUploadRequest is the body of POST /spans/{span_id}/attachments. ContentType and
+// Size are required; the upload must then be sent with exactly that Content-Type and a
+// Content-Length of exactly Size bytes (both are signed).
 type AttachmentUploadRequest struct {
 	Type        string `json:"type"`
 	Label       string `json:"label"`
 	ContentType string `json:"content_type"`
-	Size        *int64 `json:"size"`
+	// Size is the file's length in bytes, from 1 to PLUME_ATTACHMENT_MAX_BYTES. A pointer: a
+	// missing size is told apart from 0.
+	Size *int64 `json:"size"`
 }
 
 // AttachmentUpload answers POST /spans/{span_id}/attachments: where and how to upload the file
 // (a presigned PUT valid until ExpiresAt) and the attachment's key and id.
 type AttachmentUpload struct {
-	UploadURL string            `json:"upload_url"`
-	Method    string            `json:"method"`
+	UploadURL string `json:"upload_url"`
+	Method    string `json:"method"`
+	// Headers are every header the upload must send, with these exact values: Content-Type
+	// and Content-Length, which the URL's signature covers.
 	Headers   map[string]string `json:"headers"`
 	Key       string            `json:"key"`
 	ID        string            `json:"id"`

@@ -6,6 +6,7 @@ import (
 	"mime"
 	"net/http"
 	"path"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,21 +23,24 @@ import (
 // DefaultAttachmentURLTTL is how long a presigned attachment URL lasts unless configured.
 const DefaultAttachmentURLTTL = 15 * time.Minute
 
-// Presigner signs URLs that let their holder GET or PUT one object of the bucket;
-// *blob.Store is one. The signer's own permissions apply: presigning a GET needs
-// s3:GetObject, a PUT s3:PutObject, on the object.
-type Presigner interface {
+// Bucket is what the attachment routes need of the bucket; *blob.Store is one. Presigning
+// sends nothing, but the URLs carry the signer's permissions: a GET URL needs s3:GetObject,
+// a PUT URL s3:PutObject, on the object. Sizes needs s3:ListBucket on the span's prefix.
+type Bucket interface {
 	PresignGet(ctx context.Context, key string, ttl time.Duration) (string, error)
-	PresignPut(ctx context.Context, key, contentType string, ttl time.Duration) (string, error)
+	// PresignPut signs a PUT of exactly size bytes with contentType (blob.Store.PresignPut).
+	PresignPut(ctx context.Context, key, contentType string, size int64, ttl time.Duration) (string, error)
+	// Sizes returns the size of every object under prefix, by key.
+	Sizes(ctx context.Context, prefix string) (map[string]int64, error)
 }
 
 // AttachmentURLs configures the attachment routes.
 type AttachmentURLs struct {
-	Presigner Presigner
+	Bucket Bucket
 	// TTL is how long the URLs last (DefaultAttachmentURLTTL when zero).
 	TTL time.Duration
-	// MaxBytes is the largest size an upload may declare (trace.DefaultMaxAttachmentBytes
-	// when zero). A presigned PUT cannot enforce it: S3 takes up to 5 GB in one PUT.
+	// MaxBytes is the largest upload (trace.DefaultMaxAttachmentBytes when zero). An upload
+	// declares its size, from 1 to MaxBytes, and its URL is signed for exactly that length.
 	MaxBytes int64
 }
 
@@ -55,6 +59,13 @@ type attachmentServer struct {
 
 // getAttachments serves GET /spans/{span_id}/attachments: the span's attachments, each with a
 // presigned GET URL that lasts the configured TTL. A span of another project is 404.
+//
+// Only attachments whose object is in the bucket are listed, each with the object's size as
+// S3 stored it, not the size the span records (for an upload, the size its client declared).
+// So an upload whose URL was issued but never used, or whose PUT was refused, is not listed
+// (the span's record keeps it): a listed attachment always has bytes behind its URL. The
+// sizes come from one ListObjectsV2 of the span's prefix (one request per 1,000 objects),
+// not a HeadObject per attachment; a span without attachments sends no S3 request.
 func (s *attachmentServer) getAttachments(w http.ResponseWriter, r *http.Request) {
 	spanID, err := spanIDParam(r)
 	if err != nil {
@@ -70,17 +81,28 @@ func (s *attachmentServer) getAttachments(w http.ResponseWriter, r *http.Request
 	ttl := s.urls.ttl()
 	out := api.AttachmentList{Attachments: make([]api.Attachment, 0, len(atts)), ExpiresAt: time.Now().UTC().Add(ttl).Truncate(time.Second)}
 	prefix := trace.AttachmentPrefix(pid, spanID)
+	var sizes map[string]int64
+	if len(atts) > 0 {
+		if sizes, err = s.urls.Bucket.Sizes(ctx, prefix); err != nil {
+			web.Error(w, r, err)
+			return
+		}
+	}
 	for _, a := range atts {
 		if !strings.HasPrefix(a.Key, prefix) {
 			continue // only Plume writes keys; a key outside the span's prefix is never signed
 		}
-		u, err := s.urls.Presigner.PresignGet(ctx, a.Key, ttl)
+		size, stored := sizes[a.Key]
+		if !stored {
+			continue // not uploaded (yet)
+		}
+		u, err := s.urls.Bucket.PresignGet(ctx, a.Key, ttl)
 		if err != nil {
 			web.Error(w, r, err)
 			return
 		}
 		out.Attachments = append(out.Attachments, api.Attachment{
-			ID: path.Base(a.Key), Type: a.Type, URL: u, Label: a.Label, ContentType: a.ContentType, Size: a.Size,
+			ID: path.Base(a.Key), Type: a.Type, URL: u, Label: a.Label, ContentType: a.ContentType, Size: size,
 		})
 	}
 	out.Count = len(out.Attachments)
@@ -88,12 +110,13 @@ func (s *attachmentServer) getAttachments(w http.ResponseWriter, r *http.Request
 }
 
 // postAttachment serves POST /spans/{span_id}/attachments: body {type?, label?, content_type,
-// size?}; the answer is a presigned PUT URL for a new object of the span, which the client
-// uploads to with exactly the Content-Type it declared (it is signed).
+// size}; the answer is a presigned PUT URL for a new object of the span, which the client
+// uploads to with exactly the Content-Type and the Content-Length it declared: both are
+// signed, so S3 refuses any other upload (403 SignatureDoesNotMatch) and the size bound
+// (AttachmentURLs.MaxBytes) holds for what is stored, not only for what is declared.
 //
-// The attachment is recorded on the span at once (a span update, Service.Attach), so GET lists
-// it from then on; its URL answers 404 until the upload is done. The declared size is recorded
-// as given: a presigned PUT cannot bound the upload. A span of another project is 404.
+// The attachment is recorded on the span at once (a span update, Service.Attach); GET lists
+// it once the upload is done. A span of another project is 404.
 func (s *attachmentServer) postAttachment(w http.ResponseWriter, r *http.Request) {
 	spanID, err := spanIDParam(r)
 	if err != nil {
@@ -112,19 +135,21 @@ func (s *attachmentServer) postAttachment(w http.ResponseWriter, r *http.Request
 	}
 	ctx, pid := r.Context(), auth.ProjectID(r)
 	att.Key = trace.UploadKey(pid, spanID, att.ContentType)
-	if err := s.svc.Attach(ctx, pid, spanID, att); err != nil {
-		web.Error(w, r, err)
-		return
-	}
 	ttl := s.urls.ttl()
-	u, err := s.urls.Presigner.PresignPut(ctx, att.Key, att.ContentType, ttl)
+	// Signed first (locally, no request): nothing is recorded for a URL that cannot be issued.
+	u, err := s.urls.Bucket.PresignPut(ctx, att.Key, att.ContentType, att.Size, ttl)
 	if err != nil {
 		web.Error(w, r, err)
 		return
 	}
+	if err := s.svc.Attach(ctx, pid, spanID, att); err != nil {
+		web.Error(w, r, err)
+		return
+	}
 	web.OK(w, api.AttachmentUpload{
-		UploadURL: u, Method: http.MethodPut, Headers: map[string]string{"Content-Type": att.ContentType},
-		Key: att.Key, ID: path.Base(att.Key), ExpiresAt: time.Now().UTC().Add(ttl).Truncate(time.Second),
+		UploadURL: u, Method: http.MethodPut,
+		Headers: map[string]string{"Content-Type": att.ContentType, "Content-Length": strconv.FormatInt(att.Size, 10)},
+		Key:     att.Key, ID: path.Base(att.Key), ExpiresAt: time.Now().UTC().Add(ttl).Truncate(time.Second),
 	})
 }
 
@@ -155,15 +180,14 @@ func (a AttachmentURLs) upload(in api.AttachmentUploadRequest) (trace.Attachment
 	if len(in.Label) > trace.MaxNameLen {
 		return trace.Attachment{}, errs.Invalid("label is longer than %d bytes", trace.MaxNameLen)
 	}
-	var size int64
-	if in.Size != nil {
-		size = *in.Size
-		limit := cmp.Or(a.MaxBytes, trace.DefaultMaxAttachmentBytes)
-		if size < 0 || size > limit {
-			return trace.Attachment{}, errs.Invalid("size must be from 0 to %d bytes, not %d", limit, size)
-		}
+	limit := cmp.Or(a.MaxBytes, trace.DefaultMaxAttachmentBytes)
+	if in.Size == nil {
+		return trace.Attachment{}, errs.Invalid("size is required: the file's length in bytes, from 1 to %d; the upload must send exactly that Content-Length", limit)
 	}
-	return trace.Attachment{Type: typ, Label: in.Label, ContentType: ct, Size: size}, nil
+	if size := *in.Size; size < 1 || size > limit {
+		return trace.Attachment{}, errs.Invalid("size must be from 1 to %d bytes, not %d", limit, size)
+	}
+	return trace.Attachment{Type: typ, Label: in.Label, ContentType: ct, Size: *in.Size}, nil
 }
 
 // spanIDParam reads the span id of the path: a UUID, returned in its canonical form.

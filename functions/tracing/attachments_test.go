@@ -263,7 +263,7 @@ func TestAttachmentURLsRefused(t *testing.T) {
 	}
 
 	t.Run("expired", func(t *testing.T) {
-		short := tracing.NewQueryHandler(trace.NewQueries(api.traces, api.blobs), api.authn, tracing.AttachmentURLs{Presigner: api.blobs, TTL: time.Second})
+		short := tracing.NewQueryHandler(trace.NewQueries(api.traces, api.blobs), api.authn, tracing.AttachmentURLs{Bucket: api.blobs, TTL: time.Second})
 		req := httptest.NewRequest(http.MethodGet, "/spans/"+mine+"/attachments", nil)
 		req.Header.Set("Authorization", "Bearer "+api.a.key)
 		rec := httptest.NewRecorder()
@@ -288,24 +288,33 @@ func TestAttachmentURLsRefused(t *testing.T) {
 	})
 }
 
+// uploadHeader is the header an upload sends: every header of the POST's answer.
+func uploadHeader(up uploaded) http.Header {
+	h := http.Header{}
+	for k, v := range up.Headers {
+		h.Set(k, v)
+	}
+	return h
+}
+
 func TestAttachmentUpload(t *testing.T) {
 	api := newTestAPI(t)
 	spanID, _ := api.postSpan(t, api.a, map[string]any{"attachments": []any{map[string]any{"base64": base64.StdEncoding.EncodeToString(testPNG)}}}, "done")
 
+	pdf := []byte("%PDF-1.7")
 	res := api.do(t, http.MethodPost, "/spans/"+spanID+"/attachments", api.a.key,
-		map[string]any{"type": "document", "label": "report", "content_type": "application/pdf", "size": 9})
+		map[string]any{"type": "document", "label": "report", "content_type": "application/pdf", "size": len(pdf)})
 	require.Equal(t, http.StatusOK, res.status, string(res.raw))
 	var up uploaded
 	res.decode(t, &up)
 	assert.Equal(t, http.MethodPut, up.Method)
-	assert.Equal(t, map[string]string{"Content-Type": "application/pdf"}, up.Headers)
+	assert.Equal(t, map[string]string{"Content-Type": "application/pdf", "Content-Length": "8"}, up.Headers)
 	assert.Regexp(t, `^attachments/project=`+api.a.projectID+`/span=`+spanID+`/upload-[0-9a-f-]{36}\.pdf$`, up.Key)
 	assert.WithinDuration(t, time.Now().Add(tracing.DefaultAttachmentURLTTL), up.ExpiresAt, 5*time.Second)
 
-	pdf := []byte("%PDF-1.7")
 	status, _, body := httpDo(t, http.MethodPut, up.UploadURL, pdf, http.Header{"Content-Type": {"text/html"}})
 	assert.Equal(t, http.StatusForbidden, status, "another content type than the signed one: %s", body)
-	status, _, body = httpDo(t, http.MethodPut, up.UploadURL, pdf, http.Header{"Content-Type": {"application/pdf"}})
+	status, _, body = httpDo(t, http.MethodPut, up.UploadURL, pdf, uploadHeader(up))
 	require.Equal(t, http.StatusOK, status, string(body))
 
 	got := api.listAttachments(t, api.a, spanID)
@@ -315,7 +324,7 @@ func TestAttachmentUpload(t *testing.T) {
 	assert.Equal(t, "document", a.Type)
 	assert.Equal(t, "report", a.Label)
 	assert.Equal(t, "application/pdf", a.ContentType)
-	assert.EqualValues(t, 9, a.Size)
+	assert.EqualValues(t, len(pdf), a.Size)
 	status, header, body := httpDo(t, http.MethodGet, a.URL, nil, nil)
 	require.Equal(t, http.StatusOK, status, string(body))
 	assert.Equal(t, pdf, body)
@@ -331,12 +340,99 @@ func TestAttachmentUpload(t *testing.T) {
 	assert.Equal(t, "done", spans[0]["output_data"])
 
 	t.Run("type from the content type", func(t *testing.T) {
-		res := api.do(t, http.MethodPost, "/spans/"+spanID+"/attachments", api.a.key, map[string]any{"content_type": "image/webp"})
+		res := api.do(t, http.MethodPost, "/spans/"+spanID+"/attachments", api.a.key, map[string]any{"content_type": "image/webp", "size": 3})
 		require.Equal(t, http.StatusOK, res.status, string(res.raw))
+		var up uploaded
+		res.decode(t, &up)
+		assert.True(t, strings.HasSuffix(up.ID, ".webp"), up.ID)
+		status, _, body := httpDo(t, http.MethodPut, up.UploadURL, []byte("RIF"), uploadHeader(up))
+		require.Equal(t, http.StatusOK, status, string(body))
 		got := api.listAttachments(t, api.a, spanID)
 		require.Equal(t, 3, got.Count)
+		assert.Equal(t, up.ID, got.Attachments[2].ID)
 		assert.Equal(t, "image", got.Attachments[2].Type)
-		assert.True(t, strings.HasSuffix(got.Attachments[2].ID, ".webp"), got.Attachments[2].ID)
+	})
+}
+
+// TestAttachmentUploadSizeBound is issue 11: an upload declared 100 bytes could PUT 12 MiB,
+// and the listing then said 100. The length is signed now, so the presigned URL refuses any
+// other length, and the listing reports what S3 stored.
+func TestAttachmentUploadSizeBound(t *testing.T) {
+	api := newTestAPI(t)
+	const declared = 100
+	tests := []struct {
+		name   string
+		send   int // bytes PUT, with the answer's headers
+		status int
+	}{
+		{name: "12 MiB", send: 12 << 20, status: http.StatusForbidden},
+		{name: "just over the limit", send: testAttachmentMaxBytes + 1, status: http.StatusForbidden},
+		{name: "one byte more", send: declared + 1, status: http.StatusForbidden},
+		{name: "one byte less", send: declared - 1, status: http.StatusForbidden},
+		{name: "exactly the declared size", send: declared, status: http.StatusOK},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			spanID, _ := api.postSpan(t, api.a, map[string]any{}, nil)
+			res := api.do(t, http.MethodPost, "/spans/"+spanID+"/attachments", api.a.key,
+				map[string]any{"content_type": "image/png", "size": declared})
+			require.Equal(t, http.StatusOK, res.status, string(res.raw))
+			var up uploaded
+			res.decode(t, &up)
+			require.Equal(t, map[string]string{"Content-Type": "image/png", "Content-Length": "100"}, up.Headers)
+
+			payload := bytes.Repeat([]byte{7}, tt.send)
+			status, _, body := httpDo(t, up.Method, up.UploadURL, payload, uploadHeader(up))
+			require.Equal(t, tt.status, status, string(body))
+
+			api.s3.Reset()
+			got := api.listAttachments(t, api.a, spanID)
+			assert.Equal(t, 1, api.s3.Count("ListObjectsV2"), "one listing for the sizes")
+			assert.Zero(t, api.s3.Count("HeadObject"), "no request per attachment")
+			if tt.status != http.StatusOK {
+				assert.Zero(t, got.Count, "a refused upload stored nothing and is not listed")
+				assert.Empty(t, got.Attachments)
+				return
+			}
+			require.Equal(t, 1, got.Count)
+			assert.Equal(t, up.ID, got.Attachments[0].ID)
+			assert.EqualValues(t, declared, got.Attachments[0].Size)
+			status, _, body = httpDo(t, http.MethodGet, got.Attachments[0].URL, nil, nil)
+			require.Equal(t, http.StatusOK, status, string(body))
+			assert.Equal(t, payload, body)
+		})
+	}
+
+	t.Run("never uploaded", func(t *testing.T) {
+		spanID, _ := api.postSpan(t, api.a, map[string]any{}, nil)
+		res := api.do(t, http.MethodPost, "/spans/"+spanID+"/attachments", api.a.key,
+			map[string]any{"content_type": "image/png", "size": declared})
+		require.Equal(t, http.StatusOK, res.status, string(res.raw))
+		got := api.listAttachments(t, api.a, spanID)
+		assert.Zero(t, got.Count)
+		assert.Empty(t, got.Attachments)
+	})
+
+	t.Run("the listing reports the stored size, not the recorded one", func(t *testing.T) {
+		spanID, _ := api.postSpan(t, api.a, map[string]any{}, nil)
+		res := api.do(t, http.MethodPost, "/spans/"+spanID+"/attachments", api.a.key,
+			map[string]any{"content_type": "image/png", "size": declared})
+		require.Equal(t, http.StatusOK, res.status, string(res.raw))
+		var up uploaded
+		res.decode(t, &up)
+		// An object of another size under the recorded key, as a URL signed before the fix
+		// could leave.
+		require.NoError(t, api.blobs.Put(t.Context(), up.Key, []byte("seven b"), "image/png"))
+		got := api.listAttachments(t, api.a, spanID)
+		require.Equal(t, 1, got.Count)
+		assert.EqualValues(t, 7, got.Attachments[0].Size)
+	})
+
+	t.Run("a span without attachments sends no S3 listing", func(t *testing.T) {
+		spanID, _ := api.postSpan(t, api.a, map[string]any{}, nil)
+		api.s3.Reset()
+		assert.Zero(t, api.listAttachments(t, api.a, spanID).Count)
+		assert.Zero(t, api.s3.Count("ListObjectsV2"))
 	})
 }
 
@@ -344,7 +440,7 @@ func TestAttachmentsBadInput(t *testing.T) {
 	api := newTestAPI(t)
 	spanA, _ := api.postSpan(t, api.a, map[string]any{}, nil)
 	spanB, _ := api.postSpan(t, api.b, map[string]any{"attachments": []any{map[string]any{"base64": base64.StdEncoding.EncodeToString(testPNG)}}}, nil)
-	valid := map[string]any{"type": "file", "content_type": "text/plain"}
+	valid := map[string]any{"type": "file", "content_type": "text/plain", "size": 1}
 	tests := []struct {
 		name         string
 		method, path string
@@ -360,10 +456,8 @@ func TestAttachmentsBadInput(t *testing.T) {
 		{"upload: unknown span", "POST", "/spans/" + uuid.NewString() + "/attachments", api.a.key, valid, 404, "not_found"},
 		{"upload: another project's span", "POST", "/spans/" + spanB + "/attachments", api.a.key, valid, 404, "not_found"},
 		{"upload: invalid span id", "POST", "/spans/x%20y/attachments", api.a.key, valid, 400, "invalid_request"},
-		{"upload: missing content_type", "POST", "/spans/" + spanA + "/attachments", api.a.key, map[string]any{"type": "file"}, 400, "invalid_request"},
+		{"upload: missing content_type", "POST", "/spans/" + spanA + "/attachments", api.a.key, map[string]any{"type": "file", "size": 1}, 400, "invalid_request"},
 		{"upload: bad content_type", "POST", "/spans/" + spanA + "/attachments", api.a.key, map[string]any{"content_type": "png"}, 400, "invalid_request"},
-		{"upload: size above the limit", "POST", "/spans/" + spanA + "/attachments", api.a.key, map[string]any{"content_type": "image/png", "size": testAttachmentMaxBytes + 1}, 400, "invalid_request"},
-		{"upload: negative size", "POST", "/spans/" + spanA + "/attachments", api.a.key, map[string]any{"content_type": "image/png", "size": -1}, 400, "invalid_request"},
 		{"upload: not JSON", "POST", "/spans/" + spanA + "/attachments", api.a.key, "{", 400, "invalid_request"},
 		{"upload: no key", "POST", "/spans/" + spanA + "/attachments", "", valid, 401, "unauthenticated"},
 	}
@@ -381,4 +475,60 @@ func TestAttachmentsBadInput(t *testing.T) {
 
 	// Nothing was recorded on B's span by A's attempts.
 	assert.Equal(t, 1, api.listAttachments(t, api.b, spanB).Count)
+}
+
+// TestAttachmentUploadSize: an upload must declare its size, from 1 to the limit, since the
+// size is what its URL is signed for; anything else is a 400 in the shared error shape, and
+// nothing is recorded on the span.
+func TestAttachmentUploadSize(t *testing.T) {
+	api := newTestAPI(t)
+	spanID, _ := api.postSpan(t, api.a, map[string]any{}, nil)
+	limit := fmt.Sprintf("from 1 to %d", testAttachmentMaxBytes)
+	tests := []struct {
+		name    string
+		body    map[string]any
+		status  int
+		message string // substring of the error message
+	}{
+		{name: "missing", body: map[string]any{"content_type": "image/png"}, status: 400, message: "size is required"},
+		{name: "null", body: map[string]any{"content_type": "image/png", "size": nil}, status: 400, message: "size is required"},
+		{name: "zero", body: map[string]any{"content_type": "image/png", "size": 0}, status: 400, message: "size must be " + limit + " bytes, not 0"},
+		{name: "negative", body: map[string]any{"content_type": "image/png", "size": -1}, status: 400, message: "size must be " + limit + " bytes, not -1"},
+		{name: "one over the limit", body: map[string]any{"content_type": "image/png", "size": testAttachmentMaxBytes + 1}, status: 400,
+			message: fmt.Sprintf("size must be %s bytes, not %d", limit, testAttachmentMaxBytes+1)},
+		{name: "far over the limit", body: map[string]any{"content_type": "image/png", "size": int64(1) << 40}, status: 400, message: limit},
+		{name: "fractional", body: map[string]any{"content_type": "image/png", "size": 1.5}, status: 400, message: "size"},
+		{name: "a string", body: map[string]any{"content_type": "image/png", "size": "100"}, status: 400, message: "size"},
+		{name: "one byte", body: map[string]any{"content_type": "image/png", "size": 1}, status: 200},
+		{name: "the limit", body: map[string]any{"content_type": "image/png", "size": testAttachmentMaxBytes}, status: 200},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := api.do(t, http.MethodPost, "/spans/"+spanID+"/attachments", api.a.key, tt.body)
+			require.Equal(t, tt.status, res.status, string(res.raw))
+			if tt.status == http.StatusOK {
+				var up uploaded
+				res.decode(t, &up)
+				assert.Equal(t, fmt.Sprint(tt.body["size"]), up.Headers["Content-Length"])
+				return
+			}
+			var body wire.ErrorBody
+			res.decode(t, &body)
+			assert.Equal(t, "invalid_request", string(body.Error.Code))
+			assert.Contains(t, body.Error.Message, tt.message)
+			assert.NotEmpty(t, body.Error.RequestID)
+		})
+	}
+
+	// Only the accepted requests were recorded on the span.
+	res := api.do(t, http.MethodGet, "/spans?id="+spanID, api.a.key, nil)
+	require.Equal(t, http.StatusOK, res.status, string(res.raw))
+	var spans []wire.Span
+	res.decode(t, &spans)
+	require.Len(t, spans, 1)
+	var sizes []int64
+	for _, a := range spans[0].Attachments {
+		sizes = append(sizes, a.Size)
+	}
+	assert.Equal(t, []int64{1, testAttachmentMaxBytes}, sizes)
 }

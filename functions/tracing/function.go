@@ -36,5 +36,5 @@ var QueryFunction = app.Function{
 // TraceQueries have checked that there is one).
 func attachmentURLs(e *app.Env) AttachmentURLs {
 	blobs, _ := e.Blobs()
-	return AttachmentURLs{Presigner: blobs, TTL: e.Config.AttachmentURLTTL, MaxBytes: e.Config.AttachmentMaxBytes}
+	return AttachmentURLs{Bucket: blobs, TTL: e.Config.AttachmentURLTTL, MaxBytes: e.Config.AttachmentMaxBytes}
 }

@@ -25,11 +25,15 @@ const MaxPresignTTL = 7 * 24 * time.Hour
 // maxKeyLen is S3's limit on the UTF-8 length of an object key.
 const maxKeyLen = 1024
 
+// MaxPutBytes is the largest object one PUT may write, as S3 allows (5 GiB).
+const MaxPutBytes = 5 << 30
+
 // API is the part of the S3 client the store uses.
 type API interface {
 	PutObject(context.Context, *s3.PutObjectInput, ...func(*s3.Options)) (*s3.PutObjectOutput, error)
 	GetObject(context.Context, *s3.GetObjectInput, ...func(*s3.Options)) (*s3.GetObjectOutput, error)
 	HeadBucket(context.Context, *s3.HeadBucketInput, ...func(*s3.Options)) (*s3.HeadBucketOutput, error)
+	ListObjectsV2(context.Context, *s3.ListObjectsV2Input, ...func(*s3.Options)) (*s3.ListObjectsV2Output, error)
 	CreateBucket(context.Context, *s3.CreateBucketInput, ...func(*s3.Options)) (*s3.CreateBucketOutput, error)
 }
 
@@ -165,16 +169,28 @@ func (s *Store) PresignGet(ctx context.Context, key string, ttl time.Duration) (
 	return req.URL, nil
 }
 
-// PresignPut returns a URL that lets anyone holding it PUT an object under key for ttl, which
-// must be from one second to MaxPresignTTL. When contentType is not empty it is signed: the
-// upload must send exactly that Content-Type header, or S3 refuses it.
+// PresignPut returns a URL that lets anyone holding it PUT an object of exactly size bytes
+// under key for ttl, which must be from one second to MaxPresignTTL.
 //
-// PresignPut returns errs.Invalid for an unusable key or ttl.
-func (s *Store) PresignPut(ctx context.Context, key, contentType string, ttl time.Duration) (string, error) {
+// The length is signed (Content-Length is in X-Amz-SignedHeaders): S3 recomputes the
+// signature from the Content-Length the upload sends, so an upload of any other length fails
+// with 403 SignatureDoesNotMatch and writes nothing; one without Content-Length (chunked) is
+// refused too (S3 answers 411 MissingContentLength, s3local 403). That is the only bound a
+// presigned PUT can carry (S3 takes up to 5 GiB otherwise), so size is required. When
+// contentType is not empty it is signed too: the upload must send exactly that Content-Type.
+// The URL can be used again until it expires, always for exactly size bytes.
+//
+// PresignPut returns errs.Invalid for an unusable key, ttl, or a size that is not from 1 to
+// MaxPutBytes.
+func (s *Store) PresignPut(ctx context.Context, key, contentType string, size int64, ttl time.Duration) (string, error) {
 	if err := checkPresign(key, ttl); err != nil {
 		return "", err
 	}
-	in := &s3.PutObjectInput{Bucket: &s.bucket, Key: &key}
+	if size < 1 || size > MaxPutBytes {
+		// The SDK signs Content-Length only when it is positive: 0 would be an unbounded URL.
+		return "", errs.Invalid("presigned upload size %d is not from 1 to %d bytes", size, int64(MaxPutBytes))
+	}
+	in := &s3.PutObjectInput{Bucket: &s.bucket, Key: &key, ContentLength: &size}
 	if contentType != "" {
 		in.ContentType = &contentType
 	}
@@ -183,6 +199,33 @@ func (s *Store) PresignPut(ctx context.Context, key, contentType string, ttl tim
 		return "", fmt.Errorf("presign put of %q: %w", key, err)
 	}
 	return req.URL, nil
+}
+
+// Sizes returns the size in bytes of every object whose key starts with prefix, by key. It
+// sends one ListObjectsV2 request per 1,000 objects, where a HeadObject per key would send
+// one per object; a key with no object is simply absent from the map.
+//
+// Sizes needs s3:ListBucket on the bucket (a policy can restrict it to the prefix with an
+// s3:prefix condition). It returns errs.Invalid for an empty or unusable prefix, so that no
+// caller lists the whole bucket by mistake, and errs.Unavailable when S3 is throttling.
+func (s *Store) Sizes(ctx context.Context, prefix string) (map[string]int64, error) {
+	if err := checkKey(prefix); err != nil {
+		return nil, err
+	}
+	out := map[string]int64{}
+	pages := s3.NewListObjectsV2Paginator(s.api, &s3.ListObjectsV2Input{Bucket: &s.bucket, Prefix: &prefix})
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			return nil, storageErr(fmt.Sprintf("list objects under %q", prefix), err)
+		}
+		for _, o := range page.Contents {
+			if o.Key != nil {
+				out[*o.Key] = aws.ToInt64(o.Size)
+			}
+		}
+	}
+	return out, nil
 }
 
 // EnsureBucket creates the bucket unless it exists and is reachable with the store's

@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/plumehq/plume/shared/blob"
+	"github.com/plumehq/plume/shared/blob/blobtest"
 	"github.com/plumehq/plume/shared/blob/s3local"
 	"github.com/plumehq/plume/shared/errs"
 )
@@ -218,7 +219,8 @@ func TestInvalidKeys(t *testing.T) {
 		{"Get", func(k string) error { _, err := store.Get(ctx, k); return err }},
 		{"GetRange", func(k string) error { _, err := store.GetRange(ctx, k, 0, 1); return err }},
 		{"PresignGet", func(k string) error { _, err := store.PresignGet(ctx, k, time.Minute); return err }},
-		{"PresignPut", func(k string) error { _, err := store.PresignPut(ctx, k, "text/plain", time.Minute); return err }},
+		{"PresignPut", func(k string) error { _, err := store.PresignPut(ctx, k, "text/plain", 1, time.Minute); return err }},
+		{"Sizes", func(k string) error { _, err := store.Sizes(ctx, k); return err }}, // a prefix, checked as a key
 	}
 	for _, k := range keys {
 		for _, op := range ops {
@@ -423,7 +425,7 @@ func TestPresignTTL(t *testing.T) {
 		t.Run(tt.ttl.String(), func(t *testing.T) {
 			for name, presign := range map[string]func() (string, error){
 				"get": func() (string, error) { return store.PresignGet(t.Context(), "k", tt.ttl) },
-				"put": func() (string, error) { return store.PresignPut(t.Context(), "k", "text/plain", tt.ttl) },
+				"put": func() (string, error) { return store.PresignPut(t.Context(), "k", "text/plain", 1, tt.ttl) },
 			} {
 				got, err := presign()
 				if tt.expires == "" {
@@ -439,13 +441,18 @@ func TestPresignTTL(t *testing.T) {
 	}
 }
 
+// TestPresignPut sends real HTTP PUTs to URLs that PresignPut signed: only the signed key,
+// content type and length get through, so the signed size bounds what a URL can store.
 func TestPresignPut(t *testing.T) {
 	store, _ := newStore(t)
 	ctx := t.Context()
+	const size = 16 // signed
 
 	tests := []struct {
 		name        string
 		contentType string // signed
+		send        int    // bytes sent; 0: size
+		chunked     bool   // sent without Content-Length (Transfer-Encoding: chunked)
 		edit        func(u *url.URL, q url.Values)
 		header      http.Header // sent
 		status      int
@@ -457,6 +464,14 @@ func TestPresignPut(t *testing.T) {
 		{name: "wrong content type", contentType: "image/png",
 			header: http.Header{"Content-Type": {"text/html"}}, status: http.StatusForbidden, body: "SignatureDoesNotMatch"},
 		{name: "content type missing", contentType: "image/png", status: http.StatusForbidden, body: "AccessDenied"},
+		{name: "one byte more than signed", contentType: "image/png", send: size + 1,
+			header: http.Header{"Content-Type": {"image/png"}}, status: http.StatusForbidden, body: "SignatureDoesNotMatch"},
+		{name: "one byte less than signed", contentType: "image/png", send: size - 1,
+			header: http.Header{"Content-Type": {"image/png"}}, status: http.StatusForbidden, body: "SignatureDoesNotMatch"},
+		{name: "12 MiB", contentType: "image/png", send: 12 << 20,
+			header: http.Header{"Content-Type": {"image/png"}}, status: http.StatusForbidden, body: "SignatureDoesNotMatch"},
+		{name: "chunked, without Content-Length", contentType: "image/png", chunked: true,
+			header: http.Header{"Content-Type": {"image/png"}}, status: http.StatusForbidden, body: "SignatureDoesNotMatch"},
 		{name: "signature with one hex digit changed", contentType: "image/png",
 			header: http.Header{"Content-Type": {"image/png"}}, status: http.StatusForbidden, body: "SignatureDoesNotMatch",
 			edit: func(_ *url.URL, q url.Values) { q.Set("X-Amz-Signature", flipHex(q.Get("X-Amz-Signature"))) }},
@@ -473,14 +488,27 @@ func TestPresignPut(t *testing.T) {
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			key := fmt.Sprintf("attachments/project=p1/upload-%d.png", i)
-			signed, err := store.PresignPut(ctx, key, tt.contentType, time.Minute)
+			signed, err := store.PresignPut(ctx, key, tt.contentType, size, time.Minute)
 			require.NoError(t, err)
+			u, err := url.Parse(signed)
+			require.NoError(t, err)
+			assert.Contains(t, strings.Split(u.Query().Get("X-Amz-SignedHeaders"), ";"), "content-length")
 			if tt.edit != nil {
 				signed = editURL(t, signed, tt.edit)
 			}
-			payload := []byte(fmt.Sprintf("uploaded bytes %d", i))
+			send := tt.send
+			if send == 0 {
+				send = size
+			}
+			payload := bytes.Repeat([]byte{byte('a' + i)}, send)
 
-			status, body := fetch(t, http.MethodPut, signed, payload, tt.header)
+			var status int
+			var body string
+			if tt.chunked {
+				status, body = fetchChunked(t, signed, payload, tt.header)
+			} else {
+				status, body = fetch(t, http.MethodPut, signed, payload, tt.header)
+			}
 			assert.Equal(t, tt.status, status, body)
 			assert.Contains(t, body, tt.body)
 
@@ -495,6 +523,99 @@ func TestPresignPut(t *testing.T) {
 			assert.Equal(t, errs.CodeNotFound, errs.CodeOf(err), "nor under another key: %v", err)
 		})
 	}
+}
+
+// fetchChunked PUTs body to rawURL with a body of unknown length, which net/http sends chunked
+// and without Content-Length, as a streaming client would.
+func fetchChunked(t *testing.T, rawURL string, body []byte, header http.Header) (int, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPut, rawURL, io.MultiReader(bytes.NewReader(body)))
+	require.NoError(t, err)
+	// ContentLength 0 with a body is "unknown" to net/http, which then sends it chunked.
+	require.EqualValues(t, 0, req.ContentLength, "a reader of unknown length")
+	for k, vs := range header {
+		req.Header[k] = vs
+	}
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	data, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	return res.StatusCode, string(data)
+}
+
+func TestPresignPutSize(t *testing.T) {
+	store, _ := newStore(t)
+	tests := []struct {
+		size int64
+		ok   bool
+	}{
+		{size: -1},
+		{size: 0},
+		{size: 1, ok: true},
+		{size: blob.MaxPutBytes, ok: true},
+		{size: blob.MaxPutBytes + 1},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprint(tt.size), func(t *testing.T) {
+			got, err := store.PresignPut(t.Context(), "k", "text/plain", tt.size, time.Minute)
+			if !tt.ok {
+				assert.Equal(t, errs.CodeInvalid, errs.CodeOf(err), "%v", err)
+				assert.Empty(t, got)
+				return
+			}
+			require.NoError(t, err)
+			u, err := url.Parse(got)
+			require.NoError(t, err)
+			assert.Equal(t, "content-length;content-type;host", u.Query().Get("X-Amz-SignedHeaders"))
+		})
+	}
+}
+
+func TestSizes(t *testing.T) {
+	store, counter, _ := blobtest.New(t)
+	ctx := t.Context()
+	const prefix = "attachments/project=p1/span=s1/"
+	want := map[string]int64{}
+	for i, n := range []int{1, 9, 4096} {
+		key := fmt.Sprintf("%s%d.bin", prefix, i)
+		require.NoError(t, store.Put(ctx, key, bytes.Repeat([]byte("x"), n), ""))
+		want[key] = int64(n)
+	}
+	// Neighbours the prefix must not reach.
+	require.NoError(t, store.Put(ctx, "attachments/project=p1/span=s10/0.bin", []byte("other span"), ""))
+	require.NoError(t, store.Put(ctx, "attachments/project=p2/span=s1/0.bin", []byte("other project"), ""))
+
+	// Unusable prefixes, the empty one included, are TestInvalidKeys'.
+	tests := []struct {
+		name   string
+		prefix string
+		want   map[string]int64
+	}{
+		{name: "the span's objects only", prefix: prefix, want: want},
+		{name: "nothing under the prefix", prefix: "attachments/project=p3/", want: map[string]int64{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			counter.Reset()
+			got, err := store.Sizes(ctx, tt.prefix)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+			assert.Equal(t, 1, counter.Count("ListObjectsV2"), "one request")
+		})
+	}
+
+	t.Run("one request per 1,000 objects", func(t *testing.T) {
+		const many = 1001
+		for i := range many {
+			require.NoError(t, store.Put(ctx, fmt.Sprintf("many/%04d", i), []byte("x"), ""))
+		}
+		counter.Reset()
+		got, err := store.Sizes(ctx, "many/")
+		require.NoError(t, err)
+		assert.Len(t, got, many)
+		assert.Equal(t, 2, counter.Count("ListObjectsV2"))
+	})
 }
 
 func TestWrongCredentials(t *testing.T) {

@@ -18,8 +18,10 @@
 //
 // IAM: Put needs s3:PutObject; Get and GetRange need s3:GetObject, and s3:ListBucket too, or S3
 // answers a missing key with 403 AccessDenied instead of 404 NoSuchKey and Get cannot report
-// errs.NotFound; EnsureBucket needs s3:ListBucket and s3:CreateBucket (deployed functions do not
-// call it: SAM creates the bucket). A presigned URL carries the rights of the credentials that
-// signed it and lasts no longer than them: URLs signed with a Lambda role's session credentials
-// stop working when that session expires, whatever their TTL.
+// errs.NotFound; Sizes needs s3:ListBucket, which a policy can restrict to a prefix with an
+// s3:prefix condition; EnsureBucket needs s3:ListBucket and s3:CreateBucket (deployed
+// functions do not call it: SAM creates the bucket). PresignGet and PresignPut send nothing,
+// but their URLs need s3:GetObject and s3:PutObject. A presigned URL carries the rights of the
+// credentials that signed it and lasts no longer than them: URLs signed with a Lambda role's
+// session credentials stop working when that session expires, whatever their TTL.
 package blob
