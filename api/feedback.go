@@ -105,13 +105,14 @@ type FeedbackItem struct {
 
 // HumanFeedbackItem is a human feedback item of unified feedback (spec §2.5), with the judge
 // of calibration feedback and the prompt version of the completion. Kind is
-// KindHumanFeedback.
+// KindHumanFeedback. Reason is null when none was given, as in Feedback: "" is a reason given
+// empty.
 type HumanFeedbackItem struct {
 	Kind            string    `json:"kind"`
 	ID              string    `json:"id"`
 	SpanID          string    `json:"span_id"`
 	ThumbsUp        bool      `json:"thumbs_up"`
-	Reason          string    `json:"reason"`
+	Reason          *string   `json:"reason"`
 	ExpectedOutput  *string   `json:"expected_output,omitempty"`
 	CreatedAt       time.Time `json:"created_at"`
 	CreatedBy       User      `json:"created_by"`

@@ -87,7 +87,7 @@ func TestFeedbackGolden(t *testing.T) {
 		SourceType:       api.SourceJudge, CreatedBy: user, CreatedAt: t0, UpdatedAt: t1,
 	}
 	human := api.FeedbackItem{Human: &api.HumanFeedbackItem{
-		Kind: api.KindHumanFeedback, ID: "f-1", SpanID: "s-1", Reason: "wrong <amount> & tone", ExpectedOutput: refTo("$20"),
+		Kind: api.KindHumanFeedback, ID: "f-1", SpanID: "s-1", Reason: refTo("wrong <amount> & tone"), ExpectedOutput: refTo("$20"),
 		CreatedAt: t0, CreatedBy: user, SourceType: api.SourceJudge, JudgeID: refTo("j-1"), PromptVersionID: refTo("v-1"),
 	}}
 	judged := api.FeedbackItem{Judge: &api.JudgeEvaluationItem{Kind: api.KindJudgeEvaluation, AutomationID: "j-1", Evaluation: evaluation}}

@@ -69,6 +69,18 @@ func run(ctx context.Context, getenv func(string) string, stdout, stderr io.Writ
 		return fmt.Errorf("create bucket %s: %w", cfg.Bucket, err)
 	}
 
+	ln, err := net.Listen("tcp", env("PLUME_ADDR"))
+	if err != nil {
+		return fmt.Errorf("listen on %s (set PLUME_ADDR to use another address): %w", env("PLUME_ADDR"), err)
+	}
+	defer ln.Close() // Serve closes it; this is for the returns before Serve
+	base := "http://" + ln.Addr().String()
+	if cfg.PublicURL == "" {
+		// Feedback-link URLs are built from configuration, never from a request's Host
+		// (functions/feedback linkURL): plume-local's public address is its own.
+		cfg.PublicURL = base
+	}
+
 	client := ddb.NewClient(awsCfg, cfg.CustomDynamoDBEndpoint)
 	if err := infra.CreateTable(ctx, client, cfg.Table); err != nil {
 		return err
@@ -83,12 +95,7 @@ func run(ctx context.Context, getenv func(string) string, stdout, stderr io.Writ
 		return err
 	}
 
-	ln, err := net.Listen("tcp", env("PLUME_ADDR"))
-	if err != nil {
-		return fmt.Errorf("listen on %s (set PLUME_ADDR to use another address): %w", env("PLUME_ADDR"), err)
-	}
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
-	base := "http://" + ln.Addr().String()
 	printBanner(stdout, base, dev, cfg, s3Endpoint, getenv)
 
 	errc := make(chan error, 1)

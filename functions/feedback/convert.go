@@ -66,11 +66,8 @@ func toUnified(u feedback.Unified) api.UnifiedFeedback {
 	for _, it := range u.Items {
 		if f := it.Feedback; f != nil {
 			h := &api.HumanFeedbackItem{
-				Kind: api.KindHumanFeedback, ID: f.ID, SpanID: f.SpanID, ThumbsUp: f.ThumbsUp, ExpectedOutput: f.ExpectedOutput,
+				Kind: api.KindHumanFeedback, ID: f.ID, SpanID: f.SpanID, ThumbsUp: f.ThumbsUp, Reason: f.Reason, ExpectedOutput: f.ExpectedOutput,
 				CreatedAt: f.CreatedAt, CreatedBy: toUser(f.CreatedBy), SourceType: f.SourceType(), PromptVersionID: nonEmpty(f.PromptVersionID),
-			}
-			if f.Reason != nil {
-				h.Reason = *f.Reason
 			}
 			if f.Calibration != nil {
 				h.JudgeID = &f.Calibration.JudgeID

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/awslabs/aws-lambda-go-api-proxy/core"
+
 	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/shared/auth"
 	"github.com/plumehq/plume/shared/feedback"
@@ -46,8 +48,8 @@ func (s *server) unified(w http.ResponseWriter, r *http.Request) {
 	web.OK(w, toUnified(u))
 }
 
-// createLink serves POST /feedback-links: a link for the key's project. Its URL carries the
-// token, shown this once.
+// createLink serves POST /feedback-links: a link for the key's project. Its URL (linkURL)
+// carries the token, shown this once.
 func (s *server) createLink(w http.ResponseWriter, r *http.Request) {
 	p, _ := auth.FromContext(r.Context())
 	var req api.LinkRequest
@@ -60,7 +62,7 @@ func (s *server) createLink(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
-	web.OK(w, toLink(l, s.baseURL(r)+"/f/"+token, time.Now()))
+	web.OK(w, toLink(l, s.linkURL(r, token), time.Now()))
 }
 
 // listLinks serves GET /feedback-links: the key's project's links, newest first, without URLs.
@@ -92,26 +94,23 @@ func (s *server) revokeLink(w http.ResponseWriter, r *http.Request) {
 	web.OK(w, toLink(l, "", time.Now()))
 }
 
-// baseURL is where link pages are served: PublicURL, else the scheme and host of the request.
-func (s *server) baseURL(r *http.Request) string {
-	if s.d.PublicURL != "" {
-		return strings.TrimRight(s.d.PublicURL, "/")
+// linkURL is the URL of the page of the link whose token is token.
+//
+// Its base is never taken from the request's Host or X-Forwarded-* headers: whoever holds a
+// key can set those, and a link pointing at a host of theirs would send the reviewers it is
+// shared with, and its token, there. The base is PublicURL (PLUME_PUBLIC_URL) when set; else,
+// in Lambda, the domain API Gateway or the Function URL received the request on, which the
+// adapter takes from the event's request context (requestContext.domainName, one of the
+// API's own domains; never a header) and which is always HTTPS; else there is no trusted
+// base and the URL is the path /f/<token>, relative to wherever the API is served.
+// plume-local sets PublicURL to its own address; a deployment behind a CDN or a proxy, whose
+// public address the function cannot see, must set PLUME_PUBLIC_URL.
+func (s *server) linkURL(r *http.Request, token string) string {
+	base := s.d.PublicURL
+	if base == "" {
+		if rc, ok := core.GetAPIGatewayV2ContextFromContext(r.Context()); ok && rc.DomainName != "" {
+			base = "https://" + rc.DomainName
+		}
 	}
-	scheme := "https"
-	if proto := r.Header.Get("X-Forwarded-Proto"); proto != "" {
-		scheme = proto
-	} else if r.TLS == nil && isLoopback(r.Host) {
-		scheme = "http"
-	}
-	return scheme + "://" + r.Host
-}
-
-// isLoopback reports whether host (with an optional port) is a local address, served over
-// plain HTTP by plume-local.
-func isLoopback(host string) bool {
-	h := host
-	if i := strings.LastIndexByte(h, ':'); i >= 0 && !strings.HasSuffix(h, "]") {
-		h = h[:i]
-	}
-	return h == "localhost" || strings.HasPrefix(h, "127.") || h == "[::1]"
+	return strings.TrimRight(base, "/") + "/f/" + token
 }

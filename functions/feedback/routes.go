@@ -40,7 +40,8 @@ type Deps struct {
 	Completions Completions
 	Blobs       trace.Blobs
 	// PublicURL is the base of feedback-link URLs ("https://feedback.example.com"); empty means
-	// the base the request came in on.
+	// the API Gateway or Function URL domain of the request in Lambda, else a relative URL
+	// (server.linkURL says why never the request's Host).
 	PublicURL string
 }
 

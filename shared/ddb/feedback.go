@@ -28,8 +28,9 @@ import (
 // span's summary and its evaluations) and reads unified feedback. Every feedback and evaluation
 // item of a known span carries GSI3 keys under its trace, so a trace's feedback is one Query
 // (paginated) however many spans it has, and a session's is one Query per trace. Feedback on a
-// span not ingested yet goes to the project's orphan partition of GSI3; a trace or session read
-// moves orphans whose span has arrived under their trace (once: later reads find them there).
+// span not ingested yet goes to the project's orphan partition of GSI3, and expires after
+// OrphanTTL; a span, trace or session read moves orphans whose span has arrived under their
+// trace, for good (once: later reads find them there).
 type FeedbackStore struct{ t *Table }
 
 var (
@@ -40,9 +41,24 @@ var (
 // NewFeedbackStore returns the feedback store in t.
 func NewFeedbackStore(t *Table) *FeedbackStore { return &FeedbackStore{t: t} }
 
-// OrphanWindow is how far back trace and session reads look for feedback that was written
-// before its span was ingested. Older orphans stay readable through their span only.
-const OrphanWindow = 30 * 24 * time.Hour
+// OrphanTTL is how long feedback on a span that has not been ingested (an orphan) waits for
+// it: the item carries the table's TTL attribute (infra.AttrTTL) set to its last write plus
+// OrphanTTL, so DynamoDB deletes feedback whose span never arrives (a wrong completion id, a
+// span that was never exported) instead of keeping it, and reading it on every trace and
+// session read of the project, forever. A read that finds the span adopts the orphan under its
+// trace and removes the TTL: trace and session reads (adoptOrphans), a read of the span's own
+// feedback (spanFeedback), and a new submission once the span is known (PutFeedback). Thirty
+// days is far longer than any exporter holds spans (seconds to minutes), and the window trace
+// reads have always looked back.
+//
+// What it costs: feedback on a span that did arrive, but whose feedback nobody reads (through
+// the span, its trace or its session) nor submits again within OrphanTTL, is deleted too; no
+// write path adopts it, because ingestion does not look for orphans.
+const OrphanTTL = 30 * 24 * time.Hour
+
+// OrphanWindow is how far back trace and session reads look for orphans to adopt: OrphanTTL,
+// since an older orphan has expired (DynamoDB deletes expired items within days, not at once).
+const OrphanWindow = OrphanTTL
 
 // readConcurrency bounds the parallel per-trace queries of a session read.
 const readConcurrency = 8
@@ -142,7 +158,9 @@ func (s *FeedbackStore) Target(ctx context.Context, projectID, slug, spanID, jud
 }
 
 // PutFeedback implements feedback.Store with one UpdateItem: every field is set (or removed when
-// absent), id, creation time and the prompt index key are kept from an earlier record.
+// absent), id, creation time and the prompt index key are kept from an earlier record. Feedback
+// on a span not ingested yet is an orphan and expires OrphanTTL after this write; feedback on
+// a known span does not expire.
 func (s *FeedbackStore) PutFeedback(ctx context.Context, f feedback.Feedback) (feedback.Feedback, error) {
 	judgeID := ""
 	if f.Calibration != nil {
@@ -166,6 +184,7 @@ func (s *FeedbackStore) PutFeedback(ctx context.Context, f feedback.Feedback) (f
 		Set(expression.Name("ua"), expression.Value(f.UpdatedAt.UnixMicro()))
 	optional := []optionalAttr{
 		{"t", f.TraceID, f.TraceID != ""},
+		{infra.AttrTTL, f.UpdatedAt.Add(OrphanTTL).Unix(), f.TraceID == ""}, // an orphan expires
 		{"pid", f.PromptID, f.PromptID != ""},
 		{"pv", f.PromptVersionID, f.PromptVersionID != ""},
 		{"rs", f.Reason, f.Reason != nil},
@@ -234,10 +253,11 @@ func (s *FeedbackStore) FlagEvaluation(ctx context.Context, projectID, spanID, j
 	return nil
 }
 
-// EntityFeedback implements feedback.Reader. A span costs one Query of its partition; a trace
-// one Query of GSI3 per 1 MB of feedback; a session one Query of its partition plus one GSI3
-// Query per trace. Trace and session reads add one Query of the orphan partition (empty unless
-// feedback arrived before its span) and adopt the orphans whose spans have arrived since.
+// EntityFeedback implements feedback.Reader. A span costs one Query of its partition (and one
+// UpdateItem per orphan it adopts, once); a trace one Query of GSI3 per 1 MB of feedback; a
+// session one Query of its partition plus one GSI3 Query per trace. Trace and session reads add
+// one Query of the orphan partition (empty unless feedback arrived before its span) and adopt
+// the orphans whose spans have arrived since.
 func (s *FeedbackStore) EntityFeedback(ctx context.Context, projectID, entityType, entityID string) ([]feedback.Item, error) {
 	if entityType == feedback.EntitySpan {
 		return s.spanFeedback(ctx, projectID, entityID)
@@ -306,25 +326,46 @@ func (s *FeedbackStore) EntityFeedback(ctx context.Context, projectID, entityTyp
 	return out, nil
 }
 
-// spanFeedback reads a span's partition: its summary, feedback and evaluations.
+// spanFeedback reads a span's partition: its summary, feedback and evaluations. When the span
+// is known, the orphans among its feedback (written before it arrived) are adopted under its
+// trace: one UpdateItem each, once.
 func (s *FeedbackStore) spanFeedback(ctx context.Context, projectID, spanID string) ([]feedback.Item, error) {
-	var out []feedback.Item
-	known := false
+	var (
+		raws    []map[string]types.AttributeValue
+		summary map[string]types.AttributeValue
+	)
 	err := s.t.query(ctx, partition(spanPK(projectID, spanID)), queryOpts{}, func(raw map[string]types.AttributeValue) error {
 		if strAttr(raw, infra.AttrSK) == skSpan {
-			known = true
-			return nil
+			summary = raw
+		} else {
+			raws = append(raws, raw)
 		}
-		it, ok, err := decodeFeedbackItem(projectID, raw)
-		if ok {
-			out = append(out, it)
-		}
-		return err
+		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	if !known && len(out) == 0 {
+	orphanPK := orphanFeedbackGSI3PK(projectID)
+	var out []feedback.Item
+	for _, raw := range raws {
+		if summary != nil && strAttr(summary, "t") != "" && strAttr(raw, infra.AttrGSI3PK) == orphanPK {
+			adopted, ok, err := s.adopt(ctx, projectID, raw, strAttr(summary, "t"), strAttr(summary, "pv"))
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				raw = adopted
+			}
+		}
+		it, ok, err := decodeFeedbackItem(projectID, raw)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, it)
+		}
+	}
+	if summary == nil && len(out) == 0 {
 		return nil, errs.NotFound("span %s not found", spanID)
 	}
 	return out, nil
@@ -403,31 +444,46 @@ func (s *FeedbackStore) adoptOrphans(ctx context.Context, projectID string) (map
 		if !ok {
 			continue
 		}
-		traceID, version := strAttr(span, "t"), strAttr(span, "pv")
-		pk, sk := strAttr(raw, infra.AttrPK), strAttr(raw, infra.AttrSK)
-		up := expression.Set(expression.Name(infra.AttrGSI3PK), expression.Value(traceFeedbackGSI3PK(projectID, traceID))).
-			Set(expression.Name(infra.AttrGSI3SK), expression.Value(spanFeedbackGSI3SK(strAttr(raw, "sp"), sk))).
-			Set(expression.Name("t"), expression.Value(traceID))
-		if version != "" {
-			up = up.Set(expression.Name("pv"), ifNotExists("pv", version))
-		}
-		expr, err := expression.NewBuilder().WithUpdate(up).
-			WithCondition(expression.Name(infra.AttrGSI3PK).Equal(expression.Value(orphanPK))).Build()
+		traceID := strAttr(span, "t")
+		item, ok, err := s.adopt(ctx, projectID, raw, traceID, strAttr(span, "pv"))
 		if err != nil {
-			return nil, fmt.Errorf("build orphan adoption: %w", err)
+			return nil, err
 		}
-		res, err := s.t.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-			TableName: &s.t.name, Key: key(pk, sk), UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
-			ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(), ReturnValues: types.ReturnValueAllNew,
-		})
-		var failed *types.ConditionalCheckFailedException
-		switch {
-		case errors.As(err, &failed):
-			continue // adopted by a concurrent read; the trace's own query finds it
-		case err != nil:
-			return nil, storageErr("adopt orphan feedback", err)
+		if ok { // else adopted by a concurrent read; the trace's own query finds it
+			adopted[traceID] = append(adopted[traceID], item)
 		}
-		adopted[traceID] = append(adopted[traceID], res.Attributes)
 	}
 	return adopted, nil
+}
+
+// adopt moves the orphan raw under trace traceID of its span (filling in the prompt version
+// when it has none) and removes its expiry: one UpdateItem, on the condition that it is still
+// an orphan, which returns the item as adopted. ok is false when it is not an orphan any more
+// (adopted by a concurrent read) or no longer exists (expired).
+func (s *FeedbackStore) adopt(ctx context.Context, projectID string, raw map[string]types.AttributeValue, traceID, version string) (item map[string]types.AttributeValue, ok bool, err error) {
+	pk, sk := strAttr(raw, infra.AttrPK), strAttr(raw, infra.AttrSK)
+	up := expression.Set(expression.Name(infra.AttrGSI3PK), expression.Value(traceFeedbackGSI3PK(projectID, traceID))).
+		Set(expression.Name(infra.AttrGSI3SK), expression.Value(spanFeedbackGSI3SK(strAttr(raw, "sp"), sk))).
+		Set(expression.Name("t"), expression.Value(traceID)).
+		Remove(expression.Name(infra.AttrTTL))
+	if version != "" {
+		up = up.Set(expression.Name("pv"), ifNotExists("pv", version))
+	}
+	expr, err := expression.NewBuilder().WithUpdate(up).
+		WithCondition(expression.Name(infra.AttrGSI3PK).Equal(expression.Value(orphanFeedbackGSI3PK(projectID)))).Build()
+	if err != nil {
+		return nil, false, fmt.Errorf("build orphan adoption: %w", err)
+	}
+	res, err := s.t.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: &s.t.name, Key: key(pk, sk), UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(), ReturnValues: types.ReturnValueAllNew,
+	})
+	var failed *types.ConditionalCheckFailedException
+	switch {
+	case errors.As(err, &failed):
+		return nil, false, nil
+	case err != nil:
+		return nil, false, storageErr("adopt orphan feedback", err)
+	}
+	return res.Attributes, true, nil
 }

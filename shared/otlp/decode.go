@@ -1,6 +1,7 @@
 package otlp
 
 import (
+	"errors"
 	"fmt"
 	"mime"
 	"runtime/debug"
@@ -31,10 +32,17 @@ const maxErrorDetail = 200
 // follows the OTLP rules (hex ids, int64 as strings or numbers, enums as numbers or names),
 // and the Export is made of what it decodes (exportOf), with the same bound on nesting.
 //
+// An export of more than MaxSpansPerExport spans is refused, counted as it is read: the
+// protobuf decoder counts each ScopeSpans' spans before it reads them, OTLP/JSON is counted in
+// place (jsonSpansOver) before pdata reads it, so a huge export costs no more than the
+// largest accepted one. (JSON that pdata reads but that is not valid JSON is counted only
+// once pdata has read it: still refused, not early.)
+//
 // Errors: errs.CodeUnsupportedMedia for any other content type (also a missing or malformed
-// one); errs.CodeInvalid when the body cannot be decoded in its encoding; a *PanicError, which
-// has no code (an internal error), when a decoder panics. An empty protobuf
-// body is a valid export with no spans. The returned Export does not retain body.
+// one); errs.CodeTooLarge for more than MaxSpansPerExport spans (even when the body is
+// malformed past them); errs.CodeInvalid when the body cannot be decoded in its encoding; a
+// *PanicError, which has no code (an internal error), when a decoder panics. An empty
+// protobuf body is a valid export with no spans. The returned Export does not retain body.
 func Decode(body []byte, contentType string) (x *Export, err error) {
 	mediaType, _, perr := mime.ParseMediaType(contentType)
 	if perr != nil {
@@ -63,6 +71,9 @@ func Decode(body []byte, contentType string) (x *Export, err error) {
 		}
 	}()
 	x, err = decode(body)
+	if errors.Is(err, errTooManySpans) {
+		return nil, tooManySpans()
+	}
 	if err != nil {
 		return nil, errs.Invalid("invalid OTLP %s body: %s", encoding, textcut.Quote(err.Error(), maxErrorDetail))
 	}
@@ -88,9 +99,15 @@ func (e *PanicError) Error() string {
 // decodeJSON decodes an ExportTraceServiceRequest in OTLP/JSON with pdata, then makes an
 // Export of it.
 func decodeJSON(body []byte) (*Export, error) {
+	if jsonSpansOver(body, MaxSpansPerExport) {
+		return nil, errTooManySpans
+	}
 	td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(body)
 	if err != nil {
 		return nil, err
+	}
+	if td.SpanCount() > MaxSpansPerExport { // spans jsonSpansOver does not count
+		return nil, errTooManySpans
 	}
 	return exportOf(td)
 }

@@ -27,8 +27,23 @@ func fuzzSeeds(f *testing.F) []ptrace.Traces {
 	return seeds
 }
 
+// checkDecodeError checks an error of Decode: the body is invalid, or it has more than
+// MaxSpansPerExport spans, which pdata (unmarshal) finds too when it can read the body.
+func checkDecodeError(t *testing.T, err error, body []byte, unmarshal func([]byte) (ptrace.Traces, error)) {
+	switch errs.CodeOf(err) {
+	case errs.CodeInvalid:
+	case errs.CodeTooLarge:
+		if td, err := unmarshal(body); err == nil {
+			assert.Greater(t, td.SpanCount(), MaxSpansPerExport)
+		}
+	default:
+		t.Errorf("Decode: %v (code %s)", err, errs.CodeOf(err))
+	}
+}
+
 // checkMapped maps a decoded export and checks every span it produces.
 func checkMapped(t *testing.T, x *Export) {
+	assert.LessOrEqual(t, x.SpanCount(), MaxSpansPerExport)
 	spans, rejected, reasons := Map(x, testProject, testNow)
 	assert.Equal(t, x.SpanCount(), len(spans)+rejected)
 	assert.LessOrEqual(t, len(reasons), maxReasons)
@@ -39,8 +54,9 @@ func checkMapped(t *testing.T, x *Export) {
 	}
 }
 
-// Decode never panics on any body; its errors are coded; whatever it decodes, Map turns into
-// spans that satisfy DecodeBatch's invariants (trace.Span.Check).
+// Decode never panics on any body; its errors are coded; it never decodes more than
+// MaxSpansPerExport spans; whatever it decodes, Map turns into spans that satisfy
+// DecodeBatch's invariants (trace.Span.Check).
 func FuzzDecodeProtobuf(f *testing.F) {
 	for _, td := range fuzzSeeds(f) {
 		body, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(td)
@@ -52,7 +68,7 @@ func FuzzDecodeProtobuf(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		td, err := Decode(body, ContentTypeProtobuf)
 		if err != nil {
-			assert.Equal(t, errs.CodeInvalid, errs.CodeOf(err))
+			checkDecodeError(t, err, body, (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces)
 			return
 		}
 		checkMapped(t, td)
@@ -73,7 +89,7 @@ func FuzzDecodeJSON(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		x, err := Decode(body, ContentTypeJSON)
 		if err != nil {
-			assert.Equal(t, errs.CodeInvalid, errs.CodeOf(err))
+			checkDecodeError(t, err, body, (&ptrace.JSONUnmarshaler{}).UnmarshalTraces)
 			return
 		}
 		checkMapped(t, x)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"math"
 )
 
 // The protobuf decoder reads an export's wire form straight into an Export, without building
@@ -109,7 +110,7 @@ func (d *protoDecoder) resourceSpans(msg string) error {
 				return err
 			}
 			var sc scope
-			if sc, err = readScopeSpans(sub); err == nil {
+			if sc, err = readScopeSpans(sub, MaxSpansPerExport-d.spans); err == nil {
 				d.scopes = append(d.scopes, sc)
 				d.spans += len(sc.spans)
 			}
@@ -120,7 +121,7 @@ func (d *protoDecoder) resourceSpans(msg string) error {
 			if sub, pos, err = lenField(msg, next, wt, "instrumentation_library_spans"); err != nil {
 				return err
 			}
-			_, err = readScopeSpans(sub)
+			_, err = readScopeSpans(sub, math.MaxInt)
 		default:
 			pos, err = skipField(msg, next, wt)
 		}
@@ -187,12 +188,16 @@ func checkEntityRef(msg string) error {
 	return nil
 }
 
-// readScopeSpans decodes a ScopeSpans.
-func readScopeSpans(msg string) (scope, error) {
+// readScopeSpans decodes a ScopeSpans of at most room spans: errTooManySpans, before any
+// span is read, when it has more.
+func readScopeSpans(msg string, room int) (scope, error) {
 	var sc scope
 	n := 0
-	for range fields(msg, 2) { // spans, counted to allocate them at once
+	for range fields(msg, 2) { // spans, counted to allocate them at once, and to stop early
 		n++
+	}
+	if n > room {
+		return scope{}, errTooManySpans
 	}
 	if n > 0 {
 		sc.spans = make([]span, 0, n)

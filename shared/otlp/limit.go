@@ -1,0 +1,129 @@
+package otlp
+
+import (
+	"errors"
+
+	"github.com/plumehq/plume/shared/errs"
+	"github.com/plumehq/plume/shared/jsonscan"
+	"github.com/plumehq/plume/shared/trace"
+)
+
+// MaxSpansPerExport is the most spans one export may carry; Decode refuses a larger one with
+// errs.CodeTooLarge (HTTP 413) before it decodes the spans past the limit.
+//
+// Why a count at all: the body caps (5 MB sent, 32 MB gunzipped) let through about 90,000 and
+// 600,000 minimal spans, and ingestion costs per span and per trace (about four DynamoDB
+// requests per trace), so 20,000 spans took 32 s, past the functions' 29 s timeout. Why this
+// count: it is POST /spans's (trace.MaxSpansPerBatch), because both go through the same
+// ingestion: 1,000 spans of 1,000 distinct traces, the costliest shape, take about 4 s
+// against DynamoDB Local, with room to spare under the timeout; 8,192 of them took 38 s. It
+// is above what SDKs send by default (the BatchSpanProcessor's max export batch, 512), and
+// below the Collector's batch processor default (send_batch_size 8192, and no
+// send_batch_max_size, so a batch may be larger still), which must be configured down
+// (send_batch_max_size: 1000) to export to Plume.
+//
+// Why 413 and nothing stored, rather than storing the first MaxSpansPerExport and reporting
+// the rest as rejected in a partial success: the OTLP/HTTP spec lets a client retry only 429,
+// 502, 503 and 504 (https://opentelemetry.io/docs/specs/otlp/#failures-1), and forbids
+// retrying a partial success (https://opentelemetry.io/docs/specs/otlp/#partial-success-1),
+// so either answer loses the spans that are not stored. A partial success would store an
+// arbitrary part of each trace and read as a success; a 413, which the Collector's otlphttp
+// exporter reports as a permanent error and does not retry, stores nothing, costs nothing, and
+// puts the limit in the exporter's log, where the batch size is fixed.
+const MaxSpansPerExport = trace.MaxSpansPerBatch
+
+// errTooManySpans stops a decoder at the first span past MaxSpansPerExport.
+var errTooManySpans = errors.New("too many spans")
+
+// tooManySpans is the error Decode returns for an export of more than MaxSpansPerExport spans.
+func tooManySpans() error {
+	return errs.Errorf(errs.CodeTooLarge,
+		"the export has more than %d spans; Plume takes at most %d spans per request: export smaller batches (BatchSpanProcessor max_export_batch_size, the Collector's send_batch_max_size)",
+		MaxSpansPerExport, MaxSpansPerExport)
+}
+
+// jsonSpansOver reports whether an OTLP/JSON body holds more than limit spans. It counts the
+// elements of every resourceSpans[].scopeSpans[].spans array as pdata reads them (either key
+// spelling, repeated keys adding up) and stops at the first span past limit: a body of
+// millions of spans is refused after reading limit of them, in place, allocating nothing
+// (escaped keys aside), where pdata would build every span first. On malformed JSON it
+// reports false and leaves the error to pdata. Spans under deprecatedScopeSpans are not
+// counted: the count of the decoded export (Decode checks it too) decides for them.
+func jsonSpansOver(body []byte, limit int) bool {
+	r := jsonscan.NewReader(body)
+	at := func(c byte) bool { return r.Pos() < len(body) && body[r.Pos()] == c }
+	r.SkipSpace()
+	n := 0
+	spans := func() error {
+		if n++; n > limit {
+			return errTooManySpans
+		}
+		return r.SkipValue()
+	}
+	scopeSpans := func() error {
+		return jsonMembers(&r, at, func(key []byte) error {
+			if string(key) == "spans" {
+				return jsonElements(&r, at, spans)
+			}
+			return r.SkipValue()
+		})
+	}
+	resourceSpans := func() error {
+		return jsonMembers(&r, at, func(key []byte) error {
+			switch string(key) {
+			case "scopeSpans", "scope_spans":
+				return jsonElements(&r, at, scopeSpans)
+			}
+			return r.SkipValue()
+		})
+	}
+	err := jsonMembers(&r, at, func(key []byte) error {
+		switch string(key) {
+		case "resourceSpans", "resource_spans":
+			return jsonElements(&r, at, resourceSpans)
+		}
+		return r.SkipValue()
+	})
+	return errors.Is(err, errTooManySpans)
+}
+
+// jsonMembers calls member with the key of each member of the object at r's position, r on
+// the member's value, which member must read. A value that is not an object is skipped. at
+// reports whether r is on a given byte.
+func jsonMembers(r *jsonscan.Reader, at func(byte) bool, member func(key []byte) error) error {
+	if !at('{') {
+		return r.SkipValue()
+	}
+	if err := r.Enter(); err != nil {
+		return err
+	}
+	for first := true; ; first = false {
+		key, more, err := r.NextMember(first)
+		if err != nil || !more {
+			return err
+		}
+		if err := member(key); err != nil {
+			return err
+		}
+	}
+}
+
+// jsonElements calls element for each element of the array at r's position, r on the
+// element, which element must read. A value that is not an array is skipped.
+func jsonElements(r *jsonscan.Reader, at func(byte) bool, element func() error) error {
+	if !at('[') {
+		return r.SkipValue()
+	}
+	if err := r.Enter(); err != nil {
+		return err
+	}
+	for first := true; ; first = false {
+		more, err := r.Next(']', first)
+		if err != nil || !more {
+			return err
+		}
+		if err := element(); err != nil {
+			return err
+		}
+	}
+}
