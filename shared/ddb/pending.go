@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/uuid"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/plumehq/plume/infra"
 	"github.com/plumehq/plume/shared/errs"
@@ -23,23 +25,34 @@ import (
 
 // Pending deltas: how trace and session aggregates stay exact whatever fails.
 //
-// A write of spans is one transaction: the span summaries, each under its own condition, and a
-// pending item in the trace's partition holding what they add to the trace (counts, cost, start
-// and end, root, tags, the new members and completions). So a pending item exists exactly when
-// its summaries were stored. Applying it (heal) is a second transaction: the trace item, set to
-// its read state plus every pending item's delta under a condition on its version attribute v,
-// the deletion of those pending items, and a pending item for the session with what the trace
-// adds there. The deletion and the addition commit together, so a delta is added once or not at
-// all: a crash, a throttle or a timeout between or inside the two transactions leaves either the
-// pending item (applied later by whoever heals the trace next) or nothing. The session's pending
-// items are applied the same way. The effects outside the transactions (member and completion
-// items, the days of the time indexes) are plain puts of deterministic keys, done before the
-// transaction that deletes the pending item, so repeating them is harmless and skipping them is
-// impossible.
+// A write of spans (WriteTrace) first puts a pending item in the trace's partition: the change
+// each span makes to the trace's counts (new or not, errors, cost, the write it replaces), and
+// what the write adds otherwise (start and end, root, tags, session). Then it puts the spans'
+// summaries, each recording the write's id. Applying pending items (a heal) is one
+// transaction: the trace item, set to its read state plus the deltas under a condition on its
+// version attribute v, the deletion of the applied pending items (each must still exist), and
+// a pending item for the session with what the trace adds there. The deletion and the
+// addition commit together, so a delta is added once or not at all.
+//
+// A span change counts only if its summary was stored (resolve): the span's summary was
+// written by that write, or by a later write whose own change replaced it (a chain through the
+// pending items' "replaces" links). A change whose summary is not stored is dropped only when
+// its write is settled, that is its request no longer puts summaries: the healer's own writes,
+// or writes older than trace.PendingGrace. Until then the item waits, and so does any item
+// whose counted change replaced one of a waiting item. So a crash, a throttle or a timeout
+// between or inside any of these requests leaves either pending items that a later heal
+// decides, or nothing, and no order of failures counts a change twice or counts a span that
+// was not stored. Only the pending item is written before the summaries, so the summaries
+// cost one write unit each, as before pending deltas; what exactness costs is the pending
+// item and the heal's transaction, per trace and batch.
+//
+// The effects outside the transactions (member and completion items, the days of the time
+// indexes) are puts of deterministic keys or set additions, done before the transaction that
+// deletes the pending item, so repeating them is harmless and skipping them is impossible.
 //
 // Who heals: the writing request, right after its writes; any later write of the trace (a
 // re-send of the same spans writes nothing but still heals); and the sweeper, which finds
-// pending items older than a minute through their entry in the PENDING partitions of GSI2.
+// pending items through their entry in the PENDING partitions of GSI2.
 //
 // A trace that joins a session adds its whole aggregate to the session at that moment (its
 // later writes add their deltas), so spans written before the trace named its session are
@@ -90,8 +103,13 @@ type pendingItem struct {
 	Tags        map[string]string `dynamodbav:"tg,omitempty"`
 	SessionName string            `dynamodbav:"sn,omitempty"`
 	SessionTags map[string]string `dynamodbav:"stg,omitempty"`
-	Members     [][]byte          `dynamodbav:"m,binaryset,omitempty"`
-	Completions []completionAttr  `dynamodbav:"pc,omitempty"`
+	// Entries are the span changes of a trace write, each counted only if its summary was
+	// stored (resolve); Members and Completions are what the counted ones list.
+	Entries     []entryAttr      `dynamodbav:"es,omitempty"`
+	Members     [][]byte         `dynamodbav:"-"`
+	Completions []completionAttr `dynamodbav:"-"`
+	// void marks an item resolve found to add nothing.
+	void bool
 	// Batch names the request's batch of spans, which completions are listed by.
 	Batch    string        `dynamodbav:"b,omitempty"`
 	Explicit *explicitAttr `dynamodbav:"x,omitempty"`
@@ -109,10 +127,20 @@ type rootAttr struct {
 	Output string `dynamodbav:"o,omitempty"`
 }
 
+// entryAttr is a trace.SpanChange.
+type entryAttr struct {
+	Span   []byte  `dynamodbav:"i"`
+	Prev   []byte  `dynamodbav:"p,omitempty"`
+	New    bool    `dynamodbav:"n,omitempty"`
+	Errors int     `dynamodbav:"e,omitempty"`
+	Cost   float64 `dynamodbav:"c,omitempty"`
+	Slug   string  `dynamodbav:"g,omitempty"`
+}
+
 // completionAttr is an llm span linked to a prompt: the completion a feedback link lists.
 type completionAttr struct {
-	Slug string `dynamodbav:"s"`
-	Span []byte `dynamodbav:"i"`
+	Slug string
+	Span []byte
 }
 
 type explicitAttr struct {
@@ -152,53 +180,48 @@ func tracePending(projectID, id string, d trace.TraceDelta) (pendingItem, error)
 	if x := d.Explicit; x != nil {
 		p.Explicit = &explicitAttr{Name: x.Name, Status: x.Status, Cost: x.Cost, Attrs: x.Attributes}
 	}
-	var err error
-	if p.Members, err = binaryIDs(d.Members); err != nil {
-		return p, err
-	}
-	for _, c := range d.Completions {
-		u, err := uuid.Parse(c.SpanID)
-		if err != nil {
-			continue // only UUID span ids are indexed (the SDKs' and OTLP's all are)
+	for _, c := range d.Changes {
+		e := entryAttr{New: c.New, Errors: c.Errors, Cost: costSum(c.Cost), Slug: c.Completion}
+		var err error
+		if e.Span, err = binaryID(c.SpanID); err != nil {
+			return p, err
 		}
-		p.Completions = append(p.Completions, completionAttr{Slug: c.Slug, Span: u[:]})
+		if c.Prev != "" {
+			if e.Prev, err = binaryID(c.Prev); err != nil {
+				return p, err
+			}
+		}
+		p.Entries = append(p.Entries, e)
 	}
 	return p, nil
 }
 
-func binaryIDs(ids []string) ([][]byte, error) {
-	out := make([][]byte, 0, len(ids))
-	for _, id := range ids {
-		u, err := uuid.Parse(id)
-		if err != nil {
-			return nil, fmt.Errorf("span id %q: %w", id, err)
-		}
-		out = append(out, u[:])
+func binaryID(id string) ([]byte, error) {
+	u, err := uuid.Parse(id)
+	if err != nil {
+		return nil, fmt.Errorf("id %q: %w", id, err)
 	}
-	return out, nil
+	return u[:], nil
 }
 
-// WriteTrace implements trace.Index: one TransactWriteItems with the summaries and the pending
-// item. Its request token is the write id, so the SDK's retry of a transaction whose answer was
-// lost is answered as the first attempt was instead of failing its conditions.
+func idOf(b []byte) string {
+	u, err := uuid.FromBytes(b)
+	if err != nil {
+		return ""
+	}
+	return u.String()
+}
+
+// WriteTrace implements trace.Index: one PutItem of the pending item, then one conditional
+// PutItem per summary, in parallel, each recording the write's id. Nothing is transactional:
+// a heal counts a span change only when it sees its summary (resolve).
 func (s *TraceStore) WriteTrace(ctx context.Context, projectID string, w trace.TraceWrite) ([]string, error) {
 	if len(w.Puts) > trace.MaxSpansPerWrite {
 		return nil, fmt.Errorf("write %s of trace %s: %d spans, at most %d", w.ID, w.Delta.TraceID, len(w.Puts), trace.MaxSpansPerWrite)
 	}
-	actions := make([]types.TransactWriteItem, 0, len(w.Puts)+1)
-	ids := make([]string, len(w.Puts))
-	for i, p := range w.Puts {
-		ids[i] = p.Summary.SpanID
-		item, err := marshal(toSummaryItem(projectID, p.Summary))
-		if err != nil {
-			return nil, err
-		}
-		put := &types.Put{TableName: &s.t.name, Item: item, ConditionExpression: aws.String("attribute_not_exists(PK)")}
-		if p.Prev != nil {
-			put.ConditionExpression = aws.String("ua = :prev")
-			put.ExpressionAttributeValues = map[string]types.AttributeValue{":prev": num(p.Prev.UnixMicro())}
-		}
-		actions = append(actions, types.TransactWriteItem{Put: put})
+	writeID, err := binaryID(w.ID)
+	if err != nil {
+		return nil, err
 	}
 	pending, err := tracePending(projectID, w.ID, w.Delta)
 	if err != nil {
@@ -208,17 +231,45 @@ func (s *TraceStore) WriteTrace(ctx context.Context, projectID string, w trace.T
 	if err != nil {
 		return nil, err
 	}
-	actions = append(actions, types.TransactWriteItem{Put: &types.Put{TableName: &s.t.name, Item: item}})
-	_, err = s.t.api.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
-		TransactItems: actions, ClientRequestToken: aws.String(w.ID),
-	})
-	switch {
-	case isContention(err):
-		return ids, nil
-	case err != nil:
-		return nil, storageErr("write spans of trace "+w.Delta.TraceID, err)
+	if _, err := s.t.api.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.t.name, Item: item}); err != nil {
+		return nil, storageErr("put pending delta of trace "+w.Delta.TraceID, err)
 	}
-	return nil, nil
+	conflicts := make([]bool, len(w.Puts))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(putConcurrency)
+	for i, p := range w.Puts {
+		g.Go(func() error {
+			it := toSummaryItem(projectID, p.Summary)
+			it.Write = writeID
+			item, err := marshal(it)
+			if err != nil {
+				return err
+			}
+			in := &dynamodb.PutItemInput{TableName: &s.t.name, Item: item, ConditionExpression: aws.String("attribute_not_exists(PK)")}
+			if p.Prev != nil {
+				in.ConditionExpression = aws.String("ua = :prev")
+				in.ExpressionAttributeValues = map[string]types.AttributeValue{":prev": num(p.Prev.UnixMicro())}
+			}
+			_, err = s.t.api.PutItem(gctx, in)
+			switch {
+			case isConditionFailed(err):
+				conflicts[i] = true
+			case err != nil:
+				return storageErr("put span summary", err)
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	var out []string
+	for i, c := range conflicts {
+		if c {
+			out = append(out, w.Puts[i].Summary.SpanID)
+		}
+	}
+	return out, nil
 }
 
 // readPending reads an aggregate's pending items and the aggregate itself (sk) in one Query:
@@ -317,7 +368,16 @@ func (a *aggregate) widen(start, end *int64) {
 }
 
 // HealTrace implements trace.Index.
-func (s *TraceStore) HealTrace(ctx context.Context, projectID, traceID string) (string, error) {
+func (s *TraceStore) HealTrace(ctx context.Context, projectID, traceID string, own ...string) (string, error) {
+	grace := time.Now().Add(-trace.PendingGrace)
+	return s.healTrace(ctx, projectID, traceID, func(p pendingItem) bool {
+		return slices.Contains(own, p.id()) || p.at().Before(grace)
+	})
+}
+
+// healTrace applies the trace's pending items that resolve decides; settled tells whether a
+// pending item's writer is done putting summaries.
+func (s *TraceStore) healTrace(ctx context.Context, projectID, traceID string, settled func(pendingItem) bool) (string, error) {
 	pk := tracePK(projectID, traceID)
 	for lost := 0; ; {
 		cur, pend, err := s.readPending(ctx, pk, skTrace)
@@ -329,7 +389,15 @@ func (s *TraceStore) HealTrace(ctx context.Context, projectID, traceID string) (
 		}
 		more := len(pend) > tracePendingPerHeal
 		pend = pend[:min(len(pend), tracePendingPerHeal)]
-		sessionID, err := s.applyTrace(ctx, projectID, traceID, cur, pend)
+		writes, err := s.summaryWrites(ctx, projectID, pend)
+		if err != nil {
+			return "", err
+		}
+		apply := resolve(pend, writes, settled)
+		if len(apply) == 0 {
+			return strAttr(cur, "ss"), nil // nothing decidable yet: the writers or the sweeper will
+		}
+		sessionID, err := s.applyTrace(ctx, projectID, traceID, cur, apply)
 		switch {
 		case isContention(err):
 			if lost++; lost > maxHealRetries {
@@ -340,16 +408,158 @@ func (s *TraceStore) HealTrace(ctx context.Context, projectID, traceID string) (
 			}
 		case err != nil:
 			return "", err
-		case !more:
+		case !more && len(apply) == len(pend):
 			return sessionID, nil
+		case len(apply) < len(pend):
+			return sessionID, nil // the rest waits for its writers or the sweeper
 		}
 	}
+}
+
+// summaryWrites reads the write id each span of the pending items' changes was last stored by
+// ("" for a span without summary, or one stored before summaries recorded their write).
+func (s *TraceStore) summaryWrites(ctx context.Context, projectID string, pend []pendingItem) (map[string]string, error) {
+	seen := map[string]bool{}
+	var keys []map[string]types.AttributeValue
+	for _, p := range pend {
+		for _, e := range p.Entries {
+			if id := idOf(e.Span); !seen[id] {
+				seen[id] = true
+				keys = append(keys, key(spanPK(projectID, id), skSpan))
+			}
+		}
+	}
+	out := make(map[string]string, len(seen))
+	if len(keys) == 0 {
+		return out, nil
+	}
+	items, err := s.t.batchGet(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	for _, it := range items {
+		id := strings.TrimPrefix(strAttr(it, infra.AttrPK), spanPK(projectID, ""))
+		if b, ok := it["w"].(*types.AttributeValueMemberB); ok {
+			out[id] = idOf(b.Value)
+		} else {
+			out[id] = ""
+		}
+	}
+	return out, nil
+}
+
+// resolve decides which pending items a heal applies, and what each adds: the returned items
+// carry, in Spans, Errors, Cost, Members and Completions, their own counts plus those of their
+// counted span changes.
+//
+// A change of span s by write W is counted when W's summary put took effect: the summary now
+// stored for s was written by W, or by a later write whose change of s replaced W's (the chain
+// of Prev links from the stored summary's write through the pending changes of s). A change
+// that is not on the chain is dropped, but only when W is settled: its request no longer puts
+// summaries (the caller's own, or older than trace.PendingGrace). An item with undecided
+// changes waits, and so does an item with a counted change that replaced the change of a
+// waiting item (its difference is relative to the waiting one's version).
+func resolve(pend []pendingItem, writes map[string]string, settled func(pendingItem) bool) []pendingItem {
+	type change struct{ write, span string }
+	byChange := map[change]entryAttr{}
+	pendingWrite := map[string]bool{}
+	for _, p := range pend {
+		pendingWrite[p.id()] = true
+		for _, e := range p.Entries {
+			byChange[change{p.id(), idOf(e.Span)}] = e
+		}
+	}
+	counted := map[change]bool{}
+	for span, w := range writes {
+		for range len(pend) { // a chain has at most one change per item
+			e, ok := byChange[change{w, span}]
+			if !ok {
+				break
+			}
+			counted[change{w, span}] = true
+			w = idOf(e.Prev)
+		}
+	}
+	ready := map[string]bool{}
+	for _, p := range pend {
+		decided := true
+		for _, e := range p.Entries {
+			if !counted[change{p.id(), idOf(e.Span)}] && !settled(p) {
+				decided = false
+			}
+		}
+		ready[p.id()] = decided
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, p := range pend {
+			if !ready[p.id()] {
+				continue
+			}
+			for _, e := range p.Entries {
+				span, prev := idOf(e.Span), idOf(e.Prev)
+				if counted[change{p.id(), span}] && pendingWrite[prev] && counted[change{prev, span}] && !ready[prev] {
+					ready[p.id()], changed = false, true
+					break
+				}
+			}
+		}
+	}
+	var out []pendingItem
+	for _, p := range pend {
+		if !ready[p.id()] {
+			continue
+		}
+		in, dropped := 0, 0
+		for _, e := range p.Entries {
+			if !counted[change{p.id(), idOf(e.Span)}] {
+				dropped++
+				continue
+			}
+			in++
+			p.Spans += btoi(e.New)
+			p.Errors += e.Errors
+			p.Cost += e.Cost
+			if e.New {
+				p.Members = append(p.Members, e.Span)
+			}
+			if e.Slug != "" {
+				p.Completions = append(p.Completions, completionAttr{Slug: e.Slug, Span: e.Span})
+			}
+		}
+		if dropped > 0 && in == 0 {
+			// None of its spans was stored: it adds nothing, and is only deleted.
+			p = pendingItem{PK: p.PK, SK: p.SK, At: p.At, void: true}
+		} else if dropped > 0 {
+			p.Shrink = true // its start and end may come from spans that were not stored
+			if p.Root != nil && !counted[change{p.id(), p.Root.SpanID}] {
+				p.Root = nil
+			}
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // applyTrace applies pend to the trace read as cur: the idempotent effects first, then one
 // transaction. It returns the trace's session.
 func (s *TraceStore) applyTrace(ctx context.Context, projectID, traceID string, cur map[string]types.AttributeValue, pend []pendingItem) (string, error) {
 	pk := tracePK(projectID, traceID)
+	if cur == nil && !slices.ContainsFunc(pend, func(p pendingItem) bool { return !p.void }) {
+		// Only writes none of whose spans was stored: there is no trace to make.
+		_, err := s.t.api.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: deletes(s.t.name, pend)})
+		if err != nil && !isContention(err) {
+			return "", storageErr("delete void pending deltas of trace "+traceID, err)
+		}
+		return "", err
+	}
 	first := pend[0].at()
 	if cur == nil {
 		if err := s.days.note(ctx, projectID, trace.IndexTraces, first); err != nil {

@@ -18,7 +18,9 @@ import (
 )
 
 // Sweep heals every trace and session with a pending delta recorded before before: what
-// requests that failed half-way left, and nobody has written since. It reads the PENDING
+// requests that failed half-way left, and nobody has written since. before must be a time by
+// which every request that wrote before it has ended (now less trace.PendingGrace): a span
+// change of such a write whose summary is not stored is dropped. It reads the PENDING
 // partitions of GSI2 (eventually consistent: a delta applied a moment ago may still be listed,
 // and healing it again finds nothing to do). It returns how many traces and sessions it healed;
 // one that fails does not stop the others, and the errors are joined.
@@ -42,7 +44,7 @@ func (s *TraceStore) Sweep(ctx context.Context, before time.Time) (int, error) {
 	var failed []error
 	healed := 0
 	for _, pk := range aggregates {
-		if err := s.healPK(ctx, pk); err != nil {
+		if err := s.healPK(ctx, pk, before); err != nil {
 			failed = append(failed, fmt.Errorf("heal %s: %w", pk, err))
 			continue
 		}
@@ -51,15 +53,16 @@ func (s *TraceStore) Sweep(ctx context.Context, before time.Time) (int, error) {
 	return healed, errors.Join(failed...)
 }
 
-// healPK heals the trace or session of a partition key (tracePK, sessionPK).
-func (s *TraceStore) healPK(ctx context.Context, pk string) error {
+// healPK heals the trace or session of a partition key (tracePK, sessionPK), taking the
+// writes before before as settled.
+func (s *TraceStore) healPK(ctx context.Context, pk string, before time.Time) error {
 	rest, ok := strings.CutPrefix(pk, "P#")
 	projectID, rest, ok2 := strings.Cut(rest, "#")
 	if !ok || !ok2 {
 		return fmt.Errorf("not an aggregate's key")
 	}
 	if traceID, ok := strings.CutPrefix(rest, "T#"); ok {
-		sessionID, err := s.HealTrace(ctx, projectID, traceID)
+		sessionID, err := s.healTrace(ctx, projectID, traceID, func(p pendingItem) bool { return p.at().Before(before) })
 		if err != nil || sessionID == "" {
 			return err
 		}

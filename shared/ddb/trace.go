@@ -74,6 +74,8 @@ type summaryItem struct {
 	Object   string            `dynamodbav:"o"` // the batch key without trace.BatchPrefix
 	Offset   int64             `dynamodbav:"of"`
 	Length   int64             `dynamodbav:"ln"`
+	// Write is the id of the write that stored this version (16 bytes), which heals check.
+	Write []byte `dynamodbav:"w,omitempty"`
 }
 
 func toSummaryItem(projectID string, s trace.Summary) summaryItem {
@@ -100,6 +102,9 @@ func (it summaryItem) toSummary(projectID string) trace.Summary {
 		HasError: it.HasError, Tags: it.Tags, TagsCut: it.TagsCut, PromptVersionID: it.Prompt, PromptSlug: it.Slug, PromptHash: it.Hash,
 		CreatedAt: time.UnixMicro(it.Created).UTC(), UpdatedAt: time.UnixMicro(it.Updated).UTC(),
 		Location: trace.Location{Key: trace.BatchPrefix(projectID) + it.Object, Offset: it.Offset, Length: it.Length},
+	}
+	if len(it.Write) > 0 {
+		s.WriteID = idOf(it.Write)
 	}
 	if it.End != nil {
 		e := time.UnixMicro(*it.End).UTC()

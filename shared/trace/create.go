@@ -244,11 +244,11 @@ func (s *Service) PutTraces(ctx context.Context, projectID string, traces []Trac
 	now := s.now().UTC()
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(writeConcurrency)
-	ids := make([]string, len(traces))
+	ids, own := make([]string, len(traces)), make([]string, len(traces))
 	for i, t := range traces {
-		ids[i] = t.ID
+		ids[i], own[i] = t.ID, uuid.Must(uuid.NewV7()).String()
 		g.Go(func() error {
-			_, err := s.index.WriteTrace(gctx, projectID, TraceWrite{ID: uuid.Must(uuid.NewV7()).String(), Delta: TraceDelta{
+			_, err := s.index.WriteTrace(gctx, projectID, TraceWrite{ID: own[i], Delta: TraceDelta{
 				TraceID: t.ID, SessionID: t.SessionID, MinStart: t.StartedAt, MaxEnd: t.EndedAt, Tags: t.Tags,
 				Explicit: &TraceFields{Name: t.Name, Status: t.Status, Cost: t.Cost, Attributes: string(t.Attributes)}, At: now,
 			}})
@@ -258,7 +258,7 @@ func (s *Service) PutTraces(ctx context.Context, projectID string, traces []Trac
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	if err := s.heal(ctx, projectID, ids); err != nil {
+	if err := s.heal(ctx, projectID, ids, own); err != nil {
 		return nil, err
 	}
 	return s.index.Traces(ctx, projectID, ids)

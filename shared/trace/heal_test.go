@@ -24,17 +24,24 @@ import (
 // crashAPI is DynamoDB that stops at a chosen request: from request number at on, every request
 // fails, as if the process had died there. With after set, that request itself is carried out
 // first and only its answer is lost (a timeout after the write, a crash before the reply).
+// Requests it lets through run to completion even when their caller gives up, so that none
+// lands after the test has moved on (in a deployment, trace.PendingGrace covers those).
 type crashAPI struct {
 	ddb.API
 	at    int64
 	after bool
 	n     atomic.Int64
+	mu    sync.Mutex
+	ops   []string // the requests, numbered, for failure messages
 }
 
 var errCrashed = errors.New("crashed")
 
-func (c *crashAPI) step(run func() error) error {
+func (c *crashAPI) step(op string, run func() error) error {
 	n := c.n.Add(1)
+	c.mu.Lock()
+	c.ops = append(c.ops, fmt.Sprintf("%d %s", n, op))
+	c.mu.Unlock()
 	switch {
 	case c.at == 0 || n < c.at:
 		return run()
@@ -45,31 +52,31 @@ func (c *crashAPI) step(run func() error) error {
 }
 
 func (c *crashAPI) GetItem(ctx context.Context, in *dynamodb.GetItemInput, o ...func(*dynamodb.Options)) (out *dynamodb.GetItemOutput, err error) {
-	return out, c.step(func() error { out, err = c.API.GetItem(ctx, in, o...); return err })
+	return out, c.step("GetItem", func() error { out, err = c.API.GetItem(context.WithoutCancel(ctx), in, o...); return err })
 }
 
 func (c *crashAPI) BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, o ...func(*dynamodb.Options)) (out *dynamodb.BatchGetItemOutput, err error) {
-	return out, c.step(func() error { out, err = c.API.BatchGetItem(ctx, in, o...); return err })
+	return out, c.step("BatchGetItem", func() error { out, err = c.API.BatchGetItem(context.WithoutCancel(ctx), in, o...); return err })
 }
 
 func (c *crashAPI) Query(ctx context.Context, in *dynamodb.QueryInput, o ...func(*dynamodb.Options)) (out *dynamodb.QueryOutput, err error) {
-	return out, c.step(func() error { out, err = c.API.Query(ctx, in, o...); return err })
+	return out, c.step("Query", func() error { out, err = c.API.Query(context.WithoutCancel(ctx), in, o...); return err })
 }
 
 func (c *crashAPI) PutItem(ctx context.Context, in *dynamodb.PutItemInput, o ...func(*dynamodb.Options)) (out *dynamodb.PutItemOutput, err error) {
-	return out, c.step(func() error { out, err = c.API.PutItem(ctx, in, o...); return err })
+	return out, c.step("PutItem", func() error { out, err = c.API.PutItem(context.WithoutCancel(ctx), in, o...); return err })
 }
 
 func (c *crashAPI) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, o ...func(*dynamodb.Options)) (out *dynamodb.UpdateItemOutput, err error) {
-	return out, c.step(func() error { out, err = c.API.UpdateItem(ctx, in, o...); return err })
+	return out, c.step("UpdateItem", func() error { out, err = c.API.UpdateItem(context.WithoutCancel(ctx), in, o...); return err })
 }
 
 func (c *crashAPI) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, o ...func(*dynamodb.Options)) (out *dynamodb.TransactWriteItemsOutput, err error) {
-	return out, c.step(func() error { out, err = c.API.TransactWriteItems(ctx, in, o...); return err })
+	return out, c.step("TransactWriteItems", func() error { out, err = c.API.TransactWriteItems(context.WithoutCancel(ctx), in, o...); return err })
 }
 
 func (c *crashAPI) DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, o ...func(*dynamodb.Options)) (out *dynamodb.DeleteItemOutput, err error) {
-	return out, c.step(func() error { out, err = c.API.DeleteItem(ctx, in, o...); return err })
+	return out, c.step("DeleteItem", func() error { out, err = c.API.DeleteItem(context.WithoutCancel(ctx), in, o...); return err })
 }
 
 // crashBatch is a batch that exercises every write of ingestion: two traces, one of which joins
@@ -103,8 +110,9 @@ func crashBatch(project string, store *ddb.TraceStore, svc *trace.Service, t *te
 
 // TestIngestCrashAtEveryStep stops ingestion at every DynamoDB request of a batch in turn,
 // before and after the request takes effect. Then the sweeper alone leaves every trace and
-// session equal to a recomputation from what is stored, and the client's re-send leaves them
-// equal to the same batch ingested without a fault: nothing lost, nothing counted twice.
+// session equal to a recomputation from what is stored, and the client's re-send (before or
+// after the sweeper) leaves them equal to the same batch ingested without a fault: nothing
+// lost, nothing counted twice.
 func TestIngestCrashAtEveryStep(t *testing.T) {
 	client, _, name := ddbtest.NewTable(t)
 	blobs, _, _ := blobtest.New(t)
@@ -152,40 +160,60 @@ func TestIngestCrashAtEveryStep(t *testing.T) {
 			failed++
 
 			label := fmt.Sprintf("crash at request %d (after: %v)", at, after)
-			// The sweeper alone leaves every aggregate equal to what is stored of the batch.
-			_, err = healthy.Sweep(ctx, time.Now().Add(time.Hour))
-			require.NoError(t, err, label)
-			for i, id := range traceIDs {
-				r, err := healthy.RecountTrace(ctx, project, id)
-				if errs.CodeOf(err) == errs.CodeNotFound {
-					continue // the crash came before anything of this trace was stored
-				}
-				require.NoError(t, err, label)
-				assert.Zero(t, r.Pending, label)
-				assert.True(t, r.Exact(), "%s, swept: trace %d %+v", label, i, r)
+			if at%2 == 1 {
+				// The sweeper alone leaves every aggregate equal to what is stored of the batch.
+				sweep(t, healthy, label)
+				checkExact(t, healthy, project, traceIDs, sessionID, label+", swept")
 			}
-			if r, err := healthy.RecountSession(ctx, project, sessionID); errs.CodeOf(err) != errs.CodeNotFound {
-				require.NoError(t, err, label)
-				assert.True(t, r.Exact(), "%s, swept: session %+v", label, r)
-			}
-			// The client, told the request failed, sends it again: then every aggregate is what
-			// the batch without a fault made.
+			// The client, told the request failed, sends it again; then the sweeper applies
+			// what the failed request left and its own heal could not yet decide (a write
+			// whose request may still be running). Every aggregate is then what the batch
+			// without a fault made.
 			_, err = healthySvc.Ingest(ctx, project, batch)
 			require.NoError(t, err, label)
+			sweep(t, healthy, label)
+			label += ", sent again"
+			checkExact(t, healthy, project, traceIDs, sessionID, label)
 			for i, id := range traceIDs {
 				r, err := healthy.RecountTrace(ctx, project, id)
 				require.NoError(t, err, label)
-				assert.True(t, r.Exact(), "%s, sent again: trace %d %+v", label, i, r)
-				assert.True(t, r.Stored.Equal(want[refTraces[i]]), "%s, sent again: trace %d %+v, want %+v", label, i, r.Stored, want[refTraces[i]])
+				assert.True(t, r.Stored.Equal(want[refTraces[i]]), "%s: trace %d %+v, want %+v", label, i, r.Stored, want[refTraces[i]])
 			}
 			r, err := healthy.RecountSession(ctx, project, sessionID)
 			require.NoError(t, err, label)
-			assert.True(t, r.Exact(), "%s, sent again: session %+v", label, r)
-			assert.True(t, r.Stored.Equal(wantSession), "%s, sent again: session %+v, want %+v", label, r.Stored, wantSession)
+			assert.True(t, r.Stored.Equal(wantSession), "%s: session %+v, want %+v", label, r.Stored, wantSession)
 		}
 	}
 	t.Logf("%d crashed ingests of %d, every one healed exactly", failed, tried)
 	assert.Greater(t, failed, 10)
+}
+
+// sweep runs the sweeper as if every request had ended.
+func sweep(t *testing.T, store *ddb.TraceStore, label string) {
+	t.Helper()
+	_, err := store.Sweep(context.Background(), time.Now().Add(time.Hour))
+	require.NoError(t, err, label)
+}
+
+// checkExact asserts that the traces and the session (those that exist) have no pending delta
+// and equal a recomputation from what they are made of.
+func checkExact(t *testing.T, store *ddb.TraceStore, project string, traceIDs []string, sessionID, label string) {
+	t.Helper()
+	ctx := context.Background()
+	for i, id := range traceIDs {
+		r, err := store.RecountTrace(ctx, project, id)
+		if errs.CodeOf(err) == errs.CodeNotFound {
+			continue // the crash came before anything of this trace was stored
+		}
+		require.NoError(t, err, label)
+		assert.Zero(t, r.Pending, label)
+		assert.True(t, r.Exact(), "%s: trace %d %+v", label, i, r)
+	}
+	if r, err := store.RecountSession(ctx, project, sessionID); errs.CodeOf(err) != errs.CodeNotFound {
+		require.NoError(t, err, label)
+		assert.Zero(t, r.Pending, label)
+		assert.True(t, r.Exact(), "%s: session %+v", label, r)
+	}
 }
 
 // TestConcurrentHealsApplyOnce heals one trace with many pending deltas from many goroutines at
@@ -307,4 +335,76 @@ func TestFixTraceRepairsDrift(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, r.Exact(), "%+v", r)
 	assert.InDelta(t, 0.5, r.Stored.Cost, 1e-12)
+}
+
+// TestUnstoredChangeWaitsForItsWriter: a write whose summary is not stored (its request may
+// still be putting it) is neither counted nor dropped by another request's heal; its own
+// writer's heal, or the sweeper once it is older than trace.PendingGrace, drops it.
+func TestUnstoredChangeWaitsForItsWriter(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	traceID, writeID := uuid.NewString(), uuid.Must(uuid.NewV7()).String()
+	sp := span(traceID, "root", nil, time.Now().UTC().Add(-time.Minute), 10)
+	sp.Cost = ptr(0.5)
+	// The pending delta of a write whose summary put has not happened (yet).
+	_, err := h.store.WriteTrace(ctx, h.project, trace.TraceWrite{ID: writeID, Delta: trace.TraceDelta{
+		TraceID: traceID, MinStart: sp.StartedAt, At: time.Now().UTC(),
+		Changes: []trace.SpanChange{{SpanID: sp.ID, New: true, Cost: 0.5}},
+	}})
+	require.NoError(t, err)
+	_, err = h.store.HealTrace(ctx, h.project, traceID) // another request's heal
+	require.NoError(t, err)
+	r, err := h.store.RecountTrace(ctx, h.project, traceID)
+	require.NoError(t, err)
+	assert.Equal(t, 1, r.Pending, "undecided: kept")
+
+	_, err = h.store.Sweep(ctx, time.Now().Add(-trace.PendingGrace))
+	require.NoError(t, err)
+	r, err = h.store.RecountTrace(ctx, h.project, traceID)
+	require.NoError(t, err)
+	assert.Equal(t, 1, r.Pending, "younger than the grace: kept by the sweeper")
+
+	_, err = h.store.HealTrace(ctx, h.project, traceID, writeID) // its writer: the put failed
+	require.NoError(t, err)
+	_, err = h.store.RecountTrace(ctx, h.project, traceID)
+	assert.Equal(t, errs.CodeNotFound, errs.CodeOf(err), "dropped, and no empty trace made")
+}
+
+// TestChangeOfUndecidedWriteWaits: a write that changes a span again after a write still
+// undecided (one of its spans is not stored) waits for it, so that the earlier change, whose
+// difference the later one builds on, is counted when the earlier write is decided.
+func TestChangeOfUndecidedWriteWaits(t *testing.T) {
+	client, _, name := ddbtest.NewTable(t)
+	blobs, _, _ := blobtest.New(t)
+	store := ddb.NewTraceStore(ddb.NewTable(client, name))
+	svc := trace.NewService(store, blobs, nil)
+	ctx, project, traceID := context.Background(), uuid.NewString(), uuid.NewString()
+	start := time.Now().UTC().Add(-time.Minute)
+	a, b := span(traceID, "a", nil, start, 10), span(traceID, "b", nil, start, 10)
+	a.Cost, b.Cost = ptr(1.0), ptr(2.0)
+	// A request that stopped after its pending delta (both spans) and a's summary put.
+	key := trace.BatchKey(project, time.Now(), uuid.NewString())
+	body := a.AppendJSON(nil)
+	require.NoError(t, blobs.Put(ctx, key, body, "application/x-ndjson"))
+	sum := trace.Summarize(a, trace.Location{Key: key, Length: int64(len(body))})
+	_, err := store.WriteTrace(ctx, project, trace.TraceWrite{ID: uuid.Must(uuid.NewV7()).String(), Puts: []trace.SummaryPut{{Summary: sum}}, Delta: trace.TraceDelta{
+		TraceID: traceID, MinStart: start, At: time.Now().UTC(),
+		Changes: []trace.SpanChange{{SpanID: a.ID, New: true, Cost: 1}, {SpanID: b.ID, New: true, Cost: 2}},
+	}})
+	require.NoError(t, err)
+	stored := a
+	// Another request changes the stored span again, before the first request's write is
+	// decided (it may still be running).
+	stored.Cost, stored.UpdatedAt = ptr(5.0), stored.UpdatedAt.Add(time.Second)
+	_, err = svc.Ingest(ctx, project, []trace.Span{stored})
+	require.NoError(t, err)
+
+	_, err = store.Sweep(ctx, time.Now().Add(time.Hour))
+	require.NoError(t, err)
+	r, err := store.RecountTrace(ctx, project, traceID)
+	require.NoError(t, err)
+	assert.Zero(t, r.Pending)
+	assert.True(t, r.Exact(), "%+v", r)
+	assert.Equal(t, 1, r.Stored.Count)
+	assert.InDelta(t, 5.0, r.Stored.Cost, 1e-12)
 }

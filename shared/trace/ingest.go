@@ -80,15 +80,17 @@ func (s *Service) Ingest(ctx context.Context, projectID string, spans []Span) ([
 		return nil, err
 	}
 	stored := make(map[string]Span, len(spans))
+	var own []string // the writes of this request, all settled once putRound returns
 	pending := spans
 	for round := 1; len(pending) > 0; round++ {
 		if round > maxPutRounds {
 			return nil, errs.Unavailable("spans %v are being written concurrently by other requests; retry", ids(pending))
 		}
-		done, conflicts, err := s.putRound(ctx, projectID, pending)
+		done, writeIDs, conflicts, err := s.putRound(ctx, projectID, pending)
 		if err != nil {
 			return nil, err
 		}
+		own = append(own, writeIDs...)
 		for _, w := range done {
 			stored[w.span.ID] = w.span
 		}
@@ -106,7 +108,7 @@ func (s *Service) Ingest(ctx context.Context, projectID string, spans []Span) ([
 			traceIDs = append(traceIDs, sp.TraceID)
 		}
 	}
-	if err := s.heal(ctx, projectID, traceIDs); err != nil {
+	if err := s.heal(ctx, projectID, traceIDs, own); err != nil {
 		return nil, err
 	}
 	out := make([]Span, 0, len(spans))
@@ -118,15 +120,16 @@ func (s *Service) Ingest(ctx context.Context, projectID string, spans []Span) ([
 
 // putRound reads the stored versions of spans, merges, writes one batch object with every span
 // that changes, then each trace's changed spans with their pending delta (Index.WriteTrace).
-// Spans whose summary changed meanwhile are returned as conflicts, to go round again.
-func (s *Service) putRound(ctx context.Context, projectID string, spans []Span) ([]written, []string, error) {
+// It returns the spans stored and the ids of its writes; spans whose summary changed meanwhile
+// are returned as conflicts, to go round again.
+func (s *Service) putRound(ctx context.Context, projectID string, spans []Span) ([]written, []string, []string, error) {
 	prev, err := s.index.Summaries(ctx, projectID, ids(spans))
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	olds, err := s.records(ctx, prev)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	var out, toWrite []written
 	for _, sp := range spans {
@@ -136,7 +139,7 @@ func (s *Service) putRound(ctx context.Context, projectID string, spans []Span) 
 			continue
 		}
 		if p.TraceID != sp.TraceID {
-			return nil, nil, errs.Invalid("span %s belongs to trace %s; a span cannot move to trace %s", sp.ID, p.TraceID, sp.TraceID)
+			return nil, nil, nil, errs.Invalid("span %s belongs to trace %s; a span cannot move to trace %s", sp.ID, p.TraceID, sp.TraceID)
 		}
 		m := Merge(olds[sp.ID], sp)
 		m.Attachments = mergeAttachments(olds[sp.ID].Attachments, sp.Attachments)
@@ -148,7 +151,7 @@ func (s *Service) putRound(ctx context.Context, projectID string, spans []Span) 
 		toWrite = append(toWrite, written{span: m, prev: &pc})
 	}
 	if len(toWrite) == 0 {
-		return out, nil, nil
+		return out, nil, nil, nil
 	}
 	now := s.now().UTC()
 	batchID := uuid.Must(uuid.NewV7()).String()
@@ -167,7 +170,7 @@ func (s *Service) putRound(ctx context.Context, projectID string, spans []Span) 
 		}
 	}
 	if err := s.blobs.Put(ctx, key, body, "application/x-ndjson"); err != nil {
-		return nil, nil, fmt.Errorf("write batch object: %w", err)
+		return nil, nil, nil, fmt.Errorf("write batch object: %w", err)
 	}
 
 	writes := traceWrites(toWrite, puts, batchID, now)
@@ -181,7 +184,7 @@ func (s *Service) putRound(ctx context.Context, projectID string, spans []Span) 
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	conflicts := slices.Concat(conflicted...)
 	for _, w := range toWrite {
@@ -189,7 +192,11 @@ func (s *Service) putRound(ctx context.Context, projectID string, spans []Span) 
 			out = append(out, w)
 		}
 	}
-	return out, conflicts, nil
+	writeIDs := make([]string, len(writes))
+	for i, w := range writes {
+		writeIDs[i] = w.ID
+	}
+	return out, writeIDs, conflicts, nil
 }
 
 // traceWrites groups the changed spans by trace, in writes of at most MaxSpansPerWrite spans,
@@ -223,15 +230,12 @@ func traceWrites(changed []written, puts []SummaryPut, batchID string, now time.
 	return out
 }
 
-// addListings adds what a written span lists besides the aggregates: membership of its trace,
-// a prompt's completions, and its session's name and tags.
+// addListings adds what a written span lists besides the aggregates: a prompt's completions,
+// and its session's name and tags.
 func addListings(d *TraceDelta, w written, sum Summary) {
 	sp := w.span
-	if w.prev == nil {
-		d.Members = append(d.Members, sp.ID)
-	}
 	if sum.Kind == KindLLM && sum.PromptSlug != "" {
-		d.Completions = append(d.Completions, Completion{Slug: sum.PromptSlug, SpanID: sp.ID})
+		d.Changes[len(d.Changes)-1].Completion = sum.PromptSlug
 	}
 	if sp.SessionName != nil {
 		d.SessionName = *sp.SessionName
@@ -280,14 +284,15 @@ func (s *Service) price(ctx context.Context, projectID string, spans []Span) err
 	return nil
 }
 
-// heal applies the pending deltas of traces, then of their sessions.
-func (s *Service) heal(ctx context.Context, projectID string, traceIDs []string) error {
+// heal applies the pending deltas of traces, then of their sessions. own are the writes of the
+// calling request, whose summary puts are all done.
+func (s *Service) heal(ctx context.Context, projectID string, traceIDs, own []string) error {
 	sessions := make([]string, len(traceIDs))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(writeConcurrency)
 	for i, id := range traceIDs {
 		g.Go(func() (err error) {
-			sessions[i], err = s.index.HealTrace(gctx, projectID, id)
+			sessions[i], err = s.index.HealTrace(gctx, projectID, id, own...)
 			return err
 		})
 	}
@@ -312,20 +317,17 @@ func (s *Service) heal(ctx context.Context, projectID string, traceIDs []string)
 
 // addSpan adds one written span to its trace's delta.
 func addSpan(d *TraceDelta, sp Span, prev *Summary) {
-	errNow := btoi(sp.HasError())
-	costNow := deref(sp.Cost)
-	if prev == nil {
-		d.Spans++
-		d.Errors += errNow
-		d.Cost += costNow
-	} else {
-		d.Errors += errNow - btoi(prev.HasError)
-		d.Cost += costNow - deref(prev.Cost)
+	c := SpanChange{SpanID: sp.ID, New: prev == nil, Errors: btoi(sp.HasError()), Cost: deref(sp.Cost)}
+	if prev != nil {
+		c.Prev = prev.WriteID
+		c.Errors -= btoi(prev.HasError)
+		c.Cost -= deref(prev.Cost)
 		// A minimum and a maximum cannot be undone by a difference: a span that starts later or
 		// ends earlier than before makes the heal recompute the trace's extent.
 		end, prevEnd := spanEnd(sp), prev.End()
 		d.Shrink = d.Shrink || sp.StartedAt.After(prev.StartedAt) || (prevEnd != nil && (end == nil || end.Before(*prevEnd)))
 	}
+	d.Changes = append(d.Changes, c)
 	d.MinStart = minTime(d.MinStart, sp.StartedAt)
 	d.MaxEnd = maxTime(d.MaxEnd, spanEnd(sp))
 	if d.SessionID == "" && sp.SessionID != nil {

@@ -38,6 +38,8 @@ type Summary struct {
 	CreatedAt  time.Time
 	UpdatedAt  time.Time
 	Location   Location
+	// WriteID is the TraceWrite that stored this version ("" for summaries of earlier releases).
+	WriteID string
 }
 
 // Location is where a span's full record is: a byte range of an NDJSON batch object.
@@ -54,28 +56,34 @@ type SummaryPut struct {
 	Prev    *time.Time
 }
 
-// TraceWrite is one atomic write of a trace's changed spans: their summaries and, in the same
-// transaction, the pending delta they add to the trace (Index.WriteTrace). ID names the write
-// (a UUIDv7: pending deltas are applied in ID order). A write of at most MaxSpansPerWrite spans
-// is one transaction.
+// TraceWrite is one write of a trace's changed spans: the pending delta they add to the trace,
+// then their summaries (Index.WriteTrace). ID names the write (a UUIDv7: pending deltas are
+// applied in ID order); each summary records it as its WriteID.
 type TraceWrite struct {
 	ID    string
 	Delta TraceDelta
 	Puts  []SummaryPut
 }
 
-// MaxSpansPerWrite is how many span summaries one TraceWrite holds: with the pending delta it
-// fills one DynamoDB transaction (100 items).
-const MaxSpansPerWrite = 99
+// PendingGrace is how long after a write its request may still be putting summaries: longer
+// than any function's timeout. A span change whose summary is not stored is dropped only when
+// its write is older than this, or is the healer's own.
+const PendingGrace = 2 * time.Minute
 
-// TraceDelta is what one write adds to a trace. Counts and cost are differences, computed
-// against the previous version of each span, so a span sent again adds nothing.
+// MaxSpansPerWrite is how many span summaries one TraceWrite holds, so that its pending delta
+// stays far below DynamoDB's 400 KB item.
+const MaxSpansPerWrite = 1000
+
+// TraceDelta is what one write adds to a trace. Spans, Errors and Cost are added as they are
+// (POST /traces sends none); the spans of a write change the trace through Changes, each
+// counted only when its summary was stored.
 type TraceDelta struct {
 	TraceID   string
 	SessionID string
 	Spans     int
 	Errors    int
 	Cost      float64
+	Changes   []SpanChange
 	MinStart  time.Time
 	MaxEnd    *time.Time
 	// Shrink is set when a span of the write moved its start later or its end earlier: the
@@ -86,24 +94,29 @@ type TraceDelta struct {
 	FirstName string
 	Root      *RootSpan
 	Tags      map[string]string
-	// Members are the ids of the write's spans that are new to the trace.
-	Members []string
-	// Completions are the write's llm spans linked to a prompt: the completions a feedback link
-	// lists, by Batch (the request's batch of spans, which every write of it shares).
-	Completions []Completion
-	Batch       string
 	// SessionName and SessionTags are what the spans say of their session.
 	SessionName string
 	SessionTags map[string]string
+	// Batch names the request's batch of spans, by which a prompt's completions are listed.
+	Batch string
 	// Explicit carries the fields of a trace created through POST /traces.
 	Explicit *TraceFields
 	At       time.Time
 }
 
-// Completion is an llm span linked to a prompt by its slug.
-type Completion struct {
-	Slug   string
+// SpanChange is what one span of a write changes in its trace's counts: the difference from
+// the version it replaces.
+type SpanChange struct {
 	SpanID string
+	// Prev is the WriteID of the summary the write replaces ("" for a new span, or one stored
+	// before summaries recorded their write).
+	Prev   string
+	New    bool
+	Errors int
+	Cost   float64
+	// Completion is the prompt slug of an llm span linked to a prompt: a completion its
+	// feedback links list.
+	Completion string
 }
 
 // TraceFields are the fields a client sets on a trace itself (spec §2.7 create fields). Name
@@ -143,23 +156,26 @@ type SessionDelta struct {
 // Index stores span summaries and the trace and session aggregates. Every method is scoped to
 // one project and returns errs.CodeUnavailable when storage throttles.
 //
-// Aggregates are eventually exact whatever fails: a write stores summaries together with the
-// pending delta they cause (WriteTrace, one transaction), and applying pending deltas (HealTrace,
-// HealSession) adds each exactly once, in a transaction that deletes it. Whoever heals, the
-// writing request, a later write or read of the same trace, a re-send, or the sweeper, finishes
-// what a failed request left.
+// Aggregates are eventually exact whatever fails: a write first records the pending delta its
+// spans cause, then puts their summaries, each recording the write (WriteTrace); applying pending
+// deltas (HealTrace, HealSession) counts each span change once, and only when its summary was
+// stored, in a transaction that deletes what it applies. Whoever heals, the writing request, a
+// later write or re-send of the same trace, or the sweeper, finishes what a failed request left.
 type Index interface {
 	// Summaries returns the stored summaries of the given span ids (strongly consistent);
 	// unknown ids are absent from the map.
 	Summaries(ctx context.Context, projectID string, spanIDs []string) (map[string]Summary, error)
-	// WriteTrace stores w's summaries, each under its condition, and w's pending delta, all or
-	// nothing. When a condition fails (another writer changed a span first) nothing is stored
-	// and every span id of w is returned as a conflict, to be read and merged again.
+	// WriteTrace stores w's pending delta, then w's summaries, each under its condition, and
+	// returns the ids whose condition failed (another writer changed the span first: read and
+	// merge again); the others are stored.
 	WriteTrace(ctx context.Context, projectID string, w TraceWrite) (conflicts []string, err error)
-	// HealTrace applies the trace's pending deltas to the trace, records what they add to its
-	// session as the session's pending delta, and returns the trace's session ("" for none).
-	// Concurrent calls apply each delta once.
-	HealTrace(ctx context.Context, projectID, traceID string) (sessionID string, err error)
+	// HealTrace applies the trace's pending deltas that can be decided to the trace, records
+	// what they add to its session as the session's pending delta, and returns the trace's
+	// session ("" for none). own are writes whose summary puts are all done (the caller's); a
+	// span change of another write is counted once its summary is seen, and dropped only when
+	// that write is older than PendingGrace (its request has ended). Concurrent calls apply
+	// each change once.
+	HealTrace(ctx context.Context, projectID, traceID string, own ...string) (sessionID string, err error)
 	// HealSession applies the session's pending deltas to the session.
 	HealSession(ctx context.Context, projectID, sessionID string) error
 	// ApplySession sets the fields of a session created through POST /sessions (d has no
