@@ -368,16 +368,16 @@ func (a *aggregate) widen(start, end *int64) {
 }
 
 // HealTrace implements trace.Index.
-func (s *TraceStore) HealTrace(ctx context.Context, projectID, traceID string, own ...string) (string, error) {
+func (s *TraceStore) HealTrace(ctx context.Context, projectID, traceID string, own ...trace.Written) (string, error) {
 	grace := time.Now().Add(-trace.PendingGrace)
-	return s.healTrace(ctx, projectID, traceID, func(p pendingItem) bool {
-		return slices.Contains(own, p.id()) || p.at().Before(grace)
+	return s.healTrace(ctx, projectID, traceID, own, func(p pendingItem) bool {
+		return slices.ContainsFunc(own, func(w trace.Written) bool { return w.WriteID == p.id() }) || p.at().Before(grace)
 	})
 }
 
 // healTrace applies the trace's pending items that resolve decides; settled tells whether a
 // pending item's writer is done putting summaries.
-func (s *TraceStore) healTrace(ctx context.Context, projectID, traceID string, settled func(pendingItem) bool) (string, error) {
+func (s *TraceStore) healTrace(ctx context.Context, projectID, traceID string, own []trace.Written, settled func(pendingItem) bool) (string, error) {
 	pk := tracePK(projectID, traceID)
 	for lost := 0; ; {
 		cur, pend, err := s.readPending(ctx, pk, skTrace)
@@ -389,11 +389,12 @@ func (s *TraceStore) healTrace(ctx context.Context, projectID, traceID string, s
 		}
 		more := len(pend) > tracePendingPerHeal
 		pend = pend[:min(len(pend), tracePendingPerHeal)]
-		writes, err := s.summaryWrites(ctx, projectID, pend)
+		stored := storedBy(own)
+		writes, err := s.summaryWrites(ctx, projectID, pend, stored)
 		if err != nil {
 			return "", err
 		}
-		apply := resolve(pend, writes, settled)
+		apply := resolve(pend, writes, stored, settled)
 		if len(apply) == 0 {
 			return strAttr(cur, "ss"), nil // nothing decidable yet: the writers or the sweeper will
 		}
@@ -416,14 +417,30 @@ func (s *TraceStore) healTrace(ctx context.Context, projectID, traceID string, s
 	}
 }
 
+// change is one span's change by one write.
+type change struct{ write, span string }
+
+// storedBy lists the changes whose summary put their own writer saw succeed.
+func storedBy(own []trace.Written) map[change]bool {
+	out := map[change]bool{}
+	for _, w := range own {
+		for _, span := range w.Stored {
+			out[change{w.WriteID, span}] = true
+		}
+	}
+	return out
+}
+
 // summaryWrites reads the write id each span of the pending items' changes was last stored by
-// ("" for a span without summary, or one stored before summaries recorded their write).
-func (s *TraceStore) summaryWrites(ctx context.Context, projectID string, pend []pendingItem) (map[string]string, error) {
+// ("" for a span without summary, or one stored before summaries recorded their write), except
+// spans whose change is known stored: a request that heals only its own writes, all of whose
+// puts succeeded, reads nothing.
+func (s *TraceStore) summaryWrites(ctx context.Context, projectID string, pend []pendingItem, stored map[change]bool) (map[string]string, error) {
 	seen := map[string]bool{}
 	var keys []map[string]types.AttributeValue
 	for _, p := range pend {
 		for _, e := range p.Entries {
-			if id := idOf(e.Span); !seen[id] {
+			if id := idOf(e.Span); !seen[id] && !stored[change{p.id(), id}] {
 				seen[id] = true
 				keys = append(keys, key(spanPK(projectID, id), skSpan))
 			}
@@ -452,15 +469,15 @@ func (s *TraceStore) summaryWrites(ctx context.Context, projectID string, pend [
 // carry, in Spans, Errors, Cost, Members and Completions, their own counts plus those of their
 // counted span changes.
 //
-// A change of span s by write W is counted when W's summary put took effect: the summary now
-// stored for s was written by W, or by a later write whose change of s replaced W's (the chain
-// of Prev links from the stored summary's write through the pending changes of s). A change
+// A change of span s by write W is counted when W's summary put took effect: W's own writer saw
+// it succeed (stored), or the summary now stored for s (writes) was written by W, or by a later
+// write whose change of s replaced W's (the chain of Prev links from there through the pending
+// changes of s). A change
 // that is not on the chain is dropped, but only when W is settled: its request no longer puts
 // summaries (the caller's own, or older than trace.PendingGrace). An item with undecided
 // changes waits, and so does an item with a counted change that replaced the change of a
 // waiting item (its difference is relative to the waiting one's version).
-func resolve(pend []pendingItem, writes map[string]string, settled func(pendingItem) bool) []pendingItem {
-	type change struct{ write, span string }
+func resolve(pend []pendingItem, writes map[string]string, stored map[change]bool, settled func(pendingItem) bool) []pendingItem {
 	byChange := map[change]entryAttr{}
 	pendingWrite := map[string]bool{}
 	for _, p := range pend {
@@ -470,15 +487,21 @@ func resolve(pend []pendingItem, writes map[string]string, settled func(pendingI
 		}
 	}
 	counted := map[change]bool{}
-	for span, w := range writes {
+	walk := func(w, span string) {
 		for range len(pend) { // a chain has at most one change per item
 			e, ok := byChange[change{w, span}]
-			if !ok {
-				break
+			if !ok || counted[change{w, span}] {
+				return
 			}
 			counted[change{w, span}] = true
 			w = idOf(e.Prev)
 		}
+	}
+	for span, w := range writes {
+		walk(w, span)
+	}
+	for c := range stored {
+		walk(c.write, c.span)
 	}
 	ready := map[string]bool{}
 	for _, p := range pend {

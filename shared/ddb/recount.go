@@ -62,7 +62,7 @@ func (s *TraceStore) healPK(ctx context.Context, pk string, before time.Time) er
 		return fmt.Errorf("not an aggregate's key")
 	}
 	if traceID, ok := strings.CutPrefix(rest, "T#"); ok {
-		sessionID, err := s.healTrace(ctx, projectID, traceID, func(p pendingItem) bool { return p.at().Before(before) })
+		sessionID, err := s.healTrace(ctx, projectID, traceID, nil, func(p pendingItem) bool { return p.at().Before(before) })
 		if err != nil || sessionID == "" {
 			return err
 		}

@@ -244,11 +244,11 @@ func (s *Service) PutTraces(ctx context.Context, projectID string, traces []Trac
 	now := s.now().UTC()
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(writeConcurrency)
-	ids, own := make([]string, len(traces)), make([]string, len(traces))
+	ids, own := make([]string, len(traces)), make([]Written, len(traces))
 	for i, t := range traces {
-		ids[i], own[i] = t.ID, uuid.Must(uuid.NewV7()).String()
+		ids[i], own[i] = t.ID, Written{WriteID: uuid.Must(uuid.NewV7()).String()}
 		g.Go(func() error {
-			_, err := s.index.WriteTrace(gctx, projectID, TraceWrite{ID: own[i], Delta: TraceDelta{
+			_, err := s.index.WriteTrace(gctx, projectID, TraceWrite{ID: own[i].WriteID, Delta: TraceDelta{
 				TraceID: t.ID, SessionID: t.SessionID, MinStart: t.StartedAt, MaxEnd: t.EndedAt, Tags: t.Tags,
 				Explicit: &TraceFields{Name: t.Name, Status: t.Status, Cost: t.Cost, Attributes: string(t.Attributes)}, At: now,
 			}})

@@ -364,7 +364,7 @@ func TestUnstoredChangeWaitsForItsWriter(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1, r.Pending, "younger than the grace: kept by the sweeper")
 
-	_, err = h.store.HealTrace(ctx, h.project, traceID, writeID) // its writer: the put failed
+	_, err = h.store.HealTrace(ctx, h.project, traceID, trace.Written{WriteID: writeID}) // its writer: the put failed
 	require.NoError(t, err)
 	_, err = h.store.RecountTrace(ctx, h.project, traceID)
 	assert.Equal(t, errs.CodeNotFound, errs.CodeOf(err), "dropped, and no empty trace made")

@@ -80,17 +80,17 @@ func (s *Service) Ingest(ctx context.Context, projectID string, spans []Span) ([
 		return nil, err
 	}
 	stored := make(map[string]Span, len(spans))
-	var own []string // the writes of this request, all settled once putRound returns
+	var own []Written // the writes of this request, all settled once putRound returns
 	pending := spans
 	for round := 1; len(pending) > 0; round++ {
 		if round > maxPutRounds {
 			return nil, errs.Unavailable("spans %v are being written concurrently by other requests; retry", ids(pending))
 		}
-		done, writeIDs, conflicts, err := s.putRound(ctx, projectID, pending)
+		done, writes, conflicts, err := s.putRound(ctx, projectID, pending)
 		if err != nil {
 			return nil, err
 		}
-		own = append(own, writeIDs...)
+		own = append(own, writes...)
 		for _, w := range done {
 			stored[w.span.ID] = w.span
 		}
@@ -122,7 +122,7 @@ func (s *Service) Ingest(ctx context.Context, projectID string, spans []Span) ([
 // that changes, then each trace's changed spans with their pending delta (Index.WriteTrace).
 // It returns the spans stored and the ids of its writes; spans whose summary changed meanwhile
 // are returned as conflicts, to go round again.
-func (s *Service) putRound(ctx context.Context, projectID string, spans []Span) ([]written, []string, []string, error) {
+func (s *Service) putRound(ctx context.Context, projectID string, spans []Span) ([]written, []Written, []string, error) {
 	prev, err := s.index.Summaries(ctx, projectID, ids(spans))
 	if err != nil {
 		return nil, nil, nil, err
@@ -192,11 +192,16 @@ func (s *Service) putRound(ctx context.Context, projectID string, spans []Span) 
 			out = append(out, w)
 		}
 	}
-	writeIDs := make([]string, len(writes))
+	own := make([]Written, len(writes))
 	for i, w := range writes {
-		writeIDs[i] = w.ID
+		own[i].WriteID = w.ID
+		for _, p := range w.Puts {
+			if !slices.Contains(conflicted[i], p.Summary.SpanID) {
+				own[i].Stored = append(own[i].Stored, p.Summary.SpanID)
+			}
+		}
 	}
-	return out, writeIDs, conflicts, nil
+	return out, own, conflicts, nil
 }
 
 // traceWrites groups the changed spans by trace, in writes of at most MaxSpansPerWrite spans,
@@ -286,7 +291,7 @@ func (s *Service) price(ctx context.Context, projectID string, spans []Span) err
 
 // heal applies the pending deltas of traces, then of their sessions. own are the writes of the
 // calling request, whose summary puts are all done.
-func (s *Service) heal(ctx context.Context, projectID string, traceIDs, own []string) error {
+func (s *Service) heal(ctx context.Context, projectID string, traceIDs []string, own []Written) error {
 	sessions := make([]string, len(traceIDs))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(writeConcurrency)

@@ -65,6 +65,14 @@ type TraceWrite struct {
 	Puts  []SummaryPut
 }
 
+// Written is one of a healer's own writes, all of whose summary puts are done: Stored are the
+// spans whose put it saw succeed (the others failed their condition, or took effect on an
+// attempt whose answer was lost, which a heal finds out by reading them).
+type Written struct {
+	WriteID string
+	Stored  []string
+}
+
 // PendingGrace is how long after a write its request may still be putting summaries: longer
 // than any function's timeout. A span change whose summary is not stored is dropped only when
 // its write is older than this, or is the healer's own.
@@ -171,11 +179,11 @@ type Index interface {
 	WriteTrace(ctx context.Context, projectID string, w TraceWrite) (conflicts []string, err error)
 	// HealTrace applies the trace's pending deltas that can be decided to the trace, records
 	// what they add to its session as the session's pending delta, and returns the trace's
-	// session ("" for none). own are writes whose summary puts are all done (the caller's); a
+	// session ("" for none). own are the caller's writes, whose summary puts are all done; a
 	// span change of another write is counted once its summary is seen, and dropped only when
 	// that write is older than PendingGrace (its request has ended). Concurrent calls apply
 	// each change once.
-	HealTrace(ctx context.Context, projectID, traceID string, own ...string) (sessionID string, err error)
+	HealTrace(ctx context.Context, projectID, traceID string, own ...Written) (sessionID string, err error)
 	// HealSession applies the session's pending deltas to the session.
 	HealSession(ctx context.Context, projectID, sessionID string) error
 	// ApplySession sets the fields of a session created through POST /sessions (d has no
