@@ -3,6 +3,7 @@ package ddb
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"maps"
@@ -31,8 +32,10 @@ import (
 // summaries, each recording the write's id. Applying pending items (a heal) is one
 // transaction: the trace item, set to its read state plus the deltas under a condition on its
 // version attribute v, the deletion of the applied pending items (each must still exist), and
-// a pending item for the session with what the trace adds there. The deletion and the
-// addition commit together, so a delta is added once or not at all.
+// what the trace adds to its session: the session item itself, likewise set under its version
+// condition, or, when another trace's heal changed the session first (or the session has
+// pending items waiting), a pending item for the session, which HealSession applies the same
+// way. The deletion and the addition commit together, so a delta is added once or not at all.
 //
 // A span change counts only if its summary was stored (resolve): the span's summary was
 // written by that write, or by a later write whose own change replaced it (a chain through the
@@ -61,9 +64,9 @@ const (
 	prefixPending = "PEND#"
 	// pendingShards spreads the sweeper's index over this many GSI2 partitions.
 	pendingShards = 8
-	// tracePendingPerHeal is how many pending items one heal of a trace applies: with the trace
-	// and the session's pending item, one transaction of 100 items.
-	tracePendingPerHeal = 98
+	// tracePendingPerHeal is how many pending items one heal of a trace applies: with the trace,
+	// the session and its listing of the trace, one transaction of 100 items.
+	tracePendingPerHeal = 97
 	// sessionPendingPerHeal leaves room for one trace link per pending item.
 	sessionPendingPerHeal = 49
 	// maxHealRetries bounds the heals lost to concurrent healers of the same trace or session.
@@ -379,6 +382,7 @@ func (s *TraceStore) HealTrace(ctx context.Context, projectID, traceID string, o
 // pending item's writer is done putting summaries.
 func (s *TraceStore) healTrace(ctx context.Context, projectID, traceID string, own []trace.Written, settled func(pendingItem) bool) (string, error) {
 	pk := tracePK(projectID, traceID)
+	direct := true // update the session in the trace's transaction, until that contends
 	for lost := 0; ; {
 		cur, pend, err := s.readPending(ctx, pk, skTrace)
 		if err != nil {
@@ -398,8 +402,10 @@ func (s *TraceStore) healTrace(ctx context.Context, projectID, traceID string, o
 		if len(apply) == 0 {
 			return strAttr(cur, "ss"), nil // nothing decidable yet: the writers or the sweeper will
 		}
-		sessionID, err := s.applyTrace(ctx, projectID, traceID, cur, apply)
+		sessionID, err := s.applyTrace(ctx, projectID, traceID, cur, apply, direct)
 		switch {
+		case errors.Is(err, errSessionContended):
+			direct = false
 		case isContention(err):
 			if lost++; lost > maxHealRetries {
 				return "", errs.Unavailable("trace %s is being written by many requests at once; retry", traceID)
@@ -573,7 +579,7 @@ func btoi(b bool) int {
 
 // applyTrace applies pend to the trace read as cur: the idempotent effects first, then one
 // transaction. It returns the trace's session.
-func (s *TraceStore) applyTrace(ctx context.Context, projectID, traceID string, cur map[string]types.AttributeValue, pend []pendingItem) (string, error) {
+func (s *TraceStore) applyTrace(ctx context.Context, projectID, traceID string, cur map[string]types.AttributeValue, pend []pendingItem, direct bool) (string, error) {
 	pk := tracePK(projectID, traceID)
 	if cur == nil && !slices.ContainsFunc(pend, func(p pendingItem) bool { return !p.void }) {
 		// Only writes none of whose spans was stored: there is no trace to make.
@@ -682,8 +688,9 @@ func (s *TraceStore) applyTrace(ctx context.Context, projectID, traceID string, 
 	if err != nil {
 		return "", err
 	}
-	actions := append(make([]types.TransactWriteItem, 0, len(pend)+2), update)
+	actions := append(make([]types.TransactWriteItem, 0, len(pend)+3), update)
 	actions = append(actions, deletes(s.t.name, pend)...)
+	sessionAt := -1 // the index of the session's update or pending delta in actions
 	if agg.session != "" {
 		toSession.Trace = traceID
 		toSession.SessionTags = sessionTags
@@ -697,19 +704,49 @@ func (s *TraceStore) applyTrace(ctx context.Context, projectID, traceID string, 
 		sp := newPending(sessionPK(projectID, agg.session), last, uuid.Must(uuid.NewV7()).String())
 		sp.Trace, sp.Joined, sp.Errors, sp.Cost = toSession.Trace, toSession.Joined, toSession.Errors, costSum(toSession.Cost)
 		sp.Start, sp.End, sp.SessionName, sp.SessionTags = toSession.Start, toSession.End, toSession.SessionName, toSession.SessionTags
-		item, err := marshal(sp)
+		more, err := s.toSession(ctx, projectID, agg.session, sp, direct)
 		if err != nil {
 			return "", err
 		}
-		actions = append(actions, types.TransactWriteItem{Put: &types.Put{TableName: &s.t.name, Item: item}})
+		sessionAt = len(actions)
+		actions = append(actions, more...)
 	}
 	if _, err := s.t.api.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: actions}); err != nil {
+		if codes := cancellationCodes(err); sessionAt >= 0 && sessionAt < len(codes) && direct &&
+			(codes[sessionAt] == "ConditionalCheckFailed" || codes[sessionAt] == "TransactionConflict") {
+			return "", errSessionContended
+		}
 		if isContention(err) {
 			return "", err
 		}
 		return "", storageErr("apply pending deltas of trace "+traceID, err)
 	}
 	return agg.session, nil
+}
+
+// errSessionContended is a heal's transaction cancelled by its direct update of the session,
+// which another trace of the session changed first: the heal is tried again with a pending
+// delta for the session instead.
+var errSessionContended = errors.New("session updated concurrently")
+
+// toSession is what a trace's heal writes for its session: the session's update itself when
+// direct and the session has no pending delta waiting (one transaction does it all), else the
+// session's pending delta sp, which HealSession applies.
+func (s *TraceStore) toSession(ctx context.Context, projectID, sessionID string, sp pendingItem, direct bool) ([]types.TransactWriteItem, error) {
+	if direct {
+		cur, pend, err := s.readPending(ctx, sessionPK(projectID, sessionID), skSession)
+		if err != nil {
+			return nil, err
+		}
+		if len(pend) == 0 {
+			return s.sessionActions(ctx, projectID, sessionID, cur, []pendingItem{sp})
+		}
+	}
+	item, err := marshal(sp)
+	if err != nil {
+		return nil, err
+	}
+	return []types.TransactWriteItem{{Put: &types.Put{TableName: &s.t.name, Item: item}}}, nil
 }
 
 // putSideItems writes what pending trace items add besides the trace's aggregate: the member
@@ -832,11 +869,28 @@ func (s *TraceStore) HealSession(ctx context.Context, projectID, sessionID strin
 }
 
 func (s *TraceStore) applySession(ctx context.Context, projectID, sessionID string, cur map[string]types.AttributeValue, pend []pendingItem) error {
+	actions, err := s.sessionActions(ctx, projectID, sessionID, cur, pend)
+	if err != nil {
+		return err
+	}
+	actions = append(actions, deletes(s.t.name, pend)...)
+	if _, err := s.t.api.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: actions}); err != nil {
+		if isContention(err) {
+			return err
+		}
+		return storageErr("apply pending deltas of session "+sessionID, err)
+	}
+	return nil
+}
+
+// sessionActions are the writes that add deltas to the session read as cur: its update, first,
+// under its version condition, and the listing of each trace that joins it.
+func (s *TraceStore) sessionActions(ctx context.Context, projectID, sessionID string, cur map[string]types.AttributeValue, deltas []pendingItem) ([]types.TransactWriteItem, error) {
 	pk := sessionPK(projectID, sessionID)
-	first := pend[0].at()
+	first := deltas[0].at()
 	if cur == nil {
 		if err := s.days.note(ctx, projectID, trace.IndexSessions, first); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	agg := aggregateOf(cur, "tc")
@@ -844,7 +898,7 @@ func (s *TraceStore) applySession(ctx context.Context, projectID, sessionID stri
 	tags := map[string]string{}
 	var joined []string
 	last := first
-	for _, p := range pend {
+	for _, p := range deltas {
 		if p.Joined {
 			agg.count++
 			joined = append(joined, p.Trace)
@@ -866,24 +920,17 @@ func (s *TraceStore) applySession(ctx context.Context, projectID, sessionID stri
 	up = setTags(up, tags)
 	update, err := s.updateAction(pk, skSession, up, agg.guard())
 	if err != nil {
-		return err
+		return nil, err
 	}
-	actions := append(make([]types.TransactWriteItem, 0, len(pend)+len(joined)+1), update)
-	actions = append(actions, deletes(s.t.name, pend)...)
+	actions := []types.TransactWriteItem{update}
 	for _, traceID := range joined {
 		item, err := marshal(map[string]any{infra.AttrPK: pk, infra.AttrSK: prefixSessTrace + traceID, "ca": first.UnixMicro()})
 		if err != nil {
-			return err
+			return nil, err
 		}
 		actions = append(actions, types.TransactWriteItem{Put: &types.Put{TableName: &s.t.name, Item: item}})
 	}
-	if _, err := s.t.api.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: actions}); err != nil {
-		if isContention(err) {
-			return err
-		}
-		return storageErr("apply pending deltas of session "+sessionID, err)
-	}
-	return nil
+	return actions, nil
 }
 
 // updateAction is a transaction's conditional UpdateItem.

@@ -408,3 +408,30 @@ func TestChangeOfUndecidedWriteWaits(t *testing.T) {
 	assert.Equal(t, 1, r.Stored.Count)
 	assert.InDelta(t, 5.0, r.Stored.Cost, 1e-12)
 }
+
+// TestSessionOfConcurrentTraces: traces of one session written at the same moment by separate
+// requests, whose heals contend for the session, all count in it once.
+func TestSessionOfConcurrentTraces(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	sessionID := uuid.NewString()
+	start := time.Now().UTC().Add(-time.Minute)
+	const traces = 16
+	var wg sync.WaitGroup
+	for i := range traces {
+		wg.Go(func() {
+			sp := span(uuid.NewString(), "root", nil, start.Add(time.Duration(i)*time.Second), 10)
+			sp.SessionID, sp.Cost, sp.Status = &sessionID, ptr(0.25), ptr("error")
+			_, err := h.svc.Ingest(ctx, h.project, []trace.Span{sp})
+			assert.NoError(t, err)
+		})
+	}
+	wg.Wait()
+	r, err := h.store.RecountSession(ctx, h.project, sessionID)
+	require.NoError(t, err)
+	assert.Zero(t, r.Pending)
+	assert.True(t, r.Exact(), "%+v", r)
+	assert.Equal(t, traces, r.Stored.Count)
+	assert.Equal(t, traces, r.Stored.Errors)
+	assert.InDelta(t, traces*0.25, r.Stored.Cost, 1e-12)
+}
