@@ -45,7 +45,7 @@ func TestIngestCostPerSpan(t *testing.T) {
 		// also indexes them among the prompt's completions.
 		linked bool
 	}{
-		{batch: 20, tracesPerBatch: 2, maxDollars: 2.00, maxUnits: 2.45}, // Python SDK: every second, spans of the traces in flight
+		{batch: 20, tracesPerBatch: 2, maxDollars: 2.00, maxUnits: 2.45},  // Python SDK: every second, spans of the traces in flight
 		{batch: 100, tracesPerBatch: 1, maxDollars: 1.00, maxUnits: 1.25}, // TypeScript SDK: 100 spans of one trace
 		{batch: 20, tracesPerBatch: 2, maxDollars: 2.00, maxUnits: 2.45, linked: true},
 		{batch: 100, tracesPerBatch: 1, maxDollars: 1.00, maxUnits: 1.25, linked: true},
