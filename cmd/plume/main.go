@@ -1,7 +1,7 @@
 // Command plume is Plume's command-line interface. So far it has the operator's commands,
 // `plume admin ...`, which work on the DynamoDB table directly: create the table, create
-// projects, issue, list and revoke API keys. `plume --help` lists commands, global flags and
-// exit codes.
+// projects, issue, list and revoke API keys, check and repair trace and session aggregates.
+// `plume --help` lists commands, global flags and exit codes.
 package main
 
 import (
@@ -24,10 +24,11 @@ import (
 
 // Exit codes, documented in the root command's help.
 const (
-	exitOK     = 0
-	exitUsage  = 2 // usage or validation error
-	exitAuth   = 3 // authentication or permission error
-	exitRemote = 4 // remote or network error
+	exitOK      = 0
+	exitDiffers = 1 // --exit-code: differences found
+	exitUsage   = 2 // usage or validation error
+	exitAuth    = 3 // authentication or permission error
+	exitRemote  = 4 // remote or network error
 )
 
 func main() {
@@ -62,17 +63,23 @@ type failure struct {
 	code    errs.Code
 	message string
 	usage   bool // a command line error: point at --help
+	silent  bool // not an error to report: the command printed its results
 }
 
 // classify decides the exit code of every error, in this one place:
+//   - 1: cmdutil.ErrDiffers (a command run with --exit-code found differences); nothing is
+//     reported, the command printed its results.
 //   - 2: cmdutil.FlagError (cobra's flag errors, unknown commands, missing flags or table name);
-//     errs.CodeInvalid, CodeNotFound (an unknown project or key: the operator named it),
-//     CodeConflict (a taken project id or key); DynamoDB's ResourceNotFoundException (the table
-//     named by --table or TABLE_NAME does not exist).
+//     errs.CodeInvalid, CodeNotFound (an unknown project, key, trace or session: the operator
+//     named it), CodeConflict (a taken project id or key); DynamoDB's ResourceNotFoundException
+//     (the table named by --table or TABLE_NAME does not exist).
 //   - 3: errs.CodeUnauthenticated and CodeForbidden (no usable AWS credentials); AWS's
 //     authentication and authorization error codes (AccessDenied, UnrecognizedClient, ...).
 //   - 4: anything else: other AWS errors, throttling, network failures, timeouts.
 func classify(err error) failure {
+	if errors.Is(err, cmdutil.ErrDiffers) {
+		return failure{exit: exitDiffers, silent: true}
+	}
 	msg := err.Error()
 	if e, ok := err.(*errs.Error); ok {
 		msg = e.Message
@@ -116,8 +123,11 @@ func classify(err error) failure {
 }
 
 // report writes fail to stderr: {"error": {"code", "message"}} in json mode, else
-// "error: <message>".
+// "error: <message>"; nothing when fail is silent.
 func report(s *cmdutil.IOStreams, cmd *cobra.Command, fail failure) {
+	if fail.silent {
+		return
+	}
 	if s.JSON() {
 		body := map[string]any{"error": map[string]string{"code": string(fail.code), "message": fail.message}}
 		if err := json.NewEncoder(s.ErrOut).Encode(body); err == nil {

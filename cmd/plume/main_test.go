@@ -97,6 +97,8 @@ func TestClassify(t *testing.T) {
 		code errs.Code
 		msg  string // a substring of the message
 	}{
+		{"differences", cmdutil.ErrDiffers, exitDiffers, "", ""},
+		{"wrapped differences", fmt.Errorf("recompute: %w", cmdutil.ErrDiffers), exitDiffers, "", ""},
 		{"flag error", cmdutil.FlagErrorf("--name is required"), exitUsage, errs.CodeInvalid, "--name is required"},
 		{"invalid", errs.Invalid("project id %q is not a UUID", "x"), exitUsage, errs.CodeInvalid, `project id "x" is not a UUID`},
 		{"not found", errs.NotFound("project p not found"), exitUsage, errs.CodeNotFound, "project p not found"},
@@ -118,6 +120,7 @@ func TestClassify(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			got := classify(tt.err)
 			assert.Equal(t, tt.exit, got.exit)
+			assert.Equal(t, tt.exit == exitDiffers, got.silent, "only differences are not reported")
 			assert.Equal(t, tt.code, got.code)
 			assert.Contains(t, got.message, tt.msg)
 		})

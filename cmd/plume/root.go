@@ -20,8 +20,10 @@ and errors are {"error": {"code": "...", "message": "..."}} on stderr.
 
 Exit codes:
   0  success
+  1  differences found, with --exit-code (recompute-trace, recompute-session)
   2  usage or validation error: bad flags, missing table name, invalid input, unknown or
-     duplicate project or key, table not found, AWS configuration that cannot be loaded
+     duplicate project or key, unknown trace or session, table not found, AWS configuration
+     that cannot be loaded
   3  authentication or permission error: no usable AWS credentials, access denied
   4  remote or network error: timeouts, unreachable or failing AWS services`,
 		SilenceErrors: true,

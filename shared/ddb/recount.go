@@ -150,8 +150,9 @@ func (s *TraceStore) RecountSession(ctx context.Context, projectID, sessionID st
 }
 
 // FixTrace applies the trace's pending deltas, recounts it and, when the stored aggregates
-// still differ, writes the recomputed ones (under the version condition, so a concurrent heal
-// is not overwritten). It returns the recount it acted on.
+// still differ, writes the recomputed ones: only when no pending delta is left and under the
+// version condition, so that neither a concurrent heal nor a write in flight is counted twice.
+// It returns the recount it acted on, errs.CodeUnavailable when writes kept coming.
 func (s *TraceStore) FixTrace(ctx context.Context, projectID, traceID string) (trace.Recount, error) {
 	return s.fix(ctx, tracePK(projectID, traceID), skTrace, "sc", func() (trace.Recount, error) {
 		if _, err := s.HealTrace(ctx, projectID, traceID); err != nil {
@@ -180,13 +181,19 @@ func (s *TraceStore) fix(ctx context.Context, pk, sk, countAttr string, recount 
 		if err != nil || r.Exact() {
 			return r, err
 		}
-		cur, _, err := s.readPending(ctx, pk, sk)
+		// Read again after the recount: a write whose spans the recount saw recorded its
+		// pending delta before them, so it is seen here, and the recount is not written over a
+		// delta that its heal will still add.
+		cur, pend, err := s.readPending(ctx, pk, sk)
 		if err != nil {
 			return r, err
 		}
 		agg := aggregateOf(cur, countAttr)
-		if !agg.exists || !totalsOf(agg).Equal(r.Stored) {
-			continue // changed since the recount: count again
+		if len(pend) > 0 || !agg.exists || !totalsOf(agg).Equal(r.Stored) {
+			if err := sleep(ctx, backoff(4)); err != nil {
+				return r, err
+			}
+			continue // changed since the recount: heal and count again
 		}
 		agg.count, agg.errors, agg.cost = int64(r.Computed.Count), int64(r.Computed.Errors), r.Computed.Cost
 		agg.start, agg.end = optMicros(r.Computed.Start), optMicros(r.Computed.End)
@@ -209,7 +216,7 @@ func (s *TraceStore) fix(ctx context.Context, pk, sk, countAttr string, recount 
 			return r, storageErr("write recounted "+sk, err)
 		}
 	}
-	return r, errs.Unavailable("%s is being written by many requests at once; retry", pk)
+	return r, errs.Unavailable("%s is being written, or has pending deltas of requests that may still be running; retry in a few minutes", pk)
 }
 
 func totalsOf(a aggregate) trace.Totals {

@@ -16,7 +16,7 @@ func NewCmdAdmin(f *cmdutil.Factory) *cobra.Command {
 	t := &target{f: f}
 	cmd := &cobra.Command{
 		Use:   "admin <command>",
-		Short: "Manage the table, projects and API keys directly in DynamoDB",
+		Short: "Manage the table, projects, API keys and trace aggregates directly in DynamoDB",
 		Long: `Operator commands. They work on the DynamoDB table directly, with the AWS SDK's own
 configuration from the environment (AWS_PROFILE or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY,
 AWS_REGION, and AWS_ENDPOINT_URL_DYNAMODB or AWS_ENDPOINT_URL for DynamoDB Local, LocalStack
@@ -24,7 +24,8 @@ and the like). The table is --table, or TABLE_NAME when the flag is not given.`,
 		Example: `  export TABLE_NAME=plume
   plume admin create-project --name "Acme support"
   plume admin create-key --project-id 0b0e3c1e-6a4f-4f59-9a43-2f4b1b0e9d11 --email ada@example.com --expires-in 720h
-  plume admin list-keys --project-id 0b0e3c1e-6a4f-4f59-9a43-2f4b1b0e9d11`,
+  plume admin list-keys --project-id 0b0e3c1e-6a4f-4f59-9a43-2f4b1b0e9d11
+  plume admin recompute-trace --project-id 0b0e3c1e-6a4f-4f59-9a43-2f4b1b0e9d11 --trace-id 0192f5d4-7c1e-7a3b-9f00-5a1c2e3d4b5f --dry-run`,
 		Args: cmdutil.NoArgs,
 		RunE: cmdutil.ShowHelp,
 	}
@@ -36,6 +37,9 @@ and the like). The table is --table, or TABLE_NAME when the flag is not given.`,
 		newCmdCreateKey(f, t),
 		newCmdListKeys(f, t),
 		newCmdRevokeKey(f, t),
+		newCmdRecomputeTrace(f, t),
+		newCmdRecomputeSession(f, t),
+		newCmdSweep(f, t),
 	)
 	return cmd
 }
@@ -85,4 +89,13 @@ func (t *target) authStore(ctx context.Context) (*ddb.AuthStore, error) {
 		return nil, err
 	}
 	return ddb.NewAuthStore(ddb.NewTable(client, name)), nil
+}
+
+// traceStore returns the store of spans, traces and sessions in the table.
+func (t *target) traceStore(ctx context.Context) (*ddb.TraceStore, error) {
+	client, name, err := t.client(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return ddb.NewTraceStore(ddb.NewTable(client, name)), nil
 }

@@ -32,6 +32,11 @@ func IsFlagError(err error) bool {
 	return errors.As(err, &fe)
 }
 
+// ErrDiffers is what a command run with --exit-code returns when it found differences, as git
+// diff --exit-code does: the command did its work and printed its results, and the caller exits
+// 1 without reporting an error.
+var ErrDiffers = errors.New("differences found")
+
 // NoArgs is a cobra.PositionalArgs that accepts no positional arguments. For a command group it
 // reports an unknown subcommand, with cobra's suggestions.
 func NoArgs(cmd *cobra.Command, args []string) error {
