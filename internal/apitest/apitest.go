@@ -10,9 +10,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/stretchr/testify/require"
 
 	"github.com/plumehq/plume/internal/app"
+	"github.com/plumehq/plume/internal/faultproxy"
 	"github.com/plumehq/plume/internal/stack"
 	"github.com/plumehq/plume/internal/webtest"
 	"github.com/plumehq/plume/shared/auth"
@@ -38,6 +43,10 @@ type API struct {
 	S3        *blobtest.Counter
 	Auth      *ddb.AuthStore
 	A, B      Tenant
+	// DDBFaults and S3Faults are the fault proxies the API's DynamoDB and S3 clients send
+	// through when Options.Faults is set, nil otherwise. Their rules, counts and logs start
+	// empty: setting the tenants up goes through them, then New resets them.
+	DDBFaults, S3Faults *faultproxy.Proxy
 }
 
 // Tenant is a project and a key of it.
@@ -51,6 +60,26 @@ type Options struct {
 	Config func(*config.Config)
 	// Clock, when set, is the time the tracing service reads.
 	Clock func() time.Time
+	// Faults puts a fault proxy (internal/faultproxy) between the API and DynamoDB Local, and
+	// another between the API and S3 (API.DDBFaults, API.S3Faults). Their clients make at most
+	// two attempts (faultAttempts) a millisecond apart, so that a fault on every request fails
+	// a request at once, with the SDK's usual choice of what to retry. Every store of API.Env
+	// goes through the proxies, so a test removes its rules (Reset) before it reads back.
+	Faults bool
+}
+
+// faultAttempts is how many times the faulted clients send a request: once, and one retry.
+const faultAttempts = 2
+
+// fastRetryer retries as the SDK's standard retryer does (the same errors), but at most
+// faultAttempts attempts, after a millisecond, and without the retry quota that a run of
+// injected faults would exhaust (and then answer the quota's error instead of the fault's).
+func fastRetryer() aws.Retryer {
+	return retry.NewStandard(func(o *retry.StandardOptions) {
+		o.MaxAttempts = faultAttempts
+		o.Backoff = retry.BackoffDelayerFunc(func(int, error) (time.Duration, error) { return time.Millisecond, nil })
+		o.RateLimiter = ratelimit.None
+	})
 }
 
 // New starts the API for t: every function of the stack, built by the composition root as
@@ -59,6 +88,17 @@ func New(t testing.TB, o Options) *API {
 	t.Helper()
 	client, counter, name := ddbtest.NewTable(t)
 	blobs, s3Counter, s3URL := blobtest.New(t)
+	var ddbFaults, s3Faults *faultproxy.Proxy
+	if o.Faults {
+		ddbFaults = faultproxy.New(t, ddbtest.Endpoint(t))
+		client = dynamodb.New(client.Options(), func(do *dynamodb.Options) {
+			do.BaseEndpoint = aws.String(ddbFaults.URL())
+			do.RetryMaxAttempts = 0 // the retryer's own
+			do.Retryer = fastRetryer()
+		})
+		s3Faults = faultproxy.New(t, s3URL)
+		blobs = blobtest.StoreAt(s3Faults.URL(), s3Counter, func(c *aws.Config) { c.Retryer = fastRetryer })
+	}
 	cfg := config.Config{Table: name, AuthCacheTTL: auth.MaxCacheTTL, FeedbackLinkRate: o.LinkRate}
 	if o.Config != nil {
 		o.Config(&cfg)
@@ -69,12 +109,17 @@ func New(t testing.TB, o Options) *API {
 	}
 	env := app.NewEnv(cfg, app.Clients{DynamoDB: client, Blobs: blobs}, opts...)
 	authStore := ddb.NewAuthStore(env.Table())
-	api := &API{Env: env, Table: env.Table(), TableName: name, S3URL: s3URL, Blobs: blobs, DDB: counter, S3: s3Counter, Auth: authStore}
+	api := &API{Env: env, Table: env.Table(), TableName: name, S3URL: s3URL, Blobs: blobs, DDB: counter, S3: s3Counter, Auth: authStore,
+		DDBFaults: ddbFaults, S3Faults: s3Faults}
 	api.A, api.B = webtest.NewTenant(t, authStore), webtest.NewTenant(t, authStore)
 	h, err := stack.Handler(env)
 	require.NoError(t, err)
 	api.Handler = h
 	counter.Reset()
+	if o.Faults {
+		ddbFaults.Reset()
+		s3Faults.Reset()
+	}
 	return api
 }
 

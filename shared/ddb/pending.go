@@ -39,10 +39,12 @@ import (
 //
 // A span change counts only if its summary was stored (resolve): the span's summary was
 // written by that write, or by a later write whose own change replaced it (a chain through the
-// pending items' "replaces" links). A change whose summary is not stored is dropped only when
-// its write is settled, that is its request no longer puts summaries: the healer's own writes,
-// or writes older than trace.PendingGrace. Until then the item waits, and so does any item
-// whose counted change replaced one of a waiting item. So a crash, a throttle or a timeout
+// pending items' "replaces" links). A change whose summary is not stored is dropped when its
+// put can never take effect (it was conditioned on a version that is gone: the span now exists,
+// or its write id moved on, as after a re-send stored it), or when its write is settled, that
+// is its request no longer puts summaries: the healer's own writes, or writes older than
+// trace.PendingGrace. Until then the item waits, and so does any item whose counted change
+// replaced one of a waiting item. So a crash, a throttle or a timeout
 // between or inside any of these requests leaves either pending items that a later heal
 // decides, or nothing, and no order of failures counts a change twice or counts a span that
 // was not stored. Only the pending item is written before the summaries, so the summaries
@@ -249,9 +251,18 @@ func (s *TraceStore) WriteTrace(ctx context.Context, projectID string, w trace.T
 				return err
 			}
 			in := &dynamodb.PutItemInput{TableName: &s.t.name, Item: item, ConditionExpression: aws.String("attribute_not_exists(PK)")}
-			if p.Prev != nil {
+			switch {
+			case p.Prev != nil && p.Prev.WriteID != "":
+				// Write ids are unique: once the summary is replaced, this put can never land.
+				prev, err := binaryID(p.Prev.WriteID)
+				if err != nil {
+					return err
+				}
+				in.ConditionExpression = aws.String("w = :prev")
+				in.ExpressionAttributeValues = map[string]types.AttributeValue{":prev": &types.AttributeValueMemberB{Value: prev}}
+			case p.Prev != nil:
 				in.ConditionExpression = aws.String("ua = :prev")
-				in.ExpressionAttributeValues = map[string]types.AttributeValue{":prev": num(p.Prev.UnixMicro())}
+				in.ExpressionAttributeValues = map[string]types.AttributeValue{":prev": num(p.Prev.UpdatedAt.UnixMicro())}
 			}
 			_, err = s.t.api.PutItem(gctx, in)
 			switch {
@@ -478,11 +489,12 @@ func (s *TraceStore) summaryWrites(ctx context.Context, projectID string, pend [
 // A change of span s by write W is counted when W's summary put took effect: W's own writer saw
 // it succeed (stored), or the summary now stored for s (writes) was written by W, or by a later
 // write whose change of s replaced W's (the chain of Prev links from there through the pending
-// changes of s). A change
-// that is not on the chain is dropped, but only when W is settled: its request no longer puts
-// summaries (the caller's own, or older than trace.PendingGrace). An item with undecided
-// changes waits, and so does an item with a counted change that replaced the change of a
-// waiting item (its difference is relative to the waiting one's version).
+// changes of s). A change that is not on the chain is dropped when its put can never take
+// effect (its condition names a version that is gone: a re-send that stored the span decides
+// the failed write at once), or when W is settled: its request no longer puts summaries (the
+// caller's own, or older than trace.PendingGrace). An item with undecided changes waits, and so
+// does an item with a counted change that replaced the change of a waiting item (its
+// difference is relative to the waiting one's version).
 func resolve(pend []pendingItem, writes map[string]string, stored map[change]bool, settled func(pendingItem) bool) []pendingItem {
 	byChange := map[change]entryAttr{}
 	pendingWrite := map[string]bool{}
@@ -509,11 +521,18 @@ func resolve(pend []pendingItem, writes map[string]string, stored map[change]boo
 	for c := range stored {
 		walk(c.write, c.span)
 	}
+	// dead reports whether a change's summary put can never take effect: its condition names
+	// a version that is gone (a new span that now exists, or a replaced write id; nothing
+	// deletes summaries and write ids are unique).
+	dead := func(e entryAttr) bool {
+		w, exists := writes[idOf(e.Span)]
+		return exists && (e.New || (len(e.Prev) > 0 && w != idOf(e.Prev)))
+	}
 	ready := map[string]bool{}
 	for _, p := range pend {
 		decided := true
 		for _, e := range p.Entries {
-			if !counted[change{p.id(), idOf(e.Span)}] && !settled(p) {
+			if !counted[change{p.id(), idOf(e.Span)}] && !dead(e) && !settled(p) {
 				decided = false
 			}
 		}

@@ -166,7 +166,7 @@ func (s *Service) putRound(ctx context.Context, projectID string, spans []Span) 
 		body = append(body, '\n')
 		puts[i] = SummaryPut{Summary: Summarize(w.span, loc)}
 		if w.prev != nil {
-			puts[i].Prev = &w.prev.UpdatedAt
+			puts[i].Prev = w.prev
 		}
 	}
 	if err := s.blobs.Put(ctx, key, body, "application/x-ndjson"); err != nil {

@@ -50,10 +50,11 @@ type Location struct {
 }
 
 // SummaryPut writes a summary if the stored one is still the one it was based on: Prev is the
-// UpdatedAt of the summary read before (nil: the span must not exist yet).
+// summary read before (nil: the span must not exist yet), identified by its WriteID, or by its
+// UpdatedAt when it has none (a summary of an earlier release).
 type SummaryPut struct {
 	Summary Summary
-	Prev    *time.Time
+	Prev    *Summary
 }
 
 // TraceWrite is one write of a trace's changed spans: the pending delta they add to the trace,
@@ -180,9 +181,10 @@ type Index interface {
 	// HealTrace applies the trace's pending deltas that can be decided to the trace, records
 	// what they add to its session as the session's pending delta, and returns the trace's
 	// session ("" for none). own are the caller's writes, whose summary puts are all done; a
-	// span change of another write is counted once its summary is seen, and dropped only when
-	// that write is older than PendingGrace (its request has ended). Concurrent calls apply
-	// each change once.
+	// span change of another write is counted once its summary is seen, and dropped once its
+	// put can no longer take effect (the version it was conditioned on is gone) or that write
+	// is older than PendingGrace (its request has ended). Concurrent calls apply each change
+	// once.
 	HealTrace(ctx context.Context, projectID, traceID string, own ...Written) (sessionID string, err error)
 	// HealSession applies the session's pending deltas to the session.
 	HealSession(ctx context.Context, projectID, sessionID string) error

@@ -32,18 +32,33 @@ func New(t testing.TB) (*blob.Store, *Counter, string) {
 	}
 	t.Cleanup(func() { _ = srv.Close() })
 	counter := &Counter{counts: map[string]int{}}
-	cfg := aws.Config{
-		Region:       "us-east-1",
-		Credentials:  credentials.NewStaticCredentialsProvider(AccessKey, SecretKey, ""),
-		BaseEndpoint: aws.String(srv.URL()),
-		APIOptions:   []func(*middleware.Stack) error{counter.middleware},
-	}
-	store := blob.New(blob.NewClient(cfg, true), "plume-test")
+	store := StoreAt(srv.URL(), counter)
 	if err := store.EnsureBucket(context.Background()); err != nil {
 		t.Fatalf("create bucket: %v", err)
 	}
 	counter.Reset()
 	return store, counter, srv.URL()
+}
+
+// Bucket is the bucket New creates.
+const Bucket = "plume-test"
+
+// StoreAt returns a store of New's bucket reached at endpoint: the URL New returned, or that of
+// a proxy in front of it (internal/faultproxy). Its requests are counted in counter (nil: not
+// counted); opts change its AWS configuration (a retryer ...).
+func StoreAt(endpoint string, counter *Counter, opts ...func(*aws.Config)) *blob.Store {
+	cfg := aws.Config{
+		Region:       "us-east-1",
+		Credentials:  credentials.NewStaticCredentialsProvider(AccessKey, SecretKey, ""),
+		BaseEndpoint: aws.String(endpoint),
+	}
+	if counter != nil {
+		cfg.APIOptions = []func(*middleware.Stack) error{counter.middleware}
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	return blob.New(blob.NewClient(cfg, true), Bucket)
 }
 
 // Counter counts S3 requests by operation (PutObject, GetObject ...), one per attempt.
