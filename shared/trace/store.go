@@ -246,8 +246,9 @@ type Totals struct {
 }
 
 // Recount compares a trace's or session's stored aggregates with a recomputation from what it
-// is made of (a trace's span summaries, a session's traces). Pending is how many pending deltas
-// were not applied yet: until they are, the two may differ.
+// is made of (a trace's member spans, a session's traces). Pending is how many pending deltas
+// were not applied yet: until they are, spans of their writes may be missing from both (a span
+// becomes a member when its delta is applied), so Exact speaks for the applied part only.
 type Recount struct {
 	Stored   Totals
 	Computed Totals
