@@ -155,6 +155,17 @@ var functionCases = map[string]functionCase{
 			s3:        map[string][]string{"s3:GetObject": {"${Bucket.Arn}/spans/*"}},
 		},
 	},
+	"SweeperFunction": {
+		worker: true,
+		policy: policyCase{
+			actions: []string{
+				"dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem",
+			},
+			// Pending items are found through GSI2, never by Scan; heals read no single item,
+			// check no other item, and touch no object.
+			forbidden: []string{"dynamodb:Scan", "dynamodb:GetItem", "dynamodb:ConditionCheckItem", "s3:"},
+		},
+	},
 }
 
 func TestTemplateMatchesSchema(t *testing.T) {
@@ -339,6 +350,14 @@ Properties:
 			want:  []string{"SettingsFunction is a worker"},
 		},
 		{
+			name: "a worker nothing invokes",
+			change: func(_ *testing.T, tpl map[string]any, _ *string, _ map[string]functionCase) {
+				delete(mapAt(functionResource(tpl, "SweeperFunction"), "Properties"), "Events")
+			},
+			check: all,
+			want:  []string{"SweeperFunction is a worker without events"},
+		},
+		{
 			name: "a forbidden action",
 			change: func(t *testing.T, tpl map[string]any, _ *string, _ map[string]functionCase) {
 				policies := mapAt(functionResource(tpl, "TracingQueryFunction"), "Properties")["Policies"].([]any)
@@ -458,6 +477,7 @@ func checkRoutes(t checkT, tpl map[string]any, cases map[string]functionCase, id
 	events := httpAPIEvents(fn)
 	if fc.worker {
 		assert.Empty(t, events, "%s is a worker (no routes) in functionCases but has HttpApi events", id)
+		assert.NotEmpty(t, mapAt(mapAt(fn, "Properties"), "Events"), "%s is a worker without events: nothing invokes it", id)
 		return
 	}
 	require.NotEmpty(t, fc.routes, "functionCases[%s] lists no routes; a function without routes is a worker", id)
@@ -963,10 +983,21 @@ func stackRoutes(id string) []string {
 	return nil
 }
 
-// TestStackFunctionsAreDeployed: every function plume-local serves is a function of the template.
+// TestStackFunctionsAreDeployed: every function plume-local serves or runs is a function of the
+// template, and every worker of the template is one of the stack's workers.
 func TestStackFunctionsAreDeployed(t *testing.T) {
 	ids := functionIDs(loadTemplate(t))
 	for _, fn := range stack.Functions {
 		assert.Contains(t, ids, fn.Name, "internal/stack serves %s, which template.yaml does not deploy", fn.Name)
+	}
+	var workers []string
+	for _, w := range stack.Workers {
+		workers = append(workers, w.Name)
+		assert.Contains(t, ids, w.Name, "internal/stack runs %s, which template.yaml does not deploy", w.Name)
+	}
+	for id, fc := range functionCases {
+		if fc.worker {
+			assert.Contains(t, workers, id, "%s is a worker of template.yaml that internal/stack.Workers does not list", id)
+		}
 	}
 }

@@ -2,7 +2,8 @@
 // mounted on the same route keys template.yaml gives API Gateway, against DynamoDB (DynamoDB
 // Local, moto, LocalStack or AWS, from AWS_ENDPOINT_URL_DYNAMODB) and S3 (embedded gofakes3
 // with SigV4 checks unless AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL is set). It creates the
-// table and bucket, seeds a dev project and API key, prints how to call it, and stops cleanly on
+// table and bucket, seeds a dev project and API key, prints how to call it, runs the sweeper's
+// job every PLUME_SWEEP_INTERVAL (5m) as SweeperFunction's schedule does, and stops cleanly on
 // SIGINT or SIGTERM. `make dev` starts it with DynamoDB Local.
 package main
 

@@ -8,11 +8,13 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/google/uuid"
 
+	"github.com/plumehq/plume/functions/sweeper"
 	"github.com/plumehq/plume/infra"
 	"github.com/plumehq/plume/internal/app"
 	"github.com/plumehq/plume/internal/stack"
@@ -31,6 +33,8 @@ var localDefaults = map[string]string{
 	"TABLE_NAME":  "plume",
 	"BUCKET_NAME": "plume-local",
 	"AWS_REGION":  "us-east-1",
+	// As SweepSchedule's default in template.yaml.
+	"PLUME_SWEEP_INTERVAL": "5m",
 }
 
 // run starts the local stack and serves until ctx ends. Ready is announced on stdout.
@@ -44,6 +48,10 @@ func run(ctx context.Context, getenv func(string) string, stdout, stderr io.Writ
 	cfg, err := config.FromEnv(env)
 	if err != nil {
 		return err
+	}
+	sweepInterval, err := time.ParseDuration(env("PLUME_SWEEP_INTERVAL"))
+	if err != nil || sweepInterval <= 0 {
+		return fmt.Errorf("PLUME_SWEEP_INTERVAL %q: want a positive duration such as 5m", env("PLUME_SWEEP_INTERVAL"))
 	}
 	slog.SetDefault(web.NewLogger(stderr, cfg.LogLevel))
 
@@ -94,9 +102,20 @@ func run(ctx context.Context, getenv func(string) string, stdout, stderr io.Writ
 	if err != nil {
 		return err
 	}
+	sweep, err := sweeper.Function.Build(plume)
+	if err != nil {
+		return err
+	}
+	sweepCtx, stopSweeps := context.WithCancel(ctx)
+	var sweeps sync.WaitGroup
+	sweeps.Go(func() { every(sweepCtx, sweepInterval, sweep) })
+	defer func() {
+		stopSweeps()
+		sweeps.Wait()
+	}()
 
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
-	printBanner(stdout, base, dev, cfg, s3Endpoint, getenv)
+	printBanner(stdout, base, dev, cfg, s3Endpoint, sweepInterval, getenv)
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -112,6 +131,21 @@ func run(ctx context.Context, getenv func(string) string, stdout, stderr io.Writ
 	}
 	fmt.Fprintln(stdout, "plume-local stopped")
 	return nil
+}
+
+// every runs job each interval until ctx ends, as SweeperFunction's schedule does in a
+// deployment; the job logs its own outcome.
+func every(ctx context.Context, interval time.Duration, job app.Job) {
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			_ = job(ctx)
+		}
+	}
 }
 
 // startS3 starts the embedded S3 server unless the SDK's configuration names an S3 endpoint.
@@ -183,7 +217,7 @@ func seed(ctx context.Context, store *ddb.AuthStore, getenv func(string) string,
 	return devProject{ProjectID: projectID, Key: secret}, nil
 }
 
-func printBanner(w io.Writer, base string, dev devProject, cfg config.Config, s3Endpoint string, getenv func(string) string) {
+func printBanner(w io.Writer, base string, dev devProject, cfg config.Config, s3Endpoint string, sweepInterval time.Duration, getenv func(string) string) {
 	s3 := "the SDK's configured endpoint"
 	if s3Endpoint != "" {
 		s3 = "embedded at " + s3Endpoint + " (SigV4 checked)"
@@ -195,6 +229,7 @@ Plume is running at %[1]s
   API key    : %[3]s
   DynamoDB   : %[4]s (table %[5]s)
   S3         : %[6]s (bucket %[7]s)
+  Sweeper    : every %[8]s (PLUME_SWEEP_INTERVAL)
 
 Point the SDKs at it:
   export ZEROEVAL_API_URL=%[1]s ZEROEVAL_BASE_URL=%[1]s ZEROEVAL_API_KEY=%[3]s
@@ -206,5 +241,5 @@ Try:
   curl -s '%[1]s/v1/prompts/support-bot?tag=latest' -H 'Authorization: Bearer %[3]s'
 
 Ctrl-C stops everything.
-`, base, dev.ProjectID, dev.Key, dynamo, cfg.Table, s3, cfg.Bucket)
+`, base, dev.ProjectID, dev.Key, dynamo, cfg.Table, s3, cfg.Bucket, sweepInterval)
 }

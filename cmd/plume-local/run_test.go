@@ -15,7 +15,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/plumehq/plume/functions/sweeper"
+	"github.com/plumehq/plume/shared/ddb"
 	"github.com/plumehq/plume/shared/ddb/ddbtest"
+	"github.com/plumehq/plume/shared/trace"
 )
 
 // startLocal runs plume-local on a free port against DynamoDB Local with a fresh table name and
@@ -148,4 +151,41 @@ func TestPlumeLocalRejectsBadDevProject(t *testing.T) {
 	err := run(context.Background(), func(k string) string { return env[k] }, io.Discard, io.Discard)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "PLUME_DEV_PROJECT_ID")
+}
+
+// TestPlumeLocalSweeps: plume-local runs the sweeper's job on its interval, as the schedule
+// does in a deployment: a trace that a failed request left unapplied gets its aggregate.
+func TestPlumeLocalSweeps(t *testing.T) {
+	table, project := "plume-local-test-"+uuid.NewString()[:8], uuid.NewString()
+	startLocal(t, map[string]string{"TABLE_NAME": table, "PLUME_DEV_PROJECT_ID": project, "PLUME_SWEEP_INTERVAL": "50ms"})
+	store := ddb.NewTraceStore(ddb.NewTable(ddbtest.Client(t, nil), table))
+	ctx, traceID, spanID := context.Background(), uuid.NewString(), uuid.NewString()
+	at := time.Now().UTC().Add(-sweeper.Grace - time.Minute)
+	_, err := store.WriteTrace(ctx, project, trace.TraceWrite{
+		ID:    uuid.Must(uuid.NewV7()).String(),
+		Delta: trace.TraceDelta{TraceID: traceID, MinStart: at, FirstName: "chat", At: at, Changes: []trace.SpanChange{{SpanID: spanID, New: true}}},
+		Puts: []trace.SummaryPut{{Summary: trace.Summary{
+			SpanID: spanID, TraceID: traceID, Name: "chat", Kind: "generic", StartedAt: at,
+			CreatedAt: at, UpdatedAt: at, Location: trace.Location{Key: "spans/unhealed.ndjson", Length: 100},
+		}}},
+	})
+	require.NoError(t, err)
+
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		traces, err := store.Traces(ctx, project, []string{traceID})
+		require.NoError(c, err)
+		require.Len(c, traces, 1)
+		assert.Equal(c, 1, traces[0].SpanCount)
+	}, 10*time.Second, 50*time.Millisecond, "no sweep applied the trace")
+}
+
+func TestPlumeLocalRejectsBadSweepInterval(t *testing.T) {
+	for _, interval := range []string{"0s", "-1m", "often"} {
+		t.Run(interval, func(t *testing.T) {
+			env := map[string]string{"TABLE_NAME": "plume-local-test-x", "PLUME_SWEEP_INTERVAL": interval}
+			err := run(context.Background(), func(k string) string { return env[k] }, io.Discard, io.Discard)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "PLUME_SWEEP_INTERVAL")
+		})
+	}
 }

@@ -77,6 +77,14 @@ func NewEnv(cfg config.Config, c Clients, opts ...Option) *Env {
 // errNoBucket is the error of every function that needs the bucket when none is configured.
 var errNoBucket = errors.New("BUCKET_NAME is not set")
 
+// Now is the Env's clock: the one given WithClock, else time.Now.
+func (e *Env) Now() time.Time {
+	if e.now != nil {
+		return e.now()
+	}
+	return time.Now()
+}
+
 // Table is the DynamoDB table.
 func (e *Env) Table() *ddb.Table { return e.table }
 

@@ -40,6 +40,16 @@ func Main(fn Function) {
 
 // build is Main up to the handler.
 func build(ctx context.Context, fn Function, getenv func(string) string) (http.Handler, error) {
+	env, err := envFrom(ctx, getenv)
+	if err != nil {
+		return nil, err
+	}
+	return fn.Build(env)
+}
+
+// envFrom is the Env of a deployed function: the configuration read from getenv, JSON logs on
+// stdout, the AWS clients of the SDK's own configuration.
+func envFrom(ctx context.Context, getenv func(string) string) (*Env, error) {
 	cfg, err := config.FromEnv(getenv)
 	if err != nil {
 		return nil, fmt.Errorf("bad configuration: %w", err)
@@ -49,7 +59,7 @@ func build(ctx context.Context, fn Function, getenv func(string) string) (http.H
 	if err != nil {
 		return nil, err
 	}
-	return fn.Build(NewEnv(cfg, ClientsFromAWS(cfg, awsCfg)))
+	return NewEnv(cfg, ClientsFromAWS(cfg, awsCfg)), nil
 }
 
 // Mount builds every function of fns from env and mounts each on its route keys, as API

@@ -13,14 +13,17 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/plumehq/plume/functions/sweeper"
 	"github.com/plumehq/plume/internal/apitest"
 	"github.com/plumehq/plume/internal/stack"
 	"github.com/plumehq/plume/shared/ddb/ddbtest"
 	"github.com/plumehq/plume/shared/lambdaemu"
 	"github.com/plumehq/plume/shared/lambdaemu/emutest"
+	"github.com/plumehq/plume/shared/trace"
 )
 
 // mainPackages reads the main package of every function from its Makefile target, the one SAM
@@ -66,6 +69,75 @@ func TestMainsStart(t *testing.T) {
 	}
 }
 
+// workerCases are how each worker of the stack is invoked and what its run must do: event is
+// its sample event under events/, the one its schedule sends; seed prepares work for the run
+// and returns the check that it was done.
+var workerCases = map[string]struct {
+	event string
+	seed  func(t *testing.T, api *apitest.API) (check func(t *testing.T))
+}{
+	"SweeperFunction": {event: "sweeper/scheduled.json", seed: seedUnhealedTrace},
+}
+
+// TestWorkerMainsStart builds the real bootstrap of every worker of the stack, as its Makefile
+// target does, runs it under the Runtime API emulator against DynamoDB Local, and invokes it
+// with its sample event: it must start, do its job and answer without an error.
+func TestWorkerMainsStart(t *testing.T) {
+	api := apitest.New(t, apitest.Options{})
+	mains := mainPackages(t)
+	var pkgs []string
+	for _, w := range stack.Workers {
+		pkgs = append(pkgs, mains[w.Name])
+	}
+	prebuild(t, pkgs)
+	for _, w := range stack.Workers {
+		t.Run(w.Name, func(t *testing.T) {
+			pkg, ok := mains[w.Name]
+			require.True(t, ok, "the Makefile has no build-%s target", w.Name)
+			tc, ok := workerCases[w.Name]
+			require.True(t, ok, "workerCases has no event for %s", w.Name)
+			event, err := os.ReadFile(filepath.Join("..", "..", "events", tc.event))
+			require.NoError(t, err)
+			check := tc.seed(t, api)
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			emu := start(t, ctx, pkg, functionEnv(t, api, "TABLE_NAME="+api.TableName))
+			raw, err := emu.Invoke(ctx, event)
+			require.NoError(t, err, "%s did not start or failed the invocation", w.Name)
+			assert.Equal(t, "null", string(raw))
+			check(t)
+		})
+	}
+}
+
+// seedUnhealedTrace leaves what a request that failed before its heal leaves, long enough ago
+// for the sweeper: a trace's pending delta and its span's summary. The check is that the trace
+// was applied.
+func seedUnhealedTrace(t *testing.T, api *apitest.API) func(t *testing.T) {
+	store, ctx := api.Env.Traces(), context.Background()
+	project, traceID, spanID := api.A.ProjectID, uuid.NewString(), uuid.NewString()
+	at := time.Now().UTC().Add(-sweeper.Grace - time.Minute)
+	end := at.Add(time.Second)
+	_, err := store.WriteTrace(ctx, project, trace.TraceWrite{
+		ID: uuid.Must(uuid.NewV7()).String(),
+		Delta: trace.TraceDelta{
+			TraceID: traceID, MinStart: at, MaxEnd: &end, FirstName: "chat", At: at,
+			Changes: []trace.SpanChange{{SpanID: spanID, New: true}},
+		},
+		Puts: []trace.SummaryPut{{Summary: trace.Summary{
+			SpanID: spanID, TraceID: traceID, Name: "chat", Kind: "generic", StartedAt: at, EndedAt: &end,
+			CreatedAt: at, UpdatedAt: at, Location: trace.Location{Key: "spans/unhealed.ndjson", Length: 100},
+		}}},
+	})
+	require.NoError(t, err)
+	return func(t *testing.T) {
+		traces, err := store.Traces(ctx, project, []string{traceID})
+		require.NoError(t, err)
+		require.Len(t, traces, 1, "the sweep applied the pending delta")
+		assert.Equal(t, 1, traces[0].SpanCount)
+	}
+}
+
 // TestMainCannotStart: a function whose configuration is incomplete exits at init, and the
 // emulator reports it, so a main that cannot start fails its test.
 func TestMainCannotStart(t *testing.T) {
@@ -77,6 +149,7 @@ func TestMainCannotStart(t *testing.T) {
 	}{
 		{"PromptsFunction", nil}, // no TABLE_NAME
 		{"TracingIngestFunction", []string{"TABLE_NAME=" + api.TableName, "BUCKET_NAME="}},
+		{"SweeperFunction", nil}, // a worker: no TABLE_NAME either
 	}
 	for _, tt := range tests {
 		t.Run(tt.function, func(t *testing.T) {

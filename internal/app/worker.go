@@ -1,0 +1,66 @@
+package app
+
+import (
+	"context"
+	"log/slog"
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-lambda-go/lambdacontext"
+
+	"github.com/plumehq/plume/shared/web"
+)
+
+// Worker is a Lambda function of template.yaml that serves no HTTP routes: an event source
+// such as an EventBridge schedule invokes it, and what it does does not depend on the event.
+type Worker struct {
+	// Name is the function's logical id in template.yaml ("SweeperFunction"), and its Makefile
+	// target is build-<Name>.
+	Name string
+	// Build makes the function's job from the Env, failing for configuration it cannot run
+	// with, as Function.Build does.
+	Build func(*Env) (Job, error)
+}
+
+// Job is one invocation of a Worker. The error it returns goes to the Lambda runtime, which
+// counts the invocation in the function's Errors metric: a job returns one when its run
+// failed as a whole, and logs what it did either way.
+type Job func(ctx context.Context) error
+
+// MainWorker is Main for a Worker: it builds w's job once, at init (a worker that cannot be
+// built logs why and exits 1), and runs it once per event, whatever the event holds (a
+// scheduled event, or {} from `aws lambda invoke`).
+func MainWorker(w Worker) {
+	job, err := buildWorker(context.Background(), w, os.Getenv)
+	if err != nil {
+		slog.Error("cannot start", "function", w.Name, "error", err)
+		os.Exit(1)
+	}
+	lambda.Start(jobHandler(job))
+}
+
+// buildWorker is MainWorker up to the job.
+func buildWorker(ctx context.Context, w Worker, getenv func(string) string) (Job, error) {
+	env, err := envFrom(ctx, getenv)
+	if err != nil {
+		return nil, err
+	}
+	return w.Build(env)
+}
+
+// jobHandler runs a Job as a Lambda handler. The job's logs carry the invocation's request
+// id, as the HTTP functions' logs carry theirs.
+type jobHandler Job
+
+var _ lambda.Handler = jobHandler(nil)
+
+// Invoke runs the job and answers null.
+func (h jobHandler) Invoke(ctx context.Context, _ []byte) ([]byte, error) {
+	if lc, ok := lambdacontext.FromContext(ctx); ok {
+		ctx = web.WithRequestID(ctx, lc.AwsRequestID)
+	}
+	if err := h(ctx); err != nil {
+		return nil, err
+	}
+	return []byte("null"), nil
+}
