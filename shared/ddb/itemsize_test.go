@@ -33,9 +33,11 @@ func TestSummaryItemUnderOneKB(t *testing.T) {
 	}
 	loc := trace.Location{Key: "spans/project=" + uuid + "/date=2026-11-22/hour=23/" + uuid + ".ndjson", Offset: 123456789, Length: 987654}
 	sum := trace.Summarize(span, loc)
+	sum.WriteID = uuid
 	require.NotEmpty(t, sum.PromptSlug)
 	item, err := marshal(toSummaryItem(uuid, sum))
 	require.NoError(t, err)
 	require.Contains(t, item, "ps")
+	require.Contains(t, item, "w")
 	assert.LessOrEqual(t, itemSize(item), 1024, "span summary item size")
 }

@@ -224,9 +224,8 @@ func (s *TraceStore) WriteTrace(ctx context.Context, projectID string, w trace.T
 	if len(w.Puts) > trace.MaxSpansPerWrite {
 		return nil, fmt.Errorf("write %s of trace %s: %d spans, at most %d", w.ID, w.Delta.TraceID, len(w.Puts), trace.MaxSpansPerWrite)
 	}
-	writeID, err := binaryID(w.ID)
-	if err != nil {
-		return nil, err
+	if _, err := uuid.Parse(w.ID); err != nil {
+		return nil, fmt.Errorf("write id %q: %w", w.ID, err)
 	}
 	pending, err := tracePending(projectID, w.ID, w.Delta)
 	if err != nil {
@@ -244,9 +243,9 @@ func (s *TraceStore) WriteTrace(ctx context.Context, projectID string, w trace.T
 	g.SetLimit(putConcurrency)
 	for i, p := range w.Puts {
 		g.Go(func() error {
-			it := toSummaryItem(projectID, p.Summary)
-			it.Write = writeID
-			item, err := marshal(it)
+			sum := p.Summary
+			sum.WriteID = w.ID
+			item, err := marshal(toSummaryItem(projectID, sum))
 			if err != nil {
 				return err
 			}

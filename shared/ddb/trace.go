@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/google/uuid"
 
 	"github.com/plumehq/plume/infra"
 	"github.com/plumehq/plume/shared/bound"
@@ -90,6 +91,9 @@ func toSummaryItem(projectID string, s trace.Summary) summaryItem {
 	if s.EndedAt != nil {
 		e := s.EndedAt.UnixMicro()
 		it.End = &e
+	}
+	if w, err := uuid.Parse(s.WriteID); err == nil {
+		it.Write = w[:]
 	}
 	return it
 }
