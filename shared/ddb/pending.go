@@ -393,13 +393,14 @@ func (s *TraceStore) HealTrace(ctx context.Context, projectID, traceID string, o
 func (s *TraceStore) healTrace(ctx context.Context, projectID, traceID string, own []trace.Written, settled func(pendingItem) bool) (string, error) {
 	pk := tracePK(projectID, traceID)
 	direct := true // update the session in the trace's transaction, until that contends
+	toHeal := ""   // the session, once a heal gave it a pending delta
 	for lost := 0; ; {
 		cur, pend, err := s.readPending(ctx, pk, skTrace)
 		if err != nil {
 			return "", err
 		}
 		if len(pend) == 0 {
-			return strAttr(cur, "ss"), nil
+			return strAttr(cur, "ss"), nil // a failed request may have left the session a delta
 		}
 		more := len(pend) > tracePendingPerHeal
 		pend = pend[:min(len(pend), tracePendingPerHeal)]
@@ -425,10 +426,11 @@ func (s *TraceStore) healTrace(ctx context.Context, projectID, traceID string, o
 			}
 		case err != nil:
 			return "", err
-		case !more && len(apply) == len(pend):
-			return sessionID, nil
-		case len(apply) < len(pend):
-			return sessionID, nil // the rest waits for its writers or the sweeper
+		default:
+			toHeal = cmp.Or(toHeal, sessionID)
+			if !more || len(apply) < len(pend) {
+				return toHeal, nil // the rest, if any, waits for its writers or the sweeper
+			}
 		}
 	}
 }
@@ -596,7 +598,7 @@ func btoi(b bool) int {
 }
 
 // applyTrace applies pend to the trace read as cur: the idempotent effects first, then one
-// transaction. It returns the trace's session.
+// transaction. It returns the trace's session when it gave it a pending delta (for HealSession).
 func (s *TraceStore) applyTrace(ctx context.Context, projectID, traceID string, cur map[string]types.AttributeValue, pend []pendingItem, direct bool) (string, error) {
 	pk := tracePK(projectID, traceID)
 	if cur == nil && !slices.ContainsFunc(pend, func(p pendingItem) bool { return !p.void }) {
@@ -709,6 +711,7 @@ func (s *TraceStore) applyTrace(ctx context.Context, projectID, traceID string, 
 	actions := append(make([]types.TransactWriteItem, 0, len(pend)+3), update)
 	actions = append(actions, deletes(s.t.name, pend)...)
 	sessionAt := -1 // the index of the session's update or pending delta in actions
+	toHeal := ""    // the session, when it got a pending delta
 	if agg.session != "" {
 		toSession.Trace = traceID
 		toSession.SessionTags = sessionTags
@@ -722,12 +725,15 @@ func (s *TraceStore) applyTrace(ctx context.Context, projectID, traceID string, 
 		sp := newPending(sessionPK(projectID, agg.session), last, uuid.Must(uuid.NewV7()).String())
 		sp.Trace, sp.Joined, sp.Errors, sp.Cost = toSession.Trace, toSession.Joined, toSession.Errors, costSum(toSession.Cost)
 		sp.Start, sp.End, sp.SessionName, sp.SessionTags = toSession.Start, toSession.End, toSession.SessionName, toSession.SessionTags
-		more, err := s.toSession(ctx, projectID, agg.session, sp, direct)
+		more, viaPending, err := s.toSession(ctx, projectID, agg.session, sp, direct)
 		if err != nil {
 			return "", err
 		}
 		sessionAt = len(actions)
 		actions = append(actions, more...)
+		if viaPending {
+			toHeal = agg.session
+		}
 	}
 	if _, err := s.t.api.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: actions}); err != nil {
 		if codes := cancellationCodes(err); sessionAt >= 0 && sessionAt < len(codes) && direct &&
@@ -739,7 +745,7 @@ func (s *TraceStore) applyTrace(ctx context.Context, projectID, traceID string, 
 		}
 		return "", storageErr("apply pending deltas of trace "+traceID, err)
 	}
-	return agg.session, nil
+	return toHeal, nil
 }
 
 // errSessionContended is a heal's transaction cancelled by its direct update of the session,
@@ -750,21 +756,23 @@ var errSessionContended = errors.New("session updated concurrently")
 // toSession is what a trace's heal writes for its session: the session's update itself when
 // direct and the session has no pending delta waiting (one transaction does it all), else the
 // session's pending delta sp, which HealSession applies.
-func (s *TraceStore) toSession(ctx context.Context, projectID, sessionID string, sp pendingItem, direct bool) ([]types.TransactWriteItem, error) {
+// It reports whether it wrote the pending delta.
+func (s *TraceStore) toSession(ctx context.Context, projectID, sessionID string, sp pendingItem, direct bool) ([]types.TransactWriteItem, bool, error) {
 	if direct {
 		cur, pend, err := s.readPending(ctx, sessionPK(projectID, sessionID), skSession)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if len(pend) == 0 {
-			return s.sessionActions(ctx, projectID, sessionID, cur, []pendingItem{sp})
+			actions, err := s.sessionActions(ctx, projectID, sessionID, cur, []pendingItem{sp})
+			return actions, false, err
 		}
 	}
 	item, err := marshal(sp)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return []types.TransactWriteItem{{Put: &types.Put{TableName: &s.t.name, Item: item}}}, nil
+	return []types.TransactWriteItem{{Put: &types.Put{TableName: &s.t.name, Item: item}}}, true, nil
 }
 
 // putSideItems writes what pending trace items add besides the trace's aggregate: the member

@@ -178,9 +178,10 @@ type Index interface {
 	// returns the ids whose condition failed (another writer changed the span first: read and
 	// merge again); the others are stored.
 	WriteTrace(ctx context.Context, projectID string, w TraceWrite) (conflicts []string, err error)
-	// HealTrace applies the trace's pending deltas that can be decided to the trace, records
-	// what they add to its session as the session's pending delta, and returns the trace's
-	// session ("" for none). own are the caller's writes, whose summary puts are all done; a
+	// HealTrace applies the trace's pending deltas that can be decided to the trace and what
+	// they add to its session, and returns the session when it may have pending deltas for
+	// HealSession ("" when the trace has none, or this heal updated it itself). own are the
+	// caller's writes, whose summary puts are all done; a
 	// span change of another write is counted once its summary is seen, and dropped once its
 	// put can no longer take effect (the version it was conditioned on is gone) or that write
 	// is older than PendingGrace (its request has ended). Concurrent calls apply each change
