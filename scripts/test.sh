@@ -31,3 +31,8 @@ export PLUME_TEST_DYNAMODB_URL=$EMULATOR_URL
 
 log "== go test -race"
 go test -race -count=1 -timeout 20m ${GOTESTFLAGS:-} ./...
+
+# The fake model server through the official OpenAI and Anthropic Go SDKs: a module of its own,
+# so that the SDKs stay out of the project's go.mod (shared/llm/fakemodel/sdkcompat).
+log "== go test: fake model server through the provider SDKs"
+(cd shared/llm/fakemodel/sdkcompat && go vet ./... && go test -race -count=1 ${GOTESTFLAGS:-} ./...)
