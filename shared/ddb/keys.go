@@ -151,3 +151,7 @@ func feedbackLinkPK(tokenHash string) string { return "FLINK#" + tokenHash }
 
 // feedbackLinksGSI1PK lists a project's feedback links (GSI1SK: their id).
 func feedbackLinksGSI1PK(projectID string) string { return "P#" + projectID + "#FLINKS" }
+
+// claimSK keys a judge's claim on a span (ClaimStore), in the span's partition: CLAIM#<judge>
+// sorts before EVAL#<judge>, FB#... and SPAN, and every reader of the partition ignores it.
+func claimSK(judgeID string) string { return "CLAIM#" + judgeID }
