@@ -455,30 +455,25 @@ func storedBy(own []trace.Written) map[change]bool {
 // puts succeeded, reads nothing.
 func (s *TraceStore) summaryWrites(ctx context.Context, projectID string, pend []pendingItem, stored map[change]bool) (map[string]string, error) {
 	seen := map[string]bool{}
-	var keys []map[string]types.AttributeValue
+	var ids []string
 	for _, p := range pend {
 		for _, e := range p.Entries {
 			if id := idOf(e.Span); !seen[id] && !stored[change{p.id(), id}] {
 				seen[id] = true
-				keys = append(keys, key(spanPK(projectID, id), skSpan))
+				ids = append(ids, id)
 			}
 		}
 	}
-	out := make(map[string]string, len(seen))
-	if len(keys) == 0 {
+	out := make(map[string]string, len(ids))
+	if len(ids) == 0 {
 		return out, nil
 	}
-	items, err := s.t.batchGet(ctx, keys)
+	sums, err := s.Summaries(ctx, projectID, ids)
 	if err != nil {
 		return nil, err
 	}
-	for _, it := range items {
-		id := strings.TrimPrefix(strAttr(it, infra.AttrPK), spanPK(projectID, ""))
-		if b, ok := it["w"].(*types.AttributeValueMemberB); ok {
-			out[id] = idOf(b.Value)
-		} else {
-			out[id] = ""
-		}
+	for id, sum := range sums {
+		out[id] = sum.WriteID
 	}
 	return out, nil
 }
@@ -847,21 +842,9 @@ func (s *TraceStore) spanExtent(ctx context.Context, projectID, traceID string, 
 	}
 	for _, sum := range sums {
 		start = minPtr(start, micros(sum.StartedAt))
-		end = maxPtr(end, optMicros(summaryEnd(sum)))
+		end = maxPtr(end, optMicros(sum.End()))
 	}
 	return start, end, nil
-}
-
-// summaryEnd is a span's end: ended_at, else started_at plus duration_ms, else nil.
-func summaryEnd(sum trace.Summary) *time.Time {
-	if sum.EndedAt != nil {
-		return sum.EndedAt
-	}
-	if sum.DurationMS != nil {
-		t := sum.StartedAt.Add(time.Duration(*sum.DurationMS * float64(time.Millisecond)))
-		return &t
-	}
-	return nil
 }
 
 // HealSession implements trace.Index.

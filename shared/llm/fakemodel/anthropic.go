@@ -115,15 +115,10 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, &c, http.StatusNotFound, errorDetail{message: "model: " + c.Model})
 		return
 	}
-	reply := s.decide(&c)
-	if !wait(r.Context(), reply.Latency) {
+	a, ok := s.answer(w, r, &c, Anthropic)
+	if !ok {
 		return
 	}
-	if reply.Status != 0 {
-		writeError(w, Anthropic, reply.Status, errorDetail{message: reply.ErrorMessage, retryAfter: reply.RetryAfter})
-		return
-	}
-	a := compose(&c, reply)
 	out := anthropicMessage{
 		ID: "msg_" + a.id, Type: "message", Role: "assistant", Model: c.Model,
 		Usage: anthropicUsage{

@@ -142,15 +142,10 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		})
 		return
 	}
-	reply := s.decide(&c)
-	if !wait(r.Context(), reply.Latency) {
+	a, ok := s.answer(w, r, &c, OpenAI)
+	if !ok {
 		return
 	}
-	if reply.Status != 0 {
-		writeError(w, OpenAI, reply.Status, errorDetail{message: reply.ErrorMessage, retryAfter: reply.RetryAfter})
-		return
-	}
-	a := compose(&c, reply)
 	finish := "stop"
 	switch {
 	case a.truncated:

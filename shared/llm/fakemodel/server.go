@@ -199,6 +199,21 @@ func (s *Server) knows(model string) bool {
 	return len(s.models) == 0 || slices.Contains(s.models, model)
 }
 
+// answer decides c's reply and serves what every wire format does alike: the reply's latency,
+// then its error status. ok is false when the response is already done (an error written, or
+// the client gone).
+func (s *Server) answer(w http.ResponseWriter, r *http.Request, c *Call, api API) (answer, bool) {
+	reply := s.decide(c)
+	if !wait(r.Context(), reply.Latency) {
+		return answer{}, false
+	}
+	if reply.Status != 0 {
+		writeError(w, api, reply.Status, errorDetail{message: reply.ErrorMessage, retryAfter: reply.RetryAfter})
+		return answer{}, false
+	}
+	return compose(c, reply), true
+}
+
 // wait sleeps d, returning false when ctx ends first.
 func wait(ctx context.Context, d time.Duration) bool {
 	if d <= 0 {
