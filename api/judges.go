@@ -194,24 +194,27 @@ type JudgeCriteria struct {
 // PassThreshold are null for binary judges; CriteriaScores is always an object. Unified
 // feedback embeds it in JudgeEvaluationItem (spec §2.5).
 type Evaluation struct {
-	ID                   string                    `json:"id"`
-	SpanID               string                    `json:"span_id"`
-	JudgeID              string                    `json:"judge_id"`
-	JudgeName            string                    `json:"judge_name"`
-	EvaluationType       string                    `json:"evaluation_type"`
-	EvaluationResult     bool                      `json:"evaluation_result"`
-	EvaluationReason     string                    `json:"evaluation_reason"`
-	ConfidenceScore      *float64                  `json:"confidence_score"`
-	Score                *float64                  `json:"score"`
-	ScoreMin             *float64                  `json:"score_min"`
-	ScoreMax             *float64                  `json:"score_max"`
-	PassThreshold        *float64                  `json:"pass_threshold"`
-	ModelUsed            string                    `json:"model_used"`
-	EvaluationDurationMS *float64                  `json:"evaluation_duration_ms"`
-	CriteriaScores       map[string]CriterionScore `json:"criteria_scores"`
-	HasUserFeedback      bool                      `json:"has_user_feedback"`
-	CreatedAt            time.Time                 `json:"created_at"`
-	UpdatedAt            time.Time                 `json:"updated_at"`
+	ID                   string   `json:"id"`
+	SpanID               string   `json:"span_id"`
+	JudgeID              string   `json:"judge_id"`
+	JudgeName            string   `json:"judge_name"`
+	EvaluationType       string   `json:"evaluation_type"`
+	EvaluationResult     bool     `json:"evaluation_result"`
+	EvaluationReason     string   `json:"evaluation_reason"`
+	ConfidenceScore      *float64 `json:"confidence_score"`
+	Score                *float64 `json:"score"`
+	ScoreMin             *float64 `json:"score_min"`
+	ScoreMax             *float64 `json:"score_max"`
+	PassThreshold        *float64 `json:"pass_threshold"`
+	ModelUsed            string   `json:"model_used"`
+	EvaluationDurationMS *float64 `json:"evaluation_duration_ms"`
+	// Cost is the judge model call's cost in USD; null when unknown. Not in spec §2.9: an
+	// addition SDKs ignore.
+	Cost            *float64                  `json:"cost"`
+	CriteriaScores  map[string]CriterionScore `json:"criteria_scores"`
+	HasUserFeedback bool                      `json:"has_user_feedback"`
+	CreatedAt       time.Time                 `json:"created_at"`
+	UpdatedAt       time.Time                 `json:"updated_at"`
 }
 
 // CriterionScore is a judge's verdict on one criterion (spec §2.5 criteria_scores; COMPAT.md
@@ -234,6 +237,7 @@ type EvaluationRequest struct {
 	Score                *float64                  `json:"score"`
 	ModelUsed            string                    `json:"model_used"`
 	EvaluationDurationMS *float64                  `json:"evaluation_duration_ms"`
+	Cost                 *float64                  `json:"cost"`
 	CriteriaScores       map[string]CriterionScore `json:"criteria_scores"`
 	CreatedAt            *time.Time                `json:"created_at"`
 }
@@ -261,3 +265,92 @@ type SpanEvaluations struct {
 	Evaluations []Evaluation `json:"evaluations"`
 	SpanID      string       `json:"span_id"`
 }
+
+// JudgePerformance answers GET /projects/{project_id}/judges/{judge_id}/performance: how far
+// the judge agrees with the people who calibrated its evaluations (calibration feedback, with
+// judge_id) submitted from StartDate to EndDate. N counts those calibrations; Verdict compares
+// pass/fail for every judge; Score compares scores and is null for a binary judge; Criteria
+// has one entry per criterion with comparable calibrations (always an array). Every rate is
+// null when there is nothing to compute it from, never 0. The spec does not define this
+// endpoint; the fields are Plume's.
+type JudgePerformance struct {
+	JudgeID        string               `json:"judge_id"`
+	EvaluationType string               `json:"evaluation_type"`
+	StartDate      time.Time            `json:"start_date"`
+	EndDate        time.Time            `json:"end_date"`
+	N              int                  `json:"n"`
+	Verdict        VerdictAgreement     `json:"verdict"`
+	Score          *ScoreAgreement      `json:"score"`
+	Criteria       []CriterionAgreement `json:"criteria"`
+}
+
+// VerdictAgreement is the judge's pass/fail against the person's, pass being the positive
+// class, over the N calibrations whose human verdict is known: Accuracy (TP+TN)/N, Cohen's
+// Kappa (null when N is 0 or when judge and people put everything in one class),
+// TruePositiveRate TP/(TP+FN) (null without a human pass) and TrueNegativeRate TN/(TN+FP)
+// (null without a human fail).
+type VerdictAgreement struct {
+	N                int           `json:"n"`
+	Accuracy         *float64      `json:"accuracy"`
+	Kappa            *float64      `json:"kappa"`
+	TruePositiveRate *float64      `json:"true_positive_rate"`
+	TrueNegativeRate *float64      `json:"true_negative_rate"`
+	Counts           VerdictCounts `json:"counts"`
+}
+
+// VerdictCounts is the confusion matrix of a VerdictAgreement: true_positive both pass,
+// false_positive only the judge passes, false_negative only the person passes, true_negative
+// both fail.
+type VerdictCounts struct {
+	TruePositive  int `json:"true_positive"`
+	FalsePositive int `json:"false_positive"`
+	FalseNegative int `json:"false_negative"`
+	TrueNegative  int `json:"true_negative"`
+}
+
+// ScoreAgreement is the judge's scores against the people's, over the N calibrations of a
+// scored evaluation: MeanAbsoluteError over those with an expected score (null without one),
+// and the shares of all N that were too high and too low (by the expected score, else by the
+// person's score_direction; null when N is 0).
+type ScoreAgreement struct {
+	N                 int         `json:"n"`
+	MeanAbsoluteError *float64    `json:"mean_absolute_error"`
+	TooHighShare      *float64    `json:"too_high_share"`
+	TooLowShare       *float64    `json:"too_low_share"`
+	Counts            ScoreCounts `json:"counts"`
+}
+
+// ScoreCounts are the counts behind a ScoreAgreement.
+type ScoreCounts struct {
+	WithExpectedScore int `json:"with_expected_score"`
+	TooHigh           int `json:"too_high"`
+	TooLow            int `json:"too_low"`
+}
+
+// CriterionAgreement is the agreement on one criterion of the judge, over the calibrations
+// that gave an expected score for it.
+type CriterionAgreement struct {
+	Key     string           `json:"key"`
+	Verdict VerdictAgreement `json:"verdict"`
+	Score   ScoreAgreement   `json:"score"`
+}
+
+// BackfillRequest is the body of POST /projects/{project_id}/judges/{judge_id}/backfill: how
+// many of the most recent spans the judge takes to evaluate (1 to 10,000). Count absent (or
+// no body) takes the judge's backfill setting.
+type BackfillRequest struct {
+	Count *int `json:"count"`
+}
+
+// Backfill answers POST .../backfill: the request, queued for the judge runner, which
+// evaluates the spans within minutes (those evaluated already for the same content are
+// skipped). Status is BackfillQueued.
+type Backfill struct {
+	JudgeID     string    `json:"judge_id"`
+	Count       int       `json:"count"`
+	Status      string    `json:"status"`
+	RequestedAt time.Time `json:"requested_at"`
+}
+
+// BackfillQueued is the status of an accepted backfill.
+const BackfillQueued = "queued"

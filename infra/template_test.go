@@ -137,10 +137,12 @@ var functionCases = map[string]functionCase{
 		policy: policyCase{
 			actions: []string{
 				"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query",
-				"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem",
+				"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem", "s3:PutObject",
 			},
-			// Judges are paused, never deleted; evaluations are replaced, never deleted; no S3.
-			forbidden: []string{"dynamodb:Scan", "dynamodb:DeleteItem", "s3:"},
+			// Judges are paused, never deleted; evaluations are replaced, never deleted. The
+			// only object it writes is a backfill request; it reads none.
+			forbidden: []string{"dynamodb:Scan", "dynamodb:DeleteItem", "s3:GetObject", "s3:DeleteObject", "s3:ListBucket"},
+			s3:        map[string][]string{"s3:PutObject": {"${Bucket.Arn}/backfills/*"}},
 		},
 	},
 	"FeedbackFunction": {
@@ -164,6 +166,19 @@ var functionCases = map[string]functionCase{
 			// Pending items are found through GSI2, never by Scan; heals read no single item,
 			// check no other item, and touch no object.
 			forbidden: []string{"dynamodb:Scan", "dynamodb:GetItem", "dynamodb:ConditionCheckItem", "s3:"},
+		},
+	},
+	"EvaluatorFunction": {
+		worker: true,
+		policy: policyCase{
+			actions: []string{
+				"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem",
+				"s3:GetObject", "sqs:SendMessage", "bedrock:InvokeModel", "secretsmanager:GetSecretValue",
+			},
+			// The runner reads spans and writes evaluations and claims: it deletes nothing,
+			// writes no object, and calls no model with anything but Converse/InvokeModel.
+			forbidden: []string{"dynamodb:Scan", "dynamodb:DeleteItem", "s3:PutObject", "s3:DeleteObject", "s3:ListBucket", "bedrock:InvokeModelWithResponseStream"},
+			s3:        map[string][]string{"s3:GetObject": {"${Bucket.Arn}/spans/*", "${Bucket.Arn}/backfills/*"}},
 		},
 	},
 }
@@ -824,6 +839,11 @@ func allowStatements(t checkT, policies any) []map[string]any {
 	require.True(t, ok, "Policies must be a list of inline policy documents, got %T", policies)
 	var out []map[string]any
 	for i, p := range list {
+		if cond, ok := p.(map[string]any)["Fn::If"].([]any); ok && len(cond) == 3 {
+			// A policy granted under a condition (!If [Cond, policy, !Ref AWS::NoValue]) is
+			// checked as if the condition held.
+			p = cond[1]
+		}
 		doc, ok := p.(map[string]any)
 		require.True(t, ok, "policy %d: managed policy %v; use an inline statement instead", i, p)
 		stmts, ok := doc["Statement"].([]any)

@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # Shared helpers of Plume's scripts: finding tools, fetching and starting DynamoDB Local (or
-# moto), waiting for ports, and stopping what was started by process id. Source it; it sets no
-# options of its own.
+# moto), starting moto for the other AWS services tests use (SQS, Secrets Manager), waiting for
+# ports, and stopping what was started by process id. Source it; it sets no options of its own.
 
 PLUME_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PLUME_CACHE=${PLUME_CACHE:-$PLUME_ROOT/.cache}
@@ -132,12 +132,45 @@ emulator_start() {
   log "${EMULATOR:-dynamodb-local} is listening on $EMULATOR_URL (pid $EMULATOR_PID, log $logfile)"
 }
 
-# emulator_stop stops the emulator by its process id and waits for it.
+# need_moto: make sure moto's server can run. It is a Python package (PyPI), not a Debian one.
+need_moto() {
+  python3 -c 'import moto.server' 2>/dev/null && return 0
+  die "moto's server is missing (the tests use it for SQS and Secrets Manager); it comes from PyPI:
+  python3 -m pip install --user 'moto[server]'  (the scripts run it as python3 -m moto.server)"
+}
+
+# aws_emulator_start: start moto's server on a free port for the AWS services tests use beside
+# DynamoDB (SQS, Secrets Manager). Sets AWS_EMULATOR_PID and AWS_EMULATOR_URL; emulator_stop
+# stops it.
+aws_emulator_start() {
+  local port logfile
+  need_moto
+  port=$(free_port)
+  mkdir -p "$PLUME_CACHE/logs"
+  logfile=$PLUME_CACHE/logs/moto-aws.log
+  python3 -m moto.server -H 127.0.0.1 -p "$port" >"$logfile" 2>&1 &
+  AWS_EMULATOR_PID=$!
+  wait_port "$port" "$AWS_EMULATOR_PID" moto "$logfile" || { emulator_stop; exit 1; }
+  AWS_EMULATOR_URL=http://127.0.0.1:$port
+  log "moto (SQS, Secrets Manager) is listening on $AWS_EMULATOR_URL (pid $AWS_EMULATOR_PID, log $logfile)"
+}
+
+# stop_pid PID: stop a process this script started, by its id, and wait for it: SIGTERM, then
+# SIGKILL after 5 s.
+stop_pid() {
+  local pid=$1
+  [ -n "$pid" ] || return 0
+  kill "$pid" 2>/dev/null || true
+  for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill -9 "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+}
+
+# emulator_stop stops the emulators that were started (emulator_start, aws_emulator_start) by
+# their process ids and waits for them.
 emulator_stop() {
-  [ -n "${EMULATOR_PID:-}" ] || return 0
-  kill "$EMULATOR_PID" 2>/dev/null || true
-  for _ in $(seq 1 50); do kill -0 "$EMULATOR_PID" 2>/dev/null || break; sleep 0.1; done
-  kill -9 "$EMULATOR_PID" 2>/dev/null || true
-  wait "$EMULATOR_PID" 2>/dev/null || true
+  stop_pid "${EMULATOR_PID:-}"
   EMULATOR_PID=
+  stop_pid "${AWS_EMULATOR_PID:-}"
+  AWS_EMULATOR_PID=
 }

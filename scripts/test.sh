@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # make test: every check of the project, on a fresh machine or a developer's. It starts DynamoDB
-# Local (downloading it once), runs vet, formatting, the Go tests with the race detector
-# (store, handler, template, emulator, headless-Chromium and end-to-end tests), cfn-lint, and a
-# build of every Lambda bootstrap; it stops what it started by process id, whatever happens.
+# Local (downloading it once) and moto (SQS and Secrets Manager), runs vet, formatting, the Go
+# tests with the race detector (store, handler, template, emulator, headless-Chromium and
+# end-to-end tests), cfn-lint, and a build of every Lambda bootstrap; it stops what it started
+# by process id, whatever happens.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$PLUME_ROOT"
@@ -10,6 +11,7 @@ cd "$PLUME_ROOT"
 need go
 need python3 python3
 need cfn-lint
+need_moto
 # The feedback-link page is tested in headless Chromium (functions/feedback).
 need chromium chromium
 
@@ -28,6 +30,8 @@ make --no-print-directory build
 
 emulator_start
 export PLUME_TEST_DYNAMODB_URL=$EMULATOR_URL
+aws_emulator_start
+export PLUME_TEST_AWS_URL=$AWS_EMULATOR_URL
 
 log "== go test -race"
 go test -race -count=1 -timeout 20m ${GOTESTFLAGS:-} ./...

@@ -24,6 +24,7 @@ import (
 	"github.com/plumehq/plume/shared/config"
 	"github.com/plumehq/plume/shared/ddb"
 	"github.com/plumehq/plume/shared/errs"
+	"github.com/plumehq/plume/shared/llm"
 	"github.com/plumehq/plume/shared/web"
 )
 
@@ -93,7 +94,13 @@ func run(ctx context.Context, getenv func(string) string, stdout, stderr io.Writ
 	if err := infra.CreateTable(ctx, client, cfg.Table); err != nil {
 		return err
 	}
-	plume := app.NewEnv(cfg, app.Clients{DynamoDB: client, Blobs: blobs})
+	models, simulated, stopModels, err := localModels(ctx, cfg, awsCfg, env)
+	if err != nil {
+		return err
+	}
+	defer stopModels()
+	plume := app.NewEnv(cfg, app.Clients{DynamoDB: client, Blobs: blobs,
+		Models: func(context.Context) (*llm.Client, error) { return models, nil }})
 	dev, err := seed(ctx, ddb.NewAuthStore(plume.Table()), getenv, time.Now())
 	if err != nil {
 		return fmt.Errorf("seed dev project: %w", err)
@@ -106,6 +113,11 @@ func run(ctx context.Context, getenv func(string) string, stdout, stderr io.Writ
 	if err != nil {
 		return err
 	}
+	stopJudges, err := judges(ctx, plume, blobs, awsCfg, env)
+	if err != nil {
+		return err
+	}
+	defer stopJudges()
 	sweepCtx, stopSweeps := context.WithCancel(ctx)
 	var sweeps sync.WaitGroup
 	sweeps.Go(func() { every(sweepCtx, sweepInterval, sweep) })
@@ -115,7 +127,7 @@ func run(ctx context.Context, getenv func(string) string, stdout, stderr io.Writ
 	}()
 
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
-	printBanner(stdout, base, dev, cfg, s3Endpoint, sweepInterval, getenv)
+	printBanner(stdout, base, dev, cfg, s3Endpoint, sweepInterval, judgesLine(models, simulated), getenv)
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -143,7 +155,7 @@ func every(ctx context.Context, interval time.Duration, job app.Job) {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
-			_ = job(ctx)
+			_ = job(ctx, nil)
 		}
 	}
 }
@@ -217,7 +229,17 @@ func seed(ctx context.Context, store *ddb.AuthStore, getenv func(string) string,
 	return devProject{ProjectID: projectID, Key: secret}, nil
 }
 
-func printBanner(w io.Writer, base string, dev devProject, cfg config.Config, s3Endpoint string, sweepInterval time.Duration, getenv func(string) string) {
+// judgesLine says which models judge, and loudly when the verdicts are simulated.
+func judgesLine(models *llm.Client, simulated string) string {
+	if simulated != "" {
+		return "SIMULATED verdicts: no model provider is configured, so judges call the fake model\n" +
+			"               server at " + simulated + " (set OPENAI_API_KEY, ANTHROPIC_API_KEY or\n" +
+			"               AWS_ENDPOINT_URL_BEDROCK_RUNTIME to judge with real models)"
+	}
+	return "default model " + models.JudgeModel() + " (PLUME_JUDGE_MODEL)"
+}
+
+func printBanner(w io.Writer, base string, dev devProject, cfg config.Config, s3Endpoint string, sweepInterval time.Duration, judges string, getenv func(string) string) {
 	s3 := "the SDK's configured endpoint"
 	if s3Endpoint != "" {
 		s3 = "embedded at " + s3Endpoint + " (SigV4 checked)"
@@ -230,6 +252,7 @@ Plume is running at %[1]s
   DynamoDB   : %[4]s (table %[5]s)
   S3         : %[6]s (bucket %[7]s)
   Sweeper    : every %[8]s (PLUME_SWEEP_INTERVAL)
+  Judges     : %[9]s
 
 Point the SDKs at it:
   export ZEROEVAL_API_URL=%[1]s ZEROEVAL_BASE_URL=%[1]s ZEROEVAL_API_KEY=%[3]s
@@ -241,5 +264,5 @@ Try:
   curl -s '%[1]s/v1/prompts/support-bot?tag=latest' -H 'Authorization: Bearer %[3]s'
 
 Ctrl-C stops everything.
-`, base, dev.ProjectID, dev.Key, dynamo, cfg.Table, s3, cfg.Bucket, sweepInterval)
+`, base, dev.ProjectID, dev.Key, dynamo, cfg.Table, s3, cfg.Bucket, sweepInterval, judges)
 }

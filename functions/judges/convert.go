@@ -112,7 +112,7 @@ func EvaluationOf(e judge.Evaluation) api.Evaluation {
 		ID: e.ID, SpanID: e.SpanID, JudgeID: e.JudgeID, JudgeName: e.JudgeName, EvaluationType: e.EvaluationType,
 		EvaluationResult: e.Result, EvaluationReason: e.Reason, ConfidenceScore: e.Confidence, Score: e.Score,
 		ScoreMin: e.ScoreMin, ScoreMax: e.ScoreMax, PassThreshold: e.PassThreshold, ModelUsed: e.Model,
-		EvaluationDurationMS: e.DurationMS, CriteriaScores: cs, HasUserFeedback: e.HasFeedback,
+		EvaluationDurationMS: e.DurationMS, Cost: e.Cost, CriteriaScores: cs, HasUserFeedback: e.HasFeedback,
 		CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt,
 	}
 }
@@ -124,7 +124,7 @@ func toEvaluationInputs(in []api.EvaluationRequest) []judge.EvaluationInput {
 	for i, r := range in {
 		out[i] = judge.EvaluationInput{
 			SpanID: r.SpanID, Result: r.EvaluationResult, Reason: r.EvaluationReason, Confidence: r.ConfidenceScore,
-			Score: r.Score, Model: r.ModelUsed, DurationMS: r.EvaluationDurationMS, CreatedAt: r.CreatedAt,
+			Score: r.Score, Model: r.ModelUsed, DurationMS: r.EvaluationDurationMS, Cost: r.Cost, CreatedAt: r.CreatedAt,
 		}
 		if r.CriteriaScores != nil {
 			out[i].CriteriaScores = make(map[string]judge.CriterionScore, len(r.CriteriaScores))

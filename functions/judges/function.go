@@ -11,6 +11,10 @@ var Function = app.Function{
 	Name:   "JudgesFunction",
 	Routes: Routes,
 	Build: func(e *app.Env) (http.Handler, error) {
-		return NewHandler(e.Judges(), e.JudgeStore(), e.Authn()), nil
+		blobs, err := e.Blobs()
+		if err != nil {
+			return nil, err
+		}
+		return NewHandler(e.Judges().WithBackfills(blobs), e.JudgeStore(), e.Authn()), nil
 	},
 }

@@ -2,6 +2,7 @@ package judges
 
 import (
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -167,21 +168,8 @@ func parseQuery(r *http.Request) (judge.Query, error) {
 	if q.Offset, err = intParam(v.Get("offset"), "offset", 0, 0, 1<<30); err != nil {
 		return q, err
 	}
-	for _, d := range []struct {
-		name  string
-		dst   *time.Time
-		isEnd bool
-	}{{"start_date", &q.Start, false}, {"end_date", &q.End, true}} {
-		if s := v.Get(d.name); s != "" {
-			t, err := parseDate(s, d.isEnd)
-			if err != nil {
-				return q, errs.Invalid("%s must be an ISO 8601 date or time, got %q", d.name, s)
-			}
-			*d.dst = t
-		}
-	}
-	if !q.Start.IsZero() && !q.End.IsZero() && q.End.Before(q.Start) {
-		return q, errs.Invalid("end_date is before start_date")
+	if q.Start, q.End, err = parseDates(v); err != nil {
+		return q, err
 	}
 	if s := v.Get("evaluation_result"); s != "" {
 		b, err := strconv.ParseBool(strings.ToLower(s))
@@ -197,6 +185,28 @@ func parseQuery(r *http.Request) (judge.Query, error) {
 		return q, errs.Invalid("feedback_state must be %q or %q, got %q", judge.WithFeedback, judge.WithoutFeedback, s)
 	}
 	return q, nil
+}
+
+// parseDates reads the start_date and end_date parameters (zero when absent): an end before
+// the start is invalid.
+func parseDates(v url.Values) (start, end time.Time, err error) {
+	for _, d := range []struct {
+		name  string
+		dst   *time.Time
+		isEnd bool
+	}{{"start_date", &start, false}, {"end_date", &end, true}} {
+		if s := v.Get(d.name); s != "" {
+			t, err := parseDate(s, d.isEnd)
+			if err != nil {
+				return time.Time{}, time.Time{}, errs.Invalid("%s must be an ISO 8601 date or time, got %q", d.name, s)
+			}
+			*d.dst = t
+		}
+	}
+	if !start.IsZero() && !end.IsZero() && end.Before(start) {
+		return time.Time{}, time.Time{}, errs.Invalid("end_date is before start_date")
+	}
+	return start, end, nil
 }
 
 // parseDate reads an ISO 8601 time, or a date: the start of that day (UTC) for a start bound,

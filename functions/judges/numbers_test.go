@@ -44,6 +44,8 @@ func TestJudgeNumbersOutOfRange(t *testing.T) {
 		{"record: score -1e-200", "POST", jp + "/" + scored + "/evaluations", []any{map[string]any{"span_id": spans[0], "score": -1e-200}}, "score"},
 		{"record: evaluation_duration_ms 1e200", "POST", jp + "/" + scored + "/evaluations", evaluation("evaluation_duration_ms", 1e200), "evaluation_duration_ms"},
 		{"record: evaluation_duration_ms 1e13", "POST", jp + "/" + scored + "/evaluations", evaluation("evaluation_duration_ms", 1e13), "evaluation_duration_ms"},
+		{"record: cost -1", "POST", jp + "/" + scored + "/evaluations", evaluation("cost", -1), "cost"},
+		{"record: cost 1e10", "POST", jp + "/" + scored + "/evaluations", evaluation("cost", 1e10), "cost"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 // Package judges is the judges HTTP area (spec §4.7 and the judge REST shape Plume defines):
-// judge definitions, their links to prompts, evaluations recorded by evaluators and every read of
-// evaluations and criteria. The Lambda entry point is functions/judges/lambda.
+// judge definitions, their links to prompts, evaluations recorded by evaluators, every read of
+// evaluations and criteria, and a judge's agreement with the people who calibrated it. The
+// Lambda entry point is functions/judges/lambda.
 package judges
 
 import (
@@ -30,6 +31,8 @@ func NewHandler(svc *judge.Service, store judge.Store, authn *auth.Authenticator
 	mux.HandleFunc("GET /projects/{project_id}/judges/{judge_id}/criteria", s.criteria)
 	mux.HandleFunc("GET /projects/{project_id}/judges/{judge_id}/evaluations", s.evaluations)
 	mux.HandleFunc("POST /projects/{project_id}/judges/{judge_id}/evaluations", s.record)
+	mux.HandleFunc("GET /projects/{project_id}/judges/{judge_id}/performance", s.performance)
+	mux.HandleFunc("POST /projects/{project_id}/judges/{judge_id}/backfill", s.backfill)
 	mux.HandleFunc("GET /projects/{project_id}/spans/{span_id}/evaluations", s.spanEvaluations)
 	mux.HandleFunc("PUT /projects/{project_id}/prompts/{slug}/judges/{judge_id}", s.link)
 	mux.HandleFunc("DELETE /projects/{project_id}/prompts/{slug}/judges/{judge_id}", s.unlink)

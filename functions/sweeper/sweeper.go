@@ -36,7 +36,7 @@ type Sweeper interface {
 // and left to the next run, which lists them again: the Errors metric says the sweeper as a
 // whole is not working, and the logs name the traces and sessions that are stuck.
 func NewJob(s Sweeper, now func() time.Time) app.Job {
-	return func(ctx context.Context) error {
+	return func(ctx context.Context, _ []byte) error {
 		before := now().UTC().Add(-Grace)
 		healed, err := s.Sweep(ctx, before)
 		switch {

@@ -42,7 +42,7 @@ func TestSweepHealsSettledDeltas(t *testing.T) {
 	writeUnhealed(t, store, project, recent, "", now.Add(-sweeper.Grace/2))
 
 	counter.Reset()
-	require.NoError(t, sweep(ctx))
+	require.NoError(t, sweep(ctx, nil))
 	// What SweeperFunction's policy in template.yaml grants (a transaction is authorised per
 	// contained action): a heal that starts sending another request needs it granted there.
 	assert.Subset(t, []string{"BatchGetItem", "Query", "PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems"},
@@ -71,7 +71,7 @@ func TestSweepHealsSettledDeltas(t *testing.T) {
 	assert.Equal(t, 1, r.Pending, "younger than the grace: left alone")
 
 	clock = now.Add(sweeper.Grace) // a later run
-	require.NoError(t, sweep(ctx))
+	require.NoError(t, sweep(ctx, nil))
 	traces, err = store.Traces(ctx, project, []string{recent})
 	require.NoError(t, err)
 	require.Len(t, traces, 1, "applied once old enough")
@@ -139,7 +139,7 @@ func TestJobErrors(t *testing.T) {
 			now := time.Date(2026, 11, 21, 22, 30, 0, 0, time.UTC)
 			s := &stubSweeper{healed: tt.healed, err: tt.err}
 
-			err := sweeper.NewJob(s, func() time.Time { return now })(context.Background())
+			err := sweeper.NewJob(s, func() time.Time { return now })(context.Background(), nil)
 
 			if tt.wantErr {
 				assert.ErrorIs(t, err, failed)

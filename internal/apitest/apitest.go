@@ -26,6 +26,7 @@ import (
 	"github.com/plumehq/plume/shared/config"
 	"github.com/plumehq/plume/shared/ddb"
 	"github.com/plumehq/plume/shared/ddb/ddbtest"
+	"github.com/plumehq/plume/shared/llm"
 )
 
 // API is the running API.
@@ -66,6 +67,9 @@ type Options struct {
 	// a request at once, with the SDK's usual choice of what to retry. Every store of API.Env
 	// goes through the proxies, so a test removes its rules (Reset) before it reads back.
 	Faults bool
+	// Models is the model client of the Env (app.Clients.Models): the judge runner's. Nil
+	// leaves the Env without one.
+	Models *llm.Client
 }
 
 // faultAttempts is how many times the faulted clients send a request: once, and one retry.
@@ -107,7 +111,11 @@ func New(t testing.TB, o Options) *API {
 	if o.Clock != nil {
 		opts = append(opts, app.WithClock(o.Clock))
 	}
-	env := app.NewEnv(cfg, app.Clients{DynamoDB: client, Blobs: blobs}, opts...)
+	clients := app.Clients{DynamoDB: client, Blobs: blobs}
+	if o.Models != nil {
+		clients.Models = func(context.Context) (*llm.Client, error) { return o.Models, nil }
+	}
+	env := app.NewEnv(cfg, clients, opts...)
 	authStore := ddb.NewAuthStore(env.Table())
 	api := &API{Env: env, Table: env.Table(), TableName: name, S3URL: s3URL, Blobs: blobs, DDB: counter, S3: s3Counter, Auth: authStore,
 		DDBFaults: ddbFaults, S3Faults: s3Faults}

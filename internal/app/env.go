@@ -1,11 +1,14 @@
 package app
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/plumehq/plume/shared/auth"
 	"github.com/plumehq/plume/shared/blob"
@@ -13,6 +16,8 @@ import (
 	"github.com/plumehq/plume/shared/ddb"
 	"github.com/plumehq/plume/shared/feedback"
 	"github.com/plumehq/plume/shared/judge"
+	"github.com/plumehq/plume/shared/llm"
+	"github.com/plumehq/plume/shared/llm/pricetable"
 	"github.com/plumehq/plume/shared/pricing"
 	"github.com/plumehq/plume/shared/prompt"
 	"github.com/plumehq/plume/shared/trace"
@@ -25,6 +30,28 @@ type Clients struct {
 	// Blobs is the bucket; nil when the configuration names none (functions that need it
 	// then fail to build).
 	Blobs *blob.Store
+	// Models builds the model client on first use, so that only the functions that call
+	// models read the provider keys (ModelsFromEnv); nil when the process calls no model.
+	Models func(context.Context) (*llm.Client, error)
+}
+
+// ModelsFromEnv builds the model client of a process: the providers' keys and endpoints from
+// the variables llm.ConfigFromEnv reads, through getenv, with the values of the Secrets
+// Manager secret cfg.ProviderSecret (when set) taking precedence; Bedrock signed with the AWS
+// credentials of awsCfg; every call priced from the shipped price table. The secret is read
+// once, here: a rotated key reaches new execution environments.
+func ModelsFromEnv(ctx context.Context, cfg config.Config, awsCfg aws.Config, getenv func(string) string) (*llm.Client, error) {
+	if cfg.ProviderSecret != "" {
+		withSecret, err := config.ProviderSecretEnv(ctx, secretsmanager.NewFromConfig(awsCfg), cfg.ProviderSecret, getenv)
+		if err != nil {
+			return nil, fmt.Errorf("read the provider keys (PLUME_PROVIDER_SECRET): %w", err)
+		}
+		getenv = withSecret
+	}
+	return llm.New(llm.ConfigFromEnv(getenv), llm.Options{
+		Pricer:         pricetable.New(pricing.Default()),
+		AWSCredentials: awsCfg.Credentials,
+	}), nil
 }
 
 // ClientsFromAWS builds the clients of a deployed function from the AWS configuration.
@@ -45,9 +72,10 @@ func ClientsFromAWS(cfg config.Config, awsCfg aws.Config) Clients {
 type Env struct {
 	Config config.Config
 
-	table *ddb.Table
-	blobs *blob.Store
-	now   func() time.Time
+	table  *ddb.Table
+	blobs  *blob.Store
+	models func(context.Context) (*llm.Client, error)
+	now    func() time.Time
 
 	authn        lazy[*auth.Authenticator]
 	traces       lazy[*ddb.TraceStore]
@@ -57,6 +85,7 @@ type Env struct {
 	judges       lazy[*ddb.JudgeStore]
 	feedback     lazy[*ddb.FeedbackStore]
 	links        lazy[*feedback.Links]
+	modelClient  lazy[*llm.Client]
 }
 
 // Option changes how an Env builds its services.
@@ -67,7 +96,7 @@ func WithClock(now func() time.Time) Option { return func(e *Env) { e.now = now 
 
 // NewEnv returns the Env of cfg over c.
 func NewEnv(cfg config.Config, c Clients, opts ...Option) *Env {
-	e := &Env{Config: cfg, table: ddb.NewTable(c.DynamoDB, cfg.Table), blobs: c.Blobs}
+	e := &Env{Config: cfg, table: ddb.NewTable(c.DynamoDB, cfg.Table), blobs: c.Blobs, models: c.Models}
 	for _, o := range opts {
 		o(e)
 	}
@@ -76,6 +105,10 @@ func NewEnv(cfg config.Config, c Clients, opts ...Option) *Env {
 
 // errNoBucket is the error of every function that needs the bucket when none is configured.
 var errNoBucket = errors.New("BUCKET_NAME is not set")
+
+// errNoModels is the error of every function that calls models in a process built without
+// them.
+var errNoModels = errors.New("this process has no model client")
 
 // Now is the Env's clock: the one given WithClock, else time.Now.
 func (e *Env) Now() time.Time {
@@ -161,7 +194,7 @@ func (e *Env) JudgeStore() *ddb.JudgeStore {
 }
 
 // Judges is the judge service.
-func (e *Env) Judges() *judge.Service { return judge.NewService(e.JudgeStore()) }
+func (e *Env) Judges() *judge.Service { return judge.NewService(e.JudgeStore(), e.FeedbackStore()) }
 
 // FeedbackStore stores human feedback and reads it back with evaluations.
 func (e *Env) FeedbackStore() *ddb.FeedbackStore {
@@ -178,6 +211,19 @@ func (e *Env) FeedbackLinks() *feedback.Links {
 		return feedback.NewLinks(ddb.NewLinkStore(e.table), e.Config.FeedbackLinkRate)
 	})
 }
+
+// Models is the model client (Clients.Models), built once.
+func (e *Env) Models(ctx context.Context) (*llm.Client, error) {
+	return e.modelClient.getErr(func() (*llm.Client, error) {
+		if e.models == nil {
+			return nil, errNoModels
+		}
+		return e.models(ctx)
+	})
+}
+
+// Claims are the judge claims of the evaluator.
+func (e *Env) Claims() *ddb.ClaimStore { return ddb.NewClaimStore(e.table) }
 
 // lazy is a value built once, on first use.
 type lazy[T any] struct {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/plumehq/plume/shared/config"
 	"github.com/plumehq/plume/shared/lambdahttp"
+	"github.com/plumehq/plume/shared/llm"
 	"github.com/plumehq/plume/shared/web"
 )
 
@@ -59,7 +60,9 @@ func envFrom(ctx context.Context, getenv func(string) string) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	return NewEnv(cfg, ClientsFromAWS(cfg, awsCfg)), nil
+	c := ClientsFromAWS(cfg, awsCfg)
+	c.Models = func(ctx context.Context) (*llm.Client, error) { return ModelsFromEnv(ctx, cfg, awsCfg, getenv) }
+	return NewEnv(cfg, c), nil
 }
 
 // Mount builds every function of fns from env and mounts each on its route keys, as API

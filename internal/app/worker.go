@@ -12,7 +12,8 @@ import (
 )
 
 // Worker is a Lambda function of template.yaml that serves no HTTP routes: an event source
-// such as an EventBridge schedule invokes it, and what it does does not depend on the event.
+// invokes it, such as an EventBridge schedule (the sweeper, which ignores its event) or S3
+// notifications (the evaluator, which reads the objects the event names).
 type Worker struct {
 	// Name is the function's logical id in template.yaml ("SweeperFunction"), and its Makefile
 	// target is build-<Name>.
@@ -22,14 +23,16 @@ type Worker struct {
 	Build func(*Env) (Job, error)
 }
 
-// Job is one invocation of a Worker. The error it returns goes to the Lambda runtime, which
-// counts the invocation in the function's Errors metric: a job returns one when its run
-// failed as a whole, and logs what it did either way.
-type Job func(ctx context.Context) error
+// Job is one invocation of a Worker with its event, the JSON the event source sent. The error
+// it returns goes to the Lambda runtime, which counts the invocation in the function's Errors
+// metric and, for an asynchronous invocation, retries the event and then sends it to the
+// function's failure destination: a job returns one when its run failed and should be tried
+// again, and logs what it did either way.
+type Job func(ctx context.Context, event []byte) error
 
 // MainWorker is Main for a Worker: it builds w's job once, at init (a worker that cannot be
 // built logs why and exits 1), and runs it once per event, whatever the event holds (a
-// scheduled event, or {} from `aws lambda invoke`).
+// scheduled event, an S3 notification, or {} from `aws lambda invoke`).
 func MainWorker(w Worker) {
 	job, err := buildWorker(context.Background(), w, os.Getenv)
 	if err != nil {
@@ -54,12 +57,12 @@ type jobHandler Job
 
 var _ lambda.Handler = jobHandler(nil)
 
-// Invoke runs the job and answers null.
-func (h jobHandler) Invoke(ctx context.Context, _ []byte) ([]byte, error) {
+// Invoke runs the job on the event and answers null.
+func (h jobHandler) Invoke(ctx context.Context, event []byte) ([]byte, error) {
 	if lc, ok := lambdacontext.FromContext(ctx); ok {
 		ctx = web.WithRequestID(ctx, lc.AwsRequestID)
 	}
-	if err := h(ctx); err != nil {
+	if err := h(ctx, event); err != nil {
 		return nil, err
 	}
 	return []byte("null"), nil

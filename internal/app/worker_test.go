@@ -36,7 +36,7 @@ func TestJobHandler(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			runs, requestID := 0, ""
-			h := jobHandler(func(ctx context.Context) error {
+			h := jobHandler(func(ctx context.Context, _ []byte) error {
 				runs++
 				requestID = web.RequestID(ctx)
 				return tt.err
@@ -60,7 +60,7 @@ func TestBuildWorker(t *testing.T) {
 	w := Worker{Name: "TestFunction", Build: func(e *Env) (Job, error) {
 		built++
 		assert.Equal(t, "plume-test", e.Config.Table)
-		return func(context.Context) error { return nil }, nil
+		return func(context.Context, []byte) error { return nil }, nil
 	}}
 	prev := slog.Default() // buildWorker sets the JSON logger, as a main does
 	t.Cleanup(func() { slog.SetDefault(prev) })

@@ -20,6 +20,7 @@ import (
 	"github.com/plumehq/plume/functions/sweeper"
 	"github.com/plumehq/plume/internal/apitest"
 	"github.com/plumehq/plume/internal/stack"
+	"github.com/plumehq/plume/shared/blob/blobtest"
 	"github.com/plumehq/plume/shared/ddb/ddbtest"
 	"github.com/plumehq/plume/shared/lambdaemu"
 	"github.com/plumehq/plume/shared/lambdaemu/emutest"
@@ -76,7 +77,8 @@ var workerCases = map[string]struct {
 	event string
 	seed  func(t *testing.T, api *apitest.API) (check func(t *testing.T))
 }{
-	"SweeperFunction": {event: "sweeper/scheduled.json", seed: seedUnhealedTrace},
+	"SweeperFunction":   {event: "sweeper/scheduled.json", seed: seedUnhealedTrace},
+	"EvaluatorFunction": {event: "evaluator/object-created.json", seed: func(*testing.T, *apitest.API) func(*testing.T) { return func(*testing.T) {} }},
 }
 
 // TestWorkerMainsStart builds the real bootstrap of every worker of the stack, as its Makefile
@@ -232,7 +234,7 @@ func functionEnv(t *testing.T, api *apitest.API, extra ...string) []string {
 	env := []string{
 		"BUCKET_NAME=plume-test",
 		"AWS_ENDPOINT_URL_DYNAMODB=" + ddbtest.Endpoint(t), "AWS_ENDPOINT_URL_S3=" + api.S3URL,
-		"AWS_ACCESS_KEY_ID=local", "AWS_SECRET_ACCESS_KEY=local", "AWS_REGION=us-east-1",
+		"AWS_ACCESS_KEY_ID=" + blobtest.AccessKey, "AWS_SECRET_ACCESS_KEY=" + blobtest.SecretKey, "AWS_REGION=us-east-1",
 	}
 	return append(env, extra...)
 }

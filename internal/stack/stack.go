@@ -8,6 +8,7 @@ package stack
 import (
 	"net/http"
 
+	"github.com/plumehq/plume/functions/evaluator"
 	"github.com/plumehq/plume/functions/feedback"
 	"github.com/plumehq/plume/functions/judges"
 	"github.com/plumehq/plume/functions/otlp"
@@ -32,6 +33,7 @@ var Functions = []app.Function{
 // Workers are every function of the stack that serves no HTTP route, in template.yaml's order.
 var Workers = []app.Worker{
 	sweeper.Function,
+	evaluator.Function,
 }
 
 // Handler is the whole API on one handler, every function mounted on its route keys.

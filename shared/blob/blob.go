@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -58,6 +59,7 @@ type Store struct {
 	presign *s3.PresignClient
 	bucket  string
 	region  string
+	created atomic.Pointer[func(key string)]
 }
 
 // New returns the store of bucket, reached through client.
@@ -68,6 +70,20 @@ func New(client *s3.Client, bucket string) *Store {
 		bucket:  bucket,
 		region:  client.Options().Region,
 	}
+}
+
+// Bucket is the bucket's name.
+func (s *Store) Bucket() string { return s.bucket }
+
+// OnCreated makes every successful Put call f with the object's key, after the write, as the
+// bucket's Object Created events reach their consumers in a deployment: plume-local runs the
+// judge runner on them in-process. f must not block; nil stops the calls.
+func (s *Store) OnCreated(f func(key string)) {
+	if f == nil {
+		s.created.Store(nil)
+		return
+	}
+	s.created.Store(&f)
 }
 
 // Put writes body under key, replacing any object there. contentType may be empty, and S3
@@ -90,6 +106,9 @@ func (s *Store) Put(ctx context.Context, key string, body []byte, contentType st
 	}
 	if _, err := s.api.PutObject(ctx, in); err != nil {
 		return storageErr(fmt.Sprintf("put object %q", key), err)
+	}
+	if f := s.created.Load(); f != nil {
+		(*f)(key)
 	}
 	return nil
 }

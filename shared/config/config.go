@@ -43,7 +43,20 @@ type Config struct {
 	// FeedbackLinkRate is PLUME_FEEDBACK_LINK_RATE: requests one feedback link serves per
 	// minute (0: the default, feedback.DefaultLinkRate).
 	FeedbackLinkRate int
+
+	// ProviderSecret is PLUME_PROVIDER_SECRET: the id (name or ARN) of the Secrets Manager
+	// secret that holds the model providers' keys ("" = the environment's variables only).
+	ProviderSecret string
+	// JudgeConcurrency is PLUME_JUDGE_CONCURRENCY: the judge model calls one evaluator runs at
+	// a time (0: the default, functions/evaluator.DefaultConcurrency).
+	JudgeConcurrency int
+	// JudgeProviderConcurrency is PLUME_JUDGE_PROVIDER_CONCURRENCY: of those, the calls to one
+	// provider (0: JudgeConcurrency).
+	JudgeProviderConcurrency int
 }
+
+// maxJudgeConcurrency caps the PLUME_JUDGE_*CONCURRENCY variables.
+const maxJudgeConcurrency = 256
 
 // maxAttachmentBytes caps PLUME_ATTACHMENT_MAX_BYTES: an attachment is held in memory.
 const maxAttachmentBytes = 1 << 30
@@ -106,6 +119,19 @@ func FromEnv(getenv func(string) string) (Config, error) {
 			return Config{}, fmt.Errorf("PLUME_FEEDBACK_LINK_RATE %q: want requests per minute from 1 to 100000", v)
 		}
 		c.FeedbackLinkRate = n
+	}
+	c.ProviderSecret = strings.TrimSpace(getenv("PLUME_PROVIDER_SECRET"))
+	for _, v := range []struct {
+		name string
+		dst  *int
+	}{{"PLUME_JUDGE_CONCURRENCY", &c.JudgeConcurrency}, {"PLUME_JUDGE_PROVIDER_CONCURRENCY", &c.JudgeProviderConcurrency}} {
+		if s := getenv(v.name); s != "" {
+			n, err := strconv.Atoi(s)
+			if err != nil || n < 1 || n > maxJudgeConcurrency {
+				return Config{}, fmt.Errorf("%s %q: want a number of calls from 1 to %d", v.name, s, maxJudgeConcurrency)
+			}
+			*v.dst = n
+		}
 	}
 	return c, nil
 }

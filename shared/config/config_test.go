@@ -31,6 +31,10 @@ func TestFromEnv(t *testing.T) {
 		{"attachment size not a number", map[string]string{"TABLE_NAME": "t", "PLUME_ATTACHMENT_MAX_BYTES": "10MB"}, Config{}, "PLUME_ATTACHMENT_MAX_BYTES"},
 		{"attachment URL TTL too long", map[string]string{"TABLE_NAME": "t", "PLUME_ATTACHMENT_URL_TTL": "200h"}, Config{}, "PLUME_ATTACHMENT_URL_TTL"},
 		{"attachment URL TTL below a second", map[string]string{"TABLE_NAME": "t", "PLUME_ATTACHMENT_URL_TTL": "500ms"}, Config{}, "PLUME_ATTACHMENT_URL_TTL"},
+		{"judges", map[string]string{"TABLE_NAME": "t", "PLUME_PROVIDER_SECRET": " plume/providers ", "PLUME_JUDGE_CONCURRENCY": "16", "PLUME_JUDGE_PROVIDER_CONCURRENCY": "4"},
+			Config{Table: "t", AuthCacheTTL: time.Minute, ProviderSecret: "plume/providers", JudgeConcurrency: 16, JudgeProviderConcurrency: 4}, ""},
+		{"judge concurrency zero", map[string]string{"TABLE_NAME": "t", "PLUME_JUDGE_CONCURRENCY": "0"}, Config{}, "PLUME_JUDGE_CONCURRENCY"},
+		{"provider concurrency too high", map[string]string{"TABLE_NAME": "t", "PLUME_JUDGE_PROVIDER_CONCURRENCY": "1000"}, Config{}, "PLUME_JUDGE_PROVIDER_CONCURRENCY"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

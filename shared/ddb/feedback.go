@@ -30,7 +30,8 @@ import (
 // (paginated) however many spans it has, and a session's is one Query per trace. Feedback on a
 // span not ingested yet goes to the project's orphan partition of GSI3, and expires after
 // OrphanTTL; a span, trace or session read moves orphans whose span has arrived under their
-// trace, for good (once: later reads find them there).
+// trace, for good (once: later reads find them there). Calibration feedback (with a judge) is
+// also indexed by judge and submission time in GSI2, for Calibrations.
 type FeedbackStore struct{ t *Table }
 
 var (
@@ -160,7 +161,9 @@ func (s *FeedbackStore) Target(ctx context.Context, projectID, slug, spanID, jud
 // PutFeedback implements feedback.Store with one UpdateItem: every field is set (or removed when
 // absent), id, creation time and the prompt index key are kept from an earlier record. Feedback
 // on a span not ingested yet is an orphan and expires OrphanTTL after this write; feedback on
-// a known span does not expire.
+// a known span does not expire. Calibration feedback is indexed under its judge in GSI2 at this
+// write's time, so that a submission again moves it to the newest of the judge's calibrations
+// (Calibrations).
 func (s *FeedbackStore) PutFeedback(ctx context.Context, f feedback.Feedback) (feedback.Feedback, error) {
 	judgeID := ""
 	if f.Calibration != nil {
@@ -194,6 +197,8 @@ func (s *FeedbackStore) PutFeedback(ctx context.Context, f feedback.Feedback) (f
 		{"un", f.CreatedBy.Name, f.CreatedBy.Name != ""},
 		{"lk", f.LinkID, f.LinkID != ""},
 		{"j", judgeID, judgeID != ""},
+		{infra.AttrGSI2PK, judgeCalibrationsGSI2PK(f.ProjectID, judgeID), judgeID != ""},
+		{infra.AttrGSI2SK, calibrationGSI2SK(f.UpdatedAt, f.SpanID, sk), judgeID != ""},
 	}
 	if c := f.Calibration; c != nil {
 		optional = append(optional,

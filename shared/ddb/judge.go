@@ -252,6 +252,7 @@ type evalItem struct {
 	Pass     *float64                        `dynamodbav:"pt,omitempty"`
 	Model    string                          `dynamodbav:"m,omitempty"`
 	Duration *float64                        `dynamodbav:"dm,omitempty"`
+	Cost     *float64                        `dynamodbav:"co,omitempty"`
 	Criteria map[string]judge.CriterionScore `dynamodbav:"cs,omitempty"`
 	Feedback bool                            `dynamodbav:"fb"`
 	Created  int64                           `dynamodbav:"ca"`
@@ -269,7 +270,7 @@ func toEvalItem(projectID string, e judge.Evaluation) evalItem {
 		GSI3PK: traceFeedbackGSI3PK(projectID, e.TraceID), GSI3SK: spanFeedbackGSI3SK(e.SpanID, sk),
 		ID: e.ID, Span: e.SpanID, Trace: e.TraceID, Judge: e.JudgeID, Name: e.JudgeName, Type: e.EvaluationType,
 		Result: &r, Reason: e.Reason, Conf: e.Confidence, Score: e.Score, Min: e.ScoreMin, Max: e.ScoreMax,
-		Pass: e.PassThreshold, Model: e.Model, Duration: e.DurationMS, Criteria: e.CriteriaScores,
+		Pass: e.PassThreshold, Model: e.Model, Duration: e.DurationMS, Cost: e.Cost, Criteria: e.CriteriaScores,
 		Feedback: e.HasFeedback, Created: e.CreatedAt.UnixMicro(), Updated: e.UpdatedAt.UnixMicro(),
 	}
 }
@@ -279,7 +280,7 @@ func (it evalItem) toEvaluation() judge.Evaluation {
 		ID: it.ID, SpanID: it.Span, TraceID: it.Trace, JudgeID: it.Judge, JudgeName: it.Name, EvaluationType: it.Type,
 		Result: it.Result != nil && *it.Result, Reason: it.Reason, Confidence: it.Conf, Score: it.Score,
 		ScoreMin: it.Min, ScoreMax: it.Max, PassThreshold: it.Pass, Model: it.Model, DurationMS: it.Duration,
-		CriteriaScores: it.Criteria, HasFeedback: it.Feedback,
+		Cost: it.Cost, CriteriaScores: it.Criteria, HasFeedback: it.Feedback,
 		CreatedAt: time.UnixMicro(it.Created).UTC(), UpdatedAt: time.UnixMicro(it.Updated).UTC(),
 	}
 }

@@ -102,7 +102,8 @@ func completionsPK(projectID, slug string) string { return "P#" + projectID + "#
 // feedback is one Query. GSI3 gathers them by trace once the span's trace is known; items about
 // spans not ingested yet wait in the project's orphan partition of GSI3 until a read finds the
 // span and moves them. Judges have a partition each; their evaluations are listed by judge and
-// time through GSI1.
+// time through GSI1, and their calibrations (feedback with a judge_id) by judge and submission
+// time through GSI2.
 const (
 	skJudge          = "JUDGE"
 	skFeedbackLink   = "FLINK"
@@ -134,6 +135,18 @@ func spanFeedbackGSI3SK(spanID, sk string) string { return spanID + "#" + sk }
 
 // promptFeedbackGSI1PK lists the feedback given through a prompt's completions, newest first.
 func promptFeedbackGSI1PK(projectID, slug string) string { return "P#" + projectID + "#PF#" + slug }
+
+// judgeCalibrationsGSI2PK lists a judge's calibration feedback (feedback with its judge_id) by
+// the time it was last submitted (calibrationGSI2SK), so that its calibrations in a window,
+// newest first, are one Query.
+func judgeCalibrationsGSI2PK(projectID, judgeID string) string {
+	return "P#" + projectID + "#JC#" + judgeID
+}
+
+// calibrationGSI2SK orders a judge's calibrations by submission time, then span and SK.
+func calibrationGSI2SK(at time.Time, spanID, sk string) string {
+	return timeIndexSK(at, spanFeedbackGSI3SK(spanID, sk))
+}
 
 func judgePK(projectID, judgeID string) string { return "P#" + projectID + "#J#" + judgeID }
 

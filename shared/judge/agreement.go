@@ -1,15 +1,32 @@
 package judge
 
-import "math"
+import (
+	"math"
+	"time"
+)
 
 // Pair is one calibrated evaluation: the judge's verdict on a span and a person's calibration
 // feedback on that verdict. ThumbsUp is the feedback's thumbs_up, which on calibration feedback
 // means the person agreed with the judge's verdict (as run.Correction reads it); it is not on
-// Calibration because it belongs to every feedback, not only to calibrations.
+// Calibration because it belongs to every feedback, not only to calibrations. Agreement reads
+// the verdicts, ThumbsUp and Calibration; Reason and CalibratedAt are for readers that show
+// the calibration (the evaluator's few-shot corrections).
 type Pair struct {
 	Evaluation  Evaluation
 	ThumbsUp    bool
 	Calibration Calibration
+	// Reason is the person's reason; "" when none was given.
+	Reason string
+	// CalibratedAt is when the person last submitted the feedback: a submission again replaces
+	// it, and makes it the newest calibration.
+	CalibratedAt time.Time
+}
+
+// CalibrationQuery selects a judge's calibrations by the time they were last submitted: within
+// [Start, End] (zero: open), and the Limit newest of those (0: all).
+type CalibrationQuery struct {
+	Start, End time.Time
+	Limit      int
 }
 
 // ScoreTolerance is the relative tolerance within which a judge's score equals the expected

@@ -39,6 +39,9 @@ type Evaluation struct {
 	PassThreshold  *float64
 	Model          string
 	DurationMS     *float64
+	// Cost is what the judge model's call cost in USD (evaluations by Plume's evaluator with a
+	// priced model, or an outside evaluator that says); nil when unknown.
+	Cost           *float64
 	CriteriaScores map[string]CriterionScore
 	// HasFeedback is set once someone gave calibration feedback on this evaluation.
 	HasFeedback bool
@@ -62,6 +65,7 @@ type EvaluationInput struct {
 	Score          *float64
 	Model          string
 	DurationMS     *float64
+	Cost           *float64
 	CriteriaScores map[string]CriterionScore
 	CreatedAt      *time.Time
 }
@@ -116,13 +120,16 @@ func buildEvaluation(j Judge, in EvaluationInput, now time.Time) (Evaluation, er
 	if in.DurationMS, err = checkOptional("evaluation_duration_ms", in.DurationMS, bound.DurationMS); err != nil {
 		return Evaluation{}, err
 	}
+	if in.Cost, err = checkOptional("cost", in.Cost, bound.Cost); err != nil {
+		return Evaluation{}, err
+	}
 	if in.Score, err = checkOptional("score", in.Score, bound.Score); err != nil {
 		return Evaluation{}, err
 	}
 	ev := Evaluation{
 		SpanID: spanID, JudgeID: j.ID, JudgeName: j.Name, EvaluationType: j.EvaluationType,
 		Reason: in.Reason, Confidence: in.Confidence, Model: in.Model, DurationMS: in.DurationMS,
-		ScoreMin: j.ScoreMin, ScoreMax: j.ScoreMax, PassThreshold: j.PassThreshold,
+		Cost: in.Cost, ScoreMin: j.ScoreMin, ScoreMax: j.ScoreMax, PassThreshold: j.PassThreshold,
 		CreatedAt: now, UpdatedAt: now,
 	}
 	if in.CreatedAt != nil {

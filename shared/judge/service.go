@@ -33,14 +33,28 @@ type Store interface {
 	SpanEvaluations(ctx context.Context, projectID, spanID string) ([]Evaluation, error)
 }
 
-// Service manages judges and records evaluations.
-type Service struct {
-	store Store
-	now   func() time.Time
+// Calibrations reads what people said about a judge's verdicts.
+type Calibrations interface {
+	// Calibrations returns the calibrated evaluations of a judge that q selects, newest
+	// calibration first: each person's latest calibration feedback on an evaluation, with the
+	// evaluation as it is now. Feedback on an evaluation that is not written (yet) is left out.
+	// An unknown judge has none.
+	Calibrations(ctx context.Context, projectID, judgeID string, q CalibrationQuery) ([]Pair, error)
 }
 
-// NewService returns a Service over store.
-func NewService(store Store) *Service { return &Service{store: store, now: time.Now} }
+// Service manages judges, records evaluations and measures judges against calibrations.
+type Service struct {
+	store        Store
+	calibrations Calibrations
+	backfills    Objects
+	now          func() time.Time
+}
+
+// NewService returns a Service over store, measuring judges against calibrations (the
+// feedback people gave on their verdicts, which the feedback store keeps).
+func NewService(store Store, calibrations Calibrations) *Service {
+	return &Service{store: store, calibrations: calibrations, now: time.Now}
+}
 
 // stamp is the time of a write: now, in UTC, at the microsecond the store keeps (shared/ddb
 // stores judge and evaluation times as Unix microseconds), so that a write answers the time
@@ -53,7 +67,8 @@ func Stamp(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
 // maxUpdateAttempts bounds the read-modify-write retries of a judge update under contention.
 const maxUpdateAttempts = 5
 
-// Create validates spec and stores a new judge of projectID made by user.
+// Create validates spec and stores a new judge of projectID made by user; a judge created
+// active with a backfill count asks for its backfill (WithBackfills).
 func (s *Service) Create(ctx context.Context, projectID, user string, spec Spec) (Judge, error) {
 	j, err := New(spec, projectID, uuid.NewString(), user, s.stamp())
 	if err != nil {
@@ -62,6 +77,7 @@ func (s *Service) Create(ctx context.Context, projectID, user string, spec Spec)
 	if err := s.store.CreateJudge(ctx, j); err != nil {
 		return Judge{}, err
 	}
+	s.backfillCreated(ctx, j, user)
 	return j, nil
 }
 
@@ -85,6 +101,21 @@ func (s *Service) Update(ctx context.Context, projectID, judgeID, user string, s
 			return Judge{}, err
 		}
 	}
+}
+
+// Performance measures a judge against the people who calibrated its evaluations, over the
+// calibrations submitted within [start, end] (zero: open): the judge (errs.CodeNotFound when
+// unknown) and Agreement over those calibrations.
+func (s *Service) Performance(ctx context.Context, projectID, judgeID string, start, end time.Time) (Judge, Performance, error) {
+	j, err := s.store.Judge(ctx, projectID, judgeID)
+	if err != nil {
+		return Judge{}, Performance{}, err
+	}
+	pairs, err := s.calibrations.Calibrations(ctx, projectID, j.ID, CalibrationQuery{Start: start, End: end})
+	if err != nil {
+		return Judge{}, Performance{}, err
+	}
+	return j, Agreement(j, pairs), nil
 }
 
 // Record validates and stores evaluations of a judge.

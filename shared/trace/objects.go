@@ -64,3 +64,17 @@ func AttachmentKey(projectID, spanID string, n int, sum []byte, contentType stri
 func UploadKey(projectID, spanID, contentType string) string {
 	return fmt.Sprintf("%supload-%s.%s", AttachmentPrefix(projectID, spanID), uuid.Must(uuid.NewV7()), Extension(contentType))
 }
+
+// ParseBatchKey returns the project of a batch object's key (BatchKey); ok is false for a key
+// that is not one.
+func ParseBatchKey(key string) (projectID string, ok bool) {
+	rest, found := strings.CutPrefix(key, "spans/project=")
+	if !found || !strings.HasSuffix(rest, ".ndjson") {
+		return "", false
+	}
+	projectID, rest, found = strings.Cut(rest, "/")
+	if !found || projectID == "" || !strings.HasPrefix(rest, "date=") {
+		return "", false
+	}
+	return projectID, true
+}

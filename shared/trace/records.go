@@ -20,7 +20,7 @@ const readConcurrency = 16
 // LoadRecords reads full span records from their batch objects: the wanted byte ranges of each
 // object are joined where they are close and fetched with one ranged GET per run, in parallel.
 // The result maps each id of locs to its span.
-func LoadRecords(ctx context.Context, blobs Blobs, locs map[string]Location) (map[string]Span, error) {
+func LoadRecords(ctx context.Context, blobs RangeReader, locs map[string]Location) (map[string]Span, error) {
 	type want struct {
 		id  string
 		loc Location

@@ -200,6 +200,11 @@ type Index interface {
 // Blobs stores batch objects.
 type Blobs interface {
 	Put(ctx context.Context, key string, body []byte, contentType string) error
+	RangeReader
+}
+
+// RangeReader reads byte ranges of objects: all LoadRecords needs.
+type RangeReader interface {
 	GetRange(ctx context.Context, key string, offset, length int64) ([]byte, error)
 }
 

@@ -36,7 +36,7 @@ type criterionAnswer struct {
 // judge.MaxReasonBytes), the confidence, meets_criteria as the result of a binary judge or the
 // score of a scored one (whose result BuildEvaluations derives from the pass threshold), the
 // criteria scores (reasons cut to judge.MaxCriterionReasonBytes), resp.Model as model_used
-// and resp.Duration as evaluation_duration_ms. The call's cost has no field in an evaluation.
+// resp.Duration as evaluation_duration_ms and resp.Cost as the cost when the model is priced.
 //
 // The answer is checked again here, whatever the client validated: an answer that is not a
 // JSON object, lacks reason, confidence, or the score or meets_criteria its judge type needs,
@@ -71,6 +71,10 @@ func Verdict(j judge.Judge, spanID string, resp llm.Response) (judge.EvaluationI
 	if resp.Duration > 0 {
 		ms := float64(resp.Duration) / 1e6
 		in.DurationMS = &ms
+	}
+	if resp.CostSource == llm.CostSourceTable {
+		cost := resp.Cost
+		in.Cost = &cost
 	}
 	if j.Scored() {
 		switch {

@@ -40,6 +40,7 @@ and the like). The table is --table, or TABLE_NAME when the flag is not given.`,
 		newCmdRecomputeTrace(f, t),
 		newCmdRecomputeSession(f, t),
 		newCmdSweep(f, t),
+		newCmdReplayEvaluations(f, t),
 	)
 	return cmd
 }

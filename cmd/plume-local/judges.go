@@ -1,0 +1,112 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/plumehq/plume/functions/evaluator"
+	"github.com/plumehq/plume/internal/app"
+	"github.com/plumehq/plume/shared/asyncinvoke"
+	"github.com/plumehq/plume/shared/blob"
+	"github.com/plumehq/plume/shared/config"
+	"github.com/plumehq/plume/shared/deadletter"
+	"github.com/plumehq/plume/shared/llm"
+	"github.com/plumehq/plume/shared/llm/fakemodel"
+)
+
+// localModels is the model client of plume-local: the real providers when any is configured
+// (a provider's key or base URL, Bedrock's endpoint, or PLUME_PROVIDER_SECRET), else the fake
+// model server started here, in-process, so that judges run with simulated verdicts and
+// nothing leaves the machine. simulated is the fake server's URL ("" for real providers);
+// stop stops it.
+func localModels(ctx context.Context, cfg config.Config, awsCfg aws.Config, env func(string) string) (client *llm.Client, simulated string, stop func(), err error) {
+	if cfg.ProviderSecret != "" || providersConfigured(env) || env("PLUME_FAKE_MODELS") == "0" {
+		client, err := app.ModelsFromEnv(ctx, cfg, awsCfg, env)
+		return client, "", func() {}, err
+	}
+	ln, err := net.Listen("tcp", orDefault(env("PLUME_FAKE_MODEL_ADDR"), "127.0.0.1:0"))
+	if err != nil {
+		return nil, "", nil, fmt.Errorf("start the fake model server (PLUME_FAKE_MODEL_ADDR): %w", err)
+	}
+	srv := &http.Server{Handler: fakemodel.New(), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	url := "http://" + ln.Addr().String()
+	fake := func(k string) string {
+		switch k {
+		case "OPENAI_BASE_URL":
+			return url + "/v1"
+		case "ANTHROPIC_BASE_URL":
+			return url
+		case "OPENAI_API_KEY", "ANTHROPIC_API_KEY":
+			return "sk-plume-local-fake"
+		}
+		return env(k)
+	}
+	client, err = app.ModelsFromEnv(ctx, cfg, awsCfg, fake)
+	return client, url, func() { _ = srv.Close() }, err
+}
+
+// providersConfigured reports whether the environment names any model provider.
+func providersConfigured(env func(string) string) bool {
+	for _, name := range llm.EnvNames() {
+		if name != "PLUME_JUDGE_MODEL" && env(name) != "" && !strings.HasPrefix(name, "AWS_") {
+			return true
+		}
+	}
+	return env("AWS_ENDPOINT_URL_BEDROCK_RUNTIME") != ""
+}
+
+// judges runs the judge runner on the bucket's new span batches and backfill requests,
+// in-process, as EventBridge and Lambda run EvaluatorFunction: each stored object becomes an
+// Object Created event, invoked asynchronously, retried twice (after PLUME_EVALUATOR_RETRY_DELAY
+// and twice that; Lambda waits 1 and 2 minutes) and then sent to the dead-letter queue
+// PLUME_EVALUATION_DLQ_URL (an SQS queue URL; without one, the give-up is logged). The
+// returned function stops taking events and waits for those in progress.
+func judges(ctx context.Context, plume *app.Env, blobs *blob.Store, awsCfg aws.Config, env func(string) string) (func(), error) {
+	runner, err := evaluator.FromEnv(ctx, plume)
+	if err != nil {
+		return nil, err
+	}
+	delay, err := time.ParseDuration(orDefault(env("PLUME_EVALUATOR_RETRY_DELAY"), "1m"))
+	if err != nil || delay <= 0 {
+		return nil, fmt.Errorf("PLUME_EVALUATOR_RETRY_DELAY %q: want a positive duration such as 1m", env("PLUME_EVALUATOR_RETRY_DELAY"))
+	}
+	cfg := asyncinvoke.Config{
+		Retries:     2,
+		Delay:       func(attempt int) time.Duration { return time.Duration(attempt) * delay },
+		Concurrency: max(plume.Config.JudgeConcurrency, 2),
+		FunctionArn: "arn:aws:lambda:local:000000000000:function:EvaluatorFunction",
+	}
+	if url := env("PLUME_EVALUATION_DLQ_URL"); url != "" {
+		q := deadletter.New(sqs.NewFromConfig(awsCfg), url)
+		cfg.OnFailure = q.Send
+	}
+	inv := asyncinvoke.New(runner.Handle, cfg)
+	blobs.OnCreated(func(key string) {
+		if !strings.HasPrefix(key, "spans/") && !strings.HasPrefix(key, "backfills/") {
+			return
+		}
+		payload, err := evaluator.ObjectEvent(blobs.Bucket(), key, time.Now())
+		if err != nil {
+			slog.Error("plume-local: object event not sent", "key", key, "error", err)
+			return
+		}
+		inv.Invoke(payload)
+	})
+	return func() {
+		blobs.OnCreated(nil)
+		closeCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := inv.Close(closeCtx); err != nil {
+			slog.Warn("plume-local: judge runs still in progress at exit", "error", err)
+		}
+	}, nil
+}

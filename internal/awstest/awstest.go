@@ -1,0 +1,106 @@
+// Package awstest gives tests the AWS services that DynamoDB Local does not emulate (SQS and
+// Secrets Manager): moto's server at the URL in PLUME_TEST_AWS_URL, which `make test` starts
+// and exports. A test that needs it fails, never skips, when the variable is unset, as
+// shared/ddb/ddbtest does for DynamoDB Local: a skipped test hides a broken setup.
+package awstest
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/google/uuid"
+)
+
+// EnvURL names the variable holding moto's endpoint.
+const EnvURL = "PLUME_TEST_AWS_URL"
+
+// region is the region every client signs for; moto keeps separate state per region.
+const region = "us-east-1"
+
+// cleanupTimeout bounds each deletion at the end of a test.
+const cleanupTimeout = 30 * time.Second
+
+// Endpoint returns moto's URL or fails t.
+func Endpoint(t testing.TB) string {
+	t.Helper()
+	url := os.Getenv(EnvURL)
+	if url == "" {
+		t.Fatalf("%s is not set: run the tests with `make test`, which starts moto, or start it yourself (python3 -m moto.server -p 5077) and export %s=http://127.0.0.1:5077", EnvURL, EnvURL)
+	}
+	return url
+}
+
+// SQS returns an SQS client for moto.
+func SQS(t testing.TB) *sqs.Client {
+	t.Helper()
+	url := Endpoint(t)
+	return sqs.New(sqs.Options{
+		Region:       region,
+		BaseEndpoint: aws.String(url),
+		Credentials:  credentials.NewStaticCredentialsProvider("test", "test", ""),
+	})
+}
+
+// SecretsManager returns a Secrets Manager client for moto.
+func SecretsManager(t testing.TB) *secretsmanager.Client {
+	t.Helper()
+	url := Endpoint(t)
+	return secretsmanager.New(secretsmanager.Options{
+		Region:       region,
+		BaseEndpoint: aws.String(url),
+		Credentials:  credentials.NewStaticCredentialsProvider("test", "test", ""),
+	})
+}
+
+// NewQueue creates a standard queue whose name is name plus a unique suffix, deletes it when t
+// ends, and returns its URL.
+func NewQueue(t testing.TB, name string) string {
+	t.Helper()
+	client := SQS(t)
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer cancel()
+	out, err := client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(uniqueName(name))})
+	if err != nil {
+		t.Fatalf("create queue %q in moto at %s: %v", name, Endpoint(t), err)
+	}
+	url := aws.ToString(out.QueueUrl)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+		defer cancel()
+		_, _ = client.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: &url})
+	})
+	return url
+}
+
+// NewSecret creates a secret whose name is name plus a unique suffix and whose SecretString
+// is value, deletes it (without recovery window) when t ends, and returns its name.
+func NewSecret(t testing.TB, name, value string) string {
+	t.Helper()
+	client := SecretsManager(t)
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer cancel()
+	id := uniqueName(name)
+	if _, err := client.CreateSecret(ctx, &secretsmanager.CreateSecretInput{Name: &id, SecretString: &value}); err != nil {
+		t.Fatalf("create secret %q in moto at %s: %v", name, Endpoint(t), err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+		defer cancel()
+		_, _ = client.DeleteSecret(ctx, &secretsmanager.DeleteSecretInput{SecretId: &id, ForceDeleteWithoutRecovery: aws.Bool(true)})
+	})
+	return id
+}
+
+// uniqueName appends a random suffix to name, so that tests running at once against one
+// server never share a queue or a secret. The result is valid as an SQS queue name (letters,
+// digits, hyphens and underscores, at most 80 characters) when name is.
+func uniqueName(name string) string {
+	return name + "-" + strings.ReplaceAll(uuid.NewString(), "-", "")[:16]
+}

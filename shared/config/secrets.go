@@ -1,0 +1,114 @@
+package config
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+
+	"github.com/plumehq/plume/shared/llm"
+)
+
+// SecretsAPI is the part of the Secrets Manager client ProviderSecretEnv uses.
+type SecretsAPI interface {
+	GetSecretValue(context.Context, *secretsmanager.GetSecretValueInput, ...func(*secretsmanager.Options)) (*secretsmanager.GetSecretValueOutput, error)
+}
+
+var _ SecretsAPI = (*secretsmanager.Client)(nil)
+
+// ProviderSecretEnv reads the Secrets Manager secret secretID (PLUME_PROVIDER_SECRET: its name
+// or ARN) once and returns a getenv for llm.ConfigFromEnv that answers with the secret's
+// values first and with getenv's for the names the secret does not set. A deployment keeps
+// its provider keys there rather than in the functions' environment, where anyone who can
+// read the function's configuration can read them.
+//
+// The secret's SecretString is a JSON object of string values named as the variables
+// llm.ConfigFromEnv reads (llm.EnvNames):
+//
+//	{"OPENAI_API_KEY": "sk-...", "ANTHROPIC_API_KEY": "sk-ant-...", "PLUME_JUDGE_MODEL": "openai/gpt-4o-mini"}
+//
+// An empty value counts as unset. Any other name, a value that is not a string, or a secret
+// that is not a JSON object is an error that names the secret and the offending names, never
+// a value: the error is logged. A name that does not look like a variable name is counted,
+// not shown, since it may be a key pasted where a name belongs.
+func ProviderSecretEnv(ctx context.Context, api SecretsAPI, secretID string, getenv func(string) string) (func(string) string, error) {
+	out, err := api.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: &secretID})
+	if err != nil {
+		return nil, fmt.Errorf("read secret %q: %w", secretID, err)
+	}
+	if out.SecretString == nil {
+		return nil, fmt.Errorf("secret %q has no SecretString (is it a binary secret?): want a JSON object of provider variables", secretID)
+	}
+	values, err := providerValues([]byte(*out.SecretString))
+	if err != nil {
+		return nil, fmt.Errorf("secret %q: %w", secretID, err)
+	}
+	return func(name string) string {
+		if v := values[name]; v != "" {
+			return v
+		}
+		return getenv(name)
+	}, nil
+}
+
+// providerValues decodes a provider secret. Its errors are its own, not encoding/json's: a
+// syntax error of encoding/json quotes the character it stopped at, which may be part of a
+// key.
+func providerValues(secret []byte) (map[string]string, error) {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(secret, &raw); err != nil {
+		return nil, errors.New("not a JSON object of provider variables")
+	}
+	known := llm.EnvNames()
+	values := make(map[string]string, len(raw))
+	var unknown, notString []string
+	hidden := 0
+	for name, v := range raw {
+		var s string
+		switch {
+		case !slices.Contains(known, name) && !isVariableName(name):
+			hidden++
+		case !slices.Contains(known, name):
+			unknown = append(unknown, name)
+		case json.Unmarshal(v, &s) != nil:
+			notString = append(notString, name)
+		default:
+			values[name] = strings.TrimSpace(s)
+		}
+	}
+	slices.Sort(unknown)
+	slices.Sort(notString)
+	var errs []error
+	if len(unknown) > 0 {
+		errs = append(errs, fmt.Errorf("unknown names %s (want names among %s)", strings.Join(unknown, ", "), strings.Join(known, ", ")))
+	}
+	if hidden > 0 {
+		// A name that is no variable name may be a value put where a name belongs.
+		errs = append(errs, fmt.Errorf("%d names that are not variable names (not shown: they may be keys put where names belong)", hidden))
+	}
+	if len(notString) > 0 {
+		errs = append(errs, fmt.Errorf("values of %s are not strings", strings.Join(notString, ", ")))
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return values, nil
+}
+
+// isVariableName reports whether s looks like an environment variable name (OPENAI_API_KEY):
+// at most 64 upper-case letters, digits and underscores, not starting with a digit.
+func isVariableName(s string) bool {
+	if s == "" || len(s) > 64 || s[0] >= '0' && s[0] <= '9' {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !(c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,182 @@
+package deadletter
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+)
+
+// API is the part of the SQS client a Queue uses.
+type API interface {
+	SendMessage(context.Context, *sqs.SendMessageInput, ...func(*sqs.Options)) (*sqs.SendMessageOutput, error)
+	ReceiveMessage(context.Context, *sqs.ReceiveMessageInput, ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error)
+	DeleteMessage(context.Context, *sqs.DeleteMessageInput, ...func(*sqs.Options)) (*sqs.DeleteMessageOutput, error)
+}
+
+var _ API = (*sqs.Client)(nil)
+
+// DefaultReplayMax is how many messages one Replay receives when ReplayOptions.Max is 0.
+const DefaultReplayMax = 1000
+
+// DefaultReplayWait is how long each receive waits for messages when ReplayOptions.WaitTime
+// is 0. A receive that waits (long polling) asks every SQS server, so its empty answer means
+// the queue holds no visible message; one that does not wait samples a few servers and may
+// answer empty while messages remain.
+const DefaultReplayWait = time.Second
+
+// maxBatch is the most messages one ReceiveMessage returns, as SQS allows.
+const maxBatch = 10
+
+// maxWait is the longest long poll SQS allows.
+const maxWait = 20 * time.Second
+
+// maxVisibilityTimeout is the longest visibility timeout SQS allows (12 hours).
+const maxVisibilityTimeout = 12 * time.Hour
+
+// ErrNoEvent is the error of a skipped message: its body is neither a destination record with
+// an event nor an event (not JSON at all).
+var ErrNoEvent = errors.New("deadletter: the message holds no event")
+
+// Queue is one dead-letter queue: an SQS queue that a function's on-failure destination (or
+// plume-local's asyncinvoke.Config.OnFailure) sends Records to.
+type Queue struct {
+	api API
+	url string
+}
+
+// New returns the queue at url.
+func New(api API, url string) *Queue {
+	return &Queue{api: api, url: url}
+}
+
+// Send writes r to the queue as Lambda does: its JSON is the message body. It has the
+// signature of asyncinvoke.Config.OnFailure.
+func (q *Queue) Send(ctx context.Context, r Record) error {
+	body, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("encode the record of request %s: %w", r.RequestContext.RequestID, err)
+	}
+	if _, err := q.api.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &q.url, MessageBody: aws.String(string(body))}); err != nil {
+		return fmt.Errorf("send the record of request %s to %s: %w", r.RequestContext.RequestID, q.url, err)
+	}
+	return nil
+}
+
+// ReplayOptions bound and tune one Replay.
+type ReplayOptions struct {
+	// Max is the most messages received, whatever becomes of them (0: DefaultReplayMax).
+	// It bounds a replay of a queue that keeps filling, or whose failed messages become
+	// visible again while it runs.
+	Max int
+	// VisibilityTimeout hides each received message from other consumers, and from this
+	// replay, for this long (whole seconds, up to 12 hours); a message whose event failed
+	// becomes visible again when it ends. 0: the queue's own visibility timeout (30 seconds
+	// unless the queue sets another). Make it longer than the replay lasts, or a failed
+	// message comes back during the same replay and is tried and counted again (within Max).
+	VisibilityTimeout time.Duration
+	// WaitTime is how long each receive waits for a message before the queue counts as
+	// empty (whole seconds, up to 20; 0: DefaultReplayWait).
+	WaitTime time.Duration
+}
+
+// ReplayResult counts what one Replay did. When Replay returns no error, every received
+// message is counted once more, as replayed, failed or skipped; when it stops on an error,
+// the messages of the batch it was at that it did not finish are counted only as received
+// (they become visible again after their visibility timeout).
+type ReplayResult struct {
+	// Received is the number of messages received.
+	Received int
+	// Replayed is the number of messages whose event was handled and that were deleted.
+	Replayed int
+	// Failed is the number of messages whose event the handler failed; they stay on the
+	// queue and become visible again after their visibility timeout.
+	Failed int
+	// Skipped is the number of messages that hold no event (ErrNoEvent); they stay on the
+	// queue, for a person to look at.
+	Skipped int
+	// Problems lists the failed and skipped messages, in the order they were received.
+	Problems []Problem
+}
+
+// Problem is a message that was not replayed.
+type Problem struct {
+	// MessageID is the SQS message id.
+	MessageID string
+	// Err is the handler's error, or ErrNoEvent for a skipped message.
+	Err error
+}
+
+// Replay receives up to opts.Max messages, in batches of up to ten, until the queue answers
+// empty, and calls handle with each message's event: a destination record's requestPayload,
+// or the body itself when it is an event sent without a record (DeadLetterConfig). A message
+// is deleted only once handle returned nil. A handler's error does not stop the replay: it
+// is counted and listed, as is a message that holds no event.
+//
+// Replay returns the result so far with an error when a receive or a delete fails or ctx
+// ends.
+func (q *Queue) Replay(ctx context.Context, handle func(ctx context.Context, payload []byte) error, opts ReplayOptions) (ReplayResult, error) {
+	limit := opts.Max
+	if limit <= 0 {
+		limit = DefaultReplayMax
+	}
+	in := &sqs.ReceiveMessageInput{QueueUrl: &q.url, WaitTimeSeconds: seconds(opts.WaitTime, DefaultReplayWait, maxWait)}
+	if opts.VisibilityTimeout > 0 {
+		in.VisibilityTimeout = seconds(opts.VisibilityTimeout, 0, maxVisibilityTimeout)
+	}
+	var res ReplayResult
+	// Every pass receives at least one message or ends the loop, so it ends after at most
+	// limit passes.
+	for res.Received < limit {
+		in.MaxNumberOfMessages = int32(min(maxBatch, limit-res.Received))
+		out, err := q.api.ReceiveMessage(ctx, in)
+		if err != nil {
+			return res, fmt.Errorf("receive from %s: %w", q.url, err)
+		}
+		if len(out.Messages) == 0 {
+			return res, nil
+		}
+		res.Received += len(out.Messages)
+		for _, m := range out.Messages {
+			if err := ctx.Err(); err != nil {
+				return res, fmt.Errorf("replay stopped: %w", err)
+			}
+			id := aws.ToString(m.MessageId)
+			event, ok := eventOf([]byte(aws.ToString(m.Body)))
+			if !ok {
+				res.Skipped++
+				res.Problems = append(res.Problems, Problem{MessageID: id, Err: ErrNoEvent})
+				continue
+			}
+			if err := handle(ctx, event); err != nil {
+				res.Failed++
+				res.Problems = append(res.Problems, Problem{MessageID: id, Err: err})
+				if ctx.Err() != nil {
+					return res, fmt.Errorf("replay stopped after message %s: %w", id, ctx.Err())
+				}
+				continue
+			}
+			if _, err := q.api.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: &q.url, ReceiptHandle: m.ReceiptHandle}); err != nil {
+				// The event was handled; it will be replayed again, which an idempotent
+				// handler makes harmless.
+				return res, fmt.Errorf("delete replayed message %s from %s: %w", id, q.url, err)
+			}
+			res.Replayed++
+		}
+	}
+	return res, nil
+}
+
+// seconds converts d to whole seconds for SQS, at least 1: def when d is 0, rounded up, and
+// at most limit.
+func seconds(d, def, limit time.Duration) int32 {
+	if d <= 0 {
+		d = def
+	}
+	d = min(d, limit)
+	return int32((d + time.Second - 1) / time.Second)
+}
