@@ -189,3 +189,44 @@ func TestPlumeLocalRejectsBadSweepInterval(t *testing.T) {
 		})
 	}
 }
+
+// TestPlumeLocalJudges: with no model provider configured, plume-local starts the fake model
+// server and runs the judge runner in-process on the spans it stores, as EvaluatorFunction
+// runs on the bucket's events: an evaluation appears for an ingested llm span.
+func TestPlumeLocalJudges(t *testing.T) {
+	project, key := uuid.NewString(), "plm_local_judges_key_0123456789"
+	base, _ := startLocal(t, map[string]string{"PLUME_DEV_PROJECT_ID": project, "PLUME_DEV_API_KEY": key})
+	call := func(method, path string, body any) (int, map[string]any) {
+		b, err := json.Marshal(body)
+		require.NoError(t, err)
+		req, err := http.NewRequest(method, base+path, strings.NewReader(string(b)))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Content-Type", "application/json")
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer res.Body.Close()
+		var out map[string]any
+		_ = json.NewDecoder(res.Body).Decode(&out)
+		return res.StatusCode, out
+	}
+	status, j := call("POST", "/projects/"+project+"/judges", map[string]any{"name": "helpful", "template": "Helpful?\n{{input}}\n{{output}}"})
+	require.Equal(t, http.StatusOK, status, "%v", j)
+	spanID := uuid.NewString()
+	at := float64(time.Now().UnixMicro()) / 1e6
+	status, v := call("POST", "/spans", []any{map[string]any{
+		"id": spanID, "trace_id": uuid.NewString(), "name": "chat", "kind": "llm", "started_at": at, "ended_at": at + 1,
+		"input_data": "Where is my order?", "output_data": "It ships tomorrow.",
+	}})
+	require.Equal(t, http.StatusOK, status, "%v", v)
+
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		status, v := call("GET", "/projects/"+project+"/spans/"+spanID+"/evaluations", nil)
+		require.Equal(c, http.StatusOK, status)
+		evs, _ := v["evaluations"].([]any)
+		require.Len(c, evs, 1)
+		ev := evs[0].(map[string]any)
+		assert.Equal(c, j["id"], ev["judge_id"])
+		assert.Equal(c, "gpt-4o-mini", ev["model_used"], "answered by the fake model server")
+	}, 30*time.Second, 50*time.Millisecond, "no evaluation appeared")
+}

@@ -67,6 +67,7 @@ func (r *Runner) evaluate(ctx context.Context, projectID string, pairs []pair) (
 			}
 			continue
 		}
+		jr := judgeRun{prompter: run.NewPrompter(j, corrections, r.cfg.DefaultModel), hasher: newContentHasher(j, r.cfg.DefaultModel)}
 		for _, i := range group {
 			if err := r.acquire(callCtx, r.calls); err != nil {
 				results[i].err = err
@@ -74,7 +75,7 @@ func (r *Runner) evaluate(ctx context.Context, projectID string, pairs []pair) (
 			}
 			wg.Go(func() {
 				defer func() { <-r.calls }()
-				results[i] = r.one(callCtx, projectID, pairs[i], corrections)
+				results[i] = r.one(callCtx, projectID, pairs[i], jr)
 			})
 		}
 	}
@@ -120,11 +121,18 @@ func (r *Runner) provider(model string) chan struct{} {
 	return sem.(chan struct{})
 }
 
+// judgeRun is what one judge's pairs share: the requests' prompter, with the judge's
+// corrections, and the content hasher.
+type judgeRun struct {
+	prompter *run.Prompter
+	hasher   contentHasher
+}
+
 // one claims p and, when it gets the claim, asks p's judge for its verdict. A failed call
 // releases the claim, so that the event's retry calls again at once.
-func (r *Runner) one(ctx context.Context, projectID string, p pair, corrections []run.Correction) verdict {
+func (r *Runner) one(ctx context.Context, projectID string, p pair, jr judgeRun) verdict {
 	j, sp := p.judge, p.span
-	c, err := r.claims.Claim(ctx, projectID, j.ID, sp.ID, ContentHash(j, sp, r.cfg.DefaultModel), r.cfg.Lease, r.cfg.Now())
+	c, err := r.claims.Claim(ctx, projectID, j.ID, sp.ID, jr.hasher.sum(sp), r.cfg.Lease, r.cfg.Now())
 	if err != nil {
 		return verdict{err: fmt.Errorf("claim span %s: %w", sp.ID, err)}
 	}
@@ -132,7 +140,7 @@ func (r *Runner) one(ctx context.Context, projectID string, p pair, corrections 
 		return verdict{state: c.State}
 	}
 	v := verdict{state: c.State, token: c.Token}
-	req := run.Prompt(j, sp, corrections, r.cfg.DefaultModel)
+	req := jr.prompter.Request(sp)
 	sem := r.provider(req.Model)
 	if v.err = r.acquire(ctx, sem); v.err == nil {
 		var resp llm.Response

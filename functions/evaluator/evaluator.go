@@ -58,11 +58,13 @@ package evaluator
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"sync"
 	"time"
 
@@ -382,16 +384,39 @@ func spanIDs(pairs []pair) []string {
 }
 
 // ContentHash identifies what judge j is shown of span sp with model defaultModel when it
-// names none: the SHA-256 of the verdict request without the corrections (which change as
-// people calibrate, and must not make a redelivered event call the model again). A change of
-// the span's input or output, of the judge's template, type, criteria, temperature or model
-// changes it, and the span is evaluated again when its batch is delivered again.
+// names none: the verdict request without the corrections (which change as people calibrate,
+// and must not make a redelivered event call the model again). A change of the span's input or
+// output, of the judge's template, type, range, criteria, temperature or model changes it, and
+// the span is evaluated again when its batch is delivered again.
 func ContentHash(j judge.Judge, sp trace.Span, defaultModel string) string {
-	req := run.Prompt(j, sp, nil, defaultModel)
-	b, err := json.Marshal(req)
-	if err != nil {
-		panic(fmt.Sprintf("evaluator: a verdict request does not encode: %v", err)) // plain data
+	return newContentHasher(j, defaultModel).sum(sp)
+}
+
+// contentHasher computes ContentHash for the spans of one judge: the SHA-256 of the hash of
+// the span-independent part of the request (model, temperature, system message, schema), made
+// once, and the rendered user message.
+type contentHasher struct {
+	prompter *run.Prompter
+	base     [sha256.Size]byte
+}
+
+func newContentHasher(j judge.Judge, defaultModel string) contentHasher {
+	p := run.NewPrompter(j, nil, defaultModel)
+	req := p.Request(trace.Span{})
+	h := sha256.New()
+	// Each part is length-prefixed, so that no two requests give the same bytes.
+	for _, part := range []string{req.Model, strconv.FormatFloat(*req.Temperature, 'g', -1, 64), req.System, string(req.Schema.JSON)} {
+		h.Write(binary.BigEndian.AppendUint64(nil, uint64(len(part))))
+		h.Write([]byte(part))
 	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
+	c := contentHasher{prompter: p}
+	h.Sum(c.base[:0])
+	return c
+}
+
+func (c contentHasher) sum(sp trace.Span) string {
+	h := sha256.New()
+	h.Write(c.base[:])
+	h.Write([]byte(c.prompter.Request(sp).Messages[0].Text))
+	return hex.EncodeToString(h.Sum(nil))
 }

@@ -57,15 +57,40 @@ type Correction struct {
 // Prompt returns the model request that asks judge j for its verdict on span sp (see the
 // package doc): j's model, else defaultModel; j's temperature; a system message with the task,
 // the answer's fields and the newest corrections; the rendered template; and the answer's
-// schema.
+// schema. It is NewPrompter(j, corrections, defaultModel).Request(sp).
 func Prompt(j judge.Judge, sp trace.Span, corrections []Correction, defaultModel string) llm.Request {
-	temperature := j.Temperature
+	return NewPrompter(j, corrections, defaultModel).Request(sp)
+}
+
+// Prompter makes the verdict requests of one judge with one set of corrections. What does not
+// depend on the span (the system message with the corrections, the schema) is made once, so
+// that a batch pays for it once per judge, not once per span.
+type Prompter struct {
+	model       string
+	temperature float64
+	system      string
+	schema      *llm.Schema
+	template    string
+}
+
+// NewPrompter returns the Prompter of judge j with corrections and defaultModel (see Prompt).
+func NewPrompter(j judge.Judge, corrections []Correction, defaultModel string) *Prompter {
+	return &Prompter{
+		model: cmp.Or(j.Model, defaultModel), temperature: j.Temperature,
+		system: system(j, corrections), schema: schema(j), template: j.Template,
+	}
+}
+
+// Request is the verdict request about span sp. Requests share the schema; callers must not
+// change it.
+func (p *Prompter) Request(sp trace.Span) llm.Request {
+	temperature := p.temperature
 	return llm.Request{
-		Model:       cmp.Or(j.Model, defaultModel),
-		System:      system(j, corrections),
-		Messages:    []llm.Message{{Role: llm.RoleUser, Text: render(j.Template, deref(sp.InputData), deref(sp.OutputData))}},
+		Model:       p.model,
+		System:      p.system,
+		Messages:    []llm.Message{{Role: llm.RoleUser, Text: render(p.template, deref(sp.InputData), deref(sp.OutputData))}},
 		Temperature: &temperature,
-		Schema:      schema(j),
+		Schema:      p.schema,
 	}
 }
 
