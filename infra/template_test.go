@@ -178,7 +178,7 @@ var functionCases = map[string]functionCase{
 			// The runner reads spans and writes evaluations and claims: it deletes nothing,
 			// writes no object, and calls no model with anything but Converse/InvokeModel.
 			forbidden: []string{"dynamodb:Scan", "dynamodb:DeleteItem", "s3:PutObject", "s3:DeleteObject", "s3:ListBucket", "bedrock:InvokeModelWithResponseStream"},
-			s3:        map[string][]string{"s3:GetObject": {"${Bucket.Arn}/spans/*", "${Bucket.Arn}/backfills/*"}},
+			s3:        map[string][]string{"s3:GetObject": {"${Bucket.Arn}/spans/*", "${Bucket.Arn}/backfills/*", "${Bucket.Arn}/attachments/*"}},
 		},
 	},
 }

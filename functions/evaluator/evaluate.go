@@ -141,8 +141,12 @@ func (r *Runner) one(ctx context.Context, projectID string, p pair, jr judgeRun)
 	}
 	v := verdict{state: c.State, token: c.Token}
 	req := jr.prompter.Request(sp)
+	v.err = r.attachImages(ctx, projectID, sp, &req)
 	sem := r.provider(req.Model)
-	if v.err = r.acquire(ctx, sem); v.err == nil {
+	if v.err == nil {
+		v.err = r.acquire(ctx, sem)
+	}
+	if v.err == nil {
 		var resp llm.Response
 		resp, v.err = r.model.Complete(ctx, req)
 		<-sem

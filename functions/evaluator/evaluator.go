@@ -394,7 +394,7 @@ func ContentHash(j judge.Judge, sp trace.Span, defaultModel string) string {
 
 // contentHasher computes ContentHash for the spans of one judge: the SHA-256 of the hash of
 // the span-independent part of the request (model, temperature, system message, schema), made
-// once, and the rendered user message.
+// once, the rendered user message and the keys of the span's attachments.
 type contentHasher struct {
 	prompter *run.Prompter
 	base     [sha256.Size]byte
@@ -417,6 +417,13 @@ func newContentHasher(j judge.Judge, defaultModel string) contentHasher {
 func (c contentHasher) sum(sp trace.Span) string {
 	h := sha256.New()
 	h.Write(c.base[:])
-	h.Write([]byte(c.prompter.Request(sp).Messages[0].Text))
+	text := c.prompter.Request(sp).Messages[0].Text
+	h.Write(binary.BigEndian.AppendUint64(nil, uint64(len(text))))
+	h.Write([]byte(text))
+	// The attachments' keys name their content (trace.AttachmentKey), so a changed image
+	// changes the hash.
+	for _, a := range sp.Attachments {
+		h.Write([]byte(a.Key + "\n"))
+	}
 	return hex.EncodeToString(h.Sum(nil))
 }

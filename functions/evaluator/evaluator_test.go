@@ -2,6 +2,7 @@ package evaluator_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -311,4 +312,30 @@ func TestBackfill(t *testing.T) {
 	w.deliver(t)
 	assert.Empty(t, w.evaluated(t, paused), "a paused judge is not backfilled")
 	assert.Equal(t, 5, w.fake.Count())
+}
+
+// TestImagesGoToVisionModels: a span's image attachments (extracted at ingestion) go with the
+// verdict request to a judge model that takes images; for one that does not, the request says
+// they are not shown.
+func TestImagesGoToVisionModels(t *testing.T) {
+	w := newWorld(t)
+	vision := w.judge(t, map[string]any{"name": "sees", "model": "openai/gpt-4o-mini"})
+	blind := w.judge(t, map[string]any{"name": "blind", "model": "openai/gpt-3.5-turbo"})
+	png := append([]byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"), make([]byte, 64)...)
+	sp := span("support", nil, "What is in this chart?")
+	sp["attributes"].(map[string]any)["attachments"] = []any{
+		map[string]any{"type": "image", "label": "chart", "base64": base64.StdEncoding.EncodeToString(png)},
+	}
+	w.ingest(t, sp)
+	w.deliver(t)
+
+	require.Len(t, w.evaluated(t, vision), 1)
+	require.Len(t, w.evaluated(t, blind), 1)
+	byModel := map[string]fakemodel.Message{}
+	for _, c := range w.fake.Calls() {
+		byModel[c.Model] = c.Messages[len(c.Messages)-1]
+	}
+	assert.Equal(t, 1, byModel["gpt-4o-mini"].Images, "the image goes to the vision model")
+	assert.Zero(t, byModel["gpt-3.5-turbo"].Images)
+	assert.Contains(t, byModel["gpt-3.5-turbo"].Text, "1 image attachments; they are not shown")
 }

@@ -27,9 +27,10 @@
 //
 // The judge's template becomes the user message with {{input}} and {{output}} (spaces inside
 // the braces allowed; also the single-brace {input} and {output}) replaced by the span's
-// input_data and output_data, each cut to MaxDataBytes with a note saying so. When the
-// template names neither, the two are appended after it, delimited; when it names one, the
-// other is appended. The system message states the judge's task, the answer's fields and up
+// input_data and output_data, each cut to MaxDataBytes with a note saying so, and {{name}} by
+// the prompt variable name the span was rendered with (Variables). When the template names
+// neither input nor output, the two are appended after it, delimited; when it names one, the
+// other is appended; the variables it does not name are appended in a <variables> block. The system message states the judge's task, the answer's fields and up
 // to MaxCorrections human corrections of earlier verdicts, newest first. The answer is
 // structured output (llm.Schema, strict: every property required, no others):
 //

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -27,6 +28,9 @@ const (
 	MaxCorrectionFieldBytes = 1 << 10
 	// MaxCorrectionsBytes bounds the corrections section; the oldest corrections give way.
 	MaxCorrectionsBytes = 8 << 10
+	// MaxVariableBytes bounds each prompt variable shown, MaxVariablesBytes all of them.
+	MaxVariableBytes  = 2 << 10
+	MaxVariablesBytes = 8 << 10
 )
 
 // SchemaName names the judge's structured answer.
@@ -88,7 +92,7 @@ func (p *Prompter) Request(sp trace.Span) llm.Request {
 	return llm.Request{
 		Model:       p.model,
 		System:      p.system,
-		Messages:    []llm.Message{{Role: llm.RoleUser, Text: render(p.template, deref(sp.InputData), deref(sp.OutputData))}},
+		Messages:    []llm.Message{{Role: llm.RoleUser, Text: render(p.template, deref(sp.InputData), deref(sp.OutputData), Variables(sp))}},
 		Temperature: &temperature,
 		Schema:      p.schema,
 	}
@@ -101,20 +105,30 @@ func deref(s *string) string {
 	return *s
 }
 
-// variable matches the template variables: {{input}}, {{ output }}, {input}, {output}.
-var variable = regexp.MustCompile(`\{\{\s*(input|output)\s*\}\}|\{(input|output)\}`)
+// variable matches the template's variables: {{name}} (spaces inside the braces allowed), and
+// also {input} and {output}.
+var variable = regexp.MustCompile(`\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}|\{(input|output)\}`)
 
-// render substitutes input and output (each cut to MaxDataBytes) into the template in one
-// pass, so that text inside the span's data is never substituted in turn, and appends the ones
-// the template does not name.
-func render(template, input, output string) string {
+// render substitutes input and output (each cut to MaxDataBytes) and the prompt's variables
+// vars (each cut to MaxVariableBytes) into the template in one pass, so that text inside the
+// values is never substituted in turn; a name that is neither stays as written. It appends
+// input and output when the template does not name them, and the variables it does not name
+// in a <variables> block, within MaxVariablesBytes.
+func render(template, input, output string, vars map[string]string) string {
 	values := map[string]string{"input": shown("input", input), "output": shown("output", output)}
 	used := map[string]bool{}
 	text := variable.ReplaceAllStringFunc(template, func(m string) string {
 		sub := variable.FindStringSubmatch(m)
 		name := cmp.Or(sub[1], sub[2])
-		used[name] = true
-		return values[name]
+		if v, ok := values[name]; ok {
+			used[name] = true
+			return v
+		}
+		if v, ok := vars[name]; ok {
+			used[name] = true
+			return textcut.Prefix(v, MaxVariableBytes)
+		}
+		return m
 	})
 	var b strings.Builder
 	b.WriteString(text)
@@ -123,7 +137,57 @@ func render(template, input, output string) string {
 			fmt.Fprintf(&b, "\n\n<%s>\n%s\n</%s>", name, values[name], name)
 		}
 	}
+	var rest strings.Builder
+	for _, name := range slices.Sorted(maps.Keys(vars)) {
+		if used[name] || name == "input" || name == "output" {
+			continue
+		}
+		line := name + ": " + textcut.Prefix(vars[name], MaxVariableBytes) + "\n"
+		if rest.Len()+len(line) > MaxVariablesBytes {
+			rest.WriteString("[more variables not shown]\n")
+			break
+		}
+		rest.WriteString(line)
+	}
+	if rest.Len() > 0 {
+		fmt.Fprintf(&b, "\n\n<variables>\n%s</variables>", rest.String())
+	}
 	return b.String()
+}
+
+// Variables returns the prompt variables an llm span was rendered with, as the SDK
+// integrations record them: attributes.variables, else attributes.zeroeval.variables (COMPAT.md
+// "Hidden linkage metadata"). A string value is taken as it is, any other as its JSON. A span
+// without them has none.
+func Variables(sp trace.Span) map[string]string {
+	if len(sp.Attributes) == 0 {
+		return nil
+	}
+	var attrs struct {
+		Variables map[string]json.RawMessage `json:"variables"`
+		Zeroeval  struct {
+			Variables map[string]json.RawMessage `json:"variables"`
+		} `json:"zeroeval"`
+	}
+	if json.Unmarshal(sp.Attributes, &attrs) != nil {
+		return nil
+	}
+	raw := attrs.Variables
+	if len(raw) == 0 {
+		raw = attrs.Zeroeval.Variables
+	}
+	if len(raw) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(raw))
+	for k, v := range raw {
+		var s string
+		if json.Unmarshal(v, &s) != nil {
+			s = string(v)
+		}
+		out[k] = s
+	}
+	return out
 }
 
 // shown is the span's input or output as the judge sees it: valid UTF-8, at most MaxDataBytes

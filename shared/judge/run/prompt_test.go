@@ -37,6 +37,11 @@ func llmSpan(id, input, output string) trace.Span {
 	return trace.Span{ID: id, Kind: trace.KindLLM, InputData: &input, OutputData: &output}
 }
 
+func withAttributes(sp trace.Span, attrs string) trace.Span {
+	sp.Attributes = json.RawMessage(attrs)
+	return sp
+}
+
 func TestPromptRendering(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -62,6 +67,15 @@ func TestPromptRendering(t *testing.T) {
 			want: "i {{context}} {inputs} o"},
 		{name: "no data", template: "{{input}}|{{output}}", sp: trace.Span{ID: "s", Kind: trace.KindLLM},
 			want: "(empty)|(empty)"},
+		{name: "prompt variables", template: "Product {{product}}, tier {{ tier }}: {{input}} -> {{output}} {{unknown}}",
+			sp:   withAttributes(llmSpan("s", "i", "o"), `{"variables":{"product":"Plume","tier":3,"region":"eu"}}`),
+			want: "Product Plume, tier 3: i -> o {{unknown}}\n\n<variables>\nregion: eu\n</variables>"},
+		{name: "variables of the linkage", template: "{{product}}: {{input}} {{output}}",
+			sp:   withAttributes(llmSpan("s", "i", "o"), `{"zeroeval":{"task":"t","variables":{"product":"Plume"}}}`),
+			want: "Plume: i o"},
+		{name: "a variable's value is not substituted again", template: "{{a}} {{input}} {{output}}",
+			sp:   withAttributes(llmSpan("s", "i", "o"), `{"variables":{"a":"{{output}}"}}`),
+			want: "{{output}} i o"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
