@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"regexp"
@@ -65,12 +66,10 @@ func startLocal(t *testing.T, env map[string]string) (string, <-chan error) {
 	return "", nil
 }
 
-func TestPlumeLocalServesTheAPI(t *testing.T) {
-	project := uuid.NewString()
-	key := "plm_local_test_key_0123456789"
-	base, _ := startLocal(t, map[string]string{"PLUME_DEV_PROJECT_ID": project, "PLUME_DEV_API_KEY": key})
-
-	call := func(method, path, body string) (int, map[string]any) {
+// caller sends requests to plume-local at base with key: a JSON body (none when ""), the
+// status and the decoded JSON object answered.
+func caller(t *testing.T, base, key string) func(method, path, body string) (int, map[string]any) {
+	return func(method, path, body string) (int, map[string]any) {
 		req, err := http.NewRequest(method, base+path, strings.NewReader(body))
 		require.NoError(t, err)
 		req.Header.Set("Authorization", "Bearer "+key)
@@ -84,6 +83,14 @@ func TestPlumeLocalServesTheAPI(t *testing.T) {
 		_ = json.NewDecoder(res.Body).Decode(&out)
 		return res.StatusCode, out
 	}
+}
+
+func TestPlumeLocalServesTheAPI(t *testing.T) {
+	project := uuid.NewString()
+	key := "plm_local_test_key_0123456789"
+	base, _ := startLocal(t, map[string]string{"PLUME_DEV_PROJECT_ID": project, "PLUME_DEV_API_KEY": key})
+
+	call := caller(t, base, key)
 
 	res, err := http.Get(base + "/healthz")
 	require.NoError(t, err)
@@ -196,32 +203,17 @@ func TestPlumeLocalRejectsBadSweepInterval(t *testing.T) {
 func TestPlumeLocalJudges(t *testing.T) {
 	project, key := uuid.NewString(), "plm_local_judges_key_0123456789"
 	base, _ := startLocal(t, map[string]string{"PLUME_DEV_PROJECT_ID": project, "PLUME_DEV_API_KEY": key})
-	call := func(method, path string, body any) (int, map[string]any) {
-		b, err := json.Marshal(body)
-		require.NoError(t, err)
-		req, err := http.NewRequest(method, base+path, strings.NewReader(string(b)))
-		require.NoError(t, err)
-		req.Header.Set("Authorization", "Bearer "+key)
-		req.Header.Set("Content-Type", "application/json")
-		res, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		defer res.Body.Close()
-		var out map[string]any
-		_ = json.NewDecoder(res.Body).Decode(&out)
-		return res.StatusCode, out
-	}
-	status, j := call("POST", "/projects/"+project+"/judges", map[string]any{"name": "helpful", "template": "Helpful?\n{{input}}\n{{output}}"})
+	call := caller(t, base, key)
+	status, j := call("POST", "/projects/"+project+"/judges", `{"name": "helpful", "template": "Helpful?\n{{input}}\n{{output}}"}`)
 	require.Equal(t, http.StatusOK, status, "%v", j)
 	spanID := uuid.NewString()
 	at := float64(time.Now().UnixMicro()) / 1e6
-	status, v := call("POST", "/spans", []any{map[string]any{
-		"id": spanID, "trace_id": uuid.NewString(), "name": "chat", "kind": "llm", "started_at": at, "ended_at": at + 1,
-		"input_data": "Where is my order?", "output_data": "It ships tomorrow.",
-	}})
+	status, v := call("POST", "/spans", fmt.Sprintf(`[{"id": %q, "trace_id": %q, "name": "chat", "kind": "llm", "started_at": %f,
+		"ended_at": %f, "input_data": "Where is my order?", "output_data": "It ships tomorrow."}]`, spanID, uuid.NewString(), at, at+1))
 	require.Equal(t, http.StatusOK, status, "%v", v)
 
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		status, v := call("GET", "/projects/"+project+"/spans/"+spanID+"/evaluations", nil)
+		status, v := call("GET", "/projects/"+project+"/spans/"+spanID+"/evaluations", "")
 		require.Equal(c, http.StatusOK, status)
 		evs, _ := v["evaluations"].([]any)
 		require.Len(c, evs, 1)

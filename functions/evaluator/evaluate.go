@@ -61,9 +61,8 @@ func (r *Runner) evaluate(ctx context.Context, projectID string, pairs []pair) (
 		j := pairs[group[0]].judge
 		corrections, err := r.corrections(callCtx, projectID, j)
 		if err != nil {
-			failures = append(failures, fmt.Errorf("judge %s: read its corrections: %w", j.ID, err))
-			for _, i := range group {
-				results[i].err = err
+			for _, i := range group { // each fails, and write counts it
+				results[i].err = fmt.Errorf("read the judge's corrections: %w", err)
 			}
 			continue
 		}
@@ -169,7 +168,7 @@ func (r *Runner) one(ctx context.Context, projectID string, p pair, jr judgeRun)
 func (r *Runner) write(ctx context.Context, projectID string, j judge.Judge, pairs []pair, results []verdict, group []int) (Report, error) {
 	var (
 		rep      Report
-		failures []error
+		failures failureSet
 		evs      []judge.Evaluation
 		tokens   = map[string]string{}
 		now      = r.cfg.Now()
@@ -183,7 +182,7 @@ func (r *Runner) write(ctx context.Context, projectID string, j judge.Judge, pai
 		switch {
 		case v.err != nil:
 			rep.Failed++
-			failures = append(failures, v.err)
+			failures.add(v.err)
 			slog.ErrorContext(ctx, "evaluator: evaluation failed", "project_id", projectID, "judge_id", j.ID, "span_id", pairs[i].span.ID, "error", v.err)
 			continue
 		case v.state == ddb.ClaimDone:
@@ -196,7 +195,7 @@ func (r *Runner) write(ctx context.Context, projectID string, j judge.Judge, pai
 		built, err := judge.BuildEvaluations(j, []judge.EvaluationInput{v.in}, now)
 		if err != nil {
 			rep.Failed++
-			failures = append(failures, fmt.Errorf("span %s: %w", v.in.SpanID, err))
+			failures.add(fmt.Errorf("span %s: %w", v.in.SpanID, err))
 			r.release(ctx, projectID, j.ID, v.in.SpanID, v.token)
 			continue
 		}
@@ -204,7 +203,7 @@ func (r *Runner) write(ctx context.Context, projectID string, j judge.Judge, pai
 		tokens[v.in.SpanID] = v.token
 	}
 	if len(evs) == 0 {
-		return rep, errors.Join(failures...)
+		return rep, failures.err()
 	}
 	if _, err := r.judges.PutEvaluations(ctx, j, evs); err != nil {
 		rep.Failed += len(evs)
@@ -214,9 +213,9 @@ func (r *Runner) write(ctx context.Context, projectID string, j judge.Judge, pai
 		if errs.CodeOf(err) == errs.CodeNotFound {
 			// The judge was deleted since it was listed: nothing to retry.
 			slog.WarnContext(ctx, "evaluator: evaluations not written, the judge is gone", "project_id", projectID, "judge_id", j.ID, "error", err)
-			return rep, errors.Join(failures...)
+			return rep, failures.err()
 		}
-		return rep, errors.Join(append(failures, fmt.Errorf("write %d evaluations: %w", len(evs), err))...)
+		return rep, errors.Join(failures.err(), fmt.Errorf("write %d evaluations: %w", len(evs), err))
 	}
 	rep.Evaluated += len(evs)
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimTimeout)
@@ -228,7 +227,32 @@ func (r *Runner) write(ctx context.Context, projectID string, j judge.Judge, pai
 			slog.WarnContext(ctx, "evaluator: claim not completed", "project_id", projectID, "judge_id", j.ID, "span_id", e.SpanID, "error", err)
 		}
 	}
-	return rep, errors.Join(failures...)
+	return rep, failures.err()
+}
+
+// failureSet is what failed among one judge's pairs: how many, and the first error as an
+// example, so that an event's error (logged, and in Lambda's records) stays short when a
+// provider fails every span. Each failure is logged on its own.
+type failureSet struct {
+	n     int
+	first error
+}
+
+func (f *failureSet) add(err error) {
+	if f.n == 0 {
+		f.first = err
+	}
+	f.n++
+}
+
+func (f *failureSet) err() error {
+	switch f.n {
+	case 0:
+		return nil
+	case 1:
+		return f.first
+	}
+	return fmt.Errorf("%d evaluations failed, the first: %w", f.n, f.first)
 }
 
 // release gives up a claim after a failed evaluation, even when ctx has ended.
