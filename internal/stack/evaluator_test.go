@@ -117,8 +117,12 @@ func TestEvaluatorBootstrap(t *testing.T) {
 	linked := s.judge(t, map[string]any{"name": "support", "target_prompt": "support"})
 	scored := s.judge(t, map[string]any{"name": "prod", "evaluation_type": "scored", "score_min": 0, "score_max": 10,
 		"tag_filter": map[string]any{"tags": map[string]any{"env": []string{"prod"}}}})
+	anyTag := s.judge(t, map[string]any{"name": "prod or gold",
+		"tag_filter": map[string]any{"tags": map[string]any{"env": []string{"prod"}, "tier": []string{"gold"}}, "match": "any"},
+		"criteria":   []map[string]any{{"key": "accuracy", "label": "Accuracy"}}})
 	paused := s.judge(t, map[string]any{"name": "paused", "paused": true})
-	spans := []map[string]any{llmSpan("support", map[string]string{"env": "prod"}), llmSpan("support", nil), llmSpan("billing", map[string]string{"env": "prod"})}
+	spans := []map[string]any{llmSpan("support", map[string]string{"env": "prod"}), llmSpan("support", nil),
+		llmSpan("billing", map[string]string{"env": "prod"}), llmSpan("billing", map[string]string{"tier": "gold"})}
 	s.api.MustDo(t, "POST", "/spans", s.api.A.Key, spans)
 	id := func(i int) string { return spans[i]["id"].(string) }
 
@@ -131,8 +135,13 @@ func TestEvaluatorBootstrap(t *testing.T) {
 	assert.Zero(t, stats.Failures)
 	assert.Equal(t, map[string]bool{id(0): true, id(1): true}, s.evaluated(t, linked))
 	assert.Equal(t, map[string]bool{id(0): true, id(2): true}, s.evaluated(t, scored))
+	assert.Equal(t, map[string]bool{id(0): true, id(2): true, id(3): true}, s.evaluated(t, anyTag))
 	assert.Empty(t, s.evaluated(t, paused))
-	assert.Equal(t, 4, s.fake.Count())
+	assert.Equal(t, 7, s.fake.Count())
+	res := s.api.MustDo(t, "GET", fmt.Sprintf("/projects/%s/spans/%s/evaluations", s.api.A.ProjectID, id(3)), s.api.A.Key, nil)
+	ev := res.Map(t)["evaluations"].([]any)[0].(map[string]any)
+	assert.Contains(t, ev["criteria_scores"], "accuracy", "criteria scores written")
+	assert.Equal(t, "gpt-4o-mini", ev["model_used"])
 }
 
 // TestEvaluatorSameEventThreeTimes: one event delivered to three execution environments at
