@@ -202,7 +202,8 @@ func TestPlumeLocalRejectsBadSweepInterval(t *testing.T) {
 // runs on the bucket's events: an evaluation appears for an ingested llm span.
 func TestPlumeLocalJudges(t *testing.T) {
 	project, key := uuid.NewString(), "plm_local_judges_key_0123456789"
-	base, _ := startLocal(t, map[string]string{"PLUME_DEV_PROJECT_ID": project, "PLUME_DEV_API_KEY": key})
+	// A failed first attempt is retried after a second, not a minute.
+	base, _ := startLocal(t, map[string]string{"PLUME_DEV_PROJECT_ID": project, "PLUME_DEV_API_KEY": key, "PLUME_EVALUATOR_RETRY_DELAY": "1s"})
 	call := caller(t, base, key)
 	status, j := call("POST", "/projects/"+project+"/judges", `{"name": "helpful", "template": "Helpful?\n{{input}}\n{{output}}"}`)
 	require.Equal(t, http.StatusOK, status, "%v", j)

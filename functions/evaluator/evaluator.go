@@ -19,10 +19,10 @@
 //
 // What it costs: the object lands before its spans are indexed. The runner evaluates a span
 // only when the span's summary points at this very object (the span's current version: an
-// event for an older version of a span sent again evaluates nothing), and a summary that is
-// missing fails the event while the object is younger than IndexGrace, so that Lambda retries
-// it after its index has been written; after that, the span is taken to be lost with its
-// failed request, and left.
+// event for an older version of a span sent again evaluates nothing). A summary that is
+// missing is read again for a few seconds (indexWaits), then fails the event while the object
+// is younger than IndexGrace, so that Lambda retries it after its index has been written;
+// after that, the span is taken to be lost with its failed request, and left.
 //
 // # Exactly once in effect
 //
@@ -64,6 +64,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"strconv"
 	"sync"
 	"time"
@@ -254,11 +255,11 @@ func (r *Runner) Batch(ctx context.Context, key string, storedAt time.Time) (Rep
 	if len(pairs) == 0 {
 		return rep, nil
 	}
-	sums, err := r.index.Summaries(ctx, projectID, spanIDs(pairs))
+	waiting := r.cfg.Now().Sub(storedAt) < r.cfg.IndexGrace
+	sums, err := r.summaries(ctx, projectID, spanIDs(pairs), waiting)
 	if err != nil {
 		return rep, fmt.Errorf("read span summaries of %s: %w", key, err)
 	}
-	waiting := r.cfg.Now().Sub(storedAt) < r.cfg.IndexGrace
 	current := pairs[:0]
 	for _, p := range pairs {
 		sum, ok := sums[p.span.ID]
@@ -280,6 +281,43 @@ func (r *Runner) Batch(ctx context.Context, key string, storedAt time.Time) (Rep
 		err = errors.Join(err, fmt.Errorf("%d spans of %s are not indexed yet", rep.Unindexed, key))
 	}
 	return rep, r.outcome(rep, err)
+}
+
+// indexWaits are the pauses before the summaries of a young batch's spans that are not indexed
+// yet are read again. The batch object is written before the index items, and its event can
+// arrive first (at once in plume-local): a few seconds of waiting spare the event a retry a
+// minute later.
+var indexWaits = []time.Duration{100 * time.Millisecond, 300 * time.Millisecond, 600 * time.Millisecond, time.Second, 2 * time.Second}
+
+// summaries reads the summaries of ids; while waiting (the batch is younger than IndexGrace),
+// it reads those missing again after each of indexWaits, until none is.
+func (r *Runner) summaries(ctx context.Context, projectID string, ids []string, waiting bool) (map[string]trace.Summary, error) {
+	sums, err := r.index.Summaries(ctx, projectID, ids)
+	if err != nil || !waiting {
+		return sums, err
+	}
+	for _, wait := range indexWaits {
+		var missing []string
+		for _, id := range ids {
+			if _, ok := sums[id]; !ok {
+				missing = append(missing, id)
+			}
+		}
+		if len(missing) == 0 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return sums, nil // what is missing stays missing: the event is retried
+		case <-time.After(wait):
+		}
+		more, err := r.index.Summaries(ctx, projectID, missing)
+		if err != nil {
+			return nil, err
+		}
+		maps.Copy(sums, more)
+	}
+	return sums, nil
 }
 
 // outcome is the error of an event with report rep and failures err: nil, or one that wraps
