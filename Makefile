@@ -5,7 +5,7 @@ GO ?= go
 # Lambda binaries: provided.al2023 on arm64, static, RPC-free.
 LAMBDA_BUILD = CGO_ENABLED=0 GOOS=linux GOARCH=$(or $(GOARCH_LAMBDA),arm64) $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w'
 # Every function of template.yaml, by logical id.
-FUNCTIONS = PromptsFunction TracingIngestFunction TracingQueryFunction SettingsFunction OTLPFunction JudgesFunction FeedbackFunction SweeperFunction EvaluatorFunction
+FUNCTIONS = PromptsFunction TracingIngestFunction TracingQueryFunction SettingsFunction OTLPFunction JudgesFunction FeedbackFunction SweeperFunction EvaluatorFunction OptimizerFunction OptimizerWorkerFunction
 
 .PHONY: dev test build bench lint clean $(addprefix build-,$(FUNCTIONS))
 
@@ -49,6 +49,12 @@ build-SweeperFunction:
 
 build-EvaluatorFunction:
 	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/evaluator/lambda
+
+build-OptimizerFunction:
+	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/optimizer/lambda
+
+build-OptimizerWorkerFunction:
+	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/optimizer/worker
 
 # bench: the hot-path benchmarks, six runs each, ready for benchstat.
 bench:

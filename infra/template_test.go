@@ -168,6 +168,30 @@ var functionCases = map[string]functionCase{
 			forbidden: []string{"dynamodb:Scan", "dynamodb:GetItem", "dynamodb:ConditionCheckItem", "s3:"},
 		},
 	},
+	"OptimizerFunction": {
+		routes: stackRoutes("OptimizerFunction"),
+		policy: policyCase{
+			actions: []string{
+				"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem",
+				"dynamodb:ConditionCheckItem", "sqs:SendMessage",
+			},
+			// It queues runs and deploys their candidates; the worker runs them. No model, no S3.
+			forbidden: []string{"dynamodb:Scan", "dynamodb:DeleteItem", "s3:", "bedrock:", "secretsmanager:"},
+		},
+	},
+	"OptimizerWorkerFunction": {
+		worker: true,
+		policy: policyCase{
+			actions: []string{
+				"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:PutItem",
+				"s3:GetObject", "bedrock:InvokeModel", "secretsmanager:GetSecretValue",
+			},
+			// The worker writes runs and cached answers only: never a prompt version (a person
+			// deploys), never a deletion.
+			forbidden: []string{"dynamodb:Scan", "dynamodb:DeleteItem", "dynamodb:UpdateItem", "s3:PutObject", "s3:DeleteObject"},
+			s3:        map[string][]string{"s3:GetObject": {"${Bucket.Arn}/spans/*"}},
+		},
+	},
 	"EvaluatorFunction": {
 		worker: true,
 		policy: policyCase{

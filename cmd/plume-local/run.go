@@ -99,7 +99,8 @@ func run(ctx context.Context, getenv func(string) string, stdout, stderr io.Writ
 		return err
 	}
 	defer stopModels()
-	plume := app.NewEnv(cfg, app.Clients{DynamoDB: client, Blobs: blobs,
+	runs := &app.LocalQueue{}
+	plume := app.NewEnv(cfg, app.Clients{DynamoDB: client, Blobs: blobs, Optimizations: runs,
 		Models: func(context.Context) (*llm.Client, error) { return models, nil }})
 	dev, err := seed(ctx, ddb.NewAuthStore(plume.Table()), getenv, time.Now())
 	if err != nil {
@@ -118,6 +119,11 @@ func run(ctx context.Context, getenv func(string) string, stdout, stderr io.Writ
 		return err
 	}
 	defer stopJudges()
+	stopOptimizer, err := optimizations(ctx, plume, runs)
+	if err != nil {
+		return err
+	}
+	defer stopOptimizer()
 	sweepCtx, stopSweeps := context.WithCancel(ctx)
 	var sweeps sync.WaitGroup
 	sweeps.Go(func() { every(sweepCtx, sweepInterval, sweep) })

@@ -16,10 +16,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/stretchr/testify/require"
 
+	"github.com/plumehq/plume/functions/optimizer"
 	"github.com/plumehq/plume/internal/app"
 	"github.com/plumehq/plume/internal/faultproxy"
 	"github.com/plumehq/plume/internal/stack"
 	"github.com/plumehq/plume/internal/webtest"
+	"github.com/plumehq/plume/shared/asyncinvoke"
 	"github.com/plumehq/plume/shared/auth"
 	"github.com/plumehq/plume/shared/blob"
 	"github.com/plumehq/plume/shared/blob/blobtest"
@@ -111,11 +113,23 @@ func New(t testing.TB, o Options) *API {
 	if o.Clock != nil {
 		opts = append(opts, app.WithClock(o.Clock))
 	}
-	clients := app.Clients{DynamoDB: client, Blobs: blobs}
+	queue := &app.LocalQueue{}
+	clients := app.Clients{DynamoDB: client, Blobs: blobs, Optimizations: queue}
 	if o.Models != nil {
 		clients.Models = func(context.Context) (*llm.Client, error) { return o.Models, nil }
 	}
 	env := app.NewEnv(cfg, clients, opts...)
+	if o.Models != nil {
+		// The optimizer worker serves the runs' queue in-process, as plume-local's does.
+		w, err := optimizer.WorkerFromEnv(context.Background(), env)
+		require.NoError(t, err)
+		queue.Serve(w.Handle, asyncinvoke.Config{Retries: 2, Delay: func(int) time.Duration { return 10 * time.Millisecond }})
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			_ = queue.Close(ctx)
+		})
+	}
 	authStore := ddb.NewAuthStore(env.Table())
 	api := &API{Env: env, Table: env.Table(), TableName: name, S3URL: s3URL, Blobs: blobs, DDB: counter, S3: s3Counter, Auth: authStore,
 		DDBFaults: ddbFaults, S3Faults: s3Faults}

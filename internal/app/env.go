@@ -33,6 +33,9 @@ type Clients struct {
 	// Models builds the model client on first use, so that only the functions that call
 	// models read the provider keys (ModelsFromEnv); nil when the process calls no model.
 	Models func(context.Context) (*llm.Client, error)
+	// Optimizations queues optimization runs for the optimizer worker (an SQSQueue in a
+	// deployment, a LocalQueue locally); nil: runs cannot start.
+	Optimizations Queue
 }
 
 // ModelsFromEnv builds the model client of a process: the providers' keys and endpoints from
@@ -72,10 +75,11 @@ func ClientsFromAWS(cfg config.Config, awsCfg aws.Config) Clients {
 type Env struct {
 	Config config.Config
 
-	table  *ddb.Table
-	blobs  *blob.Store
-	models func(context.Context) (*llm.Client, error)
-	now    func() time.Time
+	table         *ddb.Table
+	blobs         *blob.Store
+	models        func(context.Context) (*llm.Client, error)
+	optimizations Queue
+	now           func() time.Time
 
 	authn        lazy[*auth.Authenticator]
 	traces       lazy[*ddb.TraceStore]
@@ -96,7 +100,7 @@ func WithClock(now func() time.Time) Option { return func(e *Env) { e.now = now 
 
 // NewEnv returns the Env of cfg over c.
 func NewEnv(cfg config.Config, c Clients, opts ...Option) *Env {
-	e := &Env{Config: cfg, table: ddb.NewTable(c.DynamoDB, cfg.Table), blobs: c.Blobs, models: c.Models}
+	e := &Env{Config: cfg, table: ddb.NewTable(c.DynamoDB, cfg.Table), blobs: c.Blobs, models: c.Models, optimizations: c.Optimizations}
 	for _, o := range opts {
 		o(e)
 	}
@@ -220,6 +224,27 @@ func (e *Env) Models(ctx context.Context) (*llm.Client, error) {
 		}
 		return e.models(ctx)
 	})
+}
+
+// Optimizations stores optimization runs, their receipts and their cached model calls.
+func (e *Env) Optimizations() *ddb.OptimizationStore { return ddb.NewOptimizationStore(e.table) }
+
+// OptimizationExamples reads the examples of optimization runs: completions, their feedback
+// and evaluations, and the spans' records in the bucket.
+func (e *Env) OptimizationExamples() (*ddb.ExampleStore, error) {
+	blobs, err := e.Blobs()
+	if err != nil {
+		return nil, err
+	}
+	return ddb.NewExampleStore(e.table, blobs), nil
+}
+
+// OptimizationQueue is the queue of optimization runs, or an error when the process has none.
+func (e *Env) OptimizationQueue() (Queue, error) {
+	if e.optimizations == nil {
+		return nil, errors.New("PLUME_OPTIMIZATION_QUEUE_URL is not set")
+	}
+	return e.optimizations, nil
 }
 
 // Claims are the judge claims of the evaluator.

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"os"
 
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
 	"github.com/plumehq/plume/shared/config"
 	"github.com/plumehq/plume/shared/lambdahttp"
 	"github.com/plumehq/plume/shared/llm"
@@ -62,6 +64,9 @@ func envFrom(ctx context.Context, getenv func(string) string) (*Env, error) {
 	}
 	c := ClientsFromAWS(cfg, awsCfg)
 	c.Models = func(ctx context.Context) (*llm.Client, error) { return ModelsFromEnv(ctx, cfg, awsCfg, getenv) }
+	if cfg.OptimizationQueueURL != "" {
+		c.Optimizations = NewSQSQueue(sqs.NewFromConfig(awsCfg), cfg.OptimizationQueueURL)
+	}
 	return NewEnv(cfg, c), nil
 }
 

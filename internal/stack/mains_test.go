@@ -77,8 +77,9 @@ var workerCases = map[string]struct {
 	event string
 	seed  func(t *testing.T, api *apitest.API) (check func(t *testing.T))
 }{
-	"SweeperFunction":   {event: "sweeper/scheduled.json", seed: seedUnhealedTrace},
-	"EvaluatorFunction": {event: "evaluator/object-created.json", seed: func(*testing.T, *apitest.API) func(*testing.T) { return func(*testing.T) {} }},
+	"SweeperFunction":         {event: "sweeper/scheduled.json", seed: seedUnhealedTrace},
+	"EvaluatorFunction":       {event: "evaluator/object-created.json", seed: func(*testing.T, *apitest.API) func(*testing.T) { return func(*testing.T) {} }},
+	"OptimizerWorkerFunction": {event: "optimizer/run-message.json", seed: func(*testing.T, *apitest.API) func(*testing.T) { return func(*testing.T) {} }},
 }
 
 // TestWorkerMainsStart builds the real bootstrap of every worker of the stack, as its Makefile
@@ -235,6 +236,8 @@ func functionEnv(t *testing.T, api *apitest.API, extra ...string) []string {
 		"BUCKET_NAME=plume-test",
 		"AWS_ENDPOINT_URL_DYNAMODB=" + ddbtest.Endpoint(t), "AWS_ENDPOINT_URL_S3=" + api.S3URL,
 		"AWS_ACCESS_KEY_ID=" + blobtest.AccessKey, "AWS_SECRET_ACCESS_KEY=" + blobtest.SecretKey, "AWS_REGION=us-east-1",
+		// OptimizerFunction needs its queue; no test here starts a run.
+		"PLUME_OPTIMIZATION_QUEUE_URL=http://127.0.0.1:9/000000000000/unused",
 	}
 	return append(env, extra...)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/plumehq/plume/functions/evaluator"
 	"github.com/plumehq/plume/functions/feedback"
 	"github.com/plumehq/plume/functions/judges"
+	"github.com/plumehq/plume/functions/optimizer"
 	"github.com/plumehq/plume/functions/otlp"
 	"github.com/plumehq/plume/functions/prompts"
 	"github.com/plumehq/plume/functions/settings"
@@ -28,12 +29,14 @@ var Functions = []app.Function{
 	settings.Function,
 	judges.Function,
 	feedback.Function,
+	optimizer.Function,
 }
 
 // Workers are every function of the stack that serves no HTTP route, in template.yaml's order.
 var Workers = []app.Worker{
 	sweeper.Function,
 	evaluator.Function,
+	optimizer.WorkerFunction,
 }
 
 // Handler is the whole API on one handler, every function mounted on its route keys.

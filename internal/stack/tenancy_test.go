@@ -65,6 +65,8 @@ func (v victim) pathOf(t *testing.T, path string) string {
 		"hash": prompt.Hash(v.content), "version": "1", "tag_action": "production:pin",
 		"span_id": v.spanID, "completion_id": v.spanID, "judge_id": v.judgeID, "link_id": v.linkID,
 		"entity_type": "trace", "entity_id": v.traceID, "model...": v.model, "token": "plf_unknown",
+		// B has no run: every run route names the project, so A is refused before any read.
+		"run_id": v.spanID, "run_action": v.spanID + ":cancel",
 	}
 	return wildcard.ReplaceAllStringFunc(path, func(w string) string {
 		name := w[1 : len(w)-1]

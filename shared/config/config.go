@@ -53,6 +53,9 @@ type Config struct {
 	// JudgeProviderConcurrency is PLUME_JUDGE_PROVIDER_CONCURRENCY: of those, the calls to one
 	// provider (0: JudgeConcurrency).
 	JudgeProviderConcurrency int
+	// OptimizationQueueURL is PLUME_OPTIMIZATION_QUEUE_URL: the SQS queue of optimization runs
+	// ("" = none: runs cannot start, except in plume-local, which serves its own).
+	OptimizationQueueURL string
 }
 
 // maxJudgeConcurrency caps the PLUME_JUDGE_*CONCURRENCY variables.
@@ -121,6 +124,7 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		c.FeedbackLinkRate = n
 	}
 	c.ProviderSecret = strings.TrimSpace(getenv("PLUME_PROVIDER_SECRET"))
+	c.OptimizationQueueURL = strings.TrimSpace(getenv("PLUME_OPTIMIZATION_QUEUE_URL"))
 	for _, v := range []struct {
 		name string
 		dst  *int

@@ -165,6 +165,29 @@ func feedbackLinkPK(tokenHash string) string { return "FLINK#" + tokenHash }
 // feedbackLinksGSI1PK lists a project's feedback links (GSI1SK: their id).
 func feedbackLinksGSI1PK(projectID string) string { return "P#" + projectID + "#FLINKS" }
 
+// optimizationRunPK is the partition of an optimization run: its record (skRun), its deploy
+// receipts (receiptSK) and nothing else.
+func optimizationRunPK(projectID, runID string) string { return "P#" + projectID + "#OR#" + runID }
+
+// optimizationRunsGSI1PK lists the runs of one target (a prompt or a judge) by creation time.
+func optimizationRunsGSI1PK(projectID, targetKind, targetID string) string {
+	return "P#" + projectID + "#ORS#" + targetKind + "#" + targetID
+}
+
+// skRun is the sort key of a run's record.
+const skRun = "RUN"
+
+// receiptSK keys a deploy receipt by the SHA-256 of its token, the only form it is stored in.
+func receiptSK(tokenHash string) string { return "RECEIPT#" + tokenHash }
+
+// modelCallPK keys a cached model answer of a project by the hash of its request (CallCache).
+func modelCallPK(projectID, requestHash string) string {
+	return "P#" + projectID + "#MC#" + requestHash
+}
+
+// skModelCall is the sort key of a cached model answer.
+const skModelCall = "CALL"
+
 // claimSK keys a judge's claim on a span (ClaimStore), in the span's partition: CLAIM#<judge>
 // sorts before EVAL#<judge>, FB#... and SPAN, and every reader of the partition ignores it.
 func claimSK(judgeID string) string { return "CLAIM#" + judgeID }

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/plumehq/plume/functions/evaluator"
+	"github.com/plumehq/plume/functions/optimizer"
 	"github.com/plumehq/plume/internal/app"
 	"github.com/plumehq/plume/shared/asyncinvoke"
 	"github.com/plumehq/plume/shared/blob"
@@ -107,6 +108,26 @@ func judges(ctx context.Context, plume *app.Env, blobs *blob.Store, awsCfg aws.C
 		defer cancel()
 		if err := inv.Close(closeCtx); err != nil {
 			slog.Warn("plume-local: judge runs still in progress at exit", "error", err)
+		}
+	}, nil
+}
+
+// optimizations serves the queue of optimization runs in-process with the optimizer worker, as
+// OptimizerWorkerFunction serves its SQS queue in a deployment (a failed run message is retried
+// twice, after PLUME_EVALUATOR_RETRY_DELAY's schedule). The returned function waits for the
+// runs in progress.
+func optimizations(ctx context.Context, plume *app.Env, runs *app.LocalQueue) (func(), error) {
+	w, err := optimizer.WorkerFromEnv(ctx, plume)
+	if err != nil {
+		return nil, err
+	}
+	runs.Serve(w.Handle, asyncinvoke.Config{Retries: 2, Concurrency: 2,
+		FunctionArn: "arn:aws:lambda:local:000000000000:function:OptimizerWorkerFunction"})
+	return func() {
+		closeCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := runs.Close(closeCtx); err != nil {
+			slog.Warn("plume-local: optimization runs still in progress at exit", "error", err)
 		}
 	}, nil
 }

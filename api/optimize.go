@@ -1,0 +1,153 @@
+package api
+
+import "time"
+
+// OptimizationRunRequest is the body of POST /projects/{project_id}/prompts/{slug}/optimization-runs.
+// OptimizerType is auto (the default), quick_refine, dspy_bootstrap or dspy_gepa.
+type OptimizationRunRequest struct {
+	OptimizerType string             `json:"optimizer_type"`
+	Config        OptimizationConfig `json:"config"`
+}
+
+// OptimizationConfig is what a run is asked to do: its intents (default: the prompt's linked
+// judges, weight 1, no threshold), its budget (default: per optimizer type), the models of its
+// simulations and its seed (default: a random one, answered on the run).
+type OptimizationConfig struct {
+	Intents []OptimizationIntent `json:"intents,omitempty"`
+	Budget  *OptimizationBudget  `json:"budget,omitempty"`
+	Models  []string             `json:"models,omitempty"`
+	Seed    *int64               `json:"seed,omitempty"`
+}
+
+// OptimizationIntent is one judge that scores candidates: its weight in the overall score and
+// the least score (0 to 1) a candidate may have on it.
+type OptimizationIntent struct {
+	JudgeID      string   `json:"judge_id"`
+	Weight       float64  `json:"weight"`
+	MinThreshold *float64 `json:"min_threshold"`
+}
+
+// OptimizationBudget bounds a run's model calls and their cost (USD).
+type OptimizationBudget struct {
+	MaxModelCalls int     `json:"max_model_calls"`
+	MaxCostUSD    float64 `json:"max_cost_usd"`
+}
+
+// OptimizationRun is a run as every optimization endpoint answers it.
+type OptimizationRun struct {
+	ID                string                 `json:"id"`
+	ProjectID         string                 `json:"project_id"`
+	PromptSlug        *string                `json:"prompt_slug"`
+	JudgeID           *string                `json:"judge_id"`
+	Status            string                 `json:"status"`
+	OptimizerType     string                 `json:"optimizer_type"`
+	Requested         string                 `json:"requested_optimizer_type"`
+	Config            OptimizationConfig     `json:"config"`
+	Progress          OptimizationProgress   `json:"progress"`
+	Baseline          OptimizationBaseline   `json:"baseline"`
+	Candidate         *OptimizationCandidate `json:"candidate"`
+	Metrics           *OptimizationReport    `json:"metrics"`
+	Recommendation    *string                `json:"recommendation"`
+	Simulations       []any                  `json:"simulations"`
+	Error             *string                `json:"error"`
+	DeployedVersionID *string                `json:"deployed_version_id"`
+	CreatedAt         time.Time              `json:"created_at"`
+	CreatedBy         string                 `json:"created_by"`
+	UpdatedAt         time.Time              `json:"updated_at"`
+	StartedAt         *time.Time             `json:"started_at"`
+	FinishedAt        *time.Time             `json:"finished_at"`
+}
+
+// OptimizationProgress is what a run has spent and done so far.
+type OptimizationProgress struct {
+	ModelCalls int     `json:"model_calls"`
+	CostUSD    float64 `json:"cost_usd"`
+	Iteration  int     `json:"iteration"`
+}
+
+// OptimizationBaseline is the version a run improves on.
+type OptimizationBaseline struct {
+	VersionID   string  `json:"version_id"`
+	Version     int     `json:"version"`
+	Content     string  `json:"content"`
+	ContentHash string  `json:"content_hash"`
+	Model       *string `json:"model"`
+}
+
+// OptimizationCandidate is a run's proposal: its content, the demonstrations that go with it,
+// and what it deploys as (rendered).
+type OptimizationCandidate struct {
+	Content        string                      `json:"content"`
+	Demonstrations []OptimizationDemonstration `json:"demonstrations"`
+	Rendered       string                      `json:"rendered"`
+	Hash           string                      `json:"hash"`
+}
+
+// OptimizationDemonstration is an input and the output wanted for it.
+type OptimizationDemonstration struct {
+	Input     string `json:"input"`
+	Output    string `json:"output"`
+	ExampleID string `json:"example_id"`
+}
+
+// OptimizationReport compares the candidate with the baseline on the holdout.
+type OptimizationReport struct {
+	HoldoutIDs     []string           `json:"holdout_ids"`
+	Baseline       OptimizationScores `json:"baseline"`
+	Candidate      OptimizationScores `json:"candidate"`
+	Regressed      []string           `json:"regressed"`
+	Recommendation string             `json:"recommendation"`
+	Reason         string             `json:"reason"`
+}
+
+// OptimizationScores are mean scores (0 to 1), overall and per intent judge.
+type OptimizationScores struct {
+	Overall float64            `json:"overall"`
+	Intents map[string]float64 `json:"intents"`
+}
+
+// OptimizationRunList answers GET .../optimization-runs: newest first.
+type OptimizationRunList struct {
+	Runs   []OptimizationRun `json:"runs"`
+	Limit  int               `json:"limit"`
+	Offset int               `json:"offset"`
+}
+
+// DeployPreview answers POST /projects/{project_id}/optimization-runs/{run_id}:preview-deploy:
+// the receipt a deploy needs, when it expires, and what the deploy would change.
+type DeployPreview struct {
+	Receipt   string        `json:"receipt"`
+	ExpiresAt time.Time     `json:"expires_at"`
+	Summary   DeploySummary `json:"summary"`
+}
+
+// DeploySummary is what a deploy would change: the prompt's production tag from the version it
+// serves (null: none) to a version of the candidate's content.
+type DeploySummary struct {
+	RunID             string  `json:"run_id"`
+	PromptSlug        string  `json:"prompt_slug"`
+	Tag               string  `json:"tag"`
+	ProductionVersion *int    `json:"production_version"`
+	ProductionContent *string `json:"production_content"`
+	CandidateContent  string  `json:"candidate_content"`
+	CandidateHash     string  `json:"candidate_hash"`
+	Recommendation    string  `json:"recommendation"`
+	BaselineScore     float64 `json:"baseline_score"`
+	CandidateScore    float64 `json:"candidate_score"`
+}
+
+// DeployRequest is the body of POST /projects/{project_id}/optimization-runs/{run_id}:deploy.
+type DeployRequest struct {
+	Receipt string `json:"receipt"`
+	Confirm bool   `json:"confirm"`
+}
+
+// DeployResult answers a deploy: the version production now serves.
+type DeployResult struct {
+	RunID           string `json:"run_id"`
+	PromptSlug      string `json:"prompt_slug"`
+	Tag             string `json:"tag"`
+	Version         int    `json:"version"`
+	VersionID       string `json:"version_id"`
+	PreviousVersion *int   `json:"previous_version"`
+}

@@ -1,0 +1,47 @@
+package optimizer
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/plumehq/plume/internal/app"
+)
+
+// Function is OptimizerFunction of template.yaml: the runs API.
+var Function = app.Function{
+	Name:   "OptimizerFunction",
+	Routes: Routes,
+	Build: func(e *app.Env) (http.Handler, error) {
+		queue, err := e.OptimizationQueue()
+		if err != nil {
+			return nil, err
+		}
+		return NewHandler(NewService(e.Optimizations(), e.Prompts(), e.JudgeStore(), queue, e.Now), e.Authn()), nil
+	},
+}
+
+// WorkerFunction is OptimizerWorkerFunction of template.yaml: it executes the runs of the
+// optimization queue (SQS events; plume-local and the tests send it the messages themselves).
+var WorkerFunction = app.Worker{
+	Name: "OptimizerWorkerFunction",
+	Build: func(e *app.Env) (app.Job, error) {
+		w, err := WorkerFromEnv(context.Background(), e)
+		if err != nil {
+			return nil, err
+		}
+		return w.Handle, nil
+	},
+}
+
+// WorkerFromEnv builds the Worker of an Env.
+func WorkerFromEnv(ctx context.Context, e *app.Env) (*Worker, error) {
+	models, err := e.Models(ctx)
+	if err != nil {
+		return nil, err
+	}
+	examples, err := e.OptimizationExamples()
+	if err != nil {
+		return nil, err
+	}
+	return NewWorker(e.Optimizations(), examples, e.JudgeStore(), e.Optimizations(), models, models.JudgeModel(), e.Now), nil
+}

@@ -1,0 +1,142 @@
+package optimizer
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/plumehq/plume/shared/judge/run"
+	"github.com/plumehq/plume/shared/llm"
+	"github.com/plumehq/plume/shared/optimize"
+)
+
+// CallCache keeps model answers by the hash of their request (ddb.OptimizationStore).
+type CallCache interface {
+	CachedCall(ctx context.Context, projectID, requestHash string) ([]byte, error)
+	CacheCall(ctx context.Context, projectID, requestHash string, answer []byte, now time.Time) error
+}
+
+// metered is the model of one run: every call counts against the run's budget, and every
+// answer is cached by the hash of its canonical request, so that a step executed again (after
+// a crash, or by a worker that resumed the run) replays its calls instead of paying for them.
+// A replayed call counts against the budget as it did the first time, so that a resumed run
+// makes the choices an uninterrupted one makes.
+type metered struct {
+	next      run.Caller
+	cache     CallCache
+	projectID string
+	budget    optimize.Budget
+	now       func() time.Time
+	// check runs before each call that would reach a provider: it fails (errCancelled) when
+	// the run was cancelled, so that a cancel takes effect within one model call.
+	check func(context.Context) error
+
+	mu    sync.Mutex
+	spent optimize.Progress
+	// fresh counts the calls that reached a provider (not the cache).
+	fresh int
+}
+
+// cachedAnswer is what the cache keeps of a response.
+type cachedAnswer struct {
+	Text       string          `json:"text"`
+	JSON       json.RawMessage `json:"json,omitempty"`
+	Model      string          `json:"model"`
+	Usage      llm.Usage       `json:"usage"`
+	Cost       float64         `json:"cost"`
+	CostSource string          `json:"cost_source,omitempty"`
+	StopReason string          `json:"stop_reason,omitempty"`
+}
+
+// requestHash is the SHA-256 of a request's JSON: model, messages, temperature, schema.
+func requestHash(req llm.Request) string {
+	b, err := json.Marshal(req)
+	if err != nil {
+		panic(fmt.Sprintf("optimizer: a model request does not encode: %v", err)) // plain data
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// Complete implements run.Caller: the cached answer when there is one, else the model's, within
+// the budget (optimize.ErrBudget once it is spent).
+func (m *metered) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
+	if err := m.take(); err != nil {
+		return llm.Response{}, err
+	}
+	h := requestHash(req)
+	if raw, err := m.cache.CachedCall(ctx, m.projectID, h); err != nil {
+		return llm.Response{}, err
+	} else if raw != nil {
+		var a cachedAnswer
+		if err := json.Unmarshal(raw, &a); err == nil {
+			m.charge(a.Cost, false)
+			return llm.Response{Text: a.Text, JSON: a.JSON, Model: a.Model, Usage: a.Usage, Cost: a.Cost, CostSource: a.CostSource, StopReason: a.StopReason}, nil
+		}
+	}
+	if m.check != nil {
+		if err := m.check(ctx); err != nil {
+			m.release()
+			return llm.Response{}, err
+		}
+	}
+	resp, err := m.next.Complete(ctx, req)
+	if err != nil {
+		m.release()
+		return llm.Response{}, err
+	}
+	m.charge(resp.Cost, true)
+	raw, _ := json.Marshal(cachedAnswer{Text: resp.Text, JSON: resp.JSON, Model: resp.Model, Usage: resp.Usage,
+		Cost: resp.Cost, CostSource: resp.CostSource, StopReason: resp.StopReason})
+	if err := m.cache.CacheCall(ctx, m.projectID, h, raw, m.now()); err != nil {
+		return llm.Response{}, err
+	}
+	return resp, nil
+}
+
+// take reserves one call of the budget, or fails with optimize.ErrBudget.
+func (m *metered) take() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.budget.MaxModelCalls > 0 && m.spent.ModelCalls >= m.budget.MaxModelCalls ||
+		m.budget.MaxCostUSD > 0 && m.spent.CostUSD >= m.budget.MaxCostUSD {
+		return optimize.ErrBudget
+	}
+	m.spent.ModelCalls++
+	return nil
+}
+
+// release gives back a call that failed before an answer: a failed call is retried by the
+// step, and must not be paid for twice.
+func (m *metered) release() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.spent.ModelCalls--
+}
+
+func (m *metered) charge(cost float64, fresh bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.spent.CostUSD += cost
+	if fresh {
+		m.fresh++
+	}
+}
+
+// extend raises the budget by n calls: the reserve a run keeps for its report.
+func (m *metered) extend(n int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.budget.MaxModelCalls += n
+}
+
+// Spent is what the run has spent so far.
+func (m *metered) Spent() optimize.Progress {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.spent
+}

@@ -1,0 +1,170 @@
+// Package optimizer is the optimization area: the runs API (start, list, read, cancel,
+// preview and deploy) of OptimizerFunction, and the Worker that executes runs, which
+// OptimizerWorkerFunction runs on the queue's messages and plume-local runs in-process.
+// The strategies are in shared/optimize; here they meet the models (a metered, cached Caller),
+// the judges (scorer) and the stores.
+package optimizer
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/plumehq/plume/api"
+	"github.com/plumehq/plume/shared/auth"
+	"github.com/plumehq/plume/shared/errs"
+	"github.com/plumehq/plume/shared/optimize"
+	"github.com/plumehq/plume/shared/web"
+)
+
+// Routes are the API Gateway route keys of OptimizerFunction.
+var Routes = []string{
+	"ANY /projects/{project_id}/prompts/{slug}/optimization-runs",
+	"GET /projects/{project_id}/optimization-runs/{run_id}",
+	"POST /projects/{project_id}/optimization-runs/{run_id}",
+}
+
+// Limits of the listing.
+const (
+	defaultRunLimit = 20
+	maxRunLimit     = 100
+	maxStartBody    = 16 << 10
+)
+
+type server struct{ svc *Service }
+
+// NewHandler returns the optimization area, every route behind authentication.
+func NewHandler(svc *Service, authn *auth.Authenticator) http.Handler {
+	s := &server{svc: svc}
+	mux := auth.NewRouter(authn)
+	mux.HandleFunc("POST /projects/{project_id}/prompts/{slug}/optimization-runs", s.start)
+	mux.HandleFunc("GET /projects/{project_id}/prompts/{slug}/optimization-runs", s.list)
+	mux.HandleFunc("GET /projects/{project_id}/optimization-runs/{run_id}", s.get)
+	mux.HandleFunc("POST /projects/{project_id}/optimization-runs/{run_action}", s.action)
+	return mux
+}
+
+// start serves POST .../prompts/{slug}/optimization-runs: the run, queued.
+func (s *server) start(w http.ResponseWriter, r *http.Request) {
+	var in api.OptimizationRunRequest
+	if r.ContentLength != 0 {
+		if err := web.Decode(w, r, &in, maxStartBody); err != nil {
+			web.Error(w, r, err)
+			return
+		}
+	}
+	req := StartRequest{OptimizerType: in.OptimizerType, Models: in.Config.Models, Seed: in.Config.Seed}
+	if b := in.Config.Budget; b != nil {
+		req.Budget = optimize.Budget{MaxModelCalls: b.MaxModelCalls, MaxCostUSD: b.MaxCostUSD}
+	}
+	for _, i := range in.Config.Intents {
+		req.Intents = append(req.Intents, optimize.Intent{JudgeID: i.JudgeID, Weight: i.Weight, MinThreshold: i.MinThreshold})
+	}
+	p, _ := auth.FromContext(r.Context())
+	run, err := s.svc.Start(r.Context(), auth.ProjectID(r), r.PathValue("slug"), p.User.ID, req)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	web.OK(w, toRun(run))
+}
+
+// list serves GET .../prompts/{slug}/optimization-runs?limit=&offset=: newest first.
+func (s *server) list(w http.ResponseWriter, r *http.Request) {
+	limit, err := intParam(r.URL.Query().Get("limit"), "limit", defaultRunLimit, 1, maxRunLimit)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	offset, err := intParam(r.URL.Query().Get("offset"), "offset", 0, 0, 10_000)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	runs, err := s.svc.runs.Runs(r.Context(), auth.ProjectID(r), optimize.Target{Kind: optimize.TargetPrompt, Slug: r.PathValue("slug")}, limit, offset)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	out := api.OptimizationRunList{Runs: make([]api.OptimizationRun, len(runs)), Limit: limit, Offset: offset}
+	for i, run := range runs {
+		out.Runs[i] = toRun(run)
+	}
+	web.OK(w, out)
+}
+
+// get serves GET /projects/{project_id}/optimization-runs/{run_id}.
+func (s *server) get(w http.ResponseWriter, r *http.Request) {
+	run, err := s.svc.runs.Run(r.Context(), auth.ProjectID(r), r.PathValue("run_id"))
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	web.OK(w, toRun(run))
+}
+
+// action serves POST /projects/{project_id}/optimization-runs/{run_id}:cancel, :preview-deploy
+// and :deploy.
+func (s *server) action(w http.ResponseWriter, r *http.Request) {
+	runID, verb, ok := strings.Cut(r.PathValue("run_action"), ":")
+	if !ok {
+		web.NotFound(w, r)
+		return
+	}
+	pid := auth.ProjectID(r)
+	switch verb {
+	case "cancel":
+		run, err := s.svc.Cancel(r.Context(), pid, runID)
+		if err != nil {
+			web.Error(w, r, err)
+			return
+		}
+		web.OK(w, toRun(run))
+	case "preview-deploy":
+		p, err := s.svc.Preview(r.Context(), pid, runID)
+		if err != nil {
+			web.Error(w, r, err)
+			return
+		}
+		web.OK(w, toPreview(p))
+	case "deploy":
+		var in api.DeployRequest
+		if err := web.Decode(w, r, &in, web.DefaultBodyLimit); err != nil {
+			web.Error(w, r, err)
+			return
+		}
+		switch {
+		case in.Receipt == "":
+			web.Error(w, r, errs.Invalid("receipt is required: POST .../%s:preview-deploy first", runID))
+			return
+		case !in.Confirm:
+			web.Error(w, r, errs.Invalid("confirm must be true: a deploy changes what production serves"))
+			return
+		}
+		p, _ := auth.FromContext(r.Context())
+		d, err := s.svc.Deploy(r.Context(), pid, runID, in.Receipt, p.User.ID)
+		if err != nil {
+			web.Error(w, r, err)
+			return
+		}
+		out := api.DeployResult{RunID: runID, PromptSlug: d.Run.Target.Slug, Tag: ProductionTag, Version: d.Version.Number, VersionID: d.Version.ID}
+		if d.Previous > 0 {
+			out.PreviousVersion = &d.Previous
+		}
+		web.OK(w, out)
+	default:
+		web.NotFound(w, r)
+	}
+}
+
+// intParam reads an integer query parameter in [lo, hi], def when absent.
+func intParam(v, name string, def, lo, hi int) (int, error) {
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		return 0, errs.Invalid("%s must be an integer from %d to %d", name, lo, hi)
+	}
+	return n, nil
+}

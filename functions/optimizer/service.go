@@ -1,0 +1,375 @@
+package optimizer
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"math/big"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/plumehq/plume/shared/ddb"
+	"github.com/plumehq/plume/shared/errs"
+	"github.com/plumehq/plume/shared/judge"
+	"github.com/plumehq/plume/shared/optimize"
+	"github.com/plumehq/plume/shared/prompt"
+)
+
+// Runs stores optimization runs and their receipts (ddb.OptimizationStore).
+type Runs interface {
+	CreateRun(ctx context.Context, r optimize.Run) (optimize.Run, error)
+	Run(ctx context.Context, projectID, runID string) (optimize.Run, error)
+	Runs(ctx context.Context, projectID string, target optimize.Target, limit, offset int) ([]optimize.Run, error)
+	UpdateRun(ctx context.Context, r optimize.Run) (optimize.Run, error)
+	PutReceipt(ctx context.Context, projectID, tokenHash string, r ddb.Receipt) error
+	Receipt(ctx context.Context, projectID, runID, tokenHash string) (ddb.Receipt, bool, error)
+}
+
+// Prompts reads, creates and pins prompt versions (prompt.Service).
+type Prompts interface {
+	Get(ctx context.Context, projectID, slug string, sel prompt.Selector) (prompt.Resolved, error)
+	Ensure(ctx context.Context, projectID, slug string, in prompt.EnsureInput, by string) (prompt.Version, bool, error)
+	Pin(ctx context.Context, projectID, slug, tag string, n int, by string) (prompt.PinResult, error)
+}
+
+// Judges reads judges (ddb.JudgeStore).
+type Judges interface {
+	Judge(ctx context.Context, projectID, judgeID string) (judge.Judge, error)
+	Judges(ctx context.Context, projectID string) ([]judge.Judge, error)
+}
+
+// Queue hands a run to the optimizer worker: an SQS queue in a deployment, in-process in
+// plume-local and the tests.
+type Queue interface {
+	Send(ctx context.Context, body []byte) error
+}
+
+// Message is what the queue carries: the run to work on.
+type Message struct {
+	ProjectID string `json:"project_id"`
+	RunID     string `json:"run_id"`
+}
+
+// ProductionTag is the tag a deploy pins: what the SDKs serve in production mode.
+const ProductionTag = "production"
+
+// ReceiptTTL is how long a deploy receipt is valid.
+const ReceiptTTL = 10 * time.Minute
+
+// Service starts, lists, cancels and deploys optimization runs.
+type Service struct {
+	runs    Runs
+	prompts Prompts
+	judges  Judges
+	queue   Queue
+	now     func() time.Time
+}
+
+// NewService returns the optimization service.
+func NewService(runs Runs, prompts Prompts, judges Judges, queue Queue, now func() time.Time) *Service {
+	return &Service{runs: runs, prompts: prompts, judges: judges, queue: queue, now: now}
+}
+
+// StartRequest is what a run is asked to do.
+type StartRequest struct {
+	OptimizerType string
+	Intents       []optimize.Intent
+	Budget        optimize.Budget
+	Models        []string
+	Seed          *int64
+}
+
+// Limits of a start request.
+const (
+	maxIntents     = 10
+	maxModels      = 5
+	maxModelCalls  = 100_000
+	maxBudgetUSD   = 10_000.0
+	maxIntentValue = 1e6
+)
+
+// Start creates a queued run of prompt slug for user and queues it. The baseline is what the
+// production tag serves, else the latest version; the intents default to the prompt's linked
+// judges, each weighted 1. Errors: errs.NotFound for an unknown prompt or judge,
+// errs.Invalid for a bad request (no intent at all included), errs.Unavailable when the run
+// cannot be queued (it is then failed, never left waiting).
+func (s *Service) Start(ctx context.Context, projectID, slug, user string, req StartRequest) (optimize.Run, error) {
+	typ := req.OptimizerType
+	if typ == "" {
+		typ = optimize.TypeAuto
+	}
+	if !slices.Contains([]string{optimize.TypeAuto, optimize.TypeQuickRefine, optimize.TypeBootstrap, optimize.TypeGEPA}, typ) {
+		return optimize.Run{}, errs.Invalid("optimizer_type must be auto, quick_refine, dspy_bootstrap or dspy_gepa, not %q", typ)
+	}
+	if err := checkBudget(req.Budget); err != nil {
+		return optimize.Run{}, err
+	}
+	if len(req.Models) > maxModels {
+		return optimize.Run{}, errs.Invalid("config.models: at most %d", maxModels)
+	}
+	base, err := s.baseline(ctx, projectID, slug)
+	if err != nil {
+		return optimize.Run{}, err
+	}
+	intents, err := s.intents(ctx, projectID, slug, req.Intents)
+	if err != nil {
+		return optimize.Run{}, err
+	}
+	seed := int64(0)
+	if req.Seed != nil {
+		seed = *req.Seed
+	} else {
+		n, err := rand.Int(rand.Reader, big.NewInt(math.MaxInt32))
+		if err != nil {
+			return optimize.Run{}, fmt.Errorf("draw a seed: %w", err)
+		}
+		seed = n.Int64()
+	}
+	now := s.now().UTC().Truncate(time.Microsecond)
+	r, err := s.runs.CreateRun(ctx, optimize.Run{
+		ID: uuid.Must(uuid.NewV7()).String(), ProjectID: projectID,
+		Target: optimize.Target{Kind: optimize.TargetPrompt, Slug: slug}, Requested: typ,
+		Config: optimize.Config{Intents: intents, Budget: req.Budget, Models: req.Models, Seed: seed},
+		Status: optimize.StatusQueued, Baseline: base, CreatedAt: now, CreatedBy: user, UpdatedAt: now,
+	})
+	if err != nil {
+		return optimize.Run{}, err
+	}
+	body, _ := json.Marshal(Message{ProjectID: projectID, RunID: r.ID})
+	if err := s.queue.Send(ctx, body); err != nil {
+		slog.ErrorContext(ctx, "optimizer: run not queued, failed", "project_id", projectID, "run_id", r.ID, "error", err)
+		r.Status, r.Error, r.FinishedAt = optimize.StatusFailed, "the run could not be queued; start it again", &now
+		if _, uerr := s.runs.UpdateRun(ctx, r); uerr != nil {
+			slog.ErrorContext(ctx, "optimizer: unqueued run not marked failed", "run_id", r.ID, "error", uerr)
+		}
+		return optimize.Run{}, errs.Unavailable("the optimization run could not be queued; try again")
+	}
+	return r, nil
+}
+
+func checkBudget(b optimize.Budget) error {
+	switch {
+	case b.MaxModelCalls < 0 || b.MaxModelCalls > maxModelCalls:
+		return errs.Invalid("config.budget.max_model_calls must be between 1 and %d", maxModelCalls)
+	case b.MaxCostUSD < 0 || b.MaxCostUSD > maxBudgetUSD || math.IsNaN(b.MaxCostUSD):
+		return errs.Invalid("config.budget.max_cost_usd must be between 0 and %g", maxBudgetUSD)
+	}
+	return nil
+}
+
+// baseline is the version a run of slug improves on: production's, else the latest.
+func (s *Service) baseline(ctx context.Context, projectID, slug string) (optimize.Baseline, error) {
+	v, err := s.prompts.Get(ctx, projectID, slug, prompt.Selector{Tag: ProductionTag})
+	if errs.CodeOf(err) == errs.CodeNotFound {
+		v, err = s.prompts.Get(ctx, projectID, slug, prompt.Selector{})
+	}
+	if err != nil {
+		return optimize.Baseline{}, err
+	}
+	return optimize.Baseline{VersionID: v.ID, Version: v.Number, Content: v.Content, ContentHash: v.ContentHash, Model: v.ModelID}, nil
+}
+
+// intents validates the requested intents, or defaults to the judges linked to slug.
+func (s *Service) intents(ctx context.Context, projectID, slug string, req []optimize.Intent) ([]optimize.Intent, error) {
+	if len(req) == 0 {
+		all, err := s.judges.Judges(ctx, projectID)
+		if err != nil {
+			return nil, err
+		}
+		for _, j := range all {
+			if slices.Contains(j.LinkedPrompts, slug) {
+				req = append(req, optimize.Intent{JudgeID: j.ID, Weight: 1})
+			}
+		}
+		if len(req) == 0 {
+			return nil, errs.Invalid("the prompt %q has no linked judge: link one (PUT /projects/{project_id}/prompts/%s/judges/{judge_id}) or give config.intents", slug, slug)
+		}
+		return req, nil
+	}
+	if len(req) > maxIntents {
+		return nil, errs.Invalid("config.intents: at most %d", maxIntents)
+	}
+	seen := map[string]bool{}
+	for i := range req {
+		in := &req[i]
+		switch {
+		case seen[in.JudgeID]:
+			return nil, errs.Invalid("config.intents: judge %s is given twice", in.JudgeID)
+		case in.Weight == 0:
+			in.Weight = 1
+		case in.Weight < 0 || in.Weight > maxIntentValue || math.IsNaN(in.Weight):
+			return nil, errs.Invalid("config.intents[%d].weight must be positive", i)
+		}
+		if t := in.MinThreshold; t != nil && !(*t >= 0 && *t <= 1) {
+			return nil, errs.Invalid("config.intents[%d].min_threshold must be between 0 and 1", i)
+		}
+		seen[in.JudgeID] = true
+		if _, err := s.judges.Judge(ctx, projectID, in.JudgeID); err != nil {
+			return nil, err
+		}
+	}
+	return req, nil
+}
+
+// maxUpdateAttempts bounds the read-modify-write retries of a run update.
+const maxUpdateAttempts = 5
+
+// update applies change to the run as stored, retrying when someone wrote it in between.
+func (s *Service) update(ctx context.Context, projectID, runID string, change func(*optimize.Run) error) (optimize.Run, error) {
+	for attempt := 1; ; attempt++ {
+		r, err := s.runs.Run(ctx, projectID, runID)
+		if err != nil {
+			return optimize.Run{}, err
+		}
+		if err := change(&r); err != nil {
+			return optimize.Run{}, err
+		}
+		r.UpdatedAt = s.now().UTC().Truncate(time.Microsecond)
+		r, err = s.runs.UpdateRun(ctx, r)
+		if err == nil || !errors.Is(err, ddb.ErrRunChanged) || attempt == maxUpdateAttempts {
+			return r, err
+		}
+	}
+}
+
+// Cancel cancels a queued or running run: the worker stops within one model call. Errors:
+// errs.NotFound, errs.Conflict for a run that is over.
+func (s *Service) Cancel(ctx context.Context, projectID, runID string) (optimize.Run, error) {
+	return s.update(ctx, projectID, runID, func(r *optimize.Run) error {
+		if err := optimize.CheckTransition(r.Status, optimize.StatusCancelled); err != nil {
+			return err
+		}
+		now := s.now().UTC().Truncate(time.Microsecond)
+		r.Status, r.FinishedAt = optimize.StatusCancelled, &now
+		return nil
+	})
+}
+
+// Preview is what a deploy would do, and the receipt that allows it.
+type Preview struct {
+	Receipt   string
+	ExpiresAt time.Time
+	Run       optimize.Run
+	// Content is what the candidate deploys as (optimize.Candidate.Render).
+	Content string
+	// Production is the version the production tag serves now (nil: none).
+	Production *prompt.Version
+}
+
+// Preview reads what deploying run runID would change and issues a receipt, valid ReceiptTTL,
+// bound to the run, its candidate and the version production serves now. It changes nothing
+// else. Errors: errs.NotFound, errs.Conflict for a run that did not succeed.
+func (s *Service) Preview(ctx context.Context, projectID, runID string) (Preview, error) {
+	r, err := s.runs.Run(ctx, projectID, runID)
+	if err != nil {
+		return Preview{}, err
+	}
+	if r.Status != optimize.StatusSucceeded || r.Candidate == nil {
+		return Preview{}, errs.Conflict("optimization run %s is %s: only a run that succeeded can be deployed", runID, r.Status)
+	}
+	prod, err := s.production(ctx, projectID, r.Target.Slug)
+	if err != nil {
+		return Preview{}, err
+	}
+	token := "rcpt_" + rand.Text()
+	expires := s.now().UTC().Add(ReceiptTTL).Truncate(time.Microsecond)
+	rec := ddb.Receipt{RunID: r.ID, CandidateHash: r.Candidate.Hash(), ExpiresAt: expires}
+	if prod != nil {
+		rec.ProductionVersion = prod.Number
+	}
+	if err := s.runs.PutReceipt(ctx, projectID, tokenHash(token), rec); err != nil {
+		return Preview{}, err
+	}
+	return Preview{Receipt: token, ExpiresAt: expires, Run: r, Content: r.Candidate.Render(), Production: prod}, nil
+}
+
+// production is the version the production tag of slug serves, nil when there is none.
+func (s *Service) production(ctx context.Context, projectID, slug string) (*prompt.Version, error) {
+	v, err := s.prompts.Get(ctx, projectID, slug, prompt.Selector{Tag: ProductionTag})
+	switch {
+	case errs.CodeOf(err) == errs.CodeNotFound:
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	return &v.Version, nil
+}
+
+func tokenHash(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+// Deployment is what a deploy did.
+type Deployment struct {
+	Run     optimize.Run
+	Version prompt.Version
+	// Previous is the version production served before (0: none).
+	Previous int
+}
+
+// Deploy publishes the candidate of run runID as receipt allows: it re-reads everything the
+// receipt was bound to and refuses (errs.Conflict) an unknown or expired receipt, a candidate
+// that changed, or a production tag that moved since the preview; then it ensures the version
+// of the candidate's content (the baseline's bound model kept) and pins production to it. A
+// deploy repeated with the same receipt finds production on the run's version and changes
+// nothing; nothing is written before every check passed.
+func (s *Service) Deploy(ctx context.Context, projectID, runID, receipt, user string) (Deployment, error) {
+	r, err := s.runs.Run(ctx, projectID, runID)
+	if err != nil {
+		return Deployment{}, err
+	}
+	if r.Status != optimize.StatusSucceeded || r.Candidate == nil {
+		return Deployment{}, errs.Conflict("optimization run %s is %s: only a run that succeeded can be deployed", runID, r.Status)
+	}
+	rec, ok, err := s.runs.Receipt(ctx, projectID, runID, tokenHash(receipt))
+	switch {
+	case err != nil:
+		return Deployment{}, err
+	case !ok:
+		return Deployment{}, errs.Conflict("the receipt is not one of this run's: preview the deploy again")
+	case !s.now().Before(rec.ExpiresAt):
+		return Deployment{}, errs.Conflict("the receipt expired at %s: preview the deploy again", rec.ExpiresAt.Format(time.RFC3339))
+	case rec.CandidateHash != r.Candidate.Hash():
+		return Deployment{}, errs.Conflict("the run's candidate changed since the preview: preview the deploy again")
+	}
+	prod, err := s.production(ctx, projectID, r.Target.Slug)
+	if err != nil {
+		return Deployment{}, err
+	}
+	current := 0
+	if prod != nil {
+		current = prod.Number
+	}
+	switch {
+	case prod != nil && r.DeployedVersionID == prod.ID:
+		return Deployment{Run: r, Version: *prod, Previous: current}, nil // deployed already
+	case current != rec.ProductionVersion:
+		return Deployment{}, errs.Conflict("production serves version %d, not the version %d it served at the preview: preview the deploy again", current, rec.ProductionVersion)
+	}
+	content := r.Candidate.Render()
+	v, _, err := s.prompts.Ensure(ctx, projectID, r.Target.Slug, prompt.EnsureInput{Content: &content, ModelID: r.Baseline.Model}, user)
+	if err != nil {
+		return Deployment{}, err
+	}
+	pin, err := s.prompts.Pin(ctx, projectID, r.Target.Slug, ProductionTag, v.Number, user)
+	if err != nil {
+		return Deployment{}, err
+	}
+	r, err = s.update(ctx, projectID, runID, func(r *optimize.Run) error {
+		r.DeployedVersionID = v.ID
+		return nil
+	})
+	if err != nil {
+		return Deployment{}, err
+	}
+	return Deployment{Run: r, Version: v, Previous: pin.Previous}, nil
+}

@@ -1,0 +1,344 @@
+package optimizer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/plumehq/plume/shared/ddb"
+	"github.com/plumehq/plume/shared/errs"
+	"github.com/plumehq/plume/shared/judge"
+	"github.com/plumehq/plume/shared/judge/run"
+	"github.com/plumehq/plume/shared/optimize"
+)
+
+// MaxExamples bounds the completions a run reads.
+const MaxExamples = 200
+
+// minExamples is the fewest examples a run works with: one each to learn from, to validate on
+// and to compare on.
+const minExamples = 3
+
+// Default budgets per optimizer type: model calls of every kind, and their cost.
+var defaultBudgets = map[string]optimize.Budget{
+	optimize.TypeQuickRefine: {MaxModelCalls: 200, MaxCostUSD: 2},
+	optimize.TypeBootstrap:   {MaxModelCalls: 1000, MaxCostUSD: 10},
+	optimize.TypeGEPA:        {MaxModelCalls: 3000, MaxCostUSD: 30},
+}
+
+// Worker executes optimization runs: the optimizer function's job, and plume-local's.
+type Worker struct {
+	runs     Runs
+	examples optimize.ExampleSource
+	judges   Judges
+	cache    CallCache
+	models   run.Caller
+	// defaultModel is the model of the task when the baseline has no bound model, of the
+	// judges that name none, and of reflections.
+	defaultModel string
+	now          func() time.Time
+}
+
+// NewWorker returns a worker.
+func NewWorker(runs Runs, examples optimize.ExampleSource, judges Judges, cache CallCache, models run.Caller, defaultModel string, now func() time.Time) *Worker {
+	return &Worker{runs: runs, examples: examples, judges: judges, cache: cache, models: models, defaultModel: defaultModel, now: now}
+}
+
+// Handle runs the run a queue message names: a Message, or an SQS event whose records carry
+// Messages. A message that does not decode is logged and dropped (it will never decode).
+func (w *Worker) Handle(ctx context.Context, payload []byte) error {
+	var sqsEvent struct {
+		Records []struct {
+			Body string `json:"body"`
+		} `json:"Records"`
+	}
+	var bodies [][]byte
+	if json.Unmarshal(payload, &sqsEvent) == nil && len(sqsEvent.Records) > 0 {
+		for _, rec := range sqsEvent.Records {
+			bodies = append(bodies, []byte(rec.Body))
+		}
+	} else {
+		bodies = [][]byte{payload}
+	}
+	var failures []error
+	for _, body := range bodies {
+		var m Message
+		if err := json.Unmarshal(body, &m); err != nil || m.ProjectID == "" || m.RunID == "" {
+			slog.ErrorContext(ctx, "optimizer: undecodable message, dropped", "body", string(body), "error", err)
+			continue
+		}
+		if err := w.Execute(ctx, m.ProjectID, m.RunID); err != nil {
+			failures = append(failures, fmt.Errorf("run %s: %w", m.RunID, err))
+		}
+	}
+	return errors.Join(failures...)
+}
+
+// errCancelled stops a run that was cancelled while it worked.
+var errCancelled = errors.New("the run was cancelled")
+
+// Execute works on run runID until it is over. A run that is over already is left as it is. A
+// run that cannot succeed (too few examples, the budget spent before a candidate, a judge
+// gone) is failed with the reason; an error (storage, a provider down) is returned, and the
+// run stays running for the queue's retry, which starts it over: every model call it made is
+// answered from the cache.
+func (w *Worker) Execute(ctx context.Context, projectID, runID string) error {
+	r, err := w.runs.Run(ctx, projectID, runID)
+	if errs.CodeOf(err) == errs.CodeNotFound {
+		slog.WarnContext(ctx, "optimizer: no such run, dropped", "project_id", projectID, "run_id", runID)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if optimize.Final(r.Status) {
+		return nil
+	}
+	if r.Status == optimize.StatusQueued {
+		now := w.stamp()
+		r.Status, r.StartedAt, r.UpdatedAt = optimize.StatusRunning, &now, now
+		if r, err = w.runs.UpdateRun(ctx, r); err != nil {
+			return w.lost(ctx, projectID, runID, err)
+		}
+	}
+	out, err := w.optimize(ctx, r)
+	switch {
+	case errors.Is(err, errCancelled):
+		slog.InfoContext(ctx, "optimizer: run cancelled", "project_id", projectID, "run_id", runID)
+		return nil
+	case errs.CodeOf(err) == errs.CodeInvalid || errs.CodeOf(err) == errs.CodeNotFound || errors.Is(err, optimize.ErrBudget):
+		return w.finish(ctx, r, func(r *optimize.Run) { r.Status, r.Error = optimize.StatusFailed, err.Error() })
+	case err != nil:
+		return err
+	}
+	return w.finish(ctx, r, func(r *optimize.Run) {
+		r.Status, r.Type, r.Candidate, r.Report, r.Progress = optimize.StatusSucceeded, out.typ, &out.candidate, &out.report, out.progress
+	})
+}
+
+// lost explains an update that lost to another writer: a cancel (nothing to do) or another
+// worker (an error, so that the queue's retry looks again).
+func (w *Worker) lost(ctx context.Context, projectID, runID string, err error) error {
+	if !errors.Is(err, ddb.ErrRunChanged) {
+		return err
+	}
+	r, rerr := w.runs.Run(ctx, projectID, runID)
+	if rerr == nil && optimize.Final(r.Status) {
+		return nil
+	}
+	return err
+}
+
+// finish writes a run's end, unless someone (a cancel) ended it first.
+func (w *Worker) finish(ctx context.Context, r optimize.Run, end func(*optimize.Run)) error {
+	for range maxUpdateAttempts {
+		now := w.stamp()
+		next := r
+		end(&next)
+		next.FinishedAt, next.UpdatedAt = &now, now
+		_, err := w.runs.UpdateRun(ctx, next)
+		if !errors.Is(err, ddb.ErrRunChanged) {
+			return err
+		}
+		if r, err = w.runs.Run(ctx, r.ProjectID, r.ID); err != nil {
+			return err
+		}
+		if optimize.Final(r.Status) {
+			return nil
+		}
+	}
+	return errs.Unavailable("optimization run %s keeps changing", r.ID)
+}
+
+func (w *Worker) stamp() time.Time { return w.now().UTC().Truncate(time.Microsecond) }
+
+// outcome is what a run found.
+type outcome struct {
+	typ       string
+	candidate optimize.Candidate
+	report    optimize.Report
+	progress  optimize.Progress
+}
+
+// optimize reads the run's examples, lets its strategy propose a candidate and compares it
+// with the baseline on the holdout.
+func (w *Worker) optimize(ctx context.Context, r optimize.Run) (outcome, error) {
+	examples, err := optimize.LoadExamples(ctx, w.examples, r.ProjectID, r.Target.Slug, r.Config.Intents, MaxExamples)
+	if err != nil {
+		return outcome{}, err
+	}
+	if len(examples) < minExamples {
+		return outcome{}, errs.Invalid("the prompt has %d completions; an optimization needs at least %d", len(examples), minExamples)
+	}
+	split := optimize.SplitExamples(examples, r.Config.Seed)
+	typ := chooseType(r.Requested, r.Config.Budget, split)
+	budget := r.Config.Budget
+	def := defaultBudgets[typ]
+	if budget.MaxModelCalls == 0 {
+		budget.MaxModelCalls = def.MaxModelCalls
+	}
+	if budget.MaxCostUSD == 0 {
+		budget.MaxCostUSD = def.MaxCostUSD
+	}
+	judges := make(map[string]judge.Judge, len(r.Config.Intents))
+	for _, in := range r.Config.Intents {
+		j, err := w.judges.Judge(ctx, r.ProjectID, in.JudgeID)
+		if err != nil {
+			return outcome{}, err
+		}
+		judges[j.ID] = j
+	}
+	// The comparison on the holdout is paid from the budget first: a strategy spends what is
+	// left, so that a run always ends with its report.
+	perExample := 1 + len(r.Config.Intents)
+	reserve := 2 * len(split.Holdout) * perExample
+	if budget.MaxModelCalls <= reserve {
+		return outcome{}, errs.Invalid("config.budget.max_model_calls %d does not cover the comparison on the holdout (%d calls)", budget.MaxModelCalls, reserve)
+	}
+	m := &metered{next: w.models, cache: w.cache, projectID: r.ProjectID, now: w.now,
+		budget: optimize.Budget{MaxModelCalls: budget.MaxModelCalls - reserve, MaxCostUSD: budget.MaxCostUSD},
+		check:  func(ctx context.Context) error { return w.checkCancelled(ctx, r.ProjectID, r.ID) }}
+	taskModel := w.defaultModel
+	if r.Baseline.Model != nil {
+		taskModel = *r.Baseline.Model
+	}
+	sc := &scorer{model: m, taskModel: taskModel, judgeModel: w.defaultModel, intents: r.Config.Intents, judges: judges}
+	rf := &reflector{model: m, name: w.defaultModel}
+	baseline := optimize.Candidate{Content: r.Baseline.Content}
+
+	var candidate optimize.Candidate
+	switch typ {
+	case optimize.TypeQuickRefine:
+		candidate, err = optimize.QuickRefine(ctx, baseline, split.Train, rf)
+	case optimize.TypeBootstrap:
+		st := optimize.NewBootstrap(baseline, split.Train, split.Validation, optimize.BootstrapOptions{Seed: r.Config.Seed})
+		for done := false; !done && err == nil; {
+			if done, err = optimize.BootstrapStep(ctx, st, sc); err == nil {
+				r, err = w.progress(ctx, r, m.Spent(), st.Done)
+			}
+		}
+		candidate = st.Best
+	default:
+		err = errs.Invalid("the %s optimizer is not available in this release; use quick_refine or dspy_bootstrap", typ)
+	}
+	if err != nil {
+		return outcome{}, err
+	}
+
+	m.extend(reserve)
+	report, err := w.compare(ctx, sc, r.Config.Intents, baseline, candidate, split.Holdout)
+	if err != nil {
+		return outcome{}, err
+	}
+	return outcome{typ: typ, candidate: candidate, report: report, progress: m.Spent()}, nil
+}
+
+// progress records what a run has spent after an iteration, so that the API shows it as it
+// goes; a run that was cancelled meanwhile stops (errCancelled).
+func (w *Worker) progress(ctx context.Context, r optimize.Run, spent optimize.Progress, iteration int) (optimize.Run, error) {
+	r.Progress = spent
+	r.Progress.Iteration = iteration
+	r.UpdatedAt = w.stamp()
+	next, err := w.runs.UpdateRun(ctx, r)
+	if errors.Is(err, ddb.ErrRunChanged) {
+		if cerr := w.checkCancelled(ctx, r.ProjectID, r.ID); cerr != nil {
+			return r, cerr
+		}
+	}
+	return next, err
+}
+
+// checkCancelled fails with errCancelled when the run was cancelled (or ended) meanwhile.
+func (w *Worker) checkCancelled(ctx context.Context, projectID, runID string) error {
+	r, err := w.runs.Run(ctx, projectID, runID)
+	if err != nil {
+		return err
+	}
+	if optimize.Final(r.Status) {
+		return errCancelled
+	}
+	return nil
+}
+
+// compare scores the baseline and the candidate on the same holdout examples and recommends:
+// publish when the candidate scores higher overall and meets every intent's min_threshold,
+// else no_improvement with the reason.
+func (w *Worker) compare(ctx context.Context, sc optimize.Evaluator, intents []optimize.Intent, baseline, candidate optimize.Candidate, holdout []optimize.Example) (optimize.Report, error) {
+	b, err := sc.Evaluate(ctx, baseline, holdout)
+	if err != nil {
+		return optimize.Report{}, err
+	}
+	c, err := sc.Evaluate(ctx, candidate, holdout)
+	if err != nil {
+		return optimize.Report{}, err
+	}
+	rep := optimize.Report{Baseline: mean(b), Candidate: mean(c)}
+	for i, ex := range holdout {
+		rep.HoldoutIDs = append(rep.HoldoutIDs, ex.ID)
+		if c[i].Overall < b[i].Overall {
+			rep.Regressed = append(rep.Regressed, ex.ID)
+		}
+	}
+	for _, in := range intents {
+		if in.MinThreshold != nil && rep.Candidate.Intents[in.JudgeID] < *in.MinThreshold {
+			rep.Recommendation = optimize.RecommendNoImprovement
+			rep.Reason = fmt.Sprintf("the candidate scores %.3f on judge %s, below its min_threshold %.3f", rep.Candidate.Intents[in.JudgeID], in.JudgeID, *in.MinThreshold)
+			return rep, nil
+		}
+	}
+	switch {
+	case candidate.Hash() == baseline.Hash():
+		rep.Recommendation, rep.Reason = optimize.RecommendNoImprovement, "the strategy found nothing better than the baseline"
+	case rep.Candidate.Overall > rep.Baseline.Overall:
+		rep.Recommendation = optimize.RecommendPublish
+		rep.Reason = fmt.Sprintf("the candidate scores %.3f against the baseline's %.3f on %d holdout examples", rep.Candidate.Overall, rep.Baseline.Overall, len(holdout))
+	default:
+		rep.Recommendation = optimize.RecommendNoImprovement
+		rep.Reason = fmt.Sprintf("the candidate scores %.3f, not above the baseline's %.3f on %d holdout examples", rep.Candidate.Overall, rep.Baseline.Overall, len(holdout))
+	}
+	return rep, nil
+}
+
+// mean is the mean of scores, overall and per intent.
+func mean(scores []optimize.Score) optimize.Scores {
+	out := optimize.Scores{Intents: map[string]float64{}}
+	if len(scores) == 0 {
+		return out
+	}
+	n := float64(len(scores))
+	for _, s := range scores {
+		out.Overall += s.Overall / n
+		for id, v := range s.Intents {
+			out.Intents[id] += v / n
+		}
+	}
+	return out
+}
+
+// chooseType resolves the optimizer type of a run: the requested one, or for auto (the rule
+// the README documents): quick_refine while there is little to learn from or little to spend
+// (fewer than 10 examples, or a budget under 100 calls), dspy_bootstrap when at least two
+// training examples offer a demonstration (an expected output, or a thumbs up), else
+// quick_refine.
+func chooseType(requested string, budget optimize.Budget, split optimize.Split) string {
+	if requested != optimize.TypeAuto && requested != "" {
+		return requested
+	}
+	n := len(split.Train) + len(split.Validation) + len(split.Holdout)
+	if n < 10 || budget.MaxModelCalls > 0 && budget.MaxModelCalls < 100 {
+		return optimize.TypeQuickRefine
+	}
+	demos := 0
+	for _, ex := range split.Train {
+		if ex.ExpectedOutput != "" || ex.ThumbsUp != nil && *ex.ThumbsUp {
+			demos++
+		}
+	}
+	if demos >= 2 {
+		return optimize.TypeBootstrap
+	}
+	return optimize.TypeQuickRefine
+}

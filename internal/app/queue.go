@@ -1,0 +1,67 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/plumehq/plume/shared/asyncinvoke"
+	"github.com/plumehq/plume/shared/errs"
+)
+
+// Queue hands work to a worker function: an SQS queue in a deployment, in-process locally.
+type Queue interface {
+	Send(ctx context.Context, body []byte) error
+}
+
+// SQSQueue is a Queue on an SQS queue.
+type SQSQueue struct {
+	client *sqs.Client
+	url    string
+}
+
+// NewSQSQueue returns the queue at url.
+func NewSQSQueue(client *sqs.Client, url string) *SQSQueue {
+	return &SQSQueue{client: client, url: url}
+}
+
+// Send implements Queue with one SendMessage.
+func (q *SQSQueue) Send(ctx context.Context, body []byte) error {
+	if _, err := q.client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &q.url, MessageBody: aws.String(string(body))}); err != nil {
+		return fmt.Errorf("send to %s: %w", q.url, err)
+	}
+	return nil
+}
+
+// LocalQueue is a Queue served in-process (plume-local, tests): each message goes to the
+// worker's handler asynchronously, retried as Lambda retries an event (shared/asyncinvoke).
+// The worker is attached after the Env is built (Serve), since it is built from the Env.
+type LocalQueue struct {
+	inv atomic.Pointer[asyncinvoke.Invoker]
+}
+
+// Serve makes h the queue's worker.
+func (q *LocalQueue) Serve(h asyncinvoke.Handler, cfg asyncinvoke.Config) {
+	q.inv.Store(asyncinvoke.New(h, cfg))
+}
+
+// Send implements Queue: errs.Unavailable when no worker serves the queue.
+func (q *LocalQueue) Send(_ context.Context, body []byte) error {
+	inv := q.inv.Load()
+	if inv == nil {
+		return errs.Unavailable("no worker serves this queue")
+	}
+	inv.Invoke(body)
+	return nil
+}
+
+// Close stops the worker after the messages in progress, or when ctx ends.
+func (q *LocalQueue) Close(ctx context.Context) error {
+	if inv := q.inv.Load(); inv != nil {
+		return inv.Close(ctx)
+	}
+	return nil
+}

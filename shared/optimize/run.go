@@ -1,0 +1,125 @@
+package optimize
+
+import (
+	"time"
+
+	"github.com/plumehq/plume/shared/errs"
+)
+
+// States of a run: queued → running → succeeded | failed | cancelled, and queued → cancelled.
+const (
+	StatusQueued    = "queued"
+	StatusRunning   = "running"
+	StatusSucceeded = "succeeded"
+	StatusFailed    = "failed"
+	StatusCancelled = "cancelled"
+)
+
+// transitions are the allowed moves between states; a run in a final state never moves.
+var transitions = map[string][]string{
+	StatusQueued:  {StatusRunning, StatusCancelled, StatusFailed},
+	StatusRunning: {StatusSucceeded, StatusFailed, StatusCancelled},
+}
+
+// CheckTransition returns nil when a run may move from one state to another, and an
+// errs.CodeConflict error naming both otherwise.
+func CheckTransition(from, to string) error {
+	for _, s := range transitions[from] {
+		if s == to {
+			return nil
+		}
+	}
+	return errs.Conflict("an optimization run that is %s cannot become %s", from, to)
+}
+
+// Final reports whether a run in status s is over.
+func Final(s string) bool { return s == StatusSucceeded || s == StatusFailed || s == StatusCancelled }
+
+// Recommendations of a run's report.
+const (
+	RecommendPublish       = "publish"
+	RecommendNoImprovement = "no_improvement"
+)
+
+// Target kinds: what a run optimizes.
+const (
+	TargetPrompt = "prompt"
+	TargetJudge  = "judge"
+)
+
+// Target is what a run optimizes: a prompt (by slug) or a judge's template.
+type Target struct {
+	Kind    string `json:"kind"`
+	Slug    string `json:"slug,omitempty"`
+	JudgeID string `json:"judge_id,omitempty"`
+}
+
+// Config is what a run was asked to do, defaults applied (Defaults).
+type Config struct {
+	Intents []Intent `json:"intents"`
+	Budget  Budget   `json:"budget"`
+	// Models are the models of the simulations, beside the baseline's bound model.
+	Models []string `json:"models,omitempty"`
+	Seed   int64    `json:"seed"`
+}
+
+// Baseline is the prompt version a run improves on: what the production tag served when the
+// run started, else the latest version.
+type Baseline struct {
+	VersionID   string  `json:"version_id"`
+	Version     int     `json:"version"`
+	Content     string  `json:"content"`
+	ContentHash string  `json:"content_hash"`
+	Model       *string `json:"model,omitempty"`
+}
+
+// Progress is what a run has spent and done so far.
+type Progress struct {
+	ModelCalls int     `json:"model_calls"`
+	CostUSD    float64 `json:"cost_usd"`
+	Iteration  int     `json:"iteration"`
+}
+
+// Scores are a candidate's mean scores over a set of examples: overall and per intent.
+type Scores struct {
+	Overall float64            `json:"overall"`
+	Intents map[string]float64 `json:"intents,omitempty"`
+}
+
+// Report compares the candidate with the baseline on the holdout, which no strategy saw.
+type Report struct {
+	HoldoutIDs []string `json:"holdout_ids"`
+	Baseline   Scores   `json:"baseline"`
+	Candidate  Scores   `json:"candidate"`
+	// Regressed are the holdout examples the candidate scores lower on than the baseline.
+	Regressed      []string `json:"regressed,omitempty"`
+	Recommendation string   `json:"recommendation"`
+	// Reason says why the recommendation was made, for people.
+	Reason string `json:"reason"`
+}
+
+// Run is one optimization run.
+type Run struct {
+	ID        string
+	ProjectID string
+	Target    Target
+	// Requested is the optimizer type asked for (TypeAuto included), Type the one that runs.
+	Requested string
+	Type      string
+	Config    Config
+	Status    string
+	Progress  Progress
+	Baseline  Baseline
+	Candidate *Candidate
+	Report    *Report
+	Error     string
+	// DeployedVersionID is the prompt version a deploy made of the candidate.
+	DeployedVersionID string
+	CreatedAt         time.Time
+	CreatedBy         string
+	UpdatedAt         time.Time
+	StartedAt         *time.Time
+	FinishedAt        *time.Time
+	// Version counts the run's writes: every update is conditioned on it.
+	Version int
+}
