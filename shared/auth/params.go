@@ -69,7 +69,7 @@ var params = map[string]param{
 	}},
 	// Shape: feedback-link tokens are "plf_" and 32 random bytes in base64url (43 characters);
 	// feedback.Links.Open bounds them at 100 bytes, as here.
-	"token": {tokenPattern.MatchString, func(string) error { return errs.NotFound("no such feedback link") }},
+	"token":  {tokenPattern.MatchString, func(string) error { return errs.NotFound("no such feedback link") }},
 	"run_id": {isUUID, notFound("optimization run %s not found")},
 	// Shape: "<run id>:<action>"; the handler checks the action.
 	"run_action": {shape(64, isTagAction), func(v string) error {
