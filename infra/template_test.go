@@ -184,12 +184,15 @@ var functionCases = map[string]functionCase{
 		policy: policyCase{
 			actions: []string{
 				"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:PutItem",
-				"s3:GetObject", "bedrock:InvokeModel", "secretsmanager:GetSecretValue",
+				"s3:GetObject", "s3:PutObject", "sqs:SendMessage", "bedrock:InvokeModel", "secretsmanager:GetSecretValue",
 			},
-			// The worker writes runs and cached answers only: never a prompt version (a person
-			// deploys), never a deletion.
-			forbidden: []string{"dynamodb:Scan", "dynamodb:DeleteItem", "dynamodb:UpdateItem", "s3:PutObject", "s3:DeleteObject"},
-			s3:        map[string][]string{"s3:GetObject": {"${Bucket.Arn}/spans/*"}},
+			// The worker writes runs, cached answers and checkpoints only: never a prompt
+			// version (a person deploys), never a deletion.
+			forbidden: []string{"dynamodb:Scan", "dynamodb:DeleteItem", "dynamodb:UpdateItem", "s3:DeleteObject", "s3:ListBucket"},
+			s3: map[string][]string{
+				"s3:GetObject": {"${Bucket.Arn}/spans/*", "${Bucket.Arn}/optimizations/*"},
+				"s3:PutObject": {"${Bucket.Arn}/optimizations/*"},
+			},
 		},
 	},
 	"EvaluatorFunction": {

@@ -43,5 +43,13 @@ func WorkerFromEnv(ctx context.Context, e *app.Env) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	return NewWorker(e.Optimizations(), examples, e.JudgeStore(), e.Optimizations(), models, models.JudgeModel(), e.Now), nil
+	blobs, err := e.Blobs()
+	if err != nil {
+		return nil, err
+	}
+	queue, err := e.OptimizationQueue()
+	if err != nil {
+		return nil, err
+	}
+	return NewWorker(e.Optimizations(), blobs, queue, examples, e.JudgeStore(), e.Optimizations(), models, models.JudgeModel(), e.Now), nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -35,8 +36,12 @@ type metered struct {
 	// the run was cancelled, so that a cancel takes effect within one model call.
 	check func(context.Context) error
 
-	mu    sync.Mutex
-	spent optimize.Progress
+	mu sync.Mutex
+	// calls and picodollars are what was spent. The cost is summed in whole picodollars (the
+	// grid every cost is on), so that the sum does not depend on the order concurrent calls
+	// end in: a resumed run spends exactly what an uninterrupted one does.
+	calls       int
+	picodollars int64
 	// fresh counts the calls that reached a provider (not the cache).
 	fresh int
 }
@@ -102,11 +107,11 @@ func (m *metered) Complete(ctx context.Context, req llm.Request) (llm.Response, 
 func (m *metered) take() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.budget.MaxModelCalls > 0 && m.spent.ModelCalls >= m.budget.MaxModelCalls ||
-		m.budget.MaxCostUSD > 0 && m.spent.CostUSD >= m.budget.MaxCostUSD {
+	if m.budget.MaxModelCalls > 0 && m.calls >= m.budget.MaxModelCalls ||
+		m.budget.MaxCostUSD > 0 && usd(m.picodollars) >= m.budget.MaxCostUSD {
 		return optimize.ErrBudget
 	}
-	m.spent.ModelCalls++
+	m.calls++
 	return nil
 }
 
@@ -115,13 +120,13 @@ func (m *metered) take() error {
 func (m *metered) release() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.spent.ModelCalls--
+	m.calls--
 }
 
 func (m *metered) charge(cost float64, fresh bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.spent.CostUSD += cost
+	m.picodollars += int64(math.Round(cost * 1e12))
 	if fresh {
 		m.fresh++
 	}
@@ -138,5 +143,14 @@ func (m *metered) extend(n int) {
 func (m *metered) Spent() optimize.Progress {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.spent
+	return optimize.Progress{ModelCalls: m.calls, CostUSD: usd(m.picodollars)}
 }
+
+// resumeFrom starts the count at what a run had spent at its checkpoint.
+func (m *metered) resumeFrom(p optimize.Progress) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.calls, m.picodollars = p.ModelCalls, int64(math.Round(p.CostUSD*1e12))
+}
+
+func usd(picodollars int64) float64 { return float64(picodollars) / 1e12 }

@@ -38,6 +38,18 @@ func scriptedModels() fakemodel.Option {
 		}, Reply: fakemodel.Reply{JSON: judgePass}},
 		fakemodel.Rule{Match: fakemodel.SystemContains("evaluation judge"), Reply: fakemodel.Reply{JSON: judgeFail}},
 		fakemodel.Rule{Match: fakemodel.SystemContains("Always cite the refund policy"), Reply: fakemodel.Reply{Text: "Per the refund policy, you can return it within 30 days."}},
+		// Shown a demonstration that cites it, the task model cites it too.
+		fakemodel.Rule{Match: func(c fakemodel.Call) bool {
+			if !strings.Contains(c.System, "You are a support agent") {
+				return false
+			}
+			for _, m := range c.Messages {
+				if m.Role == "assistant" && strings.Contains(m.Text, "Per the refund policy") {
+					return true
+				}
+			}
+			return false
+		}, Reply: fakemodel.Reply{Text: "Per the refund policy, you can return it within 30 days."}},
 		fakemodel.Rule{Match: fakemodel.SystemContains("You are a support agent"), Reply: fakemodel.Reply{Text: "Sure, no problem."}},
 	)
 }

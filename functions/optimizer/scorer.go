@@ -32,6 +32,8 @@ type scorer struct {
 	judgeModel string
 	intents    []optimize.Intent
 	judges     map[string]judge.Judge
+	// concurrency bounds the examples run at once.
+	concurrency int
 }
 
 var _ optimize.Evaluator = (*scorer)(nil)
@@ -40,7 +42,7 @@ var _ optimize.Evaluator = (*scorer)(nil)
 func (s *scorer) Evaluate(ctx context.Context, c optimize.Candidate, examples []optimize.Example) ([]optimize.Score, error) {
 	out := make([]optimize.Score, len(examples))
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(scoreConcurrency)
+	g.SetLimit(max(s.concurrency, 1))
 	for i, ex := range examples {
 		g.Go(func() error {
 			sc, err := s.one(gctx, c, ex)

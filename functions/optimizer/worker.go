@@ -1,6 +1,7 @@
 package optimizer
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -31,6 +32,8 @@ var defaultBudgets = map[string]optimize.Budget{
 
 // Worker executes optimization runs: the optimizer function's job, and plume-local's.
 type Worker struct {
+	objects  Objects
+	queue    Queue
 	runs     Runs
 	examples optimize.ExampleSource
 	judges   Judges
@@ -40,11 +43,50 @@ type Worker struct {
 	// judges that name none, and of reflections.
 	defaultModel string
 	now          func() time.Time
+	// yieldAfter, when positive, ends an invocation after that many steps of a run (tests of
+	// continuation); a run also yields when its invocation has less than yieldMargin left.
+	yieldAfter int
+	// scoreConcurrency bounds the examples scored at once (scoreConcurrency when 0).
+	scoreConcurrency int
 }
 
-// NewWorker returns a worker.
-func NewWorker(runs Runs, examples optimize.ExampleSource, judges Judges, cache CallCache, models run.Caller, defaultModel string, now func() time.Time) *Worker {
-	return &Worker{runs: runs, examples: examples, judges: judges, cache: cache, models: models, defaultModel: defaultModel, now: now}
+// yieldMargin is the time an invocation keeps for checkpointing and queueing the rest of a run
+// before Lambda's deadline: a step (a minibatch of model calls) must fit in what is left.
+const yieldMargin = 3 * time.Minute
+
+// shouldYield reports whether the invocation should hand its run on after steps steps.
+func (w *Worker) shouldYield(ctx context.Context, steps int) bool {
+	if w.yieldAfter > 0 && steps >= w.yieldAfter {
+		return true
+	}
+	d, ok := ctx.Deadline()
+	return ok && time.Until(d) < yieldMargin
+}
+
+// YieldAfter makes the worker hand a run on to another invocation after n steps: the tests'
+// short deadline.
+func (w *Worker) YieldAfter(n int) *Worker {
+	w.yieldAfter = n
+	return w
+}
+
+// ScoreOneAtATime makes the worker score one example at a time, so that its model calls come
+// in a fixed order: the tests that kill it between two calls.
+func (w *Worker) ScoreOneAtATime() *Worker {
+	w.scoreConcurrency = 1
+	return w
+}
+
+// WrapModels puts wrap around the worker's model client: the tests' faults.
+func (w *Worker) WrapModels(wrap func(run.Caller) run.Caller) *Worker {
+	w.models = wrap(w.models)
+	return w
+}
+
+// NewWorker returns a worker: checkpoints go to objects, continuations to queue.
+func NewWorker(runs Runs, objects Objects, queue Queue, examples optimize.ExampleSource, judges Judges, cache CallCache, models run.Caller, defaultModel string, now func() time.Time) *Worker {
+	return &Worker{runs: runs, objects: objects, queue: queue, examples: examples, judges: judges, cache: cache,
+		models: models, defaultModel: defaultModel, now: now}
 }
 
 // Handle runs the run a queue message names: a Message, or an SQS event whose records carry
@@ -108,6 +150,9 @@ func (w *Worker) Execute(ctx context.Context, projectID, runID string) error {
 	switch {
 	case errors.Is(err, errCancelled):
 		slog.InfoContext(ctx, "optimizer: run cancelled", "project_id", projectID, "run_id", runID)
+		return nil
+	case errors.Is(err, errYielded):
+		slog.InfoContext(ctx, "optimizer: run continues in another invocation", "project_id", projectID, "run_id", runID)
 		return nil
 	case errs.CodeOf(err) == errs.CodeInvalid || errs.CodeOf(err) == errs.CodeNotFound || errors.Is(err, optimize.ErrBudget):
 		return w.finish(ctx, r, func(r *optimize.Run) { r.Status, r.Error = optimize.StatusFailed, err.Error() })
@@ -201,11 +246,16 @@ func (w *Worker) optimize(ctx context.Context, r optimize.Run) (outcome, error) 
 	m := &metered{next: w.models, cache: w.cache, projectID: r.ProjectID, now: w.now,
 		budget: optimize.Budget{MaxModelCalls: budget.MaxModelCalls - reserve, MaxCostUSD: budget.MaxCostUSD},
 		check:  func(ctx context.Context) error { return w.checkCancelled(ctx, r.ProjectID, r.ID) }}
+	if r.Checkpoint != "" {
+		// Resumed: what was spent up to the checkpoint stays spent.
+		m.resumeFrom(r.Progress)
+	}
 	taskModel := w.defaultModel
 	if r.Baseline.Model != nil {
 		taskModel = *r.Baseline.Model
 	}
-	sc := &scorer{model: m, taskModel: taskModel, judgeModel: w.defaultModel, intents: r.Config.Intents, judges: judges}
+	sc := &scorer{model: m, taskModel: taskModel, judgeModel: w.defaultModel, intents: r.Config.Intents, judges: judges,
+		concurrency: cmp.Or(w.scoreConcurrency, scoreConcurrency)}
 	rf := &reflector{model: m, name: w.defaultModel}
 	baseline := optimize.Candidate{Content: r.Baseline.Content}
 
@@ -215,10 +265,10 @@ func (w *Worker) optimize(ctx context.Context, r optimize.Run) (outcome, error) 
 		candidate, err = optimize.QuickRefine(ctx, baseline, split.Train, rf)
 	case optimize.TypeBootstrap:
 		st := optimize.NewBootstrap(baseline, split.Train, split.Validation, optimize.BootstrapOptions{Seed: r.Config.Seed})
-		for done := false; !done && err == nil; {
-			if done, err = optimize.BootstrapStep(ctx, st, sc); err == nil {
-				r, err = w.progress(ctx, r, m.Spent(), st.Done)
-			}
+		s := search{state: st, step: func(ctx context.Context) (bool, error) { return optimize.BootstrapStep(ctx, st, sc) },
+			best: func() optimize.Candidate { return st.Best }, iteration: func() int { return st.Done }}
+		if err = w.resume(ctx, r, s); err == nil {
+			err = w.run(ctx, &r, s, m)
 		}
 		candidate = st.Best
 	default:

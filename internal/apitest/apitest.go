@@ -50,6 +50,9 @@ type API struct {
 	// through when Options.Faults is set, nil otherwise. Their rules, counts and logs start
 	// empty: setting the tenants up goes through them, then New resets them.
 	DDBFaults, S3Faults *faultproxy.Proxy
+	// Optimizations is the in-process queue of optimization runs, served by the optimizer
+	// worker when Options.Models is set.
+	Optimizations *app.LocalQueue
 }
 
 // Tenant is a project and a key of it.
@@ -72,6 +75,9 @@ type Options struct {
 	// Models is the model client of the Env (app.Clients.Models): the judge runner's. Nil
 	// leaves the Env without one.
 	Models *llm.Client
+	// Optimizer, when set, changes the in-process optimizer worker (which runs only with
+	// Models) before it serves the runs' queue.
+	Optimizer func(*optimizer.Worker)
 }
 
 // faultAttempts is how many times the faulted clients send a request: once, and one retry.
@@ -123,6 +129,9 @@ func New(t testing.TB, o Options) *API {
 		// The optimizer worker serves the runs' queue in-process, as plume-local's does.
 		w, err := optimizer.WorkerFromEnv(context.Background(), env)
 		require.NoError(t, err)
+		if o.Optimizer != nil {
+			o.Optimizer(w)
+		}
 		queue.Serve(w.Handle, asyncinvoke.Config{Retries: 2, Delay: func(int) time.Duration { return 10 * time.Millisecond }})
 		t.Cleanup(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -131,7 +140,7 @@ func New(t testing.TB, o Options) *API {
 		})
 	}
 	authStore := ddb.NewAuthStore(env.Table())
-	api := &API{Env: env, Table: env.Table(), TableName: name, S3URL: s3URL, Blobs: blobs, DDB: counter, S3: s3Counter, Auth: authStore,
+	api := &API{Env: env, Optimizations: queue, Table: env.Table(), TableName: name, S3URL: s3URL, Blobs: blobs, DDB: counter, S3: s3Counter, Auth: authStore,
 		DDBFaults: ddbFaults, S3Faults: s3Faults}
 	api.A, api.B = webtest.NewTenant(t, authStore), webtest.NewTenant(t, authStore)
 	h, err := stack.Handler(env)

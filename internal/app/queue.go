@@ -65,3 +65,11 @@ func (q *LocalQueue) Close(ctx context.Context) error {
 	}
 	return nil
 }
+
+// Stats counts what the worker did (zero before Serve).
+func (q *LocalQueue) Stats() asyncinvoke.Stats {
+	if inv := q.inv.Load(); inv != nil {
+		return inv.Stats()
+	}
+	return asyncinvoke.Stats{}
+}

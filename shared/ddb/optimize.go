@@ -49,6 +49,7 @@ type runItem struct {
 	Report    string `dynamodbav:"rep,omitempty"`
 	Error     string `dynamodbav:"err,omitempty"`
 	Deployed  string `dynamodbav:"dv,omitempty"`
+	Checkpt   string `dynamodbav:"ck,omitempty"`
 	Created   int64  `dynamodbav:"ca"`
 	CreatedBy string `dynamodbav:"cb"`
 	Updated   int64  `dynamodbav:"ua"`
@@ -68,7 +69,7 @@ func toRunItem(r optimize.Run) (runItem, error) {
 	it := runItem{
 		PK: optimizationRunPK(r.ProjectID, r.ID), SK: skRun,
 		GSI1PK: optimizationRunsGSI1PK(r.ProjectID, r.Target.Kind, targetID(r.Target)), GSI1SK: timeIndexSK(r.CreatedAt, r.ID),
-		ID: r.ID, Status: r.Status, Requested: r.Requested, Type: r.Type, Error: r.Error, Deployed: r.DeployedVersionID,
+		ID: r.ID, Status: r.Status, Requested: r.Requested, Type: r.Type, Error: r.Error, Deployed: r.DeployedVersionID, Checkpt: r.Checkpoint,
 		Created: r.CreatedAt.UnixMicro(), CreatedBy: r.CreatedBy, Updated: r.UpdatedAt.UnixMicro(), Version: r.Version,
 	}
 	if r.StartedAt != nil {
@@ -100,7 +101,7 @@ func toRunItem(r optimize.Run) (runItem, error) {
 func (it runItem) toRun(projectID string) (optimize.Run, error) {
 	r := optimize.Run{
 		ID: it.ID, ProjectID: projectID, Status: it.Status, Requested: it.Requested, Type: it.Type, Error: it.Error,
-		DeployedVersionID: it.Deployed, CreatedAt: time.UnixMicro(it.Created).UTC(), CreatedBy: it.CreatedBy,
+		DeployedVersionID: it.Deployed, Checkpoint: it.Checkpt, CreatedAt: time.UnixMicro(it.Created).UTC(), CreatedBy: it.CreatedBy,
 		UpdatedAt: time.UnixMicro(it.Updated).UTC(), Version: it.Version,
 	}
 	if it.Started != 0 {

@@ -113,6 +113,9 @@ type Run struct {
 	Candidate *Candidate
 	Report    *Report
 	Error     string
+	// Checkpoint is the bucket key of the strategy's state after its last iteration ("" before
+	// the first): a run resumed by another invocation goes on from it.
+	Checkpoint string
 	// DeployedVersionID is the prompt version a deploy made of the candidate.
 	DeployedVersionID string
 	CreatedAt         time.Time

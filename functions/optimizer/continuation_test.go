@@ -1,0 +1,117 @@
+package optimizer_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/plumehq/plume/functions/optimizer"
+	"github.com/plumehq/plume/internal/apitest"
+	"github.com/plumehq/plume/shared/judge/run"
+	"github.com/plumehq/plume/shared/llm"
+	"github.com/plumehq/plume/shared/llm/fakemodel/fakemodeltest"
+	"github.com/plumehq/plume/shared/llm/pricetable"
+	"github.com/plumehq/plume/shared/pricing"
+)
+
+// newStackWith is newStack with the in-process worker changed by change.
+func newStackWith(t *testing.T, change func(*optimizer.Worker)) *stack {
+	t.Helper()
+	fake := fakemodeltest.Start(t, scriptedModels())
+	models := llm.New(llm.Config{
+		Providers:  map[string]llm.Endpoint{llm.ProviderOpenAI: {BaseURL: fake.OpenAIBaseURL(), APIKey: "sk-test"}},
+		JudgeModel: "openai/gpt-4o-mini",
+	}, llm.Options{Pricer: pricetable.New(pricing.Default()), BaseDelay: time.Millisecond, MaxDelay: 5 * time.Millisecond})
+	api := apitest.New(t, apitest.Options{Models: models, Optimizer: change})
+	return &stack{api: api, fake: fake, pid: api.A.ProjectID}
+}
+
+// seedDemos makes prompt "support" with a linked judge and n completions with the same ids in
+// every stack (a run's split depends on the ids): people failed them, and wrote the expected
+// output, which dspy_bootstrap takes demonstrations from.
+func (s *stack) seedDemos(t *testing.T, n int) {
+	t.Helper()
+	versionID := s.api.EnsurePrompt(t, s.api.A, "support", baselinePrompt)
+	judgeID := s.api.MustDo(t, "POST", "/projects/"+s.pid+"/judges", s.api.A.Key, map[string]any{
+		"name": "cites policy", "template": "Does the answer cite the policy that applies?\n{{input}}\n{{output}}",
+	}).Map(t)["id"].(string)
+	s.api.MustDo(t, "PUT", "/projects/"+s.pid+"/prompts/support/judges/"+judgeID, s.api.A.Key, nil)
+	var spans []any
+	for i := range n {
+		id := uuid.NewSHA1(uuid.NameSpaceOID, fmt.Appendf(nil, "completion %d", i)).String()
+		sp := apitest.LLMSpan(id, uuid.NewString(), "", "support", versionID, fmt.Sprintf("Can I return order %d?", i), "Sure, no problem.", time.Now().Add(-time.Hour))
+		spans = append(spans, sp)
+	}
+	s.api.MustDo(t, "POST", "/spans", s.api.A.Key, spans)
+	for _, sp := range spans {
+		id := sp.(map[string]any)["id"].(string)
+		s.api.MustDo(t, "POST", "/v1/prompts/support/completions/"+id+"/feedback", s.api.A.Key, map[string]any{
+			"thumbs_up": false, "reason": "It must cite the refund policy.",
+			"expected_output": "Per the refund policy, you can return it within 30 days.",
+		})
+	}
+}
+
+// bootstrapRun runs a dspy_bootstrap run with seed 11 on s and returns it, ended.
+func (s *stack) bootstrapRun(t *testing.T) map[string]any {
+	t.Helper()
+	s.seedDemos(t, 20)
+	run := s.await(t, s.start(t, map[string]any{"optimizer_type": "dspy_bootstrap", "config": map[string]any{"seed": 11}}))
+	require.Equal(t, "succeeded", run["status"], "error: %v", run["error"])
+	return run
+}
+
+// TestContinuation: a run handed on to a new invocation after every 2 steps (5 invocations)
+// ends as the uninterrupted run does, with the same model calls reaching the provider; a worker
+// that dies mid-step resumes from its last checkpoint without calling the provider for what
+// it had asked already.
+func TestContinuation(t *testing.T) {
+	whole := newStack(t)
+	want := whole.bootstrapRun(t)
+	assert.Equal(t, "publish", want["recommendation"], "the demonstrations teach the model to cite the policy: %v", want["metrics"])
+	assert.Equal(t, 1, whole.api.Optimizations.Stats().Invocations, "one invocation")
+
+	split := newStackWith(t, func(w *optimizer.Worker) { w.YieldAfter(2) })
+	got := split.bootstrapRun(t)
+	assert.GreaterOrEqual(t, split.api.Optimizations.Stats().Invocations, 3, "the run spans invocations")
+	assert.Equal(t, want["candidate"].(map[string]any)["hash"], got["candidate"].(map[string]any)["hash"])
+	assert.Equal(t, want["progress"], got["progress"], "the same calls, cost and iterations")
+	assert.Equal(t, want["metrics"].(map[string]any)["holdout_ids"], got["metrics"].(map[string]any)["holdout_ids"])
+	assert.Equal(t, want["metrics"].(map[string]any)["candidate"].(map[string]any)["overall"], got["metrics"].(map[string]any)["candidate"].(map[string]any)["overall"])
+	assert.Equal(t, whole.fake.Count(), split.fake.Count(), "the same model calls reached the provider")
+
+	var made atomic.Int64
+	crashed := newStackWith(t, func(w *optimizer.Worker) {
+		w.ScoreOneAtATime().WrapModels(func(next run.Caller) run.Caller { return &dying{next: next, after: 30, made: &made} })
+	})
+	got = crashed.bootstrapRun(t)
+	assert.Equal(t, want["candidate"].(map[string]any)["hash"], got["candidate"].(map[string]any)["hash"])
+	assert.Equal(t, want["progress"], got["progress"])
+	assert.Equal(t, whole.fake.Count(), crashed.fake.Count(), "the resumed worker replayed its calls from the cache")
+	assert.GreaterOrEqual(t, crashed.api.Optimizations.Stats().Retries, 1, "the worker died once")
+}
+
+// dying is a model client whose worker dies (the invocation fails) once, after a number of
+// calls, in the middle of a step: between two calls, since the worker makes them one at a
+// time.
+type dying struct {
+	next  run.Caller
+	after int64
+	made  *atomic.Int64
+}
+
+var errWorkerDied = errors.New("the worker died")
+
+func (d *dying) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
+	if d.made.Add(1) == d.after+1 {
+		return llm.Response{}, errWorkerDied
+	}
+	return d.next.Complete(ctx, req)
+}
