@@ -115,3 +115,61 @@ func (d *dying) Complete(ctx context.Context, req llm.Request) (llm.Response, er
 	}
 	return d.next.Complete(ctx, req)
 }
+
+// TestBudgetIsNeverExceeded: a run spends at most its max_model_calls, the comparison on the
+// holdout included, and ends with what it found when the budget runs out mid-search.
+func TestBudgetIsNeverExceeded(t *testing.T) {
+	s := newStack(t)
+	s.seedDemos(t, 20) // 4 holdout examples, 1 intent: the comparison costs 16 calls
+	const budget = 30
+	run := s.await(t, s.start(t, map[string]any{"optimizer_type": "dspy_bootstrap",
+		"config": map[string]any{"seed": 3, "budget": map[string]any{"max_model_calls": budget}}}))
+	require.Equal(t, "succeeded", run["status"], "error: %v", run["error"])
+	calls := run["progress"].(map[string]any)["model_calls"].(float64)
+	assert.LessOrEqual(t, calls, float64(budget))
+	assert.Greater(t, calls, float64(budget-8), "the search spent what the comparison left it, trial by trial")
+	assert.LessOrEqual(t, s.fake.Count(), budget, "no call beyond the budget reached the provider")
+
+	res := s.api.Do(t, "POST", "/projects/"+s.pid+"/prompts/support/optimization-runs", s.api.A.Key,
+		map[string]any{"optimizer_type": "dspy_bootstrap", "config": map[string]any{"budget": map[string]any{"max_model_calls": 10}}})
+	require.Equal(t, 200, res.Status, "%s", res.Body)
+	small := s.await(t, res.Map(t)["id"].(string))
+	assert.Equal(t, "failed", small["status"], "a budget that cannot pay for the comparison")
+	assert.Contains(t, small["error"], "does not cover the comparison")
+}
+
+// TestCancelWithinOneModelCall: a run cancelled while its worker calls the model stops before
+// its next call.
+func TestCancelWithinOneModelCall(t *testing.T) {
+	var (
+		s       *stack
+		calls   atomic.Int64
+		started string
+		ready   = make(chan struct{}) // closed once started is set
+	)
+	s = newStackWith(t, func(w *optimizer.Worker) {
+		w.ScoreOneAtATime().WrapModels(func(next run.Caller) run.Caller {
+			return callerFunc(func(ctx context.Context, req llm.Request) (llm.Response, error) {
+				if calls.Add(1) == 5 { // a person cancels while the 5th call is on its way
+					<-ready
+					s.api.MustDo(t, "POST", "/projects/"+s.pid+"/optimization-runs/"+started+":cancel", s.api.A.Key, nil)
+				}
+				return next.Complete(ctx, req)
+			})
+		})
+	})
+	s.seedDemos(t, 20)
+	started = s.start(t, map[string]any{"optimizer_type": "dspy_bootstrap", "config": map[string]any{"seed": 5}})
+	close(ready)
+	run := s.await(t, started)
+	assert.Equal(t, "cancelled", run["status"])
+	assert.Equal(t, 5, s.fake.Count(), "the call under way ends; no other starts")
+	assert.Nil(t, run["candidate"])
+}
+
+// callerFunc is a run.Caller made of a function.
+type callerFunc func(ctx context.Context, req llm.Request) (llm.Response, error)
+
+func (f callerFunc) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
+	return f(ctx, req)
+}
