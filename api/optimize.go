@@ -35,27 +35,27 @@ type OptimizationBudget struct {
 
 // OptimizationRun is a run as every optimization endpoint answers it.
 type OptimizationRun struct {
-	ID                string                 `json:"id"`
-	ProjectID         string                 `json:"project_id"`
-	PromptSlug        *string                `json:"prompt_slug"`
-	JudgeID           *string                `json:"judge_id"`
-	Status            string                 `json:"status"`
-	OptimizerType     string                 `json:"optimizer_type"`
-	Requested         string                 `json:"requested_optimizer_type"`
-	Config            OptimizationConfig     `json:"config"`
-	Progress          OptimizationProgress   `json:"progress"`
-	Baseline          OptimizationBaseline   `json:"baseline"`
-	Candidate         *OptimizationCandidate `json:"candidate"`
-	Metrics           *OptimizationReport    `json:"metrics"`
-	Recommendation    *string                `json:"recommendation"`
-	Simulations       []any                  `json:"simulations"`
-	Error             *string                `json:"error"`
-	DeployedVersionID *string                `json:"deployed_version_id"`
-	CreatedAt         time.Time              `json:"created_at"`
-	CreatedBy         string                 `json:"created_by"`
-	UpdatedAt         time.Time              `json:"updated_at"`
-	StartedAt         *time.Time             `json:"started_at"`
-	FinishedAt        *time.Time             `json:"finished_at"`
+	ID                string                   `json:"id"`
+	ProjectID         string                   `json:"project_id"`
+	PromptSlug        *string                  `json:"prompt_slug"`
+	JudgeID           *string                  `json:"judge_id"`
+	Status            string                   `json:"status"`
+	OptimizerType     string                   `json:"optimizer_type"`
+	Requested         string                   `json:"requested_optimizer_type"`
+	Config            OptimizationConfig       `json:"config"`
+	Progress          OptimizationProgress     `json:"progress"`
+	Baseline          OptimizationBaseline     `json:"baseline"`
+	Candidate         *OptimizationCandidate   `json:"candidate"`
+	Metrics           *OptimizationReport      `json:"metrics"`
+	Recommendation    *string                  `json:"recommendation"`
+	Simulations       []OptimizationSimulation `json:"simulations"`
+	Error             *string                  `json:"error"`
+	DeployedVersionID *string                  `json:"deployed_version_id"`
+	CreatedAt         time.Time                `json:"created_at"`
+	CreatedBy         string                   `json:"created_by"`
+	UpdatedAt         time.Time                `json:"updated_at"`
+	StartedAt         *time.Time               `json:"started_at"`
+	FinishedAt        *time.Time               `json:"finished_at"`
 }
 
 // OptimizationProgress is what a run has spent and done so far.
@@ -150,4 +150,17 @@ type DeployResult struct {
 	Version         int    `json:"version"`
 	VersionID       string `json:"version_id"`
 	PreviousVersion *int   `json:"previous_version"`
+}
+
+// OptimizationSimulation is the candidate and the baseline run on the holdout with one model,
+// queued when the run succeeds: mean scores, what the calls cost and how long the model took to
+// answer (mean). Error says why a model could not be simulated.
+type OptimizationSimulation struct {
+	Model          string  `json:"model"`
+	BaselineScore  float64 `json:"baseline_score"`
+	CandidateScore float64 `json:"candidate_score"`
+	CostUSD        float64 `json:"cost_usd"`
+	LatencyMS      float64 `json:"latency_ms"`
+	Examples       int     `json:"examples"`
+	Error          *string `json:"error"`
 }

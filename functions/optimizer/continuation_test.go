@@ -2,6 +2,7 @@ package optimizer_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -18,6 +19,7 @@ import (
 	"github.com/plumehq/plume/shared/llm"
 	"github.com/plumehq/plume/shared/llm/fakemodel/fakemodeltest"
 	"github.com/plumehq/plume/shared/llm/pricetable"
+	"github.com/plumehq/plume/shared/optimize/gepa"
 	"github.com/plumehq/plume/shared/pricing"
 )
 
@@ -76,7 +78,6 @@ func TestContinuation(t *testing.T) {
 	whole := newStack(t)
 	want := whole.bootstrapRun(t)
 	assert.Equal(t, "publish", want["recommendation"], "the demonstrations teach the model to cite the policy: %v", want["metrics"])
-	assert.Equal(t, 1, whole.api.Optimizations.Stats().Invocations, "one invocation")
 
 	split := newStackWith(t, func(w *optimizer.Worker) { w.YieldAfter(2) })
 	got := split.bootstrapRun(t)
@@ -172,4 +173,63 @@ type callerFunc func(ctx context.Context, req llm.Request) (llm.Response, error)
 
 func (f callerFunc) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
 	return f(ctx, req)
+}
+
+// member is what the history of a GEPA run keeps of a candidate: the same in every stack (the
+// judges' ids, which differ, are left out).
+type member struct {
+	Content   string
+	Origin    string
+	Parents   []int
+	Iteration int
+}
+
+// gepaHistory runs a dspy_gepa run with seed 13 and a budget of 150 calls on s and returns it,
+// ended, with the candidate history of its last checkpoint.
+func (s *stack) gepaHistory(t *testing.T) (map[string]any, []member) {
+	t.Helper()
+	s.seedDemos(t, 20)
+	id := s.start(t, map[string]any{"optimizer_type": "dspy_gepa", "config": map[string]any{"seed": 13, "budget": map[string]any{"max_model_calls": 150}}})
+	run := s.await(t, id)
+	require.Equal(t, "succeeded", run["status"], "error: %v", run["error"])
+	r, err := s.api.Env.Optimizations().Run(context.Background(), s.pid, id)
+	require.NoError(t, err)
+	require.NotEmpty(t, r.Checkpoint, "a GEPA run checkpoints")
+	body, err := s.api.Blobs.Get(context.Background(), r.Checkpoint)
+	require.NoError(t, err)
+	var st gepa.State
+	require.NoError(t, json.Unmarshal(body, &st))
+	var history []member
+	for _, m := range st.Pool {
+		history = append(history, member{m.Candidate.Content, m.Origin, m.Parents, m.Iteration})
+	}
+	return run, history
+}
+
+// TestGEPAContinuation: a GEPA run handed on every 3 steps, and one whose worker dies mid-step,
+// make the uninterrupted run's candidates in the same order from the same parents, with the
+// same model calls at the provider.
+func TestGEPAContinuation(t *testing.T) {
+	whole := newStack(t)
+	want, wantHistory := whole.gepaHistory(t)
+	require.GreaterOrEqual(t, len(wantHistory), 2, "the search made candidates")
+
+	split := newStackWith(t, func(w *optimizer.Worker) { w.YieldAfter(3) })
+	got, gotHistory := split.gepaHistory(t)
+	assert.GreaterOrEqual(t, split.api.Optimizations.Stats().Invocations, 3, "the run spans invocations")
+	assert.Equal(t, wantHistory, gotHistory)
+	assert.Equal(t, want["progress"], got["progress"])
+	assert.Equal(t, want["candidate"].(map[string]any)["hash"], got["candidate"].(map[string]any)["hash"])
+	assert.Equal(t, whole.fake.Count(), split.fake.Count())
+
+	var made atomic.Int64
+	crashed := newStackWith(t, func(w *optimizer.Worker) {
+		w.ScoreOneAtATime().WrapModels(func(next run.Caller) run.Caller { return &dying{next: next, after: 25, made: &made} })
+	})
+	got, gotHistory = crashed.gepaHistory(t)
+	assert.Equal(t, wantHistory, gotHistory, "no candidate made twice")
+	assert.Equal(t, want["progress"], got["progress"])
+	assert.Equal(t, whole.fake.Count(), crashed.fake.Count(), "the resumed worker replayed its calls from the cache")
+	assert.GreaterOrEqual(t, crashed.api.Optimizations.Stats().Retries, 1, "the worker died once")
+	assert.LessOrEqual(t, got["progress"].(map[string]any)["model_calls"].(float64), 150.0, "within the budget")
 }

@@ -11,7 +11,7 @@ func toRun(r optimize.Run) api.OptimizationRun {
 		ID: r.ID, ProjectID: r.ProjectID, Status: r.Status, OptimizerType: r.Type, Requested: r.Requested,
 		Progress:    api.OptimizationProgress(r.Progress),
 		Baseline:    api.OptimizationBaseline(r.Baseline),
-		Simulations: []any{}, CreatedAt: r.CreatedAt, CreatedBy: r.CreatedBy, UpdatedAt: r.UpdatedAt,
+		Simulations: []api.OptimizationSimulation{}, CreatedAt: r.CreatedAt, CreatedBy: r.CreatedBy, UpdatedAt: r.UpdatedAt,
 		StartedAt: r.StartedAt, FinishedAt: r.FinishedAt,
 		Config: api.OptimizationConfig{Models: r.Config.Models, Seed: &r.Config.Seed,
 			Budget: &api.OptimizationBudget{MaxModelCalls: r.Config.Budget.MaxModelCalls, MaxCostUSD: r.Config.Budget.MaxCostUSD}},
@@ -44,6 +44,14 @@ func toRun(r optimize.Run) api.OptimizationRun {
 			out.Metrics.Regressed = []string{}
 		}
 		out.Recommendation = &rep.Recommendation
+	}
+	for _, s := range r.Simulations {
+		as := api.OptimizationSimulation{Model: s.Model, BaselineScore: s.BaselineScore, CandidateScore: s.CandidateScore,
+			CostUSD: s.CostUSD, LatencyMS: s.LatencyMS, Examples: s.Examples}
+		if s.Error != "" {
+			as.Error = &s.Error
+		}
+		out.Simulations = append(out.Simulations, as)
 	}
 	if r.Error != "" {
 		out.Error = &r.Error

@@ -51,5 +51,6 @@ func WorkerFromEnv(ctx context.Context, e *app.Env) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	return NewWorker(e.Optimizations(), blobs, queue, examples, e.JudgeStore(), e.Optimizations(), models, models.JudgeModel(), e.Now), nil
+	w := NewWorker(e.Optimizations(), blobs, queue, examples, e.JudgeStore(), e.Optimizations(), models, models.JudgeModel(), e.Now)
+	return w.SimulateWith(e.Config.SimulationModels...), nil
 }

@@ -55,6 +55,8 @@ type cachedAnswer struct {
 	Cost       float64         `json:"cost"`
 	CostSource string          `json:"cost_source,omitempty"`
 	StopReason string          `json:"stop_reason,omitempty"`
+	// Duration is how long the model took, so that a replayed answer reports it too.
+	Duration time.Duration `json:"duration_ns,omitempty"`
 }
 
 // requestHash is the SHA-256 of a request's JSON: model, messages, temperature, schema.
@@ -70,8 +72,11 @@ func requestHash(req llm.Request) string {
 // Complete implements run.Caller: the cached answer when there is one, else the model's, within
 // the budget (optimize.ErrBudget once it is spent).
 func (m *metered) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
-	if err := m.take(); err != nil {
-		return llm.Response{}, err
+	prepaid := ctx.Value(prepaidKey{}) != nil
+	if !prepaid {
+		if err := m.take(); err != nil {
+			return llm.Response{}, err
+		}
 	}
 	h := requestHash(req)
 	if raw, err := m.cache.CachedCall(ctx, m.projectID, h); err != nil {
@@ -80,23 +85,24 @@ func (m *metered) Complete(ctx context.Context, req llm.Request) (llm.Response, 
 		var a cachedAnswer
 		if err := json.Unmarshal(raw, &a); err == nil {
 			m.charge(a.Cost, false)
-			return llm.Response{Text: a.Text, JSON: a.JSON, Model: a.Model, Usage: a.Usage, Cost: a.Cost, CostSource: a.CostSource, StopReason: a.StopReason}, nil
+			return llm.Response{Text: a.Text, JSON: a.JSON, Model: a.Model, Usage: a.Usage, Cost: a.Cost, CostSource: a.CostSource,
+				StopReason: a.StopReason, Duration: a.Duration}, nil
 		}
 	}
 	if m.check != nil {
 		if err := m.check(ctx); err != nil {
-			m.release()
+			m.release(prepaid)
 			return llm.Response{}, err
 		}
 	}
 	resp, err := m.next.Complete(ctx, req)
 	if err != nil {
-		m.release()
+		m.release(prepaid)
 		return llm.Response{}, err
 	}
 	m.charge(resp.Cost, true)
 	raw, _ := json.Marshal(cachedAnswer{Text: resp.Text, JSON: resp.JSON, Model: resp.Model, Usage: resp.Usage,
-		Cost: resp.Cost, CostSource: resp.CostSource, StopReason: resp.StopReason})
+		Cost: resp.Cost, CostSource: resp.CostSource, StopReason: resp.StopReason, Duration: resp.Duration})
 	if err := m.cache.CacheCall(ctx, m.projectID, h, raw, m.now()); err != nil {
 		return llm.Response{}, err
 	}
@@ -116,11 +122,33 @@ func (m *metered) take() error {
 }
 
 // release gives back a call that failed before an answer: a failed call is retried by the
-// step, and must not be paid for twice.
-func (m *metered) release() {
+// step, and must not be paid for twice. A prepaid call stays paid: its batch failed with it.
+func (m *metered) release(prepaid bool) {
+	if prepaid {
+		return
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.calls--
+}
+
+// prepaidKey marks the context of calls paid for in advance (prepay).
+type prepaidKey struct{}
+
+// prepay pays for n calls at once, or for none (optimize.ErrBudget): the calls made with the
+// returned context are not counted again. A batch of calls made concurrently is paid for as a
+// whole, so that where the budget ends never depends on which of its calls came first: a
+// resumed run stops where an uninterrupted one does. The cost bound is checked before the
+// batch; the batch's own cost may pass it.
+func (m *metered) prepay(ctx context.Context, n int) (context.Context, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.budget.MaxModelCalls > 0 && m.calls+n > m.budget.MaxModelCalls ||
+		m.budget.MaxCostUSD > 0 && usd(m.picodollars) >= m.budget.MaxCostUSD {
+		return ctx, optimize.ErrBudget
+	}
+	m.calls += n
+	return context.WithValue(ctx, prepaidKey{}, true), nil
 }
 
 func (m *metered) charge(cost float64, fresh bool) {

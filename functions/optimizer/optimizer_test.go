@@ -136,7 +136,7 @@ func (s *stack) versions(t *testing.T) []any {
 func TestQuickRefineEndToEnd(t *testing.T) {
 	s := newStack(t)
 	judgeID := s.seed(t, 10)
-	id := s.start(t, map[string]any{"optimizer_type": "quick_refine", "config": map[string]any{"seed": 7}})
+	id := s.start(t, map[string]any{"optimizer_type": "quick_refine", "config": map[string]any{"seed": 7, "models": []string{"openai/gpt-4.1-mini"}}})
 	run := s.await(t, id)
 	require.Equal(t, "succeeded", run["status"], "error: %v", run["error"])
 
@@ -152,6 +152,23 @@ func TestQuickRefineEndToEnd(t *testing.T) {
 	holdout := len(metrics["holdout_ids"].([]any))
 	assert.Equal(t, float64(1+2*holdout*2), progress["model_calls"], "1 reflection, then baseline and candidate on the holdout: a task and a judge call each")
 	assert.Len(t, s.versions(t), 1, "no prompt version before a deploy")
+
+	// The simulations, queued when the run succeeded: the task model and the run's models.
+	require.Eventually(t, func() bool {
+		run = s.api.MustDo(t, "GET", "/projects/"+s.pid+"/optimization-runs/"+id, s.api.A.Key, nil).Map(t)
+		return len(run["simulations"].([]any)) > 0
+	}, time.Minute, 20*time.Millisecond, "no simulation")
+	sims := run["simulations"].([]any)
+	require.Len(t, sims, 2)
+	for i, model := range []string{"openai/gpt-4o-mini", "openai/gpt-4.1-mini"} {
+		sim := sims[i].(map[string]any)
+		assert.Equal(t, model, sim["model"])
+		assert.Equal(t, 0.0, sim["baseline_score"], model)
+		assert.Equal(t, 1.0, sim["candidate_score"], model)
+		assert.Equal(t, float64(holdout), sim["examples"])
+		assert.Greater(t, sim["cost_usd"], 0.0)
+		assert.Nil(t, sim["error"])
+	}
 
 	base := "/projects/" + s.pid + "/optimization-runs/" + id
 	preview := s.api.MustDo(t, "POST", base+":preview-deploy", s.api.A.Key, nil).Map(t)

@@ -40,6 +40,12 @@ var _ optimize.Evaluator = (*scorer)(nil)
 
 // Evaluate implements optimize.Evaluator.
 func (s *scorer) Evaluate(ctx context.Context, c optimize.Candidate, examples []optimize.Example) ([]optimize.Score, error) {
+	if m, ok := s.model.(*metered); ok {
+		var err error
+		if ctx, err = m.prepay(ctx, len(examples)*(1+len(s.intents))); err != nil {
+			return nil, err
+		}
+	}
 	out := make([]optimize.Score, len(examples))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(max(s.concurrency, 1))

@@ -22,7 +22,6 @@ type Objects interface {
 type search struct {
 	state any // what is checkpointed: *optimize.BootstrapState, *gepa.State
 	step  func(ctx context.Context) (done bool, err error)
-	best  func() optimize.Candidate
 	// iteration is the number of steps taken.
 	iteration func() int
 }

@@ -56,6 +56,8 @@ type Queue interface {
 type Message struct {
 	ProjectID string `json:"project_id"`
 	RunID     string `json:"run_id"`
+	// Simulate asks for the simulations of a run that succeeded.
+	Simulate bool `json:"simulate,omitempty"`
 }
 
 // ProductionTag is the tag a deploy pins: what the SDKs serve in production mode.

@@ -14,6 +14,7 @@ import (
 	"github.com/plumehq/plume/shared/judge"
 	"github.com/plumehq/plume/shared/judge/run"
 	"github.com/plumehq/plume/shared/optimize"
+	"github.com/plumehq/plume/shared/optimize/gepa"
 )
 
 // MaxExamples bounds the completions a run reads.
@@ -48,6 +49,14 @@ type Worker struct {
 	yieldAfter int
 	// scoreConcurrency bounds the examples scored at once (scoreConcurrency when 0).
 	scoreConcurrency int
+	// simulateWith are the deployment's simulation models (PLUME_SIMULATION_MODELS).
+	simulateWith []string
+}
+
+// SimulateWith adds models to every run's simulations: the deployment's.
+func (w *Worker) SimulateWith(models ...string) *Worker {
+	w.simulateWith = append(w.simulateWith, models...)
+	return w
 }
 
 // yieldMargin is the time an invocation keeps for checkpointing and queueing the rest of a run
@@ -112,7 +121,11 @@ func (w *Worker) Handle(ctx context.Context, payload []byte) error {
 			slog.ErrorContext(ctx, "optimizer: undecodable message, dropped", "body", string(body), "error", err)
 			continue
 		}
-		if err := w.Execute(ctx, m.ProjectID, m.RunID); err != nil {
+		exec := w.Execute
+		if m.Simulate {
+			exec = w.Simulate
+		}
+		if err := exec(ctx, m.ProjectID, m.RunID); err != nil {
 			failures = append(failures, fmt.Errorf("run %s: %w", m.RunID, err))
 		}
 	}
@@ -159,9 +172,13 @@ func (w *Worker) Execute(ctx context.Context, projectID, runID string) error {
 	case err != nil:
 		return err
 	}
-	return w.finish(ctx, r, func(r *optimize.Run) {
+	if err := w.finish(ctx, r, func(r *optimize.Run) {
 		r.Status, r.Type, r.Candidate, r.Report, r.Progress = optimize.StatusSucceeded, out.typ, &out.candidate, &out.report, out.progress
-	})
+	}); err != nil {
+		return err
+	}
+	w.queueSimulations(ctx, r)
+	return nil
 }
 
 // lost explains an update that lost to another writer: a cancel (nothing to do) or another
@@ -259,20 +276,35 @@ func (w *Worker) optimize(ctx context.Context, r optimize.Run) (outcome, error) 
 	rf := &reflector{model: m, name: w.defaultModel}
 	baseline := optimize.Candidate{Content: r.Baseline.Content}
 
-	var candidate optimize.Candidate
+	var (
+		candidate  optimize.Candidate
+		iterations = 1
+	)
 	switch typ {
 	case optimize.TypeQuickRefine:
 		candidate, err = optimize.QuickRefine(ctx, baseline, split.Train, rf)
 	case optimize.TypeBootstrap:
 		st := optimize.NewBootstrap(baseline, split.Train, split.Validation, optimize.BootstrapOptions{Seed: r.Config.Seed})
 		s := search{state: st, step: func(ctx context.Context) (bool, error) { return optimize.BootstrapStep(ctx, st, sc) },
-			best: func() optimize.Candidate { return st.Best }, iteration: func() int { return st.Done }}
+			iteration: func() int { return st.Done }}
 		if err = w.resume(ctx, r, s); err == nil {
 			err = w.run(ctx, &r, s, m)
 		}
-		candidate = st.Best
+		candidate, iterations = st.Best, st.Done
+	case optimize.TypeGEPA:
+		st := gepa.New(r.Config.Seed, baseline, split.Train, split.Validation, gepa.Config{Intents: r.Config.Intents})
+		s := search{state: st, step: func(ctx context.Context) (bool, error) { return gepa.Step(ctx, st, sc, rf) },
+			iteration: func() int { return st.Iteration }}
+		if err = w.resume(ctx, r, s); err == nil {
+			err = w.run(ctx, &r, s, m)
+		}
+		var ok bool
+		if candidate, ok = gepa.Best(st); !ok {
+			candidate = baseline // nothing meets the guardrails: the report says no_improvement
+		}
+		iterations = st.Iteration
 	default:
-		err = errs.Invalid("the %s optimizer is not available in this release; use quick_refine or dspy_bootstrap", typ)
+		err = errs.Invalid("unknown optimizer type %q", typ)
 	}
 	if err != nil {
 		return outcome{}, err
@@ -283,7 +315,9 @@ func (w *Worker) optimize(ctx context.Context, r optimize.Run) (outcome, error) 
 	if err != nil {
 		return outcome{}, err
 	}
-	return outcome{typ: typ, candidate: candidate, report: report, progress: m.Spent()}, nil
+	progress := m.Spent()
+	progress.Iteration = iterations
+	return outcome{typ: typ, candidate: candidate, report: report, progress: progress}, nil
 }
 
 // progress records what a run has spent after an iteration, so that the API shows it as it
@@ -370,8 +404,9 @@ func mean(scores []optimize.Score) optimize.Scores {
 
 // chooseType resolves the optimizer type of a run: the requested one, or for auto (the rule
 // the README documents): quick_refine while there is little to learn from or little to spend
-// (fewer than 10 examples, or a budget under 100 calls), dspy_bootstrap when at least two
-// training examples offer a demonstration (an expected output, or a thumbs up), else
+// (fewer than 10 examples, or a budget under 100 calls); dspy_gepa with at least 30 examples
+// and a budget of at least 1,000 calls (or the default); dspy_bootstrap when at least two
+// training examples offer a demonstration (an expected output, or a thumbs up); else
 // quick_refine.
 func chooseType(requested string, budget optimize.Budget, split optimize.Split) string {
 	if requested != optimize.TypeAuto && requested != "" {
@@ -380,6 +415,9 @@ func chooseType(requested string, budget optimize.Budget, split optimize.Split) 
 	n := len(split.Train) + len(split.Validation) + len(split.Holdout)
 	if n < 10 || budget.MaxModelCalls > 0 && budget.MaxModelCalls < 100 {
 		return optimize.TypeQuickRefine
+	}
+	if n >= 30 && (budget.MaxModelCalls == 0 || budget.MaxModelCalls >= 1000) {
+		return optimize.TypeGEPA
 	}
 	demos := 0
 	for _, ex := range split.Train {

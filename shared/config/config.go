@@ -56,6 +56,9 @@ type Config struct {
 	// OptimizationQueueURL is PLUME_OPTIMIZATION_QUEUE_URL: the SQS queue of optimization runs
 	// ("" = none: runs cannot start, except in plume-local, which serves its own).
 	OptimizationQueueURL string
+	// SimulationModels is PLUME_SIMULATION_MODELS, comma-separated: the models every
+	// optimization run is simulated with, beside its task model and its own config.models.
+	SimulationModels []string
 }
 
 // maxJudgeConcurrency caps the PLUME_JUDGE_*CONCURRENCY variables.
@@ -125,6 +128,11 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	}
 	c.ProviderSecret = strings.TrimSpace(getenv("PLUME_PROVIDER_SECRET"))
 	c.OptimizationQueueURL = strings.TrimSpace(getenv("PLUME_OPTIMIZATION_QUEUE_URL"))
+	for m := range strings.SplitSeq(getenv("PLUME_SIMULATION_MODELS"), ",") {
+		if m = strings.TrimSpace(m); m != "" {
+			c.SimulationModels = append(c.SimulationModels, m)
+		}
+	}
 	for _, v := range []struct {
 		name string
 		dst  *int

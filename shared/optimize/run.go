@@ -98,6 +98,21 @@ type Report struct {
 	Reason string `json:"reason"`
 }
 
+// Simulation is the candidate and the baseline run on the holdout with one model: how a
+// deploy would fare if the prompt were served by that model.
+type Simulation struct {
+	Model          string  `json:"model"`
+	BaselineScore  float64 `json:"baseline_score"`
+	CandidateScore float64 `json:"candidate_score"`
+	// CostUSD is what the simulation's calls cost, LatencyMS the mean time of the model's
+	// answers (the task calls, baseline and candidate alike).
+	CostUSD   float64 `json:"cost_usd"`
+	LatencyMS float64 `json:"latency_ms"`
+	Examples  int     `json:"examples"`
+	// Error says why the model could not be simulated ("" when it was).
+	Error string `json:"error,omitempty"`
+}
+
 // Run is one optimization run.
 type Run struct {
 	ID        string
@@ -112,7 +127,9 @@ type Run struct {
 	Baseline  Baseline
 	Candidate *Candidate
 	Report    *Report
-	Error     string
+	// Simulations are queued when the run succeeds, and filled in when they end.
+	Simulations []Simulation
+	Error       string
 	// Checkpoint is the bucket key of the strategy's state after its last iteration ("" before
 	// the first): a run resumed by another invocation goes on from it.
 	Checkpoint string
