@@ -27,19 +27,21 @@ const (
 	improvedPrompt = "You are a support agent for {{product}}. Always cite the refund policy."
 )
 
-func scriptedModels() fakemodel.Option {
+func scriptedModels() fakemodel.Option { return fakemodel.WithRules(scriptedRules()...) }
+
+func scriptedRules() []fakemodel.Rule {
 	judgePass := json.RawMessage(`{"reason":"cites the policy","confidence":0.9,"meets_criteria":true}`)
 	judgeFail := json.RawMessage(`{"reason":"does not cite the refund policy","confidence":0.9,"meets_criteria":false}`)
-	return fakemodel.WithRules(
-		fakemodel.Rule{Match: fakemodel.SystemContains("You improve prompts"),
+	return []fakemodel.Rule{
+		{Match: fakemodel.SystemContains("You improve prompts"),
 			Reply: fakemodel.Reply{JSON: json.RawMessage(`{"prompt":` + quote(improvedPrompt) + `}`)}},
-		fakemodel.Rule{Match: func(c fakemodel.Call) bool {
+		{Match: func(c fakemodel.Call) bool {
 			return strings.Contains(c.System, "evaluation judge") && strings.Contains(c.LastUser(), "Per the refund policy")
 		}, Reply: fakemodel.Reply{JSON: judgePass}},
-		fakemodel.Rule{Match: fakemodel.SystemContains("evaluation judge"), Reply: fakemodel.Reply{JSON: judgeFail}},
-		fakemodel.Rule{Match: fakemodel.SystemContains("Always cite the refund policy"), Reply: fakemodel.Reply{Text: "Per the refund policy, you can return it within 30 days."}},
+		{Match: fakemodel.SystemContains("evaluation judge"), Reply: fakemodel.Reply{JSON: judgeFail}},
+		{Match: fakemodel.SystemContains("Always cite the refund policy"), Reply: fakemodel.Reply{Text: "Per the refund policy, you can return it within 30 days."}},
 		// Shown a demonstration that cites it, the task model cites it too.
-		fakemodel.Rule{Match: func(c fakemodel.Call) bool {
+		{Match: func(c fakemodel.Call) bool {
 			if !strings.Contains(c.System, "You are a support agent") {
 				return false
 			}
@@ -50,8 +52,8 @@ func scriptedModels() fakemodel.Option {
 			}
 			return false
 		}, Reply: fakemodel.Reply{Text: "Per the refund policy, you can return it within 30 days."}},
-		fakemodel.Rule{Match: fakemodel.SystemContains("You are a support agent"), Reply: fakemodel.Reply{Text: "Sure, no problem."}},
-	)
+		{Match: fakemodel.SystemContains("You are a support agent"), Reply: fakemodel.Reply{Text: "Sure, no problem."}},
+	}
 }
 
 func quote(s string) string {
@@ -232,4 +234,37 @@ func TestRunStates(t *testing.T) {
 	}
 	list := s.api.MustDo(t, "GET", "/projects/"+s.pid+"/prompts/support/optimization-runs", s.api.A.Key, nil).Map(t)
 	assert.Len(t, list["runs"], 1)
+}
+
+// TestGuardrails: a candidate that scores higher overall but falls below one intent's
+// min_threshold is never recommended: the run says no_improvement and why.
+func TestGuardrails(t *testing.T) {
+	s := newStack(t)
+	cites := s.seed(t, 10)
+	// A second judge that fails every answer citing the refund policy: the candidate gains on
+	// the first and loses everything on this one.
+	terse := s.api.MustDo(t, "POST", "/projects/"+s.pid+"/judges", s.api.A.Key, map[string]any{
+		"name": "never mentions refunds", "template": "Is the answer free of policy talk?\n{{input}}\n{{output}}",
+	}).Map(t)["id"].(string)
+	s.fake.SetRules(append([]fakemodel.Rule{{
+		Match: func(c fakemodel.Call) bool {
+			return strings.Contains(c.System, "never mentions refunds") && strings.Contains(c.LastUser(), "Per the refund policy")
+		},
+		Reply: fakemodel.Reply{JSON: json.RawMessage(`{"reason":"talks about refunds","confidence":0.9,"meets_criteria":false}`)},
+	}, {
+		Match: fakemodel.SystemContains("never mentions refunds"),
+		Reply: fakemodel.Reply{JSON: json.RawMessage(`{"reason":"no policy talk","confidence":0.9,"meets_criteria":true}`)},
+	}}, scriptedRules()...)...)
+	run := s.await(t, s.start(t, map[string]any{"optimizer_type": "quick_refine", "config": map[string]any{
+		"seed": 7,
+		"intents": []any{
+			map[string]any{"judge_id": cites, "weight": 3},
+			map[string]any{"judge_id": terse, "weight": 1, "min_threshold": 0.5},
+		},
+	}}))
+	require.Equal(t, "succeeded", run["status"], "error: %v", run["error"])
+	metrics := run["metrics"].(map[string]any)
+	assert.Greater(t, metrics["candidate"].(map[string]any)["overall"], metrics["baseline"].(map[string]any)["overall"], "better overall")
+	assert.Equal(t, "no_improvement", metrics["recommendation"])
+	assert.Contains(t, metrics["reason"], "below its min_threshold")
 }
