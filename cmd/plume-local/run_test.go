@@ -223,3 +223,34 @@ func TestPlumeLocalJudges(t *testing.T) {
 		assert.Equal(c, "gpt-4o-mini", ev["model_used"], "answered by the fake model server")
 	}, 30*time.Second, 50*time.Millisecond, "no evaluation appeared")
 }
+
+// TestPlumeLocalOptimizes: plume-local serves the optimization queue with the worker
+// in-process: a run started through the API ends, here with the fake model's answers.
+func TestPlumeLocalOptimizes(t *testing.T) {
+	project, key := uuid.NewString(), "plm_local_optimize_key_0123456789"
+	base, _ := startLocal(t, map[string]string{"PLUME_DEV_PROJECT_ID": project, "PLUME_DEV_API_KEY": key})
+	call := caller(t, base, key)
+	status, v := call("POST", "/v1/tasks/support/prompt/versions/ensure", `{"content": "You are a support agent."}`)
+	require.Equal(t, http.StatusOK, status, "%v", v)
+	status, j := call("POST", "/projects/"+project+"/judges", `{"name": "helpful", "template": "Helpful?\n{{input}}\n{{output}}"}`)
+	require.Equal(t, http.StatusOK, status, "%v", j)
+	status, v = call("PUT", "/projects/"+project+"/prompts/support/judges/"+j["id"].(string), "")
+	require.Equal(t, http.StatusOK, status, "%v", v)
+	at := float64(time.Now().UnixMicro()) / 1e6
+	for i := range 5 {
+		id := uuid.NewString()
+		status, v = call("POST", "/spans", fmt.Sprintf(`[{"id": %q, "trace_id": %q, "name": "chat", "kind": "llm", "started_at": %f, "ended_at": %f,
+			"input_data": "Question %d", "output_data": "Answer %d", "attributes": {"zeroeval": {"task": "support", "prompt_slug": "support"}}}]`,
+			id, uuid.NewString(), at, at+1, i, i))
+		require.Equal(t, http.StatusOK, status, "%v", v)
+		status, v = call("POST", "/v1/prompts/support/completions/"+id+"/feedback", `{"thumbs_up": false, "reason": "too vague"}`)
+		require.Equal(t, http.StatusOK, status, "%v", v)
+	}
+	status, run := call("POST", "/projects/"+project+"/prompts/support/optimization-runs", `{"optimizer_type": "quick_refine", "config": {"seed": 1}}`)
+	require.Equal(t, http.StatusOK, status, "%v", run)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		status, got := call("GET", "/projects/"+project+"/optimization-runs/"+run["id"].(string), "")
+		require.Equal(c, http.StatusOK, status)
+		assert.Equal(c, "succeeded", got["status"], "error: %v", got["error"])
+	}, 30*time.Second, 50*time.Millisecond, "the run never succeeded")
+}
