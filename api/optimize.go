@@ -92,12 +92,16 @@ type OptimizationDemonstration struct {
 
 // OptimizationReport compares the candidate with the baseline on the holdout.
 type OptimizationReport struct {
-	HoldoutIDs     []string           `json:"holdout_ids"`
-	Baseline       OptimizationScores `json:"baseline"`
-	Candidate      OptimizationScores `json:"candidate"`
-	Regressed      []string           `json:"regressed"`
-	Recommendation string             `json:"recommendation"`
-	Reason         string             `json:"reason"`
+	// BaselineAgreement and CandidateAgreement are a judge run's: the templates' agreement
+	// with people on the held-out calibrated evaluations.
+	BaselineAgreement  *JudgeAgreement    `json:"baseline_agreement,omitempty"`
+	CandidateAgreement *JudgeAgreement    `json:"candidate_agreement,omitempty"`
+	HoldoutIDs         []string           `json:"holdout_ids"`
+	Baseline           OptimizationScores `json:"baseline"`
+	Candidate          OptimizationScores `json:"candidate"`
+	Regressed          []string           `json:"regressed"`
+	Recommendation     string             `json:"recommendation"`
+	Reason             string             `json:"reason"`
 }
 
 // OptimizationScores are mean scores (0 to 1), overall and per intent judge.
@@ -124,9 +128,13 @@ type DeployPreview struct {
 // DeploySummary is what a deploy would change: the prompt's production tag from the version it
 // serves (null: none) to a version of the candidate's content.
 type DeploySummary struct {
-	RunID             string  `json:"run_id"`
-	PromptSlug        string  `json:"prompt_slug"`
-	Tag               string  `json:"tag"`
+	RunID      string `json:"run_id"`
+	PromptSlug string `json:"prompt_slug,omitempty"`
+	// JudgeID and CurrentTemplate are set for a judge run: its deploy sets the judge's
+	// template to the candidate's content.
+	JudgeID           *string `json:"judge_id,omitempty"`
+	CurrentTemplate   *string `json:"current_template,omitempty"`
+	Tag               string  `json:"tag,omitempty"`
 	ProductionVersion *int    `json:"production_version"`
 	ProductionContent *string `json:"production_content"`
 	CandidateContent  string  `json:"candidate_content"`
@@ -145,8 +153,9 @@ type DeployRequest struct {
 // DeployResult answers a deploy: the version production now serves.
 type DeployResult struct {
 	RunID           string `json:"run_id"`
-	PromptSlug      string `json:"prompt_slug"`
-	Tag             string `json:"tag"`
+	PromptSlug      string `json:"prompt_slug,omitempty"`
+	JudgeID         string `json:"judge_id,omitempty"`
+	Tag             string `json:"tag,omitempty"`
 	Version         int    `json:"version"`
 	VersionID       string `json:"version_id"`
 	PreviousVersion *int   `json:"previous_version"`
@@ -163,4 +172,13 @@ type OptimizationSimulation struct {
 	LatencyMS      float64 `json:"latency_ms"`
 	Examples       int     `json:"examples"`
 	Error          *string `json:"error"`
+}
+
+// JudgeAgreement is how far a judge template agrees with people; a rate without data is null.
+type JudgeAgreement struct {
+	N                int      `json:"n"`
+	Accuracy         *float64 `json:"accuracy"`
+	Kappa            *float64 `json:"kappa"`
+	TruePositiveRate *float64 `json:"true_positive_rate"`
+	TrueNegativeRate *float64 `json:"true_negative_rate"`
 }

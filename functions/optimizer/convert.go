@@ -40,6 +40,12 @@ func toRun(r optimize.Run) api.OptimizationRun {
 			HoldoutIDs: rep.HoldoutIDs, Regressed: rep.Regressed, Recommendation: rep.Recommendation, Reason: rep.Reason,
 			Baseline: api.OptimizationScores(rep.Baseline), Candidate: api.OptimizationScores(rep.Candidate),
 		}
+		if a := rep.BaselineAgreement; a != nil {
+			out.Metrics.BaselineAgreement = &api.JudgeAgreement{N: a.N, Accuracy: a.Accuracy, Kappa: a.Kappa, TruePositiveRate: a.TruePositiveRate, TrueNegativeRate: a.TrueNegativeRate}
+		}
+		if a := rep.CandidateAgreement; a != nil {
+			out.Metrics.CandidateAgreement = &api.JudgeAgreement{N: a.N, Accuracy: a.Accuracy, Kappa: a.Kappa, TruePositiveRate: a.TruePositiveRate, TrueNegativeRate: a.TrueNegativeRate}
+		}
 		if out.Metrics.Regressed == nil {
 			out.Metrics.Regressed = []string{}
 		}
@@ -67,6 +73,9 @@ func toPreview(p Preview) api.DeployPreview {
 	s := api.DeploySummary{
 		RunID: p.Run.ID, PromptSlug: p.Run.Target.Slug, Tag: ProductionTag,
 		CandidateContent: p.Content, CandidateHash: p.Run.Candidate.Hash(),
+	}
+	if p.Run.Target.Kind == optimize.TargetJudge {
+		s.Tag, s.JudgeID, s.CurrentTemplate = "", &p.Run.Target.JudgeID, p.Template
 	}
 	if p.Production != nil {
 		s.ProductionVersion, s.ProductionContent = &p.Production.Number, &p.Production.Content

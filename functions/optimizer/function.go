@@ -16,7 +16,7 @@ var Function = app.Function{
 		if err != nil {
 			return nil, err
 		}
-		return NewHandler(NewService(e.Optimizations(), e.Prompts(), e.JudgeStore(), queue, e.Now), e.Authn()), nil
+		return NewHandler(NewService(e.Optimizations(), e.Prompts(), e.JudgeStore(), e.Judges(), queue, e.Now), e.Authn()), nil
 	},
 }
 
@@ -51,6 +51,6 @@ func WorkerFromEnv(ctx context.Context, e *app.Env) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := NewWorker(e.Optimizations(), blobs, queue, examples, e.JudgeStore(), e.Optimizations(), models, models.JudgeModel(), e.Now)
+	w := NewWorker(e.Optimizations(), blobs, queue, examples, e.JudgeStore(), e.FeedbackStore(), e.Optimizations(), models, models.JudgeModel(), e.Now)
 	return w.SimulateWith(e.Config.SimulationModels...), nil
 }

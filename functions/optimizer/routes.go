@@ -20,6 +20,7 @@ import (
 // Routes are the API Gateway route keys of OptimizerFunction.
 var Routes = []string{
 	"ANY /projects/{project_id}/prompts/{slug}/optimization-runs",
+	"ANY /projects/{project_id}/judges/{judge_id}/optimization-runs",
 	"GET /projects/{project_id}/optimization-runs/{run_id}",
 	"POST /projects/{project_id}/optimization-runs/{run_id}",
 }
@@ -39,6 +40,8 @@ func NewHandler(svc *Service, authn *auth.Authenticator) http.Handler {
 	mux := auth.NewRouter(authn)
 	mux.HandleFunc("POST /projects/{project_id}/prompts/{slug}/optimization-runs", s.start)
 	mux.HandleFunc("GET /projects/{project_id}/prompts/{slug}/optimization-runs", s.list)
+	mux.HandleFunc("POST /projects/{project_id}/judges/{judge_id}/optimization-runs", s.start)
+	mux.HandleFunc("GET /projects/{project_id}/judges/{judge_id}/optimization-runs", s.list)
 	mux.HandleFunc("GET /projects/{project_id}/optimization-runs/{run_id}", s.get)
 	mux.HandleFunc("POST /projects/{project_id}/optimization-runs/{run_action}", s.action)
 	return mux
@@ -61,7 +64,12 @@ func (s *server) start(w http.ResponseWriter, r *http.Request) {
 		req.Intents = append(req.Intents, optimize.Intent{JudgeID: i.JudgeID, Weight: i.Weight, MinThreshold: i.MinThreshold})
 	}
 	p, _ := auth.FromContext(r.Context())
-	run, err := s.svc.Start(r.Context(), auth.ProjectID(r), r.PathValue("slug"), p.User.ID, req)
+	start := s.svc.Start
+	target := r.PathValue("slug")
+	if jid := r.PathValue("judge_id"); jid != "" {
+		start, target = s.svc.StartJudge, jid
+	}
+	run, err := start(r.Context(), auth.ProjectID(r), target, p.User.ID, req)
 	if err != nil {
 		web.Error(w, r, err)
 		return
@@ -81,7 +89,11 @@ func (s *server) list(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
-	runs, err := s.svc.runs.Runs(r.Context(), auth.ProjectID(r), optimize.Target{Kind: optimize.TargetPrompt, Slug: r.PathValue("slug")}, limit, offset)
+	target := optimize.Target{Kind: optimize.TargetPrompt, Slug: r.PathValue("slug")}
+	if jid := r.PathValue("judge_id"); jid != "" {
+		target = optimize.Target{Kind: optimize.TargetJudge, JudgeID: jid}
+	}
+	runs, err := s.svc.runs.Runs(r.Context(), auth.ProjectID(r), target, limit, offset)
 	if err != nil {
 		web.Error(w, r, err)
 		return
@@ -148,6 +160,9 @@ func (s *server) action(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		out := api.DeployResult{RunID: runID, PromptSlug: d.Run.Target.Slug, Tag: ProductionTag, Version: d.Version.Number, VersionID: d.Version.ID}
+		if d.Judge != nil {
+			out.Tag, out.JudgeID = "", d.Judge.ID
+		}
 		if d.Previous > 0 {
 			out.PreviousVersion = &d.Previous
 		}

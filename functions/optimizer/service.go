@@ -46,6 +46,11 @@ type Judges interface {
 	Judges(ctx context.Context, projectID string) ([]judge.Judge, error)
 }
 
+// JudgeUpdates changes judges (judge.Service): a judge run's deploy sets its template.
+type JudgeUpdates interface {
+	Update(ctx context.Context, projectID, judgeID, user string, spec judge.Spec) (judge.Judge, error)
+}
+
 // Queue hands a run to the optimizer worker: an SQS queue in a deployment, in-process in
 // plume-local and the tests.
 type Queue interface {
@@ -68,16 +73,17 @@ const ReceiptTTL = 10 * time.Minute
 
 // Service starts, lists, cancels and deploys optimization runs.
 type Service struct {
-	runs    Runs
-	prompts Prompts
-	judges  Judges
-	queue   Queue
-	now     func() time.Time
+	runs         Runs
+	prompts      Prompts
+	judges       Judges
+	judgeUpdates JudgeUpdates
+	queue        Queue
+	now          func() time.Time
 }
 
 // NewService returns the optimization service.
-func NewService(runs Runs, prompts Prompts, judges Judges, queue Queue, now func() time.Time) *Service {
-	return &Service{runs: runs, prompts: prompts, judges: judges, queue: queue, now: now}
+func NewService(runs Runs, prompts Prompts, judges Judges, judgeUpdates JudgeUpdates, queue Queue, now func() time.Time) *Service {
+	return &Service{runs: runs, prompts: prompts, judges: judges, judgeUpdates: judgeUpdates, queue: queue, now: now}
 }
 
 // StartRequest is what a run is asked to do.
@@ -145,16 +151,70 @@ func (s *Service) Start(ctx context.Context, projectID, slug, user string, req S
 	if err != nil {
 		return optimize.Run{}, err
 	}
-	body, _ := json.Marshal(Message{ProjectID: projectID, RunID: r.ID})
+	if err := s.queueRun(ctx, r); err != nil {
+		return optimize.Run{}, err
+	}
+	return r, nil
+}
+
+// queueRun hands a new run to the worker; a run that cannot be queued is failed, never left
+// waiting.
+func (s *Service) queueRun(ctx context.Context, r optimize.Run) error {
+	body, _ := json.Marshal(Message{ProjectID: r.ProjectID, RunID: r.ID})
 	if err := s.queue.Send(ctx, body); err != nil {
-		slog.ErrorContext(ctx, "optimizer: run not queued, failed", "project_id", projectID, "run_id", r.ID, "error", err)
+		slog.ErrorContext(ctx, "optimizer: run not queued, failed", "project_id", r.ProjectID, "run_id", r.ID, "error", err)
+		now := s.now().UTC().Truncate(time.Microsecond)
 		r.Status, r.Error, r.FinishedAt = optimize.StatusFailed, "the run could not be queued; start it again", &now
 		if _, uerr := s.runs.UpdateRun(ctx, r); uerr != nil {
 			slog.ErrorContext(ctx, "optimizer: unqueued run not marked failed", "run_id", r.ID, "error", uerr)
 		}
-		return optimize.Run{}, errs.Unavailable("the optimization run could not be queued; try again")
+		return errs.Unavailable("the optimization run could not be queued; try again")
 	}
-	return r, nil
+	return nil
+}
+
+// StartJudge creates a queued run that improves judge judgeID's template against its
+// calibration feedback, for user. The baseline is the judge's template. Errors: errs.NotFound
+// for an unknown judge, errs.Invalid for a bad request, errs.Unavailable when the run cannot
+// be queued.
+func (s *Service) StartJudge(ctx context.Context, projectID, judgeID, user string, req StartRequest) (optimize.Run, error) {
+	typ := req.OptimizerType
+	if typ == "" || typ == optimize.TypeAuto {
+		typ = optimize.TypeQuickRefine
+	}
+	if typ != optimize.TypeQuickRefine {
+		return optimize.Run{}, errs.Invalid("a judge's template is optimized with quick_refine; %q is for prompts", typ)
+	}
+	if err := checkBudget(req.Budget); err != nil {
+		return optimize.Run{}, err
+	}
+	j, err := s.judges.Judge(ctx, projectID, judgeID)
+	if err != nil {
+		return optimize.Run{}, err
+	}
+	seed := int64(1)
+	if req.Seed != nil {
+		seed = *req.Seed
+	}
+	now := s.now().UTC().Truncate(time.Microsecond)
+	base := optimize.Baseline{Content: j.Template, ContentHash: optimize.Candidate{Content: j.Template}.Hash(), Model: nilIfEmpty(j.Model)}
+	r, err := s.runs.CreateRun(ctx, optimize.Run{
+		ID: uuid.Must(uuid.NewV7()).String(), ProjectID: projectID,
+		Target: optimize.Target{Kind: optimize.TargetJudge, JudgeID: judgeID}, Requested: typ,
+		Config: optimize.Config{Budget: req.Budget, Seed: seed}, Status: optimize.StatusQueued, Baseline: base,
+		CreatedAt: now, CreatedBy: user, UpdatedAt: now,
+	})
+	if err != nil {
+		return optimize.Run{}, err
+	}
+	return r, s.queueRun(ctx, r)
+}
+
+func nilIfEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
 
 func checkBudget(b optimize.Budget) error {
@@ -264,7 +324,12 @@ type Preview struct {
 	Content string
 	// Production is the version the production tag serves now (nil: none).
 	Production *prompt.Version
+	// Template is, for a judge run, the judge's template now.
+	Template *string
 }
+
+// templateHash identifies a judge template.
+func templateHash(t string) string { return optimize.Candidate{Content: t}.Hash() }
 
 // Preview reads what deploying run runID would change and issues a receipt, valid ReceiptTTL,
 // bound to the run, its candidate and the version production serves now. It changes nothing
@@ -277,13 +342,25 @@ func (s *Service) Preview(ctx context.Context, projectID, runID string) (Preview
 	if r.Status != optimize.StatusSucceeded || r.Candidate == nil {
 		return Preview{}, errs.Conflict("optimization run %s is %s: only a run that succeeded can be deployed", runID, r.Status)
 	}
-	prod, err := s.production(ctx, projectID, r.Target.Slug)
-	if err != nil {
-		return Preview{}, err
-	}
 	token := "rcpt_" + rand.Text()
 	expires := s.now().UTC().Add(ReceiptTTL).Truncate(time.Microsecond)
 	rec := ddb.Receipt{RunID: r.ID, CandidateHash: r.Candidate.Hash(), ExpiresAt: expires}
+	var prod *prompt.Version
+	if r.Target.Kind == optimize.TargetJudge {
+		j, err := s.judges.Judge(ctx, projectID, r.Target.JudgeID)
+		if err != nil {
+			return Preview{}, err
+		}
+		rec.TemplateHash = templateHash(j.Template)
+		if err := s.runs.PutReceipt(ctx, projectID, tokenHash(token), rec); err != nil {
+			return Preview{}, err
+		}
+		return Preview{Receipt: token, ExpiresAt: expires, Run: r, Content: r.Candidate.Content, Template: &j.Template}, nil
+	}
+	prod, err = s.production(ctx, projectID, r.Target.Slug)
+	if err != nil {
+		return Preview{}, err
+	}
 	if prod != nil {
 		rec.ProductionVersion = prod.Number
 	}
@@ -312,7 +389,9 @@ func tokenHash(token string) string {
 
 // Deployment is what a deploy did.
 type Deployment struct {
-	Run     optimize.Run
+	Run optimize.Run
+	// Judge is the judge a judge run's deploy changed (nil for a prompt run).
+	Judge   *judge.Judge
 	Version prompt.Version
 	// Previous is the version production served before (0: none).
 	Previous int
@@ -342,6 +421,9 @@ func (s *Service) Deploy(ctx context.Context, projectID, runID, receipt, user st
 		return Deployment{}, errs.Conflict("the receipt expired at %s: preview the deploy again", rec.ExpiresAt.Format(time.RFC3339))
 	case rec.CandidateHash != r.Candidate.Hash():
 		return Deployment{}, errs.Conflict("the run's candidate changed since the preview: preview the deploy again")
+	}
+	if r.Target.Kind == optimize.TargetJudge {
+		return s.deployJudge(ctx, r, rec, user)
 	}
 	prod, err := s.production(ctx, projectID, r.Target.Slug)
 	if err != nil {
@@ -374,4 +456,32 @@ func (s *Service) Deploy(ctx context.Context, projectID, runID, receipt, user st
 		return Deployment{}, err
 	}
 	return Deployment{Run: r, Version: v, Previous: pin.Previous}, nil
+}
+
+// deployJudge sets the judge's template to the candidate's, if the template is still the one
+// the receipt was issued for (or is the candidate's already: a deploy repeated).
+func (s *Service) deployJudge(ctx context.Context, r optimize.Run, rec ddb.Receipt, user string) (Deployment, error) {
+	j, err := s.judges.Judge(ctx, r.ProjectID, r.Target.JudgeID)
+	if err != nil {
+		return Deployment{}, err
+	}
+	switch current := templateHash(j.Template); {
+	case j.Template == r.Candidate.Content:
+		return Deployment{Run: r, Judge: &j}, nil // deployed already
+	case current != rec.TemplateHash:
+		return Deployment{}, errs.Conflict("the judge's template changed since the preview: preview the deploy again")
+	}
+	content := r.Candidate.Content
+	j, err = s.judgeUpdates.Update(ctx, r.ProjectID, j.ID, user, judge.Spec{Template: &content})
+	if err != nil {
+		return Deployment{}, err
+	}
+	r, err = s.update(ctx, r.ProjectID, r.ID, func(r *optimize.Run) error {
+		r.DeployedVersionID = "judge-template:" + templateHash(content)
+		return nil
+	})
+	if err != nil {
+		return Deployment{}, err
+	}
+	return Deployment{Run: r, Judge: &j}, nil
 }

@@ -55,8 +55,9 @@ func (w *Worker) Simulate(ctx context.Context, projectID, runID string) error {
 	if err != nil {
 		return err
 	}
-	if r.Status != optimize.StatusSucceeded || r.Candidate == nil || r.Report == nil || len(r.Simulations) > 0 {
-		return nil
+	if r.Status != optimize.StatusSucceeded || r.Candidate == nil || r.Report == nil || len(r.Simulations) > 0 ||
+		r.Target.Kind != optimize.TargetPrompt {
+		return nil // a judge's template is not simulated: its agreement is its report
 	}
 	examples, err := optimize.LoadExamples(ctx, w.examples, r.ProjectID, r.Target.Slug, r.Config.Intents, MaxExamples)
 	if err != nil {

@@ -38,8 +38,10 @@ type Worker struct {
 	runs     Runs
 	examples optimize.ExampleSource
 	judges   Judges
-	cache    CallCache
-	models   run.Caller
+	// calibrations are the judges' calibrated evaluations, for judge runs.
+	calibrations Calibrations
+	cache        CallCache
+	models       run.Caller
 	// defaultModel is the model of the task when the baseline has no bound model, of the
 	// judges that name none, and of reflections.
 	defaultModel string
@@ -93,9 +95,10 @@ func (w *Worker) WrapModels(wrap func(run.Caller) run.Caller) *Worker {
 }
 
 // NewWorker returns a worker: checkpoints go to objects, continuations to queue.
-func NewWorker(runs Runs, objects Objects, queue Queue, examples optimize.ExampleSource, judges Judges, cache CallCache, models run.Caller, defaultModel string, now func() time.Time) *Worker {
-	return &Worker{runs: runs, objects: objects, queue: queue, examples: examples, judges: judges, cache: cache,
-		models: models, defaultModel: defaultModel, now: now}
+func NewWorker(runs Runs, objects Objects, queue Queue, examples optimize.ExampleSource, judges Judges, calibrations Calibrations,
+	cache CallCache, models run.Caller, defaultModel string, now func() time.Time) *Worker {
+	return &Worker{runs: runs, objects: objects, queue: queue, examples: examples, judges: judges, calibrations: calibrations,
+		cache: cache, models: models, defaultModel: defaultModel, now: now}
 }
 
 // Handle runs the run a queue message names: a Message, or an SQS event whose records carry
@@ -159,7 +162,11 @@ func (w *Worker) Execute(ctx context.Context, projectID, runID string) error {
 			return w.lost(ctx, projectID, runID, err)
 		}
 	}
-	out, err := w.optimize(ctx, r)
+	optimizeRun := w.optimize
+	if r.Target.Kind == optimize.TargetJudge {
+		optimizeRun = w.optimizeJudge
+	}
+	out, err := optimizeRun(ctx, r)
 	switch {
 	case errors.Is(err, errCancelled):
 		slog.InfoContext(ctx, "optimizer: run cancelled", "project_id", projectID, "run_id", runID)
@@ -177,7 +184,9 @@ func (w *Worker) Execute(ctx context.Context, projectID, runID string) error {
 	}); err != nil {
 		return err
 	}
-	w.queueSimulations(ctx, r)
+	if r.Target.Kind == optimize.TargetPrompt {
+		w.queueSimulations(ctx, r)
+	}
 	return nil
 }
 

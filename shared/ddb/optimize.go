@@ -47,6 +47,7 @@ type runItem struct {
 	Baseline  string `dynamodbav:"bl"`
 	Candidate string `dynamodbav:"cand,omitempty"`
 	Report    string `dynamodbav:"rep,omitempty"`
+	Sims      string `dynamodbav:"sim,omitempty"`
 	Error     string `dynamodbav:"err,omitempty"`
 	Deployed  string `dynamodbav:"dv,omitempty"`
 	Checkpt   string `dynamodbav:"ck,omitempty"`
@@ -85,6 +86,7 @@ func toRunItem(r optimize.Run) (runItem, error) {
 	}{
 		{&it.Target, r.Target, true}, {&it.Config, r.Config, true}, {&it.Progress, r.Progress, true},
 		{&it.Baseline, r.Baseline, true}, {&it.Candidate, r.Candidate, r.Candidate != nil}, {&it.Report, r.Report, r.Report != nil},
+		{&it.Sims, r.Simulations, len(r.Simulations) > 0},
 	} {
 		if !f.set {
 			continue
@@ -117,7 +119,7 @@ func (it runItem) toRun(projectID string) (optimize.Run, error) {
 		dst any
 	}{
 		{it.Target, &r.Target}, {it.Config, &r.Config}, {it.Progress, &r.Progress}, {it.Baseline, &r.Baseline},
-		{it.Candidate, &r.Candidate}, {it.Report, &r.Report},
+		{it.Candidate, &r.Candidate}, {it.Report, &r.Report}, {it.Sims, &r.Simulations},
 	} {
 		if f.src == "" {
 			continue
@@ -237,7 +239,9 @@ type Receipt struct {
 	// ProductionVersion is the version the production tag pointed at during the preview (0:
 	// the tag did not exist).
 	ProductionVersion int
-	ExpiresAt         time.Time
+	// TemplateHash is, for a judge run, the hash of the judge's template at the preview.
+	TemplateHash string
+	ExpiresAt    time.Time
 }
 
 type receiptItem struct {
@@ -246,6 +250,7 @@ type receiptItem struct {
 	Run        string `dynamodbav:"run"`
 	Candidate  string `dynamodbav:"ch"`
 	Production int    `dynamodbav:"pv"`
+	Template   string `dynamodbav:"th,omitempty"`
 	Expires    int64  `dynamodbav:"ex"`
 	TTL        int64  `dynamodbav:"ttl"`
 }
@@ -256,7 +261,7 @@ type receiptItem struct {
 func (s *OptimizationStore) PutReceipt(ctx context.Context, projectID, tokenHash string, r Receipt) error {
 	item, err := marshal(receiptItem{
 		PK: optimizationRunPK(projectID, r.RunID), SK: receiptSK(tokenHash), Run: r.RunID, Candidate: r.CandidateHash,
-		Production: r.ProductionVersion, Expires: r.ExpiresAt.UnixMicro(), TTL: r.ExpiresAt.Add(24 * time.Hour).Unix(),
+		Production: r.ProductionVersion, Template: r.TemplateHash, Expires: r.ExpiresAt.UnixMicro(), TTL: r.ExpiresAt.Add(24 * time.Hour).Unix(),
 	})
 	if err != nil {
 		return err
@@ -275,7 +280,8 @@ func (s *OptimizationStore) Receipt(ctx context.Context, projectID, runID, token
 	if err != nil || !ok {
 		return Receipt{}, false, err
 	}
-	return Receipt{RunID: it.Run, CandidateHash: it.Candidate, ProductionVersion: it.Production, ExpiresAt: time.UnixMicro(it.Expires).UTC()}, true, nil
+	return Receipt{RunID: it.Run, CandidateHash: it.Candidate, ProductionVersion: it.Production, TemplateHash: it.Template,
+		ExpiresAt: time.UnixMicro(it.Expires).UTC()}, true, nil
 }
 
 // CallCacheTTL is how long a cached model answer is kept: far longer than any run.

@@ -86,8 +86,22 @@ type Scores struct {
 	Intents map[string]float64 `json:"intents,omitempty"`
 }
 
+// JudgeAgreement is how far a judge template agrees with the people who calibrated it on the
+// holdout, for the runs that optimize a judge.
+type JudgeAgreement struct {
+	Accuracy         *float64 `json:"accuracy"`
+	Kappa            *float64 `json:"kappa"`
+	TruePositiveRate *float64 `json:"true_positive_rate"`
+	TrueNegativeRate *float64 `json:"true_negative_rate"`
+	N                int      `json:"n"`
+}
+
 // Report compares the candidate with the baseline on the holdout, which no strategy saw.
 type Report struct {
+	// BaselineAgreement and CandidateAgreement are set for judge runs: the templates' agreement
+	// with people on the holdout's calibrated evaluations.
+	BaselineAgreement  *JudgeAgreement `json:"baseline_agreement,omitempty"`
+	CandidateAgreement *JudgeAgreement `json:"candidate_agreement,omitempty"`
 	HoldoutIDs []string `json:"holdout_ids"`
 	Baseline   Scores   `json:"baseline"`
 	Candidate  Scores   `json:"candidate"`
