@@ -102,9 +102,9 @@ type Report struct {
 	// with people on the holdout's calibrated evaluations.
 	BaselineAgreement  *JudgeAgreement `json:"baseline_agreement,omitempty"`
 	CandidateAgreement *JudgeAgreement `json:"candidate_agreement,omitempty"`
-	HoldoutIDs []string `json:"holdout_ids"`
-	Baseline   Scores   `json:"baseline"`
-	Candidate  Scores   `json:"candidate"`
+	HoldoutIDs         []string        `json:"holdout_ids"`
+	Baseline           Scores          `json:"baseline"`
+	Candidate          Scores          `json:"candidate"`
 	// Regressed are the holdout examples the candidate scores lower on than the baseline.
 	Regressed      []string `json:"regressed,omitempty"`
 	Recommendation string   `json:"recommendation"`
