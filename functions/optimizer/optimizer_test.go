@@ -159,7 +159,7 @@ func TestQuickRefineEndToEnd(t *testing.T) {
 	require.Eventually(t, func() bool {
 		run = s.api.MustDo(t, "GET", "/projects/"+s.pid+"/optimization-runs/"+id, s.api.A.Key, nil).Map(t)
 		return len(run["simulations"].([]any)) > 0
-	}, time.Minute, 20*time.Millisecond, "no simulation")
+	}, 2*time.Minute, 20*time.Millisecond, "no simulation: worker %+v", s.api.Optimizations.Stats())
 	sims := run["simulations"].([]any)
 	require.Len(t, sims, 2)
 	for i, model := range []string{"openai/gpt-4o-mini", "openai/gpt-4.1-mini"} {

@@ -57,7 +57,11 @@ func (w *Worker) Simulate(ctx context.Context, projectID, runID string) error {
 	}
 	if r.Status != optimize.StatusSucceeded || r.Candidate == nil || r.Report == nil || len(r.Simulations) > 0 ||
 		r.Target.Kind != optimize.TargetPrompt {
-		return nil // a judge's template is not simulated: its agreement is its report
+		// Simulated already, or nothing to simulate (a judge's template is not: its agreement
+		// is its report).
+		slog.InfoContext(ctx, "optimizer: no simulation to run", "project_id", projectID, "run_id", runID,
+			"status", r.Status, "simulations", len(r.Simulations), "target", r.Target.Kind)
+		return nil
 	}
 	examples, err := optimize.LoadExamples(ctx, w.examples, r.ProjectID, r.Target.Slug, r.Config.Intents, MaxExamples)
 	if err != nil {
@@ -101,6 +105,7 @@ func (w *Worker) Simulate(ctx context.Context, projectID, runID string) error {
 		sim.CostUSD, sim.LatencyMS = m.Spent().CostUSD, lat.mean()
 		sims = append(sims, sim)
 	}
+	slog.InfoContext(ctx, "optimizer: simulations done", "project_id", projectID, "run_id", runID, "models", len(sims))
 	return w.finishSimulations(ctx, r, sims)
 }
 
