@@ -12,11 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/plumehq/plume/internal/apitest"
-	"github.com/plumehq/plume/shared/llm"
 	"github.com/plumehq/plume/shared/llm/fakemodel"
 	"github.com/plumehq/plume/shared/llm/fakemodel/fakemodeltest"
-	"github.com/plumehq/plume/shared/llm/pricetable"
-	"github.com/plumehq/plume/shared/pricing"
 )
 
 // The scripted models: the task model cites the refund policy only when its prompt says to;
@@ -68,16 +65,7 @@ type stack struct {
 	pid  string
 }
 
-func newStack(t *testing.T) *stack {
-	t.Helper()
-	fake := fakemodeltest.Start(t, scriptedModels())
-	models := llm.New(llm.Config{
-		Providers:  map[string]llm.Endpoint{llm.ProviderOpenAI: {BaseURL: fake.OpenAIBaseURL(), APIKey: "sk-test"}},
-		JudgeModel: "openai/gpt-4o-mini",
-	}, llm.Options{Pricer: pricetable.New(pricing.Default()), BaseDelay: time.Millisecond, MaxDelay: 5 * time.Millisecond})
-	api := apitest.New(t, apitest.Options{Models: models})
-	return &stack{api: api, fake: fake, pid: api.A.ProjectID}
-}
+func newStack(t *testing.T) *stack { return newStackWith(t, nil) }
 
 // seed makes prompt "support" with a linked judge and n completions that people and the judge
 // failed for not citing the refund policy.

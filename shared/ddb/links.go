@@ -205,31 +205,10 @@ func (s *LinkStore) updateLink(ctx context.Context, tokenHash, update, cond stri
 // start: one Query of the prompt's completions partition (the newest batches, until they list
 // limit spans) and one BatchGetItem per 100 of their spans' summaries.
 func (s *TraceStore) Completions(ctx context.Context, projectID, slug string, limit int) ([]trace.Summary, error) {
-	in, err := s.t.queryInput(partition(completionsPK(projectID, slug)), queryOpts{reverse: true, limit: int32(limit)})
+	// Every span of a batch is a candidate: a batch's spans are not in start order.
+	ids, err := newestCompletions(ctx, s.t, projectID, slug, limit)
 	if err != nil {
 		return nil, err
-	}
-	var ids []string
-	seen := map[string]bool{}
-	p := dynamodb.NewQueryPaginator(s.t.api, in)
-	for p.HasMorePages() && len(ids) < limit {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, storageErr("query completions", err)
-		}
-		for _, raw := range page.Items {
-			var it completionItem
-			if err := attributevalue.UnmarshalMap(raw, &it); err != nil {
-				return nil, fmt.Errorf("decode completions: %w", err)
-			}
-			// Every span of a batch is a candidate: a batch's spans are not in start order.
-			for _, id := range memberIDs(memberItem{Spans: it.Spans}) {
-				if !seen[id] {
-					seen[id] = true
-					ids = append(ids, id)
-				}
-			}
-		}
 	}
 	sums, err := s.Summaries(ctx, projectID, ids)
 	if err != nil {
@@ -243,4 +222,39 @@ func (s *TraceStore) Completions(ctx context.Context, projectID, slug string, li
 		return cmp.Or(b.StartedAt.Compare(a.StartedAt), strings.Compare(a.SpanID, b.SpanID))
 	})
 	return out[:min(len(out), limit)], nil
+}
+
+// newestCompletions reads the ids of a prompt's completions from the newest batches of its
+// completions partition (one Query page, unless batches repeat spans) until they list limit
+// spans; within a batch, by id (a binary set has no order of its own). It may return more
+// than limit: the whole of the last batch read.
+func newestCompletions(ctx context.Context, t *Table, projectID, slug string, limit int) ([]string, error) {
+	in, err := t.queryInput(partition(completionsPK(projectID, slug)), queryOpts{reverse: true, limit: int32(limit)})
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	seen := map[string]bool{}
+	p := dynamodb.NewQueryPaginator(t.api, in)
+	for p.HasMorePages() && len(ids) < limit {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, storageErr("query completions", err)
+		}
+		for _, raw := range page.Items {
+			var it completionItem
+			if err := attributevalue.UnmarshalMap(raw, &it); err != nil {
+				return nil, fmt.Errorf("decode completions: %w", err)
+			}
+			batch := memberIDs(memberItem{Spans: it.Spans})
+			slices.Sort(batch)
+			for _, id := range batch {
+				if !seen[id] {
+					seen[id] = true
+					ids = append(ids, id)
+				}
+			}
+		}
+	}
+	return ids, nil
 }

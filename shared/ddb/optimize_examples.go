@@ -3,7 +3,6 @@ package ddb
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -46,32 +45,9 @@ func (s *ExampleStore) CompletionIDs(ctx context.Context, projectID, slug string
 	if limit <= 0 {
 		return nil, nil
 	}
-	in, err := s.t.queryInput(partition(completionsPK(projectID, slug)), queryOpts{reverse: true, limit: int32(limit)})
+	ids, err := newestCompletions(ctx, s.t, projectID, slug, limit)
 	if err != nil {
 		return nil, err
-	}
-	var ids []string
-	seen := map[string]bool{}
-	p := dynamodb.NewQueryPaginator(s.t.api, in)
-	for p.HasMorePages() && len(ids) < limit {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, storageErr("query completions", err)
-		}
-		for _, raw := range page.Items {
-			var it completionItem
-			if err := attributevalue.UnmarshalMap(raw, &it); err != nil {
-				return nil, fmt.Errorf("decode completions: %w", err)
-			}
-			batch := memberIDs(memberItem{Spans: it.Spans})
-			slices.Sort(batch) // a binary set has no order of its own
-			for _, id := range batch {
-				if !seen[id] {
-					seen[id] = true
-					ids = append(ids, id)
-				}
-			}
-		}
 	}
 	return ids[:min(len(ids), limit)], nil
 }
