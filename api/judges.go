@@ -49,8 +49,10 @@ type Judge struct {
 	CriteriaSource string `json:"criteria_source"`
 	Paused         bool   `json:"paused"`
 	// Status is JudgeActive or JudgePaused.
-	Status          string    `json:"status"`
-	Backfill        int       `json:"backfill"`
+	Status   string `json:"status"`
+	Backfill int    `json:"backfill"`
+	// TemplateVersion numbers the judge's current template (GET .../versions lists them).
+	TemplateVersion int       `json:"template_version"`
 	LinkedPrompts   []string  `json:"linked_prompts"`
 	EvaluationCount int64     `json:"evaluation_count"`
 	PassRate        *float64  `json:"pass_rate"`
@@ -354,3 +356,22 @@ type Backfill struct {
 
 // BackfillQueued is the status of an accepted backfill.
 const BackfillQueued = "queued"
+
+// JudgeTemplateVersion is one of a judge's templates, as GET
+// /projects/{project_id}/judges/{judge_id}/versions lists them (newest first): the one it was
+// created with, and each that replaced it, by an edit (PATCH) or the deploy of an optimization
+// run (run_id).
+type JudgeTemplateVersion struct {
+	Version   int       `json:"version"`
+	Template  string    `json:"template"`
+	Source    string    `json:"source"`
+	RunID     *string   `json:"run_id"`
+	CreatedAt time.Time `json:"created_at"`
+	CreatedBy string    `json:"created_by"`
+}
+
+// JudgeTemplateVersions answers GET /projects/{project_id}/judges/{judge_id}/versions.
+type JudgeTemplateVersions struct {
+	JudgeID  string                 `json:"judge_id"`
+	Versions []JudgeTemplateVersion `json:"versions"`
+}

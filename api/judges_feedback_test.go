@@ -50,7 +50,7 @@ func TestJudgeGolden(t *testing.T) {
 		TagFilter:      &api.TagFilter{Tags: map[string][]string{"env": {"prod", "staging"}, "tier": {"gold"}}, Match: "any"},
 		TargetPrompt:   refTo("support-bot"),
 		Criteria:       []api.Criterion{{Key: "accuracy", Label: "Accuracy", Description: "facts & sources"}, {Key: "tone", Label: "Tone"}},
-		CriteriaSource: api.CriteriaInferred, Paused: true, Status: api.JudgePaused, Backfill: 50, LinkedPrompts: []string{"support-bot"},
+		CriteriaSource: api.CriteriaInferred, Paused: true, Status: api.JudgePaused, Backfill: 50, TemplateVersion: 2, LinkedPrompts: []string{"support-bot"},
 		EvaluationCount: 3, PassRate: refTo(2.0 / 3), CreatedAt: t0, CreatedBy: "u-1", UpdatedAt: t1, UpdatedBy: "u-2",
 	}
 	criteria := api.JudgeCriteria{JudgeID: "j-1", EvaluationType: api.EvaluationScored, ScoreMin: refTo(1.0), ScoreMax: refTo(5.0), PassThreshold: refTo(3.8), Criteria: judge.Criteria}
@@ -59,7 +59,7 @@ func TestJudgeGolden(t *testing.T) {
 		v    any
 		want string
 	}{
-		{"judge", judge, `{"id":"j-1","project_id":"p-1","name":"Helpfulness <v2>","template":"**Accuracy**: facts & sources","evaluation_type":"scored","score_min":1,"score_max":5,"pass_threshold":3.8,"sample_rate":0.25,"temperature":0.3,"model":"gpt-4o-mini","tag_filter":{"tags":{"env":["prod","staging"],"tier":["gold"]},"match":"any"},"target_prompt":"support-bot","criteria":[{"key":"accuracy","label":"Accuracy","description":"facts & sources"},{"key":"tone","label":"Tone","description":""}],"criteria_source":"inferred","paused":true,"status":"paused","backfill":50,"linked_prompts":["support-bot"],"evaluation_count":3,"pass_rate":0.6666666666666666,"created_at":"2026-11-21T09:30:00.123456Z","created_by":"u-1","updated_at":"2026-11-21T11:00:00.123456Z","updated_by":"u-2"}`},
+		{"judge", judge, `{"id":"j-1","project_id":"p-1","name":"Helpfulness <v2>","template":"**Accuracy**: facts & sources","evaluation_type":"scored","score_min":1,"score_max":5,"pass_threshold":3.8,"sample_rate":0.25,"temperature":0.3,"model":"gpt-4o-mini","tag_filter":{"tags":{"env":["prod","staging"],"tier":["gold"]},"match":"any"},"target_prompt":"support-bot","criteria":[{"key":"accuracy","label":"Accuracy","description":"facts & sources"},{"key":"tone","label":"Tone","description":""}],"criteria_source":"inferred","paused":true,"status":"paused","backfill":50,"template_version":2,"linked_prompts":["support-bot"],"evaluation_count":3,"pass_rate":0.6666666666666666,"created_at":"2026-11-21T09:30:00.123456Z","created_by":"u-1","updated_at":"2026-11-21T11:00:00.123456Z","updated_by":"u-2"}`},
 		{"criteria", criteria, `{"judge_id":"j-1","evaluation_type":"scored","score_min":1,"score_max":5,"pass_threshold":3.8,"criteria":[{"key":"accuracy","label":"Accuracy","description":"facts & sources"},{"key":"tone","label":"Tone","description":""}]}`},
 		{"evaluation", evaluation, `{"id":"e-1","span_id":"s-1","judge_id":"j-1","judge_name":"Helpfulness <v2>","evaluation_type":"scored","evaluation_result":true,"evaluation_reason":"cites <sources> & is kind","confidence_score":0.9,"score":4.5,"score_min":1,"score_max":5,"pass_threshold":3.8,"model_used":"gpt-4o-mini","evaluation_duration_ms":812.5,"cost":null,"criteria_scores":{"accuracy":{"score":5,"reason":"right"},"tone":{"score":4}},"has_user_feedback":true,"created_at":"2026-11-21T09:30:00.123456Z","updated_at":"2026-11-21T11:00:00.123456Z"}`},
 		{"evaluation page", api.EvaluationPage{Evaluations: []api.Evaluation{}, Limit: 100, Offset: 0, Total: 0}, `{"evaluations":[],"limit":100,"offset":0,"total":0}`},

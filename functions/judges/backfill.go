@@ -38,3 +38,19 @@ func (s *server) backfill(w http.ResponseWriter, r *http.Request) {
 	}
 	web.OK(w, api.Backfill{JudgeID: req.JudgeID, Count: req.Count, Status: api.BackfillQueued, RequestedAt: req.RequestedAt})
 }
+
+// versions serves GET /projects/{project_id}/judges/{judge_id}/versions: the judge's templates,
+// newest first.
+func (s *server) versions(w http.ResponseWriter, r *http.Request) {
+	vs, err := s.store.TemplateVersions(r.Context(), auth.ProjectID(r), r.PathValue("judge_id"))
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	out := api.JudgeTemplateVersions{JudgeID: r.PathValue("judge_id"), Versions: make([]api.JudgeTemplateVersion, len(vs))}
+	for i, v := range vs {
+		out.Versions[i] = api.JudgeTemplateVersion{Version: v.Version, Template: v.Template, Source: v.Source,
+			RunID: nonEmpty(v.RunID), CreatedAt: v.CreatedAt, CreatedBy: v.CreatedBy}
+	}
+	web.OK(w, out)
+}

@@ -56,7 +56,7 @@ func toJudge(j judge.Judge) api.Judge {
 		ScoreMin: j.ScoreMin, ScoreMax: j.ScoreMax, PassThreshold: j.PassThreshold, SampleRate: j.SampleRate,
 		Temperature: j.Temperature, Model: nonEmpty(j.Model), TargetPrompt: nonEmpty(j.TargetPrompt),
 		Criteria: toCriteria(j.Criteria), CriteriaSource: api.CriteriaExplicit, Paused: j.Paused, Status: api.JudgeActive,
-		Backfill: j.Backfill, LinkedPrompts: j.LinkedPrompts, EvaluationCount: j.EvaluationCount, PassRate: j.PassRate(),
+		Backfill: j.Backfill, TemplateVersion: max(j.TemplateVersion, 1), LinkedPrompts: j.LinkedPrompts, EvaluationCount: j.EvaluationCount, PassRate: j.PassRate(),
 		CreatedAt: j.CreatedAt, CreatedBy: j.CreatedBy, UpdatedAt: j.UpdatedAt, UpdatedBy: j.UpdatedBy,
 	}
 	if f := j.TagFilter; f != nil {

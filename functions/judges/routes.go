@@ -33,6 +33,7 @@ func NewHandler(svc *judge.Service, store judge.Store, authn *auth.Authenticator
 	mux.HandleFunc("POST /projects/{project_id}/judges/{judge_id}/evaluations", s.record)
 	mux.HandleFunc("GET /projects/{project_id}/judges/{judge_id}/performance", s.performance)
 	mux.HandleFunc("POST /projects/{project_id}/judges/{judge_id}/backfill", s.backfill)
+	mux.HandleFunc("GET /projects/{project_id}/judges/{judge_id}/versions", s.versions)
 	mux.HandleFunc("GET /projects/{project_id}/spans/{span_id}/evaluations", s.spanEvaluations)
 	mux.HandleFunc("PUT /projects/{project_id}/prompts/{slug}/judges/{judge_id}", s.link)
 	mux.HandleFunc("DELETE /projects/{project_id}/prompts/{slug}/judges/{judge_id}", s.unlink)

@@ -109,6 +109,17 @@ func TestJudgeOptimization(t *testing.T) {
 	s.api.MustDo(t, "POST", base+":deploy", s.api.A.Key, map[string]any{"receipt": preview["receipt"], "confirm": true})
 	j := s.api.MustDo(t, "GET", "/projects/"+s.pid+"/judges/"+strict, s.api.A.Key, nil).Map(t)
 	assert.Equal(t, lenientTemplate, j["template"], "the deploy set the judge's template")
+	assert.Equal(t, 2.0, j["template_version"])
+	versions := s.api.MustDo(t, "GET", "/projects/"+s.pid+"/judges/"+strict+"/versions", s.api.A.Key, nil).Map(t)["versions"].([]any)
+	require.Len(t, versions, 2)
+	newest, first := versions[0].(map[string]any), versions[1].(map[string]any)
+	assert.Equal(t, []any{2.0, lenientTemplate, "optimization", run["id"]}, []any{newest["version"], newest["template"], newest["source"], newest["run_id"]})
+	assert.Equal(t, []any{1.0, strictTemplate, "create", nil}, []any{first["version"], first["template"], first["source"], first["run_id"]})
+	s.api.MustDo(t, "PATCH", "/projects/"+s.pid+"/judges/"+strict, s.api.A.Key, map[string]any{"paused": true})
+	s.api.MustDo(t, "PATCH", "/projects/"+s.pid+"/judges/"+strict, s.api.A.Key, map[string]any{"template": strictTemplate, "paused": false})
+	versions = s.api.MustDo(t, "GET", "/projects/"+s.pid+"/judges/"+strict+"/versions", s.api.A.Key, nil).Map(t)["versions"].([]any)
+	require.Len(t, versions, 3, "a pause is no new template; an edit is")
+	assert.Equal(t, []any{3.0, strictTemplate, "edit"}, []any{versions[0].(map[string]any)["version"], versions[0].(map[string]any)["template"], versions[0].(map[string]any)["source"]})
 
 	lenient := s.calibratedJudge(t, "lenient", lenientTemplate, func(out string) bool { return out != "I don't know." })
 	run = s.await(t, s.api.MustDo(t, "POST", "/projects/"+s.pid+"/judges/"+lenient+"/optimization-runs", s.api.A.Key,

@@ -472,7 +472,7 @@ func (s *Service) deployJudge(ctx context.Context, r optimize.Run, rec ddb.Recei
 		return Deployment{}, errs.Conflict("the judge's template changed since the preview: preview the deploy again")
 	}
 	content := r.Candidate.Content
-	j, err = s.judgeUpdates.Update(ctx, r.ProjectID, j.ID, user, judge.Spec{Template: &content})
+	j, err = s.judgeUpdates.Update(ctx, r.ProjectID, j.ID, user, judge.Spec{Template: &content, FromRun: r.ID})
 	if err != nil {
 		return Deployment{}, err
 	}

@@ -54,6 +54,8 @@ type judgeItem struct {
 	Inferred    bool              `dynamodbav:"criteria_inferred"`
 	Paused      bool              `dynamodbav:"paused"`
 	Backfill    int               `dynamodbav:"backfill"`
+	TV          int               `dynamodbav:"tv"`
+	TRun        string            `dynamodbav:"trun,omitempty"`
 	Prompts     []string          `dynamodbav:"prompts,stringset,omitempty"`
 	Evaluations int64             `dynamodbav:"ec"`
 	Passed      int64             `dynamodbav:"pc"`
@@ -68,6 +70,7 @@ type judgeItem struct {
 var judgeDefinition = []string{
 	"name", "template", "type", "score_min", "score_max", "pass_threshold", "sample_rate", "temperature",
 	"model", "tag_filter", "target_prompt", "criteria", "criteria_inferred", "paused", "backfill", "ua", "updated_by",
+	"tv", "trun",
 }
 
 func toJudgeItem(j judge.Judge) judgeItem {
@@ -78,6 +81,7 @@ func toJudgeItem(j judge.Judge) judgeItem {
 		ScoreMin: j.ScoreMin, ScoreMax: j.ScoreMax, Pass: j.PassThreshold, SampleRate: j.SampleRate,
 		Temperature: j.Temperature, Model: j.Model, TagFilter: j.TagFilter, Target: j.TargetPrompt,
 		Criteria: j.Criteria, Inferred: j.CriteriaInferred, Paused: j.Paused, Backfill: j.Backfill,
+		TV: j.TemplateVersion, TRun: j.TemplateRun,
 		Prompts: j.LinkedPrompts, Evaluations: j.EvaluationCount, Passed: j.PassCount,
 		Created: j.CreatedAt.UnixMicro(), CreatedBy: j.CreatedBy, Updated: j.UpdatedAt.UnixMicro(), UpdatedBy: j.UpdatedBy,
 	}
@@ -91,28 +95,99 @@ func (it judgeItem) toJudge(projectID string) judge.Judge {
 		ScoreMin: it.ScoreMin, ScoreMax: it.ScoreMax, PassThreshold: it.Pass, SampleRate: it.SampleRate,
 		Temperature: it.Temperature, Model: it.Model, TagFilter: it.TagFilter, TargetPrompt: it.Target,
 		Criteria: it.Criteria, CriteriaInferred: it.Inferred, Paused: it.Paused, Backfill: it.Backfill,
+		TemplateVersion: it.TV, TemplateRun: it.TRun,
 		LinkedPrompts: prompts, EvaluationCount: it.Evaluations, PassCount: it.Passed,
 		CreatedAt: time.UnixMicro(it.Created).UTC(), CreatedBy: it.CreatedBy,
 		UpdatedAt: time.UnixMicro(it.Updated).UTC(), UpdatedBy: it.UpdatedBy,
 	}
 }
 
-// CreateJudge implements judge.Store.
+// templateVersionItem is one of a judge's templates (P#<project>#J#<judge> / V#<n>).
+type templateVersionItem struct {
+	PK        string `dynamodbav:"PK"`
+	SK        string `dynamodbav:"SK"`
+	Version   int    `dynamodbav:"n"`
+	Template  string `dynamodbav:"template"`
+	Created   int64  `dynamodbav:"ca"`
+	CreatedBy string `dynamodbav:"created_by"`
+	Source    string `dynamodbav:"src"`
+	Run       string `dynamodbav:"run,omitempty"`
+}
+
+// versionAction records j's current template as version j.TemplateVersion, once: an update
+// that leaves the template as it was finds the version written, with the same template, and
+// changes nothing (if_not_exists); one that finds another template there fails.
+func (s *JudgeStore) versionAction(j judge.Judge, source string) (types.TransactWriteItem, error) {
+	if j.TemplateRun != "" && source == judge.SourceEdit {
+		source = judge.SourceOptimization
+	}
+	up := expression.Set(expression.Name("n"), expression.Value(j.TemplateVersion)).
+		Set(expression.Name("template"), expression.Value(j.Template)).
+		Set(expression.Name("ca"), ifNotExists("ca", j.UpdatedAt.UnixMicro())).
+		Set(expression.Name("created_by"), ifNotExists("created_by", j.UpdatedBy)).
+		Set(expression.Name("src"), ifNotExists("src", source))
+	if j.TemplateRun != "" {
+		up = up.Set(expression.Name("run"), ifNotExists("run", j.TemplateRun))
+	}
+	cond := expression.AttributeNotExists(expression.Name(infra.AttrPK)).
+		Or(expression.Name("template").Equal(expression.Value(j.Template)))
+	expr, err := expression.NewBuilder().WithUpdate(up).WithCondition(cond).Build()
+	if err != nil {
+		return types.TransactWriteItem{}, fmt.Errorf("build template version: %w", err)
+	}
+	return types.TransactWriteItem{Update: &types.Update{
+		TableName: &s.t.name, Key: key(judgePK(j.ProjectID, j.ID), versionSK(j.TemplateVersion)),
+		UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+	}}, nil
+}
+
+// CreateJudge implements judge.Store: one transaction of the judge and its template version.
 func (s *JudgeStore) CreateJudge(ctx context.Context, j judge.Judge) error {
 	item, err := marshal(toJudgeItem(j))
 	if err != nil {
 		return err
 	}
-	_, err = s.t.api.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName: &s.t.name, Item: item, ConditionExpression: aws.String("attribute_not_exists(PK)"),
-	})
+	version, err := s.versionAction(j, judge.SourceCreate)
+	if err != nil {
+		return err
+	}
+	_, err = s.t.api.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+		{Put: &types.Put{TableName: &s.t.name, Item: item, ConditionExpression: aws.String("attribute_not_exists(PK)")}},
+		version,
+	}})
 	if err != nil {
 		return storageErr("put judge", err)
 	}
 	return nil
 }
 
-// UpdateJudge implements judge.Store with one conditional UpdateItem.
+// TemplateVersions implements judge.Store with one Query of the judge's partition, newest
+// first. A judge of an earlier release, which recorded none, has its template as version 1.
+func (s *JudgeStore) TemplateVersions(ctx context.Context, projectID, judgeID string) ([]judge.TemplateVersion, error) {
+	j, err := s.Judge(ctx, projectID, judgeID)
+	if err != nil {
+		return nil, err
+	}
+	cond := expression.Key(infra.AttrPK).Equal(expression.Value(judgePK(projectID, judgeID))).
+		And(expression.Key(infra.AttrSK).BeginsWith(prefixVersion))
+	var items []templateVersionItem
+	if err := s.t.query(ctx, cond, queryOpts{reverse: true}, decodeInto(&items)); err != nil {
+		return nil, err
+	}
+	if len(items) == 0 {
+		return []judge.TemplateVersion{{Version: 1, Template: j.Template, CreatedAt: j.CreatedAt, CreatedBy: j.CreatedBy, Source: judge.SourceCreate}}, nil
+	}
+	out := make([]judge.TemplateVersion, len(items))
+	for i, it := range items {
+		out[i] = judge.TemplateVersion{Version: it.Version, Template: it.Template, CreatedAt: time.UnixMicro(it.Created).UTC(),
+			CreatedBy: it.CreatedBy, Source: it.Source, RunID: it.Run}
+	}
+	return out, nil
+}
+
+// UpdateJudge implements judge.Store: one transaction of the judge's update, conditioned on
+// prev, and of its template version (written once per version).
 func (s *JudgeStore) UpdateJudge(ctx context.Context, j judge.Judge, prev time.Time) error {
 	item, err := marshal(toJudgeItem(j))
 	if err != nil {
@@ -131,16 +206,23 @@ func (s *JudgeStore) UpdateJudge(ctx context.Context, j judge.Judge, prev time.T
 	if err != nil {
 		return fmt.Errorf("build judge update: %w", err)
 	}
-	_, err = s.t.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+	actions := []types.TransactWriteItem{{Update: &types.Update{
 		TableName: &s.t.name, Key: key(judgePK(j.ProjectID, j.ID), skJudge),
 		UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
 		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-	})
-	var failed *types.ConditionalCheckFailedException
-	switch {
-	case errors.As(err, &failed):
+	}}}
+	if j.TemplateVersion > 0 {
+		version, err := s.versionAction(j, judge.SourceEdit)
+		if err != nil {
+			return err
+		}
+		actions = append(actions, version)
+	}
+	_, err = s.t.api.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: actions})
+	if codes := cancellationCodes(err); len(codes) > 0 {
 		return errs.Conflict("judge %s changed while it was being updated", j.ID)
-	case err != nil:
+	}
+	if err != nil {
 		return storageErr("update judge", err)
 	}
 	return nil

@@ -74,6 +74,12 @@ type Judge struct {
 	CriteriaInferred bool
 	Paused           bool
 	Backfill         int
+	// TemplateVersion numbers the judge's templates: 1 for the one it was created with, one
+	// more each time the template changes (TemplateVersions lists them).
+	TemplateVersion int
+	// TemplateRun is the optimization run the current template was deployed from ("" when a
+	// person wrote it).
+	TemplateRun string
 	// LinkedPrompts are the prompts whose optimization this judge guides.
 	LinkedPrompts   []string
 	EvaluationCount int64
@@ -140,6 +146,9 @@ type Spec struct {
 	Backfill       *int
 
 	ClearTagFilter, ClearTargetPrompt, ClearCriteria, ClearModel bool
+
+	// FromRun is the optimization run a new template comes from (its deploy).
+	FromRun string
 }
 
 // New builds a judge from a creation spec, applying the defaults and validating the result.
@@ -485,3 +494,23 @@ func snakeKey(label string) string {
 	}
 	return key
 }
+
+// TemplateVersion is one of a judge's templates: the one it was created with, or one that
+// replaced it, by an edit or by deploying an optimization run.
+type TemplateVersion struct {
+	Version   int
+	Template  string
+	CreatedAt time.Time
+	CreatedBy string
+	// Source says where it came from: SourceCreate, SourceEdit or SourceOptimization.
+	Source string
+	// RunID is the optimization run a deployed template came from.
+	RunID string
+}
+
+// Sources of a template version.
+const (
+	SourceCreate       = "create"
+	SourceEdit         = "edit"
+	SourceOptimization = "optimization"
+)

@@ -16,6 +16,9 @@ type Store interface {
 	// UpdateJudge writes j's definition (never its counters or linked prompts) if the stored
 	// judge was last updated at prev; errs.CodeConflict otherwise.
 	UpdateJudge(ctx context.Context, j Judge, prev time.Time) error
+	// CreateJudge and UpdateJudge record a TemplateVersion when j.TemplateVersion is new:
+	// TemplateVersions lists them, newest first.
+	TemplateVersions(ctx context.Context, projectID, judgeID string) ([]TemplateVersion, error)
 	// Judge returns a judge, or an errs.CodeNotFound error.
 	Judge(ctx context.Context, projectID, judgeID string) (Judge, error)
 	// Judges returns a project's judges, oldest first.
@@ -74,6 +77,7 @@ func (s *Service) Create(ctx context.Context, projectID, user string, spec Spec)
 	if err != nil {
 		return Judge{}, err
 	}
+	j.TemplateVersion = 1
 	if err := s.store.CreateJudge(ctx, j); err != nil {
 		return Judge{}, err
 	}
@@ -92,6 +96,9 @@ func (s *Service) Update(ctx context.Context, projectID, judgeID, user string, s
 		next, err := Patch(cur, spec, user, s.stamp())
 		if err != nil {
 			return Judge{}, err
+		}
+		if next.Template != cur.Template {
+			next.TemplateVersion, next.TemplateRun = max(cur.TemplateVersion, 1)+1, spec.FromRun
 		}
 		err = s.store.UpdateJudge(ctx, next, cur.UpdatedAt)
 		if err == nil {
