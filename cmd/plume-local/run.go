@@ -119,7 +119,7 @@ func run(ctx context.Context, getenv func(string) string, stdout, stderr io.Writ
 		return err
 	}
 	defer stopJudges()
-	stopOptimizer, err := optimizations(ctx, plume, runs)
+	stopOptimizer, err := optimizations(ctx, plume, runs, sweepInterval)
 	if err != nil {
 		return err
 	}

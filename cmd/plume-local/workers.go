@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -114,16 +115,23 @@ func judges(ctx context.Context, plume *app.Env, blobs *blob.Store, awsCfg aws.C
 
 // optimizations serves the queue of optimization runs in-process with the optimizer worker, as
 // OptimizerWorkerFunction serves its SQS queue in a deployment (a failed run message is retried
-// twice, after PLUME_EVALUATOR_RETRY_DELAY's schedule). The returned function waits for the
-// runs in progress.
-func optimizations(ctx context.Context, plume *app.Env, runs *app.LocalQueue) (func(), error) {
+// twice, after Lambda's delays), and resumes the runs whose worker is gone every interval, as
+// the worker's schedule does. The returned function waits for the runs in progress.
+func optimizations(ctx context.Context, plume *app.Env, runs *app.LocalQueue, interval time.Duration) (func(), error) {
 	w, err := optimizer.WorkerFromEnv(ctx, plume)
 	if err != nil {
 		return nil, err
 	}
 	runs.Serve(w.Handle, asyncinvoke.Config{Retries: 2, Concurrency: 2,
 		FunctionArn: "arn:aws:lambda:local:000000000000:function:OptimizerWorkerFunction"})
+	resumeCtx, stopResumes := context.WithCancel(ctx)
+	var resumes sync.WaitGroup
+	resumes.Go(func() {
+		every(resumeCtx, interval, func(ctx context.Context, _ []byte) error { return w.ResumeStale(ctx) })
+	})
 	return func() {
+		stopResumes()
+		resumes.Wait()
 		closeCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		if err := runs.Close(closeCtx); err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/plumehq/plume/shared/llm"
 	"github.com/plumehq/plume/shared/llm/fakemodel/fakemodeltest"
 	"github.com/plumehq/plume/shared/llm/pricetable"
+	"github.com/plumehq/plume/shared/optimize"
 	"github.com/plumehq/plume/shared/optimize/gepa"
 	"github.com/plumehq/plume/shared/pricing"
 )
@@ -232,4 +233,40 @@ func TestGEPAContinuation(t *testing.T) {
 	assert.Equal(t, whole.fake.Count(), crashed.fake.Count(), "the resumed worker replayed its calls from the cache")
 	assert.GreaterOrEqual(t, crashed.api.Optimizations.Stats().Retries, 1, "the worker died once")
 	assert.LessOrEqual(t, got["progress"].(map[string]any)["model_calls"].(float64), 150.0, "within the budget")
+}
+
+// TestStaleRunIsResumed: a run left running by a worker that is gone (its message lost) is
+// queued again by the worker's schedule and ends; one resumed too often fails with the reason.
+func TestStaleRunIsResumed(t *testing.T) {
+	s := newStack(t)
+	s.seed(t, 10)
+	ctx := context.Background()
+	store := s.api.Env.Optimizations()
+	judges, err := s.api.Env.JudgeStore().Judges(ctx, s.pid)
+	require.NoError(t, err)
+	old := time.Now().Add(-time.Hour).UTC().Truncate(time.Microsecond)
+	orphan := func(resumes int) string {
+		r, err := store.CreateRun(ctx, optimize.Run{
+			ID: uuid.Must(uuid.NewV7()).String(), ProjectID: s.pid, Target: optimize.Target{Kind: optimize.TargetPrompt, Slug: "support"},
+			Requested: optimize.TypeQuickRefine, Status: optimize.StatusRunning, Resumes: resumes,
+			Config:   optimize.Config{Intents: []optimize.Intent{{JudgeID: judges[0].ID, Weight: 1}}, Seed: 7},
+			Baseline: optimize.Baseline{Content: baselinePrompt}, CreatedAt: old, StartedAt: &old, UpdatedAt: old,
+		})
+		require.NoError(t, err)
+		return r.ID
+	}
+	lost, hopeless := orphan(0), orphan(optimizer.MaxResumes)
+	fresh := s.start(t, map[string]any{"optimizer_type": "quick_refine", "config": map[string]any{"seed": 7}})
+	s.await(t, fresh)
+
+	require.NoError(t, s.api.Optimizations.Send(ctx, []byte(`{"source":"aws.events","detail-type":"Scheduled Event","detail":{}}`)))
+	run := s.await(t, lost)
+	assert.Equal(t, "succeeded", run["status"], "error: %v", run["error"])
+	assert.Equal(t, improvedPrompt, run["candidate"].(map[string]any)["content"])
+	r, err := store.Run(ctx, s.pid, lost)
+	require.NoError(t, err)
+	assert.Equal(t, 1, r.Resumes)
+	run = s.await(t, hopeless)
+	assert.Equal(t, "failed", run["status"])
+	assert.Contains(t, run["error"], "stopped")
 }

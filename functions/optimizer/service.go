@@ -31,6 +31,7 @@ type Runs interface {
 	UpdateRun(ctx context.Context, r optimize.Run) (optimize.Run, error)
 	PutReceipt(ctx context.Context, projectID, tokenHash string, r ddb.Receipt) error
 	Receipt(ctx context.Context, projectID, runID, tokenHash string) (ddb.Receipt, bool, error)
+	StaleRuns(ctx context.Context, before time.Time, limit int) ([]ddb.RunRef, error)
 }
 
 // Prompts reads, creates and pins prompt versions (prompt.Service).

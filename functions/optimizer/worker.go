@@ -102,8 +102,12 @@ func NewWorker(runs Runs, objects Objects, queue Queue, examples optimize.Exampl
 }
 
 // Handle runs the run a queue message names: a Message, or an SQS event whose records carry
-// Messages. A message that does not decode is logged and dropped (it will never decode).
+// Messages; a schedule's event resumes the runs whose worker is gone (ResumeStale). A message
+// that does not decode is logged and dropped (it will never decode).
 func (w *Worker) Handle(ctx context.Context, payload []byte) error {
+	if isScheduled(payload) {
+		return w.ResumeStale(ctx)
+	}
 	var sqsEvent struct {
 		Records []struct {
 			Body string `json:"body"`

@@ -174,6 +174,10 @@ func optimizationRunsGSI1PK(projectID, targetKind, targetID string) string {
 	return "P#" + projectID + "#ORS#" + targetKind + "#" + targetID
 }
 
+// activeRunsGSI2PK lists every project's runs that are not over (queued, running) by their
+// last update (GSI2SK: timeIndexSK), so that a schedule finds those whose worker is gone.
+const activeRunsGSI2PK = "ORUNS#ACTIVE"
+
 // skRun is the sort key of a run's record.
 const skRun = "RUN"
 

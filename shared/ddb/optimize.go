@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -36,6 +37,8 @@ type runItem struct {
 	SK        string `dynamodbav:"SK"`
 	GSI1PK    string `dynamodbav:"GSI1PK"`
 	GSI1SK    string `dynamodbav:"GSI1SK"`
+	GSI2PK    string `dynamodbav:"GSI2PK,omitempty"`
+	GSI2SK    string `dynamodbav:"GSI2SK,omitempty"`
 	ID        string `dynamodbav:"id"`
 	Status    string `dynamodbav:"st"`
 	Requested string `dynamodbav:"rq"`
@@ -57,6 +60,7 @@ type runItem struct {
 	Started   int64  `dynamodbav:"sa,omitempty"`
 	Finished  int64  `dynamodbav:"fa,omitempty"`
 	Version   int    `dynamodbav:"v"`
+	Resumes   int    `dynamodbav:"rs,omitempty"`
 }
 
 func targetID(t optimize.Target) string {
@@ -70,8 +74,11 @@ func toRunItem(r optimize.Run) (runItem, error) {
 	it := runItem{
 		PK: optimizationRunPK(r.ProjectID, r.ID), SK: skRun,
 		GSI1PK: optimizationRunsGSI1PK(r.ProjectID, r.Target.Kind, targetID(r.Target)), GSI1SK: timeIndexSK(r.CreatedAt, r.ID),
-		ID: r.ID, Status: r.Status, Requested: r.Requested, Type: r.Type, Error: r.Error, Deployed: r.DeployedVersionID, Checkpt: r.Checkpoint,
+		ID: r.ID, Status: r.Status, Requested: r.Requested, Type: r.Type, Error: r.Error, Deployed: r.DeployedVersionID, Checkpt: r.Checkpoint, Resumes: r.Resumes,
 		Created: r.CreatedAt.UnixMicro(), CreatedBy: r.CreatedBy, Updated: r.UpdatedAt.UnixMicro(), Version: r.Version,
+	}
+	if !optimize.Final(r.Status) {
+		it.GSI2PK, it.GSI2SK = activeRunsGSI2PK, timeIndexSK(r.UpdatedAt, r.ProjectID+"#"+r.ID)
 	}
 	if r.StartedAt != nil {
 		it.Started = r.StartedAt.UnixMicro()
@@ -103,7 +110,7 @@ func toRunItem(r optimize.Run) (runItem, error) {
 func (it runItem) toRun(projectID string) (optimize.Run, error) {
 	r := optimize.Run{
 		ID: it.ID, ProjectID: projectID, Status: it.Status, Requested: it.Requested, Type: it.Type, Error: it.Error,
-		DeployedVersionID: it.Deployed, Checkpoint: it.Checkpt, CreatedAt: time.UnixMicro(it.Created).UTC(), CreatedBy: it.CreatedBy,
+		DeployedVersionID: it.Deployed, Checkpoint: it.Checkpt, Resumes: it.Resumes, CreatedAt: time.UnixMicro(it.Created).UTC(), CreatedBy: it.CreatedBy,
 		UpdatedAt: time.UnixMicro(it.Updated).UTC(), Version: it.Version,
 	}
 	if it.Started != 0 {
@@ -319,4 +326,40 @@ func (s *OptimizationStore) CacheCall(ctx context.Context, projectID, requestHas
 		return storageErr("cache model call", err)
 	}
 	return nil
+}
+
+// RunRef names a run.
+type RunRef struct{ ProjectID, RunID string }
+
+// StaleRuns lists the runs of every project that are not over and were last written before
+// before, oldest first, at most limit. Cost: one Query of GSI2 (keys only) per 1 MB.
+func (s *OptimizationStore) StaleRuns(ctx context.Context, before time.Time, limit int) ([]RunRef, error) {
+	cond := expression.Key(infra.AttrGSI2PK).Equal(expression.Value(activeRunsGSI2PK)).
+		And(expression.Key(infra.AttrGSI2SK).LessThan(expression.Value(timeIndexSK(before, ""))))
+	in, err := s.t.queryInput(cond, queryOpts{index: infra.IndexGSI2, limit: int32(limit)})
+	if err != nil {
+		return nil, err
+	}
+	var out []RunRef
+	p := dynamodb.NewQueryPaginator(s.t.api, in)
+	for p.HasMorePages() && len(out) < limit {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, storageErr("list stale optimization runs", err)
+		}
+		for _, raw := range page.Items {
+			var k struct {
+				SK string `dynamodbav:"GSI2SK"`
+			}
+			if err := attributevalue.UnmarshalMap(raw, &k); err != nil {
+				return nil, fmt.Errorf("decode stale run: %w", err)
+			}
+			_, ref, _ := strings.Cut(k.SK, "#")
+			projectID, runID, ok := strings.Cut(ref, "#")
+			if ok && len(out) < limit {
+				out = append(out, RunRef{ProjectID: projectID, RunID: runID})
+			}
+		}
+	}
+	return out, nil
 }

@@ -156,4 +156,6 @@ type Run struct {
 	FinishedAt        *time.Time
 	// Version counts the run's writes: every update is conditioned on it.
 	Version int
+	// Resumes counts the times a run whose worker was gone was queued again.
+	Resumes int
 }
