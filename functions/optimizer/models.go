@@ -42,8 +42,6 @@ type metered struct {
 	// end in: a resumed run spends exactly what an uninterrupted one does.
 	calls       int
 	picodollars int64
-	// fresh counts the calls that reached a provider (not the cache).
-	fresh int
 }
 
 // cachedAnswer is what the cache keeps of a response.
@@ -84,7 +82,7 @@ func (m *metered) Complete(ctx context.Context, req llm.Request) (llm.Response, 
 	} else if raw != nil {
 		var a cachedAnswer
 		if err := json.Unmarshal(raw, &a); err == nil {
-			m.charge(a.Cost, false)
+			m.charge(a.Cost)
 			return llm.Response{Text: a.Text, JSON: a.JSON, Model: a.Model, Usage: a.Usage, Cost: a.Cost, CostSource: a.CostSource,
 				StopReason: a.StopReason, Duration: a.Duration}, nil
 		}
@@ -100,7 +98,7 @@ func (m *metered) Complete(ctx context.Context, req llm.Request) (llm.Response, 
 		m.release(prepaid)
 		return llm.Response{}, err
 	}
-	m.charge(resp.Cost, true)
+	m.charge(resp.Cost)
 	raw, _ := json.Marshal(cachedAnswer{Text: resp.Text, JSON: resp.JSON, Model: resp.Model, Usage: resp.Usage,
 		Cost: resp.Cost, CostSource: resp.CostSource, StopReason: resp.StopReason, Duration: resp.Duration})
 	if err := m.cache.CacheCall(ctx, m.projectID, h, raw, m.now()); err != nil {
@@ -151,13 +149,10 @@ func (m *metered) prepay(ctx context.Context, n int) (context.Context, error) {
 	return context.WithValue(ctx, prepaidKey{}, true), nil
 }
 
-func (m *metered) charge(cost float64, fresh bool) {
+func (m *metered) charge(cost float64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.picodollars += int64(math.Round(cost * 1e12))
-	if fresh {
-		m.fresh++
-	}
 }
 
 // extend raises the budget by n calls: the reserve a run keeps for its report.
