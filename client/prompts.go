@@ -1,0 +1,123 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/plumehq/plume/api"
+)
+
+// EnsurePromptVersion returns the version of prompt slug with content (and model, metadata),
+// creating it when no version has that content (spec §4.1). It is idempotent: the same content
+// always gives the same version, so it is retried like a read.
+func (c *Client) EnsurePromptVersion(ctx context.Context, slug string, req api.EnsureVersionRequest) (api.PromptVersion, error) {
+	var v api.PromptVersion
+	err := c.do(ctx, call{method: http.MethodPost, path: "/v1/tasks/" + url.PathEscape(slug) + "/prompt/versions/ensure", body: req, idempotent: true}, &v)
+	return v, err
+}
+
+// PromptSelector picks a version: by Version number, else by Tag, else the latest.
+type PromptSelector struct {
+	Version int
+	Tag     string
+}
+
+// PromptVersion reads a version of prompt slug (GET /v1/prompts/{slug}): errors.Is(err,
+// ErrNotFound) when the prompt, version or tag does not exist.
+func (c *Client) PromptVersion(ctx context.Context, slug string, sel PromptSelector) (api.PromptVersion, error) {
+	q := url.Values{}
+	switch {
+	case sel.Version > 0:
+		q.Set("version", strconv.Itoa(sel.Version))
+	case sel.Tag != "":
+		q.Set("tag", sel.Tag)
+	}
+	var v api.PromptVersion
+	err := c.do(ctx, call{method: http.MethodGet, path: "/v1/prompts/" + url.PathEscape(slug), query: q}, &v)
+	return v, err
+}
+
+// LatestPromptVersion reads the newest version of prompt slug.
+func (c *Client) LatestPromptVersion(ctx context.Context, slug string) (api.PromptVersion, error) {
+	var v api.PromptVersion
+	err := c.do(ctx, call{method: http.MethodGet, path: "/v1/tasks/" + url.PathEscape(slug) + "/prompt/latest"}, &v)
+	return v, err
+}
+
+// PromptVersionByHash reads the version of prompt slug whose content hash is hash.
+func (c *Client) PromptVersionByHash(ctx context.Context, slug, hash string) (api.PromptVersion, error) {
+	var v api.PromptVersion
+	err := c.do(ctx, call{method: http.MethodGet, path: "/v1/tasks/" + url.PathEscape(slug) + "/prompt/versions/by-hash/" + url.PathEscape(hash)}, &v)
+	return v, err
+}
+
+// VersionModel reads the model bound to a prompt version.
+func (c *Client) VersionModel(ctx context.Context, versionID string) (api.VersionModel, error) {
+	var m api.VersionModel
+	err := c.do(ctx, call{method: http.MethodGet, path: "/v1/prompt-versions/" + url.PathEscape(versionID) + "/model"}, &m)
+	return m, err
+}
+
+// Prompts lists the project's prompts, each with its newest version.
+func (c *Client) Prompts(ctx context.Context) ([]api.Prompt, error) {
+	path, err := c.projectPath("/prompts")
+	if err != nil {
+		return nil, err
+	}
+	var out []api.Prompt
+	err = c.do(ctx, call{method: http.MethodGet, path: path}, &out)
+	return out, err
+}
+
+// PromptVersions lists the versions of prompt slug, oldest first.
+func (c *Client) PromptVersions(ctx context.Context, slug string) ([]api.PromptVersion, error) {
+	path, err := c.projectPath("/prompts/%s/versions", url.PathEscape(slug))
+	if err != nil {
+		return nil, err
+	}
+	var out []api.PromptVersion
+	err = c.do(ctx, call{method: http.MethodGet, path: path}, &out)
+	return out, err
+}
+
+// PromptTags lists the tags of prompt slug.
+func (c *Client) PromptTags(ctx context.Context, slug string) ([]api.PromptTag, error) {
+	path, err := c.projectPath("/prompts/%s/tags", url.PathEscape(slug))
+	if err != nil {
+		return nil, err
+	}
+	var out []api.PromptTag
+	err = c.do(ctx, call{method: http.MethodGet, path: path}, &out)
+	return out, err
+}
+
+// PinTag points tag of prompt slug at version: how a version is deployed. Pinning a tag where it
+// points already changes nothing, so it is retried like a read.
+func (c *Client) PinTag(ctx context.Context, slug, tag string, version int) (api.PinResult, error) {
+	path, err := c.projectPath("/prompts/%s/tags/%s:pin", url.PathEscape(slug), url.PathEscape(tag))
+	if err != nil {
+		return api.PinResult{}, err
+	}
+	n := api.WholeNumber(version)
+	var out api.PinResult
+	err = c.do(ctx, call{method: http.MethodPost, path: path, body: api.PinRequest{Version: &n}, idempotent: true}, &out)
+	return out, err
+}
+
+// BindModel binds model to version n of prompt slug; nil unbinds it.
+func (c *Client) BindModel(ctx context.Context, slug string, n int, model *string) (api.PromptVersion, error) {
+	path, err := c.projectPath("/prompts/%s/versions/%d", url.PathEscape(slug), n)
+	if err != nil {
+		return api.PromptVersion{}, err
+	}
+	raw := json.RawMessage("null")
+	if model != nil {
+		raw, _ = json.Marshal(*model)
+	}
+	var out api.PromptVersion
+	err = c.do(ctx, call{method: http.MethodPatch, path: path, body: api.BindModelRequest{ModelID: raw}, idempotent: true}, &out)
+	return out, err
+}
