@@ -1,0 +1,96 @@
+package client
+
+import (
+	"context"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/plumehq/plume/api"
+	"github.com/plumehq/plume/internal/apitest"
+	"github.com/plumehq/plume/shared/llm"
+	"github.com/plumehq/plume/shared/llm/fakemodel/fakemodeltest"
+)
+
+// TestJudgesFeedbackAndOptimization: the judge, feedback and optimization methods against the
+// whole API, its optimizer worker calling the fake model server.
+func TestJudgesFeedbackAndOptimization(t *testing.T) {
+	fake := fakemodeltest.Start(t)
+	models := llm.New(llm.Config{Providers: map[string]llm.Endpoint{llm.ProviderOpenAI: {BaseURL: fake.OpenAIBaseURL(), APIKey: "sk-test"}},
+		JudgeModel: "openai/gpt-4o-mini"}, llm.Options{BaseDelay: time.Millisecond})
+	a := apitest.New(t, apitest.Options{Models: models})
+	srv := httptest.NewServer(a.Handler)
+	t.Cleanup(srv.Close)
+	c, err := New(WithBaseURL(srv.URL), WithAPIKey(a.A.Key), WithProject(a.A.ProjectID), WithEnv(func(string) string { return "" }))
+	require.NoError(t, err)
+	ctx := context.Background()
+
+	content := "You answer support questions."
+	_, err = c.EnsurePromptVersion(ctx, "support", api.EnsureVersionRequest{Content: &content})
+	require.NoError(t, err)
+	name, tpl := "helpful", "Is it helpful?\n{{input}}\n{{output}}"
+	j, err := c.CreateJudge(ctx, api.JudgeRequest{Name: &name, Template: &tpl})
+	require.NoError(t, err)
+	_, err = c.LinkJudge(ctx, "support", j.ID, true)
+	require.NoError(t, err)
+	judges, err := c.Judges(ctx)
+	require.NoError(t, err)
+	require.Len(t, judges, 1)
+	assert.Equal(t, []string{"support"}, judges[0].LinkedPrompts)
+
+	var ids []string
+	for i := range 5 {
+		id := uuid.NewString()
+		ids = append(ids, id)
+		a.MustDo(t, "POST", "/spans", a.A.Key, []any{apitest.LLMSpan(id, uuid.NewString(), "", "support", "", "question", "answer", time.Now().Add(-time.Minute*time.Duration(i+1)))})
+		up := i%2 == 0
+		reason := "checked by hand"
+		_, err := c.SendFeedback(ctx, "support", id, api.FeedbackRequest{ThumbsUp: &up, Reason: &reason})
+		require.NoError(t, err)
+	}
+	pass := true
+	rec, err := c.RecordEvaluations(ctx, j.ID, []api.EvaluationRequest{{SpanID: ids[0], EvaluationResult: &pass, EvaluationReason: "fine"}})
+	require.NoError(t, err)
+	assert.Equal(t, 1, rec.Count)
+	page, err := c.Evaluations(ctx, j.ID, EvaluationQuery{Result: &pass})
+	require.NoError(t, err)
+	assert.Equal(t, 1, page.Total)
+	unified, err := c.UnifiedFeedback(ctx, "span", ids[0])
+	require.NoError(t, err)
+	assert.Equal(t, 2, unified.Summary.Total, "one person's feedback and one evaluation")
+	perf, err := c.JudgePerformance(ctx, j.ID, time.Time{}, time.Time{})
+	require.NoError(t, err)
+	assert.Equal(t, j.ID, perf.JudgeID)
+	paused := true
+	updated, err := c.UpdateJudge(ctx, j.ID, api.JudgeRequest{Paused: &paused})
+	require.NoError(t, err)
+	assert.True(t, updated.Paused)
+	_, err = c.BackfillJudge(ctx, j.ID, 3)
+	assert.ErrorIs(t, err, ErrConflict, "a paused judge is not backfilled")
+
+	run, err := c.StartPromptOptimization(ctx, "support", api.OptimizationRunRequest{OptimizerType: "quick_refine"})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		run, err = c.OptimizationRun(ctx, run.ID)
+		return err == nil && run.Status == "succeeded"
+	}, time.Minute, 20*time.Millisecond, "run %+v", run)
+	runs, err := c.PromptOptimizationRuns(ctx, "support", 10, 0)
+	require.NoError(t, err)
+	assert.Len(t, runs, 1)
+	_, err = c.CancelOptimization(ctx, run.ID)
+	assert.ErrorIs(t, err, ErrConflict, "a run that is over")
+	preview, err := c.PreviewDeploy(ctx, run.ID)
+	require.NoError(t, err)
+	deployed, err := c.Deploy(ctx, run.ID, preview.Receipt)
+	require.NoError(t, err)
+	assert.Equal(t, 2, deployed.Version)
+	prod, err := c.PromptVersion(ctx, "support", PromptSelector{Tag: "production"})
+	require.NoError(t, err)
+	assert.Equal(t, deployed.VersionID, prod.ID)
+	_, err = c.Deploy(ctx, run.ID, "rcpt_forged")
+	assert.ErrorIs(t, err, ErrConflict)
+}

@@ -1,0 +1,178 @@
+package client
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/plumehq/plume/api"
+)
+
+// SendFeedback records a person's feedback on a completion of prompt slug (spec §2.4): thumbs
+// up or down, a reason, the expected output, and for a judge's verdict the calibration fields.
+// Feedback is one record per person and completion: sending it again replaces it, so it is
+// retried like a read.
+func (c *Client) SendFeedback(ctx context.Context, slug, completionID string, req api.FeedbackRequest) (api.Feedback, error) {
+	var out api.Feedback
+	err := c.do(ctx, call{method: http.MethodPost, path: "/v1/prompts/" + url.PathEscape(slug) + "/completions/" + url.PathEscape(completionID) + "/feedback",
+		body: req, idempotent: true}, &out)
+	return out, err
+}
+
+// UnifiedFeedback reads every feedback and evaluation of a span, trace or session
+// (entityType "span", "trace" or "session").
+func (c *Client) UnifiedFeedback(ctx context.Context, entityType, entityID string) (api.UnifiedFeedback, error) {
+	path, err := c.projectPath("/feedback/%s/%s", url.PathEscape(entityType), url.PathEscape(entityID))
+	if err != nil {
+		return api.UnifiedFeedback{}, err
+	}
+	var out api.UnifiedFeedback
+	err = c.do(ctx, call{method: http.MethodGet, path: path}, &out)
+	return out, err
+}
+
+// CreateJudge creates a judge (name and template are required).
+func (c *Client) CreateJudge(ctx context.Context, req api.JudgeRequest) (api.Judge, error) {
+	path, err := c.projectPath("/judges")
+	if err != nil {
+		return api.Judge{}, err
+	}
+	var out api.Judge
+	err = c.do(ctx, call{method: http.MethodPost, path: path, body: req}, &out)
+	return out, err
+}
+
+// Judges lists the project's judges, oldest first.
+func (c *Client) Judges(ctx context.Context) ([]api.Judge, error) {
+	path, err := c.projectPath("/judges")
+	if err != nil {
+		return nil, err
+	}
+	var out api.JudgeList
+	err = c.do(ctx, call{method: http.MethodGet, path: path}, &out)
+	return out.Judges, err
+}
+
+// Judge reads a judge.
+func (c *Client) Judge(ctx context.Context, judgeID string) (api.Judge, error) {
+	path, err := c.projectPath("/judges/%s", url.PathEscape(judgeID))
+	if err != nil {
+		return api.Judge{}, err
+	}
+	var out api.Judge
+	err = c.do(ctx, call{method: http.MethodGet, path: path}, &out)
+	return out, err
+}
+
+// UpdateJudge changes the fields of req that are set.
+func (c *Client) UpdateJudge(ctx context.Context, judgeID string, req api.JudgeRequest) (api.Judge, error) {
+	path, err := c.projectPath("/judges/%s", url.PathEscape(judgeID))
+	if err != nil {
+		return api.Judge{}, err
+	}
+	var out api.Judge
+	err = c.do(ctx, call{method: http.MethodPatch, path: path, body: req, idempotent: true}, &out)
+	return out, err
+}
+
+// LinkJudge links (or, with link false, unlinks) a judge and prompt slug.
+func (c *Client) LinkJudge(ctx context.Context, slug, judgeID string, link bool) (api.Judge, error) {
+	path, err := c.projectPath("/prompts/%s/judges/%s", url.PathEscape(slug), url.PathEscape(judgeID))
+	if err != nil {
+		return api.Judge{}, err
+	}
+	method := http.MethodPut
+	if !link {
+		method = http.MethodDelete
+	}
+	var out api.Judge
+	err = c.do(ctx, call{method: method, path: path}, &out)
+	return out, err
+}
+
+// RecordEvaluations stores verdicts computed elsewhere (1 to 100); writing one again replaces
+// it, so it is retried like a read.
+func (c *Client) RecordEvaluations(ctx context.Context, judgeID string, evs []api.EvaluationRequest) (api.RecordEvaluationsResult, error) {
+	path, err := c.projectPath("/judges/%s/evaluations", url.PathEscape(judgeID))
+	if err != nil {
+		return api.RecordEvaluationsResult{}, err
+	}
+	var out api.RecordEvaluationsResult
+	err = c.do(ctx, call{method: http.MethodPost, path: path, body: evs, idempotent: true}, &out)
+	return out, err
+}
+
+// EvaluationQuery selects a judge's evaluations (spec §4.7); zero fields are the server's
+// defaults.
+type EvaluationQuery struct {
+	Limit, Offset    int
+	Start, End       time.Time
+	Result           *bool
+	WithUserFeedback *bool
+}
+
+// Evaluations lists a judge's evaluations, newest first.
+func (c *Client) Evaluations(ctx context.Context, judgeID string, q EvaluationQuery) (api.EvaluationPage, error) {
+	path, err := c.projectPath("/judges/%s/evaluations", url.PathEscape(judgeID))
+	if err != nil {
+		return api.EvaluationPage{}, err
+	}
+	v := url.Values{}
+	if q.Limit > 0 {
+		v.Set("limit", strconv.Itoa(q.Limit))
+	}
+	if q.Offset > 0 {
+		v.Set("offset", strconv.Itoa(q.Offset))
+	}
+	if !q.Start.IsZero() {
+		v.Set("start_date", q.Start.UTC().Format(time.RFC3339Nano))
+	}
+	if !q.End.IsZero() {
+		v.Set("end_date", q.End.UTC().Format(time.RFC3339Nano))
+	}
+	if q.Result != nil {
+		v.Set("evaluation_result", strconv.FormatBool(*q.Result))
+	}
+	if q.WithUserFeedback != nil {
+		state := "without_user_feedback"
+		if *q.WithUserFeedback {
+			state = "with_user_feedback"
+		}
+		v.Set("feedback_state", state)
+	}
+	var out api.EvaluationPage
+	err = c.do(ctx, call{method: http.MethodGet, path: path, query: v}, &out)
+	return out, err
+}
+
+// JudgePerformance reads a judge's agreement with people over [start, end] (zero: the server's
+// default window, the last 30 days).
+func (c *Client) JudgePerformance(ctx context.Context, judgeID string, start, end time.Time) (api.JudgePerformance, error) {
+	path, err := c.projectPath("/judges/%s/performance", url.PathEscape(judgeID))
+	if err != nil {
+		return api.JudgePerformance{}, err
+	}
+	v := url.Values{}
+	if !start.IsZero() {
+		v.Set("start_date", start.UTC().Format(time.RFC3339Nano))
+	}
+	if !end.IsZero() {
+		v.Set("end_date", end.UTC().Format(time.RFC3339Nano))
+	}
+	var out api.JudgePerformance
+	err = c.do(ctx, call{method: http.MethodGet, path: path, query: v}, &out)
+	return out, err
+}
+
+// BackfillJudge asks for the judge's verdicts on its count most recent spans.
+func (c *Client) BackfillJudge(ctx context.Context, judgeID string, count int) (api.Backfill, error) {
+	path, err := c.projectPath("/judges/%s/backfill", url.PathEscape(judgeID))
+	if err != nil {
+		return api.Backfill{}, err
+	}
+	var out api.Backfill
+	err = c.do(ctx, call{method: http.MethodPost, path: path, body: api.BackfillRequest{Count: &count}}, &out)
+	return out, err
+}
