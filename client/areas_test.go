@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"net/http/httptest"
+	"net/url"
 	"testing"
 	"time"
 
@@ -93,4 +94,51 @@ func TestJudgesFeedbackAndOptimization(t *testing.T) {
 	assert.Equal(t, deployed.VersionID, prod.ID)
 	_, err = c.Deploy(ctx, run.ID, "rcpt_forged")
 	assert.ErrorIs(t, err, ErrConflict)
+}
+
+// TestTracingLinksAndPrices: spans in and out, traces and sessions, feedback links and model
+// prices against the whole API.
+func TestTracingLinksAndPrices(t *testing.T) {
+	_, c, _ := served(t)
+	ctx := context.Background()
+	traceID, spanID, sessionID := uuid.NewString(), uuid.NewString(), uuid.NewString()
+	at := float64(time.Now().Add(-time.Minute).UnixMicro()) / 1e6
+	stored, err := c.IngestSpans(ctx, []map[string]any{{"id": spanID, "trace_id": traceID, "session_id": sessionID, "name": "chat",
+		"kind": "llm", "started_at": at, "ended_at": at + 1, "input_data": "hi", "output_data": "hello",
+		"attributes": map[string]any{"provider": "openai", "model": "my-model", "inputTokens": 1000, "outputTokens": 1000}}})
+	require.NoError(t, err)
+	require.Len(t, stored, 1)
+	assert.Equal(t, spanID, stored[0].ID)
+	spans, err := c.Spans(ctx, url.Values{"trace_id": {traceID}})
+	require.NoError(t, err)
+	assert.Len(t, spans, 1)
+	traces, err := c.Traces(ctx, url.Values{"session_id": {sessionID}})
+	require.NoError(t, err)
+	assert.Len(t, traces, 1)
+	sessions, err := c.Sessions(ctx, nil)
+	require.NoError(t, err)
+	assert.Len(t, sessions, 1)
+
+	content := "Prompt"
+	_, err = c.EnsurePromptVersion(ctx, "bot", api.EnsureVersionRequest{Content: &content})
+	require.NoError(t, err)
+	link, err := c.CreateFeedbackLink(ctx, api.LinkRequest{PromptSlug: "bot", LinkType: "prompt_completion"})
+	require.NoError(t, err)
+	links, err := c.FeedbackLinks(ctx)
+	require.NoError(t, err)
+	require.Len(t, links.Links, 1)
+	require.NoError(t, c.RevokeFeedbackLink(ctx, link.ID))
+	assert.ErrorIs(t, c.RevokeFeedbackLink(ctx, uuid.NewString()), ErrNotFound)
+
+	in, out := 1.0, 2.0
+	price, err := c.SetModelPrice(ctx, "openai/my-model", api.PutModelPriceRequest{Input: &in, Output: &out})
+	require.NoError(t, err)
+	assert.Equal(t, "openai/my-model", price.Model)
+	prices, err := c.ModelPrices(ctx)
+	require.NoError(t, err)
+	require.Len(t, prices.Overrides, 1)
+	require.NoError(t, c.DeleteModelPrice(ctx, "openai/my-model"))
+	prices, err = c.ModelPrices(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, prices.Overrides)
 }

@@ -1,0 +1,102 @@
+package client
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/plumehq/plume/api"
+)
+
+// IngestSpans sends spans as the SDKs do (POST /spans, spec §4.4): spans is a JSON array of
+// span objects in any form the API takes (times as Unix seconds or ISO 8601). It answers the
+// spans as stored. A span sent again is merged, never counted twice, so it is retried like a
+// read.
+func (c *Client) IngestSpans(ctx context.Context, spans any) ([]api.Span, error) {
+	var out []api.Span
+	err := c.do(ctx, call{method: http.MethodPost, path: "/spans", body: spans, idempotent: true}, &out)
+	return out, err
+}
+
+// Spans lists spans (GET /spans) with the filters of spec §4.4 in q (trace_id, session_id,
+// kind, start_date, limit, ...).
+func (c *Client) Spans(ctx context.Context, q url.Values) ([]api.Span, error) {
+	var out []api.Span
+	err := c.do(ctx, call{method: http.MethodGet, path: "/spans", query: q}, &out)
+	return out, err
+}
+
+// Traces lists traces (GET /traces) with the filters in q.
+func (c *Client) Traces(ctx context.Context, q url.Values) ([]api.Trace, error) {
+	var out []api.Trace
+	err := c.do(ctx, call{method: http.MethodGet, path: "/traces", query: q}, &out)
+	return out, err
+}
+
+// Sessions lists sessions (GET /sessions) with the filters in q.
+func (c *Client) Sessions(ctx context.Context, q url.Values) ([]api.Session, error) {
+	var out []api.Session
+	err := c.do(ctx, call{method: http.MethodGet, path: "/sessions", query: q}, &out)
+	return out, err
+}
+
+// CreateFeedbackLink issues a public feedback link (its URL carries the token, shown once).
+func (c *Client) CreateFeedbackLink(ctx context.Context, req api.LinkRequest) (api.Link, error) {
+	var out api.Link
+	err := c.do(ctx, call{method: http.MethodPost, path: "/feedback-links", body: req}, &out)
+	return out, err
+}
+
+// FeedbackLinks lists the project's feedback links.
+func (c *Client) FeedbackLinks(ctx context.Context) (api.LinkList, error) {
+	var out api.LinkList
+	err := c.do(ctx, call{method: http.MethodGet, path: "/feedback-links"}, &out)
+	return out, err
+}
+
+// RevokeFeedbackLink revokes a feedback link.
+func (c *Client) RevokeFeedbackLink(ctx context.Context, linkID string) error {
+	return c.do(ctx, call{method: http.MethodDelete, path: "/feedback-links/" + url.PathEscape(linkID)}, nil)
+}
+
+// ModelPrices lists the project's own model prices and what the shipped table holds.
+func (c *Client) ModelPrices(ctx context.Context) (api.ModelPriceList, error) {
+	path, err := c.projectPath("/model-prices")
+	if err != nil {
+		return api.ModelPriceList{}, err
+	}
+	var out api.ModelPriceList
+	err = c.do(ctx, call{method: http.MethodGet, path: path}, &out)
+	return out, err
+}
+
+// SetModelPrice sets the project's price of model, which spans are then priced with.
+func (c *Client) SetModelPrice(ctx context.Context, model string, req api.PutModelPriceRequest) (api.ModelPrice, error) {
+	path, err := c.projectPath("/model-prices/%s", escapeSegments(model))
+	if err != nil {
+		return api.ModelPrice{}, err
+	}
+	var out api.ModelPrice
+	err = c.do(ctx, call{method: http.MethodPut, path: path, body: req}, &out)
+	return out, err
+}
+
+// DeleteModelPrice removes the project's price of model.
+func (c *Client) DeleteModelPrice(ctx context.Context, model string) error {
+	path, err := c.projectPath("/model-prices/%s", escapeSegments(model))
+	if err != nil {
+		return err
+	}
+	return c.do(ctx, call{method: http.MethodDelete, path: path}, nil)
+}
+
+// escapeSegments escapes each "/"-separated segment of a model id ("openai/gpt-4o-mini"),
+// whose slashes stay path separators: the route takes the rest of the path as the model.
+func escapeSegments(s string) string {
+	parts := strings.Split(s, "/")
+	for i, p := range parts {
+		parts[i] = url.PathEscape(p)
+	}
+	return strings.Join(parts, "/")
+}
