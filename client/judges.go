@@ -176,3 +176,36 @@ func (c *Client) BackfillJudge(ctx context.Context, judgeID string, count int) (
 	err = c.do(ctx, call{method: http.MethodPost, path: path, body: api.BackfillRequest{Count: &count}}, &out)
 	return out, err
 }
+
+// JudgeCriteria reads a judge's criteria and scale.
+func (c *Client) JudgeCriteria(ctx context.Context, judgeID string) (api.JudgeCriteria, error) {
+	path, err := c.projectPath("/judges/%s/criteria", url.PathEscape(judgeID))
+	if err != nil {
+		return api.JudgeCriteria{}, err
+	}
+	var out api.JudgeCriteria
+	err = c.do(ctx, call{method: http.MethodGet, path: path}, &out)
+	return out, err
+}
+
+// JudgeVersions lists a judge's template versions, newest first.
+func (c *Client) JudgeVersions(ctx context.Context, judgeID string) ([]api.JudgeTemplateVersion, error) {
+	path, err := c.projectPath("/judges/%s/versions", url.PathEscape(judgeID))
+	if err != nil {
+		return nil, err
+	}
+	var out api.JudgeTemplateVersions
+	err = c.do(ctx, call{method: http.MethodGet, path: path}, &out)
+	return out.Versions, err
+}
+
+// SpanEvaluations reads every judge's evaluation of a span.
+func (c *Client) SpanEvaluations(ctx context.Context, spanID string) ([]api.Evaluation, error) {
+	path, err := c.projectPath("/spans/%s/evaluations", url.PathEscape(spanID))
+	if err != nil {
+		return nil, err
+	}
+	var out api.SpanEvaluations
+	err = c.do(ctx, call{method: http.MethodGet, path: path}, &out)
+	return out.Evaluations, err
+}

@@ -38,6 +38,20 @@ func (c *Client) PromptOptimizationRuns(ctx context.Context, slug string, limit,
 	if err != nil {
 		return nil, err
 	}
+	return c.optimizationRuns(ctx, path, limit, offset)
+}
+
+// JudgeOptimizationRuns lists the runs of a judge's template, newest first.
+func (c *Client) JudgeOptimizationRuns(ctx context.Context, judgeID string, limit, offset int) ([]api.OptimizationRun, error) {
+	path, err := c.projectPath("/judges/%s/optimization-runs", url.PathEscape(judgeID))
+	if err != nil {
+		return nil, err
+	}
+	return c.optimizationRuns(ctx, path, limit, offset)
+}
+
+// optimizationRuns reads a page of the run list at path.
+func (c *Client) optimizationRuns(ctx context.Context, path string, limit, offset int) ([]api.OptimizationRun, error) {
 	q := url.Values{}
 	if limit > 0 {
 		q.Set("limit", strconv.Itoa(limit))
@@ -46,7 +60,7 @@ func (c *Client) PromptOptimizationRuns(ctx context.Context, slug string, limit,
 		q.Set("offset", strconv.Itoa(offset))
 	}
 	var out api.OptimizationRunList
-	err = c.do(ctx, call{method: http.MethodGet, path: path, query: q}, &out)
+	err := c.do(ctx, call{method: http.MethodGet, path: path, query: q}, &out)
 	return out.Runs, err
 }
 

@@ -1,7 +1,11 @@
 package client
 
 import (
+	"bytes"
+	"cmp"
 	"context"
+	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -99,4 +103,62 @@ func escapeSegments(s string) string {
 		parts[i] = url.PathEscape(p)
 	}
 	return strings.Join(parts, "/")
+}
+
+// PutTraces creates or updates traces (POST /traces): traces is a JSON array of trace objects
+// (id, name, tags, session_id, ...). It answers the traces as stored; writing one again
+// replaces its fields, so it is retried like a read.
+func (c *Client) PutTraces(ctx context.Context, traces any) ([]api.Trace, error) {
+	var out []api.Trace
+	err := c.do(ctx, call{method: http.MethodPost, path: "/traces", body: traces, idempotent: true}, &out)
+	return out, err
+}
+
+// PutSessions creates or updates sessions (POST /sessions): sessions is a JSON array of
+// session objects (id, name, tags).
+func (c *Client) PutSessions(ctx context.Context, sessions any) ([]api.Session, error) {
+	var out []api.Session
+	err := c.do(ctx, call{method: http.MethodPost, path: "/sessions", body: sessions, idempotent: true}, &out)
+	return out, err
+}
+
+// Attachments lists a span's stored files, each with a presigned download URL.
+func (c *Client) Attachments(ctx context.Context, spanID string) (api.AttachmentList, error) {
+	var out api.AttachmentList
+	err := c.do(ctx, call{method: http.MethodGet, path: "/spans/" + url.PathEscape(spanID) + "/attachments"}, &out)
+	return out, err
+}
+
+// UploadAttachment stores a file of a span: it asks for a presigned upload (POST
+// /spans/{span_id}/attachments) and sends data to it with the headers the signature covers.
+// req.ContentType is required; req.Size is set from data.
+func (c *Client) UploadAttachment(ctx context.Context, spanID string, req api.AttachmentUploadRequest, data []byte) (api.AttachmentUpload, error) {
+	size := int64(len(data))
+	req.Size = &size
+	var up api.AttachmentUpload
+	err := c.do(ctx, call{method: http.MethodPost, path: "/spans/" + url.PathEscape(spanID) + "/attachments", body: req}, &up)
+	if err != nil {
+		return up, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	put, err := http.NewRequestWithContext(ctx, cmp.Or(up.Method, http.MethodPut), up.UploadURL, bytes.NewReader(data))
+	if err != nil {
+		return up, fmt.Errorf("client: upload of attachment %s: %w", up.ID, err)
+	}
+	for k, v := range up.Headers {
+		put.Header.Set(k, v)
+	}
+	put.ContentLength = size
+	resp, err := c.http.Do(put)
+	if err != nil {
+		return up, fmt.Errorf("client: upload of attachment %s: %w", up.ID, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		return up, &Error{Status: resp.StatusCode, Code: codeOfStatus(resp.StatusCode),
+			Message: fmt.Sprintf("upload of attachment %s: %s", up.ID, strings.TrimSpace(string(body)))}
+	}
+	return up, nil
 }
