@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"os/signal"
 	"syscall"
@@ -18,6 +19,8 @@ import (
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 	"github.com/spf13/cobra"
 
+	"github.com/plumehq/plume/api"
+	"github.com/plumehq/plume/client"
 	"github.com/plumehq/plume/cmd/plume/internal/cmdutil"
 	"github.com/plumehq/plume/shared/errs"
 )
@@ -87,6 +90,10 @@ func classify(err error) failure {
 	if cmdutil.IsFlagError(err) {
 		return failure{exit: exitUsage, code: errs.CodeInvalid, message: msg, usage: true}
 	}
+	var apiErr *client.Error
+	if errors.As(err, &apiErr) {
+		return classifyAPI(apiErr)
+	}
 	switch code := errs.CodeOf(err); code {
 	case errs.CodeInvalid, errs.CodeNotFound, errs.CodeConflict, errs.CodeTooLarge, errs.CodeUnsupportedMedia:
 		return failure{exit: exitUsage, code: code, message: msg}
@@ -111,15 +118,33 @@ func classify(err error) failure {
 		}
 	}
 	var send *smithyhttp.RequestSendError
+	var network *url.Error // the API client's: the server cannot be reached
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
 		return failure{exit: exitRemote, code: errs.CodeUnavailable, message: "timed out (see --timeout): " + msg}
 	case errors.Is(err, context.Canceled):
 		return failure{exit: exitRemote, code: errs.CodeUnavailable, message: "interrupted: " + msg}
-	case errors.As(err, &send):
+	case errors.As(err, &send), errors.As(err, &network):
 		return failure{exit: exitRemote, code: errs.CodeUnavailable, message: msg}
 	}
 	return failure{exit: exitRemote, code: errs.CodeInternal, message: msg}
+}
+
+// classifyAPI decides the exit code of an error answer of the API: the command line named
+// something wrong (2), the key is refused (3), or the service failed (4).
+func classifyAPI(e *client.Error) failure {
+	msg := e.Message
+	if e.RequestID != "" {
+		msg += " (request " + e.RequestID + ")"
+	}
+	code := errs.Code(e.Code)
+	switch e.Code {
+	case api.CodeInvalid, api.CodeNotFound, api.CodeConflict, api.CodeTooLarge, api.CodeUnsupportedMedia:
+		return failure{exit: exitUsage, code: code, message: msg}
+	case api.CodeUnauthenticated, api.CodeForbidden:
+		return failure{exit: exitAuth, code: code, message: msg}
+	}
+	return failure{exit: exitRemote, code: code, message: msg}
 }
 
 // report writes fail to stderr: {"error": {"code", "message"}} in json mode, else

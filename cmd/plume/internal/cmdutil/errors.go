@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // FlagError is a usage error: a command line that cannot be run as written (unknown command or
@@ -59,3 +60,39 @@ func NoArgs(cmd *cobra.Command, args []string) error {
 // ShowHelp is the RunE of a command group: it prints the group's help. NoArgs has already
 // rejected unknown subcommands.
 func ShowHelp(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+
+// UsageErrors makes the errors cobra finds in a command line itself FlagErrors, for every
+// command under root, so that they exit 2 like any other usage error: wrong positional
+// arguments (each command's Args), and flags marked required (checked before the command runs
+// instead of by cobra, whose error is a plain one).
+func UsageErrors(root *cobra.Command) {
+	if args := root.Args; args != nil {
+		root.Args = func(cmd *cobra.Command, a []string) error {
+			err := args(cmd, a)
+			if err != nil && !IsFlagError(err) {
+				return FlagErrorWrap(err)
+			}
+			return err
+		}
+	}
+	var required []string
+	root.LocalNonPersistentFlags().VisitAll(func(fl *pflag.Flag) {
+		if _, ok := fl.Annotations[cobra.BashCompOneRequiredFlag]; ok {
+			delete(fl.Annotations, cobra.BashCompOneRequiredFlag)
+			required = append(required, fl.Name)
+		}
+	})
+	if run := root.RunE; run != nil && len(required) > 0 {
+		root.RunE = func(cmd *cobra.Command, a []string) error {
+			for _, name := range required {
+				if !cmd.Flags().Changed(name) {
+					return FlagErrorf("required flag --%s not set", name)
+				}
+			}
+			return run(cmd, a)
+		}
+	}
+	for _, sub := range root.Commands() {
+		UsageErrors(sub)
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
+	"os"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -30,13 +32,23 @@ type Factory struct {
 	Timeout time.Duration
 	// DynamoDB returns the client the admin commands use.
 	DynamoDB func(ctx context.Context) (*dynamodb.Client, error)
+	// Flags are the global credential flags (--api-key, --api-base-url, --project-id) of the
+	// client commands, which talk to the API.
+	Flags CredentialFlags
+	// HTTPClient is the client commands' HTTP client (nil: the default).
+	HTTPClient *http.Client
+}
+
+// CredentialFlags are the values of the global credential flags; "" when not given.
+type CredentialFlags struct {
+	APIKey, APIBaseURL, ProjectID string
 }
 
 // New returns the Factory of the real CLI: the AWS SDK's configuration from the environment,
 // the system clock, output to stdout and stderr.
 func New(getenv func(string) string, stdout, stderr io.Writer) *Factory {
 	return &Factory{
-		IO:       &IOStreams{Out: stdout, ErrOut: stderr, Format: FormatText},
+		IO:       &IOStreams{In: os.Stdin, Out: stdout, ErrOut: stderr, Format: FormatText},
 		Getenv:   getenv,
 		Now:      time.Now,
 		Timeout:  DefaultTimeout,

@@ -33,6 +33,8 @@ func (f *Format) Type() string { return "text|json" }
 
 // IOStreams is where commands write: data to Out, messages for people to ErrOut.
 type IOStreams struct {
+	// In is standard input (--api-key-stdin, --file -).
+	In     io.Reader
 	Out    io.Writer
 	ErrOut io.Writer
 	// Format is the global --output: text (default) or json.
