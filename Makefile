@@ -7,7 +7,7 @@ LAMBDA_BUILD = CGO_ENABLED=0 GOOS=linux GOARCH=$(or $(GOARCH_LAMBDA),arm64) $(GO
 # Every function of template.yaml, by logical id.
 FUNCTIONS = PromptsFunction TracingIngestFunction TracingQueryFunction SettingsFunction OTLPFunction JudgesFunction FeedbackFunction SweeperFunction EvaluatorFunction OptimizerFunction OptimizerWorkerFunction
 
-.PHONY: dev test build bench lint clean $(addprefix build-,$(FUNCTIONS))
+.PHONY: dev test build bench lint clean cli $(addprefix build-,$(FUNCTIONS))
 
 dev:
 	scripts/dev.sh
@@ -55,6 +55,10 @@ build-OptimizerFunction:
 
 build-OptimizerWorkerFunction:
 	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/optimizer/worker
+
+# cli: the plume command for this machine, into bin/plume.
+cli:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o bin/plume ./cmd/plume
 
 # bench: the hot-path benchmarks, six runs each, ready for benchstat.
 bench:

@@ -59,9 +59,12 @@ func (c *Client) FeedbackLinks(ctx context.Context) (api.LinkList, error) {
 	return out, err
 }
 
-// RevokeFeedbackLink revokes a feedback link.
-func (c *Client) RevokeFeedbackLink(ctx context.Context, linkID string) error {
-	return c.do(ctx, call{method: http.MethodDelete, path: "/feedback-links/" + url.PathEscape(linkID)}, nil)
+// RevokeFeedbackLink revokes a feedback link and answers it as it now is. Revoking it again
+// changes nothing, so it is retried like a read.
+func (c *Client) RevokeFeedbackLink(ctx context.Context, linkID string) (api.Link, error) {
+	var out api.Link
+	err := c.do(ctx, call{method: http.MethodDelete, path: "/feedback-links/" + url.PathEscape(linkID), idempotent: true}, &out)
+	return out, err
 }
 
 // ModelPrices lists the project's own model prices and what the shipped table holds.
@@ -86,13 +89,16 @@ func (c *Client) SetModelPrice(ctx context.Context, model string, req api.PutMod
 	return out, err
 }
 
-// DeleteModelPrice removes the project's price of model.
-func (c *Client) DeleteModelPrice(ctx context.Context, model string) error {
+// DeleteModelPrice removes the project's price of model; the answer names the model as the
+// project's prices key it.
+func (c *Client) DeleteModelPrice(ctx context.Context, model string) (api.ModelPriceDeleted, error) {
 	path, err := c.projectPath("/model-prices/%s", escapeSegments(model))
 	if err != nil {
-		return err
+		return api.ModelPriceDeleted{}, err
 	}
-	return c.do(ctx, call{method: http.MethodDelete, path: path}, nil)
+	var out api.ModelPriceDeleted
+	err = c.do(ctx, call{method: http.MethodDelete, path: path}, &out)
+	return out, err
 }
 
 // escapeSegments escapes each "/"-separated segment of a model id ("openai/gpt-4o-mini"),

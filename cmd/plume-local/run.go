@@ -263,6 +263,9 @@ Plume is running at %[1]s
 Point the SDKs at it:
   export ZEROEVAL_API_URL=%[1]s ZEROEVAL_BASE_URL=%[1]s ZEROEVAL_API_KEY=%[3]s
 
+Point the plume CLI at it (make cli builds bin/plume):
+  bin/plume auth set --api-base-url %[1]s --project-id %[2]s --api-key %[3]s
+
 Try:
   curl -s %[1]s/v1/tasks/support-bot/prompt/versions/ensure \
     -H 'Authorization: Bearer %[3]s' -H 'Content-Type: application/json' \

@@ -6,8 +6,13 @@ import (
 	"github.com/plumehq/plume/cmd/plume/internal/admin"
 	"github.com/plumehq/plume/cmd/plume/internal/authcmd"
 	"github.com/plumehq/plume/cmd/plume/internal/cmdutil"
+	"github.com/plumehq/plume/cmd/plume/internal/judges"
+	"github.com/plumehq/plume/cmd/plume/internal/links"
+	"github.com/plumehq/plume/cmd/plume/internal/optimize"
+	"github.com/plumehq/plume/cmd/plume/internal/prices"
 	"github.com/plumehq/plume/cmd/plume/internal/prompts"
 	"github.com/plumehq/plume/cmd/plume/internal/speccmd"
+	"github.com/plumehq/plume/cmd/plume/internal/tracing"
 )
 
 // NewCmdRoot returns the `plume` command: the global flags and every command group: the client
@@ -26,7 +31,8 @@ The client commands (every group but admin) call the API with a project API key:
 
 Exit codes:
   0  success
-  1  differences found, with --exit-code (recompute-trace, recompute-session)
+  1  differences found, with --exit-code (prompts diff, admin recompute-trace and
+     recompute-session)
   2  usage or validation error: bad flags, no base URL or project, invalid input (400), not
      found (404), conflict (409), missing table name, unknown or duplicate project or key,
      table not found, AWS configuration that cannot be loaded
@@ -61,6 +67,13 @@ Exit codes:
 	cmd.AddCommand(
 		authcmd.NewCmdAuth(f),
 		prompts.NewCmdPrompts(f),
+		judges.NewCmdJudges(f),
+		optimize.NewCmdOptimize(f),
+		tracing.NewCmdTraces(f),
+		tracing.NewCmdSpans(f),
+		tracing.NewCmdSessions(f),
+		links.NewCmdFeedbackLinks(f),
+		prices.NewCmdModelPrices(f),
 		speccmd.NewCmdSpec(f),
 		admin.NewCmdAdmin(f),
 	)
