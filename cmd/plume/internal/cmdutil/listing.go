@@ -140,7 +140,8 @@ func (s *IOStreams) PrintList(rows any, cols []Column, o *ListOptions) error {
 }
 
 // PrintItem writes one record: in json mode the whole of it, else a line "Header: value" per
-// column ("-" for nothing) and then, under their header, the blocks (long texts such as a prompt's content).
+// column ("-" for nothing) and then, under their header, the blocks that are not empty (long
+// texts such as a prompt's content).
 func (s *IOStreams) PrintItem(v any, cols []Column, blocks ...Column) error {
 	if s.JSON() {
 		return s.WriteJSON(v)
@@ -158,6 +159,9 @@ func (s *IOStreams) PrintItem(v any, cols []Column, blocks ...Column) error {
 	}
 	for _, b := range blocks {
 		body := text(lookup(r, b.Path))
+		if body == "" {
+			continue
+		}
 		fmt.Fprintf(s.Out, "\n%s:\n", b.Header)
 		for line := range strings.Lines(body) {
 			fmt.Fprintf(s.Out, "  %s", line)
