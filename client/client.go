@@ -56,6 +56,10 @@ type Client struct {
 	baseDelay time.Duration
 	getenv    func(string) string
 	sleep     func(ctx context.Context, d time.Duration) error
+	// tracing is the span writer, started by the first span (writer.go).
+	tracing tracing
+	// prompt is the prompt helpers' cache and settings (prompthelper.go, cache.go).
+	prompt promptState
 }
 
 // Option configures a Client.
@@ -123,6 +127,7 @@ func New(opts ...Option) (*Client, error) {
 	if c.http == nil {
 		c.http = &http.Client{}
 	}
+	c.initPrompts()
 	return c, nil
 }
 

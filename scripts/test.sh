@@ -40,3 +40,8 @@ go test -race -count=1 -timeout 20m ${GOTESTFLAGS:-} ./...
 # so that the SDKs stay out of the project's go.mod (shared/llm/fakemodel/sdkcompat).
 log "== go test: fake model server through the provider SDKs"
 (cd shared/llm/fakemodel/sdkcompat && go vet ./... && go test -race -count=1 ${GOTESTFLAGS:-} ./...)
+
+# The client's Transport under the official OpenAI Go SDK, against the whole API: a module of
+# its own for the same reason (client/sdkcompat).
+log "== go test: the client's Transport through openai-go"
+(cd client/sdkcompat && go vet ./... && go test -race -count=1 ${GOTESTFLAGS:-} ./...)
