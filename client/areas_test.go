@@ -42,6 +42,9 @@ func TestJudgesFeedbackAndOptimization(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, judges, 1)
 	assert.Equal(t, []string{"support"}, judges[0].LinkedPrompts)
+	one, err := c.Judge(ctx, j.ID)
+	require.NoError(t, err)
+	assert.Equal(t, judges[0], one)
 
 	var ids []string
 	for i := range 5 {
@@ -171,6 +174,9 @@ func TestTracingLinksAndPrices(t *testing.T) {
 	prices, err := c.ModelPrices(ctx)
 	require.NoError(t, err)
 	require.Len(t, prices.Overrides, 1)
+	one, err := c.ModelPrice(ctx, "openai/my-model")
+	require.NoError(t, err)
+	assert.Equal(t, price, one)
 	deleted, err := c.DeleteModelPrice(ctx, "openai/my-model")
 	require.NoError(t, err)
 	assert.True(t, deleted.Deleted)

@@ -78,6 +78,18 @@ func (c *Client) ModelPrices(ctx context.Context) (api.ModelPriceList, error) {
 	return out, err
 }
 
+// ModelPrice reads the price of model that spans are priced with: the project's own, else the
+// shipped table's.
+func (c *Client) ModelPrice(ctx context.Context, model string) (api.ModelPrice, error) {
+	path, err := c.projectPath("/model-prices/%s", escapeSegments(model))
+	if err != nil {
+		return api.ModelPrice{}, err
+	}
+	var out api.ModelPrice
+	err = c.do(ctx, call{method: http.MethodGet, path: path}, &out)
+	return out, err
+}
+
 // SetModelPrice sets the project's price of model, which spans are then priced with.
 func (c *Client) SetModelPrice(ctx context.Context, model string, req api.PutModelPriceRequest) (api.ModelPrice, error) {
 	path, err := c.projectPath("/model-prices/%s", escapeSegments(model))

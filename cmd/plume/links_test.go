@@ -45,6 +45,10 @@ func TestModelPricesCommands(t *testing.T) {
 	h.goldenBoth("model-prices-set", "model-prices", "set", "OpenAI/My-Fine-Tune", "--input-price", "0.3", "--output-price", "1.2", "--provider", "openai")
 	h.ok("model-prices", "set", "gpt-4o-mini", "--input-price", "1000", "--output-price", "2000", "--cached-input-price", "500")
 	h.goldenBoth("model-prices-list", "model-prices", "list")
+	h.goldenBoth("model-prices-get", "model-prices", "get", "openai/my-fine-tune")
+	var shipped api.ModelPrice
+	h.okJSON(&shipped, "model-prices", "get", "gpt-4o")
+	assert.Equal(t, "price_table", shipped.Source, "a model without a project price: the shipped table's")
 
 	// The project's price wins over the table's for spans ingested from then on.
 	span := uuid.NewString()

@@ -13,7 +13,7 @@ import (
 func NewCmdModelPrices(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "model-prices <command>",
-		Short: "List, set and delete the project's own model prices (USD per 1M tokens)",
+		Short: "List, read, set and delete the project's own model prices (USD per 1M tokens)",
 		Long: `The project's own prices of models, in USD per 1M tokens. A project's price wins over the
 shipped price table when an llm span's cost is computed: for fine-tunes, self-hosted models,
 negotiated discounts or models the table does not know yet. A price applies to spans ingested
@@ -21,7 +21,7 @@ from then on (within a minute); spans already stored keep their cost.`,
 		Args: cmdutil.NoArgs,
 		RunE: cmdutil.ShowHelp,
 	}
-	cmd.AddCommand(newCmdList(f), newCmdSet(f), newCmdDelete(f))
+	cmd.AddCommand(newCmdList(f), newCmdGet(f), newCmdSet(f), newCmdDelete(f))
 	return cmd
 }
 
@@ -66,6 +66,28 @@ func newCmdList(f *cmdutil.Factory) *cobra.Command {
 	}
 	cmdutil.AddListFlags(cmd, &o, 0)
 	return cmd
+}
+
+func newCmdGet(f *cmdutil.Factory) *cobra.Command {
+	return &cobra.Command{
+		Use:     "get <model>",
+		Short:   "Show the price spans of a model are priced with: the project's own, else the shipped table's",
+		Example: `  plume model-prices get openai/gpt-4o-mini`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := f.ProjectClient()
+			if err != nil {
+				return err
+			}
+			ctx, cancel := f.Context(cmd.Context())
+			defer cancel()
+			p, err := c.ModelPrice(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			return f.IO.PrintItem(p, priceFields)
+		},
+	}
 }
 
 func newCmdSet(f *cmdutil.Factory) *cobra.Command {
