@@ -1,0 +1,141 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"reflect"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/plumehq/plume/client"
+)
+
+// Version is the tool server's version, as initialize answers it.
+const Version = "1.0.0"
+
+// Keys of the verified key's facts in the bearer TokenInfo's Extra.
+const (
+	extraKey     = "plume_key"
+	extraProject = "plume_project"
+)
+
+// inProcessBase is the base URL of the in-process API calls; no request leaves the process.
+const inProcessBase = "http://plume.in-process"
+
+// server holds what the tools share.
+type server struct {
+	api http.Handler
+	cfg Config
+}
+
+// newServer returns the MCP server with every tool and resource.
+func newServer(api http.Handler, cfg Config) *mcp.Server {
+	s := &server{api: api, cfg: cfg}
+	m := mcp.NewServer(&mcp.Implementation{Name: "plume", Title: "Plume", Version: Version}, &mcp.ServerOptions{
+		Instructions: "Plume: prompts, traces, judges and prompt optimization of one project (the API key's). " +
+			"Read tools change nothing. Write tools require confirm: true and say what they would do without it. " +
+			"Deploying an optimized prompt takes two steps: preview-optimization-deploy, then deploy-optimization-run with its receipt.",
+	})
+	for _, t := range s.tools() {
+		t.add(m)
+	}
+	s.addResources(m)
+	return m
+}
+
+// tool is a tool as the server lists it: its definition and how it is added.
+type tool struct {
+	def *mcp.Tool
+	add func(*mcp.Server)
+}
+
+// readOnly and destructive are the tools' annotations.
+func readOnly(title string) *mcp.ToolAnnotations {
+	return &mcp.ToolAnnotations{Title: title, ReadOnlyHint: true, OpenWorldHint: new(false)}
+}
+
+func destructive(title string, idempotent bool) *mcp.ToolAnnotations {
+	return &mcp.ToolAnnotations{Title: title, DestructiveHint: new(true), IdempotentHint: idempotent, OpenWorldHint: new(false)}
+}
+
+// newTool makes a tool of a typed handler: the input and output schemas are inferred from In
+// and Out, whose fields carry their descriptions.
+func newTool[In, Out any](s *server, def *mcp.Tool, h func(ctx context.Context, c *client.Client, in In) (Out, error)) tool {
+	def.InputSchema, def.OutputSchema = schemaFor[In](), schemaFor[Out]()
+	return tool{def: def, add: func(m *mcp.Server) {
+		mcp.AddTool(m, def, func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
+			var zero Out
+			c, err := s.client(req)
+			if err != nil {
+				return nil, zero, err
+			}
+			out, err := h(ctx, c, in)
+			if err != nil {
+				return nil, zero, agentError(err)
+			}
+			return nil, out, nil
+		})
+	}}
+}
+
+// client is the API client of the caller's verified key and project.
+func (s *server) client(req *mcp.CallToolRequest) (*client.Client, error) {
+	ti := req.Extra.TokenInfo
+	if ti == nil {
+		return nil, errors.New("unauthenticated: no API key reached the tool")
+	}
+	key, _ := ti.Extra[extraKey].(string)
+	project, _ := ti.Extra[extraProject].(string)
+	return client.New(client.WithBaseURL(inProcessBase), client.WithAPIKey(key), client.WithProject(project),
+		client.WithRetries(0), client.WithEnv(func(string) string { return "" }),
+		client.WithHTTPClient(&http.Client{Transport: inProcess{api: s.api}}))
+}
+
+// agentError turns an API error into a message an agent can act on: the code, the API's
+// message and, for a missing record, what to list to find the right id.
+func agentError(err error) error {
+	var e *client.Error
+	if !errors.As(err, &e) {
+		return err
+	}
+	msg := fmt.Sprintf("%s: %s", e.Code, e.Message)
+	switch {
+	case errors.Is(err, client.ErrNotFound):
+		msg += " (in this key's project; list the records to find the right id)"
+	case errors.Is(err, client.ErrConflict):
+		msg += " (read the record again: its state does not allow this now)"
+	}
+	return errors.New(msg)
+}
+
+// tools are every tool of the server.
+func (s *server) tools() []tool {
+	var all []tool
+	all = append(all, s.promptTools()...)
+	return all
+}
+
+// errInput is a tool input that cannot be used, told as the agent should fix it.
+func errInput(format string, args ...any) error {
+	return fmt.Errorf("invalid_request: "+format, args...)
+}
+
+// schemaOptions infer the schemas of the tools' inputs and outputs: a json.RawMessage field
+// (metadata, attributes) holds any JSON value, not the array of bytes its Go type suggests.
+var schemaOptions = &jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
+	reflect.TypeFor[json.RawMessage](): {},
+}}
+
+// schemaFor is the JSON schema of T, with its fields' jsonschema descriptions.
+func schemaFor[T any]() *jsonschema.Schema {
+	s, err := jsonschema.For[T](schemaOptions)
+	if err != nil {
+		panic(fmt.Sprintf("mcpserver: no schema for %T: %v", *new(T), err)) // a tool's types are fixed
+	}
+	return s
+}

@@ -1,0 +1,63 @@
+package mcpserver
+
+import (
+	"context"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/plumehq/plume/api"
+	"github.com/plumehq/plume/client"
+)
+
+// ListPromptsOutput is list-prompts' answer.
+type ListPromptsOutput struct {
+	Prompts []api.Prompt `json:"prompts" jsonschema:"the project's prompts, each with its newest version"`
+}
+
+// GetPromptInput selects a version of a prompt.
+type GetPromptInput struct {
+	PromptSlug string `json:"prompt_slug" jsonschema:"the prompt's slug, e.g. support-bot"`
+	Version    int    `json:"version,omitempty" jsonschema:"a version number; omit for the tag or the newest version"`
+	Tag        string `json:"tag,omitempty" jsonschema:"a tag such as production; omit for the version or the newest version"`
+}
+
+// ListPromptVersionsInput names a prompt.
+type ListPromptVersionsInput struct {
+	PromptSlug string `json:"prompt_slug" jsonschema:"the prompt's slug"`
+}
+
+// ListPromptVersionsOutput is list-prompt-versions' answer.
+type ListPromptVersionsOutput struct {
+	Versions []api.PromptVersion `json:"versions" jsonschema:"every version of the prompt, oldest first"`
+	Tags     []api.PromptTag     `json:"tags" jsonschema:"the prompt's tags and the version each points at"`
+}
+
+// promptTools are the read tools of the prompt registry.
+func (s *server) promptTools() []tool {
+	return []tool{
+		newTool(s, &mcp.Tool{Name: "list-prompts", Description: "List the project's prompts, each with its newest version (content, model, hash).",
+			Annotations: readOnly("List prompts")},
+			func(ctx context.Context, c *client.Client, _ struct{}) (ListPromptsOutput, error) {
+				prompts, err := c.Prompts(ctx)
+				return ListPromptsOutput{Prompts: prompts}, err
+			}),
+		newTool(s, &mcp.Tool{Name: "get-prompt", Description: "Read a version of a prompt: by version number, by tag (production, staging, ...), or the newest.",
+			Annotations: readOnly("Get a prompt version")},
+			func(ctx context.Context, c *client.Client, in GetPromptInput) (api.PromptVersion, error) {
+				if in.Version != 0 && in.Tag != "" {
+					return api.PromptVersion{}, errInput("give version or tag, not both")
+				}
+				return c.PromptVersion(ctx, in.PromptSlug, client.PromptSelector{Version: in.Version, Tag: in.Tag})
+			}),
+		newTool(s, &mcp.Tool{Name: "list-prompt-versions", Description: "List every version of a prompt (oldest first) and its tags.",
+			Annotations: readOnly("List prompt versions")},
+			func(ctx context.Context, c *client.Client, in ListPromptVersionsInput) (ListPromptVersionsOutput, error) {
+				versions, err := c.PromptVersions(ctx, in.PromptSlug)
+				if err != nil {
+					return ListPromptVersionsOutput{}, err
+				}
+				tags, err := c.PromptTags(ctx, in.PromptSlug)
+				return ListPromptVersionsOutput{Versions: versions, Tags: tags}, err
+			}),
+	}
+}
