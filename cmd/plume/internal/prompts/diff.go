@@ -108,8 +108,8 @@ func orNone(s *string) string {
 	return *s
 }
 
-// context is how many unchanged lines a hunk shows around a change.
-const context = 3
+// contextLines is how many unchanged lines a hunk shows around a change.
+const contextLines = 3
 
 // maxDiffCells bounds the line-by-line comparison (lines of a times lines of b); beyond it the
 // whole text is shown replaced.
@@ -136,16 +136,16 @@ func unified(nameA, nameB, a, b string) string {
 			start++
 			continue
 		}
-		// A hunk: from context lines before the change to context lines after the last change
-		// that is within 2*context of the previous one.
-		lo := max(0, start-context)
+		// A hunk: from contextLines before the change to contextLines after the last change
+		// that is within 2*contextLines of the previous one.
+		lo := max(0, start-contextLines)
 		hi := start
-		for i := start; i < len(script) && i-hi <= 2*context; i++ {
+		for i := start; i < len(script) && i-hi <= 2*contextLines; i++ {
 			if script[i].kind != ' ' {
 				hi = i
 			}
 		}
-		end := min(len(script), hi+context+1)
+		end := min(len(script), hi+contextLines+1)
 		oldStart, newStart := lineAt(script, lo)
 		var oldN, newN int
 		var body strings.Builder
