@@ -195,6 +195,25 @@ var functionCases = map[string]functionCase{
 			},
 		},
 	},
+	"MCPFunction": {
+		routes: stackRoutes("MCPFunction"),
+		policy: policyCase{
+			// The union of the areas its tools call in-process (prompts, tracing queries, judges,
+			// feedback, optimization runs), and nothing more.
+			actions: []string{
+				"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem",
+				"dynamodb:ConditionCheckItem", "s3:GetObject", "s3:ListBucket", "s3:PutObject", "sqs:SendMessage",
+			},
+			// No tool deletes; no model is called and no secret read here (the workers do that).
+			forbidden: []string{"dynamodb:Scan", "dynamodb:DeleteItem", "s3:DeleteObject", "bedrock:", "secretsmanager:"},
+			s3: map[string][]string{
+				"s3:GetObject":  {"${Bucket.Arn}/spans/*", "${Bucket.Arn}/attachments/*"},
+				"s3:ListBucket": {"${Bucket.Arn}"},
+				"s3:PutObject":  {"${Bucket.Arn}/backfills/*"},
+			},
+			listPrefixes: []string{"attachments/*"},
+		},
+	},
 	"EvaluatorFunction": {
 		worker: true,
 		policy: policyCase{

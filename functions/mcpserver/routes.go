@@ -9,7 +9,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	plumeauth "github.com/plumehq/plume/shared/auth"
-	"github.com/plumehq/plume/shared/web"
 )
 
 // Routes are MCPFunction's API Gateway route keys. The server is stateless: GET (a standalone
@@ -29,7 +28,9 @@ type Config struct {
 }
 
 // NewHandler returns the tool server: authn checks every request's key before the MCP layer;
-// api serves the REST calls the tools make in-process.
+// api serves the REST calls the tools make in-process. Its routes are those of an
+// *auth.Router, as every area's, so that the tests that walk every route of the stack walk
+// these too; no route names a project: each tool is scoped to the key's.
 func NewHandler(api http.Handler, authn *plumeauth.Authenticator, cfg Config) http.Handler {
 	s := newServer(api, cfg)
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
@@ -44,7 +45,9 @@ func NewHandler(api http.Handler, authn *plumeauth.Authenticator, cfg Config) ht
 		return &auth.TokenInfo{UserID: p.User.ID, Expiration: time.Now().Add(time.Hour),
 			Extra: map[string]any{extraKey: token, extraProject: p.ProjectID}}, nil
 	}, nil)
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", authn.Middleware(verified(mcpHandler)))
-	return web.Chain(mux)
+	rt := plumeauth.NewRouter(authn)
+	for _, pattern := range Routes {
+		rt.Handle(pattern, verified(mcpHandler))
+	}
+	return rt
 }

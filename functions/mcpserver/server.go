@@ -117,6 +117,13 @@ func agentError(err error) error {
 func (s *server) tools() []tool {
 	var all []tool
 	all = append(all, s.promptTools()...)
+	all = append(all, s.traceTools()...)
+	all = append(all, s.judgeTools()...)
+	all = append(all, s.runTools()...)
+	all = append(all, s.summaryTools()...)
+	all = append(all, s.writeTools()...)
+	all = append(all, s.deployTools()...)
+	all = append(all, s.proposalTools()...)
 	return all
 }
 
@@ -128,14 +135,37 @@ func errInput(format string, args ...any) error {
 // schemaOptions infer the schemas of the tools' inputs and outputs: a json.RawMessage field
 // (metadata, attributes) holds any JSON value, not the array of bytes its Go type suggests.
 var schemaOptions = &jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
-	reflect.TypeFor[json.RawMessage](): {},
+	reflect.TypeFor[json.RawMessage](): {Description: "any JSON value"}, // an object: some clients refuse the schema `true`
 }}
 
-// schemaFor is the JSON schema of T, with its fields' jsonschema descriptions.
+// schemaFor is the JSON schema of T, with its fields' jsonschema descriptions. A Go map may
+// be nil, which encodes as null: its schema allows null, as the inferred schema of a slice
+// does.
 func schemaFor[T any]() *jsonschema.Schema {
 	s, err := jsonschema.For[T](schemaOptions)
 	if err != nil {
 		panic(fmt.Sprintf("mcpserver: no schema for %T: %v", *new(T), err)) // a tool's types are fixed
 	}
+	nullableMaps(s)
 	return s
+}
+
+// nullableMaps lets every map of s (an object whose additionalProperties is its values'
+// schema; a struct's forbids any) be null.
+func nullableMaps(s *jsonschema.Schema) {
+	if s == nil {
+		return
+	}
+	isStruct := s.AdditionalProperties != nil && s.AdditionalProperties.Not != nil // "no other properties"
+	if s.Type == "object" && s.AdditionalProperties != nil && !isStruct {
+		s.Type, s.Types = "", []string{"null", "object"}
+	}
+	for _, p := range s.Properties {
+		nullableMaps(p)
+	}
+	for _, d := range s.Defs {
+		nullableMaps(d)
+	}
+	nullableMaps(s.Items)
+	nullableMaps(s.AdditionalProperties)
 }

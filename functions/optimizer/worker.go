@@ -415,22 +415,11 @@ func mean(scores []optimize.Score) optimize.Scores {
 	return out
 }
 
-// chooseType resolves the optimizer type of a run: the requested one, or for auto (the rule
-// the README documents): quick_refine while there is little to learn from or little to spend
-// (fewer than 10 examples, or a budget under 100 calls); dspy_gepa with at least 30 examples
-// and a budget of at least 1,000 calls (or the default); dspy_bootstrap when at least two
-// training examples offer a demonstration (an expected output, or a thumbs up); else
-// quick_refine.
+// chooseType resolves the optimizer type of a run: the requested one, or for auto what
+// optimize.AutoType picks from the run's examples and budget.
 func chooseType(requested string, budget optimize.Budget, split optimize.Split) string {
 	if requested != optimize.TypeAuto && requested != "" {
 		return requested
-	}
-	n := len(split.Train) + len(split.Validation) + len(split.Holdout)
-	if n < 10 || budget.MaxModelCalls > 0 && budget.MaxModelCalls < 100 {
-		return optimize.TypeQuickRefine
-	}
-	if n >= 30 && (budget.MaxModelCalls == 0 || budget.MaxModelCalls >= 1000) {
-		return optimize.TypeGEPA
 	}
 	demos := 0
 	for _, ex := range split.Train {
@@ -438,8 +427,6 @@ func chooseType(requested string, budget optimize.Budget, split optimize.Split) 
 			demos++
 		}
 	}
-	if demos >= 2 {
-		return optimize.TypeBootstrap
-	}
-	return optimize.TypeQuickRefine
+	typ, _ := optimize.AutoType(len(split.Train)+len(split.Validation)+len(split.Holdout), budget.MaxModelCalls, demos)
+	return typ
 }

@@ -29,6 +29,10 @@ var (
 	sessionParams = []string{"id"}
 )
 
+// TraceQueryParams are the query parameters GET /traces reads itself; any other is a tag
+// filter, so a tag of one of these names cannot be filtered on.
+func TraceQueryParams() []string { return slices.Concat(listParams, traceParams) }
+
 // tagFiltersHeader names the query parameters that were read as tag filters, so that a
 // misspelt or unsupported parameter (?kind=llm for ?span_kind=llm) is visible rather than a
 // silent empty result.

@@ -1,7 +1,9 @@
-// Package apitest runs the whole Plume API in-process for end-to-end tests: every function of
-// package stack, built by the composition root (internal/app) and mounted as plume-local mounts
-// it, over a fresh DynamoDB Local table and an embedded SigV4-checking S3, with two projects
-// (A and B) to test tenancy between.
+// Package apitest runs the whole Plume REST API in-process for end-to-end tests: every function
+// of internal/stack/restapi, built by the composition root (internal/app) and mounted as
+// plume-local mounts it, over a fresh DynamoDB Local table and an embedded SigV4-checking S3,
+// with two projects (A and B) to test tenancy between. The MCP tool server, a client of this
+// API, is not mounted (client's own tests use this package, and the tool server imports
+// client); its tests mount it beside API.Handler, and stack.Handler(API.Env) is the whole stack.
 package apitest
 
 import (
@@ -19,7 +21,7 @@ import (
 	"github.com/plumehq/plume/functions/optimizer"
 	"github.com/plumehq/plume/internal/app"
 	"github.com/plumehq/plume/internal/faultproxy"
-	"github.com/plumehq/plume/internal/stack"
+	"github.com/plumehq/plume/internal/stack/restapi"
 	"github.com/plumehq/plume/internal/webtest"
 	"github.com/plumehq/plume/shared/asyncinvoke"
 	"github.com/plumehq/plume/shared/auth"
@@ -94,7 +96,7 @@ func fastRetryer() aws.Retryer {
 	})
 }
 
-// New starts the API for t: every function of the stack, built by the composition root as
+// New starts the API for t: every function of the REST API, built by the composition root as
 // plume-local and the deployed functions build them.
 func New(t testing.TB, o Options) *API {
 	t.Helper()
@@ -143,7 +145,7 @@ func New(t testing.TB, o Options) *API {
 	api := &API{Env: env, Optimizations: queue, Table: env.Table(), TableName: name, S3URL: s3URL, Blobs: blobs, DDB: counter, S3: s3Counter, Auth: authStore,
 		DDBFaults: ddbFaults, S3Faults: s3Faults}
 	api.A, api.B = webtest.NewTenant(t, authStore), webtest.NewTenant(t, authStore)
-	h, err := stack.Handler(env)
+	h, err := restapi.Handler(env)
 	require.NoError(t, err)
 	api.Handler = h
 	counter.Reset()

@@ -16,6 +16,6 @@
 // A Lambda main is one line, app.Main(area.Function) (app.MainWorker for a Worker), and links
 // only its own area: app does not import the areas, so a prompts binary carries no OTLP
 // decoder (11 MB against 25 MB for all areas together, and a cold start that initialises only
-// what it serves). plume-local and
-// internal/apitest mount stack.Functions on one ServeMux with Mount.
+// what it serves). plume-local mounts stack.Functions on one ServeMux with Mount, and
+// internal/apitest the REST API's (internal/stack/restapi).
 package app

@@ -11,6 +11,7 @@ import (
 
 	"github.com/plumehq/plume/internal/apitest"
 	"github.com/plumehq/plume/internal/stack"
+	"github.com/plumehq/plume/internal/webtest"
 	"github.com/plumehq/plume/shared/auth"
 	"github.com/plumehq/plume/shared/prompt"
 )
@@ -36,6 +37,8 @@ func TestPathParametersEveryRoute(t *testing.T) {
 	api := apitest.New(t, apitest.Options{})
 	api.MustDo(t, "GET", "/feedback-links", api.A.Key, nil) // A's key into the cache
 	valid := validParams(api.A.ProjectID)
+	whole, err := stack.Handler(api.Env) // apitest's handler is the REST API only
+	require.NoError(t, err)
 
 	cases := 0
 	for _, fn := range stack.Functions {
@@ -70,7 +73,7 @@ func TestPathParametersEveryRoute(t *testing.T) {
 					t.Run(fn.Name+" "+rt.Pattern+" "+name+" "+kind, func(t *testing.T) {
 						api.DDB.Reset()
 						api.S3.Reset()
-						res := api.Do(t, method, target, api.A.Key, map[string]any{})
+						res := webtest.Do(t, whole, method, target, api.A.Key, map[string]any{})
 						assert.Contains(t, []int{http.StatusBadRequest, http.StatusForbidden, http.StatusNotFound}, res.Status, "body: %.300s", res.Body)
 						assert.Zero(t, api.DDB.Total(), "DynamoDB requests for a bad %s: %s", name, api.DDB)
 						assert.Zero(t, api.S3.Count("PutObject")+api.S3.Count("GetObject"), "S3 requests for a bad %s", name)
@@ -130,6 +133,8 @@ func TestEmptyPathSegment(t *testing.T) {
 		assert.Equal(t, http.StatusNotFound, res.Status, "%s: %s", path, res.Body)
 		assert.Equal(t, "not_found", res.ErrCode(t), path)
 	}
+	whole, err := stack.Handler(api.Env) // apitest's handler is the REST API only
+	require.NoError(t, err)
 	for _, fn := range stack.Functions {
 		h, err := fn.Build(api.Env)
 		require.NoError(t, err)
@@ -139,7 +144,7 @@ func TestEmptyPathSegment(t *testing.T) {
 			}
 			method, path, _ := strings.Cut(rt.Pattern, " ")
 			target := wildcard.ReplaceAllString(path, "")
-			res := api.Do(t, method, target, api.A.Key, map[string]any{})
+			res := webtest.Do(t, whole, method, target, api.A.Key, map[string]any{})
 			assert.Contains(t, []int{http.StatusBadRequest, http.StatusNotFound}, res.Status, "%s %s (%s): %.200s", method, target, fn.Name, res.Body)
 		}
 	}

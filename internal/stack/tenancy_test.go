@@ -3,6 +3,7 @@ package stack_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"regexp"
 	"slices"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/plumehq/plume/internal/apitest"
 	"github.com/plumehq/plume/internal/stack"
+	"github.com/plumehq/plume/internal/webtest"
 	"github.com/plumehq/plume/shared/auth"
 	"github.com/plumehq/plume/shared/ddb/ddbtest"
 	"github.com/plumehq/plume/shared/prompt"
@@ -104,11 +106,24 @@ func (v victim) bodyOf(pattern string) any {
 		return map[string]any{"span_id": v.spanID, "thumbs_up": true}
 	case "POST /v1/traces":
 		return map[string]any{"resourceSpans": []any{}}
+	case "POST /mcp":
+		// A tool that reads B's prompt by its slug: tools are scoped to the key's project.
+		return map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+			"params": map[string]any{"name": "get-prompt", "arguments": map[string]any{"prompt_slug": v.slug}}}
 	}
 	if strings.HasPrefix(pattern, "GET ") || strings.HasPrefix(pattern, "DELETE ") {
 		return nil
 	}
 	return map[string]any{}
+}
+
+// headersOf is what a route is sent besides its key and body: what its protocol checks before
+// it reads the body (the MCP transport's Accept), so that the request reaches the handler.
+func headersOf(pattern string) http.Header {
+	if pattern == "POST /mcp" {
+		return http.Header{"Accept": {"application/json, text/event-stream"}}
+	}
+	return nil
 }
 
 // TestTenancyEveryRoute walks every route of every function of the stack, read from the
@@ -125,6 +140,9 @@ func TestTenancyEveryRoute(t *testing.T) {
 	before := itemsOf(t, api, v.project)
 	require.NotEmpty(t, before)
 	api.MustDo(t, "GET", "/feedback-links", api.A.Key, nil) // A's key into the cache
+	// The whole stack: apitest's handler is the REST API, without the MCP tool server.
+	whole, err := stack.Handler(api.Env)
+	require.NoError(t, err)
 
 	walked, scoped := 0, 0
 	for _, fn := range stack.Functions {
@@ -140,7 +158,9 @@ func TestTenancyEveryRoute(t *testing.T) {
 			t.Run(fn.Name+" "+rt.Pattern, func(t *testing.T) {
 				api.DDB.Reset()
 				api.S3.Reset()
-				res := api.Do(t, method, target, api.A.Key, v.bodyOf(rt.Pattern))
+				req := webtest.NewRequest(t, method, target, api.A.Key, v.bodyOf(rt.Pattern))
+				maps.Copy(req.Header, headersOf(rt.Pattern))
+				res := webtest.Serve(whole, req)
 				if strings.Contains(path, "{project_id}") {
 					assert.Equal(t, http.StatusForbidden, res.Status, "body: %s", res.Body)
 					assert.Equal(t, "forbidden", res.ErrCode(t))
@@ -149,6 +169,9 @@ func TestTenancyEveryRoute(t *testing.T) {
 					return
 				}
 				assert.Less(t, res.Status, 500, "body: %s", res.Body)
+				if headersOf(rt.Pattern) != nil {
+					assert.Equal(t, http.StatusOK, res.Status, "the request did not reach the handler: %s", res.Body)
+				}
 				for _, secret := range v.secrets {
 					assert.NotContains(t, string(res.Body), secret, "B's data in the answer to A")
 				}

@@ -95,6 +95,19 @@ func New(cfg Config, opts Options) *Client {
 // JudgeModel returns the configured default judge model.
 func (c *Client) JudgeModel() string { return cmp.Or(c.cfg.JudgeModel, DefaultJudgeModel) }
 
+// Configured reports whether model can be called: its id routes to a provider whose key, base
+// URL or AWS credentials and region are configured. It sends nothing; a call may still fail
+// (a revoked key, a model the account cannot use). Complete refuses the models it reports
+// false for with ErrUnknownModel or ErrNotConfigured.
+func (c *Client) Configured(model string) bool {
+	t, err := Route(model)
+	if err != nil {
+		return false
+	}
+	_, err = c.api(t)
+	return err == nil
+}
+
 // answer is one successful HTTP exchange, decoded.
 type answer struct {
 	text       string

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 )
 
 // Optimizer types (COMPAT.md "CLI conventions": the CLI's optimizer types).
@@ -13,9 +14,28 @@ const (
 	TypeQuickRefine = "quick_refine"
 	TypeBootstrap   = "dspy_bootstrap"
 	TypeGEPA        = "dspy_gepa"
-	// TypeAuto lets the run pick one from its data and budget (ChooseType).
+	// TypeAuto lets the run pick one from its data and budget (AutoType).
 	TypeAuto = "auto"
 )
+
+// AutoType is the type auto picks, and why (the rule the README documents): quick_refine while
+// there is little to learn from or little to spend (fewer than 10 examples, or a budget under
+// 100 model calls); dspy_gepa with at least 30 examples and a budget of at least 1,000 calls
+// (maxCalls 0: the default budget); dspy_bootstrap when at least two training examples offer a
+// demonstration (demos: those with an expected output or a thumbs up); else quick_refine.
+func AutoType(examples, maxCalls, demos int) (typ, reason string) {
+	switch {
+	case examples < 10:
+		return TypeQuickRefine, fmt.Sprintf("fewer than 10 examples (%d)", examples)
+	case maxCalls > 0 && maxCalls < 100:
+		return TypeQuickRefine, fmt.Sprintf("a budget under 100 calls (%d)", maxCalls)
+	case examples >= 30 && (maxCalls == 0 || maxCalls >= 1000):
+		return TypeGEPA, fmt.Sprintf("at least 30 examples (%d) and a budget of at least 1,000 calls (or the default)", examples)
+	case demos >= 2:
+		return TypeBootstrap, fmt.Sprintf("%d training examples offer a demonstration (an expected output or a thumbs up)", demos)
+	}
+	return TypeQuickRefine, fmt.Sprintf("fewer than two training examples offer a demonstration (%d)", demos)
+}
 
 // Intent is one judge that scores candidates, with its weight in the overall score and the
 // least score a candidate may have on it (a guardrail: nil for none). Scores are 0 to 1.

@@ -1,0 +1,392 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/plumehq/plume/api"
+	"github.com/plumehq/plume/client"
+	"github.com/plumehq/plume/functions/tracing"
+)
+
+// Bounds of the tracing tools' answers: an agent's context is small, a trace can be large.
+const (
+	defaultTraceLimit = 20
+	maxTraceLimit     = 100
+	defaultSpanLimit  = 100
+	maxSpanLimit      = 500
+	// listTextLimit cuts the root span input and output of each trace of list-traces.
+	listTextLimit = 500
+	// spanTextLimit cuts a span's input_data, output_data and error_stack in get-trace.
+	spanTextLimit = 2000
+	// attributesLimit is the most bytes of a span's attributes get-trace answers; larger
+	// attributes are replaced with a note of their size.
+	attributesLimit = 4000
+)
+
+// traceQueryParams are the query parameters GET /traces reads itself; a tag of one of these
+// names cannot be filtered on.
+var traceQueryParams = tracing.TraceQueryParams()
+
+// ListTracesInput filters and pages the project's traces (the query parameters of GET /traces).
+type ListTracesInput struct {
+	SessionID     string            `json:"session_id,omitempty" jsonschema:"only the traces of this session (a UUID)"`
+	Status        string            `json:"status,omitempty" jsonschema:"only traces of this status: ok, error or unset"`
+	Names         []string          `json:"names,omitempty" jsonschema:"only traces with one of these names"`
+	HasError      *bool             `json:"has_error,omitempty" jsonschema:"true: only traces with a failed span; false: only traces without one"`
+	CreatedAfter  string            `json:"created_after,omitempty" jsonschema:"ISO 8601 time: only traces created at or after it (without it: the last 30 days)"`
+	CreatedBefore string            `json:"created_before,omitempty" jsonschema:"ISO 8601 time: only traces created before it"`
+	DurationMin   *float64          `json:"duration_min,omitempty" jsonschema:"least duration, in milliseconds"`
+	DurationMax   *float64          `json:"duration_max,omitempty" jsonschema:"greatest duration, in milliseconds"`
+	CostMin       *float64          `json:"cost_min,omitempty" jsonschema:"least cost, in USD"`
+	CostMax       *float64          `json:"cost_max,omitempty" jsonschema:"greatest cost, in USD"`
+	Tags          map[string]string `json:"tags,omitempty" jsonschema:"only traces with every one of these tags (tag name to value)"`
+	SortBy        string            `json:"sort_by,omitempty" jsonschema:"started_at, name, status, span_count, duration_ms or cost; without it: newest first"`
+	SortOrder     string            `json:"sort_order,omitempty" jsonschema:"asc or desc (the default)"`
+	Limit         int               `json:"limit,omitempty" jsonschema:"traces per page: 1 to 100, default 20"`
+	Offset        int               `json:"offset,omitempty" jsonschema:"traces to skip: next_offset of the previous page"`
+}
+
+// ListTracesOutput is list-traces' answer.
+type ListTracesOutput struct {
+	Traces []api.Trace `json:"traces" jsonschema:"this page of traces, with their aggregates (cost in USD, span_count, error_count, status); root_span_input and root_span_output cut at 500 characters"`
+	Limit  int         `json:"limit" jsonschema:"the page size used"`
+	Offset int         `json:"offset" jsonschema:"the traces skipped"`
+	// NextOffset is null on the last page.
+	NextOffset     *int `json:"next_offset" jsonschema:"offset of the next page; null when this is the last page"`
+	TruncatedTexts int  `json:"truncated_texts" jsonschema:"how many root span inputs and outputs were cut; each ends with a [truncated ...] marker, and get-trace shows more"`
+}
+
+// GetTraceInput names a trace and a page of its spans.
+type GetTraceInput struct {
+	TraceID    string `json:"trace_id" jsonschema:"the trace's id (a UUID), as list-traces answers it"`
+	SpanLimit  int    `json:"span_limit,omitempty" jsonschema:"spans per page, in start order: 1 to 500, default 100"`
+	SpanOffset int    `json:"span_offset,omitempty" jsonschema:"spans to skip: next_span_offset of the previous page"`
+}
+
+// GetTraceOutput is get-trace's answer: the trace and a page of its span tree.
+type GetTraceOutput struct {
+	Trace api.Trace   `json:"trace" jsonschema:"the trace with its aggregates"`
+	Spans []TraceSpan `json:"spans" jsonschema:"this page of the trace's spans as a tree, depth first: each span follows its parent, siblings in start order; depth 0 is a root, or a span whose parent is not on this page"`
+	// SpanCount is the trace's aggregate, not the page's.
+	SpanCount      int  `json:"span_count" jsonschema:"the trace's number of spans in all"`
+	SpanLimit      int  `json:"span_limit" jsonschema:"the page size used"`
+	SpanOffset     int  `json:"span_offset" jsonschema:"the spans skipped"`
+	Truncated      bool `json:"truncated" jsonschema:"true when the trace has spans after this page: call get-trace again with span_offset set to next_span_offset"`
+	NextSpanOffset *int `json:"next_span_offset" jsonschema:"span_offset of the next page; null when this is the last page"`
+	TruncatedTexts int  `json:"truncated_texts" jsonschema:"how many span fields of this page were cut (see each span's truncated_fields)"`
+}
+
+// TraceSpan is a span of get-trace: the span as GET /spans answers it, with its place in the
+// tree.
+type TraceSpan struct {
+	api.Span
+	Depth           int      `json:"depth" jsonschema:"0 for a root span, 1 for its children, and so on"`
+	ChildSpanIDs    []string `json:"child_span_ids" jsonschema:"the ids of this span's children on this page, in start order"`
+	TruncatedFields []string `json:"truncated_fields,omitempty" jsonschema:"the fields cut to keep the answer small: input_data, output_data, error_stack (each ending with a [truncated ...] marker) or attributes (replaced with a note of their size)"`
+}
+
+// traceTools are the read tools of traces and spans.
+func (s *server) traceTools() []tool {
+	return []tool{
+		newTool(s, &mcp.Tool{Name: "list-traces",
+			Description: "List the project's traces, newest first unless sorted otherwise, with the filters of GET /traces " +
+				"(session, status, names, errors, creation time, duration, cost, tags) and paging (limit up to 100, next_offset). " +
+				"Without created_after the API looks back 30 days. Each trace carries its cost, span and error counts; " +
+				"root span input and output are cut at 500 characters (get-trace shows a trace's spans).",
+			Annotations: readOnly("List traces")},
+			withEmptyMaps(listTraces)),
+		newTool(s, &mcp.Tool{Name: "get-trace",
+			Description: "Read a trace and its span tree: the spans nested by parent_span_id (depth first, with depth and child ids), " +
+				"paged in start order (span_limit up to 500, span_offset; truncated and next_span_offset say when there are more). " +
+				"Span input, output and error stack are cut at 2,000 characters and attributes over 4,000 bytes are replaced, " +
+				"each said in the span's truncated_fields.",
+			Annotations: readOnly("Get a trace with its spans")},
+			withEmptyMaps(getTrace)),
+	}
+}
+
+func listTraces(ctx context.Context, c *client.Client, in ListTracesInput) (ListTracesOutput, error) {
+	limit, err := pageSize("limit", in.Limit, defaultTraceLimit, maxTraceLimit)
+	if err != nil {
+		return ListTracesOutput{}, err
+	}
+	if in.Offset < 0 {
+		return ListTracesOutput{}, errInput("offset must be 0 or more, not %d", in.Offset)
+	}
+	q := url.Values{}
+	set := func(name, v string) {
+		if v != "" {
+			q.Set(name, v)
+		}
+	}
+	set("session_id", in.SessionID)
+	set("status", in.Status)
+	set("created_after", in.CreatedAfter)
+	set("created_before", in.CreatedBefore)
+	set("sort_by", in.SortBy)
+	set("sort_order", in.SortOrder)
+	for _, n := range in.Names {
+		q.Add("names", n)
+	}
+	if in.HasError != nil {
+		q.Set("has_error", strconv.FormatBool(*in.HasError))
+	}
+	for name, v := range map[string]*float64{"duration_min": in.DurationMin, "duration_max": in.DurationMax, "cost_min": in.CostMin, "cost_max": in.CostMax} {
+		if v != nil {
+			q.Set(name, strconv.FormatFloat(*v, 'g', -1, 64))
+		}
+	}
+	for k, v := range in.Tags {
+		if slices.Contains(traceQueryParams, k) {
+			return ListTracesOutput{}, errInput("tags: %q is a filter of its own, not a tag that can be filtered on", k)
+		}
+		q.Set(k, v)
+	}
+	// One more than the page tells whether there is a next page.
+	q.Set("limit", strconv.Itoa(limit+1))
+	if in.Offset > 0 {
+		q.Set("offset", strconv.Itoa(in.Offset))
+	}
+	traces, err := c.Traces(ctx, q)
+	if err != nil {
+		return ListTracesOutput{}, err
+	}
+	if len(traces) == 0 && in.SessionID != "" && in.Offset == 0 {
+		// A session of another project filters to nothing: say so rather than answer [].
+		if err := sessionExists(ctx, c, in.SessionID); err != nil {
+			return ListTracesOutput{}, err
+		}
+	}
+	out := ListTracesOutput{Traces: traces, Limit: limit, Offset: in.Offset}
+	if len(traces) > limit {
+		out.Traces, out.NextOffset = traces[:limit], new(in.Offset+limit)
+	}
+	if out.Traces == nil {
+		out.Traces = []api.Trace{}
+	}
+	for i := range out.Traces {
+		var cut bool
+		if out.Traces[i].RootSpanInput, cut = cutText(out.Traces[i].RootSpanInput, listTextLimit); cut {
+			out.TruncatedTexts++
+		}
+		if out.Traces[i].RootSpanOutput, cut = cutText(out.Traces[i].RootSpanOutput, listTextLimit); cut {
+			out.TruncatedTexts++
+		}
+	}
+	return out, nil
+}
+
+// sessionExists answers a not-found error when the key's project has no session id.
+func sessionExists(ctx context.Context, c *client.Client, id string) error {
+	sessions, err := c.Sessions(ctx, url.Values{"id": {id}})
+	if err != nil {
+		return err
+	}
+	if len(sessions) == 0 {
+		return errNotFound("session %s not found", id)
+	}
+	return nil
+}
+
+func getTrace(ctx context.Context, c *client.Client, in GetTraceInput) (GetTraceOutput, error) {
+	limit, err := pageSize("span_limit", in.SpanLimit, defaultSpanLimit, maxSpanLimit)
+	if err != nil {
+		return GetTraceOutput{}, err
+	}
+	if in.SpanOffset < 0 {
+		return GetTraceOutput{}, errInput("span_offset must be 0 or more, not %d", in.SpanOffset)
+	}
+	if err := requireID("trace_id", in.TraceID, "list-traces"); err != nil {
+		return GetTraceOutput{}, err
+	}
+	traces, err := c.Traces(ctx, url.Values{"id": {in.TraceID}})
+	if err != nil {
+		return GetTraceOutput{}, err
+	}
+	if len(traces) == 0 {
+		return GetTraceOutput{}, errNotFound("trace %s not found", in.TraceID)
+	}
+	spans, err := c.Spans(ctx, url.Values{"trace_id": {in.TraceID}, "sort_by": {"started_at"}, "sort_order": {"asc"},
+		"limit": {strconv.Itoa(limit + 1)}, "offset": {strconv.Itoa(in.SpanOffset)}})
+	if err != nil {
+		return GetTraceOutput{}, err
+	}
+	out := GetTraceOutput{Trace: traces[0], SpanCount: traces[0].SpanCount, SpanLimit: limit, SpanOffset: in.SpanOffset}
+	if len(spans) > limit {
+		spans, out.Truncated, out.NextSpanOffset = spans[:limit], true, new(in.SpanOffset+limit)
+	}
+	out.Trace.RootSpanInput, _ = cutText(out.Trace.RootSpanInput, listTextLimit)
+	out.Trace.RootSpanOutput, _ = cutText(out.Trace.RootSpanOutput, listTextLimit)
+	out.Spans = spanTree(spans)
+	for i := range out.Spans {
+		out.TruncatedTexts += cutSpan(&out.Spans[i])
+	}
+	return out, nil
+}
+
+// spanTree orders spans (sorted by start) depth first from their roots: a span whose parent
+// is not among them is a root. A cycle of parents (bad data) is broken where it is met.
+func spanTree(spans []api.Span) []TraceSpan {
+	byID := make(map[string]bool, len(spans))
+	for _, sp := range spans {
+		byID[sp.ID] = true
+	}
+	children := map[string][]int{}
+	var roots []int
+	for i, sp := range spans {
+		if sp.ParentSpanID != nil && byID[*sp.ParentSpanID] && *sp.ParentSpanID != sp.ID {
+			children[*sp.ParentSpanID] = append(children[*sp.ParentSpanID], i)
+		} else {
+			roots = append(roots, i)
+		}
+	}
+	out := make([]TraceSpan, 0, len(spans))
+	visited := make([]bool, len(spans))
+	var walk func(i, depth int)
+	walk = func(i, depth int) {
+		if visited[i] {
+			return
+		}
+		visited[i] = true
+		ts := TraceSpan{Span: spans[i], Depth: depth, ChildSpanIDs: []string{}}
+		for _, ch := range children[spans[i].ID] {
+			ts.ChildSpanIDs = append(ts.ChildSpanIDs, spans[ch].ID)
+		}
+		out = append(out, ts)
+		for _, ch := range children[spans[i].ID] {
+			walk(ch, depth+1)
+		}
+	}
+	for _, r := range roots {
+		walk(r, 0)
+	}
+	for i := range spans { // spans of a parent cycle: no root reaches them
+		walk(i, 0)
+	}
+	return out
+}
+
+// cutSpan truncates the large fields of a span and answers how many it cut.
+func cutSpan(ts *TraceSpan) int {
+	for _, f := range []struct {
+		name string
+		v    **string
+	}{{"input_data", &ts.InputData}, {"output_data", &ts.OutputData}, {"error_stack", &ts.ErrorStack}} {
+		var cut bool
+		if *f.v, cut = cutText(*f.v, spanTextLimit); cut {
+			ts.TruncatedFields = append(ts.TruncatedFields, f.name)
+		}
+	}
+	if len(ts.Attributes) > attributesLimit {
+		ts.Attributes = fmt.Appendf(nil, `{"truncated":"the attributes are %d bytes; read the span whole with GET /spans?id=%s"}`,
+			len(ts.Attributes), url.QueryEscape(ts.ID))
+		ts.TruncatedFields = append(ts.TruncatedFields, "attributes")
+	}
+	return len(ts.TruncatedFields)
+}
+
+// cutText cuts s to its first max characters followed by a marker that says so.
+func cutText(s *string, max int) (*string, bool) {
+	if s == nil {
+		return nil, false
+	}
+	n := utf8.RuneCountInString(*s)
+	if n <= max {
+		return s, false
+	}
+	i, count := 0, 0
+	for i = range *s {
+		if count == max {
+			break
+		}
+		count++
+	}
+	cut := fmt.Sprintf("%s… [truncated: %d of %d characters shown]", (*s)[:i], max, n)
+	return &cut, true
+}
+
+// pageSize is a page size of an input: def when not given, else from 1 to max.
+func pageSize(name string, limit, def, max int) (int, error) {
+	switch {
+	case limit == 0:
+		return def, nil
+	case limit < 1 || limit > max:
+		return 0, errInput("%s must be from 1 to %d, not %d", name, max, limit)
+	}
+	return limit, nil
+}
+
+// nextPage is the offset of the page after one of n records at offset, nil when a page
+// shorter than limit was the last.
+func nextPage(offset, limit, n int) *int {
+	if n < limit {
+		return nil
+	}
+	return new(offset + limit)
+}
+
+// withEmptyMaps wraps a read tool's handler: the output schemas inferred from Go types take a
+// map for a JSON object, never null, and the SDK refuses an output its schema does not accept
+// (a protocol error, not a tool error). The API answers null for some maps it does not fill
+// (the intents of a run's scores, ...), so every nil map of an output becomes an empty one.
+func withEmptyMaps[In, Out any](h func(context.Context, *client.Client, In) (Out, error)) func(context.Context, *client.Client, In) (Out, error) {
+	return func(ctx context.Context, c *client.Client, in In) (Out, error) {
+		out, err := h(ctx, c, in)
+		if err == nil {
+			fillNilMaps(reflect.ValueOf(&out).Elem())
+		}
+		return out, err
+	}
+}
+
+// fillNilMaps sets every nil map reachable from v through exported fields, pointers and
+// slices to an empty map.
+func fillNilMaps(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if !v.IsNil() {
+			fillNilMaps(v.Elem())
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				fillNilMaps(v.Field(i))
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return // raw JSON, bytes
+		}
+		for i := range v.Len() {
+			fillNilMaps(v.Index(i))
+		}
+	case reflect.Map:
+		if v.IsNil() && v.CanSet() {
+			v.Set(reflect.MakeMap(v.Type()))
+		}
+	}
+}
+
+// requireID refuses an empty id of an input, saying which tool lists the ids.
+func requireID(name, id, lister string) error {
+	if strings.TrimSpace(id) == "" {
+		return errInput("%s is required: %s answers the ids", name, lister)
+	}
+	return nil
+}
+
+// errNotFound is a record the key's project does not have, worded as the API's not-found errors
+// (agentError adds what to do).
+func errNotFound(format string, args ...any) error {
+	return &client.Error{Status: http.StatusNotFound, Code: api.CodeNotFound, Message: fmt.Sprintf(format, args...)}
+}
