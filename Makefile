@@ -5,7 +5,7 @@ GO ?= go
 # Lambda binaries: provided.al2023 on arm64, static, RPC-free.
 LAMBDA_BUILD = CGO_ENABLED=0 GOOS=linux GOARCH=$(or $(GOARCH_LAMBDA),arm64) $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w'
 # Every function of template.yaml, by logical id.
-FUNCTIONS = PromptsFunction TracingIngestFunction TracingQueryFunction SettingsFunction OTLPFunction JudgesFunction FeedbackFunction SweeperFunction EvaluatorFunction OptimizerFunction OptimizerWorkerFunction MCPFunction
+FUNCTIONS = PromptsFunction TracingIngestFunction TracingQueryFunction SettingsFunction OTLPFunction JudgesFunction FeedbackFunction SweeperFunction EvaluatorFunction OptimizerFunction OptimizerWorkerFunction MCPFunction GatewayFunction
 
 .PHONY: dev test build bench lint clean cli $(addprefix build-,$(FUNCTIONS))
 
@@ -58,6 +58,9 @@ build-OptimizerWorkerFunction:
 
 build-MCPFunction:
 	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/mcpserver/lambda
+
+build-GatewayFunction:
+	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/gateway/lambda
 
 # cli: the plume command for this machine, into bin/plume.
 cli:

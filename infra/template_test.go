@@ -214,6 +214,14 @@ var functionCases = map[string]functionCase{
 			listPrefixes: []string{"attachments/*"},
 		},
 	},
+	"GatewayFunction": {
+		routes: stackRoutes("GatewayFunction"),
+		policy: policyCase{
+			// The caller's key, the providers: Bedrock and the provider secret when set.
+			actions:   []string{"dynamodb:GetItem", "bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream", "secretsmanager:GetSecretValue"},
+			forbidden: []string{"dynamodb:PutItem", "dynamodb:Scan", "dynamodb:DeleteItem", "s3:"},
+		},
+	},
 	"EvaluatorFunction": {
 		worker: true,
 		policy: policyCase{

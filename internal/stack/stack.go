@@ -11,6 +11,7 @@ import (
 	"slices"
 
 	"github.com/plumehq/plume/functions/evaluator"
+	"github.com/plumehq/plume/functions/gateway"
 	"github.com/plumehq/plume/functions/mcpserver"
 	"github.com/plumehq/plume/functions/optimizer"
 	"github.com/plumehq/plume/functions/sweeper"
@@ -19,9 +20,10 @@ import (
 )
 
 // Functions are every HTTP function of the stack, in template.yaml's order: the REST API's,
-// then the MCP tool server, which calls the REST API.
+// then the MCP tool server, which calls the REST API, and the model gateway.
 var Functions = append(slices.Clone(restapi.Functions),
 	mcpserver.Function,
+	gateway.Function,
 )
 
 // Workers are every function of the stack that serves no HTTP route, in template.yaml's order.

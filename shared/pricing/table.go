@@ -201,6 +201,9 @@ func (t *Table) LastChecked() string { return t.lastChecked }
 // Len returns the number of models in the table.
 func (t *Table) Len() int { return len(t.prices) }
 
+// Prices returns every entry of the table, in file order. The slice is the caller's.
+func (t *Table) Prices() []Price { return append([]Price(nil), t.prices...) }
+
 // Lookup returns the price of a model. The model id is trimmed and matched case-insensitively
 // against the table's patterns; the first entry in file order with a matching pattern wins.
 // When the model id is not found, provider is not empty and the model id has no provider

@@ -1,0 +1,16 @@
+package gateway
+
+import (
+	"net/http"
+
+	"github.com/plumehq/plume/internal/app"
+)
+
+// Function is GatewayFunction of template.yaml.
+var Function = app.Function{
+	Name:   "GatewayFunction",
+	Routes: Routes,
+	Build: func(e *app.Env) (http.Handler, error) {
+		return NewHandler(e.Models, e.PriceTable(), e.Authn()), nil
+	},
+}
