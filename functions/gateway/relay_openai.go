@@ -40,8 +40,12 @@ func relayChatCompletions(w http.ResponseWriter, r *http.Request, up llm.Upstrea
 		}
 	}
 	w.WriteHeader(res.StatusCode)
-	if err := copyFlushing(w, res.Body); err != nil {
+	watch := usageWatcher(res.Header.Get("Content-Type"))
+	if err := copyFlushing(w, io.TeeReader(res.Body, watch)); err != nil {
 		slog.WarnContext(r.Context(), "gateway: the answer was cut", "provider", up.Target.Provider, "error", err)
+	}
+	if u, ok := watch.Usage(); ok && res.StatusCode/100 == 2 {
+		reportUsage(r, u)
 	}
 }
 
