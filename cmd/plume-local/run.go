@@ -260,6 +260,7 @@ Plume is running at %[1]s
   Sweeper    : every %[8]s (PLUME_SWEEP_INTERVAL)
   Judges     : %[9]s
   MCP        : %[1]s/mcp (tool server for coding agents, Streamable HTTP, same key)
+  Gateway    : %[1]s/v1/chat/completions (OpenAI-compatible, any configured provider, same key)
 
 Point the SDKs at it:
   export ZEROEVAL_API_URL=%[1]s ZEROEVAL_BASE_URL=%[1]s ZEROEVAL_API_KEY=%[3]s
