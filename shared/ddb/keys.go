@@ -195,3 +195,16 @@ const skModelCall = "CALL"
 // claimSK keys a judge's claim on a span (ClaimStore), in the span's partition: CLAIM#<judge>
 // sorts before EVAL#<judge>, FB#... and SPAN, and every reader of the partition ignores it.
 func claimSK(judgeID string) string { return "CLAIM#" + judgeID }
+
+// Gateway limits (RateLimitStore): each counter of a project is split over shards, each shard a
+// partition of its own, so that no item or partition takes every write of a busy project. A
+// shard's partition holds its minute items (requests and tokens of a UTC minute) and its day
+// items (spend of a UTC day); TTL deletes them once their window is over.
+func rateLimitPK(projectID string, shard int) string {
+	return fmt.Sprintf("P#%s#RL#%d", projectID, shard)
+}
+
+// rateMinuteSK keys the UTC minute of at; rateDaySK its UTC day.
+func rateMinuteSK(at time.Time) string { return "M#" + at.UTC().Format("200601021504") }
+
+func rateDaySK(at time.Time) string { return "D#" + at.UTC().Format("20060102") }
