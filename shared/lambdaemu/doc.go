@@ -20,8 +20,12 @@
 //
 // Accepted posts get 202 as in Lambda; a post for an unknown or already completed request id
 // gets 400 InvalidRequestID, and an init error after initialisation gets 403. The Extensions,
-// Telemetry and Logs APIs, response streaming, client context and Cognito identity are not
-// implemented.
+// Telemetry and Logs APIs, client context and Cognito identity are not implemented.
+//
+// Response streaming (a Function URL in RESPONSE_STREAM mode) is: InvokeStream returns the
+// response as the runtime posts it, chunk by chunk, up to Lambda's 20 MiB, and a stream the
+// function ends with the Lambda-Runtime-Function-Error-Type and -Body trailers fails with its
+// *FunctionError. Invoke reads a streamed post whole, as Lambda answers a synchronous call.
 //
 // Like one Lambda execution environment, an Emulator runs one invocation at a time: concurrent
 // Invoke calls queue. Unlike Lambda it never restarts the process. Once the process exits, for

@@ -39,6 +39,11 @@ type invocation struct {
 	payload  []byte
 	deadline time.Time
 	result   chan result // buffered, so a runtime answering an abandoned invocation never blocks
+
+	// stream is set for an invocation made with InvokeStream: the response handler hands the
+	// response over on it as soon as the runtime begins to post it.
+	stream    streamHandoff
+	streaming bool // the runtime has begun to post the streamed response (guarded by mu)
 }
 
 // result is what the runtime answered: a body, or an error (usually a *FunctionError).
@@ -55,35 +60,20 @@ type result struct {
 // a call leaves the queue. An invocation abandoned because ctx ended or the deadline passed is
 // not cancelled in the function: its eventual answer is discarded, and the next invocation
 // is handed out once the runtime asks for it.
+//
+// A response the runtime streams (as for a Function URL in RESPONSE_STREAM mode) is read whole,
+// as Lambda buffers the response of a synchronous invocation: InvokeStream reads it as it comes.
 func (e *Emulator) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
-	if len(payload) > maxPayload {
-		return nil, fmt.Errorf("lambdaemu: payload of %d bytes exceeds the %d-byte limit", len(payload), maxPayload)
+	if err := e.acquire(ctx, payload); err != nil {
+		return nil, err
 	}
-	select {
-	case e.turn <- struct{}{}:
-	case <-e.exited:
-		return nil, e.exitErr
-	case <-ctx.Done():
-		return nil, fmt.Errorf("lambdaemu: waiting for earlier invocations: %w", ctx.Err())
-	}
-	defer func() { <-e.turn }()
+	defer e.release()
 
-	inv := &invocation{
-		id:       newRequestID(),
-		traceID:  newTraceID(),
-		payload:  payload,
-		deadline: time.Now().Add(e.timeout),
-		result:   make(chan result, 1),
-	}
+	inv := e.newInvocation(payload)
 	ctx, cancel := context.WithDeadline(ctx, inv.deadline)
 	defer cancel()
-
-	select {
-	case e.invokes <- inv:
-	case <-e.exited:
-		return nil, e.exitErr
-	case <-ctx.Done():
-		return nil, e.abandoned(ctx, inv, "waiting for the runtime to ask for it")
+	if err := e.handOver(ctx, inv); err != nil {
+		return nil, err
 	}
 	select {
 	case r := <-inv.result:
@@ -97,6 +87,48 @@ func (e *Emulator) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
 		}
 	case <-ctx.Done():
 		return nil, e.abandoned(ctx, inv, "waiting for the function")
+	}
+}
+
+// acquire checks payload and waits for the execution environment to be free: the caller then
+// owns it until it calls release.
+func (e *Emulator) acquire(ctx context.Context, payload []byte) error {
+	if len(payload) > maxPayload {
+		return fmt.Errorf("lambdaemu: payload of %d bytes exceeds the %d-byte limit", len(payload), maxPayload)
+	}
+	select {
+	case e.turn <- struct{}{}:
+		return nil
+	case <-e.exited:
+		return e.exitErr
+	case <-ctx.Done():
+		return fmt.Errorf("lambdaemu: waiting for earlier invocations: %w", ctx.Err())
+	}
+}
+
+// release frees the execution environment for the next invocation.
+func (e *Emulator) release() { <-e.turn }
+
+// newInvocation is the invocation of payload, its deadline Config.Timeout from now.
+func (e *Emulator) newInvocation(payload []byte) *invocation {
+	return &invocation{
+		id:       newRequestID(),
+		traceID:  newTraceID(),
+		payload:  payload,
+		deadline: time.Now().Add(e.timeout),
+		result:   make(chan result, 1),
+	}
+}
+
+// handOver gives inv to the runtime's next GET /next.
+func (e *Emulator) handOver(ctx context.Context, inv *invocation) error {
+	select {
+	case e.invokes <- inv:
+		return nil
+	case <-e.exited:
+		return e.exitErr
+	case <-ctx.Done():
+		return e.abandoned(ctx, inv, "waiting for the runtime to ask for it")
 	}
 }
 

@@ -74,6 +74,10 @@ func (e *Emulator) next(w http.ResponseWriter, r *http.Request) {
 
 // response completes an invocation with the body the function returned.
 func (e *Emulator) response(w http.ResponseWriter, r *http.Request) {
+	if inv := e.streaming(r.PathValue("id")); inv != nil {
+		e.streamResponse(w, r, inv)
+		return
+	}
 	body, err := readBody(w, r)
 	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 		res := result{err: &FunctionError{
@@ -146,6 +150,19 @@ func (e *Emulator) accept(w http.ResponseWriter, r *http.Request, res result) {
 		return
 	}
 	writeJSON(w, http.StatusAccepted, map[string]string{"status": "OK"})
+}
+
+// streaming returns the pending invocation id if it was made with InvokeStream and its response
+// has not begun, or nil.
+func (e *Emulator) streaming(id string) *invocation {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	inv, ok := e.pending[id]
+	if !ok || inv.stream == nil || inv.streaming {
+		return nil
+	}
+	inv.streaming = true
+	return inv
 }
 
 // complete delivers res to the pending invocation id and reports whether there was one.

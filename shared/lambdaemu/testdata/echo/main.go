@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/signal"
@@ -28,12 +29,14 @@ import (
 
 // event holds the instructions an event may carry; any other fields are only echoed.
 type event struct {
-	Fail    string `json:"fail"`     // return an *EchoError with this message
-	Panic   string `json:"panic"`    // panic with this value
-	Exit    int    `json:"exit"`     // exit the process with this status
-	SleepMS int    `json:"sleep_ms"` // sleep this long first, ignoring the deadline
-	Pad     int    `json:"pad"`      // add this many bytes to the reply
-	Broken  string `json:"broken"`   // reply with a stream that fails with this message
+	Fail    string   `json:"fail"`     // return an *EchoError with this message
+	Panic   string   `json:"panic"`    // panic with this value
+	Exit    int      `json:"exit"`     // exit the process with this status
+	SleepMS int      `json:"sleep_ms"` // sleep this long first, ignoring the deadline
+	Pad     int      `json:"pad"`      // add this many bytes to the reply
+	Broken  string   `json:"broken"`   // reply with a stream that fails with this message
+	Chunks  []string `json:"chunks"`   // reply with a stream of these chunks, each one read alone
+	Gate    string   `json:"gate"`     // before each chunk but the first, GET this URL?chunk=i
 }
 
 // reply is the function's answer.
@@ -67,6 +70,31 @@ func (b *brokenReader) Read(p []byte) (int, error) {
 	}
 	b.read = true
 	return copy(p, "partial"), nil
+}
+
+// chunkReader is a reply stream of chunks, each returned by one Read (which the runtime sends
+// as one chunk). Before chunk i > 0 it waits for GET gate?chunk=i to answer, so that a test
+// decides when each chunk leaves.
+type chunkReader struct {
+	chunks []string
+	gate   string
+	next   int
+}
+
+func (c *chunkReader) Read(p []byte) (int, error) {
+	if c.next == len(c.chunks) {
+		return 0, io.EOF
+	}
+	if c.next > 0 && c.gate != "" {
+		resp, err := http.Get(fmt.Sprintf("%s?chunk=%d", c.gate, c.next))
+		if err != nil {
+			return 0, fmt.Errorf("gate: %w", err)
+		}
+		resp.Body.Close()
+	}
+	n := copy(p, c.chunks[c.next])
+	c.next++
+	return n, nil
 }
 
 // counters tracks the invocations this process runs.
@@ -117,6 +145,8 @@ func handle(ctx context.Context, in json.RawMessage) (any, error) {
 		return nil, &EchoError{Message: ev.Fail}
 	case ev.Broken != "":
 		return &brokenReader{err: errors.New(ev.Broken)}, nil
+	case ev.Chunks != nil:
+		return &chunkReader{chunks: ev.Chunks, gate: ev.Gate}, nil
 	}
 	out.Pad = strings.Repeat("x", ev.Pad)
 	return out, nil
