@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"time"
 	"unicode/utf8"
 )
 
@@ -66,11 +67,13 @@ type answer struct {
 	// id is unique per call and the same for the same request at the same position.
 	id                                     string
 	promptTokens, completionTokens, cached int
+	// chunkInterval is the wait before each streamed event after the first (Reply.ChunkInterval).
+	chunkInterval time.Duration
 }
 
 // compose builds the answer reply r gives to call c.
 func compose(c *Call, r Reply) answer {
-	a := answer{kind: kindText, id: fmt.Sprintf("%s%04d", c.hash(), c.Seq)}
+	a := answer{kind: kindText, id: fmt.Sprintf("%s%04d", c.hash(), c.Seq), chunkInterval: r.ChunkInterval}
 	switch {
 	case r.Refusal != "":
 		a.kind, a.text = kindRefusal, r.Refusal

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 )
 
 // The Anthropic Messages wire types (https://docs.anthropic.com/en/api/messages), as far as
@@ -147,7 +148,7 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 	out.Content = []anthropicOutBlock{block}
 	out.StopReason = &stop
 	if req.Stream {
-		streamMessage(w, out)
+		streamMessage(w, r, out, a.chunkInterval)
 		return
 	}
 	writeJSON(w, http.StatusOK, out)
@@ -155,11 +156,15 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 
 // streamMessage writes the message as Anthropic's Server-Sent Events
 // (https://docs.anthropic.com/en/docs/build-with-claude/streaming).
-func streamMessage(w http.ResponseWriter, m anthropicMessage) {
+func streamMessage(w http.ResponseWriter, r *http.Request, m anthropicMessage, interval time.Duration) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
+	pace := pacer{ctx: r.Context(), interval: interval}
 	send := func(event string, v any) {
+		if !pace.next() {
+			return
+		}
 		b, _ := json.Marshal(v) // the server's own types
 		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, b)
 		flush(w)

@@ -155,7 +155,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		finish = "tool_calls"
 	}
 	if req.Stream {
-		s.streamChat(w, &c, a, finish, req.StreamOptions != nil && req.StreamOptions.IncludeUsage)
+		s.streamChat(w, r, &c, a, finish, req.StreamOptions != nil && req.StreamOptions.IncludeUsage)
 		return
 	}
 	out := chatOut{Role: "assistant", Annotations: []struct{}{}}
@@ -190,11 +190,15 @@ func openAIUsage(a answer) *chatUsage {
 
 // streamChat writes the answer as Server-Sent Events of chat.completion.chunk objects, ending
 // with data: [DONE] (https://platform.openai.com/docs/api-reference/chat-streaming).
-func (s *Server) streamChat(w http.ResponseWriter, c *Call, a answer, finish string, includeUsage bool) {
+func (s *Server) streamChat(w http.ResponseWriter, r *http.Request, c *Call, a answer, finish string, includeUsage bool) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
+	pace := pacer{ctx: r.Context(), interval: a.chunkInterval}
 	send := func(v any) {
+		if !pace.next() {
+			return
+		}
 		b, _ := json.Marshal(v) // the server's own types
 		fmt.Fprintf(w, "data: %s\n\n", b)
 		flush(w)
@@ -238,8 +242,10 @@ func (s *Server) streamChat(w http.ResponseWriter, c *Call, a answer, finish str
 		ch.Usage = openAIUsage(a)
 		send(ch)
 	}
-	fmt.Fprint(w, "data: [DONE]\n\n")
-	flush(w)
+	if pace.next() {
+		fmt.Fprint(w, "data: [DONE]\n\n")
+		flush(w)
+	}
 }
 
 // readChat fills c from an OpenAI request and checks it as the API does. named reports a

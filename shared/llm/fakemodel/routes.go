@@ -1,6 +1,7 @@
 package fakemodel
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -272,6 +273,23 @@ func (e *badRequest) Error() string { return e.msg }
 
 func invalid(param, format string, args ...any) error {
 	return &badRequest{msg: fmt.Sprintf(format, args...), param: param}
+}
+
+// pacer spaces the events of a streamed answer by interval (Reply.ChunkInterval).
+type pacer struct {
+	ctx      context.Context
+	interval time.Duration
+	started  bool
+}
+
+// next waits for the time of the next event: at once for the first, interval after the one
+// before for the others. It reports false once the client is gone.
+func (p *pacer) next() bool {
+	if !p.started {
+		p.started = true
+		return p.ctx.Err() == nil
+	}
+	return wait(p.ctx, p.interval)
 }
 
 // flusher flushes a streamed answer after each event.

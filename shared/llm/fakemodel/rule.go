@@ -52,6 +52,10 @@ type Reply struct {
 	// Latency delays the reply. The wait ends early when the request's context ends, and then
 	// nothing is written.
 	Latency time.Duration
+	// ChunkInterval paces a streamed reply: the server waits this long before each event after
+	// the first, so a test can tell chunks passed on as they come from chunks held back. A
+	// client that goes away ends the wait, and nothing more is written.
+	ChunkInterval time.Duration
 }
 
 // Matcher reports whether a rule answers a call.

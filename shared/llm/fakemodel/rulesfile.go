@@ -27,6 +27,8 @@ type ruleJSON struct {
 		RetryAfter   string          `json:"retry_after"`
 		Error        string          `json:"error"`
 		Latency      string          `json:"latency"`
+		// ChunkInterval is Reply.ChunkInterval, a duration such as "100ms".
+		ChunkInterval string `json:"chunk_interval"`
 	} `json:"reply"`
 }
 
@@ -100,6 +102,9 @@ func (j ruleJSON) rule() (Rule, error) {
 		return Rule{}, err
 	}
 	if reply.Latency, err = duration("reply.latency", rp.Latency); err != nil {
+		return Rule{}, err
+	}
+	if reply.ChunkInterval, err = duration("reply.chunk_interval", rp.ChunkInterval); err != nil {
 		return Rule{}, err
 	}
 	rule := Rule{Reply: reply, Times: j.Times}
