@@ -147,7 +147,7 @@ func (t *transport) prepare(ctx context.Context, u *url.URL, body []byte) (*chat
 
 	var msgs []map[string]json.RawMessage
 	_ = json.Unmarshal(req["messages"], &msgs) // messages that are no array are sent as they are
-	link, template, found := stripSystemLinkage(msgs)
+	link, template, found := ApplyLinkage(msgs)
 	call.attributes = map[string]any{"provider": provider, "model": model, "streaming": call.stream, "base_url": base}
 	if !found {
 		return call, nil
@@ -160,9 +160,6 @@ func (t *transport) prepare(ctx context.Context, u *url.URL, body []byte) (*chat
 	call.attributes["system_prompt_template"] = template
 	if link.Task != "" {
 		call.attributes["task"] = link.Task
-	}
-	if len(link.Variables) > 0 {
-		substituteAll(msgs, link.Variables)
 	}
 	if link.PromptVersionID != "" {
 		bound, boundProvider, err := t.models.get(ctx, t.c, link.PromptVersionID)
@@ -258,6 +255,19 @@ func jsonText(raw json.RawMessage) string {
 		return s
 	}
 	return string(raw)
+}
+
+// ApplyLinkage does to the messages of a chat completion request what the zeroeval SDKs'
+// integrations do with a prompt's linkage metadata (COMPAT.md, "Hidden linkage metadata"): it
+// strips the metadata from the first system or developer message and substitutes its
+// {{variables}} in every message, in place, and returns it with the prompt template (the
+// message's text before substitution). found is false, and msgs untouched, without metadata.
+func ApplyLinkage(msgs []map[string]json.RawMessage) (link Linkage, template string, found bool) {
+	link, template, found = stripSystemLinkage(msgs)
+	if found && len(link.Variables) > 0 {
+		substituteAll(msgs, link.Variables)
+	}
+	return link, template, found
 }
 
 // stripSystemLinkage strips the linkage metadata from the first system message of msgs (in

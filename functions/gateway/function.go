@@ -11,6 +11,13 @@ var Function = app.Function{
 	Name:   "GatewayFunction",
 	Routes: Routes,
 	Build: func(e *app.Env) (http.Handler, error) {
-		return NewHandler(e.Models, e.PriceTable(), e.Authn()), nil
+		return NewHandler(Deps{
+			Models:   e.Models,
+			Prices:   e.PriceTable(),
+			Pricer:   e.Pricer(),
+			Limits:   e.GatewayLimits(),
+			Bindings: e.Prompts(),
+			Authn:    e.Authn(),
+		}), nil
 	},
 }

@@ -37,7 +37,13 @@ func newGateway(t *testing.T, cfg llm.Config) *gatewayStack {
 	t.Helper()
 	a := apitest.New(t, apitest.Options{})
 	models := llm.New(cfg, llm.Options{BaseDelay: time.Millisecond})
-	h := gateway.NewHandler(func(context.Context) (*llm.Client, error) { return models, nil }, pricing.Default(), a.Env.Authn())
+	h := gateway.NewHandler(gateway.Deps{
+		Models:   func(context.Context) (*llm.Client, error) { return models, nil },
+		Prices:   pricing.Default(),
+		Pricer:   a.Env.Pricer(),
+		Bindings: a.Env.Prompts(),
+		Authn:    a.Env.Authn(),
+	})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return &gatewayStack{api: a, url: srv.URL}
@@ -49,7 +55,7 @@ func openAI(base string) llm.Config {
 }
 
 // post sends a chat completion request with key.
-func (g *gatewayStack) post(t *testing.T, key string, body any) *http.Response {
+func (g *gatewayStack) post(t *testing.T, key string, body any, headers ...http.Header) *http.Response {
 	t.Helper()
 	b, err := json.Marshal(body)
 	require.NoError(t, err)
@@ -58,6 +64,11 @@ func (g *gatewayStack) post(t *testing.T, key string, body any) *http.Response {
 	req.Header.Set("Content-Type", "application/json")
 	if key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	for _, h := range headers {
+		for k, v := range h {
+			req.Header[k] = v
+		}
 	}
 	res, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)

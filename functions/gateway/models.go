@@ -30,9 +30,9 @@ var tableProviders = map[string]string{"google": "gemini"}
 // served too; this is the list a client can pick from).
 func (s *server) listModels(w http.ResponseWriter, r *http.Request) {
 	out := modelList{Object: "list", Data: []model{}}
-	models, err := s.models(r.Context())
+	models, err := s.Models(r.Context())
 	if err == nil {
-		for _, p := range s.prices.Prices() {
+		for _, p := range s.Prices.Prices() {
 			id := cmp.Or(tableProviders[p.Provider], p.Provider) + "/" + p.ID
 			if models.Configured(id) {
 				out.Data = append(out.Data, model{ID: id, Object: "model", OwnedBy: p.Provider})

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/plumehq/plume/shared/llm"
 )
@@ -15,8 +16,13 @@ import (
 // comes, a stream chunk by chunk (each read is written and flushed at once). The provider's
 // errors are already in OpenAI's shape and keep their status, except a refused provider key
 // (401, 403), which is the deployment's problem, not the caller's: 502.
+//
+// A stream always asks for the usage chunk (stream_options.include_usage), which is how the
+// gateway counts a streamed call's tokens; when the client did not ask for it, the chunk is
+// not passed on (usageHider).
 func relayChatCompletions(w http.ResponseWriter, r *http.Request, up llm.Upstream, fields map[string]json.RawMessage) {
 	fields["model"], _ = json.Marshal(up.Target.Model)
+	hideUsage := askForUsage(fields)
 	body, err := json.Marshal(fields)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, typeInvalidRequest, "", "the request cannot be encoded: "+err.Error(), 0)
@@ -39,9 +45,19 @@ func relayChatCompletions(w http.ResponseWriter, r *http.Request, up llm.Upstrea
 			w.Header().Set(h, v)
 		}
 	}
+	if id := res.Header.Get("X-Request-Id"); id != "" {
+		reportRequestID(r, id)
+	}
 	w.WriteHeader(res.StatusCode)
-	watch := usageWatcher(res.Header.Get("Content-Type"))
-	if err := copyFlushing(w, io.TeeReader(res.Body, watch)); err != nil {
+	contentType := res.Header.Get("Content-Type")
+	watch := usageWatcher(contentType)
+	var dst io.Writer = w
+	if hideUsage && strings.HasPrefix(contentType, "text/event-stream") {
+		hider := &usageHider{dst: w}
+		defer hider.Close()
+		dst = hider
+	}
+	if err := copyFlushing(dst, http.NewResponseController(w), io.TeeReader(res.Body, watch)); err != nil {
 		slog.WarnContext(r.Context(), "gateway: the answer was cut", "provider", up.Target.Provider, "error", err)
 	}
 	if u, ok := watch.Usage(); ok && res.StatusCode/100 == 2 {
@@ -49,10 +65,29 @@ func relayChatCompletions(w http.ResponseWriter, r *http.Request, up llm.Upstrea
 	}
 }
 
-// copyFlushing copies src to w, flushing after every read, so that a streamed answer reaches
-// the caller as it arrives.
-func copyFlushing(w http.ResponseWriter, src io.Reader) error {
-	rc := http.NewResponseController(w)
+// askForUsage makes a streamed request ask for the usage chunk, and reports whether the client
+// had not asked for it.
+func askForUsage(fields map[string]json.RawMessage) bool {
+	var stream bool
+	if json.Unmarshal(fields["stream"], &stream) != nil || !stream {
+		return false
+	}
+	opts := map[string]json.RawMessage{}
+	if raw, ok := fields["stream_options"]; ok && string(raw) != "null" && json.Unmarshal(raw, &opts) != nil {
+		return false // not an object: the provider says so
+	}
+	var asked bool
+	if json.Unmarshal(opts["include_usage"], &asked) == nil && asked {
+		return false
+	}
+	opts["include_usage"] = json.RawMessage("true")
+	fields["stream_options"], _ = json.Marshal(opts)
+	return true
+}
+
+// copyFlushing copies src to w, flushing rc after every read, so that a streamed answer
+// reaches the caller as it arrives.
+func copyFlushing(w io.Writer, rc *http.ResponseController, src io.Reader) error {
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := src.Read(buf)

@@ -7,22 +7,44 @@ import (
 	"github.com/plumehq/plume/shared/auth"
 	"github.com/plumehq/plume/shared/llm"
 	"github.com/plumehq/plume/shared/pricing"
+	"github.com/plumehq/plume/shared/prompt"
+	"github.com/plumehq/plume/shared/ratelimit"
+	"github.com/plumehq/plume/shared/trace"
 )
 
 // Routes are the gateway's route keys.
 var Routes = []string{"POST /v1/chat/completions", "GET /v1/models"}
 
-// server serves the gateway's routes.
-type server struct {
-	// models is the deployment's model client (its providers and keys), built on first use.
-	models func(context.Context) (*llm.Client, error)
-	prices *pricing.Table
+// Deps are what the gateway serves with.
+type Deps struct {
+	// Models is the deployment's model client (its providers and keys), built on first use.
+	Models func(context.Context) (*llm.Client, error)
+	// Prices are the models GET /v1/models offers.
+	Prices *pricing.Table
+	// Pricer prices a call for the daily spend cap: the project's own prices first, then the
+	// price table's.
+	Pricer trace.Pricer
+	// Limits enforces the projects' limits; nil: none.
+	Limits *ratelimit.Limiter
+	// Bindings reads the model bound to a prompt version, for the calls that name one.
+	Bindings Bindings
+	// Authn authenticates every route with a Plume key.
+	Authn *auth.Authenticator
 }
 
+// Bindings reads the model bound to a prompt version of a project (prompt.Service.Model):
+// errs.NotFound for a version the project does not have.
+type Bindings interface {
+	Model(ctx context.Context, projectID, versionID string) (prompt.Binding, error)
+}
+
+// server serves the gateway's routes.
+type server struct{ Deps }
+
 // NewHandler returns the gateway: every route authenticated with a Plume key.
-func NewHandler(models func(context.Context) (*llm.Client, error), prices *pricing.Table, authn *auth.Authenticator) http.Handler {
-	s := &server{models: models, prices: prices}
-	rt := auth.NewRouter(authn)
+func NewHandler(d Deps) http.Handler {
+	s := &server{Deps: d}
+	rt := auth.NewRouter(d.Authn)
 	rt.HandleFunc("POST /v1/chat/completions", s.chatCompletions)
 	rt.HandleFunc("GET /v1/models", s.listModels)
 	return rt

@@ -19,19 +19,35 @@ type Usage struct {
 // Total is every token of the call.
 func (u Usage) Total() int { return u.PromptTokens + u.CompletionTokens }
 
-type usageKey struct{}
+// outcome is what a relay learned of its call that the gateway accounts for after it: the
+// usage the limits and the span count, the provider's request id.
+type outcome struct {
+	usage     Usage
+	hasUsage  bool
+	requestID string
+}
 
-// withUsage returns r carrying a Usage its relay fills in (reportUsage).
-func withUsage(r *http.Request) (*http.Request, *Usage) {
-	u := &Usage{}
-	return r.WithContext(context.WithValue(r.Context(), usageKey{}, u)), u
+type outcomeKey struct{}
+
+// withOutcome returns r carrying an outcome its relay fills in (reportUsage, reportRequestID).
+func withOutcome(r *http.Request) (*http.Request, *outcome) {
+	o := &outcome{}
+	return r.WithContext(context.WithValue(r.Context(), outcomeKey{}, o)), o
 }
 
 // reportUsage records a call's usage on r (a relay calls it once it knows); a request without
-// a Usage (a test calling a relay directly) ignores it.
+// an outcome (a test calling a relay directly) ignores it.
 func reportUsage(r *http.Request, u Usage) {
-	if p, ok := r.Context().Value(usageKey{}).(*Usage); ok {
-		*p = u
+	if o, ok := r.Context().Value(outcomeKey{}).(*outcome); ok {
+		o.usage, o.hasUsage = u, true
+	}
+}
+
+// reportRequestID records the provider's id of the call (its x-request-id, request-id or
+// x-amzn-RequestId header), for the call's span.
+func reportRequestID(r *http.Request, id string) {
+	if o, ok := r.Context().Value(outcomeKey{}).(*outcome); ok {
+		o.requestID = id
 	}
 }
 
@@ -133,4 +149,84 @@ func (s *sseUsage) Usage() (Usage, bool) {
 		_, _ = s.Write([]byte("\n"))
 	}
 	return s.usage, s.found
+}
+
+// usageHider passes an OpenAI stream on to dst line by line, except the usage chunk (a data
+// line whose chunk has no choices but a usage) and the blank line that ends its event: the
+// chunk the gateway asks the provider for (stream_options.include_usage), to count a call's
+// tokens, when the client did not. A line longer than maxWatchedLine is passed on unread.
+type usageHider struct {
+	dst       io.Writer
+	line      []byte // the part of a line not ended yet
+	long      bool   // passing on the rest of a long line
+	dropBlank bool   // the next line, if blank, ends a dropped event
+}
+
+func (h *usageHider) Write(p []byte) (int, error) {
+	for rest := p; len(rest) > 0; {
+		i := bytes.IndexByte(rest, '\n')
+		if h.long || (i < 0 && len(h.line)+len(rest) > maxWatchedLine) {
+			n := len(rest)
+			if i >= 0 {
+				n = i + 1
+			}
+			if err := h.pass(append(h.line, rest[:n]...)); err != nil {
+				return 0, err
+			}
+			h.line, h.long, rest = h.line[:0], i < 0, rest[n:]
+			continue
+		}
+		if i < 0 {
+			h.line = append(h.line, rest...)
+			break
+		}
+		line := append(h.line, rest[:i+1]...)
+		rest = rest[i+1:]
+		if !h.drop(line) {
+			if err := h.pass(line); err != nil {
+				return 0, err
+			}
+		}
+		h.line = line[:0]
+	}
+	return len(p), nil
+}
+
+// Close passes on a last line without its newline.
+func (h *usageHider) Close() error {
+	if len(h.line) == 0 {
+		return nil
+	}
+	err := h.pass(h.line)
+	h.line = h.line[:0]
+	return err
+}
+
+func (h *usageHider) pass(b []byte) error {
+	_, err := h.dst.Write(b)
+	return err
+}
+
+// drop reports whether line is the usage chunk's data line or the blank line after it.
+func (h *usageHider) drop(line []byte) bool {
+	trimmed := bytes.TrimSpace(line)
+	if h.dropBlank {
+		h.dropBlank = false
+		if len(trimmed) == 0 {
+			return true
+		}
+	}
+	data, ok := bytes.CutPrefix(trimmed, []byte("data:"))
+	if !ok || !bytes.Contains(data, []byte(`"usage"`)) {
+		return false
+	}
+	var chunk struct {
+		Choices []json.RawMessage `json:"choices"`
+		Usage   *Usage            `json:"usage"`
+	}
+	if json.Unmarshal(bytes.TrimSpace(data), &chunk) != nil || len(chunk.Choices) > 0 || chunk.Usage == nil {
+		return false
+	}
+	h.dropBlank = true
+	return true
 }

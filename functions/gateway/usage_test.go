@@ -1,9 +1,12 @@
 package gateway
 
 import (
+	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestUsageWatchers(t *testing.T) {
@@ -38,4 +41,36 @@ func TestUsageWatchers(t *testing.T) {
 		})
 	}
 	assert.Equal(t, 15, Usage{12, 3}.Total())
+}
+
+// TestUsageHider: the usage chunk and the blank line ending its event are dropped, everything
+// else passes byte for byte, however the stream is split across writes.
+func TestUsageHider(t *testing.T) {
+	content := "data: {\"choices\":[{\"delta\":{\"content\":\"Hi\"}}],\"usage\":null}\n\n"
+	usage := "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":3}}\n\n"
+	done := "data: [DONE]\n\n"
+	long := "data: {\"choices\":[{\"delta\":{\"content\":\"" + strings.Repeat("x", maxWatchedLine) + "\"}}]}\n\n"
+	tests := []struct {
+		name, in, want string
+	}{
+		{"usage chunk dropped", content + usage + done, content + done},
+		{"no usage chunk", content + done, content + done},
+		{"CRLF lines", strings.ReplaceAll(content+usage+done, "\n", "\r\n"), strings.ReplaceAll(content+done, "\n", "\r\n")},
+		{"a line too long to read passes", long + usage + done, long + done},
+		{"a last line without its newline", content + "data: [DONE]", content + "data: [DONE]"},
+	}
+	for _, tt := range tests {
+		for _, chunk := range []int{1, 7, 64, 1 << 20} {
+			var out bytes.Buffer
+			h := &usageHider{dst: &out}
+			for rest := tt.in; rest != ""; {
+				n := min(chunk, len(rest))
+				_, err := h.Write([]byte(rest[:n]))
+				require.NoError(t, err)
+				rest = rest[n:]
+			}
+			require.NoError(t, h.Close())
+			assert.Equal(t, tt.want, out.String(), "%s, %d bytes a write", tt.name, chunk)
+		}
+	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/plumehq/plume/shared/llm/pricetable"
 	"github.com/plumehq/plume/shared/pricing"
 	"github.com/plumehq/plume/shared/prompt"
+	"github.com/plumehq/plume/shared/ratelimit"
 	"github.com/plumehq/plume/shared/trace"
 )
 
@@ -90,6 +91,7 @@ type Env struct {
 	feedback     lazy[*ddb.FeedbackStore]
 	links        lazy[*feedback.Links]
 	modelClient  lazy[*llm.Client]
+	limits       lazy[*ratelimit.Limiter]
 }
 
 // Option changes how an Env builds its services.
@@ -150,6 +152,18 @@ func (e *Env) Prices() *ddb.PriceStore {
 
 // PriceTable is the shipped price table.
 func (e *Env) PriceTable() *pricing.Table { return pricing.Default() }
+
+// GatewayLimits enforces the gateway's per-project limits (Config.GatewayLimits), counted in
+// the table; nil when no limit is set.
+func (e *Env) GatewayLimits() *ratelimit.Limiter {
+	return e.limits.get(func() *ratelimit.Limiter {
+		l := e.Config.GatewayLimits
+		if l.RequestsPerMinute == 0 && l.TokensPerMinute == 0 && l.DailyUSD == 0 {
+			return nil
+		}
+		return ratelimit.New(ddb.NewRateLimitStore(e.table), l, e.now)
+	})
+}
 
 // Pricer prices llm spans: a project's own price first, then the shipped table.
 func (e *Env) Pricer() *pricing.Pricer {

@@ -16,6 +16,7 @@ import (
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 
 	"github.com/plumehq/plume/shared/auth"
+	"github.com/plumehq/plume/shared/ratelimit"
 )
 
 // Config is what every Plume function and plume-local need.
@@ -53,6 +54,9 @@ type Config struct {
 	// JudgeProviderConcurrency is PLUME_JUDGE_PROVIDER_CONCURRENCY: of those, the calls to one
 	// provider (0: JudgeConcurrency).
 	JudgeProviderConcurrency int
+	// GatewayLimits are the model gateway's per-project limits: PLUME_GATEWAY_RPM,
+	// PLUME_GATEWAY_TPM and PLUME_GATEWAY_DAILY_USD (ratelimit.ConfigFromEnv; unset: none).
+	GatewayLimits ratelimit.Config
 	// OptimizationQueueURL is PLUME_OPTIMIZATION_QUEUE_URL: the SQS queue of optimization runs
 	// ("" = none: runs cannot start, except in plume-local, which serves its own).
 	OptimizationQueueURL string
@@ -126,6 +130,11 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		}
 		c.FeedbackLinkRate = n
 	}
+	limits, err := ratelimit.ConfigFromEnv(getenv)
+	if err != nil {
+		return Config{}, err
+	}
+	c.GatewayLimits = limits
 	c.ProviderSecret = strings.TrimSpace(getenv("PLUME_PROVIDER_SECRET"))
 	c.OptimizationQueueURL = strings.TrimSpace(getenv("PLUME_OPTIMIZATION_QUEUE_URL"))
 	for m := range strings.SplitSeq(getenv("PLUME_SIMULATION_MODELS"), ",") {

@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/plumehq/plume/shared/ratelimit"
 )
 
 func TestFromEnv(t *testing.T) {
@@ -33,6 +35,9 @@ func TestFromEnv(t *testing.T) {
 		{"attachment URL TTL below a second", map[string]string{"TABLE_NAME": "t", "PLUME_ATTACHMENT_URL_TTL": "500ms"}, Config{}, "PLUME_ATTACHMENT_URL_TTL"},
 		{"judges", map[string]string{"TABLE_NAME": "t", "PLUME_PROVIDER_SECRET": " plume/providers ", "PLUME_JUDGE_CONCURRENCY": "16", "PLUME_JUDGE_PROVIDER_CONCURRENCY": "4"},
 			Config{Table: "t", AuthCacheTTL: time.Minute, ProviderSecret: "plume/providers", JudgeConcurrency: 16, JudgeProviderConcurrency: 4}, ""},
+		{"gateway limits", map[string]string{"TABLE_NAME": "t", "PLUME_GATEWAY_RPM": "60", "PLUME_GATEWAY_TPM": "100000", "PLUME_GATEWAY_DAILY_USD": "12.50"},
+			Config{Table: "t", AuthCacheTTL: time.Minute, GatewayLimits: ratelimit.Config{RequestsPerMinute: 60, TokensPerMinute: 100_000, DailyUSD: 12.5}}, ""},
+		{"gateway limit not a number", map[string]string{"TABLE_NAME": "t", "PLUME_GATEWAY_RPM": "sixty"}, Config{}, "PLUME_GATEWAY_RPM"},
 		{"judge concurrency zero", map[string]string{"TABLE_NAME": "t", "PLUME_JUDGE_CONCURRENCY": "0"}, Config{}, "PLUME_JUDGE_CONCURRENCY"},
 		{"provider concurrency too high", map[string]string{"TABLE_NAME": "t", "PLUME_JUDGE_PROVIDER_CONCURRENCY": "1000"}, Config{}, "PLUME_JUDGE_PROVIDER_CONCURRENCY"},
 	}
@@ -44,6 +49,7 @@ func TestFromEnv(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
+			tt.want.GatewayLimits.MaxStaleness = ratelimit.DefaultMaxStaleness
 			assert.Equal(t, tt.want, got)
 		})
 	}

@@ -1,0 +1,72 @@
+package gateway
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/plumehq/plume/client"
+	"github.com/plumehq/plume/shared/errs"
+	"github.com/plumehq/plume/shared/llm"
+)
+
+// PromptVersionHeader names the prompt version a call is made with, for clients that do not
+// send the prompt's linkage metadata in the system message.
+const PromptVersionHeader = "X-Plume-Prompt-Version"
+
+// checkBinding checks a call that names a prompt version against the version's binding: the
+// version named by PromptVersionHeader, or by the linkage metadata of the first system message
+// (<zeroeval>{...}</zeroeval>, which the zeroeval SDKs strip before calling and a plain client
+// may not). The metadata is stripped and its variables substituted, as the SDKs do, so the
+// provider never sees it. A version the project does not have is 404; a call whose model is not
+// the one bound to its version is 400 (model_not_bound): the gateway serves what the version
+// was bound to, or says why not. A version without a binding takes any model.
+func (s *server) checkBinding(w http.ResponseWriter, r *http.Request, projectID string, fields map[string]json.RawMessage, model string) bool {
+	versionID := strings.TrimSpace(r.Header.Get(PromptVersionHeader))
+	var msgs []map[string]json.RawMessage
+	if json.Unmarshal(fields["messages"], &msgs) == nil {
+		if link, _, found := client.ApplyLinkage(msgs); found {
+			stripped, err := json.Marshal(msgs)
+			if err != nil {
+				writeError(w, http.StatusBadRequest, typeInvalidRequest, "", "messages: "+err.Error(), 0)
+				return false
+			}
+			fields["messages"] = stripped
+			if versionID == "" {
+				versionID = link.PromptVersionID
+			}
+		}
+	}
+	if versionID == "" || s.Bindings == nil {
+		return true
+	}
+	b, err := s.Bindings.Model(r.Context(), projectID, versionID)
+	switch {
+	case errs.CodeOf(err) == errs.CodeNotFound:
+		writeError(w, http.StatusNotFound, typeInvalidRequest, "prompt_version_not_found",
+			fmt.Sprintf("prompt version %q not found in this project", versionID), 0)
+		return false
+	case err != nil:
+		slog.ErrorContext(r.Context(), "gateway: the prompt version's binding cannot be read", "version", versionID, "error", err)
+		writeError(w, http.StatusServiceUnavailable, typeServer, "", "the prompt version's model binding cannot be read; retry", 0)
+		return false
+	case b.ModelID == nil || sameModel(*b.ModelID, model):
+		return true
+	}
+	writeError(w, http.StatusBadRequest, typeInvalidRequest, "model_not_bound",
+		fmt.Sprintf("prompt version %s is bound to model %q, not %q: call it with the bound model", versionID, *b.ModelID, model), 0)
+	return false
+}
+
+// sameModel reports whether two model ids name the same model of the same provider, the
+// gateway's prefixes looked through ("zeroeval/gpt-4o-mini" is "openai/gpt-4o-mini").
+func sameModel(a, b string) bool {
+	ta, errA := llm.Route(a)
+	tb, errB := llm.Route(b)
+	if errA != nil || errB != nil {
+		return strings.EqualFold(a, b)
+	}
+	return ta.Provider == tb.Provider && ta.Model == tb.Model
+}

@@ -1,0 +1,325 @@
+package gateway
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/plumehq/plume/shared/llm"
+)
+
+// The streamed OpenAI answer: chat.completion.chunk objects
+// (https://platform.openai.com/docs/api-reference/chat-streaming).
+type (
+	oaChunk struct {
+		ID      string          `json:"id"`
+		Object  string          `json:"object"`
+		Created int64           `json:"created"`
+		Model   string          `json:"model"`
+		Choices []oaChunkChoice `json:"choices"`
+		Usage   *oaUsage        `json:"usage,omitempty"`
+	}
+	oaChunkChoice struct {
+		Index        int       `json:"index"`
+		Delta        oaDelta   `json:"delta"`
+		Logprobs     *struct{} `json:"logprobs"`
+		FinishReason *string   `json:"finish_reason"`
+	}
+	oaDelta struct {
+		Role      string            `json:"role,omitempty"`
+		Content   *string           `json:"content,omitempty"`
+		ToolCalls []oaToolCallDelta `json:"tool_calls,omitempty"`
+	}
+	oaToolCallDelta struct {
+		Index    int    `json:"index"`
+		ID       string `json:"id,omitempty"`
+		Type     string `json:"type,omitempty"`
+		Function struct {
+			Name      string `json:"name,omitempty"`
+			Arguments string `json:"arguments"`
+		} `json:"function"`
+	}
+)
+
+// amEvent is one event of a Messages stream
+// (https://docs.anthropic.com/en/docs/build-with-claude/streaming), its fields by type.
+type amEvent struct {
+	Type         string      `json:"type"`
+	Message      *amResponse `json:"message"`       // message_start
+	Index        int         `json:"index"`         // content_block_*
+	ContentBlock *amOutBlock `json:"content_block"` // content_block_start
+	Delta        *struct {
+		Type        string `json:"type"` // "text_delta", "input_json_delta", ...
+		Text        string `json:"text"`
+		PartialJSON string `json:"partial_json"`
+		StopReason  string `json:"stop_reason"` // message_delta
+	} `json:"delta"`
+	Usage *amUsage `json:"usage"` // message_delta
+	Error *struct {
+		Type    string `json:"type"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// amMaxEvent bounds one event's line; Anthropic's events are small deltas.
+const amMaxEvent = 4 << 20
+
+// What a content block of the stream is to the client.
+const (
+	amBlockIgnored = iota // thinking and other blocks OpenAI's chunks have no place for
+	amBlockText
+	amBlockTool   // a tool call
+	amBlockAnswer // the answer tool: its input is content
+)
+
+// amBlockState is a content block the stream has opened.
+type amBlockState struct {
+	kind int
+	tool int // the tool call's index in OpenAI's tool_calls
+}
+
+// amStream translates a Messages stream to chat completion chunks, writing and flushing each
+// chunk as its event arrives. Until the first chunk the answer's status is open, so an error
+// event before any content is an HTTP error; after it, an error is a data line with OpenAI's
+// error object.
+type amStream struct {
+	w            http.ResponseWriter
+	rc           *http.ResponseController
+	answerTool   string
+	includeUsage bool
+
+	id, model string
+	created   int64
+	started   bool // the status and the first chunk are written
+	blocks    map[int]amBlockState
+	tools     int // tool calls so far
+	usage     amUsage
+	stop      string
+	buf       bytes.Buffer // one data line, reused
+}
+
+// errStreamEnded is a stream that ended without message_stop.
+var errStreamEnded = errors.New("the stream ended before the answer did")
+
+// streamMessages relays a Messages stream: each event is read as it arrives and its chunk, if
+// it makes one, written and flushed at once.
+func streamMessages(w http.ResponseWriter, r *http.Request, body io.Reader, t llm.Target, call *amCall) {
+	s := newAMStream(w, call, t.Model, time.Now())
+	err := s.read(body)
+	if u := s.usage.openAI(); s.started {
+		reportUsage(r, Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens})
+	}
+	var e *amStreamError
+	switch {
+	case err == nil:
+		return
+	case errors.As(err, &e):
+		slog.WarnContext(r.Context(), "gateway: the provider's stream failed", "provider", t.Provider, "type", e.typ, "message", e.msg)
+		s.fail(amErrorStatuses[e.typ], t.Provider+": "+e.msg)
+	case r.Context().Err() != nil:
+		// the client is gone: nobody to tell
+	default:
+		slog.WarnContext(r.Context(), "gateway: the provider's stream was cut", "provider", t.Provider, "error", err)
+		s.fail(http.StatusBadGateway, fmt.Sprintf("%s: %v", t.Provider, err))
+	}
+}
+
+func newAMStream(w http.ResponseWriter, call *amCall, model string, now time.Time) *amStream {
+	return &amStream{w: w, rc: http.NewResponseController(w), answerTool: call.answerTool,
+		includeUsage: call.includeUsage, model: model, created: now.Unix(), blocks: map[int]amBlockState{}}
+}
+
+// amStreamError is an error event of the stream.
+type amStreamError struct{ typ, msg string }
+
+func (e *amStreamError) Error() string { return e.typ + ": " + e.msg }
+
+// read reads Server-Sent Events from body (https://html.spec.whatwg.org/multipage/server-sent-events.html):
+// data lines up to a blank line make one event. It returns nil once message_stop is relayed.
+func (s *amStream) read(body io.Reader) error {
+	lines := bufio.NewScanner(body)
+	lines.Buffer(make([]byte, 0, 64<<10), amMaxEvent)
+	var data []byte
+	for lines.Scan() {
+		line := lines.Bytes()
+		if len(line) == 0 {
+			if len(data) == 0 {
+				continue
+			}
+			done, err := s.event(data)
+			if done || err != nil {
+				return err
+			}
+			data = data[:0]
+			continue
+		}
+		if v, ok := bytes.CutPrefix(line, []byte("data:")); ok {
+			if len(data) > 0 {
+				data = append(data, '\n')
+			}
+			data = append(data, bytes.TrimPrefix(v, []byte(" "))...)
+		}
+	}
+	if err := lines.Err(); err != nil {
+		return err
+	}
+	if len(data) > 0 { // the last event, without its blank line
+		if done, err := s.event(data); done || err != nil {
+			return err
+		}
+	}
+	return errStreamEnded
+}
+
+// event relays one event; done is true after message_stop.
+func (s *amStream) event(data []byte) (done bool, err error) {
+	var ev amEvent
+	if err := json.Unmarshal(data, &ev); err != nil {
+		return false, fmt.Errorf("unreadable event: %w", err)
+	}
+	switch ev.Type {
+	case "message_start":
+		if m := ev.Message; m != nil {
+			s.id, s.model, s.usage = m.ID, cmp.Or(m.Model, s.model), m.Usage
+		}
+		empty := ""
+		return false, s.chunk(oaDelta{Role: "assistant", Content: &empty}, nil, nil)
+	case "content_block_start":
+		return false, s.blockStart(ev.Index, ev.ContentBlock)
+	case "content_block_delta":
+		if ev.Delta == nil {
+			return false, nil
+		}
+		b := s.blocks[ev.Index]
+		switch {
+		case ev.Delta.Type == "text_delta" && b.kind == amBlockText && ev.Delta.Text != "":
+			return false, s.chunk(oaDelta{Content: &ev.Delta.Text}, nil, nil)
+		case ev.Delta.Type == "input_json_delta" && b.kind == amBlockAnswer && ev.Delta.PartialJSON != "":
+			return false, s.chunk(oaDelta{Content: &ev.Delta.PartialJSON}, nil, nil)
+		case ev.Delta.Type == "input_json_delta" && b.kind == amBlockTool && ev.Delta.PartialJSON != "":
+			d := oaToolCallDelta{Index: b.tool}
+			d.Function.Arguments = ev.Delta.PartialJSON
+			return false, s.chunk(oaDelta{ToolCalls: []oaToolCallDelta{d}}, nil, nil)
+		}
+	case "message_delta":
+		if ev.Delta != nil && ev.Delta.StopReason != "" {
+			s.stop = ev.Delta.StopReason
+		}
+		if u := ev.Usage; u != nil { // cumulative counts: the latest wins
+			s.usage.OutputTokens = cmp.Or(u.OutputTokens, s.usage.OutputTokens)
+			s.usage.InputTokens = cmp.Or(u.InputTokens, s.usage.InputTokens)
+			s.usage.CacheReadInputTokens = cmp.Or(u.CacheReadInputTokens, s.usage.CacheReadInputTokens)
+			s.usage.CacheCreationInputTokens = cmp.Or(u.CacheCreationInputTokens, s.usage.CacheCreationInputTokens)
+		}
+	case "message_stop":
+		return true, s.finish()
+	case "error":
+		e := &amStreamError{typ: "api_error", msg: "the stream failed"}
+		if ev.Error != nil {
+			e.typ, e.msg = cmp.Or(ev.Error.Type, e.typ), cmp.Or(ev.Error.Message, e.msg)
+		}
+		return false, e
+	}
+	return false, nil // ping, content_block_stop, and events added later
+}
+
+// blockStart opens content block i: a tool call starts with its id and name.
+func (s *amStream) blockStart(i int, b *amOutBlock) error {
+	if b == nil {
+		return nil
+	}
+	switch {
+	case b.Type == "text":
+		s.blocks[i] = amBlockState{kind: amBlockText}
+		if b.Text != "" {
+			return s.chunk(oaDelta{Content: &b.Text}, nil, nil)
+		}
+	case b.Type == "tool_use" && s.answerTool != "" && b.Name == s.answerTool:
+		s.blocks[i] = amBlockState{kind: amBlockAnswer}
+	case b.Type == "tool_use":
+		d := oaToolCallDelta{Index: s.tools, ID: b.ID, Type: "function"}
+		d.Function.Name = b.Name
+		s.blocks[i] = amBlockState{kind: amBlockTool, tool: s.tools}
+		s.tools++
+		return s.chunk(oaDelta{ToolCalls: []oaToolCallDelta{d}}, nil, nil)
+	default:
+		s.blocks[i] = amBlockState{kind: amBlockIgnored}
+	}
+	return nil
+}
+
+// finish writes the chunk with the finish reason, the usage chunk when the request asked for
+// it, and [DONE].
+func (s *amStream) finish() error {
+	reason := amFinishReason(s.stop, s.tools > 0)
+	if err := s.chunk(oaDelta{}, &reason, nil); err != nil {
+		return err
+	}
+	if s.includeUsage {
+		u := s.usage.openAI()
+		if err := s.chunk(oaDelta{}, nil, &u); err != nil {
+			return err
+		}
+	}
+	return s.line([]byte("[DONE]"))
+}
+
+// chunk writes one chunk; a usage chunk has no choices.
+func (s *amStream) chunk(delta oaDelta, finish *string, usage *oaUsage) error {
+	c := oaChunk{ID: s.id, Object: "chat.completion.chunk", Created: s.created, Model: s.model,
+		Choices: []oaChunkChoice{{Delta: delta, FinishReason: finish}}, Usage: usage}
+	if !s.started {
+		c.Choices[0].Delta.Role = "assistant"
+	}
+	if usage != nil {
+		c.Choices = []oaChunkChoice{}
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		return err
+	}
+	return s.line(b)
+}
+
+// line writes "data: <data>" and flushes it, the status first if it is not written yet.
+func (s *amStream) line(data []byte) error {
+	if !s.started {
+		s.started = true
+		h := s.w.Header()
+		h.Set("Content-Type", "text/event-stream")
+		h.Set("Cache-Control", "no-cache")
+		s.w.WriteHeader(http.StatusOK)
+	}
+	s.buf.Reset()
+	s.buf.WriteString("data: ")
+	s.buf.Write(data)
+	s.buf.WriteString("\n\n")
+	if _, err := s.w.Write(s.buf.Bytes()); err != nil {
+		return err
+	}
+	_ = s.rc.Flush() // a writer that cannot flush (a buffered Lambda answer) sends at the end
+	return nil
+}
+
+// fail tells the client the answer failed: an HTTP error while nothing is written, OpenAI's
+// error object as a data line after (the stream then ends without [DONE]).
+func (s *amStream) fail(anthropicStatus int, msg string) {
+	status, typ, code := amErrorFor(cmp.Or(anthropicStatus, http.StatusInternalServerError))
+	if !s.started {
+		writeError(s.w, status, typ, code, msg, 0)
+		return
+	}
+	body := openAIError{Error: openAIErrorDetail{Message: msg, Type: typ}}
+	if code != "" {
+		body.Error.Code = &code
+	}
+	b, _ := json.Marshal(body) // strings only
+	_ = s.line(b)
+}
