@@ -217,8 +217,11 @@ var functionCases = map[string]functionCase{
 	"GatewayFunction": {
 		routes: stackRoutes("GatewayFunction"),
 		policy: policyCase{
-			// The caller's key, the providers: Bedrock and the provider secret when set.
-			actions:   []string{"dynamodb:GetItem", "bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream", "secretsmanager:GetSecretValue"},
+			// The caller's key, a prompt version's binding, the project's prices, the limits'
+			// counters (UpdateItem, their partitions only); the providers: Bedrock and the
+			// provider secret when set.
+			actions: []string{"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:UpdateItem",
+				"bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream", "secretsmanager:GetSecretValue"},
 			forbidden: []string{"dynamodb:PutItem", "dynamodb:Scan", "dynamodb:DeleteItem", "s3:"},
 		},
 	},

@@ -20,4 +20,5 @@ var Function = app.Function{
 			Authn:    e.Authn(),
 		}), nil
 	},
+	Streaming: true,
 }

@@ -26,6 +26,9 @@ type Function struct {
 	// Build makes the function's handler from the Env. It fails for configuration the function
 	// cannot run with, such as a missing bucket.
 	Build func(*Env) (http.Handler, error)
+	// Streaming serves the function's Function URL in RESPONSE_STREAM invoke mode: what the
+	// handler flushes reaches the client at once (lambdahttp.StartStreaming).
+	Streaming bool
 }
 
 // Main is the whole main of a Lambda function: it reads the configuration from the environment,
@@ -37,6 +40,9 @@ func Main(fn Function) {
 	if err != nil {
 		slog.Error("cannot start", "function", fn.Name, "error", err)
 		os.Exit(1)
+	}
+	if fn.Streaming {
+		lambdahttp.StartStreaming(h)
 	}
 	lambdahttp.Start(h)
 }

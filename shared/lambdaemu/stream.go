@@ -1,8 +1,12 @@
 package lambdaemu
 
 import (
+	"bufio"
+	"bytes"
+	"cmp"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -107,4 +111,48 @@ func (e *Emulator) streamResponse(w http.ResponseWriter, r *http.Request, inv *i
 	}
 	_ = pw.CloseWithError(res.err) // nil: io.EOF
 	e.accept(w, r, res)
+}
+
+// httpIntegrationType is the content type of a streamed HTTP answer: a JSON prelude, eight NUL
+// bytes, then the body (https://docs.aws.amazon.com/lambda/latest/dg/config-rs-write-functions.html).
+const httpIntegrationType = "application/vnd.awslambda.http-integration-response"
+
+// HTTPResponse reads the stream as a Function URL in RESPONSE_STREAM mode does: the prelude's
+// status, headers and cookies, then a body that yields the rest of the stream as it arrives.
+// It fails for a stream of another content type or a prelude that is not one.
+func (s *Stream) HTTPResponse() (*http.Response, error) {
+	if s.ContentType != httpIntegrationType {
+		return nil, fmt.Errorf("lambdaemu: the function streamed %q, not an HTTP answer (%s)", s.ContentType, httpIntegrationType)
+	}
+	r := bufio.NewReader(s)
+	raw, err := r.ReadBytes(0) // JSON has no raw NUL byte: the first one ends the prelude
+	if err != nil {
+		return nil, fmt.Errorf("lambdaemu: read the prelude: %w", err)
+	}
+	var prelude struct {
+		StatusCode int               `json:"statusCode"`
+		Headers    map[string]string `json:"headers"`
+		Cookies    []string          `json:"cookies"`
+	}
+	if err := json.Unmarshal(raw[:len(raw)-1], &prelude); err != nil {
+		return nil, fmt.Errorf("lambdaemu: the prelude %q: %w", raw, err)
+	}
+	sep := make([]byte, 7)
+	if _, err := io.ReadFull(r, sep); err != nil || !bytes.Equal(sep, make([]byte, 7)) {
+		return nil, fmt.Errorf("lambdaemu: eight NUL bytes must end the prelude (%v)", err)
+	}
+	res := &http.Response{
+		StatusCode: cmp.Or(prelude.StatusCode, http.StatusOK), Header: http.Header{},
+		Body: struct {
+			io.Reader
+			io.Closer
+		}{r, s},
+	}
+	for k, v := range prelude.Headers {
+		res.Header.Set(k, v)
+	}
+	for _, c := range prelude.Cookies {
+		res.Header.Add("Set-Cookie", c)
+	}
+	return res, nil
 }

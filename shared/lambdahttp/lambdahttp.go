@@ -1,5 +1,3 @@
-// Package lambdahttp runs a Plume http.Handler as a Lambda function behind API Gateway HTTP
-// APIs (payload format 2.0) or a Lambda Function URL, which send the same event shape.
 package lambdahttp
 
 import (
