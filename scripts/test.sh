@@ -50,6 +50,12 @@ log "== go test: fake model server through the provider SDKs"
 log "== go test: the client's Transport through openai-go"
 (cd client/sdkcompat && go vet ./... && go test -race -count=1 ${GOTESTFLAGS:-} ./...)
 
+# The model gateway under the official OpenAI Go SDK: the real plume-local (built by the tests)
+# against DynamoDB Local, its providers a fake model server, every provider family the gateway
+# serves, streamed and not (functions/gateway/sdkcompat, a module of its own for the same reason).
+log "== go test: the model gateway through openai-go"
+(cd functions/gateway/sdkcompat && go vet ./... && go test -race -count=1 ${GOTESTFLAGS:-} ./...)
+
 # The MCP tool server under a real MCP client, the MCP Inspector's CLI (npm, installed once into
 # .cache), against plume-local over Streamable HTTP: tools/list, a read tool, a write tool
 # refused without confirm (and nothing written), and a request with an unknown key.

@@ -354,17 +354,17 @@ func toMessages(model string, fields map[string]json.RawMessage) (*amCall, error
 		if t.Type != "function" || t.Function.Name == "" {
 			return nil, amInvalidf("tools[%d]: only function tools with a name are translated", i)
 		}
-		schema := t.Function.Parameters
-		if len(schema) == 0 || string(schema) == "null" {
-			schema = json.RawMessage(`{"type":"object","properties":{}}`)
-		}
-		req.Tools = append(req.Tools, amTool{Name: t.Function.Name, Description: t.Function.Description, InputSchema: schema})
+		req.Tools = append(req.Tools, amTool{Name: t.Function.Name, Description: t.Function.Description, InputSchema: amInputSchema(t.Function.Parameters)})
 	}
 	if req.ToolChoice, err = amToolChoiceOf(fields["tool_choice"], req.Tools); err != nil {
 		return nil, err
 	}
-	if parallel != nil && !*parallel && req.ToolChoice != nil && req.ToolChoice.Type != "none" {
-		req.ToolChoice.DisableParallelToolUse = true
+	if parallel != nil && !*parallel && len(req.Tools) > 0 {
+		// Anthropic says it in tool_choice, which OpenAI's callers usually leave out.
+		if req.ToolChoice == nil {
+			req.ToolChoice = &amToolChoice{Type: "auto"}
+		}
+		req.ToolChoice.DisableParallelToolUse = req.ToolChoice.Type != "none"
 	}
 	return call, amAddFormat(call, format)
 }
@@ -506,6 +506,26 @@ func amToolInput(arguments string) (json.RawMessage, error) {
 	return in, nil
 }
 
+// amInputSchema is a JSON schema as Anthropic's input_schema, which must say "type": "object":
+// none (null) is an object without properties, and an object schema without a type, such as
+// the "parameters": {} OpenAI takes for a function without parameters, gets it. Anything else
+// is passed on for Anthropic to judge.
+func amInputSchema(schema json.RawMessage) json.RawMessage {
+	if s := bytes.TrimSpace(schema); len(s) == 0 || string(s) == "null" {
+		return json.RawMessage(`{"type":"object","properties":{}}`)
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(schema, &fields) != nil || fields == nil || fields["type"] != nil {
+		return schema
+	}
+	fields["type"] = json.RawMessage(`"object"`)
+	b, err := json.Marshal(fields)
+	if err != nil {
+		return schema
+	}
+	return b
+}
+
 // amStopSequences reads stop: a string, an array of strings, or null.
 func amStopSequences(raw json.RawMessage) ([]string, error) {
 	raw = bytes.TrimSpace(raw)
@@ -582,11 +602,8 @@ func amAddFormat(call *amCall, f oaFormat) error {
 		return amInvalidf("response_format.json_schema: required with type json_schema")
 	}
 	s := f.JSONSchema
-	tool := amTool{Name: cmp.Or(s.Name, amDefaultAnswerTool), InputSchema: s.Schema,
+	tool := amTool{Name: cmp.Or(s.Name, amDefaultAnswerTool), InputSchema: amInputSchema(s.Schema),
 		Description: cmp.Or(s.Description, "Give your answer: the input is the answer, following the schema.")}
-	if len(tool.InputSchema) == 0 || string(tool.InputSchema) == "null" {
-		tool.InputSchema = json.RawMessage(`{"type":"object"}`)
-	}
 	for _, t := range req.Tools {
 		if t.Name == tool.Name {
 			return amInvalidf("response_format.json_schema.name: %q is also the name of a tool", tool.Name)

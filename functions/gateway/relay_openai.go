@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/plumehq/plume/shared/llm"
 )
@@ -85,10 +86,16 @@ func askForUsage(fields map[string]json.RawMessage) bool {
 	return true
 }
 
+// copyBuffers are copyFlushing's buffers, reused: a buffer per call was most of the
+// gateway's garbage (BenchmarkChatCompletion).
+var copyBuffers = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
 // copyFlushing copies src to w, flushing rc after every read, so that a streamed answer
 // reaches the caller as it arrives.
 func copyFlushing(w io.Writer, rc *http.ResponseController, src io.Reader) error {
-	buf := make([]byte, 32<<10)
+	bp := copyBuffers.Get().(*[]byte)
+	defer copyBuffers.Put(bp)
+	buf := *bp
 	for {
 		n, err := src.Read(buf)
 		if n > 0 {
