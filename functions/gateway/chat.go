@@ -24,6 +24,7 @@ type relay func(w http.ResponseWriter, r *http.Request, up llm.Upstream, fields 
 var relays = map[string]relay{
 	llm.APIChatCompletions: relayChatCompletions,
 	llm.APIMessages:        relayMessages,
+	llm.APIConverse:        relayConverse,
 }
 
 // chatCompletions serves POST /v1/chat/completions: the request read and routed, its prompt

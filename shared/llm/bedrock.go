@@ -132,20 +132,32 @@ func (c *converse) encode(_ string, req Request, schemaName string) ([]byte, err
 }
 
 func (c *converse) newRequest(ctx context.Context, model string, body []byte) (*http.Request, error) {
+	return c.post(ctx, model, "converse", "application/json", body)
+}
+
+// newStreamRequest is newRequest for ConverseStream: POST
+// {endpoint}/model/{modelId}/converse-stream, answered as an AWS event stream
+// (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ConverseStream.html).
+func (c *converse) newStreamRequest(ctx context.Context, model string, body []byte) (*http.Request, error) {
+	return c.post(ctx, model, "converse-stream", "application/vnd.amazon.eventstream", body)
+}
+
+// post returns the signed request of the operation op ("converse", "converse-stream") on model.
+func (c *converse) post(ctx context.Context, model, op, accept string, body []byte) (*http.Request, error) {
 	// The model id (an ARN, or "us.anthropic.claude-...:0") is one path segment; the signer
 	// escapes the escaped path once more, as SigV4 wants for every service but S3.
 	u, err := url.Parse(c.endpoint.BaseURL)
 	if err != nil {
 		return nil, fmt.Errorf("%w: bedrock endpoint: %v", ErrNotConfigured, err)
 	}
-	u.RawPath = u.EscapedPath() + "/model/" + escapeSegment(model) + "/converse"
-	u.Path += "/model/" + model + "/converse"
+	u.RawPath = u.EscapedPath() + "/model/" + escapeSegment(model) + "/" + op
+	u.Path += "/model/" + model + "/" + op
 	r, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("%w: bedrock endpoint: %v", ErrNotConfigured, err)
 	}
 	r.Header.Set("Content-Type", "application/json")
-	r.Header.Set("Accept", "application/json")
+	r.Header.Set("Accept", accept)
 	creds, err := c.creds.Retrieve(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("%w: bedrock: AWS credentials: %v", ErrNotConfigured, err)

@@ -40,3 +40,24 @@ func (u Upstream) Do(ctx context.Context, body []byte) (*http.Response, error) {
 	}
 	return u.http.Do(req)
 }
+
+// streamer is an api whose streamed answers come from an endpoint of their own.
+type streamer interface {
+	// newStreamRequest returns the HTTP request of a streamed answer.
+	newStreamRequest(ctx context.Context, model string, body []byte) (*http.Request, error)
+}
+
+// DoStream is Do for a streamed answer. Bedrock streams from an operation of its own
+// (ConverseStream, answered as an AWS event stream: application/vnd.amazon.eventstream); the
+// other APIs stream on a flag of the body ("stream": true), so for them DoStream is Do.
+func (u Upstream) DoStream(ctx context.Context, body []byte) (*http.Response, error) {
+	s, ok := u.api.(streamer)
+	if !ok {
+		return u.Do(ctx, body)
+	}
+	req, err := s.newStreamRequest(ctx, u.Target.Model, body)
+	if err != nil {
+		return nil, err
+	}
+	return u.http.Do(req)
+}

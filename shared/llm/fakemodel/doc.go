@@ -1,7 +1,8 @@
 // Package fakemodel is a deterministic language-model server for tests and local development:
-// it speaks the wire protocols of OpenAI Chat Completions and Anthropic Messages, so the code
-// under test calls it exactly as it calls a real provider, with only the base URL changed.
-// Model calls in Plume's tests go to this server, never to the network.
+// it speaks the wire protocols of OpenAI Chat Completions, Anthropic Messages and Amazon
+// Bedrock Converse, so the code under test calls it exactly as it calls a real provider, with
+// only the base URL changed. Model calls in Plume's tests go to this server, never to the
+// network.
 //
 // In a test, serve it with net/http/httptest (or use package fakemodeltest):
 //
@@ -11,7 +12,8 @@
 //	))
 //	ts := httptest.NewServer(srv)
 //	defer ts.Close()
-//	// OpenAI clients: base URL ts.URL+"/v1"; Anthropic clients: base URL ts.URL.
+//	// OpenAI clients: base URL ts.URL+"/v1"; Anthropic clients: base URL ts.URL;
+//	// Bedrock clients: endpoint ts.URL (AWS_ENDPOINT_URL_BEDROCK_RUNTIME).
 //
 // Endpoints:
 //
@@ -20,6 +22,10 @@
 //     (stream, stream_options.include_usage).
 //   - POST /v1/messages: Anthropic Messages, including forced tools (tool_choice "tool" or
 //     "any") and output_config.format / output_format json_schema.
+//   - POST /model/{modelId}/converse and /model/{modelId}/converse-stream: Amazon Bedrock
+//     Converse and ConverseStream (the model id escaped as one path segment), SigV4-signed
+//     requests only; forced tools (toolChoice tool or any), and streams in the AWS event stream
+//     encoding (application/vnd.amazon.eventstream). A refusal stops with content_filtered.
 //   - GET /v1/models: the models list, in Anthropic's shape when the request carries an
 //     anthropic-version header and in OpenAI's otherwise.
 //   - GET /fakemodel/calls: the call log as JSON ({"count": n, "calls": [...]}, without
@@ -36,8 +42,11 @@
 //
 // Requests are checked as the providers check them where a client bug would hide: the API key
 // header (401), anthropic-version (400), required fields such as Anthropic's max_tokens (400),
-// temperature ranges, base64 images, and the word "json" that OpenAI's json_object mode needs.
-// Errors are written in each provider's own shape, with Retry-After on 429 and 503.
+// temperature ranges, base64 images, and the word "json" that OpenAI's json_object mode needs;
+// for Bedrock, a SigV4 Authorization header scoped to "bedrock" (403; the signature itself is
+// not verified), turns that alternate from user, blank text, and tool blocks without a
+// toolConfig or answering calls not made (400). Errors are written in each provider's own
+// shape (Bedrock's {"message"} with x-amzn-ErrorType), with Retry-After on 429 and 503.
 //
 // Every model call received, valid or not, is kept in the call log (Calls, Count, Reset),
 // which is safe for concurrent use. Command plume-fakemodel serves the same handler on a port

@@ -25,6 +25,10 @@ func (s *Server) routes() *http.ServeMux {
 	mux.HandleFunc("POST /v1/chat/completions", s.chatCompletions)
 	mux.HandleFunc("POST /chat/completions", s.chatCompletions)
 	mux.HandleFunc("POST /v1/messages", s.messages)
+	// Bedrock's model id is one path segment, escaped: "us.anthropic.claude-...%3A0", an ARN
+	// with %2F. The mux matches segments escaped and gives the wildcard unescaped.
+	mux.HandleFunc("POST /model/{modelId}/converse", s.converse(false))
+	mux.HandleFunc("POST /model/{modelId}/converse-stream", s.converse(true))
 	mux.HandleFunc("GET /v1/models", s.listModels)
 	mux.HandleFunc("GET /models", s.listModels)
 	mux.HandleFunc("GET /fakemodel/calls", s.callLog)
@@ -41,8 +45,11 @@ func (s *Server) routes() *http.ServeMux {
 }
 
 // apiOf tells which provider a request is written for: Anthropic's clients send
-// anthropic-version.
+// anthropic-version, Bedrock's paths start with /model/.
 func apiOf(r *http.Request) API {
+	if strings.HasPrefix(r.URL.Path, "/model/") {
+		return Bedrock
+	}
 	if r.Header.Get("anthropic-version") != "" || r.Header.Get("x-api-key") != "" {
 		return Anthropic
 	}
@@ -193,8 +200,9 @@ var defaultMessages = map[int]string{
 }
 
 // writeError writes an error in the provider's shape: OpenAI's {"error": {message, type,
-// param, code}} (https://platform.openai.com/docs/guides/error-codes) or Anthropic's
-// {"type": "error", "error": {type, message}} (https://docs.anthropic.com/en/api/errors).
+// param, code}} (https://platform.openai.com/docs/guides/error-codes), Anthropic's
+// {"type": "error", "error": {type, message}} (https://docs.anthropic.com/en/api/errors) or
+// Bedrock's (writeBedrockError).
 // Retry-After is set as RFC 9110 section 10.2.3 has it, in whole seconds; retry-after-ms,
 // which the official SDKs prefer, keeps the precision.
 func writeError(w http.ResponseWriter, api API, status int, e errorDetail) {
@@ -207,6 +215,10 @@ func writeError(w http.ResponseWriter, api API, status int, e errorDetail) {
 	if e.retryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(e.retryAfter.Seconds()))))
 		w.Header().Set("retry-after-ms", strconv.FormatInt(e.retryAfter.Milliseconds(), 10))
+	}
+	if api == Bedrock {
+		writeBedrockError(w, status, e)
+		return
 	}
 	if api == Anthropic {
 		typ := anthropicErrorTypes[status]

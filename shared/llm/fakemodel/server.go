@@ -16,6 +16,7 @@ type API string
 const (
 	OpenAI    API = "openai"
 	Anthropic API = "anthropic"
+	Bedrock   API = "bedrock" // Amazon Bedrock's Converse and ConverseStream
 )
 
 // Structured-output formats of a call (Call.Format).
@@ -41,14 +42,15 @@ type Call struct {
 	Body []byte
 
 	Model string
-	// System is the system prompt: Anthropic's system, or OpenAI's system and developer
-	// messages joined by newlines.
+	// System is the system prompt: Anthropic's system, Bedrock's system blocks, or OpenAI's
+	// system and developer messages, joined by newlines.
 	System string
 	// Messages are the conversation's messages in order (OpenAI's system messages included).
 	Messages []Message
 	// Temperature is the requested temperature, nil when unset.
 	Temperature *float64
-	// MaxTokens is max_tokens (or OpenAI's max_completion_tokens), 0 when unset.
+	// MaxTokens is max_tokens (OpenAI's max_completion_tokens, Bedrock's
+	// inferenceConfig.maxTokens), 0 when unset.
 	MaxTokens int
 	Stream    bool
 	// Tools are the names of the tools offered.
@@ -101,8 +103,9 @@ func WithRules(rules ...Rule) Option {
 	return func(s *Server) { s.rules = append(s.rules, rules...) }
 }
 
-// WithAPIKey makes key the only accepted API key. Without it any non-empty key is accepted;
-// a missing key is refused either way (401).
+// WithAPIKey makes key the only accepted API key (for Bedrock, the access key id of the
+// SigV4 signature). Without it any non-empty key is accepted; a missing key is refused either
+// way (401, Bedrock 403).
 func WithAPIKey(key string) Option {
 	return func(s *Server) { s.apiKey = key }
 }
@@ -129,7 +132,7 @@ func New(opts ...Option) *Server {
 	return s
 }
 
-// ServeHTTP serves the OpenAI- and Anthropic-compatible endpoints.
+// ServeHTTP serves the OpenAI-, Anthropic- and Bedrock-compatible endpoints.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
 
 // SetRules replaces the rules and restarts their Times counts.

@@ -1,0 +1,561 @@
+package gateway
+
+import (
+	"cmp"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/plumehq/plume/shared/llm"
+)
+
+// This file translates OpenAI's Chat Completions to Amazon Bedrock's Converse
+// (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html) and back;
+// relay_bedrock_stream.go does the same for ConverseStream. Types named cv* are Converse's side
+// of the wire. The OpenAI side is relay_anthropic.go's: its oa* types, and its helpers for what
+// both relays read alike (content, tool call arguments, stop, tool_choice, response_format).
+// Converse was modelled on Messages, so tool choices (auto, any, a named tool) and stop reasons
+// go through the Messages relay's words too.
+
+// relayConverse serves a chat completion with Bedrock's Converse API: the request translated
+// (toConverse), signed with the deployment's AWS credentials, the answer translated back, a
+// stream (ConverseStream, an AWS event stream) event by event as it arrives. What Converse
+// cannot take (n > 1, image URLs, audio and file parts, the legacy functions) is refused with
+// 400 before any call.
+func relayConverse(w http.ResponseWriter, r *http.Request, up llm.Upstream, fields map[string]json.RawMessage) {
+	call, err := toConverse(fields)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, typeInvalidRequest, "", err.Error(), 0)
+		return
+	}
+	body, err := json.Marshal(call.req)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, typeInvalidRequest, "", "the request cannot be encoded: "+err.Error(), 0)
+		return
+	}
+	send := up.Do
+	if call.stream {
+		send = up.DoStream
+	}
+	res, err := send(r.Context(), body)
+	if err != nil {
+		writeError(w, http.StatusBadGateway, typeServer, "upstream_unreachable", fmt.Sprintf("%s cannot be reached: %v", up.Target.Provider, err), 0)
+		return
+	}
+	defer res.Body.Close()
+	requestID := res.Header.Get("X-Amzn-Requestid")
+	if requestID != "" {
+		reportRequestID(r, requestID)
+	}
+	if res.StatusCode/100 != 2 {
+		writeConverseError(w, r, up.Target.Provider, res)
+		return
+	}
+	id := cvCompletionID(requestID)
+	if call.stream {
+		streamConverse(w, r, res.Body, up.Target, call, id)
+		return
+	}
+	data, err := io.ReadAll(io.LimitReader(res.Body, amMaxAnswerBytes))
+	var answer cvResponse
+	if err == nil {
+		err = json.Unmarshal(data, &answer)
+	}
+	if err != nil {
+		slog.WarnContext(r.Context(), "gateway: unreadable answer", "provider", up.Target.Provider, "error", err)
+		writeError(w, http.StatusBadGateway, typeServer, "upstream_invalid", up.Target.Provider+"'s answer cannot be read", 0)
+		return
+	}
+	out := fromConverse(&answer, id, call.answerTool, up.Target.Model, time.Now())
+	reportUsage(r, Usage{PromptTokens: out.Usage.PromptTokens, CompletionTokens: out.Usage.CompletionTokens})
+	b, err := json.Marshal(out)
+	if err != nil { // only strings, numbers and the provider's valid JSON inputs
+		writeError(w, http.StatusBadGateway, typeServer, "upstream_invalid", up.Target.Provider+"'s answer cannot be translated", 0)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(b)
+}
+
+// The Converse request the relay sends.
+type (
+	cvRequest struct {
+		Messages        []cvMessage   `json:"messages"`
+		System          []cvBlock     `json:"system,omitempty"`
+		InferenceConfig *cvInference  `json:"inferenceConfig,omitempty"`
+		ToolConfig      *cvToolConfig `json:"toolConfig,omitempty"`
+	}
+	cvMessage struct {
+		Role    string    `json:"role"` // "user" or "assistant"
+		Content []cvBlock `json:"content"`
+	}
+	// cvBlock is a content block, a union: exactly one member is set. Text is never empty
+	// (Converse refuses blank text blocks).
+	cvBlock struct {
+		Text       string        `json:"text,omitempty"`
+		Image      *cvImage      `json:"image,omitempty"`
+		ToolUse    *cvToolUse    `json:"toolUse,omitempty"`
+		ToolResult *cvToolResult `json:"toolResult,omitempty"`
+	}
+	cvImage struct {
+		Format string `json:"format"` // png, jpeg, gif or webp
+		Source struct {
+			Bytes []byte `json:"bytes"` // base64 in JSON
+		} `json:"source"`
+	}
+	cvToolUse struct {
+		ToolUseID string          `json:"toolUseId"`
+		Name      string          `json:"name"`
+		Input     json.RawMessage `json:"input"`
+	}
+	cvToolResult struct {
+		ToolUseID string    `json:"toolUseId"`
+		Content   []cvBlock `json:"content"`
+	}
+	cvInference struct {
+		MaxTokens     *int     `json:"maxTokens,omitempty"`
+		Temperature   *float64 `json:"temperature,omitempty"`
+		TopP          *float64 `json:"topP,omitempty"`
+		StopSequences []string `json:"stopSequences,omitempty"`
+	}
+	cvToolConfig struct {
+		Tools      []cvTool      `json:"tools"`
+		ToolChoice *cvToolChoice `json:"toolChoice,omitempty"`
+	}
+	cvTool struct {
+		ToolSpec struct {
+			Name        string `json:"name"`
+			Description string `json:"description,omitempty"`
+			InputSchema struct {
+				JSON json.RawMessage `json:"json"`
+			} `json:"inputSchema"`
+		} `json:"toolSpec"`
+	}
+	// cvToolChoice is a union: {"auto": {}}, {"any": {}} or {"tool": {"name": ...}}.
+	cvToolChoice struct {
+		Auto *struct{} `json:"auto,omitempty"`
+		Any  *struct{} `json:"any,omitempty"`
+		Tool *struct {
+			Name string `json:"name"`
+		} `json:"tool,omitempty"`
+	}
+)
+
+// The Converse answer the relay reads, and its errors
+// (https://docs.aws.amazon.com/bedrock/latest/APIReference/CommonErrors.html).
+type (
+	cvResponse struct {
+		Output struct {
+			Message struct {
+				Content []cvOutBlock `json:"content"`
+			} `json:"message"`
+		} `json:"output"`
+		StopReason string  `json:"stopReason"`
+		Usage      cvUsage `json:"usage"`
+	}
+	// cvOutBlock is an answer's content block; reasoning and other blocks OpenAI's answer
+	// has no place for are left unread.
+	cvOutBlock struct {
+		Text    *string    `json:"text"`
+		ToolUse *cvToolUse `json:"toolUse"`
+	}
+	cvUsage struct {
+		InputTokens           int `json:"inputTokens"`
+		OutputTokens          int `json:"outputTokens"`
+		CacheReadInputTokens  int `json:"cacheReadInputTokens"`
+		CacheWriteInputTokens int `json:"cacheWriteInputTokens"`
+	}
+	// cvError is an error's body: {"message": ...} ("Message" from some AWS front ends, which
+	// encoding/json matches too), the type in the x-amzn-ErrorType header or in __type.
+	cvError struct {
+		Message string `json:"message"`
+		Type    string `json:"__type"`
+	}
+)
+
+// cvCall is a translated request and what translating its answer needs.
+type cvCall struct {
+	req cvRequest
+	// answerTool is the forced tool standing for response_format json_schema: its input is
+	// the answer's content. "" when the request has none.
+	answerTool   string
+	stream       bool
+	includeUsage bool
+}
+
+// cvImageFormats are the image formats Converse takes, by media type.
+var cvImageFormats = map[string]string{
+	"image/png": "png", "image/jpeg": "jpeg", "image/jpg": "jpeg", "image/gif": "gif", "image/webp": "webp",
+}
+
+// toConverse translates an OpenAI chat completion request to a Converse request (the model is
+// in the URL, not the body). System and developer messages become system blocks; consecutive
+// messages of one role are merged into one turn, so that tool results become one user turn;
+// tool_choice "none" sends no toolConfig, unless the conversation holds tool calls (Converse
+// wants the tools then), when the tools go without a choice; response_format json_schema
+// becomes a forced tool (answerTool), json_object an instruction in the system prompt; max
+// tokens are the model's when the request names none. Errors are *amInvalid.
+func toConverse(fields map[string]json.RawMessage) (*cvCall, error) {
+	call := &cvCall{}
+	var (
+		messages          []oaMessage
+		tools             []oaTool
+		format            oaFormat
+		inference         cvInference
+		maxTokens, maxOut *int
+		n                 *int
+		streamOptions     struct {
+			IncludeUsage bool `json:"include_usage"`
+		}
+	)
+	for _, f := range []struct {
+		name, want string
+		dst        any
+	}{
+		{"messages", "an array of messages", &messages},
+		{"tools", "an array of tools", &tools},
+		{"response_format", "an object", &format},
+		{"temperature", "a number", &inference.Temperature},
+		{"top_p", "a number", &inference.TopP},
+		{"max_tokens", "an integer", &maxTokens},
+		{"max_completion_tokens", "an integer", &maxOut},
+		{"n", "an integer", &n},
+		{"stream", "a boolean", &call.stream},
+		{"stream_options", "an object", &streamOptions},
+	} {
+		if err := amField(fields, f.name, f.want, f.dst); err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case len(messages) == 0:
+		return nil, amInvalidf("messages: at least one message is required")
+	case n != nil && *n != 1:
+		return nil, amInvalidf("n: %s answers one choice per request: n must be 1", llm.ProviderBedrock)
+	case fields["functions"] != nil || fields["function_call"] != nil:
+		return nil, amInvalidf("functions: the deprecated functions and function_call are not translated: use tools and tool_choice")
+	}
+	call.includeUsage = call.stream && streamOptions.IncludeUsage
+	inference.MaxTokens = cmp.Or(maxOut, maxTokens)
+	stop, err := amStopSequences(fields["stop"])
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range stop {
+		if s != "" { // Converse refuses empty stop sequences; OpenAI's matches nothing
+			inference.StopSequences = append(inference.StopSequences, s)
+		}
+	}
+	if inference.MaxTokens != nil || inference.Temperature != nil || inference.TopP != nil || len(inference.StopSequences) > 0 {
+		call.req.InferenceConfig = &inference
+	}
+	for i, m := range messages {
+		if err := cvAddMessage(&call.req, i, m); err != nil {
+			return nil, err
+		}
+	}
+	return call, cvAddTools(call, tools, fields["tool_choice"], format)
+}
+
+// cvAddMessage appends OpenAI message i to req: to the system prompt, or as blocks of a turn.
+func cvAddMessage(req *cvRequest, i int, m oaMessage) error {
+	text, parts, err := amContent(m.Content)
+	if err != nil {
+		return amInvalidf("messages[%d].content: %v", i, err)
+	}
+	var blocks []cvBlock
+	role := m.Role
+	switch m.Role {
+	case "system", "developer":
+		if text != "" {
+			req.System = append(req.System, cvBlock{Text: text})
+		}
+		for j, p := range parts {
+			if p.Type != "text" {
+				return amInvalidf("messages[%d].content[%d].type: a %s message takes text parts only", i, j, m.Role)
+			}
+			if p.Text != "" {
+				req.System = append(req.System, cvBlock{Text: p.Text})
+			}
+		}
+		return nil
+	case "user", "assistant":
+		if blocks, err = cvBlocks(text, parts, m.Role); err != nil {
+			return amInvalidf("messages[%d].content%v", i, err)
+		}
+		if m.Role == "user" && len(m.ToolCalls) > 0 {
+			return amInvalidf("messages[%d].tool_calls: only assistant messages make tool calls", i)
+		}
+		for j, tc := range m.ToolCalls {
+			input, err := amToolInput(tc.Function.Arguments)
+			if err != nil || tc.ID == "" || tc.Function.Name == "" {
+				return amInvalidf("messages[%d].tool_calls[%d]: want an id, a function name and arguments that are a JSON object", i, j)
+			}
+			blocks = append(blocks, cvBlock{ToolUse: &cvToolUse{ToolUseID: tc.ID, Name: tc.Function.Name, Input: input}})
+		}
+	case "tool":
+		if m.ToolCallID == "" {
+			return amInvalidf("messages[%d].tool_call_id: required in a tool message", i)
+		}
+		content, err := cvBlocks(text, parts, m.Role)
+		if err != nil {
+			return amInvalidf("messages[%d].content%v", i, err)
+		}
+		if len(content) == 0 { // a result must say something: an empty one is one space
+			content = []cvBlock{{Text: " "}}
+		}
+		blocks, role = []cvBlock{{ToolResult: &cvToolResult{ToolUseID: m.ToolCallID, Content: content}}}, "user"
+	default:
+		return amInvalidf("messages[%d].role: %q is not translated (want system, developer, user, assistant or tool)", i, m.Role)
+	}
+	if len(blocks) == 0 { // Converse refuses empty turns: an empty message says nothing
+		return nil
+	}
+	if last := len(req.Messages) - 1; last >= 0 && req.Messages[last].Role == role {
+		req.Messages[last].Content = append(req.Messages[last].Content, blocks...)
+		return nil
+	}
+	req.Messages = append(req.Messages, cvMessage{Role: role, Content: blocks})
+	return nil
+}
+
+// cvBlocks translates a user, assistant or tool message's content; an error starts with the
+// part it is about ("[2].image_url: ...").
+func cvBlocks(text string, parts []oaPart, role string) ([]cvBlock, error) {
+	if text != "" {
+		return []cvBlock{{Text: text}}, nil
+	}
+	var blocks []cvBlock
+	for j, p := range parts {
+		switch {
+		case p.Type == "text" || (p.Type == "refusal" && role == "assistant"):
+			if t := p.Text + p.Refusal; t != "" {
+				blocks = append(blocks, cvBlock{Text: t})
+			}
+		case p.Type == "image_url" && role == "user":
+			img, err := cvImageOf(string(p.ImageURL))
+			if err != nil {
+				return nil, fmt.Errorf("[%d].image_url: %v", j, err)
+			}
+			blocks = append(blocks, cvBlock{Image: img})
+		default:
+			return nil, fmt.Errorf("[%d].type: %q parts of a %s message are not translated to %s", j, p.Type, role, llm.ProviderBedrock)
+		}
+	}
+	return blocks, nil
+}
+
+// cvImageOf translates an image URL to an image block: Converse takes the image's bytes only,
+// so a data: URL's are decoded and an http(s) URL is refused (the gateway does not fetch).
+func cvImageOf(url string) (*cvImage, error) {
+	src, err := amImageSource(url)
+	if err != nil {
+		return nil, err
+	}
+	if src.Type != "base64" {
+		return nil, fmt.Errorf("%s takes no image URLs, only the image itself: send it as a base64 data URL (data:image/png;base64,...)", llm.ProviderBedrock)
+	}
+	format, ok := cvImageFormats[src.MediaType]
+	if !ok {
+		return nil, fmt.Errorf("%q: %s takes image/png, image/jpeg, image/gif and image/webp", src.MediaType, llm.ProviderBedrock)
+	}
+	data, err := base64.StdEncoding.DecodeString(src.Data)
+	if err != nil {
+		return nil, fmt.Errorf("the data URL's data is not valid base64")
+	}
+	img := &cvImage{Format: format}
+	img.Source.Bytes = data
+	return img, nil
+}
+
+// cvAddTools translates tools, tool_choice and response_format to call's toolConfig. They are
+// read as the Messages relay reads them (amInputSchema, amToolChoiceOf, amAddFormat: the same
+// object schemas, the same choices, the same answer tool), then written in Converse's shape.
+// parallel_tool_calls is not translated: Converse cannot say it.
+func cvAddTools(call *cvCall, tools []oaTool, choice json.RawMessage, format oaFormat) error {
+	var am amCall
+	for i, t := range tools {
+		if t.Type != "function" || t.Function.Name == "" {
+			return amInvalidf("tools[%d]: only function tools with a name are translated", i)
+		}
+		am.req.Tools = append(am.req.Tools, amTool{Name: t.Function.Name, Description: t.Function.Description, InputSchema: amInputSchema(t.Function.Parameters)})
+	}
+	var err error
+	if am.req.ToolChoice, err = amToolChoiceOf(choice, am.req.Tools); err != nil {
+		return err
+	}
+	if err := amAddFormat(&am, format); err != nil {
+		return err
+	}
+	call.answerTool = am.answerTool
+	for _, b := range am.req.System { // json_object's instruction
+		call.req.System = append(call.req.System, cvBlock{Text: b.Text})
+	}
+	if len(am.req.Tools) == 0 {
+		return nil
+	}
+	cfg := &cvToolConfig{}
+	for _, t := range am.req.Tools {
+		var ct cvTool
+		ct.ToolSpec.Name, ct.ToolSpec.Description, ct.ToolSpec.InputSchema.JSON = t.Name, t.Description, t.InputSchema
+		cfg.Tools = append(cfg.Tools, ct)
+	}
+	switch c := am.req.ToolChoice; {
+	case c == nil:
+	case c.Type == "none":
+		if !cvHasToolBlocks(call.req.Messages) {
+			return nil
+		}
+	case c.Type == "auto":
+		cfg.ToolChoice = &cvToolChoice{Auto: &struct{}{}}
+	case c.Type == "any":
+		cfg.ToolChoice = &cvToolChoice{Any: &struct{}{}}
+	case c.Type == "tool":
+		cfg.ToolChoice = &cvToolChoice{Tool: &struct {
+			Name string `json:"name"`
+		}{Name: c.Name}}
+	}
+	call.req.ToolConfig = cfg
+	return nil
+}
+
+// cvHasToolBlocks reports whether a conversation holds tool calls or results.
+func cvHasToolBlocks(messages []cvMessage) bool {
+	for _, m := range messages {
+		for _, b := range m.Content {
+			if b.ToolUse != nil || b.ToolResult != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// cvCompletionID is the id of the completion answering the provider's request id (its
+// x-amzn-RequestId), a random one when the answer has none.
+func cvCompletionID(requestID string) string {
+	return "chatcmpl-" + cmp.Or(requestID, rand.Text())
+}
+
+// fromConverse translates a Converse answer to a chat completion: as a Messages answer, which
+// fromMessages translates (the answer tool's input is the content, other toolUse blocks are
+// tool calls).
+func fromConverse(res *cvResponse, id, answerTool, model string, now time.Time) *oaCompletion {
+	m := amResponse{ID: id, StopReason: cvStopReason(res.StopReason), Usage: res.Usage.messages()}
+	for _, b := range res.Output.Message.Content {
+		switch {
+		case b.Text != nil:
+			m.Content = append(m.Content, amOutBlock{Type: "text", Text: *b.Text})
+		case b.ToolUse != nil:
+			m.Content = append(m.Content, amOutBlock{Type: "tool_use", ID: b.ToolUse.ToolUseID, Name: b.ToolUse.Name, Input: b.ToolUse.Input})
+		}
+	}
+	return fromMessages(&m, answerTool, model, now)
+}
+
+// cvStopReason is a Converse stopReason in Messages' words, which amFinishReason translates:
+// content_filtered and guardrail_intervened are a refusal (content_filter); end_turn,
+// stop_sequence, max_tokens, model_context_window_exceeded and tool_use are the same in both.
+func cvStopReason(stop string) string {
+	switch stop {
+	case "content_filtered", "guardrail_intervened":
+		return "refusal"
+	}
+	return stop
+}
+
+// messages is Converse's usage in Messages' words: as there, inputTokens excludes the tokens
+// read from and written to the prompt cache.
+func (u cvUsage) messages() amUsage {
+	return amUsage{
+		InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
+		CacheReadInputTokens: u.CacheReadInputTokens, CacheCreationInputTokens: u.CacheWriteInputTokens,
+	}
+}
+
+// cvFailure is the OpenAI error answering a Bedrock error type.
+type cvFailure struct {
+	status    int
+	typ, code string
+}
+
+// cvFailures answer Bedrock's error types
+// (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html#API_runtime_Converse_Errors,
+// https://docs.aws.amazon.com/bedrock/latest/APIReference/CommonErrors.html). Refused
+// credentials and a model the account may not use are the deployment's problem, not the
+// caller's: 502 upstream_auth, as relayChatCompletions has it. A model not ready (429 at AWS,
+// which OpenAI clients read as a rate limit) is 503; a model that timed out (408) is 504;
+// model failures (424) are 502.
+var cvFailures = map[string]cvFailure{
+	"ValidationException":                 {http.StatusBadRequest, typeInvalidRequest, ""},
+	"ThrottlingException":                 {http.StatusTooManyRequests, typeRateLimit, "rate_limit_exceeded"},
+	"ServiceQuotaExceededException":       {http.StatusTooManyRequests, typeRateLimit, "insufficient_quota"},
+	"ResourceNotFoundException":           {http.StatusNotFound, typeInvalidRequest, "model_not_found"},
+	"ModelNotReadyException":              {http.StatusServiceUnavailable, typeServer, "model_not_ready"},
+	"ServiceUnavailableException":         {http.StatusServiceUnavailable, typeServer, ""},
+	"ModelTimeoutException":               {http.StatusGatewayTimeout, typeServer, "timeout"},
+	"ModelErrorException":                 {http.StatusBadGateway, typeServer, "upstream_error"},
+	"ModelStreamErrorException":           {http.StatusBadGateway, typeServer, "upstream_error"},
+	"InternalServerException":             {http.StatusInternalServerError, typeServer, ""},
+	"AccessDeniedException":               {http.StatusBadGateway, typeServer, "upstream_auth"},
+	"UnrecognizedClientException":         {http.StatusBadGateway, typeServer, "upstream_auth"},
+	"InvalidSignatureException":           {http.StatusBadGateway, typeServer, "upstream_auth"},
+	"IncompleteSignatureException":        {http.StatusBadGateway, typeServer, "upstream_auth"},
+	"MissingAuthenticationTokenException": {http.StatusBadGateway, typeServer, "upstream_auth"},
+	"ExpiredTokenException":               {http.StatusBadGateway, typeServer, "upstream_auth"},
+}
+
+// cvFailureOf is the OpenAI error for a Bedrock error type, or for the HTTP status of an
+// error whose type is unknown (as the Messages relay maps statuses).
+func cvFailureOf(typ string, status int) cvFailure {
+	if f, ok := cvFailures[typ]; ok {
+		return f
+	}
+	s, t, c := amErrorFor(status)
+	return cvFailure{s, t, c}
+}
+
+// cvErrorType is an error's type, from the x-amzn-ErrorType header
+// ("ThrottlingException:http://internal.amazon.com/coral/com.amazon.bedrock/") or the body's
+// __type ("com.amazon.coral.service#UnrecognizedClientException").
+func cvErrorType(header, bodyType string) string {
+	t, _, _ := strings.Cut(cmp.Or(header, bodyType), ":")
+	if i := strings.LastIndexByte(t, '#'); i >= 0 {
+		t = t[i+1:]
+	}
+	return strings.TrimSpace(t)
+}
+
+// writeConverseError answers a Bedrock error in OpenAI's shape, Retry-After passed on. A
+// refused credential is logged by its type only and answered with a generic message: AWS's
+// message may name the deployment's account and role, and an InvalidSignatureException's
+// quotes the canonical request, the session token among its signed headers.
+func writeConverseError(w http.ResponseWriter, r *http.Request, provider string, res *http.Response) {
+	data, _ := io.ReadAll(io.LimitReader(res.Body, 1<<20))
+	var e cvError
+	_ = json.Unmarshal(data, &e) // an unreadable body leaves the status to go by
+	typ := cvErrorType(res.Header.Get("X-Amzn-Errortype"), e.Type)
+	f := cvFailureOf(typ, res.StatusCode)
+	msg := fmt.Sprintf("%s answered %d %s", provider, res.StatusCode, http.StatusText(res.StatusCode))
+	switch {
+	case f.code == "upstream_auth":
+		slog.WarnContext(r.Context(), "gateway: the provider refused the deployment's credentials",
+			"provider", provider, "status", res.StatusCode, "type", typ)
+		msg = fmt.Sprintf("%s refused the deployment's AWS credentials (%s)", provider, cmp.Or(typ, http.StatusText(res.StatusCode)))
+	case e.Message != "" && typ != "":
+		msg = fmt.Sprintf("%s (%s): %s", provider, typ, e.Message)
+	case e.Message != "":
+		msg = provider + ": " + e.Message
+	}
+	if v := res.Header.Get("Retry-After"); v != "" {
+		w.Header().Set("Retry-After", v)
+	}
+	writeError(w, f.status, f.typ, f.code, msg, 0)
+}
