@@ -218,11 +218,16 @@ var functionCases = map[string]functionCase{
 		routes: stackRoutes("GatewayFunction"),
 		policy: policyCase{
 			// The caller's key, a prompt version's binding, the project's prices, the limits'
-			// counters (UpdateItem, their partitions only); the providers: Bedrock and the
-			// provider secret when set.
-			actions: []string{"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:UpdateItem",
+			// counters, a traced call's span as POST /spans writes it; the providers: Bedrock
+			// and the provider secret when set.
+			actions: []string{"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:PutItem",
+				"dynamodb:UpdateItem", "dynamodb:DeleteItem", "s3:PutObject", "s3:GetObject",
 				"bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream", "secretsmanager:GetSecretValue"},
-			forbidden: []string{"dynamodb:PutItem", "dynamodb:Scan", "dynamodb:DeleteItem", "s3:"},
+			forbidden: []string{"dynamodb:Scan", "s3:DeleteObject", "s3:ListBucket"},
+			s3: map[string][]string{
+				"s3:PutObject": {"${Bucket.Arn}/spans/*", "${Bucket.Arn}/attachments/*"},
+				"s3:GetObject": {"${Bucket.Arn}/spans/*"},
+			},
 		},
 	},
 	"EvaluatorFunction": {

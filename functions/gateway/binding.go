@@ -10,6 +10,7 @@ import (
 	"github.com/plumehq/plume/client"
 	"github.com/plumehq/plume/shared/errs"
 	"github.com/plumehq/plume/shared/llm"
+	"github.com/plumehq/plume/shared/trace"
 )
 
 // PromptVersionHeader names the prompt version a call is made with, for clients that do not
@@ -23,41 +24,49 @@ const PromptVersionHeader = "X-Plume-Prompt-Version"
 // provider never sees it. A version the project does not have is 404; a call whose model is not
 // the one bound to its version is 400 (model_not_bound): the gateway serves what the version
 // was bound to, or says why not. A version without a binding takes any model.
-func (s *server) checkBinding(w http.ResponseWriter, r *http.Request, projectID string, fields map[string]json.RawMessage, model string) bool {
-	versionID := strings.TrimSpace(r.Header.Get(PromptVersionHeader))
+//
+// It returns the prompt version the call is made with, for its span: the linkage's, or the
+// header's version alone.
+func (s *server) checkBinding(w http.ResponseWriter, r *http.Request, projectID string, fields map[string]json.RawMessage, model string) (trace.PromptLink, bool) {
+	var link trace.PromptLink
+	if v := strings.TrimSpace(r.Header.Get(PromptVersionHeader)); v != "" {
+		link.PromptVersionID = v
+	}
 	var msgs []map[string]json.RawMessage
 	if json.Unmarshal(fields["messages"], &msgs) == nil {
-		if link, _, found := client.ApplyLinkage(msgs); found {
+		if l, _, found := client.ApplyLinkage(msgs); found {
 			stripped, err := json.Marshal(msgs)
 			if err != nil {
 				writeError(w, http.StatusBadRequest, typeInvalidRequest, "", "messages: "+err.Error(), 0)
-				return false
+				return link, false
 			}
 			fields["messages"] = stripped
-			if versionID == "" {
-				versionID = link.PromptVersionID
+			if link.PromptVersionID == "" || link.PromptVersionID == l.PromptVersionID {
+				link = trace.PromptLink{Task: l.Task, PromptSlug: l.PromptSlug, PromptVersion: l.PromptVersion,
+					PromptVersionID: l.PromptVersionID, ContentHash: l.ContentHash}
 			}
 		}
 	}
+	versionID := link.PromptVersionID
 	if versionID == "" || s.Bindings == nil {
-		return true
+		return link, true
 	}
 	b, err := s.Bindings.Model(r.Context(), projectID, versionID)
 	switch {
 	case errs.CodeOf(err) == errs.CodeNotFound:
 		writeError(w, http.StatusNotFound, typeInvalidRequest, "prompt_version_not_found",
 			fmt.Sprintf("prompt version %q not found in this project", versionID), 0)
-		return false
+		return link, false
 	case err != nil:
 		slog.ErrorContext(r.Context(), "gateway: the prompt version's binding cannot be read", "version", versionID, "error", err)
 		writeError(w, http.StatusServiceUnavailable, typeServer, "", "the prompt version's model binding cannot be read; retry", 0)
-		return false
+		return link, false
 	case b.ModelID == nil || sameModel(*b.ModelID, model):
-		return true
+		return link, true
 	}
 	writeError(w, http.StatusBadRequest, typeInvalidRequest, "model_not_bound",
 		fmt.Sprintf("prompt version %s is bound to model %q, not %q: call it with the bound model", versionID, *b.ModelID, model), 0)
-	return false
+	return link, false
 }
 
 // sameModel reports whether two model ids name the same model of the same provider, the

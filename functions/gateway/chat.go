@@ -1,12 +1,15 @@
 package gateway
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/plumehq/plume/shared/auth"
 	"github.com/plumehq/plume/shared/llm"
@@ -31,12 +34,14 @@ var relays = map[string]relay{
 // version's binding checked, admitted by the project's limits, served by its provider's relay,
 // then its usage counted.
 func (s *server) chatCompletions(w http.ResponseWriter, r *http.Request) {
+	started := time.Now()
 	fields, model, ok := readChatRequest(w, r)
 	if !ok {
 		return
 	}
 	projectID := auth.ProjectID(r)
-	if !s.checkBinding(w, r, projectID, fields, model) {
+	link, ok := s.checkBinding(w, r, projectID, fields, model)
+	if !ok {
 		return
 	}
 	up, ok := s.route(w, r, model)
@@ -52,9 +57,41 @@ func (s *server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	if !s.admit(w, r, projectID) {
 		return
 	}
+	tc, traced := traceRequest(r, s.Trace)
+	traced = traced && s.Traces != nil
+	var answer *answerRecorder
+	if traced {
+		answer = newAnswerRecorder(w, time.Now)
+		w = answer
+		w.Header().Set(SpanIDHeader, tc.spanID)
+	}
+	messages := fields["messages"] // as sent: the relays change only the model and stream options
 	r, out := withOutcome(r)
 	serve(w, r, up, fields)
 	s.account(r.Context(), projectID, up.Target, out)
+	if traced {
+		var stream bool
+		_ = json.Unmarshal(fields["stream"], &stream)
+		s.record(r.Context(), &gatewayCall{
+			ProjectID: projectID, Model: model, Target: up.Target, Messages: messages, Stream: stream,
+			Started: started, Ended: time.Now(), Answer: answer,
+			Usage: out.usage, HasUsage: out.hasUsage, ProviderRequestID: out.requestID, Link: link,
+		}, tc)
+	}
+}
+
+// SpanIDHeader carries the id of a traced call's span in its answer: the completion id feedback
+// on the call names.
+const SpanIDHeader = "X-Plume-Span-Id"
+
+// record writes a traced call's span. A span that cannot be written is logged: the call is
+// answered already, and tracing never fails it.
+func (s *server) record(ctx context.Context, c *gatewayCall, tc traceContext) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), accountTimeout)
+	defer cancel()
+	if err := recordCall(ctx, s.Traces, c, tc); err != nil {
+		slog.ErrorContext(ctx, "gateway: the call's span cannot be recorded", "error", err)
+	}
 }
 
 // readChatRequest reads the request's JSON object and its model, or answers why it cannot.

@@ -32,16 +32,26 @@ type gatewayStack struct {
 	url string // the gateway's base URL
 }
 
-// newGateway serves the gateway with the providers of cfg.
+// newGateway serves the gateway with the providers of cfg, tracing the calls that ask.
 func newGateway(t *testing.T, cfg llm.Config) *gatewayStack {
+	t.Helper()
+	return newTracingGateway(t, cfg, gateway.TraceOff)
+}
+
+// newTracingGateway is newGateway tracing by mode.
+func newTracingGateway(t *testing.T, cfg llm.Config, mode gateway.TraceMode) *gatewayStack {
 	t.Helper()
 	a := apitest.New(t, apitest.Options{})
 	models := llm.New(cfg, llm.Options{BaseDelay: time.Millisecond})
+	traces, err := a.Env.TraceService()
+	require.NoError(t, err)
 	h := gateway.NewHandler(gateway.Deps{
 		Models:   func(context.Context) (*llm.Client, error) { return models, nil },
 		Prices:   pricing.Default(),
 		Pricer:   a.Env.Pricer(),
 		Bindings: a.Env.Prompts(),
+		Traces:   traces,
+		Trace:    mode,
 		Authn:    a.Env.Authn(),
 	})
 	srv := httptest.NewServer(h)

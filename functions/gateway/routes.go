@@ -28,6 +28,11 @@ type Deps struct {
 	Limits *ratelimit.Limiter
 	// Bindings reads the model bound to a prompt version, for the calls that name one.
 	Bindings Bindings
+	// Traces records the llm span of each call that is traced (Trace, traceRequest); nil:
+	// none is.
+	Traces SpanIngester
+	// Trace says which calls are traced besides those that ask.
+	Trace TraceMode
 	// Authn authenticates every route with a Plume key.
 	Authn *auth.Authenticator
 }

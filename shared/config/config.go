@@ -57,6 +57,9 @@ type Config struct {
 	// GatewayLimits are the model gateway's per-project limits: PLUME_GATEWAY_RPM,
 	// PLUME_GATEWAY_TPM and PLUME_GATEWAY_DAILY_USD (ratelimit.ConfigFromEnv; unset: none).
 	GatewayLimits ratelimit.Config
+	// GatewayTrace is PLUME_GATEWAY_TRACE: which gateway calls are recorded as llm spans
+	// besides those that ask, "off" (the default) or "all" (gateway.ParseTraceMode).
+	GatewayTrace string
 	// OptimizationQueueURL is PLUME_OPTIMIZATION_QUEUE_URL: the SQS queue of optimization runs
 	// ("" = none: runs cannot start, except in plume-local, which serves its own).
 	OptimizationQueueURL string
@@ -135,6 +138,7 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		return Config{}, err
 	}
 	c.GatewayLimits = limits
+	c.GatewayTrace = strings.TrimSpace(getenv("PLUME_GATEWAY_TRACE"))
 	c.ProviderSecret = strings.TrimSpace(getenv("PLUME_PROVIDER_SECRET"))
 	c.OptimizationQueueURL = strings.TrimSpace(getenv("PLUME_OPTIMIZATION_QUEUE_URL"))
 	for m := range strings.SplitSeq(getenv("PLUME_SIMULATION_MODELS"), ",") {

@@ -3,6 +3,7 @@ package fakemodel
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"sync"
@@ -207,6 +208,7 @@ func (s *Server) knows(model string) bool {
 // the client gone).
 func (s *Server) answer(w http.ResponseWriter, r *http.Request, c *Call, api API) (answer, bool) {
 	reply := s.decide(c)
+	w.Header().Set(requestIDHeaders[api], fmt.Sprintf("req_%s%04d", c.hash(), c.Seq))
 	if !wait(r.Context(), reply.Latency) {
 		return answer{}, false
 	}
@@ -216,6 +218,10 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, c *Call, api API
 	}
 	return compose(c, reply), true
 }
+
+// requestIDHeaders name the header each provider gives its id of a call in: OpenAI's
+// x-request-id, Anthropic's request-id, AWS's x-amzn-RequestId.
+var requestIDHeaders = map[API]string{OpenAI: "X-Request-Id", Anthropic: "Request-Id", Bedrock: "X-Amzn-Requestid"}
 
 // wait sleeps d, returning false when ctx ends first.
 func wait(ctx context.Context, d time.Duration) bool {

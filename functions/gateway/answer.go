@@ -1,0 +1,427 @@
+package gateway
+
+// This file reads the OpenAI-shaped answer of a recorded call as it is passed on
+// (answerRecorder): its status, when its first byte and first token left, its text, finish
+// reason and usage, for the call's span (trace.go).
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/plumehq/plume/shared/textcut"
+)
+
+// Bounds of what an answerRecorder keeps.
+const (
+	// maxAnswerText bounds the text of an answer kept for its span (content, tool calls).
+	maxAnswerText = 64 << 10
+	// maxAnswerJSON bounds a JSON answer kept to be read at its end; a larger one is passed on
+	// unread.
+	maxAnswerJSON = 8 << 20
+	// maxAnswerLine bounds a stream line kept to be read; a longer one is passed on unread.
+	maxAnswerLine = 256 << 10
+	// maxAnswerToolCalls bounds the tool calls of a streamed answer that are assembled.
+	maxAnswerToolCalls = 128
+)
+
+// answerRecorder is the http.ResponseWriter a recorded call is answered through. Everything is
+// passed on to the writer it wraps as it comes, unchanged (Flush and, through Unwrap,
+// http.ResponseController reach it); on the way it notes the status, the time of the first
+// byte and of the first token, and reads the OpenAI-shaped answer every relay writes: a JSON
+// chat.completion, kept up to maxAnswerJSON and read at the end, or a stream of
+// chat.completion.chunk data lines, read line by line as they pass (never kept whole). What it
+// cannot read it ignores: reading never fails or changes the client's answer.
+type answerRecorder struct {
+	w   http.ResponseWriter
+	now func() time.Time
+
+	status     int // 0 until the status is committed
+	sse        bool
+	firstByte  time.Time
+	firstToken time.Time
+	writeErr   error
+	finished   bool
+
+	body     []byte // JSON: the answer so far
+	tooLarge bool   // JSON: larger than maxAnswerJSON, not kept
+	line     []byte // stream: the part of a line not ended yet
+	longLine bool   // stream: in a line longer than maxAnswerLine, skipped
+
+	ans answer
+	out answerText
+}
+
+// newAnswerRecorder returns a recorder passing an answer on to w; now is its clock.
+func newAnswerRecorder(w http.ResponseWriter, now func() time.Time) *answerRecorder {
+	return &answerRecorder{w: w, now: now}
+}
+
+// Header is the wrapped writer's header.
+func (a *answerRecorder) Header() http.Header { return a.w.Header() }
+
+// WriteHeader passes the status on and notes it (the first final one, as net/http keeps).
+func (a *answerRecorder) WriteHeader(code int) {
+	if code >= 200 {
+		a.commit(code)
+	}
+	a.w.WriteHeader(code)
+}
+
+// Write passes p on and reads what was written of it.
+func (a *answerRecorder) Write(p []byte) (int, error) {
+	a.commit(http.StatusOK)
+	if len(p) > 0 && a.firstByte.IsZero() {
+		a.firstByte = a.now()
+	}
+	n, err := a.w.Write(p)
+	if err != nil && a.writeErr == nil {
+		a.writeErr = err
+	}
+	a.read(p[:max(0, min(n, len(p)))])
+	return n, err
+}
+
+// Flush flushes the wrapped writer, if it can.
+func (a *answerRecorder) Flush() { _ = a.FlushError() }
+
+// FlushError flushes the wrapped writer: http.ResponseController's Flush on the recorder calls
+// it, and returns its error (http.ErrNotSupported for a writer that cannot flush).
+func (a *answerRecorder) FlushError() error {
+	err := http.NewResponseController(a.w).Flush()
+	if err == nil {
+		a.commit(http.StatusOK) // a flush commits the header, as a first Write does
+	}
+	return err
+}
+
+// Unwrap is the wrapped writer, for http.ResponseController.
+func (a *answerRecorder) Unwrap() http.ResponseWriter { return a.w }
+
+// Status is the answer's status; 0 when nothing was written.
+func (a *answerRecorder) Status() int { return a.status }
+
+// FirstByte is when the first byte of the body was written; zero when none was.
+func (a *answerRecorder) FirstByte() time.Time { return a.firstByte }
+
+// FirstToken is when a stream's first content or tool call delta was written; zero for a JSON
+// answer and a stream without any.
+func (a *answerRecorder) FirstToken() time.Time { return a.firstToken }
+
+// WriteErr is the first error of the wrapped writer (the client went away); nil when none.
+func (a *answerRecorder) WriteErr() error { return a.writeErr }
+
+// Streamed reports whether the answer was a stream (text/event-stream).
+func (a *answerRecorder) Streamed() bool { return a.sse }
+
+// Answer is what the answer said. It ends the reading: it is called once the relay is done,
+// and what is written after it is passed on unread.
+func (a *answerRecorder) Answer() answer {
+	if !a.finished {
+		a.finished = true
+		if a.sse {
+			if len(a.line) > 0 && !a.longLine { // a last line without its newline
+				a.streamLine(a.line)
+			}
+		} else {
+			a.readJSON()
+		}
+		a.ans.Text, a.ans.Truncated = a.out.String(), a.out.truncated || a.ans.Truncated
+		a.body, a.line = nil, nil
+	}
+	return a.ans
+}
+
+// commit notes the status of the answer, and its kind from its content type, once.
+func (a *answerRecorder) commit(code int) {
+	if a.status != 0 {
+		return
+	}
+	a.status = code
+	ct := strings.ToLower(strings.TrimSpace(a.w.Header().Get("Content-Type")))
+	a.sse = strings.HasPrefix(ct, "text/event-stream")
+}
+
+// read takes in bytes of the body as they are written.
+func (a *answerRecorder) read(p []byte) {
+	if a.finished || len(p) == 0 {
+		return
+	}
+	if !a.sse {
+		if a.tooLarge || len(a.body)+len(p) > maxAnswerJSON {
+			a.tooLarge, a.body = true, nil
+			return
+		}
+		a.body = append(a.body, p...)
+		return
+	}
+	for rest := p; len(rest) > 0; {
+		i := bytes.IndexByte(rest, '\n')
+		if i < 0 {
+			if !a.longLine && len(a.line)+len(rest) > maxAnswerLine {
+				a.longLine, a.line, a.ans.Truncated = true, a.line[:0], true
+			}
+			if !a.longLine {
+				a.line = append(a.line, rest...)
+			}
+			return
+		}
+		switch {
+		case a.longLine:
+		case len(a.line)+i > maxAnswerLine:
+			a.ans.Truncated = true
+		default:
+			a.line = append(a.line, rest[:i]...)
+			a.streamLine(a.line)
+		}
+		a.line, a.longLine, rest = a.line[:0], false, rest[i+1:]
+	}
+}
+
+// answer is what an answerRecorder read of an OpenAI-shaped answer.
+type answer struct {
+	// ID is the answer's id (chatcmpl-...), the openai_id of the SDKs' spans.
+	ID string
+	// Text is choice 0's content, or, without content, its tool calls as JSON in the zeroeval
+	// SDKs' form ([{"tool": name, "arguments": text}]): at most maxAnswerText bytes of text.
+	Text string
+	// Truncated is true when some of the text was not kept (past maxAnswerText, or in a JSON
+	// answer or stream line too large to read).
+	Truncated bool
+	// FinishReason is choice 0's finish_reason.
+	FinishReason string
+	// Usage is the answer's usage (a JSON answer's, a stream's usage chunk); HasUsage is false
+	// without one.
+	Usage    Usage
+	HasUsage bool
+	// Error is the error the answer carried (an error body, a stream's error line); nil when
+	// none.
+	Error *answerError
+}
+
+// answerError is an OpenAI error object.
+type answerError struct {
+	Message, Type, Code string
+}
+
+// answerText is an answer's text as it is read, within maxAnswerText bytes in all.
+type answerText struct {
+	content   []byte
+	tools     []toolText
+	used      int
+	truncated bool
+}
+
+// toolText is a tool call of an answer.
+type toolText struct {
+	name      string
+	arguments []byte
+}
+
+// keep appends what is left room for of s to *dst, cut at a character boundary.
+func (t *answerText) keep(dst *[]byte, s string) {
+	s, cut := textcut.Cut(s, maxAnswerText-t.used)
+	*dst = append(*dst, s...)
+	t.used += len(s)
+	t.truncated = t.truncated || cut
+}
+
+// tool returns the tool call of index i, nil beyond maxAnswerToolCalls.
+func (t *answerText) tool(i int) *toolText {
+	if i < 0 || i >= maxAnswerToolCalls {
+		t.truncated = true
+		return nil
+	}
+	for len(t.tools) <= i {
+		t.tools = append(t.tools, toolText{})
+	}
+	return &t.tools[i]
+}
+
+// name sets a tool call's name (a stream sends it once, with its first delta).
+func (t *answerText) name(tc *toolText, name string) {
+	var b []byte
+	t.keep(&b, name)
+	tc.name = string(b)
+}
+
+// String is the answer's text (answer.Text).
+func (t *answerText) String() string {
+	if len(t.content) > 0 {
+		return string(t.content)
+	}
+	type sdkToolCall struct {
+		Tool      string `json:"tool"`
+		Arguments string `json:"arguments"`
+	}
+	var calls []sdkToolCall
+	for _, tc := range t.tools {
+		if tc.name != "" || len(tc.arguments) > 0 {
+			calls = append(calls, sdkToolCall{Tool: tc.name, Arguments: string(tc.arguments)})
+		}
+	}
+	if len(calls) == 0 {
+		return ""
+	}
+	b, _ := json.Marshal(calls) // strings only
+	return string(b)
+}
+
+// The parts of OpenAI's answers the recorder reads.
+type (
+	wireAnswer struct {
+		ID      string `json:"id"`
+		Choices []struct {
+			Index   int `json:"index"`
+			Message struct {
+				Content   json.RawMessage `json:"content"`
+				ToolCalls []wireToolCall  `json:"tool_calls"`
+			} `json:"message"`
+			FinishReason string `json:"finish_reason"`
+		} `json:"choices"`
+		Usage *Usage          `json:"usage"`
+		Error json.RawMessage `json:"error"`
+	}
+	wireChunk struct {
+		ID      string `json:"id"`
+		Choices []struct {
+			Index int `json:"index"`
+			Delta struct {
+				Content   json.RawMessage `json:"content"`
+				ToolCalls []wireToolCall  `json:"tool_calls"`
+			} `json:"delta"`
+			FinishReason string `json:"finish_reason"`
+		} `json:"choices"`
+		Usage *Usage          `json:"usage"`
+		Error json.RawMessage `json:"error"`
+	}
+	wireToolCall struct {
+		Index    int `json:"index"`
+		Function struct {
+			Name      string `json:"name"`
+			Arguments string `json:"arguments"`
+		} `json:"function"`
+	}
+)
+
+// decodeLoosely decodes data into v, keeping what fits where a value has another type than
+// expected (json.Unmarshal skips those): false when data is not JSON.
+func decodeLoosely(data []byte, v any) bool {
+	var typeErr *json.UnmarshalTypeError
+	err := json.Unmarshal(data, v)
+	return err == nil || errors.As(err, &typeErr)
+}
+
+// readJSON reads a JSON answer.
+func (a *answerRecorder) readJSON() {
+	if a.tooLarge {
+		a.ans.Truncated = true
+		return
+	}
+	var v wireAnswer
+	if len(a.body) == 0 || !decodeLoosely(a.body, &v) {
+		return
+	}
+	a.ans.ID, a.ans.Error = v.ID, errorOf(v.Error)
+	if v.Usage != nil {
+		a.ans.Usage, a.ans.HasUsage = *v.Usage, true
+	}
+	for _, c := range v.Choices {
+		if c.Index != 0 {
+			continue
+		}
+		a.ans.FinishReason = c.FinishReason
+		a.out.keep(&a.out.content, textOf(c.Message.Content))
+		for i, call := range c.Message.ToolCalls {
+			if tc := a.out.tool(i); tc != nil {
+				a.out.name(tc, call.Function.Name)
+				a.out.keep(&tc.arguments, call.Function.Arguments)
+			}
+		}
+		break
+	}
+}
+
+// streamLine reads one line of a stream: a data line with a chunk or an error object; others
+// (event:, comments, blank lines, data: [DONE]) say nothing of the answer.
+func (a *answerRecorder) streamLine(line []byte) {
+	data, ok := bytes.CutPrefix(line, []byte("data:"))
+	if !ok {
+		return
+	}
+	data = bytes.TrimSpace(data)
+	var c wireChunk
+	if len(data) == 0 || data[0] != '{' || !decodeLoosely(data, &c) {
+		return
+	}
+	if a.ans.ID == "" {
+		a.ans.ID = c.ID
+	}
+	if c.Usage != nil {
+		a.ans.Usage, a.ans.HasUsage = *c.Usage, true
+	}
+	if e := errorOf(c.Error); e != nil {
+		a.ans.Error = e
+	}
+	for _, ch := range c.Choices {
+		if ch.Index != 0 {
+			continue
+		}
+		if ch.FinishReason != "" {
+			a.ans.FinishReason = ch.FinishReason
+		}
+		content := textOf(ch.Delta.Content)
+		a.out.keep(&a.out.content, content)
+		token := content != ""
+		for _, call := range ch.Delta.ToolCalls {
+			tc := a.out.tool(call.Index)
+			if tc == nil {
+				continue
+			}
+			if call.Function.Name != "" {
+				a.out.name(tc, call.Function.Name)
+			}
+			a.out.keep(&tc.arguments, call.Function.Arguments)
+			token = true
+		}
+		if token && a.firstToken.IsZero() {
+			a.firstToken = a.now()
+		}
+	}
+}
+
+// textOf is the text of a JSON value: a string's, "" for null or nothing, else its JSON text.
+func textOf(raw json.RawMessage) string {
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return ""
+	}
+	return b.String()
+}
+
+// errorOf reads an error value: OpenAI's object ({message, type, code}) or a bare string, as
+// some OpenAI-compatible servers send; nil for anything else.
+func errorOf(raw json.RawMessage) *answerError {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return &answerError{Message: s}
+	}
+	var e struct{ Message, Type, Code json.RawMessage }
+	if len(raw) == 0 || raw[0] != '{' || !decodeLoosely(raw, &e) {
+		return nil
+	}
+	return &answerError{Message: textOf(e.Message), Type: textOf(e.Type), Code: textOf(e.Code)}
+}
