@@ -126,4 +126,3 @@ func gatewayEvent(t *testing.T, key, domain string, stream bool) []byte {
 	require.NoError(t, err)
 	return raw
 }
-
