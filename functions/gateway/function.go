@@ -20,14 +20,15 @@ var Function = app.Function{
 			return nil, err
 		}
 		return NewHandler(Deps{
-			Models:   e.Models,
-			Prices:   e.PriceTable(),
-			Pricer:   e.Pricer(),
-			Limits:   e.GatewayLimits(),
-			Bindings: e.Prompts(),
-			Traces:   traces,
-			Trace:    mode,
-			Authn:    e.Authn(),
+			Models:        e.Models,
+			Prices:        e.PriceTable(),
+			BedrockModels: e.Config.GatewayBedrockModels,
+			Pricer:        e.Pricer(),
+			Limits:        e.GatewayLimits(),
+			Bindings:      e.Prompts(),
+			Traces:        traces,
+			Trace:         mode,
+			Authn:         e.Authn(),
 		}), nil
 	},
 	Streaming: true,

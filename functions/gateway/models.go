@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/plumehq/plume/shared/llm"
 	"github.com/plumehq/plume/shared/web"
 )
 
@@ -26,8 +27,9 @@ type model struct {
 var tableProviders = map[string]string{"google": "gemini"}
 
 // listModels serves GET /v1/models: the models of the price table whose provider this
-// deployment can call, as "provider/model" ids (any other model id the providers know is
-// served too; this is the list a client can pick from).
+// deployment can call, and the deployment's Bedrock models when it can call Bedrock, as
+// "provider/model" ids (any other model id the providers know is served too; this is the list
+// a client can pick from).
 func (s *server) listModels(w http.ResponseWriter, r *http.Request) {
 	out := modelList{Object: "list", Data: []model{}}
 	models, err := s.Models(r.Context())
@@ -36,6 +38,11 @@ func (s *server) listModels(w http.ResponseWriter, r *http.Request) {
 			id := cmp.Or(tableProviders[p.Provider], p.Provider) + "/" + p.ID
 			if models.Configured(id) {
 				out.Data = append(out.Data, model{ID: id, Object: "model", OwnedBy: p.Provider})
+			}
+		}
+		for _, m := range s.BedrockModels {
+			if id := llm.ProviderBedrock + "/" + m; models.Configured(id) {
+				out.Data = append(out.Data, model{ID: id, Object: "model", OwnedBy: llm.ProviderBedrock})
 			}
 		}
 	}

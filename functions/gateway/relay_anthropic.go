@@ -290,83 +290,41 @@ func amField(fields map[string]json.RawMessage, name, want string, dst any) erro
 // user turn; response_format json_schema becomes a forced tool (answerTool), json_object an
 // instruction in the system prompt. Errors are *amInvalid.
 func toMessages(model string, fields map[string]json.RawMessage) (*amCall, error) {
-	call := &amCall{req: amRequest{Model: model, MaxTokens: llm.DefaultMaxTokens}}
-	req := &call.req
-	var (
-		messages          []oaMessage
-		tools             []oaTool
-		format            oaFormat
-		maxTokens, maxOut *int
-		n                 *int
-		parallel          *bool
-		user              string
-		streamOptions     struct {
-			IncludeUsage bool `json:"include_usage"`
-		}
-	)
-	for _, f := range []struct {
-		name, want string
-		dst        any
-	}{
-		{"messages", "an array of messages", &messages},
-		{"tools", "an array of tools", &tools},
-		{"response_format", "an object", &format},
-		{"temperature", "a number", &req.Temperature},
-		{"top_p", "a number", &req.TopP},
-		{"max_tokens", "an integer", &maxTokens},
-		{"max_completion_tokens", "an integer", &maxOut},
-		{"n", "an integer", &n},
-		{"parallel_tool_calls", "a boolean", &parallel},
-		{"stream", "a boolean", &req.Stream},
-		{"stream_options", "an object", &streamOptions},
-		{"user", "a string", &user},
-	} {
-		if err := amField(fields, f.name, f.want, f.dst); err != nil {
-			return nil, err
-		}
-	}
-	switch {
-	case len(messages) == 0:
-		return nil, amInvalidf("messages: at least one message is required")
-	case n != nil && *n != 1:
-		return nil, amInvalidf("n: %s answers one choice per request: n must be 1", llm.ProviderAnthropic)
-	case fields["functions"] != nil || fields["function_call"] != nil:
-		return nil, amInvalidf("functions: the deprecated functions and function_call are not translated: use tools and tool_choice")
-	}
-	if m := cmp.Or(maxOut, maxTokens); m != nil {
-		req.MaxTokens = *m
-	}
-	call.includeUsage = req.Stream && streamOptions.IncludeUsage
-	if user != "" {
-		req.Metadata = &amMetadata{UserID: user}
-	}
-	stop, err := amStopSequences(fields["stop"])
+	c, err := readOAChat(fields, llm.ProviderAnthropic)
 	if err != nil {
 		return nil, err
 	}
-	req.StopSequences = stop
-	for i, m := range messages {
+	call := &amCall{req: amRequest{Model: model, MaxTokens: llm.DefaultMaxTokens, Temperature: c.Temperature, TopP: c.TopP,
+		Stream: c.Stream, StopSequences: c.Stop}, includeUsage: c.IncludeUsage}
+	req := &call.req
+	if c.MaxTokens != nil {
+		req.MaxTokens = *c.MaxTokens
+	}
+	if c.User != "" {
+		req.Metadata = &amMetadata{UserID: c.User}
+	}
+	for i, m := range c.Messages {
 		if err := amAddMessage(req, i, m); err != nil {
 			return nil, err
 		}
 	}
-	for i, t := range tools {
+	for i, t := range c.Tools {
 		if t.Type != "function" || t.Function.Name == "" {
 			return nil, amInvalidf("tools[%d]: only function tools with a name are translated", i)
 		}
 		req.Tools = append(req.Tools, amTool{Name: t.Function.Name, Description: t.Function.Description, InputSchema: amInputSchema(t.Function.Parameters)})
 	}
-	if req.ToolChoice, err = amToolChoiceOf(fields["tool_choice"], req.Tools); err != nil {
+	if req.ToolChoice, err = amToolChoiceOf(c.ToolChoice, req.Tools); err != nil {
 		return nil, err
 	}
-	if parallel != nil && !*parallel && len(req.Tools) > 0 {
+	if c.Parallel != nil && !*c.Parallel && len(req.Tools) > 0 {
 		// Anthropic says it in tool_choice, which OpenAI's callers usually leave out.
 		if req.ToolChoice == nil {
 			req.ToolChoice = &amToolChoice{Type: "auto"}
 		}
 		req.ToolChoice.DisableParallelToolUse = req.ToolChoice.Type != "none"
 	}
-	return call, amAddFormat(call, format)
+	return call, amAddFormat(call, c.Format)
 }
 
 // amAddMessage appends OpenAI message i to req: to the system prompt, or as blocks of a turn.

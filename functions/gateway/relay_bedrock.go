@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -203,52 +204,16 @@ var cvImageFormats = map[string]string{
 // becomes a forced tool (answerTool), json_object an instruction in the system prompt; max
 // tokens are the model's when the request names none. Errors are *amInvalid.
 func toConverse(fields map[string]json.RawMessage) (*cvCall, error) {
-	call := &cvCall{}
-	var (
-		messages          []oaMessage
-		tools             []oaTool
-		format            oaFormat
-		inference         cvInference
-		maxTokens, maxOut *int
-		n                 *int
-		streamOptions     struct {
-			IncludeUsage bool `json:"include_usage"`
-		}
-	)
-	for _, f := range []struct {
-		name, want string
-		dst        any
-	}{
-		{"messages", "an array of messages", &messages},
-		{"tools", "an array of tools", &tools},
-		{"response_format", "an object", &format},
-		{"temperature", "a number", &inference.Temperature},
-		{"top_p", "a number", &inference.TopP},
-		{"max_tokens", "an integer", &maxTokens},
-		{"max_completion_tokens", "an integer", &maxOut},
-		{"n", "an integer", &n},
-		{"stream", "a boolean", &call.stream},
-		{"stream_options", "an object", &streamOptions},
-	} {
-		if err := amField(fields, f.name, f.want, f.dst); err != nil {
-			return nil, err
-		}
-	}
-	switch {
-	case len(messages) == 0:
-		return nil, amInvalidf("messages: at least one message is required")
-	case n != nil && *n != 1:
-		return nil, amInvalidf("n: %s answers one choice per request: n must be 1", llm.ProviderBedrock)
-	case fields["functions"] != nil || fields["function_call"] != nil:
-		return nil, amInvalidf("functions: the deprecated functions and function_call are not translated: use tools and tool_choice")
-	}
-	call.includeUsage = call.stream && streamOptions.IncludeUsage
-	inference.MaxTokens = cmp.Or(maxOut, maxTokens)
-	stop, err := amStopSequences(fields["stop"])
+	c, err := readOAChat(fields, llm.ProviderBedrock)
 	if err != nil {
 		return nil, err
 	}
-	for _, s := range stop {
+	if i := slices.IndexFunc(c.Messages, isTurn); c.Messages[i].Role != "user" {
+		return nil, amInvalidf("messages[%d]: a Converse conversation starts with a user message, not %s", i, c.Messages[i].Role)
+	}
+	call := &cvCall{stream: c.Stream, includeUsage: c.IncludeUsage}
+	inference := cvInference{MaxTokens: c.MaxTokens, Temperature: c.Temperature, TopP: c.TopP}
+	for _, s := range c.Stop {
 		if s != "" { // Converse refuses empty stop sequences; OpenAI's matches nothing
 			inference.StopSequences = append(inference.StopSequences, s)
 		}
@@ -256,12 +221,12 @@ func toConverse(fields map[string]json.RawMessage) (*cvCall, error) {
 	if inference.MaxTokens != nil || inference.Temperature != nil || inference.TopP != nil || len(inference.StopSequences) > 0 {
 		call.req.InferenceConfig = &inference
 	}
-	for i, m := range messages {
+	for i, m := range c.Messages {
 		if err := cvAddMessage(&call.req, i, m); err != nil {
 			return nil, err
 		}
 	}
-	return call, cvAddTools(call, tools, fields["tool_choice"], format)
+	return call, cvAddTools(call, c.Tools, c.ToolChoice, c.Format)
 }
 
 // cvAddMessage appends OpenAI message i to req: to the system prompt, or as blocks of a turn.

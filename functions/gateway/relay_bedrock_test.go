@@ -411,12 +411,15 @@ func TestConverseRefusesUntranslatable(t *testing.T) {
 		{"image type", "image/png, image/jpeg", map[string]any{"messages": image("data:image/bmp;base64,Qk0=")}},
 		{"image data", "base64", map[string]any{"messages": image("data:image/png;base64,not base64!")}},
 		{"audio", `"input_audio" parts`, map[string]any{"messages": []map[string]any{{"role": "user", "content": []map[string]any{{"type": "input_audio"}}}}}},
-		{"tool message without id", "tool_call_id", map[string]any{"messages": []map[string]any{{"role": "tool", "content": "42"}}}},
+		{"tool message without id", "tool_call_id", map[string]any{"messages": []map[string]any{{"role": "user", "content": "hi"}, {"role": "tool", "content": "42"}}}},
 		{"functions", "functions", map[string]any{"messages": hi, "functions": []map[string]any{{"name": "f"}}}},
 		{"no messages", "messages", map[string]any{}},
+		{"system messages only", "a user message besides the system ones", map[string]any{"messages": []map[string]any{{"role": "system", "content": "Say hi"}}}},
+		{"assistant first", "starts with a user message", map[string]any{"messages": []map[string]any{
+			{"role": "system", "content": "s"}, {"role": "assistant", "content": "Hello"}, {"role": "user", "content": "hi"}}}},
 		{"unknown named tool", "not among the tools", map[string]any{"messages": hi, "tools": weatherTools,
 			"tool_choice": map[string]any{"type": "function", "function": map[string]string{"name": "nope"}}}},
-		{"bad arguments", "tool_calls[0]", map[string]any{"messages": []map[string]any{{"role": "assistant", "tool_calls": []map[string]any{
+		{"bad arguments", "tool_calls[0]", map[string]any{"messages": []map[string]any{{"role": "user", "content": "hi"}, {"role": "assistant", "tool_calls": []map[string]any{
 			{"id": "call_1", "type": "function", "function": map[string]any{"name": "f", "arguments": "[1]"}}}}}}},
 	}
 	for _, tt := range tests {

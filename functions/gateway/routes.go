@@ -19,8 +19,10 @@ var Routes = []string{"POST /v1/chat/completions", "GET /v1/models"}
 type Deps struct {
 	// Models is the deployment's model client (its providers and keys), built on first use.
 	Models func(context.Context) (*llm.Client, error)
-	// Prices are the models GET /v1/models offers.
-	Prices *pricing.Table
+	// Prices are the models GET /v1/models offers, with BedrockModels (Bedrock's model ids
+	// are not the price table's).
+	Prices        *pricing.Table
+	BedrockModels []string
 	// Pricer prices a call for the daily spend cap: the project's own prices first, then the
 	// price table's.
 	Pricer trace.Pricer

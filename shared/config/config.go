@@ -60,6 +60,10 @@ type Config struct {
 	// GatewayTrace is PLUME_GATEWAY_TRACE: which gateway calls are recorded as llm spans
 	// besides those that ask, "off" (the default) or "all" (gateway.ParseTraceMode).
 	GatewayTrace string
+	// GatewayBedrockModels is PLUME_GATEWAY_BEDROCK_MODELS, comma-separated model ids or their
+	// ARNs (foundation models, inference profiles): the Bedrock models GET /v1/models lists
+	// (Bedrock's ids are not the price table's). Any Bedrock model is served either way.
+	GatewayBedrockModels []string
 	// OptimizationQueueURL is PLUME_OPTIMIZATION_QUEUE_URL: the SQS queue of optimization runs
 	// ("" = none: runs cannot start, except in plume-local, which serves its own).
 	OptimizationQueueURL string
@@ -139,6 +143,17 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	}
 	c.GatewayLimits = limits
 	c.GatewayTrace = strings.TrimSpace(getenv("PLUME_GATEWAY_TRACE"))
+	for m := range strings.SplitSeq(getenv("PLUME_GATEWAY_BEDROCK_MODELS"), ",") {
+		// An ARN's model id follows its resource type: ...:foundation-model/<id>.
+		if _, id, isARN := strings.Cut(strings.TrimSpace(m), "-model/"); isARN {
+			m = id
+		} else if _, id, isARN := strings.Cut(strings.TrimSpace(m), ":inference-profile/"); isARN {
+			m = id
+		}
+		if m = strings.TrimSpace(m); m != "" {
+			c.GatewayBedrockModels = append(c.GatewayBedrockModels, m)
+		}
+	}
 	c.ProviderSecret = strings.TrimSpace(getenv("PLUME_PROVIDER_SECRET"))
 	c.OptimizationQueueURL = strings.TrimSpace(getenv("PLUME_OPTIMIZATION_QUEUE_URL"))
 	for m := range strings.SplitSeq(getenv("PLUME_SIMULATION_MODELS"), ",") {

@@ -37,6 +37,8 @@ func TestFromEnv(t *testing.T) {
 			Config{Table: "t", AuthCacheTTL: time.Minute, ProviderSecret: "plume/providers", JudgeConcurrency: 16, JudgeProviderConcurrency: 4}, ""},
 		{"gateway limits", map[string]string{"TABLE_NAME": "t", "PLUME_GATEWAY_RPM": "60", "PLUME_GATEWAY_TPM": "100000", "PLUME_GATEWAY_DAILY_USD": "12.50"},
 			Config{Table: "t", AuthCacheTTL: time.Minute, GatewayLimits: ratelimit.Config{RequestsPerMinute: 60, TokensPerMinute: 100_000, DailyUSD: 12.5}}, ""},
+		{"gateway Bedrock models", map[string]string{"TABLE_NAME": "t", "PLUME_GATEWAY_BEDROCK_MODELS": " anthropic.claude-3-5-haiku-20241022-v1:0 ,arn:aws:bedrock:us-east-1::foundation-model/amazon.nova-lite-v1:0,arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-sonnet-4-5-20250929-v1:0,"},
+			Config{Table: "t", AuthCacheTTL: time.Minute, GatewayBedrockModels: []string{"anthropic.claude-3-5-haiku-20241022-v1:0", "amazon.nova-lite-v1:0", "us.anthropic.claude-sonnet-4-5-20250929-v1:0"}}, ""},
 		{"gateway limit not a number", map[string]string{"TABLE_NAME": "t", "PLUME_GATEWAY_RPM": "sixty"}, Config{}, "PLUME_GATEWAY_RPM"},
 		{"judge concurrency zero", map[string]string{"TABLE_NAME": "t", "PLUME_JUDGE_CONCURRENCY": "0"}, Config{}, "PLUME_JUDGE_CONCURRENCY"},
 		{"provider concurrency too high", map[string]string{"TABLE_NAME": "t", "PLUME_JUDGE_PROVIDER_CONCURRENCY": "1000"}, Config{}, "PLUME_JUDGE_PROVIDER_CONCURRENCY"},

@@ -5,18 +5,20 @@
 // POST /v1/chat/completions with a Plume key.
 //
 // For each provider family the gateway serves (OpenAI-compatible, relayed as it is; Anthropic
-// Messages, translated both ways) they show that:
+// Messages and Amazon Bedrock Converse, translated both ways) they show that:
 //
 //   - a completion comes back in OpenAI's shape, with its content, finish_reason and usage;
 //   - tool calls come back as tool_calls, streamed or not, and a tool result reaches the
 //     provider on the next turn; parallel_tool_calls false and a function without parameters
-//     reach it in its own terms;
+//     reach it in its own terms (Converse has no setting for one call at a time: for Bedrock
+//     the option is left out, the provider's request the same as without it);
 //   - response_format json_schema answers follow the schema, json_object answers are JSON;
 //   - an image sent as a data: URL reaches the provider in the provider's own format;
 //   - a stream carries the same content as the answer, its usage chunk when the client asks
-//     for it and none when it does not, and is passed on event by event while the provider is
-//     still sending, not buffered;
-//   - the provider receives the deployment's provider key and its own model name, never the
+//     for it and none when it does not, and is passed on event by event (Server-Sent Events,
+//     or Bedrock's AWS event stream) while the provider is still sending, not buffered;
+//   - the provider receives the deployment's provider key (for Bedrock, a SigV4 signature by
+//     the access key of plume-local's AWS credentials) and its own model name, never the
 //     caller's Plume key, whatever spelling of the model the caller used (bare, prefixed,
 //     zeroeval/, plume/); an unknown model is 404 and a missing Plume key 401, both errors
 //     openai-go reads;
@@ -25,8 +27,8 @@
 //     the prefix stripped and the call sent to the gateway, answered by the bound model's
 //     provider.
 //
-// Bedrock joins the table of families (families in main_test.go) once its relay exists and
-// the fake model server speaks Converse.
+// The families are rows of one table (families in main_test.go): each says which model a
+// client sends, what its provider must receive and how to read the provider's request.
 //
 // It is a module of its own so that the SDK stays out of Plume's go.mod; run its tests from
 // this directory (go test ./...), with PLUME_TEST_DYNAMODB_URL set as make test sets it.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/packages/param"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -153,7 +154,9 @@ func TestTools(t *testing.T) {
 }
 
 // TestToolOptions: parallel_tool_calls false, and a function without parameters (OpenAI's
-// "parameters": {}), reach the provider in its own terms.
+// "parameters": {}), reach the provider in its own terms. A provider that cannot be asked for
+// one call at a time (f.noSerialTools) gets the request it gets without parallel_tool_calls:
+// the option is left out, not refused, and not sent in a form the provider would refuse.
 func TestToolOptions(t *testing.T) {
 	client := gatewayClient(plumeKey)
 	ping := openai.ChatCompletionFunctionTool(openai.FunctionDefinitionParam{
@@ -161,25 +164,38 @@ func TestToolOptions(t *testing.T) {
 	})
 	for _, f := range families {
 		t.Run(f.name, func(t *testing.T) {
-			useFake()
-			res, err := client.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{
+			params := openai.ChatCompletionNewParams{
 				Model:             f.model,
 				Messages:          []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Is the line up?")},
 				Tools:             []openai.ChatCompletionToolUnionParam{weatherTool, ping},
 				ParallelToolCalls: openai.Bool(false),
-			})
+			}
+			useFake()
+			res, err := client.Chat.Completions.New(context.Background(), params)
 			require.NoError(t, err)
 			call := onlyCall(t, f)
 			schemas, parallel := f.tools(t, call.Body)
-			assert.False(t, parallel, "one tool call at a time: %s", call.Body)
 			assert.Equal(t, "object", schemas["get_weather"]["type"])
 			require.Contains(t, schemas, "ping")
-			if f.api == fakemodel.Anthropic {
-				// Anthropic refuses an input_schema without "type": "object".
+			if f.api != fakemodel.OpenAI {
+				// Anthropic refuses an input_schema without "type": "object"; Bedrock hands
+				// Converse's inputSchema.json to the model as that input_schema.
 				assert.Equal(t, "object", schemas["ping"]["type"], "%s", call.Body)
 			}
 			require.Len(t, res.Choices, 1)
 			assert.NotEmpty(t, res.Choices[0].Message.Content)
+
+			if f.noSerialTools == "" {
+				assert.False(t, parallel, "one tool call at a time: %s", call.Body)
+				return
+			}
+			t.Logf("%s cannot be asked for one tool call at a time: %s", f.name, f.noSerialTools)
+			params.ParallelToolCalls = param.Opt[bool]{}
+			useFake()
+			_, err = client.Chat.Completions.New(context.Background(), params)
+			require.NoError(t, err)
+			assert.JSONEq(t, string(onlyCall(t, f).Body), string(call.Body),
+				"parallel_tool_calls false is left out: the provider's request is the one without it")
 		})
 	}
 }
@@ -241,10 +257,10 @@ func TestResponseFormat(t *testing.T) {
 		})
 
 		t.Run(f.name+"/json_object", func(t *testing.T) {
-			// A provider without a JSON mode (Anthropic) is asked in its system prompt; the
-			// fake answers JSON when asked there, as a model following it does.
+			// A provider without a JSON mode (Anthropic, Bedrock) is asked in its system prompt;
+			// the fake answers JSON when asked there, as a model following it does.
 			useFake(fakemodel.Rule{
-				Match: fakemodel.All(fakemodel.APIIs(fakemodel.Anthropic), fakemodel.SystemContains("JSON")),
+				Match: fakemodel.All(func(c fakemodel.Call) bool { return c.API != fakemodel.OpenAI }, fakemodel.SystemContains("JSON")),
 				Reply: fakemodel.Reply{JSON: json.RawMessage(`{"greeting": "Grüezi"}`)},
 			})
 			res, err := client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{
@@ -486,7 +502,9 @@ func TestModelList(t *testing.T) {
 	}
 	require.NoError(t, pager.Err())
 	for _, f := range families {
-		assert.Contains(t, ids, f.model, "the configured %s provider's models are listed", f.name)
+		t.Run(f.name, func(t *testing.T) {
+			assert.Contains(t, ids, f.model, "the configured %s provider's models are listed", f.name)
+		})
 	}
 
 	_, err := anonymous.Models.List(ctx)

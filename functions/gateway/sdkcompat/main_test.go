@@ -34,12 +34,20 @@ import (
 )
 
 // The keys of the test: the caller's Plume key (plume-local's seeded dev key) and the
-// deployment's provider keys, which only the fake model server may see.
+// deployment's provider keys, which only the fake model server may see. Bedrock has no key:
+// requests are signed (SigV4) with the AWS credentials of plume-local's process, which also
+// reach DynamoDB Local and the embedded S3, so the signature's access key id is awsKeyID.
 const (
 	plumeKey     = "plm_GatewaySdkcompat0000000000000000000000"
 	openAIKey    = "sk-openai-deployment-key"
 	anthropicKey = "sk-ant-deployment-key"
+	awsKeyID     = "AKIDGATEWAYSDKCOMPAT"
+	awsSecretKey = "gateway-sdkcompat-aws-secret"
 )
+
+// bedrockModel is the Bedrock model of the tests: a cross-region inference profile id, which
+// llm.Route sends to Bedrock bare or behind "bedrock/".
+const bedrockModel = "us.anthropic.claude-3-5-haiku-20241022-v1:0"
 
 // dynamoEnv names DynamoDB Local's endpoint (shared/ddb/ddbtest.EnvURL).
 const dynamoEnv = "PLUME_TEST_DYNAMODB_URL"
@@ -61,8 +69,9 @@ type family struct {
 	model, bare string
 	aliases     []string
 	api         fakemodel.API
-	// key is the deployment's key of the provider; credential reads the key a provider
-	// request carries, from the provider API's own header.
+	// key is the deployment's key of the provider (Bedrock: the access key id of its AWS
+	// credentials); credential reads the key a provider request carries, from the provider
+	// API's own header.
 	key        string
 	credential func(http.Header) string
 	// image reads the image of the first user message of a provider request body, in the
@@ -71,10 +80,13 @@ type family struct {
 	// tools reads how a provider request body offers its tools, in the provider's own format:
 	// each tool's parameter schema by name, and whether the model may call several at once.
 	tools func(t *testing.T, body []byte) (schemas map[string]map[string]any, parallel bool)
+	// noSerialTools says why the provider's API cannot be asked for one tool call at a time,
+	// "" when it can. parallel_tool_calls false must then be left out, not refused: the
+	// provider's request is the same as without it.
+	noSerialTools string
 }
 
-// families are the provider families under test. Bedrock is one more row once its relay
-// exists and fakemodel speaks Converse.
+// families are the provider families under test.
 var families = []family{
 	{
 		name: "OpenAI-compatible", model: "openai/gpt-4o-mini", bare: "gpt-4o-mini",
@@ -97,6 +109,14 @@ var families = []family{
 			return h.Get("x-api-key")
 		},
 		image: anthropicImage, tools: anthropicTools,
+	},
+	{
+		name: "Bedrock", model: "bedrock/" + bedrockModel, bare: bedrockModel,
+		aliases: []string{bedrockModel, "zeroeval/" + bedrockModel, "plume/bedrock/" + bedrockModel},
+		api:     fakemodel.Bedrock, key: awsKeyID, credential: bedrockCredential,
+		image: bedrockImage, tools: bedrockTools,
+		noSerialTools: "Converse's toolConfig has tools and toolChoice (auto, any, tool) only: nothing " +
+			"in a Converse request says one call at a time (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ToolConfiguration.html)",
 	},
 }
 
@@ -151,7 +171,7 @@ type plumeLocal struct {
 
 // startPlumeLocal builds cmd/plume-local into dir, as the project builds it, and starts it on
 // a free loopback port against DynamoDB Local at dynamo, in a table of its own, with the
-// OpenAI and Anthropic providers at the fake model server at providerURL.
+// OpenAI, Anthropic and Bedrock providers at the fake model server at providerURL.
 func startPlumeLocal(dir, dynamo, providerURL string) (*plumeLocal, error) {
 	root, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/plumehq/plume").Output()
 	if err != nil {
@@ -185,14 +205,19 @@ func startPlumeLocal(dir, dynamo, providerURL string) (*plumeLocal, error) {
 		"PLUME_DEV_API_KEY=" + plumeKey,
 		"AWS_ENDPOINT_URL_DYNAMODB=" + dynamo,
 		"AWS_REGION=us-east-1",
-		"AWS_ACCESS_KEY_ID=local",
-		"AWS_SECRET_ACCESS_KEY=local",
+		"AWS_ACCESS_KEY_ID=" + awsKeyID,
+		"AWS_SECRET_ACCESS_KEY=" + awsSecretKey,
 		"AWS_CONFIG_FILE=" + os.DevNull,
 		"AWS_SHARED_CREDENTIALS_FILE=" + os.DevNull,
 		"OPENAI_BASE_URL=" + providerURL + "/v1",
 		"OPENAI_API_KEY=" + openAIKey,
 		"ANTHROPIC_BASE_URL=" + providerURL,
 		"ANTHROPIC_API_KEY=" + anthropicKey,
+		// Bedrock's endpoint only (AWS_ENDPOINT_URL would move S3 and DynamoDB too); its region
+		// is AWS_REGION and its credentials the process's (llm.ConfigFromEnv, app.ModelsFromEnv).
+		"AWS_ENDPOINT_URL_BEDROCK_RUNTIME=" + providerURL,
+		// The Bedrock models GET /v1/models lists, as the template passes its ARNs.
+		"PLUME_GATEWAY_BEDROCK_MODELS=arn:aws:bedrock:us-east-1:123456789012:inference-profile/" + bedrockModel,
 	}
 	stdout, stdoutW := io.Pipe()
 	p.cmd.Stdout, p.cmd.Stderr = stdoutW, logFile
@@ -244,7 +269,7 @@ func (p *plumeLocal) stop() error {
 	defer cancel()
 	db := dynamodb.New(dynamodb.Options{
 		Region: "us-east-1", BaseEndpoint: aws.String(p.dynamo),
-		Credentials: credentials.NewStaticCredentialsProvider("local", "local", ""),
+		Credentials: credentials.NewStaticCredentialsProvider(awsKeyID, awsSecretKey, ""), // plume-local's
 	})
 	if _, err := db.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(p.table)}); err != nil {
 		return fmt.Errorf("delete table %s: %w", p.table, err)
@@ -398,6 +423,78 @@ func anthropicTools(t *testing.T, body []byte) (map[string]map[string]any, bool)
 	return schemas, req.ToolChoice == nil || !req.ToolChoice.DisableParallelToolUse
 }
 
+// bedrockCredential reads the access key id a SigV4-signed request was signed with, from the
+// Authorization header's "Credential=<key id>/<date>/<region>/<service>/aws4_request"
+// (https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_sigv-signing-elements.html); a
+// header of another kind is returned whole, for the failure to show.
+func bedrockCredential(h http.Header) string {
+	auth := h.Get("Authorization")
+	rest, ok := strings.CutPrefix(auth, "AWS4-HMAC-SHA256 ")
+	if !ok {
+		return "Authorization: " + auth
+	}
+	for _, field := range strings.Split(rest, ",") {
+		if scope, ok := strings.CutPrefix(strings.TrimSpace(field), "Credential="); ok {
+			keyID, _, _ := strings.Cut(scope, "/")
+			return keyID
+		}
+	}
+	return "Authorization: " + auth
+}
+
+// bedrockImage reads the image block of the first user message of a Converse request
+// ({"image": {"format": "png", "source": {"bytes": <base64>}}}) as a data: URL.
+func bedrockImage(t *testing.T, body []byte) string {
+	t.Helper()
+	var req struct {
+		Messages []struct {
+			Role    string `json:"role"`
+			Content []struct {
+				Image *struct {
+					Format string `json:"format"`
+					Source struct {
+						Bytes string `json:"bytes"`
+					} `json:"source"`
+				} `json:"image"`
+			} `json:"content"`
+		} `json:"messages"`
+	}
+	require.NoError(t, json.Unmarshal(body, &req), "%s", body)
+	for _, m := range req.Messages {
+		for _, b := range m.Content {
+			if m.Role == "user" && b.Image != nil {
+				return "data:image/" + b.Image.Format + ";base64," + b.Image.Source.Bytes
+			}
+		}
+	}
+	return ""
+}
+
+// bedrockTools reads the tools of a Converse request: toolConfig.tools[].toolSpec's
+// inputSchema.json by name. Converse has no setting for parallel tool use (noSerialTools):
+// the model may always call several.
+func bedrockTools(t *testing.T, body []byte) (map[string]map[string]any, bool) {
+	t.Helper()
+	var req struct {
+		ToolConfig struct {
+			Tools []struct {
+				ToolSpec struct {
+					Name        string `json:"name"`
+					InputSchema struct {
+						JSON map[string]any `json:"json"`
+					} `json:"inputSchema"`
+				} `json:"toolSpec"`
+			} `json:"tools"`
+		} `json:"toolConfig"`
+	}
+	require.NoError(t, json.Unmarshal(body, &req), "%s", body)
+	schemas := map[string]map[string]any{}
+	for _, tool := range req.ToolConfig.Tools {
+		schemas[tool.ToolSpec.Name] = tool.ToolSpec.InputSchema.JSON
+	}
+	return schemas, true
+}
+
 // recorder serves the fake model server and records, for each request, when each streamed
 // event was flushed and when the handler was done writing. It can hold the fake after an
 // event until the test has seen it arrive (holdAfter).
@@ -415,8 +512,9 @@ type recorder struct {
 // exchange is what the fake wrote for one request.
 type exchange struct {
 	path string
-	// events are the times the Server-Sent Events carrying data were flushed, data: [DONE]
-	// left out (it carries no chunk).
+	// events are the times the events were flushed: Server-Sent Events carrying data (data:
+	// [DONE] left out: it carries no chunk), or the messages of an AWS event stream (Bedrock's
+	// ConverseStream).
 	events []time.Time
 	// done is when the fake's handler returned: it had written everything.
 	done time.Time
@@ -479,7 +577,7 @@ func (rec *recorder) wait(t *testing.T, n int) []exchange {
 	}
 }
 
-// eventWriter notes the time of each flush that sends a data event.
+// eventWriter notes the time of each flush that sends an event.
 type eventWriter struct {
 	http.ResponseWriter
 	rec     *recorder
@@ -493,7 +591,7 @@ func (e *eventWriter) Write(b []byte) (int, error) {
 }
 
 func (e *eventWriter) Flush() {
-	event := bytes.Contains(e.pending, []byte("data:")) && !bytes.Contains(e.pending, []byte("data: [DONE]"))
+	event := e.isEvent()
 	_ = http.NewResponseController(e.ResponseWriter).Flush()
 	if event {
 		e.events = append(e.events, time.Now())
@@ -505,6 +603,16 @@ func (e *eventWriter) Flush() {
 		}
 	}
 	e.pending = e.pending[:0]
+}
+
+// isEvent reports whether what was written since the last flush is an event: a message of an
+// AWS event stream (the fake flushes each one), or a Server-Sent Event carrying data other
+// than [DONE].
+func (e *eventWriter) isEvent() bool {
+	if e.Header().Get("Content-Type") == "application/vnd.amazon.eventstream" {
+		return len(e.pending) > 0
+	}
+	return bytes.Contains(e.pending, []byte("data:")) && !bytes.Contains(e.pending, []byte("data: [DONE]"))
 }
 
 func (e *eventWriter) Unwrap() http.ResponseWriter { return e.ResponseWriter }
