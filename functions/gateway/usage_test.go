@@ -26,6 +26,9 @@ func TestUsageWatchers(t *testing.T) {
 		{"stream ending without a newline", "text/event-stream", "data: {\"usage\":{\"prompt_tokens\":1,\"completion_tokens\":2}}", 100, Usage{1, 2}, true},
 		{"indented JSON answer", "application/json", "{\n  \"id\": \"x\",\n  \"usage\": {\n    \"prompt_tokens\": 9,\n    \"completion_tokens\": 4\n  }\n}\n", 3, Usage{9, 4}, true},
 		{"error answer", "application/json", `{"error":{"message":"no"}}`, 10, Usage{}, false},
+		{"usage quoted in the content", "application/json", `{"choices":[{"message":{"content":"see \"usage\": {\"prompt_tokens\": 99}"}}],` +
+			`"usage":{"prompt_tokens":5,"completion_tokens":6}}`, 4, Usage{5, 6}, true},
+		{"usage null", "text/event-stream", "data: {\"choices\":[{\"delta\":{}}],\"usage\":null}\n\n", 9, Usage{}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
