@@ -16,7 +16,9 @@ import (
 
 // This file translates OpenAI's Chat Completions (https://platform.openai.com/docs/api-reference/chat)
 // to Anthropic's Messages (https://docs.anthropic.com/en/api/messages) and back. Types named
-// oa* are OpenAI's side of the wire as this relay reads and writes it, am* Anthropic's.
+// oa* are OpenAI's side of the wire (the request's in request.go), am* Anthropic's. The
+// request is read as a conversation (conversation.go), which toMessages writes in Messages'
+// words.
 
 // relayMessages serves a chat completion with Anthropic's Messages API: the request
 // translated (toMessages), sent with the deployment's key, the answer translated back, a
@@ -50,95 +52,41 @@ func relayMessages(w http.ResponseWriter, r *http.Request, up llm.Upstream, fiel
 		streamMessages(w, r, res.Body, up.Target, call)
 		return
 	}
-	data, err := io.ReadAll(io.LimitReader(res.Body, amMaxAnswerBytes))
 	var msg amResponse
+	if readAnswer(w, r, up.Target.Provider, res.Body, &msg) {
+		writeCompletion(w, r, up.Target.Provider, fromMessages(&msg, call.answerTool, up.Target.Model, time.Now()))
+	}
+}
+
+// maxAnswerBytes bounds a non-streamed answer read from a translating relay's provider.
+const maxAnswerBytes = 32 << 20
+
+// readAnswer reads a translating relay's non-streamed answer from provider into v. An answer
+// that cannot be read is answered with 502, and readAnswer reports false.
+func readAnswer(w http.ResponseWriter, r *http.Request, provider string, body io.Reader, v any) bool {
+	data, err := io.ReadAll(io.LimitReader(body, maxAnswerBytes))
 	if err == nil {
-		err = json.Unmarshal(data, &msg)
+		err = json.Unmarshal(data, v)
 	}
 	if err != nil {
-		slog.WarnContext(r.Context(), "gateway: unreadable answer", "provider", up.Target.Provider, "error", err)
-		writeError(w, http.StatusBadGateway, typeServer, "upstream_invalid", up.Target.Provider+"'s answer cannot be read", 0)
-		return
+		slog.WarnContext(r.Context(), "gateway: unreadable answer", "provider", provider, "error", err)
+		writeError(w, http.StatusBadGateway, typeServer, "upstream_invalid", provider+"'s answer cannot be read", 0)
+		return false
 	}
-	out := fromMessages(&msg, call.answerTool, up.Target.Model, time.Now())
+	return true
+}
+
+// writeCompletion answers with out, a translating relay's completion, its usage reported.
+func writeCompletion(w http.ResponseWriter, r *http.Request, provider string, out *oaCompletion) {
 	reportUsage(r, Usage{PromptTokens: out.Usage.PromptTokens, CompletionTokens: out.Usage.CompletionTokens})
 	b, err := json.Marshal(out)
 	if err != nil { // only strings, numbers and the provider's valid JSON inputs
-		writeError(w, http.StatusBadGateway, typeServer, "upstream_invalid", up.Target.Provider+"'s answer cannot be translated", 0)
+		writeError(w, http.StatusBadGateway, typeServer, "upstream_invalid", provider+"'s answer cannot be translated", 0)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(b)
-}
-
-// amMaxAnswerBytes bounds a non-streamed answer read from the provider.
-const amMaxAnswerBytes = 32 << 20
-
-// amDefaultAnswerTool names the forced tool of a json_schema request without a name.
-const amDefaultAnswerTool = "json_answer"
-
-// amJSONObjectInstruction is added to the system prompt for response_format json_object:
-// Anthropic has no JSON mode.
-const amJSONObjectInstruction = "Answer with a single JSON object and nothing else: no prose, no code fence."
-
-// The OpenAI request, as far as the relay reads it. Polymorphic fields stay raw.
-type (
-	oaMessage struct {
-		Role       string          `json:"role"`
-		Content    json.RawMessage `json:"content"` // a string, content parts, or null
-		ToolCalls  []oaToolCall    `json:"tool_calls"`
-		ToolCallID string          `json:"tool_call_id"`
-	}
-	oaPart struct {
-		Type     string     `json:"type"` // "text", "image_url", "refusal", ...
-		Text     string     `json:"text"`
-		Refusal  string     `json:"refusal"`
-		ImageURL oaImageURL `json:"image_url"`
-	}
-	oaTool struct {
-		Type     string `json:"type"`
-		Function struct {
-			Name        string          `json:"name"`
-			Description string          `json:"description"`
-			Parameters  json.RawMessage `json:"parameters"`
-		} `json:"function"`
-	}
-	oaToolCall struct {
-		ID       string         `json:"id"`
-		Type     string         `json:"type"`
-		Function oaFunctionCall `json:"function"`
-	}
-	oaFunctionCall struct {
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
-	}
-	oaFormat struct {
-		Type       string `json:"type"` // "text", "json_object" or "json_schema"
-		JSONSchema *struct {
-			Name        string          `json:"name"`
-			Description string          `json:"description"`
-			Schema      json.RawMessage `json:"schema"`
-		} `json:"json_schema"`
-	}
-)
-
-// oaImageURL is an image_url part's URL: {"url": ...} as OpenAI has it, or a bare string as
-// some clients send.
-type oaImageURL string
-
-func (u *oaImageURL) UnmarshalJSON(b []byte) error {
-	var v struct {
-		URL string `json:"url"`
-	}
-	if len(b) > 0 && b[0] == '"' {
-		return json.Unmarshal(b, (*string)(u))
-	}
-	if err := json.Unmarshal(b, &v); err != nil {
-		return err
-	}
-	*u = oaImageURL(v.URL)
-	return nil
 }
 
 // The OpenAI answer the relay writes.
@@ -263,39 +211,21 @@ type amCall struct {
 	includeUsage bool
 }
 
-// amInvalid is a request the relay cannot translate: a 400 whose message names the parameter.
-type amInvalid struct{ msg string }
-
-func (e *amInvalid) Error() string { return e.msg }
-
-func amInvalidf(format string, args ...any) error {
-	return &amInvalid{msg: fmt.Sprintf(format, args...)}
-}
-
-// amField decodes fields[name] into dst; a missing or null field leaves dst as it is.
-func amField(fields map[string]json.RawMessage, name, want string, dst any) error {
-	raw, ok := fields[name]
-	if !ok || string(raw) == "null" {
-		return nil
-	}
-	if err := json.Unmarshal(raw, dst); err != nil {
-		return amInvalidf("%s: must be %s", name, want)
-	}
-	return nil
-}
-
-// toMessages translates an OpenAI chat completion request to a Messages request for model.
-// System and developer messages become the system prompt (in order, wherever they are);
-// consecutive messages of one role are merged into one turn, so that tool results become one
-// user turn; response_format json_schema becomes a forced tool (answerTool), json_object an
-// instruction in the system prompt. Errors are *amInvalid.
+// toMessages translates an OpenAI chat completion request to a Messages request for model: the
+// conversation (readConversation) in Messages' blocks, image URLs as url sources, which
+// Anthropic fetches; max_tokens is required, llm.DefaultMaxTokens when the request names none.
+// parallel_tool_calls false is said in tool_choice. Errors are *invalidError.
 func toMessages(model string, fields map[string]json.RawMessage) (*amCall, error) {
 	c, err := readOAChat(fields, llm.ProviderAnthropic)
 	if err != nil {
 		return nil, err
 	}
+	conv, err := readConversation(c, dialect[*amSource]{provider: llm.ProviderAnthropic, imageOf: amSourceOf})
+	if err != nil {
+		return nil, err
+	}
 	call := &amCall{req: amRequest{Model: model, MaxTokens: llm.DefaultMaxTokens, Temperature: c.Temperature, TopP: c.TopP,
-		Stream: c.Stream, StopSequences: c.Stop}, includeUsage: c.IncludeUsage}
+		Stream: c.Stream, StopSequences: c.Stop}, answerTool: conv.answerTool, includeUsage: c.IncludeUsage}
 	req := &call.req
 	if c.MaxTokens != nil {
 		req.MaxTokens = *c.MaxTokens
@@ -303,283 +233,52 @@ func toMessages(model string, fields map[string]json.RawMessage) (*amCall, error
 	if c.User != "" {
 		req.Metadata = &amMetadata{UserID: c.User}
 	}
-	for i, m := range c.Messages {
-		if err := amAddMessage(req, i, m); err != nil {
-			return nil, err
-		}
+	for _, s := range conv.system {
+		req.System = append(req.System, amBlock{Type: "text", Text: s})
 	}
-	for i, t := range c.Tools {
-		if t.Type != "function" || t.Function.Name == "" {
-			return nil, amInvalidf("tools[%d]: only function tools with a name are translated", i)
-		}
-		req.Tools = append(req.Tools, amTool{Name: t.Function.Name, Description: t.Function.Description, InputSchema: amInputSchema(t.Function.Parameters)})
+	for _, t := range conv.turns {
+		req.Messages = append(req.Messages, amMessage{Role: t.role, Content: amBlocks(t.blocks)})
 	}
-	if req.ToolChoice, err = amToolChoiceOf(c.ToolChoice, req.Tools); err != nil {
-		return nil, err
+	for _, t := range conv.tools {
+		req.Tools = append(req.Tools, amTool{Name: t.name, Description: t.description, InputSchema: t.schema})
 	}
-	if c.Parallel != nil && !*c.Parallel && len(req.Tools) > 0 {
-		// Anthropic says it in tool_choice, which OpenAI's callers usually leave out.
+	if conv.choice.mode != "" {
+		req.ToolChoice = &amToolChoice{Type: conv.choice.mode, Name: conv.choice.name}
+	}
+	if conv.oneCall { // Anthropic says it in tool_choice, which OpenAI's callers usually leave out
 		if req.ToolChoice == nil {
 			req.ToolChoice = &amToolChoice{Type: "auto"}
 		}
-		req.ToolChoice.DisableParallelToolUse = req.ToolChoice.Type != "none"
+		req.ToolChoice.DisableParallelToolUse = true
 	}
-	return call, amAddFormat(call, c.Format)
+	return call, nil
 }
 
-// amAddMessage appends OpenAI message i to req: to the system prompt, or as blocks of a turn.
-func amAddMessage(req *amRequest, i int, m oaMessage) error {
-	text, parts, err := amContent(m.Content)
-	if err != nil {
-		return amInvalidf("messages[%d].content: %v", i, err)
+// amBlocks writes a conversation's blocks as Messages content blocks.
+func amBlocks(blocks []block[*amSource]) []amBlock {
+	var out []amBlock
+	for _, b := range blocks {
+		switch b.kind {
+		case blockText:
+			out = append(out, amBlock{Type: "text", Text: b.text})
+		case blockImage:
+			out = append(out, amBlock{Type: "image", Source: b.image})
+		case blockToolUse:
+			out = append(out, amBlock{Type: "tool_use", ID: b.id, Name: b.name, Input: b.input})
+		case blockToolResult:
+			out = append(out, amBlock{Type: "tool_result", ToolUseID: b.id, Content: amBlocks(b.content)})
+		}
 	}
-	var blocks []amBlock
-	role := m.Role
-	switch m.Role {
-	case "system", "developer":
-		if text != "" {
-			req.System = append(req.System, amBlock{Type: "text", Text: text})
-		}
-		for j, p := range parts {
-			if p.Type != "text" {
-				return amInvalidf("messages[%d].content[%d].type: a %s message takes text parts only", i, j, m.Role)
-			}
-			if p.Text != "" {
-				req.System = append(req.System, amBlock{Type: "text", Text: p.Text})
-			}
-		}
-		return nil
-	case "user", "assistant":
-		if blocks, err = amBlocks(text, parts, m.Role); err != nil {
-			return amInvalidf("messages[%d].content%v", i, err)
-		}
-		if m.Role == "user" && len(m.ToolCalls) > 0 {
-			return amInvalidf("messages[%d].tool_calls: only assistant messages make tool calls", i)
-		}
-		for j, tc := range m.ToolCalls {
-			input, err := amToolInput(tc.Function.Arguments)
-			if err != nil || tc.ID == "" || tc.Function.Name == "" {
-				return amInvalidf("messages[%d].tool_calls[%d]: want an id, a function name and arguments that are a JSON object", i, j)
-			}
-			blocks = append(blocks, amBlock{Type: "tool_use", ID: tc.ID, Name: tc.Function.Name, Input: input})
-		}
-	case "tool":
-		if m.ToolCallID == "" {
-			return amInvalidf("messages[%d].tool_call_id: required in a tool message", i)
-		}
-		result := amBlock{Type: "tool_result", ToolUseID: m.ToolCallID}
-		if result.Content, err = amBlocks(text, parts, m.Role); err != nil {
-			return amInvalidf("messages[%d].content%v", i, err)
-		}
-		blocks, role = []amBlock{result}, "user"
-	default:
-		return amInvalidf("messages[%d].role: %q is not translated (want system, developer, user, assistant or tool)", i, m.Role)
-	}
-	if len(blocks) == 0 { // Anthropic refuses empty turns: an empty message says nothing
-		return nil
-	}
-	if last := len(req.Messages) - 1; last >= 0 && req.Messages[last].Role == role {
-		req.Messages[last].Content = append(req.Messages[last].Content, blocks...)
-		return nil
-	}
-	req.Messages = append(req.Messages, amMessage{Role: role, Content: blocks})
-	return nil
+	return out
 }
 
-// amContent reads a message's content: a string, an array of parts, or null.
-func amContent(raw json.RawMessage) (string, []oaPart, error) {
-	raw = bytes.TrimSpace(raw)
-	switch {
-	case len(raw) == 0 || string(raw) == "null":
-		return "", nil, nil
-	case raw[0] == '"':
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return "", nil, fmt.Errorf("not a valid string")
-		}
-		return s, nil, nil
-	case raw[0] == '[':
-		var parts []oaPart
-		if err := json.Unmarshal(raw, &parts); err != nil {
-			return "", nil, fmt.Errorf("not a valid array of content parts")
-		}
-		return "", parts, nil
+// amSourceOf is an image as Messages takes it: a data URL's as a base64 source, passed on as
+// it is (Anthropic checks the data and the media type), an http(s) URL as a url source.
+func amSourceOf(img image) (*amSource, error) {
+	if img.url != "" {
+		return &amSource{Type: "url", URL: img.url}, nil
 	}
-	return "", nil, fmt.Errorf("must be a string or an array of content parts")
-}
-
-// amBlocks translates a user, assistant or tool message's content; an error starts with
-// the part it is about ("[2].image_url: ...").
-func amBlocks(text string, parts []oaPart, role string) ([]amBlock, error) {
-	if text != "" {
-		return []amBlock{{Type: "text", Text: text}}, nil
-	}
-	var blocks []amBlock
-	for j, p := range parts {
-		switch {
-		case p.Type == "text" || (p.Type == "refusal" && role == "assistant"):
-			if t := p.Text + p.Refusal; t != "" {
-				blocks = append(blocks, amBlock{Type: "text", Text: t})
-			}
-		case p.Type == "image_url" && role == "user":
-			src, err := amImageSource(string(p.ImageURL))
-			if err != nil {
-				return nil, fmt.Errorf("[%d].image_url: %v", j, err)
-			}
-			blocks = append(blocks, amBlock{Type: "image", Source: src})
-		default:
-			return nil, fmt.Errorf("[%d].type: %q parts of a %s message are not translated to %s", j, p.Type, role, llm.ProviderAnthropic)
-		}
-	}
-	return blocks, nil
-}
-
-// amImageSource translates an image URL: a data: URL to a base64 source (passed on as it is:
-// Anthropic checks the data and the media type), an http(s) URL to a url source, which
-// Anthropic fetches.
-func amImageSource(url string) (*amSource, error) {
-	if meta, data, ok := strings.Cut(url, ","); ok && len(meta) > 5 && strings.EqualFold(meta[:5], "data:") {
-		mediaType, isBase64 := strings.CutSuffix(meta[5:], ";base64")
-		if !isBase64 || mediaType == "" || data == "" {
-			return nil, fmt.Errorf("a data URL must be data:<media type>;base64,<data>")
-		}
-		return &amSource{Type: "base64", MediaType: strings.ToLower(mediaType), Data: data}, nil
-	}
-	lower := strings.ToLower(url[:min(len(url), 8)])
-	if strings.HasPrefix(lower, "https://") || strings.HasPrefix(lower, "http://") {
-		return &amSource{Type: "url", URL: url}, nil
-	}
-	return nil, fmt.Errorf("want an http(s) URL or a base64 data URL")
-}
-
-// amToolInput is a tool call's arguments as a tool_use input: a JSON object ("" is {}).
-func amToolInput(arguments string) (json.RawMessage, error) {
-	in := bytes.TrimSpace([]byte(arguments))
-	if len(in) == 0 {
-		return json.RawMessage("{}"), nil
-	}
-	if in[0] != '{' || !json.Valid(in) {
-		return nil, fmt.Errorf("not a JSON object")
-	}
-	return in, nil
-}
-
-// amInputSchema is a JSON schema as Anthropic's input_schema, which must say "type": "object":
-// none (null) is an object without properties, and an object schema without a type, such as
-// the "parameters": {} OpenAI takes for a function without parameters, gets it. Anything else
-// is passed on for Anthropic to judge.
-func amInputSchema(schema json.RawMessage) json.RawMessage {
-	if s := bytes.TrimSpace(schema); len(s) == 0 || string(s) == "null" {
-		return json.RawMessage(`{"type":"object","properties":{}}`)
-	}
-	var fields map[string]json.RawMessage
-	if json.Unmarshal(schema, &fields) != nil || fields == nil || fields["type"] != nil {
-		return schema
-	}
-	fields["type"] = json.RawMessage(`"object"`)
-	b, err := json.Marshal(fields)
-	if err != nil {
-		return schema
-	}
-	return b
-}
-
-// amStopSequences reads stop: a string, an array of strings, or null.
-func amStopSequences(raw json.RawMessage) ([]string, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil, nil
-	}
-	var one string
-	if raw[0] == '"' && json.Unmarshal(raw, &one) == nil {
-		return []string{one}, nil
-	}
-	var list []string
-	if err := json.Unmarshal(raw, &list); err != nil {
-		return nil, amInvalidf("stop: must be a string or an array of strings")
-	}
-	return list, nil
-}
-
-// amToolChoiceOf translates tool_choice: "auto", "none", "required" (Anthropic's "any") or
-// {"type": "function", "function": {"name": ...}} (Anthropic's "tool").
-func amToolChoiceOf(raw json.RawMessage, tools []amTool) (*amToolChoice, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil, nil
-	}
-	var mode string
-	if raw[0] == '"' && json.Unmarshal(raw, &mode) == nil {
-		switch mode {
-		case "auto", "none":
-			if len(tools) == 0 {
-				return nil, nil // nothing to choose from: Anthropic wants no tool_choice then
-			}
-			return &amToolChoice{Type: mode}, nil
-		case "required":
-			if len(tools) == 0 {
-				return nil, amInvalidf("tool_choice: \"required\" needs tools")
-			}
-			return &amToolChoice{Type: "any"}, nil
-		}
-		return nil, amInvalidf("tool_choice: %q is not one of auto, none, required", mode)
-	}
-	var named struct {
-		Type     string `json:"type"`
-		Function struct {
-			Name string `json:"name"`
-		} `json:"function"`
-	}
-	if err := json.Unmarshal(raw, &named); err != nil || named.Type != "function" || named.Function.Name == "" {
-		return nil, amInvalidf("tool_choice: want auto, none, required or {\"type\": \"function\", \"function\": {\"name\": ...}}")
-	}
-	for _, t := range tools {
-		if t.Name == named.Function.Name {
-			return &amToolChoice{Type: "tool", Name: t.Name}, nil
-		}
-	}
-	return nil, amInvalidf("tool_choice: %q is not among the tools", named.Function.Name)
-}
-
-// amAddFormat translates response_format. json_schema becomes a tool whose input_schema is the
-// schema, forced when the request has no tools of its own; with tools, the model must call one
-// of them or the answer tool ("any"), unless tool_choice names a tool already.
-func amAddFormat(call *amCall, f oaFormat) error {
-	req := &call.req
-	switch f.Type {
-	case "", "text":
-		return nil
-	case "json_object":
-		req.System = append(req.System, amBlock{Type: "text", Text: amJSONObjectInstruction})
-		return nil
-	case "json_schema":
-	default:
-		return amInvalidf("response_format.type: %q is not one of text, json_object, json_schema", f.Type)
-	}
-	if f.JSONSchema == nil {
-		return amInvalidf("response_format.json_schema: required with type json_schema")
-	}
-	s := f.JSONSchema
-	tool := amTool{Name: cmp.Or(s.Name, amDefaultAnswerTool), InputSchema: amInputSchema(s.Schema),
-		Description: cmp.Or(s.Description, "Give your answer: the input is the answer, following the schema.")}
-	for _, t := range req.Tools {
-		if t.Name == tool.Name {
-			return amInvalidf("response_format.json_schema.name: %q is also the name of a tool", tool.Name)
-		}
-	}
-	call.answerTool = tool.Name
-	choice := req.ToolChoice
-	switch {
-	case len(req.Tools) == 0 || (choice != nil && choice.Type == "none"):
-		req.ToolChoice = &amToolChoice{Type: "tool", Name: tool.Name}
-	case choice == nil || choice.Type == "auto":
-		req.ToolChoice = &amToolChoice{Type: "any"}
-	}
-	if choice != nil {
-		req.ToolChoice.DisableParallelToolUse = choice.DisableParallelToolUse
-	}
-	req.Tools = append(req.Tools, tool)
-	return nil
+	return &amSource{Type: "base64", MediaType: img.mediaType, Data: img.data}, nil
 }
 
 // fromMessages translates a Messages answer to a chat completion. The answer tool's input is

@@ -19,10 +19,10 @@ import (
 // This file translates OpenAI's Chat Completions to Amazon Bedrock's Converse
 // (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html) and back;
 // relay_bedrock_stream.go does the same for ConverseStream. Types named cv* are Converse's side
-// of the wire. The OpenAI side is relay_anthropic.go's: its oa* types, and its helpers for what
-// both relays read alike (content, tool call arguments, stop, tool_choice, response_format).
-// Converse was modelled on Messages, so tool choices (auto, any, a named tool) and stop reasons
-// go through the Messages relay's words too.
+// of the wire. The OpenAI side is shared with the Messages relay: the request is read once as a
+// conversation (request.go, conversation.go), which toConverse writes in Converse's words, and
+// answers are written with relay_anthropic.go's oa* types. Converse was modelled on Messages,
+// so tool choices (auto, any, a named tool) and stop reasons go through Messages' words too.
 
 // relayConverse serves a chat completion with Bedrock's Converse API: the request translated
 // (toConverse), signed with the deployment's AWS credentials, the answer translated back, a
@@ -63,26 +63,10 @@ func relayConverse(w http.ResponseWriter, r *http.Request, up llm.Upstream, fiel
 		streamConverse(w, r, res.Body, up.Target, call, id)
 		return
 	}
-	data, err := io.ReadAll(io.LimitReader(res.Body, amMaxAnswerBytes))
 	var answer cvResponse
-	if err == nil {
-		err = json.Unmarshal(data, &answer)
+	if readAnswer(w, r, up.Target.Provider, res.Body, &answer) {
+		writeCompletion(w, r, up.Target.Provider, fromConverse(&answer, id, call.answerTool, up.Target.Model, time.Now()))
 	}
-	if err != nil {
-		slog.WarnContext(r.Context(), "gateway: unreadable answer", "provider", up.Target.Provider, "error", err)
-		writeError(w, http.StatusBadGateway, typeServer, "upstream_invalid", up.Target.Provider+"'s answer cannot be read", 0)
-		return
-	}
-	out := fromConverse(&answer, id, call.answerTool, up.Target.Model, time.Now())
-	reportUsage(r, Usage{PromptTokens: out.Usage.PromptTokens, CompletionTokens: out.Usage.CompletionTokens})
-	b, err := json.Marshal(out)
-	if err != nil { // only strings, numbers and the provider's valid JSON inputs
-		writeError(w, http.StatusBadGateway, typeServer, "upstream_invalid", up.Target.Provider+"'s answer cannot be translated", 0)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(b)
 }
 
 // The Converse request the relay sends.
@@ -197,19 +181,17 @@ var cvImageFormats = map[string]string{
 }
 
 // toConverse translates an OpenAI chat completion request to a Converse request (the model is
-// in the URL, not the body). System and developer messages become system blocks; consecutive
-// messages of one role are merged into one turn, so that tool results become one user turn;
-// tool_choice "none" sends no toolConfig, unless the conversation holds tool calls (Converse
-// wants the tools then), when the tools go without a choice; response_format json_schema
-// becomes a forced tool (answerTool), json_object an instruction in the system prompt; max
-// tokens are the model's when the request names none. Errors are *amInvalid.
+// in the URL, not the body): the conversation (readConversation) in Converse's blocks, which
+// must start with a user turn; images only as bytes of the formats Converse takes; empty stop
+// sequences left out; max tokens are the model's when the request names none. Errors are
+// *invalidError.
 func toConverse(fields map[string]json.RawMessage) (*cvCall, error) {
 	c, err := readOAChat(fields, llm.ProviderBedrock)
 	if err != nil {
 		return nil, err
 	}
 	if i := slices.IndexFunc(c.Messages, isTurn); c.Messages[i].Role != "user" {
-		return nil, amInvalidf("messages[%d]: a Converse conversation starts with a user message, not %s", i, c.Messages[i].Role)
+		return nil, invalidf("messages[%d]: a Converse conversation starts with a user message, not %s", i, c.Messages[i].Role)
 	}
 	call := &cvCall{stream: c.Stream, includeUsage: c.IncludeUsage}
 	inference := cvInference{MaxTokens: c.MaxTokens, Temperature: c.Temperature, TopP: c.TopP}
@@ -221,186 +203,92 @@ func toConverse(fields map[string]json.RawMessage) (*cvCall, error) {
 	if inference.MaxTokens != nil || inference.Temperature != nil || inference.TopP != nil || len(inference.StopSequences) > 0 {
 		call.req.InferenceConfig = &inference
 	}
-	for i, m := range c.Messages {
-		if err := cvAddMessage(&call.req, i, m); err != nil {
-			return nil, err
-		}
-	}
-	return call, cvAddTools(call, c.Tools, c.ToolChoice, c.Format)
-}
-
-// cvAddMessage appends OpenAI message i to req: to the system prompt, or as blocks of a turn.
-func cvAddMessage(req *cvRequest, i int, m oaMessage) error {
-	text, parts, err := amContent(m.Content)
-	if err != nil {
-		return amInvalidf("messages[%d].content: %v", i, err)
-	}
-	var blocks []cvBlock
-	role := m.Role
-	switch m.Role {
-	case "system", "developer":
-		if text != "" {
-			req.System = append(req.System, cvBlock{Text: text})
-		}
-		for j, p := range parts {
-			if p.Type != "text" {
-				return amInvalidf("messages[%d].content[%d].type: a %s message takes text parts only", i, j, m.Role)
-			}
-			if p.Text != "" {
-				req.System = append(req.System, cvBlock{Text: p.Text})
-			}
-		}
-		return nil
-	case "user", "assistant":
-		if blocks, err = cvBlocks(text, parts, m.Role); err != nil {
-			return amInvalidf("messages[%d].content%v", i, err)
-		}
-		if m.Role == "user" && len(m.ToolCalls) > 0 {
-			return amInvalidf("messages[%d].tool_calls: only assistant messages make tool calls", i)
-		}
-		for j, tc := range m.ToolCalls {
-			input, err := amToolInput(tc.Function.Arguments)
-			if err != nil || tc.ID == "" || tc.Function.Name == "" {
-				return amInvalidf("messages[%d].tool_calls[%d]: want an id, a function name and arguments that are a JSON object", i, j)
-			}
-			blocks = append(blocks, cvBlock{ToolUse: &cvToolUse{ToolUseID: tc.ID, Name: tc.Function.Name, Input: input}})
-		}
-	case "tool":
-		if m.ToolCallID == "" {
-			return amInvalidf("messages[%d].tool_call_id: required in a tool message", i)
-		}
-		content, err := cvBlocks(text, parts, m.Role)
-		if err != nil {
-			return amInvalidf("messages[%d].content%v", i, err)
-		}
-		if len(content) == 0 { // a result must say something: an empty one is one space
-			content = []cvBlock{{Text: " "}}
-		}
-		blocks, role = []cvBlock{{ToolResult: &cvToolResult{ToolUseID: m.ToolCallID, Content: content}}}, "user"
-	default:
-		return amInvalidf("messages[%d].role: %q is not translated (want system, developer, user, assistant or tool)", i, m.Role)
-	}
-	if len(blocks) == 0 { // Converse refuses empty turns: an empty message says nothing
-		return nil
-	}
-	if last := len(req.Messages) - 1; last >= 0 && req.Messages[last].Role == role {
-		req.Messages[last].Content = append(req.Messages[last].Content, blocks...)
-		return nil
-	}
-	req.Messages = append(req.Messages, cvMessage{Role: role, Content: blocks})
-	return nil
-}
-
-// cvBlocks translates a user, assistant or tool message's content; an error starts with the
-// part it is about ("[2].image_url: ...").
-func cvBlocks(text string, parts []oaPart, role string) ([]cvBlock, error) {
-	if text != "" {
-		return []cvBlock{{Text: text}}, nil
-	}
-	var blocks []cvBlock
-	for j, p := range parts {
-		switch {
-		case p.Type == "text" || (p.Type == "refusal" && role == "assistant"):
-			if t := p.Text + p.Refusal; t != "" {
-				blocks = append(blocks, cvBlock{Text: t})
-			}
-		case p.Type == "image_url" && role == "user":
-			img, err := cvImageOf(string(p.ImageURL))
-			if err != nil {
-				return nil, fmt.Errorf("[%d].image_url: %v", j, err)
-			}
-			blocks = append(blocks, cvBlock{Image: img})
-		default:
-			return nil, fmt.Errorf("[%d].type: %q parts of a %s message are not translated to %s", j, p.Type, role, llm.ProviderBedrock)
-		}
-	}
-	return blocks, nil
-}
-
-// cvImageOf translates an image URL to an image block: Converse takes the image's bytes only,
-// so a data: URL's are decoded and an http(s) URL is refused (the gateway does not fetch).
-func cvImageOf(url string) (*cvImage, error) {
-	src, err := amImageSource(url)
+	conv, err := readConversation(c, dialect[*cvImage]{provider: llm.ProviderBedrock, imageOf: cvImageOf})
 	if err != nil {
 		return nil, err
 	}
-	if src.Type != "base64" {
+	call.answerTool = conv.answerTool
+	for _, s := range conv.system {
+		call.req.System = append(call.req.System, cvBlock{Text: s})
+	}
+	for _, t := range conv.turns {
+		call.req.Messages = append(call.req.Messages, cvMessage{Role: t.role, Content: cvBlocks(t.blocks)})
+	}
+	call.req.ToolConfig = cvToolConfigOf(conv)
+	return call, nil
+}
+
+// cvBlocks writes a conversation's blocks as Converse content blocks. A tool result must say
+// something: an empty one is one space.
+func cvBlocks(blocks []block[*cvImage]) []cvBlock {
+	var out []cvBlock
+	for _, b := range blocks {
+		switch b.kind {
+		case blockText:
+			out = append(out, cvBlock{Text: b.text})
+		case blockImage:
+			out = append(out, cvBlock{Image: b.image})
+		case blockToolUse:
+			out = append(out, cvBlock{ToolUse: &cvToolUse{ToolUseID: b.id, Name: b.name, Input: b.input}})
+		case blockToolResult:
+			content := cvBlocks(b.content)
+			if len(content) == 0 {
+				content = []cvBlock{{Text: " "}}
+			}
+			out = append(out, cvBlock{ToolResult: &cvToolResult{ToolUseID: b.id, Content: content}})
+		}
+	}
+	return out
+}
+
+// cvImageOf is an image as Converse takes it, only its bytes: a data URL's are decoded, an
+// http(s) URL is refused (the gateway does not fetch), and so are formats Converse lacks.
+func cvImageOf(img image) (*cvImage, error) {
+	if img.url != "" {
 		return nil, fmt.Errorf("%s takes no image URLs, only the image itself: send it as a base64 data URL (data:image/png;base64,...)", llm.ProviderBedrock)
 	}
-	format, ok := cvImageFormats[src.MediaType]
+	format, ok := cvImageFormats[img.mediaType]
 	if !ok {
-		return nil, fmt.Errorf("%q: %s takes image/png, image/jpeg, image/gif and image/webp", src.MediaType, llm.ProviderBedrock)
+		return nil, fmt.Errorf("%q: %s takes image/png, image/jpeg, image/gif and image/webp", img.mediaType, llm.ProviderBedrock)
 	}
-	data, err := base64.StdEncoding.DecodeString(src.Data)
+	data, err := base64.StdEncoding.DecodeString(img.data)
 	if err != nil {
 		return nil, fmt.Errorf("the data URL's data is not valid base64")
 	}
-	img := &cvImage{Format: format}
-	img.Source.Bytes = data
-	return img, nil
+	out := &cvImage{Format: format}
+	out.Source.Bytes = data
+	return out, nil
 }
 
-// cvAddTools translates tools, tool_choice and response_format to call's toolConfig. They are
-// read as the Messages relay reads them (amInputSchema, amToolChoiceOf, amAddFormat: the same
-// object schemas, the same choices, the same answer tool), then written in Converse's shape.
-// parallel_tool_calls is not translated: Converse cannot say it.
-func cvAddTools(call *cvCall, tools []oaTool, choice json.RawMessage, format oaFormat) error {
-	var am amCall
-	for i, t := range tools {
-		if t.Type != "function" || t.Function.Name == "" {
-			return amInvalidf("tools[%d]: only function tools with a name are translated", i)
-		}
-		am.req.Tools = append(am.req.Tools, amTool{Name: t.Function.Name, Description: t.Function.Description, InputSchema: amInputSchema(t.Function.Parameters)})
-	}
-	var err error
-	if am.req.ToolChoice, err = amToolChoiceOf(choice, am.req.Tools); err != nil {
-		return err
-	}
-	if err := amAddFormat(&am, format); err != nil {
-		return err
-	}
-	call.answerTool = am.answerTool
-	for _, b := range am.req.System { // json_object's instruction
-		call.req.System = append(call.req.System, cvBlock{Text: b.Text})
-	}
-	if len(am.req.Tools) == 0 {
+// cvToolConfigOf is the conversation's tools and choice as Converse's toolConfig, nil when it
+// has no tools. Converse has no choice "none": then no toolConfig is sent, unless the
+// conversation holds tool calls (Converse wants the tools then), when the tools go without a
+// choice. parallel_tool_calls (conv.oneCall) is not translated: Converse cannot say it.
+func cvToolConfigOf(conv *conversation[*cvImage]) *cvToolConfig {
+	if len(conv.tools) == 0 {
 		return nil
 	}
 	cfg := &cvToolConfig{}
-	for _, t := range am.req.Tools {
+	for _, t := range conv.tools {
 		var ct cvTool
-		ct.ToolSpec.Name, ct.ToolSpec.Description, ct.ToolSpec.InputSchema.JSON = t.Name, t.Description, t.InputSchema
+		ct.ToolSpec.Name, ct.ToolSpec.Description, ct.ToolSpec.InputSchema.JSON = t.name, t.description, t.schema
 		cfg.Tools = append(cfg.Tools, ct)
 	}
-	switch c := am.req.ToolChoice; {
-	case c == nil:
-	case c.Type == "none":
-		if !cvHasToolBlocks(call.req.Messages) {
+	switch c := conv.choice; c.mode {
+	case "none":
+		if !conv.hasToolBlocks() {
 			return nil
 		}
-	case c.Type == "auto":
+	case "auto":
 		cfg.ToolChoice = &cvToolChoice{Auto: &struct{}{}}
-	case c.Type == "any":
+	case "any":
 		cfg.ToolChoice = &cvToolChoice{Any: &struct{}{}}
-	case c.Type == "tool":
+	case "tool":
 		cfg.ToolChoice = &cvToolChoice{Tool: &struct {
 			Name string `json:"name"`
-		}{Name: c.Name}}
+		}{Name: c.name}}
 	}
-	call.req.ToolConfig = cfg
-	return nil
-}
-
-// cvHasToolBlocks reports whether a conversation holds tool calls or results.
-func cvHasToolBlocks(messages []cvMessage) bool {
-	for _, m := range messages {
-		for _, b := range m.Content {
-			if b.ToolUse != nil || b.ToolResult != nil {
-				return true
-			}
-		}
-	}
-	return false
+	return cfg
 }
 
 // cvCompletionID is the id of the completion answering the provider's request id (its

@@ -1,10 +1,16 @@
 package gateway
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
+	"fmt"
 	"slices"
 )
+
+// This file reads an OpenAI chat completion request (https://platform.openai.com/docs/api-reference/chat)
+// for the relays that translate it (Anthropic's, Bedrock's): readOAChat checks each field's
+// JSON type, and readConversation (conversation.go) reads its messages and tools once for both.
 
 // oaChat is an OpenAI chat completion request as the translating relays (Anthropic's,
 // Bedrock's) read it: every field they translate, each checked for its JSON type.
@@ -25,8 +31,80 @@ type oaChat struct {
 	ToolChoice   json.RawMessage
 }
 
+// The OpenAI request, as far as the translating relays read it. Polymorphic fields stay raw.
+type (
+	oaMessage struct {
+		Role       string          `json:"role"`
+		Content    json.RawMessage `json:"content"` // a string, content parts, or null
+		ToolCalls  []oaToolCall    `json:"tool_calls"`
+		ToolCallID string          `json:"tool_call_id"`
+	}
+	oaPart struct {
+		Type     string     `json:"type"` // "text", "image_url", "refusal", ...
+		Text     string     `json:"text"`
+		Refusal  string     `json:"refusal"`
+		ImageURL oaImageURL `json:"image_url"`
+	}
+	oaTool struct {
+		Type     string `json:"type"`
+		Function struct {
+			Name        string          `json:"name"`
+			Description string          `json:"description"`
+			Parameters  json.RawMessage `json:"parameters"`
+		} `json:"function"`
+	}
+	// oaToolCall is an assistant message's tool call, in a request or an answer.
+	oaToolCall struct {
+		ID       string         `json:"id"`
+		Type     string         `json:"type"`
+		Function oaFunctionCall `json:"function"`
+	}
+	oaFunctionCall struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	}
+	oaFormat struct {
+		Type       string `json:"type"` // "text", "json_object" or "json_schema"
+		JSONSchema *struct {
+			Name        string          `json:"name"`
+			Description string          `json:"description"`
+			Schema      json.RawMessage `json:"schema"`
+		} `json:"json_schema"`
+	}
+)
+
+// oaImageURL is an image_url part's URL: {"url": ...} as OpenAI has it, or a bare string as
+// some clients send.
+type oaImageURL string
+
+// UnmarshalJSON reads {"url": ...} or a bare string.
+func (u *oaImageURL) UnmarshalJSON(b []byte) error {
+	var v struct {
+		URL string `json:"url"`
+	}
+	if len(b) > 0 && b[0] == '"' {
+		return json.Unmarshal(b, (*string)(u))
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*u = oaImageURL(v.URL)
+	return nil
+}
+
+// invalidError is a request a relay cannot translate: a 400 whose message names the parameter.
+type invalidError struct{ msg string }
+
+// Error is the message, which a 400 sends as it is.
+func (e *invalidError) Error() string { return e.msg }
+
+// invalidf is an *invalidError with a formatted message.
+func invalidf(format string, args ...any) error {
+	return &invalidError{msg: fmt.Sprintf(format, args...)}
+}
+
 // readOAChat reads fields for a relay to provider, which answers one choice per request.
-// Refused, as *amInvalid: a field of the wrong type, no messages or only system ones (the
+// Refused, as *invalidError: a field of the wrong type, no messages or only system ones (the
 // translated request would have no turn, which the provider refuses after a call for nothing),
 // n other than 1, and the deprecated functions and function_call.
 func readOAChat(fields map[string]json.RawMessage, provider string) (*oaChat, error) {
@@ -55,23 +133,23 @@ func readOAChat(fields map[string]json.RawMessage, provider string) (*oaChat, er
 		{"stream_options", "an object", &streamOptions},
 		{"user", "a string", &c.User},
 	} {
-		if err := amField(fields, f.name, f.want, f.dst); err != nil {
+		if err := readField(fields, f.name, f.want, f.dst); err != nil {
 			return nil, err
 		}
 	}
 	switch {
 	case len(c.Messages) == 0:
-		return nil, amInvalidf("messages: at least one message is required")
+		return nil, invalidf("messages: at least one message is required")
 	case !slices.ContainsFunc(c.Messages, isTurn):
-		return nil, amInvalidf("messages: %s needs a user message besides the system ones", provider)
+		return nil, invalidf("messages: %s needs a user message besides the system ones", provider)
 	case n != nil && *n != 1:
-		return nil, amInvalidf("n: %s answers one choice per request: n must be 1", provider)
+		return nil, invalidf("n: %s answers one choice per request: n must be 1", provider)
 	case fields["functions"] != nil || fields["function_call"] != nil:
-		return nil, amInvalidf("functions: the deprecated functions and function_call are not translated: use tools and tool_choice")
+		return nil, invalidf("functions: the deprecated functions and function_call are not translated: use tools and tool_choice")
 	}
 	c.MaxTokens = cmp.Or(maxOut, maxTokens)
 	c.IncludeUsage = c.Stream && streamOptions.IncludeUsage
-	stop, err := amStopSequences(fields["stop"])
+	stop, err := readStop(fields["stop"])
 	if err != nil {
 		return nil, err
 	}
@@ -81,3 +159,54 @@ func readOAChat(fields map[string]json.RawMessage, provider string) (*oaChat, er
 
 // isTurn reports whether m is a turn of the conversation rather than a system prompt.
 func isTurn(m oaMessage) bool { return m.Role != "system" && m.Role != "developer" }
+
+// readField decodes fields[name] into dst; a missing or null field leaves dst as it is.
+func readField(fields map[string]json.RawMessage, name, want string, dst any) error {
+	raw, ok := fields[name]
+	if !ok || string(raw) == "null" {
+		return nil
+	}
+	if err := json.Unmarshal(raw, dst); err != nil {
+		return invalidf("%s: must be %s", name, want)
+	}
+	return nil
+}
+
+// readStop reads stop: a string, an array of strings, or null.
+func readStop(raw json.RawMessage) ([]string, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var one string
+	if raw[0] == '"' && json.Unmarshal(raw, &one) == nil {
+		return []string{one}, nil
+	}
+	var list []string
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return nil, invalidf("stop: must be a string or an array of strings")
+	}
+	return list, nil
+}
+
+// readContent reads a message's content: a string, an array of parts, or null.
+func readContent(raw json.RawMessage) (string, []oaPart, error) {
+	raw = bytes.TrimSpace(raw)
+	switch {
+	case len(raw) == 0 || string(raw) == "null":
+		return "", nil, nil
+	case raw[0] == '"':
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return "", nil, fmt.Errorf("not a valid string")
+		}
+		return s, nil, nil
+	case raw[0] == '[':
+		var parts []oaPart
+		if err := json.Unmarshal(raw, &parts); err != nil {
+			return "", nil, fmt.Errorf("not a valid array of content parts")
+		}
+		return "", parts, nil
+	}
+	return "", nil, fmt.Errorf("must be a string or an array of content parts")
+}
