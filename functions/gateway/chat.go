@@ -143,6 +143,38 @@ func (s *server) route(w http.ResponseWriter, r *http.Request, model string) (ll
 	return up, true
 }
 
+// requestIDHeaders are the headers a provider names its id of a call in: x-request-id
+// (OpenAI and most OpenAI-compatible providers), request-id (Anthropic), x-amzn-RequestId (AWS).
+var requestIDHeaders = []string{"X-Request-Id", "Request-Id", "X-Amzn-Requestid"}
+
+// send encodes req and sends it to up, as a stream when stream is set (llm.Upstream.DoStream),
+// and reports the provider's id of the call. It answers 400 for a request that cannot be
+// encoded and 502 for a provider that cannot be reached, and then returns false; otherwise the
+// caller reads and closes the answer, whatever its status.
+func send(w http.ResponseWriter, r *http.Request, up llm.Upstream, req any, stream bool) (*http.Response, bool) {
+	body, err := json.Marshal(req)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, typeInvalidRequest, "", "the request cannot be encoded: "+err.Error(), 0)
+		return nil, false
+	}
+	do := up.Do
+	if stream {
+		do = up.DoStream
+	}
+	res, err := do(r.Context(), body)
+	if err != nil {
+		writeError(w, http.StatusBadGateway, typeServer, "upstream_unreachable", fmt.Sprintf("%s cannot be reached: %v", up.Target.Provider, err), 0)
+		return nil, false
+	}
+	for _, h := range requestIDHeaders {
+		if id := res.Header.Get(h); id != "" {
+			reportRequestID(r, id)
+			break
+		}
+	}
+	return res, true
+}
+
 // providerOf names a model's provider for messages ("unknown" when Route cannot place it).
 func providerOf(model string) string {
 	if t, err := llm.Route(model); err == nil {

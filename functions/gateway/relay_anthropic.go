@@ -30,20 +30,11 @@ func relayMessages(w http.ResponseWriter, r *http.Request, up llm.Upstream, fiel
 		writeError(w, http.StatusBadRequest, typeInvalidRequest, "", err.Error(), 0)
 		return
 	}
-	body, err := json.Marshal(call.req)
-	if err != nil {
-		writeError(w, http.StatusBadRequest, typeInvalidRequest, "", "the request cannot be encoded: "+err.Error(), 0)
-		return
-	}
-	res, err := up.Do(r.Context(), body)
-	if err != nil {
-		writeError(w, http.StatusBadGateway, typeServer, "upstream_unreachable", fmt.Sprintf("%s cannot be reached: %v", up.Target.Provider, err), 0)
+	res, ok := send(w, r, up, call.req, call.req.Stream)
+	if !ok {
 		return
 	}
 	defer res.Body.Close()
-	if id := res.Header.Get("Request-Id"); id != "" {
-		reportRequestID(r, id)
-	}
 	if res.StatusCode/100 != 2 {
 		writeMessagesError(w, r, up.Target.Provider, res)
 		return

@@ -35,30 +35,16 @@ func relayConverse(w http.ResponseWriter, r *http.Request, up llm.Upstream, fiel
 		writeError(w, http.StatusBadRequest, typeInvalidRequest, "", err.Error(), 0)
 		return
 	}
-	body, err := json.Marshal(call.req)
-	if err != nil {
-		writeError(w, http.StatusBadRequest, typeInvalidRequest, "", "the request cannot be encoded: "+err.Error(), 0)
-		return
-	}
-	send := up.Do
-	if call.stream {
-		send = up.DoStream
-	}
-	res, err := send(r.Context(), body)
-	if err != nil {
-		writeError(w, http.StatusBadGateway, typeServer, "upstream_unreachable", fmt.Sprintf("%s cannot be reached: %v", up.Target.Provider, err), 0)
+	res, ok := send(w, r, up, call.req, call.stream)
+	if !ok {
 		return
 	}
 	defer res.Body.Close()
-	requestID := res.Header.Get("X-Amzn-Requestid")
-	if requestID != "" {
-		reportRequestID(r, requestID)
-	}
 	if res.StatusCode/100 != 2 {
 		writeConverseError(w, r, up.Target.Provider, res)
 		return
 	}
-	id := cvCompletionID(requestID)
+	id := cvCompletionID(res.Header.Get("X-Amzn-Requestid"))
 	if call.stream {
 		streamConverse(w, r, res.Body, up.Target, call, id)
 		return

@@ -24,14 +24,8 @@ import (
 func relayChatCompletions(w http.ResponseWriter, r *http.Request, up llm.Upstream, fields map[string]json.RawMessage) {
 	fields["model"], _ = json.Marshal(up.Target.Model)
 	hideUsage := askForUsage(fields)
-	body, err := json.Marshal(fields)
-	if err != nil {
-		writeError(w, http.StatusBadRequest, typeInvalidRequest, "", "the request cannot be encoded: "+err.Error(), 0)
-		return
-	}
-	res, err := up.Do(r.Context(), body)
-	if err != nil {
-		writeError(w, http.StatusBadGateway, typeServer, "upstream_unreachable", fmt.Sprintf("%s cannot be reached: %v", up.Target.Provider, err), 0)
+	res, ok := send(w, r, up, fields, false) // a stream's answer comes from the same endpoint
+	if !ok {
 		return
 	}
 	defer res.Body.Close()
