@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -33,7 +34,9 @@ func (s *server) checkBinding(w http.ResponseWriter, r *http.Request, projectID 
 		link.PromptVersionID = v
 	}
 	var msgs []map[string]json.RawMessage
-	if json.Unmarshal(fields["messages"], &msgs) == nil {
+	// Only messages that name the metadata's tag are decoded for it (most do not). Its angle
+	// brackets may be escaped (Go's encoder writes \u003c): the word is looked for.
+	if bytes.Contains(fields["messages"], []byte("zeroeval")) && json.Unmarshal(fields["messages"], &msgs) == nil {
 		if l, _, found := client.ApplyLinkage(msgs); found {
 			stripped, err := json.Marshal(msgs)
 			if err != nil {
