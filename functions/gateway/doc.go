@@ -5,8 +5,20 @@
 // is served whatever provider the application was written for (COMPAT.md "Model binding": the
 // zeroeval SDKs send a call whose bound model is zeroeval/<model> here).
 //
+// A call goes through chatCompletions (chat.go) in this order: the request read; its prompt
+// version, if it names one, checked against the version's binding (binding.go); the model
+// routed; the project's limits admitting it (limits.go, shared/ratelimit); the provider's relay
+// serving it; its tokens and cost counted for the limits; and, when the call is traced, its llm
+// span written (trace.go, answer.go).
+//
 // OpenAI-compatible providers (OpenAI, Azure, OpenRouter, Groq, Together, Fireworks, Gemini's
-// OpenAI endpoint, vLLM, Ollama) are relayed as they are, the model renamed to the provider's
-// and the key replaced: a streamed answer is passed on chunk by chunk as it arrives, never
-// buffered. Providers with another API are translated both ways (relays).
+// OpenAI endpoint, vLLM, Ollama) are relayed as they are, the model renamed and the key
+// replaced (relay_openai.go): a streamed answer is passed on chunk by chunk as it arrives,
+// never buffered. Anthropic's Messages and Bedrock's Converse are translated both ways: the
+// OpenAI request is read once into a provider-neutral conversation (request.go,
+// conversation.go), which each relay writes in its own wire format (relay_anthropic.go,
+// relay_bedrock.go), and each answer, streamed or not, is translated back event by event.
+//
+// In Lambda the function answers Function URL events with response streaming
+// (lambdahttp.StartStreaming) and API Gateway events buffered.
 package gateway
