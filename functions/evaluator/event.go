@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/plumehq/plume/shared/judge"
+	"github.com/plumehq/plume/shared/metrics"
 )
 
 // objectCreated is an Object Created event of the bucket as EventBridge delivers it
@@ -103,6 +104,10 @@ func (r *Runner) Handle(ctx context.Context, payload []byte) error {
 			failures = append(failures, fmt.Errorf("%s: %w", o.key, err))
 		}
 		slog.Log(ctx, level, "evaluator: object evaluated", "key", o.key, "report", rep, "error", err)
+		if rep.Matched > 0 {
+			metrics.Emit(ctx, nil, time.Now(), "", metrics.Count(metrics.Evaluations, rep.Evaluated), metrics.Count(metrics.EvaluationsFailed, rep.Failed),
+				metrics.Count(metrics.ModelCalls, rep.ModelCalls), metrics.Amount(metrics.ModelCostUSD, rep.Cost))
+		}
 	}
 	return errors.Join(failures...)
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/plumehq/plume/shared/llm"
+	"github.com/plumehq/plume/shared/metrics"
 	"github.com/plumehq/plume/shared/ratelimit"
 	"github.com/plumehq/plume/shared/trace"
 )
@@ -44,11 +45,13 @@ func (s *server) admit(w http.ResponseWriter, r *http.Request, projectID string)
 // accountTimeout bounds counting a call's usage once it is answered.
 const accountTimeout = 5 * time.Second
 
-// account counts what a call used against the project's token and spend limits: its tokens,
-// and its cost at the project's prices or the price table's. A model without a price counts no
-// spend (logged). Failures are logged: the call is already answered.
+// account counts what a call used: its tokens, and its cost at the project's prices or the
+// price table's, against the project's token and spend limits and in the deployment's metrics
+// (ModelCalls, ModelTokens, ModelCostUSD). A model without a price counts no spend (logged).
+// Failures are logged: the call is already answered.
 func (s *server) account(ctx context.Context, projectID string, t llm.Target, out *outcome) {
-	if s.Limits == nil || !out.hasUsage {
+	if !out.hasUsage {
+		metrics.Emit(ctx, nil, time.Now(), projectID, metrics.Count(metrics.ModelCalls, 1))
 		return
 	}
 	// The client may be gone; what it used is counted all the same.
@@ -68,6 +71,11 @@ func (s *server) account(ctx context.Context, projectID string, t llm.Target, ou
 		default:
 			cost = c
 		}
+	}
+	metrics.Emit(ctx, nil, time.Now(), projectID, metrics.Count(metrics.ModelCalls, 1),
+		metrics.Count(metrics.ModelTokens, out.usage.Total()), metrics.Amount(metrics.ModelCostUSD, cost))
+	if s.Limits == nil {
+		return
 	}
 	if err := s.Limits.Record(ctx, projectID, out.usage.Total(), cost); err != nil {
 		slog.ErrorContext(ctx, "gateway: the call's usage cannot be counted", "error", err)

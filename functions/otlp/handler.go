@@ -18,6 +18,7 @@ import (
 
 	"github.com/plumehq/plume/shared/auth"
 	"github.com/plumehq/plume/shared/errs"
+	"github.com/plumehq/plume/shared/metrics"
 	otlpmap "github.com/plumehq/plume/shared/otlp"
 	"github.com/plumehq/plume/shared/trace"
 	"github.com/plumehq/plume/shared/web"
@@ -90,6 +91,7 @@ func (s *server) traces(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	metrics.Emit(r.Context(), nil, s.svc.Now(), p.ProjectID, metrics.Count(metrics.SpansIngested, len(spans)), metrics.Count(metrics.SpansRejected, rejected))
 	resp := ptraceotlp.NewExportResponse()
 	if rejected > 0 {
 		// https://opentelemetry.io/docs/specs/otlp/#partial-success-1

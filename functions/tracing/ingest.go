@@ -10,6 +10,7 @@ import (
 
 	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/shared/auth"
+	"github.com/plumehq/plume/shared/metrics"
 	"github.com/plumehq/plume/shared/trace"
 	"github.com/plumehq/plume/shared/web"
 )
@@ -50,6 +51,7 @@ func (s *ingestServer) postSpans(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
+	metrics.Emit(r.Context(), nil, s.svc.Now(), pid, metrics.Count(metrics.SpansIngested, len(stored)), metrics.Count(metrics.SpansRejected, len(rejected)))
 	if len(rejected) > 0 {
 		w.Header().Set("X-Plume-Rejected", strconv.Itoa(len(rejected)))
 		w.Header().Set("X-Plume-Rejected-Spans", rejectedHeader(rejected))
