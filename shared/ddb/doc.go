@@ -5,5 +5,7 @@
 // takes the project id from the caller's credentials, so no request can reach another
 // project's items. The one exception is the API key lookup item, keyed by the key's SHA-256.
 //
-// Nothing here scans the table; every read is a GetItem, BatchGetItem or Query on a key.
+// Nothing the functions call scans the table; every read is a GetItem, BatchGetItem or Query on
+// a key. The one Scan is an operator's: DeleteProject (plume admin delete-project), whose
+// project has items no index lists.
 package ddb

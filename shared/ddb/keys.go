@@ -208,3 +208,10 @@ func rateLimitPK(projectID string, shard int) string {
 func rateMinuteSK(at time.Time) string { return "M#" + at.UTC().Format("200601021504") }
 
 func rateDaySK(at time.Time) string { return "D#" + at.UTC().Format("20060102") }
+
+// A project's deletion (DeleteProject) records its progress in a marker item of its own
+// partition, not under P#<project>, so that the Scan does not delete it while it records the
+// Scan's progress.
+const skDeletion = "DELETION"
+
+func deletionPK(projectID string) string { return "DELETE#" + projectID }
