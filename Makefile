@@ -7,7 +7,7 @@ LAMBDA_BUILD = CGO_ENABLED=0 GOOS=linux GOARCH=$(or $(GOARCH_LAMBDA),arm64) $(GO
 # Every function of template.yaml, by logical id.
 FUNCTIONS = PromptsFunction TracingIngestFunction TracingQueryFunction SettingsFunction OTLPFunction JudgesFunction FeedbackFunction SweeperFunction EvaluatorFunction OptimizerFunction OptimizerWorkerFunction MCPFunction GatewayFunction
 
-.PHONY: dev test build bench lint clean cli $(addprefix build-,$(FUNCTIONS))
+.PHONY: dev test build bench load lint clean cli $(addprefix build-,$(FUNCTIONS))
 
 dev:
 	scripts/dev.sh
@@ -69,6 +69,10 @@ cli:
 # bench: the hot-path benchmarks, six runs each, ready for benchstat.
 bench:
 	scripts/bench.sh
+
+# load: load figures and CPU profiles of plume-local against DynamoDB Local (scripts/load.sh).
+load:
+	scripts/load.sh
 
 clean:
 	rm -rf bin .aws-sam

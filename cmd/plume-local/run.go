@@ -55,6 +55,13 @@ func run(ctx context.Context, getenv func(string) string, stdout, stderr io.Writ
 		return fmt.Errorf("PLUME_SWEEP_INTERVAL %q: want a positive duration such as 5m", env("PLUME_SWEEP_INTERVAL"))
 	}
 	slog.SetDefault(web.NewLogger(stderr, cfg.LogLevel))
+	if addr := env("PLUME_PPROF_ADDR"); addr != "" {
+		closePprof, err := startPprof(addr)
+		if err != nil {
+			return err
+		}
+		defer closePprof()
+	}
 
 	awsCfg, err := config.AWS(ctx)
 	if err != nil {
