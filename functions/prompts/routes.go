@@ -8,6 +8,7 @@ package prompts
 import (
 	"net/http"
 
+	"github.com/plumehq/plume/api/openapi"
 	"github.com/plumehq/plume/shared/auth"
 	"github.com/plumehq/plume/shared/prompt"
 	"github.com/plumehq/plume/shared/web"
@@ -18,6 +19,7 @@ import (
 // local and deployed routing cannot drift apart.
 var Routes = []string{
 	"GET /healthz",
+	"GET /openapi.json",
 	"ANY /v1/prompts/{proxy+}",
 	"ANY /v1/tasks/{proxy+}",
 	"ANY /v1/prompt-versions/{proxy+}",
@@ -26,11 +28,13 @@ var Routes = []string{
 }
 
 // NewHandler returns the prompts area: every route behind authentication, except the public
-// GET /healthz, which the API's health check reaches through this function.
+// GET /healthz, which the API's health check reaches through this function, and the API's
+// OpenAPI document, GET /openapi.json.
 func NewHandler(prompts *prompt.Service, authn *auth.Authenticator) http.Handler {
 	s := &server{prompts: prompts}
 	r := auth.NewRouter(authn)
 	r.HandleOpen("GET /healthz", http.HandlerFunc(web.Health))
+	r.HandleOpen("GET /openapi.json", openapi.Handler())
 	for _, rt := range s.routes() {
 		r.HandleFunc(rt.pattern, rt.handler)
 	}

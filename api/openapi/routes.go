@@ -1,0 +1,354 @@
+package openapi
+
+import (
+	"reflect"
+
+	"github.com/plumehq/plume/api"
+)
+
+// routeDoc documents one registered route: the ServeMux pattern its area's router registers,
+// what it reads and what it answers. A route whose body is not JSON, or not Plume's, gives its
+// content as schemas (BodyContent, ReplyContent) instead of api types.
+type routeDoc struct {
+	// Route is the ServeMux pattern as the area registers it ("GET /v1/prompts/{slug}").
+	Route string
+	// Path is the OpenAPI path when it is not the pattern's: a wildcard that carries an action
+	// ("{tag_action}" is "{tag}:pin") or the rest of the path ("{model...}").
+	Path    string
+	ID      string // operationId
+	Tag     string // the area
+	Summary string
+	// Description adds what a client must know beyond the summary.
+	Description string
+	// Open routes take no API key (auth.Router.HandleOpen). SelfAuth routes are open to the
+	// router but take a key all the same: the handler checks it, to answer in its protocol's
+	// error shape (OTLP).
+	Open     bool
+	SelfAuth bool
+	Query    []param
+	// Body is the JSON request body's type; Required are its required top-level fields.
+	Body     reflect.Type
+	Required []string
+	// Reply is the JSON body of the 200 answer.
+	Reply reflect.Type
+	// BodyContent and ReplyContent are the request and answer contents (media type -> media
+	// type object) of a route that is not plain JSON; ReplyStatus is its success status when
+	// not 200. ErrorContent replaces the JSON error body for routes that answer errors in
+	// another protocol's shape.
+	BodyContent  map[string]any
+	ReplyContent map[string]any
+	ReplyStatus  string
+	ErrorContent map[string]any
+	// Spec is the external specification of a route's protocol.
+	Spec string
+}
+
+// param is a query parameter.
+type param struct {
+	Name        string
+	Description string
+	Schema      map[string]any
+}
+
+func typeOf[T any]() reflect.Type { return reflect.TypeFor[T]() }
+
+// Schemas of query parameters.
+var (
+	str     = map[string]any{"type": "string"}
+	uuidStr = map[string]any{"type": "string", "format": "uuid"}
+	boolStr = map[string]any{"type": "boolean"}
+	num     = map[string]any{"type": "number"}
+	when    = map[string]any{"type": "string", "description": "ISO 8601 time or Unix seconds"}
+	csv     = map[string]any{"type": "string", "description": "comma-separated list"}
+)
+
+func limit(def, maxLimit int) param {
+	return param{"limit", "page size", map[string]any{"type": "integer", "minimum": 1, "maximum": maxLimit, "default": def}}
+}
+
+var offset = param{"offset", "items to skip", map[string]any{"type": "integer", "minimum": 0, "default": 0}}
+
+// listParams are the filters every tracing list shares (functions/tracing/params.go), and
+// tagFilters any other parameter, read as a tag filter.
+func listParams(def, maxLimit int, sorts ...any) []param {
+	return []param{
+		{"created_before", "only items created before this time", when},
+		{"created_after", "only items created after this time", when},
+		{"names", "only items with one of these names", csv},
+		{"has_error", "only items with (true) or without (false) an error", boolStr},
+		{"duration_min", "least duration in milliseconds", num},
+		{"duration_max", "greatest duration in milliseconds", num},
+		{"cost_min", "least cost in USD", num},
+		{"cost_max", "greatest cost in USD", num},
+		{"sort_by", "sort key", map[string]any{"type": "string", "enum": sorts}},
+		{"sort_order", "sort order", map[string]any{"type": "string", "enum": []any{"asc", "desc"}, "default": "desc"}},
+		limit(def, maxLimit),
+		offset,
+		tagFilters,
+	}
+}
+
+// tagFilters stands for every other query parameter: key=value filters on tags, named back in
+// the X-Plume-Tag-Filters header.
+var tagFilters = param{"tags", "any other parameter filters on a tag: ?env=prod", map[string]any{
+	"type": "object", "additionalProperties": map[string]any{"type": "string"},
+}}
+
+var dateRange = []param{
+	{"start_date", "from this ISO 8601 date or time", str},
+	{"end_date", "to this ISO 8601 date or time (a date includes the whole day)", str},
+}
+
+// JSON contents of the routes whose bodies are not api types.
+var (
+	anyObject = map[string]any{"type": "object"}
+	// Timestamps of ingested items: ISO 8601 or Unix seconds, as the SDKs send them.
+	timestamp = map[string]any{"type": []any{"string", "number"}}
+	strMap    = map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "string"}}
+	optStr    = map[string]any{"type": []any{"string", "null"}}
+	optNum    = map[string]any{"type": []any{"number", "null"}}
+	status    = map[string]any{"type": []any{"string", "null"}, "enum": []any{"unset", "ok", "error", nil}}
+
+	// spanInput is an element of POST /spans (spec §2.6): decoded by shared/trace, leniently.
+	spanInput = map[string]any{
+		"type":     "object",
+		"required": []any{"trace_id", "name", "started_at"},
+		"properties": map[string]any{
+			"id": optStr, "trace_id": str, "parent_span_id": optStr, "name": str,
+			"kind":   map[string]any{"type": []any{"string", "null"}, "enum": []any{"generic", "llm", "tts", "http", "database", "vector_store", nil}},
+			"status": status, "started_at": timestamp, "ended_at": nullable(timestamp), "duration_ms": optNum, "cost": optNum,
+			"session_id": optStr, "session": map[string]any{"type": []any{"object", "null"}, "properties": map[string]any{"id": str, "name": optStr}},
+			"input_data": map[string]any{}, "output_data": map[string]any{}, "attributes": map[string]any{"type": []any{"object", "null"}},
+			"tags": nullable(strMap), "trace_tags": nullable(strMap), "session_tags": nullable(strMap),
+			"error_code": optStr, "error_message": optStr, "error_stack": optStr, "code_filepath": optStr,
+			"code_lineno": map[string]any{"type": []any{"integer", "null"}},
+		},
+	}
+	// traceInput is an element of POST /traces (spec §2.7).
+	traceInput = map[string]any{
+		"type":     "object",
+		"required": []any{"session_id", "name", "started_at"},
+		"properties": map[string]any{
+			"id": optStr, "session_id": str, "name": str, "status": status, "started_at": timestamp,
+			"ended_at": nullable(timestamp), "duration_ms": optNum, "cost": optNum,
+			"attributes": map[string]any{"type": []any{"object", "null"}}, "tags": nullable(strMap),
+		},
+	}
+	// sessionInput is an element of POST /sessions (spec §2.8).
+	sessionInput = map[string]any{
+		"type":     "object",
+		"required": []any{"project_id"},
+		"properties": map[string]any{
+			"id": optStr, "project_id": str, "name": optStr,
+			"attributes": map[string]any{"type": []any{"object", "null"}}, "tags": nullable(strMap),
+		},
+	}
+)
+
+func arrayOf(items map[string]any) map[string]any {
+	return map[string]any{"type": "array", "items": items}
+}
+
+func jsonContent(schema map[string]any) map[string]any {
+	return map[string]any{"application/json": map[string]any{"schema": schema}}
+}
+
+// External specifications of the routes that speak another protocol.
+const (
+	otlpSpec   = "https://opentelemetry.io/docs/specs/otlp/#otlphttp"
+	mcpSpec    = "https://modelcontextprotocol.io/specification/2025-06-18/basic/transports#streamable-http"
+	openAISpec = "https://platform.openai.com/docs/api-reference/chat"
+)
+
+// Contents of the protocol routes: opaque, as their own specifications define them.
+var (
+	otlpContent = map[string]any{
+		"application/x-protobuf": map[string]any{"schema": map[string]any{"type": "string", "contentMediaType": "application/x-protobuf"}},
+		"application/json":       map[string]any{"schema": anyObject},
+	}
+	// otlpError is a google.rpc.Status in the request's encoding.
+	otlpError = map[string]any{
+		"application/x-protobuf": map[string]any{"schema": map[string]any{"type": "string", "contentMediaType": "application/x-protobuf"}},
+		"application/json": map[string]any{"schema": map[string]any{"type": "object", "properties": map[string]any{
+			"code": map[string]any{"type": "integer"}, "message": str, "details": map[string]any{"type": "array"},
+		}}},
+	}
+	jsonRPC = jsonContent(map[string]any{"type": "object", "required": []any{"jsonrpc"}, "properties": map[string]any{"jsonrpc": map[string]any{"const": "2.0"}}})
+	// openAIError is the gateway's error: OpenAI's shape from its handlers, Plume's from the
+	// router (a refused path parameter).
+	openAIError = jsonContent(map[string]any{"anyOf": []any{
+		map[string]any{"$ref": "#/components/schemas/ErrorBody"},
+		map[string]any{"type": "object", "required": []any{"error"}, "properties": map[string]any{"error": map[string]any{
+			"type": "object", "required": []any{"message", "type"},
+			"properties": map[string]any{"message": str, "type": str, "param": optStr, "code": optStr},
+		}}},
+	}})
+	chatResponse = map[string]any{
+		"application/json":  map[string]any{"schema": anyObject},
+		"text/event-stream": map[string]any{"schema": map[string]any{"type": "string"}},
+	}
+	modelList = jsonContent(map[string]any{
+		"type": "object", "required": []any{"object", "data"},
+		"properties": map[string]any{
+			"object": map[string]any{"const": "list"},
+			"data": arrayOf(map[string]any{"type": "object", "required": []any{"id", "object", "owned_by"}, "properties": map[string]any{
+				"id": str, "object": map[string]any{"const": "model"}, "owned_by": str,
+			}}),
+		},
+	})
+	html = map[string]any{"text/html": map[string]any{"schema": map[string]any{"type": "string"}}}
+	form = map[string]any{"application/x-www-form-urlencoded": map[string]any{"schema": map[string]any{
+		"type": "object", "required": []any{"completion_id", "thumbs"},
+		"properties": map[string]any{
+			"completion_id": str, "thumbs": map[string]any{"type": "string", "enum": []any{"up", "down"}},
+			"reason": str, "expected_output": str,
+		},
+	}}}
+	health = jsonContent(map[string]any{"type": "object", "required": []any{"status"}, "properties": map[string]any{"status": map[string]any{"const": "ok"}}})
+)
+
+// routeDocs documents every route of every HTTP function, area by area in template.yaml's
+// order. The tests check it against the routers of internal/stack: a route registered without
+// a line here, or a line without its route, fails them.
+var routeDocs = []routeDoc{
+	// PromptsFunction (functions/prompts, spec §4.1).
+	{Route: "GET /healthz", ID: "health", Tag: "health", Summary: "Health check", Open: true, ReplyContent: health},
+	{Route: "GET /openapi.json", ID: "openAPIDocument", Tag: "health", Summary: "This OpenAPI 3.1 document", Open: true,
+		ReplyContent: jsonContent(map[string]any{"type": "object", "required": []any{"openapi", "paths"}})},
+	{Route: "GET /v1/prompts/{slug}", ID: "getPrompt", Tag: "prompts", Summary: "Get a version of a prompt by tag (default latest) or number",
+		Description: "A version number wins over a tag when both are given.",
+		Query: []param{
+			{"version", "a version number", map[string]any{"type": "integer", "minimum": 1}},
+			{"tag", "a tag", map[string]any{"type": "string", "default": "latest"}},
+		}, Reply: typeOf[api.PromptVersion]()},
+	{Route: "POST /v1/tasks/{task}/prompt/versions/ensure", ID: "ensurePromptVersion", Tag: "prompts", Summary: "Create a version of a task's prompt unless its content exists",
+		Description: "Idempotent by content hash; X-Plume-Created says whether the version is new.",
+		Body:        typeOf[api.EnsureVersionRequest](), Required: []string{"content"}, Reply: typeOf[api.PromptVersion]()},
+	{Route: "GET /v1/tasks/{task}/prompt/versions/by-hash/{hash}", ID: "getPromptVersionByHash", Tag: "prompts", Summary: "Get a version of a task's prompt by content hash", Reply: typeOf[api.PromptVersion]()},
+	{Route: "GET /v1/tasks/{task}/prompt/latest", ID: "getLatestPromptVersion", Tag: "prompts", Summary: "Get the latest version of a task's prompt", Reply: typeOf[api.PromptVersion]()},
+	{Route: "GET /v1/prompt-versions/{version_id}/model", ID: "getPromptVersionModel", Tag: "prompts", Summary: "Get the model bound to a prompt version", Reply: typeOf[api.VersionModel]()},
+	{Route: "GET /projects/{project_id}/prompts", ID: "listPrompts", Tag: "prompts", Summary: "List the project's prompts with their latest versions", Reply: typeOf[[]api.Prompt]()},
+	{Route: "GET /projects/{project_id}/prompts/{slug}/versions", ID: "listPromptVersions", Tag: "prompts", Summary: "List the versions of a prompt", Reply: typeOf[[]api.PromptVersion]()},
+	{Route: "PATCH /projects/{project_id}/prompts/{slug}/versions/{version}", ID: "bindPromptVersionModel", Tag: "prompts", Summary: "Bind a model to a prompt version, or unbind it with null",
+		Body: typeOf[api.BindModelRequest](), Required: []string{"model_id"}, Reply: typeOf[api.PromptVersion]()},
+	{Route: "GET /projects/{project_id}/prompts/{slug}/tags", ID: "listPromptTags", Tag: "prompts", Summary: "List the tags of a prompt", Reply: typeOf[[]api.PromptTag]()},
+	{Route: "POST /projects/{project_id}/prompts/{slug}/tags/{tag_action}", Path: "/projects/{project_id}/prompts/{slug}/tags/{tag}:pin",
+		ID: "pinPromptTag", Tag: "prompts", Summary: "Pin a tag to a version (deploy it)",
+		Body: typeOf[api.PinRequest](), Required: []string{"version"}, Reply: typeOf[api.PinResult]()},
+
+	// TracingIngestFunction and TracingQueryFunction (functions/tracing, spec §4.3-4.5).
+	{Route: "POST /spans", ID: "ingestSpans", Tag: "tracing", Summary: "Ingest a batch of spans",
+		Description: "Valid spans are stored and answered; the others are counted in X-Plume-Rejected and listed in X-Plume-Rejected-Spans. A batch without one valid span is 400.",
+		BodyContent: jsonContent(arrayOf(spanInput)), Reply: typeOf[[]api.Span]()},
+	{Route: "POST /traces", ID: "putTraces", Tag: "tracing", Summary: "Create or update traces", BodyContent: jsonContent(arrayOf(traceInput)), Reply: typeOf[[]api.Trace]()},
+	{Route: "POST /sessions", ID: "putSessions", Tag: "tracing", Summary: "Create or update sessions", BodyContent: jsonContent(arrayOf(sessionInput)), Reply: typeOf[[]api.Session]()},
+	{Route: "POST /spans/{span_id}/attachments", ID: "createAttachmentUpload", Tag: "tracing", Summary: "Get a presigned URL to upload a file of a span",
+		Body: typeOf[api.AttachmentUploadRequest](), Required: []string{"content_type", "size"}, Reply: typeOf[api.AttachmentUpload]()},
+	{Route: "GET /spans", ID: "listSpans", Tag: "tracing", Summary: "Query spans, newest first",
+		Query: append([]param{
+			{"id", "a span id", uuidStr}, {"trace_id", "spans of a trace", uuidStr}, {"session_id", "spans of a session", uuidStr},
+			{"parent_span_id", "children of a span, or null for root spans", str}, {"span_kind", "spans of a kind", str},
+			{"error_codes", "spans with one of these error codes", csv},
+		}, listParams(5000, 10000, "started_at", "name", "status", "duration_ms", "cost", "kind")...),
+		Reply: typeOf[[]api.Span]()},
+	{Route: "GET /traces", ID: "listTraces", Tag: "tracing", Summary: "Query traces, newest first",
+		Query: append([]param{
+			{"id", "a trace id", uuidStr}, {"session_id", "traces of a session", uuidStr}, {"status", "traces of a status", str},
+		}, listParams(50, 500, "started_at", "name", "status", "span_count", "duration_ms", "cost")...),
+		Reply: typeOf[[]api.Trace]()},
+	{Route: "GET /sessions", ID: "listSessions", Tag: "tracing", Summary: "Query sessions, newest first",
+		Query: append([]param{{"id", "a session id", uuidStr}}, listParams(50, 500, "created_at", "name", "trace_count", "cost", "duration")...),
+		Reply: typeOf[[]api.Session]()},
+	{Route: "GET /spans/{span_id}/attachments", ID: "listAttachments", Tag: "tracing", Summary: "List a span's files with presigned download URLs", Reply: typeOf[api.AttachmentList]()},
+
+	// OTLPFunction (functions/otlp, spec §4.6): OTLP/HTTP, authenticated by the handler.
+	{Route: "POST /v1/traces", ID: "exportOTLPTraces", Tag: "otlp", Summary: "Export OpenTelemetry traces (OTLP/HTTP, protobuf or JSON, optionally gzip)",
+		SelfAuth: true, BodyContent: otlpContent, ReplyContent: otlpContent, ErrorContent: otlpError, Spec: otlpSpec},
+	{Route: "POST /v1/metrics", ID: "exportOTLPMetrics", Tag: "otlp", Summary: "Accept and discard OpenTelemetry metrics (OTLP/HTTP)",
+		SelfAuth: true, BodyContent: otlpContent, ReplyContent: otlpContent, ErrorContent: otlpError, Spec: otlpSpec},
+	{Route: "POST /v1/logs", ID: "exportOTLPLogs", Tag: "otlp", Summary: "Accept and discard OpenTelemetry logs (OTLP/HTTP)",
+		SelfAuth: true, BodyContent: otlpContent, ReplyContent: otlpContent, ErrorContent: otlpError, Spec: otlpSpec},
+
+	// SettingsFunction (functions/settings).
+	{Route: "GET /projects/{project_id}/model-prices", ID: "listModelPrices", Tag: "settings", Summary: "List the project's model prices and describe the shipped price table", Reply: typeOf[api.ModelPriceList]()},
+	{Route: "GET /projects/{project_id}/model-prices/{model...}", Path: "/projects/{project_id}/model-prices/{model}", ID: "getModelPrice", Tag: "settings",
+		Summary: "Get a model's price: the project's own, else the price table's",
+		Query:   []param{{"provider", "the model's provider, to pick a price table entry", str}}, Reply: typeOf[api.ModelPrice]()},
+	{Route: "PUT /projects/{project_id}/model-prices/{model...}", Path: "/projects/{project_id}/model-prices/{model}", ID: "putModelPrice", Tag: "settings",
+		Summary: "Set the project's price of a model", Body: typeOf[api.PutModelPriceRequest](), Required: []string{"input", "output"}, Reply: typeOf[api.ModelPrice]()},
+	{Route: "DELETE /projects/{project_id}/model-prices/{model...}", Path: "/projects/{project_id}/model-prices/{model}", ID: "deleteModelPrice", Tag: "settings",
+		Summary: "Delete the project's price of a model", Reply: typeOf[api.ModelPriceDeleted]()},
+
+	// JudgesFunction (functions/judges, spec §4.7).
+	{Route: "POST /projects/{project_id}/judges", ID: "createJudge", Tag: "judges", Summary: "Create a judge",
+		Body: typeOf[api.JudgeRequest](), Required: []string{"name", "template"}, Reply: typeOf[api.Judge]()},
+	{Route: "GET /projects/{project_id}/judges", ID: "listJudges", Tag: "judges", Summary: "List the project's judges", Reply: typeOf[api.JudgeList]()},
+	{Route: "GET /projects/{project_id}/judges/{judge_id}", ID: "getJudge", Tag: "judges", Summary: "Get a judge", Reply: typeOf[api.Judge]()},
+	{Route: "PATCH /projects/{project_id}/judges/{judge_id}", ID: "updateJudge", Tag: "judges", Summary: "Change a judge: the fields present change, null clears",
+		Body: typeOf[api.JudgeRequest](), Reply: typeOf[api.Judge]()},
+	{Route: "GET /projects/{project_id}/judges/{judge_id}/criteria", ID: "getJudgeCriteria", Tag: "judges", Summary: "Get a judge's criteria", Reply: typeOf[api.JudgeCriteria]()},
+	{Route: "GET /projects/{project_id}/judges/{judge_id}/evaluations", ID: "listJudgeEvaluations", Tag: "judges", Summary: "List a judge's evaluations, newest first",
+		Query: append([]param{
+			limit(100, 500), offset,
+			{"evaluation_result", "only passed (true) or failed (false) evaluations", boolStr},
+			{"feedback_state", "only evaluations with or without calibration feedback", map[string]any{"type": "string", "enum": []any{"with_user_feedback", "without_user_feedback"}}},
+		}, dateRange...),
+		Reply: typeOf[api.EvaluationPage]()},
+	{Route: "POST /projects/{project_id}/judges/{judge_id}/evaluations", ID: "recordJudgeEvaluations", Tag: "judges", Summary: "Record evaluations computed elsewhere (at most 100)",
+		Body: typeOf[[]api.EvaluationRequest](), Reply: typeOf[api.RecordEvaluationsResult]()},
+	{Route: "GET /projects/{project_id}/judges/{judge_id}/performance", ID: "getJudgePerformance", Tag: "judges", Summary: "Get a judge's agreement with its human calibrations",
+		Query: dateRange, Reply: typeOf[api.JudgePerformance]()},
+	{Route: "POST /projects/{project_id}/judges/{judge_id}/backfill", ID: "backfillJudge", Tag: "judges", Summary: "Queue the evaluation of the most recent spans by a judge",
+		Body: typeOf[api.BackfillRequest](), Reply: typeOf[api.Backfill]()},
+	{Route: "GET /projects/{project_id}/judges/{judge_id}/versions", ID: "listJudgeTemplateVersions", Tag: "judges", Summary: "List a judge's template versions, newest first", Reply: typeOf[api.JudgeTemplateVersions]()},
+	{Route: "GET /projects/{project_id}/spans/{span_id}/evaluations", ID: "listSpanEvaluations", Tag: "judges", Summary: "List every judge's evaluation of a span", Reply: typeOf[api.SpanEvaluations]()},
+	{Route: "PUT /projects/{project_id}/prompts/{slug}/judges/{judge_id}", ID: "linkJudge", Tag: "judges", Summary: "Link a judge to a prompt", Reply: typeOf[api.Judge]()},
+	{Route: "DELETE /projects/{project_id}/prompts/{slug}/judges/{judge_id}", ID: "unlinkJudge", Tag: "judges", Summary: "Unlink a judge from a prompt", Reply: typeOf[api.Judge]()},
+
+	// FeedbackFunction (functions/feedback, spec §4.2).
+	{Route: "POST /v1/prompts/{slug}/completions/{completion_id}/feedback", ID: "submitFeedback", Tag: "feedback", Summary: "Give feedback on a completion (replaces the caller's earlier feedback on it)",
+		Body: typeOf[api.FeedbackRequest](), Required: []string{"thumbs_up"}, Reply: typeOf[api.Feedback]()},
+	{Route: "GET /projects/{project_id}/feedback/{entity_type}/{entity_id}", ID: "getUnifiedFeedback", Tag: "feedback", Summary: "Get the human feedback and judge evaluations of a span, trace or session", Reply: typeOf[api.UnifiedFeedback]()},
+	{Route: "POST /feedback-links", ID: "createFeedbackLink", Tag: "feedback", Summary: "Create a feedback link (its URL is answered only here)",
+		Body: typeOf[api.LinkRequest](), Required: []string{"prompt_slug", "link_type"}, Reply: typeOf[api.Link]()},
+	{Route: "GET /feedback-links", ID: "listFeedbackLinks", Tag: "feedback", Summary: "List the project's feedback links, newest first", Reply: typeOf[api.LinkList]()},
+	{Route: "DELETE /feedback-links/{link_id}", ID: "revokeFeedbackLink", Tag: "feedback", Summary: "Revoke a feedback link", Reply: typeOf[api.Link]()},
+	{Route: "GET /f/{token}", ID: "showFeedbackPage", Tag: "feedback", Summary: "The public feedback page of a link (HTML)", Open: true,
+		Query: []param{{"done", "set after a submission, to thank the reviewer", str}}, ReplyContent: html, ErrorContent: html},
+	{Route: "POST /f/{token}", ID: "submitFeedbackPage", Tag: "feedback", Summary: "Submit the form of a public feedback page; redirects back to it", Open: true,
+		BodyContent: form, ReplyStatus: "303", ErrorContent: html},
+
+	// OptimizerFunction (functions/optimizer).
+	{Route: "POST /projects/{project_id}/prompts/{slug}/optimization-runs", ID: "startPromptOptimization", Tag: "optimization", Summary: "Queue an optimization run of a prompt",
+		Body: typeOf[api.OptimizationRunRequest](), Reply: typeOf[api.OptimizationRun]()},
+	{Route: "GET /projects/{project_id}/prompts/{slug}/optimization-runs", ID: "listPromptOptimizations", Tag: "optimization", Summary: "List a prompt's optimization runs, newest first",
+		Query: []param{limit(20, 100), offset}, Reply: typeOf[api.OptimizationRunList]()},
+	{Route: "POST /projects/{project_id}/judges/{judge_id}/optimization-runs", ID: "startJudgeOptimization", Tag: "optimization", Summary: "Queue an optimization run of a judge's template",
+		Body: typeOf[api.OptimizationRunRequest](), Reply: typeOf[api.OptimizationRun]()},
+	{Route: "GET /projects/{project_id}/judges/{judge_id}/optimization-runs", ID: "listJudgeOptimizations", Tag: "optimization", Summary: "List a judge's optimization runs, newest first",
+		Query: []param{limit(20, 100), offset}, Reply: typeOf[api.OptimizationRunList]()},
+	{Route: "GET /projects/{project_id}/optimization-runs/{run_id}", ID: "getOptimization", Tag: "optimization", Summary: "Get an optimization run", Reply: typeOf[api.OptimizationRun]()},
+	{Route: "POST /projects/{project_id}/optimization-runs/{run_action}", Path: "/projects/{project_id}/optimization-runs/{run_id}:cancel",
+		ID: "cancelOptimization", Tag: "optimization", Summary: "Cancel an optimization run", Reply: typeOf[api.OptimizationRun]()},
+	{Route: "POST /projects/{project_id}/optimization-runs/{run_action}", Path: "/projects/{project_id}/optimization-runs/{run_id}:preview-deploy",
+		ID: "previewOptimizationDeploy", Tag: "optimization", Summary: "Preview the deploy of a run's candidate and get the receipt a deploy needs", Reply: typeOf[api.DeployPreview]()},
+	{Route: "POST /projects/{project_id}/optimization-runs/{run_action}", Path: "/projects/{project_id}/optimization-runs/{run_id}:deploy",
+		ID: "deployOptimization", Tag: "optimization", Summary: "Deploy a run's candidate with a preview's receipt",
+		Body: typeOf[api.DeployRequest](), Required: []string{"receipt", "confirm"}, Reply: typeOf[api.DeployResult]()},
+
+	// MCPFunction (functions/mcpserver): the Model Context Protocol's Streamable HTTP transport,
+	// stateless.
+	{Route: "POST /mcp", ID: "mcp", Tag: "mcp", Summary: "Send a JSON-RPC message to the MCP tool server",
+		BodyContent: jsonRPC, ReplyContent: jsonRPC, Spec: mcpSpec},
+	{Route: "GET /mcp", ID: "mcpStream", Tag: "mcp", Summary: "Open an MCP event stream: not supported by the stateless server (405)",
+		ReplyStatus: "405", Spec: mcpSpec},
+	{Route: "DELETE /mcp", ID: "mcpEndSession", Tag: "mcp", Summary: "End an MCP session: not supported by the stateless server (405)",
+		ReplyStatus: "405", Spec: mcpSpec},
+
+	// GatewayFunction (functions/gateway): OpenAI-compatible.
+	{Route: "POST /v1/chat/completions", ID: "createChatCompletion", Tag: "gateway", Summary: "Create a chat completion with any configured provider (OpenAI-compatible, streams with stream: true)",
+		BodyContent:  jsonContent(map[string]any{"type": "object", "required": []any{"model", "messages"}, "properties": map[string]any{"model": str, "messages": map[string]any{"type": "array"}, "stream": boolStr}}),
+		ReplyContent: chatResponse, ErrorContent: openAIError, Spec: openAISpec},
+	{Route: "GET /v1/models", ID: "listModels", Tag: "gateway", Summary: "List the models the gateway can call (OpenAI-compatible)",
+		ReplyContent: modelList, ErrorContent: openAIError, Spec: "https://platform.openai.com/docs/api-reference/models/list"},
+}
