@@ -172,9 +172,12 @@ func (e *Env) Pricer() *pricing.Pricer {
 	})
 }
 
-// Traces is the span, trace and session index.
+// Traces is the span, trace and session index; its items expire Config.SpanRetentionDays after
+// their last write (none when 0), as the bucket's span objects do.
 func (e *Env) Traces() *ddb.TraceStore {
-	return e.traces.get(func() *ddb.TraceStore { return ddb.NewTraceStore(e.table) })
+	return e.traces.get(func() *ddb.TraceStore {
+		return ddb.NewTraceStore(e.table, ddb.WithRetention(e.Config.SpanRetention()))
+	})
 }
 
 // TraceService ingests spans, traces and sessions (POST /spans and OTLP): priced, with

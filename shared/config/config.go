@@ -38,6 +38,11 @@ type Config struct {
 	// AttachmentURLTTL is PLUME_ATTACHMENT_URL_TTL: how long presigned attachment URLs last,
 	// from 1s to 7 days (0: the default, 15 minutes).
 	AttachmentURLTTL time.Duration
+	// SpanRetentionDays is PLUME_SPAN_RETENTION_DAYS (the template's SpanRetentionDays): how
+	// many days span data is kept, from 0 to 3650 (0, the default: forever). The bucket's
+	// lifecycle rules expire span batches and attachments after that many days; the tracing
+	// index items in the table expire that long after their last write (ddb.WithRetention).
+	SpanRetentionDays int
 	// PublicURL is PLUME_PUBLIC_URL: the base URL of feedback-link pages ("" = the base the
 	// link was created through).
 	PublicURL string
@@ -77,6 +82,9 @@ const maxJudgeConcurrency = 256
 
 // maxAttachmentBytes caps PLUME_ATTACHMENT_MAX_BYTES: an attachment is held in memory.
 const maxAttachmentBytes = 1 << 30
+
+// maxSpanRetentionDays caps PLUME_SPAN_RETENTION_DAYS: ten years.
+const maxSpanRetentionDays = 3650
 
 // maxAttachmentURLTTL is the longest life S3 allows a presigned URL.
 const maxAttachmentURLTTL = 7 * 24 * time.Hour
@@ -122,6 +130,13 @@ func FromEnv(getenv func(string) string) (Config, error) {
 			return Config{}, fmt.Errorf("PLUME_ATTACHMENT_URL_TTL %q: want a duration from 1s to %s", v, maxAttachmentURLTTL)
 		}
 		c.AttachmentURLTTL = d
+	}
+	if v := getenv("PLUME_SPAN_RETENTION_DAYS"); v != "" {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < 0 || n > maxSpanRetentionDays {
+			return Config{}, fmt.Errorf("PLUME_SPAN_RETENTION_DAYS %q: want a number of days from 0 (keep forever) to %d", v, maxSpanRetentionDays)
+		}
+		c.SpanRetentionDays = n
 	}
 	if v := getenv("PLUME_PUBLIC_URL"); v != "" {
 		u, err := url.Parse(v)
@@ -184,4 +199,9 @@ func AWS(ctx context.Context) (aws.Config, error) {
 		return aws.Config{}, fmt.Errorf("load AWS config: %w", err)
 	}
 	return cfg, nil
+}
+
+// SpanRetention is SpanRetentionDays as a duration (0: keep forever).
+func (c Config) SpanRetention() time.Duration {
+	return time.Duration(c.SpanRetentionDays) * 24 * time.Hour
 }

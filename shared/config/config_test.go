@@ -41,6 +41,12 @@ func TestFromEnv(t *testing.T) {
 			Config{Table: "t", AuthCacheTTL: time.Minute, GatewayBedrockModels: []string{"anthropic.claude-3-5-haiku-20241022-v1:0", "amazon.nova-lite-v1:0", "us.anthropic.claude-sonnet-4-5-20250929-v1:0"}}, ""},
 		{"gateway limit not a number", map[string]string{"TABLE_NAME": "t", "PLUME_GATEWAY_RPM": "sixty"}, Config{}, "PLUME_GATEWAY_RPM"},
 		{"judge concurrency zero", map[string]string{"TABLE_NAME": "t", "PLUME_JUDGE_CONCURRENCY": "0"}, Config{}, "PLUME_JUDGE_CONCURRENCY"},
+		{"span retention", map[string]string{"TABLE_NAME": "t", "PLUME_SPAN_RETENTION_DAYS": "90"}, Config{Table: "t", AuthCacheTTL: time.Minute, SpanRetentionDays: 90}, ""},
+		{"span retention off", map[string]string{"TABLE_NAME": "t", "PLUME_SPAN_RETENTION_DAYS": "0"}, Config{Table: "t", AuthCacheTTL: time.Minute}, ""},
+		{"span retention at the bound", map[string]string{"TABLE_NAME": "t", "PLUME_SPAN_RETENTION_DAYS": "3650"}, Config{Table: "t", AuthCacheTTL: time.Minute, SpanRetentionDays: 3650}, ""},
+		{"span retention above the bound", map[string]string{"TABLE_NAME": "t", "PLUME_SPAN_RETENTION_DAYS": "3651"}, Config{}, "PLUME_SPAN_RETENTION_DAYS"},
+		{"span retention negative", map[string]string{"TABLE_NAME": "t", "PLUME_SPAN_RETENTION_DAYS": "-1"}, Config{}, "PLUME_SPAN_RETENTION_DAYS"},
+		{"span retention not a number", map[string]string{"TABLE_NAME": "t", "PLUME_SPAN_RETENTION_DAYS": "30d"}, Config{}, "PLUME_SPAN_RETENTION_DAYS"},
 		{"provider concurrency too high", map[string]string{"TABLE_NAME": "t", "PLUME_JUDGE_PROVIDER_CONCURRENCY": "1000"}, Config{}, "PLUME_JUDGE_PROVIDER_CONCURRENCY"},
 	}
 	for _, tt := range tests {
@@ -55,4 +61,9 @@ func TestFromEnv(t *testing.T) {
 			assert.Equal(t, tt.want, got)
 		})
 	}
+}
+
+func TestSpanRetention(t *testing.T) {
+	assert.Equal(t, time.Duration(0), Config{}.SpanRetention())
+	assert.Equal(t, 30*24*time.Hour, Config{SpanRetentionDays: 30}.SpanRetention())
 }

@@ -16,7 +16,7 @@ import (
 func itemSize(av map[string]types.AttributeValue) int { return ddbtest.ItemSize(av) }
 
 // TestSummaryItemUnderOneKB: a span summary at every bound (name, error code, tags, a 128-byte
-// prompt slug, a content hash) is still one write unit.
+// prompt slug, a content hash, the TTL of span retention) is still one write unit.
 func TestSummaryItemUnderOneKB(t *testing.T) {
 	uuid := "0f8fad5b-d9cb-469f-a165-70867728950e"
 	tags := map[string]string{}
@@ -35,9 +35,12 @@ func TestSummaryItemUnderOneKB(t *testing.T) {
 	sum := trace.Summarize(span, loc)
 	sum.WriteID = uuid
 	require.NotEmpty(t, sum.PromptSlug)
-	item, err := marshal(toSummaryItem(uuid, sum))
+	it := toSummaryItem(uuid, sum)
+	it.TTL = end.Add(3650 * 24 * time.Hour).Unix() // the longest retention
+	item, err := marshal(it)
 	require.NoError(t, err)
 	require.Contains(t, item, "ps")
 	require.Contains(t, item, "w")
+	require.Contains(t, item, "ttl")
 	assert.LessOrEqual(t, itemSize(item), 1024, "span summary item size")
 }

@@ -245,7 +245,9 @@ func (s *TraceStore) WriteTrace(ctx context.Context, projectID string, w trace.T
 		g.Go(func() error {
 			sum := p.Summary
 			sum.WriteID = w.ID
-			item, err := marshal(toSummaryItem(projectID, sum))
+			it := toSummaryItem(projectID, sum)
+			it.TTL = s.expiry(w.Delta.At)
+			item, err := marshal(it)
 			if err != nil {
 				return err
 			}
@@ -699,6 +701,9 @@ func (s *TraceStore) applyTrace(ctx context.Context, projectID, traceID string, 
 		up = up.Set(expression.Name("xea"), expression.Value(*xEnd))
 	}
 	up = setTags(up, tags)
+	if ttl := s.laterExpiry(cur, last); ttl != 0 {
+		up = up.Set(expression.Name(infra.AttrTTL), expression.Value(ttl))
+	}
 	update, err := s.updateAction(pk, skTrace, up, agg.guard())
 	if err != nil {
 		return "", err
@@ -783,7 +788,7 @@ func (s *TraceStore) putSideItems(ctx context.Context, projectID, traceID string
 			item, err := marshal(memberItem{
 				PK: tracePK(projectID, traceID), SK: memberSK(at, id),
 				GSI2PK: timeIndexPK(projectID, trace.IndexSpans, at, shardOf(traceID)), GSI2SK: timeIndexSK(at, traceID+"#"+id),
-				Spans: p.Members,
+				Spans: p.Members, TTL: s.expiry(at),
 			})
 			if err != nil {
 				return err
@@ -806,11 +811,17 @@ func (s *TraceStore) putSideItems(ctx context.Context, projectID, traceID string
 		}
 	}
 	for k, spans := range added {
-		_, err := s.t.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		in := &dynamodb.UpdateItemInput{
 			TableName: &s.t.name, Key: key(completionsPK(projectID, k.slug), timeIndexSK(at[k], k.batch)),
 			UpdateExpression:          aws.String("ADD s :spans"),
 			ExpressionAttributeValues: map[string]types.AttributeValue{":spans": &types.AttributeValueMemberBS{Value: spans}},
-		})
+		}
+		if ttl := s.expiry(at[k]); ttl != 0 {
+			in.UpdateExpression = aws.String("ADD s :spans SET #ttl = :ttl")
+			in.ExpressionAttributeNames = map[string]string{"#ttl": infra.AttrTTL}
+			in.ExpressionAttributeValues[":ttl"] = num(ttl)
+		}
+		_, err := s.t.api.UpdateItem(ctx, in)
 		if err != nil {
 			return storageErr("add completions", err)
 		}
@@ -905,12 +916,18 @@ func (s *TraceStore) sessionActions(ctx context.Context, projectID, sessionID st
 	agg := aggregateOf(cur, "tc")
 	name := ""
 	tags := map[string]string{}
-	var joined []string
+	var traces []string              // the traces of deltas, in order
+	joined := map[string]bool{}      // those that join the session with these deltas
+	lastOf := map[string]time.Time{} // the latest delta of each
 	last := first
 	for _, p := range deltas {
+		if _, ok := lastOf[p.Trace]; !ok {
+			traces = append(traces, p.Trace)
+		}
+		lastOf[p.Trace] = p.at()
 		if p.Joined {
 			agg.count++
-			joined = append(joined, p.Trace)
+			joined[p.Trace] = true
 		}
 		agg.errors += int64(p.Errors)
 		agg.cost += p.Cost
@@ -927,19 +944,58 @@ func (s *TraceStore) sessionActions(ctx context.Context, projectID, sessionID st
 		up = up.Set(expression.Name("n"), expression.Value(name))
 	}
 	up = setTags(up, tags)
+	if ttl := s.laterExpiry(cur, last); ttl != 0 {
+		up = up.Set(expression.Name(infra.AttrTTL), expression.Value(ttl))
+	}
 	update, err := s.updateAction(pk, skSession, up, agg.guard())
 	if err != nil {
 		return nil, err
 	}
 	actions := []types.TransactWriteItem{update}
-	for _, traceID := range joined {
-		item, err := marshal(map[string]any{infra.AttrPK: pk, infra.AttrSK: prefixSessTrace + traceID, "ca": first.UnixMicro()})
+	for _, traceID := range traces {
+		link, err := s.traceLink(pk, traceID, first, lastOf[traceID], joined[traceID])
 		if err != nil {
 			return nil, err
 		}
-		actions = append(actions, types.TransactWriteItem{Put: &types.Put{TableName: &s.t.name, Item: item}})
+		actions = append(actions, link...)
 	}
 	return actions, nil
+}
+
+// traceLink is the write of a session's item listing one of its traces (T#<trace>) by deltas
+// of the trace from first to last: a put when the trace joins the session, else, with
+// retention on, the refresh of its TTL (an upsert: the trace is in the session either way), so
+// that the listing lives as long as the trace; else nothing. A session heal applies at most
+// sessionPendingPerHeal deltas, which leaves a link for each.
+func (s *TraceStore) traceLink(pk, traceID string, first, last time.Time, joins bool) ([]types.TransactWriteItem, error) {
+	if traceID == "" {
+		return nil, nil
+	}
+	ttl := s.expiry(last)
+	if joins {
+		it := map[string]any{infra.AttrPK: pk, infra.AttrSK: prefixSessTrace + traceID, "ca": first.UnixMicro()}
+		if ttl != 0 {
+			it[infra.AttrTTL] = ttl
+		}
+		item, err := marshal(it)
+		if err != nil {
+			return nil, err
+		}
+		return []types.TransactWriteItem{{Put: &types.Put{TableName: &s.t.name, Item: item}}}, nil
+	}
+	if ttl == 0 {
+		return nil, nil
+	}
+	up := expression.Set(expression.Name("ca"), ifNotExists("ca", first.UnixMicro())).
+		Set(expression.Name(infra.AttrTTL), expression.Value(ttl))
+	expr, err := expression.NewBuilder().WithUpdate(up).Build()
+	if err != nil {
+		return nil, fmt.Errorf("build update of trace link %s: %w", traceID, err)
+	}
+	return []types.TransactWriteItem{{Update: &types.Update{
+		TableName: &s.t.name, Key: key(pk, prefixSessTrace+traceID), UpdateExpression: expr.Update(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+	}}}, nil
 }
 
 // updateAction is a transaction's conditional UpdateItem.

@@ -27,8 +27,9 @@ import (
 // and one update per trace and per session, with a second only when the batch moves a trace's
 // or session's start earlier or its end later than stored.
 type TraceStore struct {
-	t    *Table
-	days *dayRegistry
+	t         *Table
+	days      *dayRegistry
+	retention time.Duration // 0: items never expire (retention.go)
 }
 
 var (
@@ -37,7 +38,13 @@ var (
 )
 
 // NewTraceStore returns the tracing store in t.
-func NewTraceStore(t *Table) *TraceStore { return &TraceStore{t: t, days: &dayRegistry{t: t}} }
+func NewTraceStore(t *Table, opts ...TraceOption) *TraceStore {
+	s := &TraceStore{t: t, days: &dayRegistry{t: t}}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
 
 // putConcurrency bounds the parallel conditional puts of one batch's summaries.
 const putConcurrency = 16
@@ -77,6 +84,7 @@ type summaryItem struct {
 	Length   int64             `dynamodbav:"ln"`
 	// Write is the id of the write that stored this version (16 bytes), which heals check.
 	Write []byte `dynamodbav:"w,omitempty"`
+	TTL   int64  `dynamodbav:"ttl,omitempty"` // infra.AttrTTL: see retention.go
 }
 
 func toSummaryItem(projectID string, s trace.Summary) summaryItem {
@@ -156,6 +164,7 @@ type memberItem struct {
 	GSI2PK string   `dynamodbav:"GSI2PK"`
 	GSI2SK string   `dynamodbav:"GSI2SK"`
 	Spans  [][]byte `dynamodbav:"s,binaryset"`
+	TTL    int64    `dynamodbav:"ttl,omitempty"` // infra.AttrTTL: see retention.go
 }
 
 // costSum is a sum of costs (a delta of a trace's or session's cost) as DynamoDB adds it:
@@ -182,6 +191,9 @@ func (s *TraceStore) ApplySession(ctx context.Context, projectID string, d trace
 		up = up.Set(expression.Name("attrs"), expression.Value(d.Attributes))
 	}
 	up = setTags(up, d.Tags)
+	if ttl := s.expiry(d.At); ttl != 0 {
+		up = up.Set(expression.Name(infra.AttrTTL), expression.Value(ttl))
+	}
 	expr, err := expression.NewBuilder().WithUpdate(up).Build()
 	if err != nil {
 		return fmt.Errorf("build update: %w", err)

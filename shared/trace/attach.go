@@ -715,7 +715,10 @@ func (s *Service) Attach(ctx context.Context, projectID, spanID string, a Attach
 	if err != nil {
 		return err
 	}
-	rec := recs[spanID]
+	rec, ok := recs[spanID]
+	if !ok {
+		return errs.NotFound("span %s not found: it has expired", spanID)
+	}
 	now := s.now().UTC()
 	// Merge takes trace id, name, kind and start time from a later write: they are the
 	// stored ones. Every optional field is nil and keeps its stored value.

@@ -141,10 +141,18 @@ func (s *Service) putRound(ctx context.Context, projectID string, spans []Span) 
 		if p.TraceID != sp.TraceID {
 			return nil, nil, nil, errs.Invalid("span %s belongs to trace %s; a span cannot move to trace %s", sp.ID, p.TraceID, sp.TraceID)
 		}
-		m := Merge(olds[sp.ID], sp)
-		m.Attachments = mergeAttachments(olds[sp.ID].Attachments, sp.Attachments)
-		if sameRecord(olds[sp.ID], m) {
-			out = append(out, written{span: olds[sp.ID], prev: &p, same: true})
+		old, ok := olds[sp.ID]
+		if !ok {
+			// Its record expired with its batch object (span retention; LoadRecords): the span
+			// is stored as sent, in place of the summary that outlived it.
+			pc := p
+			toWrite = append(toWrite, written{span: sp, prev: &pc})
+			continue
+		}
+		m := Merge(old, sp)
+		m.Attachments = mergeAttachments(old.Attachments, sp.Attachments)
+		if sameRecord(old, m) {
+			out = append(out, written{span: old, prev: &p, same: true})
 			continue
 		}
 		pc := p

@@ -303,7 +303,9 @@ func (q *Queries) Spans(ctx context.Context, projectID string, sq SpanQuery) ([]
 	}
 	out := make([]Span, 0, len(hits))
 	for _, h := range hits {
-		out = append(out, recs[h.SpanID])
+		if rec, ok := recs[h.SpanID]; ok { // else expired (LoadRecords)
+			out = append(out, rec)
+		}
 	}
 	return out, info, nil
 }
@@ -422,7 +424,10 @@ func (q *Queries) confirm(ctx context.Context, hits *[]Summary, maybe map[string
 		if !maybe[h.SpanID] {
 			return false
 		}
-		r := recs[h.SpanID]
+		r, found := recs[h.SpanID]
+		if !found {
+			return true // expired (LoadRecords)
+		}
 		code := ""
 		if r.ErrorCode != nil {
 			code = *r.ErrorCode

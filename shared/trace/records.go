@@ -8,6 +8,8 @@ import (
 	"slices"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/plumehq/plume/shared/errs"
 )
 
 // rangeGap is how many unwanted bytes a read may span to join two wanted ranges of one object
@@ -19,7 +21,11 @@ const readConcurrency = 16
 
 // LoadRecords reads full span records from their batch objects: the wanted byte ranges of each
 // object are joined where they are close and fetched with one ranged GET per run, in parallel.
-// The result maps each id of locs to its span.
+// The result maps each id of locs to its span, except the ids whose batch object is gone: with
+// span retention (PLUME_SPAN_RETENTION_DAYS) the bucket deletes batch objects at the end of
+// the retention, and DynamoDB deletes their summaries by TTL only some time after (hours to a
+// couple of days), so a summary may briefly outlive its record. Callers treat a missing record
+// as an expired span.
 func LoadRecords(ctx context.Context, blobs RangeReader, locs map[string]Location) (map[string]Span, error) {
 	type want struct {
 		id  string
@@ -57,6 +63,9 @@ func LoadRecords(ctx context.Context, blobs RangeReader, locs map[string]Locatio
 	for i, r := range runs {
 		g.Go(func() error {
 			data, err := blobs.GetRange(gctx, r.key, r.start, r.end-r.start)
+			if errs.CodeOf(err) == errs.CodeNotFound {
+				return nil // expired: results[i] stays nil
+			}
 			if err != nil {
 				return fmt.Errorf("read spans from %s: %w", r.key, err)
 			}
@@ -75,6 +84,9 @@ func LoadRecords(ctx context.Context, blobs RangeReader, locs map[string]Locatio
 		return nil, err
 	}
 	for i, r := range runs {
+		if results[i] == nil {
+			continue
+		}
 		for j, w := range r.wants {
 			out[w.id] = results[i][j]
 		}
