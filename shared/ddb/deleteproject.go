@@ -726,19 +726,7 @@ func (r *deletion) update(ctx context.Context, u expression.UpdateBuilder) error
 }
 
 func (r *deletion) queryAll(ctx context.Context, in *dynamodb.QueryInput, decode func(map[string]types.AttributeValue) error) error {
-	p := dynamodb.NewQueryPaginator(r.d.api, in)
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return storageErr("query", err)
-		}
-		for _, item := range page.Items {
-			if err := decode(item); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return queryPages(ctx, r.d.api, in, decode)
 }
 
 // queryInput is Table.queryInput for a table reached through a DeleteAPI.

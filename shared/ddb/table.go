@@ -158,7 +158,12 @@ func partition(pk string) expression.KeyConditionBuilder {
 
 // queryAll runs in and all its pages, decoding every item with decode.
 func (t *Table) queryAll(ctx context.Context, in *dynamodb.QueryInput, decode func(map[string]types.AttributeValue) error) error {
-	p := dynamodb.NewQueryPaginator(t.api, in)
+	return queryPages(ctx, t.api, in, decode)
+}
+
+// queryPages runs in on api with all its pages, decoding every item with decode.
+func queryPages(ctx context.Context, api dynamodb.QueryAPIClient, in *dynamodb.QueryInput, decode func(map[string]types.AttributeValue) error) error {
+	p := dynamodb.NewQueryPaginator(api, in)
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
