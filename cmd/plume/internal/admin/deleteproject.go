@@ -88,17 +88,11 @@ with the AWS SDK's configuration from the environment. Without --timeout it stop
 			if opts.Segments < 1 || opts.Segments > 1000 {
 				return cmdutil.FlagErrorf("--segments must be from 1 to 1000, got %d", opts.Segments)
 			}
-			if bucket == "" {
-				bucket = f.Getenv("BUCKET_NAME")
+			var err error
+			if bucket, err = bucketOf(f, bucket); err != nil {
+				return err
 			}
-			if bucket == "" {
-				return cmdutil.FlagErrorf("no bucket: pass --bucket or set BUCKET_NAME")
-			}
-			timeout := f.Timeout
-			if fl := cmd.Flags().Lookup("timeout"); fl == nil || !fl.Changed {
-				timeout = deleteProjectTimeout
-			}
-			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
+			ctx, cancel := longRunContext(cmd, f, deleteProjectTimeout)
 			defer cancel()
 			return deleteProjectRun(ctx, opts)
 		},

@@ -71,17 +71,11 @@ stops after ` + replayTimeout.String() + `.`,
 			if opts.Max < 0 {
 				return cmdutil.FlagErrorf("--max must not be negative, got %d", opts.Max)
 			}
-			if bucket == "" {
-				bucket = f.Getenv("BUCKET_NAME")
+			var err error
+			if bucket, err = bucketOf(f, bucket); err != nil {
+				return err
 			}
-			if bucket == "" {
-				return cmdutil.FlagErrorf("no bucket: pass --bucket or set BUCKET_NAME")
-			}
-			timeout := f.Timeout
-			if fl := cmd.Flags().Lookup("timeout"); fl == nil || !fl.Changed {
-				timeout = replayTimeout
-			}
-			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
+			ctx, cancel := longRunContext(cmd, f, replayTimeout)
 			defer cancel()
 			return replayRun(ctx, opts)
 		},
