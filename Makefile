@@ -5,7 +5,7 @@ GO ?= go
 # Lambda binaries: provided.al2023 on arm64, static, RPC-free.
 LAMBDA_BUILD = CGO_ENABLED=0 GOOS=linux GOARCH=$(or $(GOARCH_LAMBDA),arm64) $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w'
 # Every function of template.yaml, by logical id.
-FUNCTIONS = PromptsFunction TracingIngestFunction TracingQueryFunction SettingsFunction OTLPFunction JudgesFunction FeedbackFunction SweeperFunction EvaluatorFunction OptimizerFunction OptimizerWorkerFunction MCPFunction GatewayFunction
+FUNCTIONS = PromptsFunction TracingIngestFunction TracingQueryFunction SettingsFunction OTLPFunction JudgesFunction FeedbackFunction SweeperFunction EvaluatorFunction OptimizerFunction OptimizerWorkerFunction MCPFunction GatewayFunction DashboardFunction
 
 .PHONY: dev test build bench load lint clean cli $(addprefix build-,$(FUNCTIONS))
 
@@ -61,6 +61,9 @@ build-MCPFunction:
 
 build-GatewayFunction:
 	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/gateway/lambda
+
+build-DashboardFunction:
+	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/dashboard/lambda
 
 # cli: the plume command for this machine, into bin/plume.
 cli:

@@ -230,6 +230,16 @@ var functionCases = map[string]functionCase{
 			},
 		},
 	},
+	"DashboardFunction": {
+		routes: stackRoutes("DashboardFunction"),
+		policy: policyCase{
+			// The trace reads of TracingQueryFunction and the sign-in's key lookup; it writes
+			// only its sessions (PutItem, DeleteItem, on WEBSESSION# partitions).
+			actions:   []string{"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:DeleteItem", "s3:GetObject"},
+			forbidden: []string{"dynamodb:Scan", "dynamodb:UpdateItem", "s3:PutObject", "s3:DeleteObject", "s3:ListBucket"},
+			s3:        map[string][]string{"s3:GetObject": {"${Bucket.Arn}/spans/*"}},
+		},
+	},
 	"EvaluatorFunction": {
 		worker: true,
 		policy: policyCase{

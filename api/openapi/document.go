@@ -44,6 +44,7 @@ var pathParams = map[string]param{
 	"token":         {"token", "a feedback link's token", map[string]any{"type": "string", "pattern": "^plf_[A-Za-z0-9_-]{1,96}$"}},
 	"run_id":        {"run_id", "an optimization run id", uuidStr},
 	"model":         {"model", "a model id; it may contain slashes (openai/gpt-4o-mini)", str},
+	"asset":         {"asset", "an asset's hashed name (app.3f2a9c1e.js)", str},
 }
 
 // tagDescriptions describe the areas, in the document's order.
@@ -58,6 +59,7 @@ var tagDescriptions = [][2]string{
 	{"optimization", "Prompt and judge optimization runs, and their deploys."},
 	{"mcp", "The Model Context Protocol tool server."},
 	{"gateway", "The OpenAI-compatible model gateway."},
+	{"dashboard", "The dashboard's pages, for people in a browser."},
 }
 
 // errorResponses are the shared error answers: api.ErrorBody, by status.

@@ -351,4 +351,24 @@ var routeDocs = []routeDoc{
 		ReplyContent: chatResponse, ErrorContent: openAIError, Spec: openAISpec},
 	{Route: "GET /v1/models", ID: "listModels", Tag: "gateway", Summary: "List the models the gateway can call (OpenAI-compatible)",
 		ReplyContent: modelList, ErrorContent: openAIError, Spec: "https://platform.openai.com/docs/api-reference/models/list"},
+
+	// DashboardFunction (functions/dashboard): HTML pages for people, signed in with a session
+	// cookie (not a bearer key); listed so that the document names every route.
+	{Route: "GET /ui", ID: "dashboardRoot", Tag: "dashboard", Summary: "The dashboard (redirects to /ui/)", Open: true, ReplyContent: html, ErrorContent: html},
+	{Route: "GET /ui/", ID: "dashboardPage", Tag: "dashboard", Summary: "A dashboard page: the overview, /ui/traces, /ui/traces/{trace_id} and its spans (HTML; 401 with the sign-in page without a session)",
+		Open: true, ReplyContent: html, ErrorContent: html},
+	{Route: "GET /ui/login", ID: "dashboardSignInPage", Tag: "dashboard", Summary: "The sign-in page (HTML)", Open: true, ReplyContent: html, ErrorContent: html},
+	{Route: "POST /ui/login", ID: "dashboardSignIn", Tag: "dashboard", Summary: "Sign in with a project API key; starts a session and redirects",
+		Open: true, BodyContent: dashboardForm("api_key"), ReplyStatus: "303", ErrorContent: html},
+	{Route: "POST /ui/logout", ID: "dashboardSignOut", Tag: "dashboard", Summary: "Sign out: ends the session and redirects to the sign-in page",
+		Open: true, BodyContent: dashboardForm("csrf"), ReplyStatus: "303", ErrorContent: html},
+	{Route: "GET /ui/assets/", Path: "/ui/assets/{asset}", ID: "dashboardAsset", Tag: "dashboard", Summary: "A dashboard asset (script, style), cached for a year by its hashed name",
+		Open: true, ReplyContent: map[string]any{"text/css": map[string]any{}, "text/javascript": map[string]any{}}},
+}
+
+// dashboardForm is a dashboard form's body with the field required.
+func dashboardForm(field string) map[string]any {
+	return map[string]any{"application/x-www-form-urlencoded": map[string]any{"schema": map[string]any{
+		"type": "object", "required": []any{field}, "properties": map[string]any{field: map[string]any{"type": "string"}},
+	}}}
 }

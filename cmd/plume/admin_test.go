@@ -31,6 +31,7 @@ type listedKey struct {
 	ProjectID string     `json:"project_id"`
 	Display   string     `json:"display"`
 	Label     string     `json:"label"`
+	Role      string     `json:"role"`
 	User      auth.User  `json:"user"`
 	CreatedAt time.Time  `json:"created_at"`
 	ExpiresAt *time.Time `json:"expires_at"`
@@ -82,11 +83,11 @@ func TestKeyLifecycle(t *testing.T) {
 	assert.Equal(t, auth.User{ID: "u-ada", Email: "ada@example.com", Name: "Ada"}, p.User)
 
 	listing := h.ok("admin", "list-keys", "--project-id", project)
-	assert.Equal(t, []string{"ID", "PREFIX", "USER", "LABEL", "CREATED", "EXPIRES", "STATUS"}, strings.Fields(strings.SplitN(listing, "\n", 2)[0]))
+	assert.Equal(t, []string{"ID", "PREFIX", "USER", "LABEL", "CREATED", "EXPIRES", "ROLE", "STATUS"}, strings.Fields(strings.SplitN(listing, "\n", 2)[0]))
 	cells := row(t, listing, p.KeyID)
-	require.Len(t, cells, 7, listing)
+	require.Len(t, cells, 8, listing)
 	assert.Equal(t, []string{p.KeyID, secret[:12], "ada@example.com", "laptop"}, cells[:4])
-	assert.Equal(t, "active", cells[6])
+	assert.Equal(t, []string{"admin", "active"}, cells[6:], "a key created without --role is an admin key")
 	keys := h.listKeys(project)
 	require.Len(t, keys, 1)
 	assert.Equal(t, "active", keys[0].Status)
@@ -98,7 +99,7 @@ func TestKeyLifecycle(t *testing.T) {
 	assert.Empty(t, r.stdout)
 	assert.Contains(t, r.stderr, "Revoked key "+p.KeyID)
 
-	assert.Equal(t, "revoked", row(t, h.ok("admin", "list-keys", "--project-id", project), p.KeyID)[6])
+	assert.Equal(t, "revoked", row(t, h.ok("admin", "list-keys", "--project-id", project), p.KeyID)[7])
 	keys = h.listKeys(project)
 	require.Len(t, keys, 1)
 	assert.Equal(t, "revoked", keys[0].Status)
@@ -233,6 +234,53 @@ func TestCreateKeyJSON(t *testing.T) {
 	r := h.run("admin", "create-key", "--project-id", project, "--secret", seeded)
 	assert.Equal(t, exitUsage, r.code, "the same key twice is a conflict: %s", r)
 	assert.Contains(t, r.stderr, "already registered")
+}
+
+func TestCreateKeyRole(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	project := strings.TrimSpace(h.ok("admin", "create-project", "--name", "roles"))
+
+	tests := []struct {
+		name string
+		args []string
+		want auth.Role
+	}{
+		{"default", nil, auth.RoleAdmin},
+		{"admin", []string{"--role", "admin"}, auth.RoleAdmin},
+		{"member", []string{"--role", "member"}, auth.RoleMember},
+		{"ingest", []string{"--role=ingest"}, auth.RoleIngest},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := *h
+			h.t = t
+			label := "role-" + tt.name
+			r := h.run(append([]string{"admin", "create-key", "--project-id", project, "--label", label}, tt.args...)...)
+			require.Equal(t, exitOK, r.code, "%s", r)
+			assert.Contains(t, r.stderr, "Created "+string(tt.want)+" key ")
+			p, err := h.authenticate(strings.TrimSpace(r.stdout))
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, p.Role, "the principal carries the stored role")
+
+			cells := row(t, h.ok("admin", "list-keys", "--project-id", project), " "+label+" ")
+			assert.Equal(t, string(tt.want), cells[len(cells)-2], "the ROLE column")
+			for _, k := range h.listKeys(project) {
+				if k.Label == label {
+					assert.Equal(t, string(tt.want), k.Role, "json")
+				}
+			}
+
+			var out map[string]any
+			res := h.ok(append([]string{"--output", "json", "admin", "create-key", "--project-id", project}, tt.args...)...)
+			require.NoError(t, json.Unmarshal([]byte(res), &out), res)
+			assert.Equal(t, string(tt.want), out["role"])
+		})
+	}
+
+	r := h.run("admin", "create-key", "--project-id", project, "--role", "owner")
+	assert.Equal(t, exitUsage, r.code, "%s", r)
+	assert.Contains(t, r.stderr, `--role "owner" is not admin, member or ingest`)
 }
 
 func TestProjects(t *testing.T) {

@@ -50,7 +50,7 @@ func NewHandler(d Deps, authn *auth.Authenticator) http.Handler {
 	s := &server{d: d}
 	pages := newPageServer(d)
 	r := auth.NewRouter(authn)
-	r.HandleFunc("POST /v1/prompts/{slug}/completions/{completion_id}/feedback", s.submit)
+	r.HandleFunc("POST /v1/prompts/{slug}/completions/{completion_id}/feedback", s.submit, auth.AllowIngest)
 	r.HandleFunc("GET /projects/{project_id}/feedback/{entity_type}/{entity_id}", s.unified)
 	r.HandleFunc("POST /feedback-links", s.createLink)
 	r.HandleFunc("GET /feedback-links", s.listLinks)

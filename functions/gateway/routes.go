@@ -52,7 +52,8 @@ type server struct{ Deps }
 func NewHandler(d Deps) http.Handler {
 	s := &server{Deps: d}
 	rt := auth.NewRouter(d.Authn)
-	rt.HandleFunc("POST /v1/chat/completions", s.chatCompletions)
-	rt.HandleFunc("GET /v1/models", s.listModels)
+	// Applications call the gateway: ingest keys may too.
+	rt.HandleFunc("POST /v1/chat/completions", s.chatCompletions, auth.AllowIngest)
+	rt.HandleFunc("GET /v1/models", s.listModels, auth.AllowIngest)
 	return rt
 }

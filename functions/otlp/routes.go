@@ -27,6 +27,7 @@ func NewHandler(svc *trace.Service, authn *auth.Authenticator) http.Handler {
 	s := &server{svc: svc, authn: authn}
 	// The routes are open to the router: the handlers authenticate by themselves, to answer in
 	// OTLP's error format (a google.rpc.Status) rather than Plume's JSON one.
+	// Every role may export, ingest keys included: they are what exporters are given.
 	r := auth.NewRouter(nil)
 	r.HandleOpen("POST /v1/traces", http.HandlerFunc(s.traces))
 	// Metrics and logs are accepted and discarded, so that a Collector pipeline exporting every

@@ -36,7 +36,7 @@ func NewHandler(prompts *prompt.Service, authn *auth.Authenticator) http.Handler
 	r.HandleOpen("GET /healthz", http.HandlerFunc(web.Health))
 	r.HandleOpen("GET /openapi.json", openapi.Handler())
 	for _, rt := range s.routes() {
-		r.HandleFunc(rt.pattern, rt.handler)
+		r.HandleFunc(rt.pattern, rt.handler, rt.access)
 	}
 	return r
 }
@@ -45,21 +45,24 @@ func NewHandler(prompts *prompt.Service, authn *auth.Authenticator) http.Handler
 type route struct {
 	pattern string
 	handler http.HandlerFunc
+	access  auth.Access
 }
 
 // routes lists every endpoint of the area (spec §4.1 plus the project's prompt list).
 func (s *server) routes() []route {
 	return []route{
-		{"GET /v1/prompts/{slug}", s.getPrompt},
-		{"POST /v1/tasks/{task}/prompt/versions/ensure", s.ensureVersion},
-		{"GET /v1/tasks/{task}/prompt/versions/by-hash/{hash}", s.versionByHash},
-		{"GET /v1/tasks/{task}/prompt/latest", s.latestVersion},
-		{"GET /v1/prompt-versions/{version_id}/model", s.versionModel},
-		{"GET /projects/{project_id}/prompts", s.listPrompts},
-		{"GET /projects/{project_id}/prompts/{slug}/versions", s.listVersions},
-		{"PATCH /projects/{project_id}/prompts/{slug}/versions/{version}", s.bindModel},
-		{"GET /projects/{project_id}/prompts/{slug}/tags", s.listTags},
+		// What SDKs call at run time (fetch, ensure, resolve): ingest keys may too.
+		{"GET /v1/prompts/{slug}", s.getPrompt, auth.AllowIngest},
+		{"POST /v1/tasks/{task}/prompt/versions/ensure", s.ensureVersion, auth.AllowIngest},
+		{"GET /v1/tasks/{task}/prompt/versions/by-hash/{hash}", s.versionByHash, auth.AllowIngest},
+		{"GET /v1/tasks/{task}/prompt/latest", s.latestVersion, auth.AllowIngest},
+		{"GET /v1/prompt-versions/{version_id}/model", s.versionModel, auth.AllowIngest},
+		// Browsing and managing the registry needs a member or admin key.
+		{"GET /projects/{project_id}/prompts", s.listPrompts, auth.Members},
+		{"GET /projects/{project_id}/prompts/{slug}/versions", s.listVersions, auth.Members},
+		{"PATCH /projects/{project_id}/prompts/{slug}/versions/{version}", s.bindModel, auth.Members},
+		{"GET /projects/{project_id}/prompts/{slug}/tags", s.listTags, auth.Members},
 		// "{tag}:pin" is one path segment, so the wildcard takes it whole and pinTag splits it.
-		{"POST /projects/{project_id}/prompts/{slug}/tags/{tag_action}", s.pinTag},
+		{"POST /projects/{project_id}/prompts/{slug}/tags/{tag_action}", s.pinTag, auth.Members},
 	}
 }

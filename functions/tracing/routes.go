@@ -31,6 +31,7 @@ var QueryRoutes = []string{
 type route struct {
 	pattern string
 	handler http.HandlerFunc
+	access  auth.Access
 }
 
 // NewIngestHandler returns the writing half of the area; urls signs attachment uploads.
@@ -48,25 +49,27 @@ func NewQueryHandler(q *trace.Queries, authn *auth.Authenticator, urls Attachmen
 func newHandler(authn *auth.Authenticator, routes []route) http.Handler {
 	r := auth.NewRouter(authn)
 	for _, rt := range routes {
-		r.HandleFunc(rt.pattern, rt.handler)
+		r.HandleFunc(rt.pattern, rt.handler, rt.access)
 	}
 	return r
 }
 
 func (s *ingestServer) routes(a *attachmentServer) []route {
 	return []route{
-		{"POST /spans", s.postSpans},
-		{"POST /traces", s.postTraces},
-		{"POST /sessions", s.postSessions},
-		{"POST /spans/{span_id}/attachments", a.postAttachment},
+		// Applications write their traces: ingest keys may too.
+		{"POST /spans", s.postSpans, auth.AllowIngest},
+		{"POST /traces", s.postTraces, auth.AllowIngest},
+		{"POST /sessions", s.postSessions, auth.AllowIngest},
+		{"POST /spans/{span_id}/attachments", a.postAttachment, auth.AllowIngest},
 	}
 }
 
 func (s *queryServer) routes(a *attachmentServer) []route {
 	return []route{
-		{"GET /spans", s.getSpans},
-		{"GET /traces", s.getTraces},
-		{"GET /sessions", s.getSessions},
-		{"GET /spans/{span_id}/attachments", a.getAttachments},
+		// Reading traces needs a member or admin key.
+		{"GET /spans", s.getSpans, auth.Members},
+		{"GET /traces", s.getTraces, auth.Members},
+		{"GET /sessions", s.getSessions, auth.Members},
+		{"GET /spans/{span_id}/attachments", a.getAttachments, auth.Members},
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/plumehq/plume/functions/dashboard"
 	"github.com/plumehq/plume/functions/evaluator"
 	"github.com/plumehq/plume/functions/gateway"
 	"github.com/plumehq/plume/functions/mcpserver"
@@ -20,10 +21,11 @@ import (
 )
 
 // Functions are every HTTP function of the stack, in template.yaml's order: the REST API's,
-// then the MCP tool server, which calls the REST API, and the model gateway.
+// then the MCP tool server, which calls the REST API, the model gateway and the dashboard.
 var Functions = append(slices.Clone(restapi.Functions),
 	mcpserver.Function,
 	gateway.Function,
+	dashboard.Function,
 )
 
 // Workers are every function of the stack that serves no HTTP route, in template.yaml's order.

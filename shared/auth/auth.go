@@ -51,6 +51,9 @@ type Key struct {
 	CreatedAt time.Time  `json:"created_at"`
 	ExpiresAt *time.Time `json:"expires_at,omitempty"`
 	RevokedAt *time.Time `json:"revoked_at,omitempty"`
+	// Role is what the key may do. Keys stored before roles existed have none stored and act
+	// as DefaultRole (admin); the stores read them so.
+	Role Role `json:"role"`
 }
 
 // Usable reports whether k authenticates at time now, with the reason when it does not.
@@ -93,6 +96,8 @@ type KeySpec struct {
 	ProjectID string
 	User      User
 	Label     string
+	// Role is what the key may do; empty is DefaultRole.
+	Role      Role
 	ExpiresAt *time.Time
 	// Secret, when set, is used instead of a random one (the dev key of plume-local).
 	Secret string
@@ -108,6 +113,10 @@ func NewKey(spec KeySpec, now time.Time) (secret string, key Key, err error) {
 	}
 	if spec.User.Email != "" && !emailPattern.MatchString(spec.User.Email) {
 		return "", Key{}, errs.Invalid("email %q is not an email address", spec.User.Email)
+	}
+	role, err := ParseRole(string(spec.Role))
+	if err != nil {
+		return "", Key{}, err
 	}
 	if spec.ExpiresAt != nil && !spec.ExpiresAt.After(now) {
 		return "", Key{}, errs.Invalid("expiry %s is in the past", spec.ExpiresAt.Format(time.RFC3339))
@@ -133,6 +142,7 @@ func NewKey(spec KeySpec, now time.Time) (secret string, key Key, err error) {
 		Hash:      HashKey(secret),
 		Display:   display,
 		Label:     spec.Label,
+		Role:      role,
 		User:      user,
 		CreatedAt: now.UTC(),
 		ExpiresAt: spec.ExpiresAt,
@@ -152,6 +162,8 @@ type Principal struct {
 	ProjectID string
 	KeyID     string
 	User      User
+	// Role is the key's role, which the Router checks against the route's Access.
+	Role Role
 }
 
 type principalKey struct{}

@@ -10,7 +10,13 @@
 // key can keep working for up to that long on a warm Lambda instance. Expiry is checked on
 // every request, cached or not, so an expired key fails at once. Unknown keys are not cached.
 //
-// The Router is where those rules meet the routes: every route is authenticated, project-scoped
-// routes answer 403 to another project's key, and every path wildcard is checked against its
-// rule in one table (params.go) before the handler runs and before any read.
+// Each key has a role (role.go): admin (everything), member (everything but key management) or
+// ingest (only what applications call: writing spans, feedback, reading prompts, the gateway).
+// Keys stored before roles existed act as admin.
+//
+// The Router is where those rules meet the routes: every route is authenticated, declares the
+// roles it admits when it is registered (member and admin unless it says AllowIngest or
+// AdminOnly) and answers 403 to any other role, project-scoped routes answer 403 to another
+// project's key, and every path wildcard is checked against its rule in one table (params.go),
+// all before the handler runs and before any read.
 package auth

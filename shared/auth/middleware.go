@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"cmp"
 	"context"
 	"net/http"
 	"strings"
@@ -68,7 +69,9 @@ func (a *Authenticator) Authenticate(ctx context.Context, header string) (Princi
 	if err := key.Usable(a.now()); err != nil {
 		return Principal{}, err
 	}
-	return Principal{ProjectID: key.ProjectID, KeyID: key.ID, User: key.User}, nil
+	// A key stored before roles existed has none: it keeps working as DefaultRole.
+	role := cmp.Or(key.Role, DefaultRole)
+	return Principal{ProjectID: key.ProjectID, KeyID: key.ID, User: key.User, Role: role}, nil
 }
 
 func (a *Authenticator) lookup(ctx context.Context, hash string) (Key, error) {

@@ -11,10 +11,12 @@ import (
 // projectWildcard is the path wildcard that makes a route project-scoped.
 const projectWildcard = "{project_id}"
 
-// Router is the router of every HTTP area: a ServeMux whose routes are authenticated and, when
-// their pattern holds a {project_id} wildcard, answer 403 to a key of another project before
-// their handler runs. Tenancy is a property of the router rather than a call each handler must
-// remember; the router remembers its routes so that a test can walk every one of them.
+// Router is the router of every HTTP area: a ServeMux whose routes are authenticated, answer 403
+// to a key whose role the route does not admit (its Access, declared at registration) and,
+// when their pattern holds a {project_id} wildcard, answer 403 to a key of another project, all
+// before their handler runs. Tenancy and roles are properties of the router rather than calls
+// each handler must remember; the router remembers its routes so that a test can walk every
+// one of them.
 //
 // A Router is an http.Handler with the standard middleware of web.Chain (request id, access
 // log, panic recovery). Paths that match no route answer the JSON 404, after authentication
@@ -33,6 +35,8 @@ type Route struct {
 	// Open routes take no API key: health, the public feedback-link pages, and routes whose
 	// handler authenticates by itself to answer in its own protocol (OTLP).
 	Open bool
+	// Access is the roles the route admits; not checked on open routes.
+	Access Access
 }
 
 // NewRouter returns an empty router whose routes authenticate with authn. With a nil authn the
@@ -48,24 +52,29 @@ func NewRouter(authn *Authenticator) *Router {
 	return rt
 }
 
-// Handle registers an authenticated route. A pattern with a {project_id} wildcard is
+// Handle registers an authenticated route. The route admits member and admin keys, or the
+// roles of access when given (AllowIngest: ingest keys too; AdminOnly: admin keys only); a key
+// of another role gets 403 and h never runs. A pattern with a {project_id} wildcard is
 // project-scoped: a key of another project gets 403 and h never runs. Every path wildcard is
 // checked against its rule in the params table (400 or 404 before h runs); a wildcard the table
 // does not know panics here, at startup.
-func (rt *Router) Handle(pattern string, h http.Handler) {
+func (rt *Router) Handle(pattern string, h http.Handler, access ...Access) {
 	if rt.authn == nil {
 		panic(fmt.Sprintf("auth: route %q needs an Authenticator", pattern))
 	}
+	a := accessOf(pattern, access)
 	h = checkParams(pattern, wildcardsOf(pattern), web.Error, h)
 	if isProjectScoped(pattern) {
 		h = requireProject(h)
 	}
-	rt.mux.Handle(pattern, rt.authn.Middleware(h))
-	rt.routes = append(rt.routes, Route{Pattern: pattern})
+	rt.mux.Handle(pattern, rt.authn.Middleware(requireRole(a, h)))
+	rt.routes = append(rt.routes, Route{Pattern: pattern, Access: a})
 }
 
 // HandleFunc is Handle for a function.
-func (rt *Router) HandleFunc(pattern string, h http.HandlerFunc) { rt.Handle(pattern, h) }
+func (rt *Router) HandleFunc(pattern string, h http.HandlerFunc, access ...Access) {
+	rt.Handle(pattern, h, access...)
+}
 
 // HandleOpen registers a route that takes no API key. Project-scoped patterns cannot be open.
 // Its path wildcards are checked as Handle checks them; a refused value is answered by fail

@@ -1,6 +1,7 @@
 package ddb
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"time"
@@ -45,6 +46,7 @@ type keyItem struct {
 	Hash      string     `dynamodbav:"hash"`
 	Display   string     `dynamodbav:"display"`
 	Label     string     `dynamodbav:"label,omitempty"`
+	Role      string     `dynamodbav:"role,omitempty"` // absent on keys issued before roles
 	UserID    string     `dynamodbav:"user_id"`
 	UserEmail string     `dynamodbav:"user_email,omitempty"`
 	UserName  string     `dynamodbav:"user_name,omitempty"`
@@ -56,14 +58,16 @@ type keyItem struct {
 func toKeyItem(pk, sk string, k auth.Key) keyItem {
 	return keyItem{
 		PK: pk, SK: sk, ID: k.ID, ProjectID: k.ProjectID, Hash: k.Hash, Display: k.Display, Label: k.Label,
-		UserID: k.User.ID, UserEmail: k.User.Email, UserName: k.User.Name,
+		Role: string(k.Role), UserID: k.User.ID, UserEmail: k.User.Email, UserName: k.User.Name,
 		CreatedAt: k.CreatedAt, ExpiresAt: k.ExpiresAt, RevokedAt: k.RevokedAt,
 	}
 }
 
+// toKey reads a key item; one without a role (issued before roles existed) is auth.DefaultRole.
 func (it keyItem) toKey() auth.Key {
 	return auth.Key{
 		ID: it.ID, ProjectID: it.ProjectID, Hash: it.Hash, Display: it.Display, Label: it.Label,
+		Role:      auth.Role(cmp.Or(it.Role, string(auth.DefaultRole))),
 		User:      auth.User{ID: it.UserID, Email: it.UserEmail, Name: it.UserName},
 		CreatedAt: it.CreatedAt, ExpiresAt: it.ExpiresAt, RevokedAt: it.RevokedAt,
 	}

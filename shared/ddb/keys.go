@@ -215,3 +215,11 @@ func rateDaySK(at time.Time) string { return "D#" + at.UTC().Format("20060102") 
 const skDeletion = "DELETION"
 
 func deletionPK(projectID string) string { return "DELETE#" + projectID }
+
+// Dashboard sessions (WebSessionStore) are keyed by the SHA-256 of the session id, the only
+// form the id is stored in, outside any project's partition: the cookie is all a request
+// brings, and the project is read from the item.
+func webSessionPK(idHash string) string { return "WEBSESSION#" + idHash }
+
+// skWebSession is the sort key of a dashboard session.
+const skWebSession = "WEBSESSION"

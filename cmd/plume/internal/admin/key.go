@@ -49,6 +49,7 @@ type createKeyOptions struct {
 	ProjectID string
 	User      auth.User
 	Label     string
+	Role      string
 	ExpiresIn time.Duration
 	ExpiresAt string
 	Secret    string
@@ -67,10 +68,19 @@ warning go to stderr, so that KEY=$(plume admin create-key ...) captures the key
 The key acts as a user: --user-id, or a new random id, with an optional --email and --name.
 Without --expires-in or --expires-at the key does not expire.
 
+--role is what the key may do, enforced by the API on every route:
+  admin   everything, key management included (the default)
+  member  everything but key management
+  ingest  only what applications call: sending spans, traces, sessions, attachments, OTLP
+          and completion feedback, fetching and ensuring prompts, and the model gateway;
+          no trace reads, judges, optimizations, settings or MCP
+Give applications ingest keys: a leaked one writes data but reads none.
+
 --secret makes the key the given string instead of a random one (at least 16 characters). It is
 for seeding development and test environments with a known key only: a value on a command line
 ends up in shell history and process listings.`,
 		Example: `  plume admin create-key --project-id 0b0e3c1e-6a4f-4f59-9a43-2f4b1b0e9d11 --email ada@example.com --label laptop --expires-in 720h
+  plume admin create-key --project-id 0b0e3c1e-6a4f-4f59-9a43-2f4b1b0e9d11 --role ingest --label checkout-service
   plume admin create-key --project-id 0b0e3c1e-6a4f-4f59-9a43-2f4b1b0e9d11 --expires-at 2030-01-01T00:00:00Z --output json`,
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -94,6 +104,7 @@ ends up in shell history and process listings.`,
 	fl.StringVar(&opts.User.Email, "email", "", "the user's `email`")
 	fl.StringVar(&opts.User.Name, "name", "", "the user's `name`")
 	fl.StringVar(&opts.Label, "label", "", "a `label` for the key, shown in list-keys")
+	fl.StringVar(&opts.Role, "role", string(auth.DefaultRole), "what the key may do: admin, member or ingest")
 	fl.DurationVar(&opts.ExpiresIn, "expires-in", 0, "expire the key after this `duration`, such as 720h")
 	fl.StringVar(&opts.ExpiresAt, "expires-at", "", "expire the key at this `time` (RFC 3339)")
 	fl.StringVar(&opts.Secret, "secret", "", "use this `key` instead of a random one (dev and test seeding only)")
@@ -102,7 +113,11 @@ ends up in shell history and process listings.`,
 
 func createKeyRun(ctx context.Context, opts *createKeyOptions) error {
 	now := opts.Now()
-	spec := auth.KeySpec{ProjectID: opts.ProjectID, User: opts.User, Label: opts.Label, Secret: opts.Secret}
+	role, err := auth.ParseRole(opts.Role)
+	if err != nil {
+		return cmdutil.FlagErrorf("--role %q is not admin, member or ingest", opts.Role)
+	}
+	spec := auth.KeySpec{ProjectID: opts.ProjectID, User: opts.User, Label: opts.Label, Role: role, Secret: opts.Secret}
 	switch {
 	case opts.ExpiresIn > 0:
 		at := now.Add(opts.ExpiresIn).UTC()
@@ -137,7 +152,7 @@ func createKeyRun(ctx context.Context, opts *createKeyOptions) error {
 	if key.ExpiresAt != nil {
 		expires = "expires " + formatTime(*key.ExpiresAt)
 	}
-	opts.IO.Infof("Created key %s (%s) in project %s for user %s; it %s.", key.ID, key.Display, key.ProjectID, key.User.ID, expires)
+	opts.IO.Infof("Created %s key %s (%s) in project %s for user %s; it %s.", key.Role, key.ID, key.Display, key.ProjectID, key.User.ID, expires)
 	opts.IO.Infof("warning: this is the only time the key is shown; it cannot be shown again. Store it now.")
 	_, err = fmt.Fprintln(opts.IO.Out, secret)
 	return err
@@ -157,9 +172,10 @@ func newCmdListKeys(f *cmdutil.Factory, t *target) *cobra.Command {
 		Use:   "list-keys --project-id ID",
 		Short: "List the API keys of a project",
 		Long: `List every API key of a project, oldest first, revoked and expired ones included: id,
-display prefix, user, label, creation and expiry times and status (active, expired or
-revoked). The user column shows the email, else the name, else the id. Neither keys nor their
-hashes are ever shown.`,
+display prefix, user, label, creation and expiry times, role (admin, member or ingest) and
+status (active, expired or revoked). Keys issued before roles existed are admin keys. The user
+column shows the email, else the name, else the id. Neither keys nor their hashes are ever
+shown.`,
 		Example: `  plume admin list-keys --project-id 0b0e3c1e-6a4f-4f59-9a43-2f4b1b0e9d11`,
 		Args:    cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -207,14 +223,14 @@ func listKeysRun(ctx context.Context, opts *listKeysOptions) error {
 		return nil
 	}
 	w := tabwriter.NewWriter(opts.IO.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "ID\tPREFIX\tUSER\tLABEL\tCREATED\tEXPIRES\tSTATUS")
+	fmt.Fprintln(w, "ID\tPREFIX\tUSER\tLABEL\tCREATED\tEXPIRES\tROLE\tSTATUS")
 	for _, k := range keys {
 		expires := "never"
 		if k.ExpiresAt != nil {
 			expires = formatTime(*k.ExpiresAt)
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Display, userLabel(k.User), dash(k.Label),
-			formatTime(k.CreatedAt), expires, keyStatus(k, now))
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Display, userLabel(k.User), dash(k.Label),
+			formatTime(k.CreatedAt), expires, k.Role, keyStatus(k, now))
 	}
 	return w.Flush()
 }

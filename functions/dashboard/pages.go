@@ -1,0 +1,406 @@
+package dashboard
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/plumehq/plume/shared/errs"
+	"github.com/plumehq/plume/shared/textcut"
+	"github.com/plumehq/plume/shared/trace"
+)
+
+// Paging of the pages.
+const (
+	tracesPerPage = 50
+	spansPerPage  = 200
+	// maxShownBytes cuts a span's input, output and attributes on its detail: a span may carry
+	// megabytes, the API has them all.
+	maxShownBytes = 64 << 10
+	maxIDLen      = trace.MaxIDLen
+	maxNameFilter = trace.MaxNameLen
+)
+
+// validID checks an id taken from the path before any read: 1 to 128 bytes of UTF-8 without
+// control characters, as ingestion accepts them.
+func validID(what, id string) error {
+	if id == "" || len(id) > maxIDLen || !utf8.ValidString(id) || strings.ContainsFunc(id, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return errs.NotFound("There is no such %s.", what)
+	}
+	return nil
+}
+
+type overviewData struct {
+	Since              time.Time
+	Traces, Spans      int
+	Errors             int
+	Cost               float64
+	Truncated          bool
+	Recent             []trace.Trace
+	TracesURL, ErrsURL string
+}
+
+// overview serves GET /ui/: the last 24 hours of the project's traces, counted from the same
+// query GET /traces answers.
+func (s *server) overview(w http.ResponseWriter, r *http.Request) {
+	sess := sessionOf(r)
+	since := s.d.Now().Add(-24 * time.Hour)
+	ts, info, err := s.d.Queries.Traces(r.Context(), sess.ProjectID, trace.TraceQuery{
+		Common: trace.Common{CreatedAfter: &since, Limit: trace.MaxAggregateScan},
+	})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	d := overviewData{Since: since, Traces: len(ts), Truncated: info.Truncated}
+	for _, t := range ts {
+		d.Spans += t.SpanCount
+		d.Cost += t.Cost
+		if t.ErrorCount > 0 {
+			d.Errors++
+		}
+	}
+	d.Recent = ts[:min(len(ts), 10)]
+	s.render(w, r, http.StatusOK, "overview", page{Title: "Overview", Nav: "overview", Data: d})
+}
+
+// tracesFilter is the filter of the traces page, read from and written to its query string so
+// that a filtered page is a shareable URL.
+type tracesFilter struct {
+	Name, Status string
+	Offset       int
+}
+
+func (f tracesFilter) query(offset int) string {
+	v := url.Values{}
+	if f.Name != "" {
+		v.Set("name", f.Name)
+	}
+	if f.Status != "" {
+		v.Set("status", f.Status)
+	}
+	if offset > 0 {
+		v.Set("offset", strconv.Itoa(offset))
+	}
+	if len(v) == 0 {
+		return "/ui/traces"
+	}
+	return "/ui/traces?" + v.Encode()
+}
+
+type tracesData struct {
+	Filter         tracesFilter
+	Statuses       []string
+	Traces         []trace.Trace
+	First, Last    int
+	Prev, Next     string
+	Truncated      bool
+	FilterApplied  bool
+	ClearFilterURL string
+}
+
+// traces serves GET /ui/traces: the project's traces newest first, 50 a page, filtered by
+// name and status.
+func (s *server) traces(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	f := tracesFilter{Name: strings.TrimSpace(q.Get("name")), Status: q.Get("status")}
+	if len(f.Name) > maxNameFilter {
+		s.fail(w, r, errs.Invalid("The name filter is longer than %d bytes.", maxNameFilter))
+		return
+	}
+	statuses := []string{trace.StatusOK, trace.StatusError, trace.StatusUnset}
+	if f.Status != "" && !slices.Contains(statuses, f.Status) {
+		s.fail(w, r, errs.Invalid("Status must be one of ok, error or unset."))
+		return
+	}
+	if o := q.Get("offset"); o != "" {
+		n, err := strconv.Atoi(o)
+		if err != nil || n < 0 || n > 1_000_000 {
+			s.fail(w, r, errs.Invalid("The page offset must be a whole number from 0 to 1000000."))
+			return
+		}
+		f.Offset = n
+	}
+	tq := trace.TraceQuery{Common: trace.Common{Limit: tracesPerPage + 1, Offset: f.Offset}, Status: f.Status}
+	if f.Name != "" {
+		tq.Names = []string{f.Name}
+	}
+	ts, info, err := s.d.Queries.Traces(r.Context(), sessionOf(r).ProjectID, tq)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	d := tracesData{Filter: f, Statuses: statuses, Truncated: info.Truncated, FilterApplied: f.Name != "" || f.Status != "",
+		ClearFilterURL: "/ui/traces"}
+	if len(ts) > tracesPerPage {
+		ts = ts[:tracesPerPage]
+		d.Next = f.query(f.Offset + tracesPerPage)
+	}
+	if f.Offset > 0 {
+		d.Prev = f.query(max(f.Offset-tracesPerPage, 0))
+	}
+	d.Traces, d.First, d.Last = ts, f.Offset+1, f.Offset+len(ts)
+	s.render(w, r, http.StatusOK, "traces", page{Title: "Traces", Nav: "traces", Data: d})
+}
+
+// row is one span of the tree as drawn: its summary, depth and waterfall bar (in thousandths
+// of the trace's time span, the SVG's view box).
+type row struct {
+	trace.Summary
+	Depth       int
+	HasChildren bool
+	BarX, BarW  int
+	DetailURL   string
+}
+
+type traceData struct {
+	Trace      trace.Trace
+	Rows       []row
+	SpanTotal  int
+	Page       int
+	Pages      int
+	Prev, Next string
+	First      int
+}
+
+// trace serves GET /ui/traces/{trace_id}: the trace's figures and its span tree as a
+// waterfall, 200 spans a page in tree order. The tree is built from the span summaries in
+// DynamoDB; the spans' bodies are read only when a span is opened.
+func (s *server) trace(w http.ResponseWriter, r *http.Request) {
+	traceID := r.PathValue("trace_id")
+	if err := validID("trace", traceID); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	pageNo := 1
+	if p := r.URL.Query().Get("page"); p != "" {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 1 || n > 1_000_000 {
+			s.fail(w, r, errs.Invalid("The page must be a whole number from 1."))
+			return
+		}
+		pageNo = n
+	}
+	projectID := sessionOf(r).ProjectID
+	ts, _, err := s.d.Queries.Traces(r.Context(), projectID, trace.TraceQuery{ID: traceID, Common: trace.Common{Limit: 1}})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if len(ts) == 0 {
+		s.fail(w, r, errs.NotFound("There is no such trace."))
+		return
+	}
+	ids, err := s.d.Reader.TraceSpanIDs(r.Context(), projectID, traceID)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	sums, err := s.d.Reader.Summaries(r.Context(), projectID, ids)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	rows := treeRows(sums)
+	pages := max((len(rows)+spansPerPage-1)/spansPerPage, 1)
+	if pageNo > pages {
+		s.fail(w, r, errs.NotFound("This trace has %d pages of spans.", pages))
+		return
+	}
+	base := "/ui/traces/" + url.PathEscape(traceID)
+	d := traceData{Trace: ts[0], SpanTotal: len(rows), Page: pageNo, Pages: pages, First: (pageNo-1)*spansPerPage + 1}
+	d.Rows = rows[(pageNo-1)*spansPerPage : min(pageNo*spansPerPage, len(rows))]
+	for i := range d.Rows {
+		d.Rows[i].DetailURL = base + "/spans/" + url.PathEscape(d.Rows[i].SpanID)
+	}
+	if pageNo > 1 {
+		d.Prev = base + "?page=" + strconv.Itoa(pageNo-1)
+	}
+	if pageNo < pages {
+		d.Next = base + "?page=" + strconv.Itoa(pageNo+1)
+	}
+	s.render(w, r, http.StatusOK, "trace", page{Title: "Trace " + ts[0].Name, Nav: "traces", Data: d})
+}
+
+// treeRows orders spans depth first, children by start time, roots first (a span whose parent
+// is not in the trace is a root), each with its depth and waterfall bar. Every span appears
+// once, even in a parent cycle, which a client can send.
+func treeRows(sums map[string]trace.Summary) []row {
+	if len(sums) == 0 {
+		return nil
+	}
+	children := map[string][]trace.Summary{}
+	var roots []trace.Summary
+	var start, end time.Time
+	for _, s := range sums {
+		if _, ok := sums[s.ParentSpanID]; ok && s.ParentSpanID != s.SpanID {
+			children[s.ParentSpanID] = append(children[s.ParentSpanID], s)
+		} else {
+			roots = append(roots, s)
+		}
+		if start.IsZero() || s.StartedAt.Before(start) {
+			start = s.StartedAt
+		}
+		e := s.StartedAt
+		if s.EndedAt != nil {
+			e = *s.EndedAt
+		}
+		if e.After(end) {
+			end = e
+		}
+	}
+	byStart := func(a, b trace.Summary) int {
+		return cmp.Or(a.StartedAt.Compare(b.StartedAt), strings.Compare(a.SpanID, b.SpanID))
+	}
+	total := end.Sub(start)
+	bar := func(s trace.Summary) (x, w int) {
+		if total <= 0 {
+			return 0, 1000
+		}
+		x = int(1000 * s.StartedAt.Sub(start) / total)
+		if s.EndedAt != nil {
+			w = int(1000 * s.EndedAt.Sub(s.StartedAt) / total)
+		}
+		return x, max(w, 2)
+	}
+	rows := make([]row, 0, len(sums))
+	seen := make(map[string]bool, len(sums))
+	type item struct {
+		s     trace.Summary
+		depth int
+	}
+	var walk func(roots []trace.Summary)
+	walk = func(roots []trace.Summary) {
+		slices.SortFunc(roots, byStart)
+		stack := make([]item, 0, len(roots))
+		for i := len(roots) - 1; i >= 0; i-- {
+			stack = append(stack, item{roots[i], 0})
+		}
+		for len(stack) > 0 {
+			it := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if seen[it.s.SpanID] {
+				continue
+			}
+			seen[it.s.SpanID] = true
+			kids := children[it.s.SpanID]
+			slices.SortFunc(kids, byStart)
+			x, w := bar(it.s)
+			rows = append(rows, row{Summary: it.s, Depth: it.depth, HasChildren: len(kids) > 0, BarX: x, BarW: w})
+			for i := len(kids) - 1; i >= 0; i-- {
+				stack = append(stack, item{kids[i], it.depth + 1})
+			}
+		}
+	}
+	walk(roots)
+	if len(rows) < len(sums) { // spans in a cycle of parents, reachable from no root
+		var rest []trace.Summary
+		for id, s := range sums {
+			if !seen[id] {
+				rest = append(rest, s)
+			}
+		}
+		slices.SortFunc(rest, byStart)
+		for _, s := range rest {
+			if !seen[s.SpanID] {
+				walk([]trace.Summary{s})
+			}
+		}
+	}
+	return rows
+}
+
+// shown is a long text as the detail shows it: cut, with how much was left out.
+type shown struct {
+	Text    string
+	Present bool
+	Omitted int
+}
+
+func show(s *string) shown {
+	if s == nil {
+		return shown{}
+	}
+	cut, _ := textcut.Cut(*s, maxShownBytes)
+	return shown{Text: cut, Present: true, Omitted: len(*s) - len(cut)}
+}
+
+type tag struct{ Key, Value string }
+
+type spanData struct {
+	Span                   trace.Span
+	TraceURL               string
+	Input, Output          shown
+	Attributes             shown
+	Error, Stack           shown
+	Tags                   []tag
+	InputTokens, OutTokens string
+}
+
+// span serves GET /ui/traces/{trace_id}/spans/{span_id}: a span's detail, read as GET /spans
+// reads it. The script fetches it with X-Plume-Fragment: 1 for the fragment it puts in the
+// tree; without the script it is a page of its own.
+func (s *server) span(w http.ResponseWriter, r *http.Request) {
+	traceID, spanID := r.PathValue("trace_id"), r.PathValue("span_id")
+	if err := cmp.Or(validID("trace", traceID), validID("span", spanID)); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	spans, _, err := s.d.Queries.Spans(r.Context(), sessionOf(r).ProjectID, trace.SpanQuery{ID: spanID, Common: trace.Common{Limit: 1}})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if len(spans) == 0 || spans[0].TraceID != traceID {
+		s.fail(w, r, errs.NotFound("There is no such span in this trace."))
+		return
+	}
+	sp := spans[0]
+	d := spanData{Span: sp, TraceURL: "/ui/traces/" + url.PathEscape(traceID), Input: show(sp.InputData), Output: show(sp.OutputData),
+		Error: show(sp.ErrorMessage), Stack: show(sp.ErrorStack)}
+	if len(sp.Attributes) > 0 && string(sp.Attributes) != "{}" {
+		var buf bytes.Buffer
+		text := string(sp.Attributes)
+		if json.Indent(&buf, sp.Attributes, "", "  ") == nil {
+			text = buf.String()
+		}
+		d.Attributes = show(&text)
+		d.InputTokens, d.OutTokens = tokensOf(sp.Attributes)
+	}
+	for k, v := range sp.Tags.Map() {
+		d.Tags = append(d.Tags, tag{k, v})
+	}
+	slices.SortFunc(d.Tags, func(a, b tag) int { return strings.Compare(a.Key, b.Key) })
+	w.Header().Set("Vary", "X-Plume-Fragment")
+	if r.Header.Get("X-Plume-Fragment") == "1" {
+		s.render(w, r, http.StatusOK, "span-fragment", page{Data: d})
+		return
+	}
+	s.render(w, r, http.StatusOK, "span", page{Title: "Span " + sp.Name, Nav: "traces", Data: d})
+}
+
+// tokensOf reads the token counts the SDKs put in a span's attributes (COMPAT.md: inputTokens
+// and outputTokens; OpenTelemetry's gen_ai.usage.*), as text, "" when absent.
+func tokensOf(attrs json.RawMessage) (in, out string) {
+	var m map[string]any
+	if json.Unmarshal(attrs, &m) != nil {
+		return "", ""
+	}
+	first := func(keys ...string) string {
+		for _, k := range keys {
+			if n, ok := m[k].(float64); ok && n >= 0 && n <= trace.MaxTokens {
+				return strconv.FormatInt(int64(n), 10)
+			}
+		}
+		return ""
+	}
+	return first("inputTokens", "input_tokens", "prompt_tokens", "gen_ai.usage.input_tokens"),
+		first("outputTokens", "output_tokens", "completion_tokens", "gen_ai.usage.output_tokens")
+}

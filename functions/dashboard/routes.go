@@ -1,0 +1,96 @@
+// Package dashboard is Plume's dashboard: server-rendered pages under /ui/ for people, signed
+// in with an API key. It is its own Lambda function (DashboardFunction) so that it gets only
+// the permissions it needs: the trace reads of TracingQueryFunction and its session items.
+//
+// Pages are html/template (every value from user data escaped by context), styled and scripted
+// only by the embedded assets under /ui/assets/ (hashed names, cached for a year), under a
+// Content-Security-Policy that allows no inline script or style and no other origin. Every page
+// works without the script; it adds lazy loading of span details and collapsing of the tree.
+//
+// Sign-in: POST /ui/login checks the key with the API's Authenticator and starts a server-side
+// session (session.go). The dashboard's routes are registered on an auth.Router as open routes
+// (they take no Authorization header); sessions are required by one wrapper around the
+// signed-in pages, never by each handler.
+package dashboard
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/plumehq/plume/shared/auth"
+	"github.com/plumehq/plume/shared/ddb"
+	"github.com/plumehq/plume/shared/trace"
+)
+
+// Routes are the API Gateway HTTP API route keys of DashboardFunction: everything under /ui.
+var Routes = []string{
+	"ANY /ui",
+	"ANY /ui/{proxy+}",
+}
+
+// SessionStore keeps the dashboard's sessions, by the SHA-256 of their id.
+type SessionStore interface {
+	// CreateWebSession stores a new session; an existing one of the same hash is a conflict.
+	CreateWebSession(ctx context.Context, idHash string, s ddb.WebSession) error
+	// WebSession returns the session, or an errs.CodeNotFound error when there is none or it
+	// has expired at now.
+	WebSession(ctx context.Context, idHash string, now time.Time) (ddb.WebSession, error)
+	// DeleteWebSession deletes the session; a gone one is not an error.
+	DeleteWebSession(ctx context.Context, idHash string) error
+}
+
+// Deps are what the dashboard is built from.
+type Deps struct {
+	Sessions SessionStore
+	// Authn checks the key of a sign-in, as the API checks a bearer key.
+	Authn *auth.Authenticator
+	// Keys finds the key a session was started with, on every request, so that a revoked or
+	// expired key ends its sessions.
+	Keys auth.KeyFinder
+	// KeyCacheTTL is how long a key found through Keys is trusted (capped at auth.MaxCacheTTL,
+	// as the API's Authenticator caches): a revocation ends a session within it.
+	KeyCacheTTL time.Duration
+	// Queries are the API's trace queries (GET /traces, GET /spans); Reader the index they
+	// read, for the span tree of a trace (summaries only, no span bodies).
+	Queries *trace.Queries
+	Reader  trace.Reader
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+}
+
+// NewHandler returns the dashboard. Its routes are open on the auth.Router: the signed-in pages
+// are behind one session check (server.signedIn), the sign-in page and assets are not.
+func NewHandler(d Deps) *auth.Router {
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	s := newServer(d)
+	pages := s.signedIn(s.pages())
+	r := auth.NewRouter(d.Authn)
+	r.HandleOpen("GET /ui/assets/", http.HandlerFunc(serveAsset))
+	r.HandleOpen("GET /ui/login", http.HandlerFunc(s.loginPage))
+	r.HandleOpen("POST /ui/login", http.HandlerFunc(s.login))
+	r.HandleOpen("GET /ui", pages)
+	r.HandleOpen("GET /ui/", pages)
+	r.HandleOpen("POST /ui/logout", pages)
+	return r
+}
+
+// pages are the signed-in pages. Their path wildcards are not in auth's params table (the
+// Router's rules are for API routes); each handler checks its ids with validID before a read.
+func (s *server) pages() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /ui", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/ui/", http.StatusSeeOther)
+	})
+	mux.HandleFunc("GET /ui/{$}", s.overview)
+	mux.HandleFunc("GET /ui/traces", s.traces)
+	mux.HandleFunc("GET /ui/traces/{trace_id}", s.trace)
+	mux.HandleFunc("GET /ui/traces/{trace_id}/spans/{span_id}", s.span)
+	mux.HandleFunc("POST /ui/logout", s.logout)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		s.fail(w, r, errNotFound)
+	})
+	return mux
+}
