@@ -43,6 +43,7 @@ func Main(fn Function) {
 	}
 	if fn.Streaming {
 		lambdahttp.StartStreaming(h)
+		return
 	}
 	lambdahttp.Start(h)
 }
