@@ -18,7 +18,7 @@ var Function = app.Function{
 		}
 		return NewHandler(Deps{
 			Sessions: ddb.NewWebSessionStore(e.Table()), Authn: e.Authn(), Keys: ddb.NewAuthStore(e.Table()),
-			KeyCacheTTL: e.Config.AuthCacheTTL, Queries: q, Reader: e.Traces(), Now: e.Now,
+			KeyCacheTTL: e.Config.AuthCacheTTL, Queries: q, Reader: e.Traces(), Prompts: e.Prompts(), Now: e.Now,
 		}), nil
 	},
 }

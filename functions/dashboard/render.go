@@ -127,7 +127,7 @@ func deref(s *string) string {
 var pageTemplates = func() map[string]*template.Template {
 	layout := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html"))
 	out := map[string]*template.Template{}
-	for _, name := range []string{"login", "overview", "traces", "trace", "span", "error"} {
+	for _, name := range []string{"login", "overview", "traces", "trace", "span", "prompts", "prompt", "error"} {
 		out[name] = template.Must(template.Must(layout.Clone()).ParseFS(templateFS, "templates/"+name+".html", "templates/span-fragment.html"))
 	}
 	out["span-fragment"] = template.Must(template.New("fragment").Funcs(funcs).ParseFS(templateFS, "templates/span-fragment.html"))

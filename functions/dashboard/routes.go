@@ -1,6 +1,6 @@
 // Package dashboard is Plume's dashboard: server-rendered pages under /ui/ for people, signed
 // in with an API key. It is its own Lambda function (DashboardFunction) so that it gets only
-// the permissions it needs: the trace reads of TracingQueryFunction and its session items.
+// the permissions it needs: the trace and prompt reads of the API and its session items.
 //
 // Pages are html/template (every value from user data escaped by context), styled and scripted
 // only by the embedded assets under /ui/assets/ (hashed names, cached for a year), under a
@@ -20,6 +20,7 @@ import (
 
 	"github.com/plumehq/plume/shared/auth"
 	"github.com/plumehq/plume/shared/ddb"
+	"github.com/plumehq/plume/shared/prompt"
 	"github.com/plumehq/plume/shared/trace"
 )
 
@@ -55,6 +56,9 @@ type Deps struct {
 	// read, for the span tree of a trace (summaries only, no span bodies).
 	Queries *trace.Queries
 	Reader  trace.Reader
+	// Prompts is the API's prompt service (GET /projects/{project_id}/prompts and its
+	// versions and tags), for the prompt pages.
+	Prompts *prompt.Service
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 }
@@ -88,6 +92,8 @@ func (s *server) pages() http.Handler {
 	mux.HandleFunc("GET /ui/traces", s.traces)
 	mux.HandleFunc("GET /ui/traces/{trace_id}", s.trace)
 	mux.HandleFunc("GET /ui/traces/{trace_id}/spans/{span_id}", s.span)
+	mux.HandleFunc("GET /ui/prompts", s.prompts)
+	mux.HandleFunc("GET /ui/prompts/{slug}", s.prompt)
 	mux.HandleFunc("POST /ui/logout", s.logout)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, errNotFound)

@@ -1,0 +1,143 @@
+package dashboard
+
+import (
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/plumehq/plume/shared/errs"
+	"github.com/plumehq/plume/shared/prompt"
+)
+
+type promptRow struct {
+	Slug      string
+	Latest    int
+	Model     string
+	UpdatedAt time.Time
+}
+
+// prompts serves GET /ui/prompts: the project's prompts by slug, read as GET
+// /projects/{project_id}/prompts reads them.
+func (s *server) prompts(w http.ResponseWriter, r *http.Request) {
+	list, err := s.d.Prompts.List(r.Context(), sessionOf(r).ProjectID)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	rows := make([]promptRow, len(list))
+	for i, p := range list {
+		rows[i] = promptRow{Slug: p.Slug, Latest: p.Latest.Number, Model: deref(p.Latest.ModelID), UpdatedAt: p.UpdatedAt}
+	}
+	s.render(w, r, http.StatusOK, "prompts", page{Title: "Prompts", Nav: "prompts", Data: rows})
+}
+
+// versionRow is one version of a prompt as its page lists it.
+type versionRow struct {
+	Number    int
+	Tags      []string
+	Model     string
+	CreatedAt time.Time
+	CreatedBy string
+	Content   shown
+	// PrevDiff is the URL of the diff with the version before, "" for the first.
+	PrevDiff string
+}
+
+type promptData struct {
+	Slug     string
+	URL      string
+	Versions []versionRow // newest first
+	// From and To are the versions chosen in the diff form; Diff is their diff when asked.
+	From, To int
+	Diff     *diffResult
+}
+
+// diffParam is the diff query parameter: "2..5", version 2 against version 5.
+var diffParam = regexp.MustCompile(`^([0-9]{1,9})\.\.([0-9]{1,9})$`)
+
+// prompt serves GET /ui/prompts/{slug}: the versions of a prompt newest first, with their tags,
+// bound models and texts, and with ?diff=A..B (or from=A&to=B, as its form sends them) the
+// word diff of version A against version B.
+func (s *server) prompt(w http.ResponseWriter, r *http.Request) {
+	slug := r.PathValue("slug")
+	if !prompt.IsSlug(slug) {
+		s.fail(w, r, errs.NotFound("There is no such prompt."))
+		return
+	}
+	from, to, asked, err := parseDiff(r.URL.Query())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	projectID := sessionOf(r).ProjectID
+	versions, err := s.d.Prompts.Versions(r.Context(), projectID, slug)
+	if err == nil && len(versions) == 0 {
+		err = errs.NotFound("There is no such prompt.")
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	tags, err := s.d.Prompts.Tags(r.Context(), projectID, slug)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	tagsOf := map[int][]string{}
+	for _, t := range tags {
+		tagsOf[t.Version] = append(tagsOf[t.Version], t.Name)
+	}
+	base := "/ui/prompts/" + url.PathEscape(slug)
+	d := promptData{Slug: slug, URL: base}
+	byNumber := make(map[int]prompt.Version, len(versions))
+	for _, v := range slices.Backward(versions) {
+		byNumber[v.Number] = v
+		row := versionRow{Number: v.Number, Tags: tagsOf[v.Number], Model: deref(v.ModelID), CreatedAt: v.CreatedAt,
+			CreatedBy: v.CreatedBy, Content: show(&v.Content)}
+		if v.Number > 1 {
+			row.PrevDiff = base + "?diff=" + strconv.Itoa(v.Number-1) + ".." + strconv.Itoa(v.Number)
+		}
+		d.Versions = append(d.Versions, row)
+	}
+	d.To = d.Versions[0].Number
+	d.From = d.Versions[min(1, len(d.Versions)-1)].Number
+	if asked {
+		a, okA := byNumber[from]
+		b, okB := byNumber[to]
+		if !okA || !okB {
+			s.fail(w, r, errs.Invalid("This prompt has versions 1 to %d: choose two of them to compare.", d.To))
+			return
+		}
+		res := diffText(a.Content, b.Content)
+		d.From, d.To, d.Diff = from, to, &res
+	}
+	s.render(w, r, http.StatusOK, "prompt", page{Title: "Prompt " + slug, Nav: "prompts", Data: d})
+}
+
+// parseDiff reads the versions to compare: diff=A..B, or from=A and to=B. asked is false when
+// neither is given.
+func parseDiff(q url.Values) (from, to int, asked bool, err error) {
+	bad := errs.Invalid("Choose two versions to compare, as diff=2..5.")
+	var a, b string
+	switch {
+	case q.Has("diff"):
+		m := diffParam.FindStringSubmatch(q.Get("diff"))
+		if m == nil {
+			return 0, 0, false, bad
+		}
+		a, b = m[1], m[2]
+	case q.Has("from") || q.Has("to"):
+		a, b = q.Get("from"), q.Get("to")
+	default:
+		return 0, 0, false, nil
+	}
+	from, errA := strconv.Atoi(a)
+	to, errB := strconv.Atoi(b)
+	if errA != nil || errB != nil || from < 1 || to < 1 {
+		return 0, 0, false, bad
+	}
+	return from, to, true, nil
+}
