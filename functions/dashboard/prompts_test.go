@@ -2,15 +2,15 @@ package dashboard_test
 
 import (
 	"net/http"
-	"os/exec"
 	"strings"
-	"sync/atomic"
 	"testing"
+	"time"
 
-	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/plumehq/plume/internal/browsertest"
 )
 
 func TestPromptPages(t *testing.T) {
@@ -121,25 +121,11 @@ func TestPromptPages(t *testing.T) {
 // carries markup, its text, and the diff chosen with the form. The markup stays text and no
 // dialog opens.
 func TestPromptsInBrowser(t *testing.T) {
-	chromium, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Fatalf("this test needs headless Chromium on PATH (Debian: apt-get install chromium): %v", err)
-	}
 	f := newFixture(t)
 	f.api.EnsurePrompt(t, f.api.A, "xss-bot", "Say hi.")
 	f.api.EnsurePrompt(t, f.api.A, "xss-bot", "Say "+xssScript+" hi.")
-	ctx := startChromium(t, chromium)
-	var dialogs atomic.Int32
-	opening := chromedp.Events(ctx, cdppage.JavascriptDialogOpening)
-	go func() {
-		for _, err := range opening {
-			if err != nil {
-				return
-			}
-			dialogs.Add(1)
-			_, _ = chromedp.Call(ctx, cdppage.HandleJavaScriptDialog, cdppage.HandleJavaScriptDialogParams{})
-		}
-	}()
+	ctx := browsertest.Start(t, 360, time.Minute)
+	dialogs := browsertest.CountDialogs(ctx)
 	base := f.srv.URL
 
 	require.NoError(t, chromedp.Do(ctx,
@@ -151,23 +137,23 @@ func TestPromptsInBrowser(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`[data-testid="prompt-row"] a`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="versions"]`)),
 	))
-	assert.Equal(t, base+"/ui/prompts/xss-bot", browserValue(t, ctx, chromedp.Location()))
+	assert.Equal(t, base+"/ui/prompts/xss-bot", browsertest.Value(t, ctx, chromedp.Location()))
 	newest := `[data-testid="version"][data-version="2"]`
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Click(chromedp.CSS(newest+` summary`)),
 		chromedp.WaitVisible(chromedp.CSS(newest+` [data-testid="content"]`)),
 	))
-	assert.Equal(t, "Say "+xssScript+" hi.", browserText(t, ctx, newest+` [data-testid="content"]`))
+	assert.Equal(t, "Say "+xssScript+" hi.", browsertest.Text(t, ctx, newest+` [data-testid="content"]`))
 
 	// The form compares the two newest versions by default.
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Click(chromedp.CSS(`[data-testid="compare"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="diff"]`)),
 	))
-	assert.Equal(t, base+"/ui/prompts/xss-bot?from=1&to=2", browserValue(t, ctx, chromedp.Location()))
-	assert.Equal(t, "Say "+xssScript+" hi.", browserText(t, ctx, `[data-testid="diff"]`))
-	assert.Equal(t, xssScript+" ", browserText(t, ctx, `[data-testid="diff"] ins`))
-	injected := browserValue(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll('main script').length`))
+	assert.Equal(t, base+"/ui/prompts/xss-bot?from=1&to=2", browsertest.Value(t, ctx, chromedp.Location()))
+	assert.Equal(t, "Say "+xssScript+" hi.", browsertest.Text(t, ctx, `[data-testid="diff"]`))
+	assert.Equal(t, xssScript+" ", browsertest.Text(t, ctx, `[data-testid="diff"] ins`))
+	injected := browsertest.Value(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll('main script').length`))
 	assert.Zero(t, injected, "no element made from a prompt's text")
 	assert.Zero(t, dialogs.Load(), "a dialog opened: a prompt's text ran as script")
 }

@@ -1,14 +1,12 @@
 package feedback_test
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
-	"os/exec"
 	"path"
 	"regexp"
 	"strings"
@@ -22,6 +20,7 @@ import (
 
 	"github.com/plumehq/plume/functions/feedback"
 	"github.com/plumehq/plume/internal/apitest"
+	"github.com/plumehq/plume/internal/browsertest"
 	"github.com/plumehq/plume/shared/auth"
 )
 
@@ -179,22 +178,18 @@ func assertHTMLPage(t *testing.T, p pageResponse) {
 // find the feedback through the API; markup in an output stays text; revoked and expired links
 // say so.
 func TestPageInBrowser(t *testing.T) {
-	chromium, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Fatalf("this test needs headless Chromium on PATH (Debian: apt-get install chromium): %v", err)
-	}
 	const script = `<script>document.title='pwned'</script>`
 	f := newPageFixture(t, apitest.Options{}, "Your refund was sent on Monday.", script)
 	expired := f.createLink(t, pageSlug, map[string]any{"expires_in_hours": 0.0003}) // about a second
 	started := time.Now()
-	ctx := startChromium(t, chromium)
+	ctx := browsertest.Start(t, 1280, 30*time.Second)
 
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Navigate(f.link.URL),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="completion"]`)),
 	))
-	assert.Equal(t, "Feedback on "+pageSlug, browserValue(t, ctx, chromedp.Title()))
-	assert.Contains(t, browserText(t, ctx, "body"), script, "the output's markup is shown as text")
+	assert.Equal(t, "Feedback on "+pageSlug, browsertest.Value(t, ctx, chromedp.Title()))
+	assert.Contains(t, browsertest.Text(t, ctx, "body"), script, "the output's markup is shown as text")
 
 	const reason = "The refund was refused, not sent."
 	completion := `[data-completion-id="` + f.spans[0] + `"] `
@@ -203,10 +198,10 @@ func TestPageInBrowser(t *testing.T) {
 		chromedp.Click(chromedp.CSS(completion+`[data-testid="thumbs-down"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="saved-notice"]`)),
 	))
-	assert.Equal(t, "Thanks, your feedback was saved.", browserText(t, ctx, completion+`[data-testid="saved-notice"]`))
-	assert.Contains(t, browserText(t, ctx, completion+`[data-testid="verdict"]`), "bad")
-	assert.Equal(t, f.link.URL+"?done="+f.spans[0]+"#completion-"+f.spans[0], browserValue(t, ctx, chromedp.Location()))
-	assert.Equal(t, "Feedback on "+pageSlug, browserValue(t, ctx, chromedp.Title()), "no script ran")
+	assert.Equal(t, "Thanks, your feedback was saved.", browsertest.Text(t, ctx, completion+`[data-testid="saved-notice"]`))
+	assert.Contains(t, browsertest.Text(t, ctx, completion+`[data-testid="verdict"]`), "bad")
+	assert.Equal(t, f.link.URL+"?done="+f.spans[0]+"#completion-"+f.spans[0], browsertest.Value(t, ctx, chromedp.Location()))
+	assert.Equal(t, "Feedback on "+pageSlug, browsertest.Value(t, ctx, chromedp.Title()), "no script ran")
 
 	items := f.humanFeedback(t, f.spans[0])
 	require.Len(t, items, 1)
@@ -232,49 +227,12 @@ func TestPageInBrowser(t *testing.T) {
 			assertHTMLPage(t, p)
 
 			require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(tt.url)))
-			heading, message := browserText(t, ctx, "h1"), browserText(t, ctx, `[data-testid="error-message"]`)
+			heading, message := browsertest.Text(t, ctx, "h1"), browsertest.Text(t, ctx, `[data-testid="error-message"]`)
 			assert.Equal(t, "This feedback link can no longer be used", heading)
 			assert.Contains(t, message, tt.want)
 		})
 	}
 	t.Logf("Chromium started and drove the pages in %v", time.Since(started).Round(time.Millisecond))
-}
-
-// browserValue runs a in the browser and returns its value.
-func browserValue[T any](t *testing.T, ctx context.Context, a chromedp.Action[T]) T {
-	t.Helper()
-	v, err := chromedp.Run(ctx, a)
-	require.NoError(t, err)
-	return v
-}
-
-// browserText returns the visible text of the element that the CSS selector sel finds.
-func browserText(t *testing.T, ctx context.Context, sel string) string {
-	t.Helper()
-	return browserValue(t, ctx, chromedp.Text(chromedp.CSS(sel)))
-}
-
-// startChromium starts one headless Chromium for t, with 30 seconds for everything it does.
-func startChromium(t *testing.T, execPath string) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	t.Cleanup(cancel)
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(execPath),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-	}
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	t.Cleanup(cancelAlloc)
-	browserCtx, cancelBrowser := chromedp.NewContext(allocCtx)
-	t.Cleanup(cancelBrowser)
-	require.NoError(t, chromedp.Do(browserCtx), "start Chromium at %s", execPath)
-	return browserCtx
 }
 
 func TestPageShowsCompletions(t *testing.T) {
