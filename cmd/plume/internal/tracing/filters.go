@@ -1,6 +1,7 @@
 package tracing
 
 import (
+	"context"
 	"net/url"
 	"slices"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/plumehq/plume/client"
 	"github.com/plumehq/plume/cmd/plume/internal/cmdutil"
 )
 
@@ -140,4 +142,34 @@ func setIf(q url.Values, name, value string) {
 	if value != "" {
 		q.Set(name, value)
 	}
+}
+
+// querier builds a list command's query from its flags: filters and spanFilters.
+type querier interface {
+	query(cmd *cobra.Command, o *cmdutil.ListOptions, now time.Time) (url.Values, error)
+}
+
+// fetchList runs a list command's request: the list options checked, the query of fl with the
+// parameters of set (those not empty), sent with list through the factory's client under the
+// command's deadline.
+func fetchList[T any](cmd *cobra.Command, f *cmdutil.Factory, fl querier, o *cmdutil.ListOptions, set map[string]string,
+	list func(*client.Client, context.Context, url.Values) (T, error)) (T, error) {
+	var zero T
+	if err := o.Check(); err != nil {
+		return zero, err
+	}
+	q, err := fl.query(cmd, o, f.Now())
+	if err != nil {
+		return zero, err
+	}
+	for name, value := range set {
+		setIf(q, name, value)
+	}
+	c, err := f.Client()
+	if err != nil {
+		return zero, err
+	}
+	ctx, cancel := f.Context(cmd.Context())
+	defer cancel()
+	return list(c, ctx, q)
 }

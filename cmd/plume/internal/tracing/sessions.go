@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plumehq/plume/api"
+	"github.com/plumehq/plume/client"
 	"github.com/plumehq/plume/cmd/plume/internal/cmdutil"
 	"github.com/plumehq/plume/shared/errs"
 )
@@ -50,20 +51,7 @@ answered. The server looks at sessions stored in the last 30 days (or from --cre
   plume sessions list --name checkout --has-error --output json`,
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Check(); err != nil {
-				return err
-			}
-			q, err := fl.query(cmd, &o, f.Now())
-			if err != nil {
-				return err
-			}
-			c, err := f.Client()
-			if err != nil {
-				return err
-			}
-			ctx, cancel := f.Context(cmd.Context())
-			defer cancel()
-			list, err := c.Sessions(ctx, q)
+			list, err := fetchList(cmd, f, &fl, &o, nil, (*client.Client).Sessions)
 			if err != nil {
 				return err
 			}

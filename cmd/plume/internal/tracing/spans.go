@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plumehq/plume/api"
+	"github.com/plumehq/plume/client"
 	"github.com/plumehq/plume/cmd/plume/internal/cmdutil"
 	"github.com/plumehq/plume/shared/errs"
 )
@@ -102,22 +103,7 @@ server looks at spans stored in the last 30 days (or from --created-after).`,
   plume spans list --session-id 0192f5d4-7c1e-7a3b-9f00-5a1c2e3d4b5f --has-error --output json`,
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Check(); err != nil {
-				return err
-			}
-			q, err := fl.query(cmd, &o, f.Now())
-			if err != nil {
-				return err
-			}
-			setIf(q, "trace_id", traceID)
-			setIf(q, "session_id", sessionID)
-			c, err := f.Client()
-			if err != nil {
-				return err
-			}
-			ctx, cancel := f.Context(cmd.Context())
-			defer cancel()
-			list, err := c.Spans(ctx, q)
+			list, err := fetchList(cmd, f, fl, &o, map[string]string{"trace_id": traceID, "session_id": sessionID}, (*client.Client).Spans)
 			if err != nil {
 				return err
 			}

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plumehq/plume/api"
+	"github.com/plumehq/plume/client"
 	"github.com/plumehq/plume/cmd/plume/internal/cmdutil"
 	"github.com/plumehq/plume/shared/errs"
 )
@@ -59,22 +60,7 @@ Without --session-id, the server looks at traces stored in the last 30 days (or 
   plume traces list --tag env=production --sort-by cost --limit 10`,
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Check(); err != nil {
-				return err
-			}
-			q, err := fl.query(cmd, &o, f.Now())
-			if err != nil {
-				return err
-			}
-			setIf(q, "session_id", sessionID)
-			setIf(q, "status", status)
-			c, err := f.Client()
-			if err != nil {
-				return err
-			}
-			ctx, cancel := f.Context(cmd.Context())
-			defer cancel()
-			list, err := c.Traces(ctx, q)
+			list, err := fetchList(cmd, f, &fl, &o, map[string]string{"session_id": sessionID, "status": status}, (*client.Client).Traces)
 			if err != nil {
 				return err
 			}
