@@ -1,6 +1,7 @@
 package cmdutil
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/spf13/cobra"
 
 	"github.com/plumehq/plume/client"
 	"github.com/plumehq/plume/shared/errs"
@@ -199,4 +202,25 @@ func Redact(secret string) string {
 		return strings.Repeat("*", len(secret))
 	}
 	return secret[:shown] + "…" + fmt.Sprintf("(%d chars)", len(secret))
+}
+
+// Request is what a client command needs to send its requests: o checked (when not nil), the
+// API client (the project-scoped one when project is set) and cmd's context bounded by
+// --timeout. The caller defers cancel; on an error there is nothing to cancel.
+func (f *Factory) Request(cmd *cobra.Command, o *ListOptions, project bool) (context.Context, *client.Client, context.CancelFunc, error) {
+	if o != nil {
+		if err := o.Check(); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	newClient := f.Client
+	if project {
+		newClient = f.ProjectClient
+	}
+	c, err := newClient()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ctx, cancel := f.Context(cmd.Context())
+	return ctx, c, cancel, nil
 }

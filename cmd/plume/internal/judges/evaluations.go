@@ -19,11 +19,10 @@ one, whose keys calibration feedback names (plume judges feedback create --crite
 		Example: `  plume judges criteria 0192f5d4-7c1e-7a3b-9f00-5a1c2e3d4b5f`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.ProjectClient()
+			ctx, c, cancel, err := f.Request(cmd, nil, true)
 			if err != nil {
 				return err
 			}
-			ctx, cancel := f.Context(cmd.Context())
 			defer cancel()
 			crit, err := c.JudgeCriteria(ctx, args[0])
 			if err != nil {
@@ -117,11 +116,10 @@ by verdict (--result), by whether someone calibrated the evaluation (--with-feed
 			case withFeedback || withoutFeedback:
 				q.WithUserFeedback = &withFeedback
 			}
-			c, err := f.ProjectClient()
+			ctx, c, cancel, err := f.Request(cmd, nil, true)
 			if err != nil {
 				return err
 			}
-			ctx, cancel := f.Context(cmd.Context())
 			defer cancel()
 			page, err := c.Evaluations(ctx, args[0], q)
 			if err != nil {
@@ -164,11 +162,10 @@ criterion. A rate with nothing to compute it from is empty.`,
 			if err != nil {
 				return err
 			}
-			c, err := f.ProjectClient()
+			ctx, c, cancel, err := f.Request(cmd, nil, true)
 			if err != nil {
 				return err
 			}
-			ctx, cancel := f.Context(cmd.Context())
 			defer cancel()
 			perf, err := c.JudgePerformance(ctx, args[0], start, end)
 			if err != nil {

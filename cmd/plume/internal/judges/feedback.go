@@ -68,11 +68,10 @@ what "plume judges performance" measures and "plume optimize judge start" learns
 					return err
 				}
 			}
-			c, err := f.ProjectClient()
+			ctx, c, cancel, err := f.Request(cmd, nil, true)
 			if err != nil {
 				return err
 			}
-			ctx, cancel := f.Context(cmd.Context())
 			defer cancel()
 			fb, err := c.SendFeedback(ctx, slug, completion, req)
 			if err != nil {

@@ -48,14 +48,10 @@ func newCmdList(f *cmdutil.Factory) *cobra.Command {
 		Example: `  plume judges list --where status=active --where 'linked_prompts~support-bot'`,
 		Args:    cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Check(); err != nil {
-				return err
-			}
-			c, err := f.ProjectClient()
+			ctx, c, cancel, err := f.Request(cmd, &o, true)
 			if err != nil {
 				return err
 			}
-			ctx, cancel := f.Context(cmd.Context())
 			defer cancel()
 			list, err := c.Judges(ctx)
 			if err != nil {
@@ -78,11 +74,10 @@ func newCmdGet(f *cmdutil.Factory) *cobra.Command {
 		Example: `  plume judges get 0192f5d4-7c1e-7a3b-9f00-5a1c2e3d4b5f --output json | jq -r .template`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.ProjectClient()
+			ctx, c, cancel, err := f.Request(cmd, nil, true)
 			if err != nil {
 				return err
 			}
-			ctx, cancel := f.Context(cmd.Context())
 			defer cancel()
 			j, err := c.Judge(ctx, args[0])
 			if err != nil {
@@ -252,11 +247,10 @@ evaluates the N most recent spans.`,
 			if err != nil {
 				return err
 			}
-			c, err := f.ProjectClient()
+			ctx, c, cancel, err := f.Request(cmd, nil, true)
 			if err != nil {
 				return err
 			}
-			ctx, cancel := f.Context(cmd.Context())
 			defer cancel()
 			j, err := c.CreateJudge(ctx, req)
 			if err != nil {
@@ -296,11 +290,10 @@ evaluates nothing until resumed.`,
 			if req == (api.JudgeRequest{}) {
 				return cmdutil.FlagErrorf("nothing to change: pass the flags of the fields to change")
 			}
-			c, err := f.ProjectClient()
+			ctx, c, cancel, err := f.Request(cmd, nil, true)
 			if err != nil {
 				return err
 			}
-			ctx, cancel := f.Context(cmd.Context())
 			defer cancel()
 			j, err := c.UpdateJudge(ctx, args[0], req)
 			if err != nil {
@@ -325,11 +318,10 @@ func newCmdLink(f *cmdutil.Factory, link bool) *cobra.Command {
 		Example: `  plume judges link 0192f5d4-7c1e-7a3b-9f00-5a1c2e3d4b5f --prompt support-bot`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.ProjectClient()
+			ctx, c, cancel, err := f.Request(cmd, nil, true)
 			if err != nil {
 				return err
 			}
-			ctx, cancel := f.Context(cmd.Context())
 			defer cancel()
 			j, err := c.LinkJudge(ctx, slug, args[0], link)
 			if err != nil {
@@ -362,11 +354,10 @@ with the same content, are skipped. A paused judge is not backfilled (exit 2).`,
 			if count <= 0 {
 				return cmdutil.FlagErrorf("--count must be 1 or more")
 			}
-			c, err := f.ProjectClient()
+			ctx, c, cancel, err := f.Request(cmd, nil, true)
 			if err != nil {
 				return err
 			}
-			ctx, cancel := f.Context(cmd.Context())
 			defer cancel()
 			b, err := c.BackfillJudge(ctx, args[0], count)
 			if err != nil {
@@ -391,14 +382,10 @@ replaced it, by an update (source edit) or the promotion of an optimization run 
 		Example: `  plume judges versions 0192f5d4-7c1e-7a3b-9f00-5a1c2e3d4b5f --select version,source,run_id`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Check(); err != nil {
-				return err
-			}
-			c, err := f.ProjectClient()
+			ctx, c, cancel, err := f.Request(cmd, &o, true)
 			if err != nil {
 				return err
 			}
-			ctx, cancel := f.Context(cmd.Context())
 			defer cancel()
 			list, err := c.JudgeVersions(ctx, args[0])
 			if err != nil {

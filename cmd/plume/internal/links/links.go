@@ -108,14 +108,10 @@ func newCmdList(f *cmdutil.Factory) *cobra.Command {
   plume feedback-links list --where prompt_slug=support-bot --output json`,
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Check(); err != nil {
-				return err
-			}
-			c, err := f.Client()
+			ctx, c, cancel, err := f.Request(cmd, &o, false)
 			if err != nil {
 				return err
 			}
-			ctx, cancel := f.Context(cmd.Context())
 			defer cancel()
 			list, err := c.FeedbackLinks(ctx)
 			if err != nil {
@@ -137,11 +133,10 @@ func newCmdRevoke(f *cmdutil.Factory) *cobra.Command {
 		Example: `  plume feedback-links revoke 0192f5d4-7c1e-7a3b-9f00-5a1c2e3d4b5f`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.Client()
+			ctx, c, cancel, err := f.Request(cmd, nil, false)
 			if err != nil {
 				return err
 			}
-			ctx, cancel := f.Context(cmd.Context())
 			defer cancel()
 			l, err := c.RevokeFeedbackLink(ctx, args[0])
 			if err != nil {

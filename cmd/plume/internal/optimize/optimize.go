@@ -128,14 +128,10 @@ func newCmdList(f *cmdutil.Factory, t target) *cobra.Command {
 		Example: fmt.Sprintf(`  plume optimize %s list %s --where status=succeeded --limit 5`, t.name, example(t)),
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Check(); err != nil {
-				return err
-			}
-			c, err := f.ProjectClient()
+			ctx, c, cancel, err := f.Request(cmd, &o, true)
 			if err != nil {
 				return err
 			}
-			ctx, cancel := f.Context(cmd.Context())
 			defer cancel()
 			runs, err := t.list(c, ctx, args[0], o.Limit, o.Offset)
 			if err != nil {
@@ -260,11 +256,10 @@ func newCmdGet(f *cmdutil.Factory, t target) *cobra.Command {
 			if err := w.check(); err != nil {
 				return err
 			}
-			c, err := f.ProjectClient()
+			ctx, c, cancel, err := f.Request(cmd, nil, true)
 			if err != nil {
 				return err
 			}
-			ctx, cancel := f.Context(cmd.Context())
 			defer cancel()
 			run, err := c.OptimizationRun(ctx, args[0])
 			if err != nil {
@@ -312,11 +307,10 @@ func newCmdStart(f *cmdutil.Factory, t target) *cobra.Command {
 			if given("seed") {
 				req.Config.Seed = &seed
 			}
-			c, err := f.ProjectClient()
+			ctx, c, cancel, err := f.Request(cmd, nil, true)
 			if err != nil {
 				return err
 			}
-			ctx, cancel := f.Context(cmd.Context())
 			defer cancel()
 			run, err := t.start(c, ctx, args[0], req)
 			if err != nil {
@@ -396,11 +390,10 @@ func newCmdCancel(f *cmdutil.Factory, t target) *cobra.Command {
 		Example: fmt.Sprintf(`  plume optimize %s cancel 0192f5e0-3a4b-7c5d-8e9f-0a1b2c3d4e5f`, t.name),
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.ProjectClient()
+			ctx, c, cancel, err := f.Request(cmd, nil, true)
 			if err != nil {
 				return err
 			}
-			ctx, cancel := f.Context(cmd.Context())
 			defer cancel()
 			run, err := c.CancelOptimization(ctx, args[0])
 			if err != nil {

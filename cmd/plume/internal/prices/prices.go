@@ -40,14 +40,10 @@ func newCmdList(f *cmdutil.Factory) *cobra.Command {
 		Example: `  plume model-prices list --where model~gpt`,
 		Args:    cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Check(); err != nil {
-				return err
-			}
-			c, err := f.ProjectClient()
+			ctx, c, cancel, err := f.Request(cmd, &o, true)
 			if err != nil {
 				return err
 			}
-			ctx, cancel := f.Context(cmd.Context())
 			defer cancel()
 			list, err := c.ModelPrices(ctx)
 			if err != nil {
@@ -75,11 +71,10 @@ func newCmdGet(f *cmdutil.Factory) *cobra.Command {
 		Example: `  plume model-prices get openai/gpt-4o-mini`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.ProjectClient()
+			ctx, c, cancel, err := f.Request(cmd, nil, true)
 			if err != nil {
 				return err
 			}
-			ctx, cancel := f.Context(cmd.Context())
 			defer cancel()
 			p, err := c.ModelPrice(ctx, args[0])
 			if err != nil {
@@ -106,11 +101,10 @@ lowercased.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			req.Input, req.Output = &input, &output
-			c, err := f.ProjectClient()
+			ctx, c, cancel, err := f.Request(cmd, nil, true)
 			if err != nil {
 				return err
 			}
-			ctx, cancel := f.Context(cmd.Context())
 			defer cancel()
 			p, err := c.SetModelPrice(ctx, args[0], req)
 			if err != nil {
@@ -137,11 +131,10 @@ func newCmdDelete(f *cmdutil.Factory) *cobra.Command {
 		Example: `  plume model-prices delete openai/gpt-4o-mini`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.ProjectClient()
+			ctx, c, cancel, err := f.Request(cmd, nil, true)
 			if err != nil {
 				return err
 			}
-			ctx, cancel := f.Context(cmd.Context())
 			defer cancel()
 			deleted, err := c.DeleteModelPrice(ctx, args[0])
 			if err != nil {

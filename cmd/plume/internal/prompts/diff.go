@@ -45,11 +45,10 @@ func newCmdDiff(f *cmdutil.Factory) *cobra.Command {
   plume prompts diff support-bot 2 5 --exit-code`,
 		Args: cobra.RangeArgs(2, 3),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.Client()
+			ctx, c, cancel, err := f.Request(cmd, nil, false)
 			if err != nil {
 				return err
 			}
-			ctx, cancel := f.Context(cmd.Context())
 			defer cancel()
 			from, err := c.PromptVersion(ctx, args[0], selector(args[1]))
 			if err != nil {

@@ -44,14 +44,10 @@ func newCmdList(f *cmdutil.Factory) *cobra.Command {
 		Example: `  plume prompts list --where 'latest_version.model_id~gpt' --order updated_at:desc`,
 		Args:    cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Check(); err != nil {
-				return err
-			}
-			c, err := f.ProjectClient()
+			ctx, c, cancel, err := f.Request(cmd, &o, true)
 			if err != nil {
 				return err
 			}
-			ctx, cancel := f.Context(cmd.Context())
 			defer cancel()
 			list, err := c.Prompts(ctx)
 			if err != nil {
@@ -77,11 +73,10 @@ func newCmdGet(f *cmdutil.Factory) *cobra.Command {
 			if sel.Version != 0 && sel.Tag != "" {
 				return cmdutil.FlagErrorf("--version and --tag cannot be used together")
 			}
-			c, err := f.Client()
+			ctx, c, cancel, err := f.Request(cmd, nil, false)
 			if err != nil {
 				return err
 			}
-			ctx, cancel := f.Context(cmd.Context())
 			defer cancel()
 			v, err := c.PromptVersion(ctx, args[0], sel)
 			if err != nil {
@@ -110,11 +105,10 @@ trailing spaces). The prompt is created with its first version.`,
 			if err != nil {
 				return err
 			}
-			c, err := f.Client()
+			ctx, c, cancel, err := f.Request(cmd, nil, false)
 			if err != nil {
 				return err
 			}
-			ctx, cancel := f.Context(cmd.Context())
 			defer cancel()
 			req := api.EnsureVersionRequest{Content: &text}
 			if model != "" {
@@ -161,14 +155,10 @@ func newCmdVersions(f *cmdutil.Factory) *cobra.Command {
 		Example: `  plume prompts versions support-bot --order version:desc --limit 5`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Check(); err != nil {
-				return err
-			}
-			c, err := f.ProjectClient()
+			ctx, c, cancel, err := f.Request(cmd, &o, true)
 			if err != nil {
 				return err
 			}
-			ctx, cancel := f.Context(cmd.Context())
 			defer cancel()
 			list, err := c.PromptVersions(ctx, args[0])
 			if err != nil {
@@ -189,14 +179,10 @@ func newCmdTags(f *cmdutil.Factory) *cobra.Command {
 		Short: "List the tags of a prompt and the version each points at",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Check(); err != nil {
-				return err
-			}
-			c, err := f.ProjectClient()
+			ctx, c, cancel, err := f.Request(cmd, &o, true)
 			if err != nil {
 				return err
 			}
-			ctx, cancel := f.Context(cmd.Context())
 			defer cancel()
 			list, err := c.PromptTags(ctx, args[0])
 			if err != nil {
@@ -220,11 +206,10 @@ func newCmdPin(f *cmdutil.Factory) *cobra.Command {
 			if version <= 0 {
 				return cmdutil.FlagErrorf("--version must be a version number (1 or more)")
 			}
-			c, err := f.ProjectClient()
+			ctx, c, cancel, err := f.Request(cmd, nil, true)
 			if err != nil {
 				return err
 			}
-			ctx, cancel := f.Context(cmd.Context())
 			defer cancel()
 			pin, err := c.PinTag(ctx, args[0], args[1], version)
 			if err != nil {
@@ -258,11 +243,10 @@ model "zeroeval/<model>" or "plume/<model>" is served through the deployment's g
 			case unbind == (model != ""):
 				return cmdutil.FlagErrorf("pass either --model or --unbind")
 			}
-			c, err := f.ProjectClient()
+			ctx, c, cancel, err := f.Request(cmd, nil, true)
 			if err != nil {
 				return err
 			}
-			ctx, cancel := f.Context(cmd.Context())
 			defer cancel()
 			var m *string
 			if !unbind {
@@ -315,11 +299,10 @@ id. Feedback is one record per person and completion: sending it again replaces 
 				}
 				req.Metadata = []byte(metadata)
 			}
-			c, err := f.Client()
+			ctx, c, cancel, err := f.Request(cmd, nil, false)
 			if err != nil {
 				return err
 			}
-			ctx, cancel := f.Context(cmd.Context())
 			defer cancel()
 			fb, err := c.SendFeedback(ctx, args[0], args[1], req)
 			if err != nil {

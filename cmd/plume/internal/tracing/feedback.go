@@ -38,14 +38,10 @@ API's items): by (the person or the judge), verdict (thumbs up or down, pass or 
 		Example: `  plume ` + entity + `s feedback 0192f5d4-7c1e-7a3b-9f00-5a1c2e3d4b5f --where verdict~down`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Check(); err != nil {
-				return err
-			}
-			c, err := f.ProjectClient()
+			ctx, c, cancel, err := f.Request(cmd, &o, true)
 			if err != nil {
 				return err
 			}
-			ctx, cancel := f.Context(cmd.Context())
 			defer cancel()
 			u, err := c.UnifiedFeedback(ctx, entity, args[0])
 			if err != nil {

@@ -70,11 +70,10 @@ func newCmdSessionsGet(f *cmdutil.Factory) *cobra.Command {
 		Example: `  plume sessions get 0192f5d4-7c1e-7a3b-9f00-5a1c2e3d4b5f`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.Client()
+			ctx, c, cancel, err := f.Request(cmd, nil, false)
 			if err != nil {
 				return err
 			}
-			ctx, cancel := f.Context(cmd.Context())
 			defer cancel()
 			list, err := c.Sessions(ctx, url.Values{"id": {args[0]}})
 			if err != nil {

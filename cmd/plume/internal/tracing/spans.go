@@ -125,11 +125,10 @@ func newCmdSpansGet(f *cmdutil.Factory) *cobra.Command {
   plume spans get 0192f5d4-7c1e-7a3b-9f00-5a1c2e3d4b5f --output json | jq -r .output_data`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.Client()
+			ctx, c, cancel, err := f.Request(cmd, nil, false)
 			if err != nil {
 				return err
 			}
-			ctx, cancel := f.Context(cmd.Context())
 			defer cancel()
 			list, err := c.Spans(ctx, url.Values{"id": {args[0]}})
 			if err != nil {
@@ -163,14 +162,10 @@ with a presigned URL that downloads it without a key until the time shown.`,
   plume spans attachments 0192f5d4-7c1e-7a3b-9f00-5a1c2e3d4b5f --output json | jq -r '.[0].url' | xargs curl -o file`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Check(); err != nil {
-				return err
-			}
-			c, err := f.Client()
+			ctx, c, cancel, err := f.Request(cmd, &o, false)
 			if err != nil {
 				return err
 			}
-			ctx, cancel := f.Context(cmd.Context())
 			defer cancel()
 			list, err := c.Attachments(ctx, args[0])
 			if err != nil {

@@ -82,11 +82,10 @@ func newCmdTracesGet(f *cmdutil.Factory) *cobra.Command {
   plume traces get 0192f5d4-7c1e-7a3b-9f00-5a1c2e3d4b5f --output json | jq .cost`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.Client()
+			ctx, c, cancel, err := f.Request(cmd, nil, false)
 			if err != nil {
 				return err
 			}
-			ctx, cancel := f.Context(cmd.Context())
 			defer cancel()
 			list, err := c.Traces(ctx, url.Values{"id": {args[0]}})
 			if err != nil {
@@ -124,11 +123,10 @@ whose parent is not listed at the top.`,
 				return err
 			}
 			q.Set("trace_id", args[0])
-			c, err := f.Client()
+			ctx, c, cancel, err := f.Request(cmd, nil, false)
 			if err != nil {
 				return err
 			}
-			ctx, cancel := f.Context(cmd.Context())
 			defer cancel()
 			spans, err := c.Spans(ctx, q)
 			if err != nil {
