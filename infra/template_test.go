@@ -233,11 +233,20 @@ var functionCases = map[string]functionCase{
 	"DashboardFunction": {
 		routes: stackRoutes("DashboardFunction"),
 		policy: policyCase{
-			// The trace reads of TracingQueryFunction and the sign-in's key lookup; it writes
-			// only its sessions (PutItem, DeleteItem, on WEBSESSION# partitions).
-			actions:   []string{"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:DeleteItem", "s3:GetObject"},
-			forbidden: []string{"dynamodb:Scan", "dynamodb:UpdateItem", "s3:PutObject", "s3:DeleteObject", "s3:ListBucket"},
-			s3:        map[string][]string{"s3:GetObject": {"${Bucket.Arn}/spans/*"}},
+			// The union of the areas its pages call in-process (prompts, tracing queries, judges,
+			// feedback, settings, optimization runs) and its sessions, and nothing more.
+			actions: []string{
+				"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem",
+				"dynamodb:DeleteItem", "dynamodb:ConditionCheckItem", "s3:GetObject", "s3:ListBucket", "s3:PutObject", "sqs:SendMessage",
+			},
+			// No model is called and no secret read here (the workers do that).
+			forbidden: []string{"dynamodb:Scan", "s3:DeleteObject", "bedrock:", "secretsmanager:"},
+			s3: map[string][]string{
+				"s3:GetObject":  {"${Bucket.Arn}/spans/*", "${Bucket.Arn}/attachments/*"},
+				"s3:ListBucket": {"${Bucket.Arn}"},
+				"s3:PutObject":  {"${Bucket.Arn}/backfills/*"},
+			},
+			listPrefixes: []string{"attachments/*"},
 		},
 	},
 	"EvaluatorFunction": {

@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
@@ -13,10 +14,13 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/plumehq/plume/shared/errs"
+	"github.com/plumehq/plume/shared/trace"
 	"github.com/plumehq/plume/shared/web"
 )
 
@@ -31,32 +35,51 @@ var assetFS embed.FS
 const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; " +
 	"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
-// asset is one embedded file under its long-cache name ("app.3f9c1a2b.js").
+// asset is one embedded bundle under its long-cache name ("app.3f9c1a2b.js").
 type asset struct {
 	body        []byte
 	contentType string
 }
 
-// assets are the embedded files by hashed name; assetURL maps a plain name to its URL.
+// assets are the embedded bundles by hashed name; assetURL maps a bundle's plain name
+// ("app.css", "app.js") to its URL. Each bundle is every file of its extension under assets/,
+// app.css or app.js first and then by name, so that each area of the dashboard keeps its style
+// and script in a file of its own and a page still loads one of each. Every script file is a
+// self-contained function expression.
 var assets, assetURL = loadAssets()
 
 func loadAssets() (map[string]asset, map[string]string) {
-	byName, urls := map[string]asset{}, map[string]string{}
 	entries, err := fs.ReadDir(assetFS, "assets")
 	if err != nil {
 		panic(err) // embedded at build time
 	}
-	types := map[string]string{".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
+	names := make([]string, 0, len(entries))
 	for _, e := range entries {
-		body, err := assetFS.ReadFile("assets/" + e.Name())
+		names = append(names, e.Name())
+	}
+	rank := func(name string) string { // app.* sorts first
+		if strings.HasPrefix(name, "app.") {
+			return "0" + name
+		}
+		return "1" + name
+	}
+	slices.SortFunc(names, func(a, b string) int { return cmp.Compare(rank(a), rank(b)) })
+	bundles := map[string][]byte{}
+	for _, name := range names {
+		body, err := assetFS.ReadFile("assets/" + name)
 		if err != nil {
 			panic(err)
 		}
+		ext := path.Ext(name)
+		bundles[ext] = append(append(bundles[ext], body...), '\n')
+	}
+	types := map[string]string{".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
+	byName, urls := map[string]asset{}, map[string]string{}
+	for ext, body := range bundles {
 		sum := sha256.Sum256(body)
-		ext := path.Ext(e.Name())
-		hashed := strings.TrimSuffix(e.Name(), ext) + "." + hex.EncodeToString(sum[:6]) + ext
+		hashed := "app." + hex.EncodeToString(sum[:6]) + ext
 		byName[hashed] = asset{body: body, contentType: types[ext]}
-		urls[e.Name()] = "/ui/assets/" + hashed
+		urls["app"+ext] = "/ui/assets/" + hashed
 	}
 	return byName, urls
 }
@@ -123,14 +146,30 @@ func deref(s *string) string {
 	return *s
 }
 
-// pageTemplates are the pages, each the layout with its own content; fragments stand alone.
+// pageTemplates are the pages by name: each file templates/<name>.html is the layout with that
+// file's "content", and every fragment (templates/*-fragment.html, a "fragment" of its own
+// that a page may also include) is parsed with each page and also stands alone under its name.
 var pageTemplates = func() map[string]*template.Template {
 	layout := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html"))
-	out := map[string]*template.Template{}
-	for _, name := range []string{"login", "overview", "traces", "trace", "span", "prompts", "prompt", "error"} {
-		out[name] = template.Must(template.Must(layout.Clone()).ParseFS(templateFS, "templates/"+name+".html", "templates/span-fragment.html"))
+	files, err := fs.Glob(templateFS, "templates/*.html")
+	if err != nil {
+		panic(err)
 	}
-	out["span-fragment"] = template.Must(template.New("fragment").Funcs(funcs).ParseFS(templateFS, "templates/span-fragment.html"))
+	fragments, err := fs.Glob(templateFS, "templates/*-fragment.html")
+	if err != nil {
+		panic(err)
+	}
+	out := map[string]*template.Template{}
+	for _, f := range files {
+		name := strings.TrimSuffix(path.Base(f), ".html")
+		switch {
+		case name == "layout":
+		case strings.HasSuffix(name, "-fragment"):
+			out[name] = template.Must(template.New("fragment").Funcs(funcs).ParseFS(templateFS, f))
+		default:
+			out[name] = template.Must(template.Must(layout.Clone()).ParseFS(templateFS, append([]string{f}, fragments...)...))
+		}
+	}
 	return out
 }()
 
@@ -148,9 +187,13 @@ type page struct {
 type server struct {
 	d    Deps
 	keys *keyCheck
+	// apiHTTP serves the API client's requests with Deps.API in this process.
+	apiHTTP *http.Client
 }
 
-func newServer(d Deps) *server { return &server{d: d, keys: newKeyCheck(d.Keys, d.KeyCacheTTL)} }
+func newServer(d Deps) *server {
+	return &server{d: d, keys: newKeyCheck(d.Keys, d.KeyCacheTTL), apiHTTP: &http.Client{Transport: inProcess{d.API}}}
+}
 
 // securityHeaders are sent with every page and fragment.
 func securityHeaders(h http.Header) {
@@ -170,7 +213,7 @@ func (s *server) render(w http.ResponseWriter, r *http.Request, status int, name
 	var buf bytes.Buffer
 	t := pageTemplates[name]
 	root := "layout.html"
-	if name == "span-fragment" {
+	if strings.HasSuffix(name, "-fragment") {
 		root = "fragment"
 	}
 	if err := t.ExecuteTemplate(&buf, root, p); err != nil {
@@ -195,9 +238,26 @@ type errorData struct {
 	RequestID string
 }
 
+// recovered answers a panic in next with the error page (500, the request id, nothing of the
+// panic shown), as web.Chain's recovery answers the API's JSON routes.
+func (s *server) recovered(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				s.fail(w, r, fmt.Errorf("panic: %v", v))
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
 // fail writes err as an error page with the status of its code (the one table in shared/web).
 // Internal errors are logged with the request id and shown as a generic message.
 func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	err = apiError(err)
 	var e *errs.Error
 	if !errors.As(err, &e) || e.Code == errs.CodeInternal {
 		slog.ErrorContext(r.Context(), "request failed", "error", err, "method", r.Method, "path", r.URL.Path)
@@ -214,4 +274,24 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	s.render(w, r, status, "error", page{Title: heading, Data: errorData{
 		Status: status, Heading: heading, Message: e.Message, RequestID: web.RequestID(r.Context()),
 	}})
+}
+
+// Paging of the pages.
+const (
+	tracesPerPage = 50
+	spansPerPage  = 200
+	// maxShownBytes cuts a span's input, output and attributes on its detail: a span may carry
+	// megabytes, the API has them all.
+	maxShownBytes = 64 << 10
+	maxIDLen      = trace.MaxIDLen
+	maxNameFilter = trace.MaxNameLen
+)
+
+// validID checks an id taken from the path before any read: 1 to 128 bytes of UTF-8 without
+// control characters, as ingestion accepts them.
+func validID(what, id string) error {
+	if id == "" || len(id) > maxIDLen || !utf8.ValidString(id) || strings.ContainsFunc(id, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return errs.NotFound("There is no such %s.", what)
+	}
+	return nil
 }

@@ -59,6 +59,9 @@ type Deps struct {
 	// Prompts is the API's prompt service (GET /projects/{project_id}/prompts and its
 	// versions and tags), for the prompt pages.
 	Prompts *prompt.Service
+	// API is the REST API's areas mounted in this process (app.Mount), which the pages call
+	// through the Go client on behalf of the session (api.go).
+	API http.Handler
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 }
@@ -70,11 +73,11 @@ func NewHandler(d Deps) *auth.Router {
 		d.Now = time.Now
 	}
 	s := newServer(d)
-	pages := s.signedIn(s.pages())
+	pages := s.recovered(s.signedIn(s.pages()))
 	r := auth.NewRouter(d.Authn)
 	r.HandleOpen("GET /ui/assets/", http.HandlerFunc(serveAsset))
-	r.HandleOpen("GET /ui/login", http.HandlerFunc(s.loginPage))
-	r.HandleOpen("POST /ui/login", http.HandlerFunc(s.login))
+	r.HandleOpen("GET /ui/login", s.recovered(http.HandlerFunc(s.loginPage)))
+	r.HandleOpen("POST /ui/login", s.recovered(http.HandlerFunc(s.login)))
 	r.HandleOpen("GET /ui", pages)
 	r.HandleOpen("GET /ui/", pages)
 	r.HandleOpen("POST /ui/logout", pages)
@@ -95,6 +98,10 @@ func (s *server) pages() http.Handler {
 	mux.HandleFunc("GET /ui/prompts", s.prompts)
 	mux.HandleFunc("GET /ui/prompts/{slug}", s.prompt)
 	mux.HandleFunc("POST /ui/logout", s.logout)
+	// The areas whose pages register themselves, each in its own file.
+	for _, area := range []func(*http.ServeMux){s.sessionRoutes, s.spanFeedbackRoutes, s.promptWriteRoutes, s.judgeRoutes, s.optimizeRoutes, s.settingsRoutes} {
+		area(mux)
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, errNotFound)
 	})

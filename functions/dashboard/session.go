@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
@@ -35,6 +36,15 @@ const (
 type session struct {
 	ddb.WebSession
 	idHash string
+	// Role is the role of the session's key as it is now (a key's role never changes, but
+	// its item is read again every KeyCacheTTL).
+	Role auth.Role
+}
+
+// principal is the session as the API's caller: the dashboard calls the API in-process on
+// behalf of the session's key, with its project and role (auth.Delegate).
+func (s session) principal() auth.Principal {
+	return auth.Principal{ProjectID: s.ProjectID, KeyID: s.KeyID, User: s.User, Role: s.Role}
 }
 
 type sessionKey struct{}
@@ -118,19 +128,19 @@ func newKeyCheck(keys auth.KeyFinder, ttl time.Duration) *keyCheck {
 	return &keyCheck{keys: keys, ttl: min(max(ttl, 0), auth.MaxCacheTTL), cache: map[string]keySeen{}}
 }
 
-// usable returns nil when the session's key exists, is the session's, and is neither revoked
-// nor expired at now; else an errs.CodeUnauthenticated error.
-func (c *keyCheck) usable(ctx context.Context, ws ddb.WebSession, now time.Time) error {
+// usable returns the key's role when the session's key exists, is the session's, and is
+// neither revoked nor expired at now; else an errs.CodeUnauthenticated error.
+func (c *keyCheck) usable(ctx context.Context, ws ddb.WebSession, now time.Time) (auth.Role, error) {
 	c.mu.Lock()
 	seen, ok := c.cache[ws.KeyHash]
 	c.mu.Unlock()
 	if !ok || now.Sub(seen.fetched) >= c.ttl {
 		key, err := c.keys.KeyByHash(ctx, ws.KeyHash)
 		if errs.Is(err, errs.CodeNotFound) {
-			return errs.Unauthenticated("the API key of this session no longer exists")
+			return "", errs.Unauthenticated("the API key of this session no longer exists")
 		}
 		if err != nil {
-			return err
+			return "", err
 		}
 		seen = keySeen{key: key, fetched: now}
 		if c.ttl > 0 {
@@ -143,12 +153,13 @@ func (c *keyCheck) usable(ctx context.Context, ws ddb.WebSession, now time.Time)
 		}
 	}
 	if seen.key.ID != ws.KeyID || seen.key.ProjectID != ws.ProjectID {
-		return errs.Unauthenticated("the API key of this session no longer exists")
+		return "", errs.Unauthenticated("the API key of this session no longer exists")
 	}
-	if !auth.Members.Allows(seen.key.Role) {
-		return errs.Unauthenticated("the API key of this session may no longer read the project")
+	role := cmp.Or(seen.key.Role, auth.DefaultRole)
+	if !auth.Members.Allows(role) {
+		return "", errs.Unauthenticated("the API key of this session may no longer read the project")
 	}
-	return seen.key.Usable(now)
+	return role, seen.key.Usable(now)
 }
 
 // readForm reads a form body (at most maxFormBytes): the dashboard's POSTs are HTML forms, and
@@ -217,7 +228,8 @@ func (s *server) load(r *http.Request) (session, error) {
 	if err != nil {
 		return sess, err
 	}
-	if err := s.keys.usable(r.Context(), ws, now); err != nil {
+	role, err := s.keys.usable(r.Context(), ws, now)
+	if err != nil {
 		if errs.Is(err, errs.CodeUnauthenticated) {
 			// The key is gone: so is the session, whatever its expiry.
 			if derr := s.d.Sessions.DeleteWebSession(r.Context(), sess.idHash); derr != nil {
@@ -226,7 +238,7 @@ func (s *server) load(r *http.Request) (session, error) {
 		}
 		return sess, err
 	}
-	sess.WebSession = ws
+	sess.WebSession, sess.Role = ws, role
 	return sess, nil
 }
 

@@ -35,7 +35,7 @@ func newFixture(t *testing.T) *fixture {
 	require.NoError(t, err)
 	h := dashboard.NewHandler(dashboard.Deps{
 		Sessions: ddb.NewWebSessionStore(api.Table), Authn: api.Env.Authn(), Keys: api.Auth,
-		Queries: q, Reader: api.Env.Traces(), Prompts: api.Env.Prompts(),
+		Queries: q, Reader: api.Env.Traces(), Prompts: api.Env.Prompts(), API: api.Handler,
 	})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)

@@ -179,6 +179,17 @@ func FromContext(ctx context.Context) (Principal, bool) {
 	return p, ok
 }
 
+type delegatedKey struct{}
+
+// Delegate returns ctx carrying p as the caller of the requests it is used for in this process:
+// a server that authenticated the person itself (the dashboard's session, whose key it checked)
+// calls the API's handlers in-process on their behalf. Middleware takes p without an
+// Authorization header; the Router's role and project checks apply to p as to any key. Only Go
+// code in this process can set a context value: a request from the network cannot carry one.
+func Delegate(ctx context.Context, p Principal) context.Context {
+	return context.WithValue(ctx, delegatedKey{}, p)
+}
+
 // RequireProject returns the caller's project id, or a forbidden error when projectID (taken
 // from a /projects/{project_id}/... path) names another project. Router runs it before every
 // project-scoped route; handlers do not call it.

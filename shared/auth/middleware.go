@@ -103,9 +103,14 @@ func (a *Authenticator) lookup(ctx context.Context, hash string) (Key, error) {
 // Challenge is the WWW-Authenticate header of every 401 (RFC 9110 §11.6.1): a bearer key.
 const Challenge = `Bearer realm="plume"`
 
-// Middleware authenticates every request it passes on; others get the 401 error answer.
+// Middleware authenticates every request it passes on; others get the 401 error answer. A
+// request made in-process on behalf of a caller (Delegate) is that caller's.
 func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p, ok := r.Context().Value(delegatedKey{}).(Principal); ok {
+			next.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), p)))
+			return
+		}
 		p, err := a.Authenticate(r.Context(), r.Header.Get("Authorization"))
 		if err != nil {
 			if errs.Is(err, errs.CodeUnauthenticated) {

@@ -195,3 +195,43 @@ func TestRouterAccessMisuse(t *testing.T) {
 	assert.Panics(t, func() { rt.HandleFunc("GET /two", http.NotFound, AllowIngest, AdminOnly) })
 	assert.Panics(t, func() { rt.HandleFunc("GET /unknown", http.NotFound, Access(9)) })
 }
+
+// TestDelegate: a request made in-process on behalf of a principal needs no Authorization
+// header, and the Router checks that principal's role and project as it checks a key's.
+func TestDelegate(t *testing.T) {
+	rt := NewRouter(NewAuthenticator(roleKeys{}, 0))
+	ok := func(w http.ResponseWriter, r *http.Request) {
+		p, _ := FromContext(r.Context())
+		_, _ = w.Write([]byte(p.KeyID))
+	}
+	rt.HandleFunc("GET /projects/{project_id}/things", ok)
+	rt.HandleFunc("GET /keys", ok, AdminOnly)
+	other := "0b7e3f0c-54a1-4c55-9d7e-0f3c8d2b6a11"
+	tests := []struct {
+		name   string
+		p      *Principal
+		path   string
+		status int
+	}{
+		{"member reads its project", &Principal{ProjectID: project, KeyID: "k1", Role: RoleMember}, "/projects/" + project + "/things", http.StatusOK},
+		{"another project", &Principal{ProjectID: project, KeyID: "k1", Role: RoleMember}, "/projects/" + other + "/things", http.StatusForbidden},
+		{"ingest refused", &Principal{ProjectID: project, KeyID: "k1", Role: RoleIngest}, "/projects/" + project + "/things", http.StatusForbidden},
+		{"member on an admin route", &Principal{ProjectID: project, KeyID: "k1", Role: RoleMember}, "/keys", http.StatusForbidden},
+		{"admin on an admin route", &Principal{ProjectID: project, KeyID: "k1", Role: RoleAdmin}, "/keys", http.StatusOK},
+		{"no principal, no key", nil, "/projects/" + project + "/things", http.StatusUnauthorized},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := httptest.NewRequest(http.MethodGet, tt.path, nil)
+			if tt.p != nil {
+				r = r.WithContext(Delegate(r.Context(), *tt.p))
+			}
+			w := httptest.NewRecorder()
+			rt.ServeHTTP(w, r)
+			assert.Equal(t, tt.status, w.Code, w.Body.String())
+			if tt.status == http.StatusOK {
+				assert.Equal(t, "k1", w.Body.String())
+			}
+		})
+	}
+}

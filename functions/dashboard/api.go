@@ -1,0 +1,94 @@
+package dashboard
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+
+	"github.com/plumehq/plume/client"
+	"github.com/plumehq/plume/shared/auth"
+	"github.com/plumehq/plume/shared/errs"
+)
+
+// The pages that change something, and most that read judges, runs, feedback and settings,
+// call the REST API through the Go client, served in this process by the API's own handlers
+// (Deps.API) on behalf of the session's key: every rule of the API (validation, roles, project
+// scope, idempotency) applies to the dashboard as it does to any client, and nothing is
+// written twice.
+
+// inProcess is an http.RoundTripper that serves each request with the API's handler in this
+// process.
+type inProcess struct{ api http.Handler }
+
+func (t inProcess) RoundTrip(req *http.Request) (*http.Response, error) {
+	w := &response{header: http.Header{}, status: http.StatusOK}
+	t.api.ServeHTTP(w, req)
+	return &http.Response{
+		Status:        strconv.Itoa(w.status) + " " + http.StatusText(w.status),
+		StatusCode:    w.status,
+		Proto:         "HTTP/1.1",
+		ProtoMajor:    1,
+		ProtoMinor:    1,
+		Header:        w.header,
+		Body:          io.NopCloser(bytes.NewReader(w.body.Bytes())),
+		ContentLength: int64(w.body.Len()),
+		Request:       req,
+	}, nil
+}
+
+// response is the answer a handler wrote.
+type response struct {
+	header      http.Header
+	body        bytes.Buffer
+	status      int
+	wroteHeader bool
+}
+
+func (w *response) Header() http.Header { return w.header }
+
+func (w *response) WriteHeader(code int) {
+	if !w.wroteHeader {
+		w.status, w.wroteHeader = code, true
+	}
+}
+
+func (w *response) Write(b []byte) (int, error) {
+	w.WriteHeader(http.StatusOK)
+	return w.body.Write(b)
+}
+
+// inProcessBase is the base URL of the in-process API: never dialled.
+const inProcessBase = "http://api.in-process"
+
+// api returns a client of the REST API for the request's session, and the context to make its
+// calls with: the session's project, and its key's role checked by the API's router as any
+// key's (auth.Delegate).
+func (s *server) api(r *http.Request) (*client.Client, context.Context) {
+	sess := sessionOf(r)
+	c, err := client.New(
+		client.WithBaseURL(inProcessBase),
+		// Not a key: the API's Authenticator takes the delegated principal and never reads it.
+		client.WithAPIKey("session"),
+		client.WithProject(sess.ProjectID),
+		client.WithHTTPClient(s.apiHTTP),
+		client.WithoutPromptCache(),
+		client.WithRetries(0),
+		client.WithEnv(func(string) string { return "" }),
+	)
+	if err != nil {
+		panic(err) // every option is fixed above
+	}
+	return c, auth.Delegate(r.Context(), sess.principal())
+}
+
+// apiError is err as the dashboard shows it: a client error keeps the API's code and message.
+func apiError(err error) error {
+	var ce *client.Error
+	if errors.As(err, &ce) {
+		return &errs.Error{Code: errs.Code(ce.Code), Message: ce.Message}
+	}
+	return err
+}
