@@ -28,8 +28,8 @@ const (
 	sessionLifetime = 12 * time.Hour
 	loginLifetime   = time.Hour
 	cookiePath      = "/ui"
-	// maxFormBytes bounds a form body: the dashboard's forms hold a key and a token.
-	maxFormBytes = 8 << 10
+	// maxFormBytes bounds a form body: the largest forms carry a prompt or a judge template.
+	maxFormBytes = 256 << 10
 )
 
 // session is a signed-in session as a handler sees it.
