@@ -1,0 +1,137 @@
+package dashboard_test
+
+import (
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/plumehq/plume/internal/apitest"
+	"github.com/plumehq/plume/internal/browsertest"
+)
+
+// TestScreenshots is a tool for people, not a check: with PLUME_UI_SHOTS=<dir> it signs in to a
+// seeded project, visits every dashboard page reachable by a link from the overview (one page
+// per route shape), saves a screenshot of each at 1280 and 360 px wide under dir, and logs each
+// page's weight (document, script and style bytes as the browser received them) and its
+// horizontal overflow at 360 px (a page wider than the screen). Without the variable it is
+// skipped.
+func TestScreenshots(t *testing.T) {
+	dir := os.Getenv("PLUME_UI_SHOTS")
+	if dir == "" {
+		t.Skip("set PLUME_UI_SHOTS to a directory to take the dashboard's screenshots")
+	}
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	f := newShowcase(t)
+	ctx := browsertest.Start(t, 1280, 10*time.Minute)
+	base := f.srv.URL
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(base+"/ui/login"),
+		chromedp.WaitVisible(chromedp.CSS(`#api_key`)),
+		chromedp.SendKeys(chromedp.CSS(`#api_key`), f.api.A.Key),
+		chromedp.Click(chromedp.CSS(`[data-testid="sign-in"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="sign-out"]`)),
+	))
+	queue, seen := []string{"/ui/"}, map[string]bool{}
+	for len(queue) > 0 && len(seen) < 60 {
+		target := queue[0]
+		queue = queue[1:]
+		if seen[shapeOf(target)] {
+			continue
+		}
+		seen[shapeOf(target)] = true
+		name := strings.Trim(regexp.MustCompile(`[^a-z0-9]+`).ReplaceAllString(strings.ToLower(shapeOf(target)), "-"), "-")
+		var links []string
+		for _, width := range []int64{1280, 360} {
+			require.NoError(t, chromedp.Do(ctx,
+				chromedp.EmulateViewport(width, 900),
+				chromedp.Navigate(base+target),
+				chromedp.WaitReady(chromedp.CSS(`body`)),
+			))
+			shot := browsertest.Value(t, ctx, chromedp.FullScreenshot(100))
+			require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("%s-%d.png", name, width)), shot, 0o644))
+			if width == 1280 {
+				weight := browsertest.Value(t, ctx, chromedp.Evaluate[int](`(() => {
+					const nav = performance.getEntriesByType("navigation")[0];
+					return performance.getEntriesByType("resource").reduce((n, r) => n + r.encodedBodySize, nav.encodedBodySize);
+				})()`))
+				links = browsertest.Value(t, ctx, chromedp.Evaluate[[]string](
+					`Array.from(document.querySelectorAll('a[href^="/ui/"]'), a => a.getAttribute("href"))`))
+				t.Logf("page %-48s %7d bytes  %s", shapeOf(target), weight, target)
+			} else if over := browsertest.Value(t, ctx, chromedp.Evaluate[int](
+				`document.documentElement.scrollWidth - document.documentElement.clientWidth`)); over > 0 {
+				t.Logf("page %-48s overflows 360 px by %d px", shapeOf(target), over)
+			}
+		}
+		for _, l := range links {
+			u, err := url.Parse(l)
+			if err != nil || strings.HasPrefix(u.Path, "/ui/assets/") || slices.Contains(queue, l) {
+				continue
+			}
+			queue = append(queue, u.RequestURI())
+		}
+	}
+}
+
+var idSegment = regexp.MustCompile(`/(?:[0-9a-f]{8}-[0-9a-f-]{27}|[0-9]+)(/|$)`)
+
+// shapeOf is a page's route shape: ids in its path replaced, the names of its query parameters
+// kept (a filtered list and a diff are pages of their own).
+func shapeOf(target string) string {
+	u, err := url.Parse(target)
+	if err != nil {
+		return target
+	}
+	p := u.Path
+	for idSegment.MatchString(p) {
+		p = idSegment.ReplaceAllString(p, "/{id}$1")
+	}
+	keys := make([]string, 0, len(u.Query()))
+	for k := range u.Query() {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	if len(keys) > 0 {
+		p += "?" + strings.Join(keys, "&")
+	}
+	return p
+}
+
+// newShowcase is the dashboard over a project with something on every page: traces in
+// sessions (llm spans of a prompt, an error), two versions of a prompt, feedback.
+func newShowcase(t *testing.T) *fixture {
+	t.Helper()
+	f := newFixture(t)
+	a := f.api.A
+	v1 := f.api.EnsurePrompt(t, a, "support-reply", "You answer support questions for {{product}}. Be brief.")
+	v2 := f.api.EnsurePrompt(t, a, "support-reply", "You answer support questions for {{product}}. Be brief and kind; cite the docs.")
+	at := time.Now().Add(-3 * time.Hour)
+	for i := range 12 {
+		session := fmt.Sprintf("sess-%d", i%3)
+		version := v1
+		if i >= 6 {
+			version = v2
+		}
+		traceID, ids := f.seedTrace(t, a.Key, fmt.Sprintf("handle ticket %d", i), 3, func(j int, s map[string]any) {
+			s["session_id"] = session
+			if i%5 == 0 && j == 2 {
+				s["status"], s["error_message"] = "error", "upstream timed out"
+			}
+		})
+		llm := apitest.LLMSpan(uuid.NewString(), traceID, session, "support-reply", version,
+			`[{"role":"system","content":"You answer support questions."},{"role":"user","content":"Where is my order?"}]`,
+			"It ships tomorrow.", at.Add(time.Duration(i)*10*time.Minute))
+		llm["parent_span_id"] = ids[0]
+		f.api.MustDo(t, "POST", "/spans", a.Key, []any{llm})
+	}
+	return f
+}
