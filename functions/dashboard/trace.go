@@ -271,6 +271,8 @@ type spanData struct {
 	FeedbackURL string
 	CSRF        string
 	Form        feedbackForm
+	// Full: the span's own page (not the fragment, of which a trace's page may hold several).
+	Full bool
 }
 
 // span serves GET /ui/traces/{trace_id}/spans/{span_id}: a span's detail, read as GET /spans
@@ -294,6 +296,7 @@ func (s *server) span(w http.ResponseWriter, r *http.Request) {
 
 // renderSpan writes the span's own page: its attachments' images inline, their origin allowed.
 func (s *server) renderSpan(w http.ResponseWriter, r *http.Request, status int, d spanData) {
+	d.Full = true
 	var origins []string
 	for _, a := range d.Attachments {
 		if o := imageOrigin(a.URL); a.Inline && o != "" && !slices.Contains(origins, o) {

@@ -132,6 +132,14 @@ func TestSpanDetail(t *testing.T) {
 		assert.Contains(t, plain.Header.Get("Content-Security-Policy"), "img-src 'self';")
 	})
 
+	t.Run("trace roll-ups", func(t *testing.T) {
+		p := b.get(t, "/ui/traces/"+traceID)
+		require.Equal(t, http.StatusOK, p.Status, p.Body)
+		assert.Contains(t, p.Body, `data-testid="subtree">with children: 2 spans`)
+		assert.Contains(t, p.Body, `id="tree-keys"`)
+		assert.NotContains(t, p.Body, "What is in this picture", "span bodies are loaded when opened")
+	})
+
 	t.Run("feedback recorded", func(t *testing.T) {
 		res := b.post(t, path+"/feedback", url.Values{"csrf": {csrfToken}, "thumbs": {"down"}, "reason": {"wrong <b>refund</b> amount"}})
 		require.Equal(t, http.StatusSeeOther, res.Status, res.Body)
