@@ -181,6 +181,9 @@ type page struct {
 	// Nav is the current section, for aria-current.
 	Nav  string
 	Data any
+	// ImgOrigins are other origins the page may load images from (the bucket of a span's
+	// attachments, as the API's presigned URLs name it), added to the CSP's img-src.
+	ImgOrigins []string
 }
 
 // server holds the dashboard's dependencies.
@@ -224,6 +227,9 @@ func (s *server) render(w http.ResponseWriter, r *http.Request, status int, name
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	}
 	securityHeaders(w.Header())
+	if len(p.ImgOrigins) > 0 {
+		w.Header().Set("Content-Security-Policy", strings.Replace(contentSecurityPolicy, "img-src 'self'", "img-src 'self' "+strings.Join(p.ImgOrigins, " "), 1))
+	}
 	w.WriteHeader(status)
 	_, _ = w.Write(buf.Bytes())
 }

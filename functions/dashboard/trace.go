@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/shared/errs"
 	"github.com/plumehq/plume/shared/textcut"
 	"github.com/plumehq/plume/shared/trace"
@@ -24,6 +25,10 @@ type row struct {
 	HasChildren bool
 	BarX, BarW  int
 	DetailURL   string
+	// The span's subtree (itself and every span under it): its spans, its spans with an
+	// error, and the sum of its known costs (nil when no span of it has a cost).
+	SubSpans, SubErrors int
+	SubCost             *float64
 }
 
 type traceData struct {
@@ -180,7 +185,42 @@ func treeRows(sums map[string]trace.Summary) []row {
 			}
 		}
 	}
+	rollUp(rows)
 	return rows
+}
+
+// rollUp sums each row's subtree: rows are in depth-first order, so a row's subtree is the
+// rows after it that are deeper, and walking backwards each row takes the totals its
+// children left at the level below it.
+func rollUp(rows []row) {
+	type total struct {
+		spans, errors int
+		cost          float64
+		costed        bool
+	}
+	var pending []total // by depth: the totals of rows at that depth not yet taken by a parent
+	for i := len(rows) - 1; i >= 0; i-- {
+		d := rows[i].Depth
+		for len(pending) < d+2 {
+			pending = append(pending, total{})
+		}
+		t := pending[d+1]
+		pending[d+1] = total{}
+		t.spans++
+		if rows[i].HasError {
+			t.errors++
+		}
+		if c := rows[i].Cost; c != nil {
+			t.cost, t.costed = t.cost+*c, true
+		}
+		rows[i].SubSpans, rows[i].SubErrors = t.spans, t.errors
+		if t.costed {
+			c := t.cost
+			rows[i].SubCost = &c
+		}
+		p := &pending[d]
+		p.spans, p.errors, p.cost, p.costed = p.spans+t.spans, p.errors+t.errors, p.cost+t.cost, p.costed || t.costed
+	}
 }
 
 // shown is a long text as the detail shows it: cut, with how much was left out.
@@ -200,37 +240,91 @@ func show(s *string) shown {
 
 type tag struct{ Key, Value string }
 
+// attachment is a file of a span as its detail shows it.
+type attachment struct {
+	Name, ContentType, URL string
+	Size                   int64
+	// Inline: an image shown in the page (the page's CSP allows its origin), else a link.
+	Inline bool
+}
+
+// feedbackForm is the thumbs and reason form of a span, with the input of a refused post.
+type feedbackForm struct {
+	Thumbs, Reason, Error string
+}
+
 type spanData struct {
 	Span                   trace.Span
-	TraceURL               string
-	Input, Output          shown
+	TraceURL, SpanURL      string
+	Input, Output          payload
 	Attributes             shown
 	Error, Stack           shown
 	Tags                   []tag
 	InputTokens, OutTokens string
+	Attachments            []attachment
+	AttachmentsNote        string
+	Feedback               []api.HumanFeedbackItem
+	Evaluations            []api.Evaluation
+	FeedbackNote           string
+	// FeedbackURL is where the form posts, "" when the span takes no feedback (the API
+	// records feedback on the completions of a prompt: an llm span linked to one).
+	FeedbackURL string
+	CSRF        string
+	Form        feedbackForm
+	// Full: the span's own page (not the fragment, of which a trace's page may hold several).
+	Full bool
 }
 
 // span serves GET /ui/traces/{trace_id}/spans/{span_id}: a span's detail, read as GET /spans
-// reads it. The script fetches it with X-Plume-Fragment: 1 for the fragment it puts in the
-// tree; without the script it is a page of its own.
+// reads it, with its attachments and feedback read through the REST API. The script fetches
+// it with X-Plume-Fragment: 1 for the fragment it puts in the tree; without the script it is a
+// page of its own.
 func (s *server) span(w http.ResponseWriter, r *http.Request) {
-	traceID, spanID := r.PathValue("trace_id"), r.PathValue("span_id")
-	if err := cmp.Or(validID("trace", traceID), validID("span", spanID)); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	spans, _, err := s.d.Queries.Spans(r.Context(), sessionOf(r).ProjectID, trace.SpanQuery{ID: spanID, Common: trace.Common{Limit: 1}})
+	fragment := r.Header.Get("X-Plume-Fragment") == "1"
+	d, err := s.spanDetail(r, r.PathValue("trace_id"), r.PathValue("span_id"), !fragment)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	if len(spans) == 0 || spans[0].TraceID != traceID {
-		s.fail(w, r, errs.NotFound("There is no such span in this trace."))
+	w.Header().Set("Vary", "X-Plume-Fragment")
+	if fragment {
+		s.render(w, r, http.StatusOK, "span-fragment", page{Data: d})
 		return
 	}
+	s.renderSpan(w, r, http.StatusOK, d)
+}
+
+// renderSpan writes the span's own page: its attachments' images inline, their origin allowed.
+func (s *server) renderSpan(w http.ResponseWriter, r *http.Request, status int, d spanData) {
+	d.Full = true
+	var origins []string
+	for _, a := range d.Attachments {
+		if o := imageOrigin(a.URL); a.Inline && o != "" && !slices.Contains(origins, o) {
+			origins = append(origins, o)
+		}
+	}
+	s.render(w, r, status, "span", page{Title: "Span " + d.Span.Name, Nav: "traces", Data: d, ImgOrigins: origins})
+}
+
+// spanDetail reads what the detail of a span shows. inline: image attachments are shown in
+// the page (the span's own page, whose CSP allows their origin), else linked (the fragment,
+// shown in the trace's page, whose CSP allows no other origin).
+func (s *server) spanDetail(r *http.Request, traceID, spanID string, inline bool) (spanData, error) {
+	if err := cmp.Or(validID("trace", traceID), validID("span", spanID)); err != nil {
+		return spanData{}, err
+	}
+	spans, _, err := s.d.Queries.Spans(r.Context(), sessionOf(r).ProjectID, trace.SpanQuery{ID: spanID, Common: trace.Common{Limit: 1}})
+	if err != nil {
+		return spanData{}, err
+	}
+	if len(spans) == 0 || spans[0].TraceID != traceID {
+		return spanData{}, errs.NotFound("There is no such span in this trace.")
+	}
 	sp := spans[0]
-	d := spanData{Span: sp, TraceURL: "/ui/traces/" + url.PathEscape(traceID), Input: show(sp.InputData), Output: show(sp.OutputData),
-		Error: show(sp.ErrorMessage), Stack: show(sp.ErrorStack)}
+	base := "/ui/traces/" + url.PathEscape(traceID)
+	d := spanData{Span: sp, TraceURL: base, SpanURL: base + "/spans/" + url.PathEscape(spanID),
+		Input: readPayload(sp.InputData, "span-input"), Output: readPayload(sp.OutputData, "span-output"),
+		Error: show(sp.ErrorMessage), Stack: show(sp.ErrorStack), CSRF: sessionOf(r).CSRF}
 	if len(sp.Attributes) > 0 && string(sp.Attributes) != "{}" {
 		var buf bytes.Buffer
 		text := string(sp.Attributes)
@@ -244,12 +338,36 @@ func (s *server) span(w http.ResponseWriter, r *http.Request) {
 		d.Tags = append(d.Tags, tag{k, v})
 	}
 	slices.SortFunc(d.Tags, func(a, b tag) int { return strings.Compare(a.Key, b.Key) })
-	w.Header().Set("Vary", "X-Plume-Fragment")
-	if r.Header.Get("X-Plume-Fragment") == "1" {
-		s.render(w, r, http.StatusOK, "span-fragment", page{Data: d})
-		return
+	if l := sp.Link; l != nil && cmp.Or(l.PromptSlug, l.Task) != "" {
+		d.FeedbackURL = d.SpanURL + "/feedback"
 	}
-	s.render(w, r, http.StatusOK, "span", page{Title: "Span " + sp.Name, Nav: "traces", Data: d})
+
+	// Attachments and feedback come from the REST API; a failure there leaves a note, not an
+	// error page: the span itself was read.
+	c, ctx := s.api(r)
+	if list, err := c.Attachments(ctx, spanID); err != nil {
+		d.AttachmentsNote = "The attachments could not be read: " + apiError(err).Error()
+	} else {
+		for _, a := range list.Attachments {
+			d.Attachments = append(d.Attachments, attachment{
+				Name: cmp.Or(a.Label, a.ID), ContentType: a.ContentType, URL: a.URL, Size: a.Size,
+				Inline: inline && strings.HasPrefix(a.ContentType, "image/") && imageOrigin(a.URL) != "",
+			})
+		}
+	}
+	if fb, err := c.UnifiedFeedback(ctx, api.EntitySpan, spanID); err != nil {
+		d.FeedbackNote = "The feedback could not be read: " + apiError(err).Error()
+	} else {
+		for _, it := range fb.Items {
+			switch {
+			case it.Human != nil:
+				d.Feedback = append(d.Feedback, *it.Human)
+			case it.Judge != nil:
+				d.Evaluations = append(d.Evaluations, it.Judge.Evaluation)
+			}
+		}
+	}
+	return d, nil
 }
 
 // tokensOf reads the token counts the SDKs put in a span's attributes (COMPAT.md: inputTokens

@@ -55,7 +55,47 @@
     });
   }
 
+  // Keyboard navigation of the tree, on the rows' links: ArrowDown/ArrowUp move between the
+  // visible rows, ArrowRight opens a folded span's children (or goes to the first child),
+  // ArrowLeft folds them (or goes to the parent), Home/End go to the first/last row. Enter is
+  // the link's own: it shows the span's detail.
+  function visibleRows(tree) {
+    return Array.from(tree.querySelectorAll(":scope > li.span")).filter(function (li) { return !li.hidden; });
+  }
+
+  function focusRow(li) {
+    if (li) li.querySelector("a.open").focus();
+  }
+
+  function onTreeKey(ev) {
+    var link = ev.target.closest && ev.target.closest(".tree a.open");
+    if (!link || ev.altKey || ev.ctrlKey || ev.metaKey || ev.shiftKey) return;
+    var li = link.closest("li.span"), tree = li.parentElement;
+    var rows = visibleRows(tree), i = rows.indexOf(li), depth = Number(li.dataset.depth);
+    var fold = li.querySelector(".line button.fold");
+    var hasKids = fold && !fold.disabled, expanded = hasKids && fold.getAttribute("aria-expanded") === "true";
+    switch (ev.key) {
+      case "ArrowDown": focusRow(rows[i + 1]); break;
+      case "ArrowUp": focusRow(rows[i - 1]); break;
+      case "Home": focusRow(rows[0]); break;
+      case "End": focusRow(rows[rows.length - 1]); break;
+      case "ArrowRight":
+        if (hasKids && !expanded) toggleFold(fold);
+        else if (hasKids) focusRow(rows[i + 1]);
+        break;
+      case "ArrowLeft":
+        if (hasKids && expanded) { toggleFold(fold); break; }
+        for (var j = i - 1; j >= 0; j--) {
+          if (Number(rows[j].dataset.depth) < depth) { focusRow(rows[j]); break; }
+        }
+        break;
+      default: return;
+    }
+    ev.preventDefault();
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
+    document.addEventListener("keydown", onTreeKey);
     document.querySelectorAll("li.span .fold").forEach(function (b) {
       if (!b.disabled) b.hidden = false;
     });
