@@ -80,8 +80,7 @@ func NewHandler(d Deps) *auth.Router {
 	r.HandleOpen("POST /ui/login", s.recovered(http.HandlerFunc(s.login)))
 	r.HandleOpen("GET /ui", pages)
 	r.HandleOpen("GET /ui/", pages)
-	r.HandleOpen("POST /ui/logout", pages)
-	r.HandleOpen("POST /ui/traces/", pages)
+	r.HandleOpen("POST /ui/", pages)
 	return r
 }
 
