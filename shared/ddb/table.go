@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/plumehq/plume/infra"
 	"github.com/plumehq/plume/shared/errs"
@@ -85,26 +86,52 @@ func (t *Table) get(ctx context.Context, pk, sk string, out any) (bool, error) {
 // batchGet reads up to 100 items by key with strongly consistent reads, retrying unprocessed
 // keys. The result maps keyString of each found item to the item.
 func (t *Table) batchGet(ctx context.Context, keys []map[string]types.AttributeValue) (map[string]map[string]types.AttributeValue, error) {
+	chunks := slices.Collect(slices.Chunk(keys, 100))
+	results := make([][]map[string]types.AttributeValue, len(chunks))
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(batchGetParallel)
+	for i, chunk := range chunks {
+		g.Go(func() error {
+			items, err := t.batchGetChunk(ctx, chunk)
+			results[i] = items
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
 	found := make(map[string]map[string]types.AttributeValue, len(keys))
-	for chunk := range slices.Chunk(keys, 100) {
-		req := map[string]types.KeysAndAttributes{t.name: {Keys: chunk, ConsistentRead: aws.Bool(true)}}
-		for attempt := 0; len(req) > 0; attempt++ {
-			if attempt > 0 {
-				if err := sleep(ctx, backoff(attempt)); err != nil {
-					return nil, err
-				}
+	for _, items := range results {
+		for _, item := range items {
+			found[keyString(item)] = item
+		}
+	}
+	return found, nil
+}
+
+// batchGetParallel is how many BatchGetItem requests of one batchGet are in flight at once: a
+// trace of 10,000 spans reads its 100 batches of summaries in the time of 13, for the same
+// number of requests and read units.
+const batchGetParallel = 8
+
+// batchGetChunk reads up to 100 keys, again for the keys DynamoDB left unprocessed.
+func (t *Table) batchGetChunk(ctx context.Context, chunk []map[string]types.AttributeValue) ([]map[string]types.AttributeValue, error) {
+	var found []map[string]types.AttributeValue
+	req := map[string]types.KeysAndAttributes{t.name: {Keys: chunk, ConsistentRead: aws.Bool(true)}}
+	for attempt := 0; len(req) > 0; attempt++ {
+		if attempt > 0 {
+			if err := sleep(ctx, backoff(attempt)); err != nil {
+				return nil, err
 			}
-			res, err := t.api.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: req})
-			if err != nil {
-				return nil, storageErr("batch get", err)
-			}
-			for _, item := range res.Responses[t.name] {
-				found[keyString(item)] = item
-			}
-			req = res.UnprocessedKeys
-			if attempt > maxBatchRetries && len(req) > 0 {
-				return nil, errs.Unavailable("storage is busy; retry the request")
-			}
+		}
+		res, err := t.api.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: req})
+		if err != nil {
+			return nil, storageErr("batch get", err)
+		}
+		found = append(found, res.Responses[t.name]...)
+		req = res.UnprocessedKeys
+		if attempt > maxBatchRetries && len(req) > 0 {
+			return nil, errs.Unavailable("storage is busy; retry the request")
 		}
 	}
 	return found, nil
