@@ -351,6 +351,14 @@ func score(v *float64) string {
 	return strconv.FormatFloat(*v, 'f', 2, 64)
 }
 
+// derefInt is *n, 0 for nil.
+func derefInt(n *int) int {
+	if n == nil {
+		return 0
+	}
+	return *n
+}
+
 // cancelRun serves POST /ui/optimization-runs/{run_id}/cancel: without confirm=yes it asks
 // (the confirm page), with it the run is cancelled as POST ...:cancel cancels it.
 func (s *server) cancelRun(w http.ResponseWriter, r *http.Request) {
@@ -375,9 +383,10 @@ func (s *server) cancelRun(w http.ResponseWriter, r *http.Request) {
 type deployData struct {
 	Run     runData
 	Preview api.DeployPreview
-	// From is the text production serves now (a judge's template for a judge run).
-	From string
-	Diff diffResult
+	// From is the text production serves now (a judge's template for a judge run; the
+	// baseline's when production serves nothing), FromLabel what it is.
+	From, FromLabel string
+	Diff            diffResult
 	// Stale is the message of a deploy refused since the receipt was issued (409).
 	Stale string
 }
@@ -405,9 +414,11 @@ func (s *server) review(w http.ResponseWriter, r *http.Request, status int, stal
 	dd := deployData{Run: d, Preview: p, Stale: stale}
 	switch {
 	case p.Summary.CurrentTemplate != nil:
-		dd.From = *p.Summary.CurrentTemplate
+		dd.From, dd.FromLabel = *p.Summary.CurrentTemplate, "The judge's template"
 	case p.Summary.ProductionContent != nil:
-		dd.From = *p.Summary.ProductionContent
+		dd.From, dd.FromLabel = *p.Summary.ProductionContent, fmt.Sprintf("Production's text (version %d)", derefInt(p.Summary.ProductionVersion))
+	default: // nothing in production: the version the run improved on
+		dd.From, dd.FromLabel = d.Run.Baseline.Content, fmt.Sprintf("The baseline's text (version %d)", d.Run.Baseline.Version)
 	}
 	dd.Diff = diffText(dd.From, p.Summary.CandidateContent)
 	s.render(w, r, status, "run-deploy", page{Title: "Deploy the run of " + d.Target, Nav: "prompts", Data: dd})
