@@ -7,28 +7,28 @@
   var interval = 2000;
 
   function poll(box) {
-    var timer = 0;
     function tick() {
       fetch(box.dataset.runLive, { headers: { "X-Plume-Fragment": "1" }, credentials: "same-origin" })
         .then(function (res) {
+          if (res.status >= 400 && res.status < 500) return null; // signed out or gone: stop
           if (!res.ok) throw new Error("status " + res.status);
           return res.text();
         })
         .then(function (html) {
+          if (html === null) return;
           var doc = new DOMParser().parseFromString(html, "text/html");
           var root = doc.querySelector("[data-run-state]");
           if (!root) throw new Error("no run in the fragment");
           box.replaceChildren.apply(box, Array.from(doc.body.childNodes));
           box.dataset.over = root.dataset.over;
-          if (root.dataset.over !== "true") timer = setTimeout(tick, interval);
+          if (root.dataset.over !== "true") setTimeout(tick, interval);
         })
         .catch(function () {
           // Try again later: a refresh link stays on the page meanwhile.
-          timer = setTimeout(tick, interval * 2);
+          setTimeout(tick, interval * 2);
         });
     }
-    timer = setTimeout(tick, interval);
-    return timer;
+    setTimeout(tick, interval);
   }
 
   document.addEventListener("DOMContentLoaded", function () {
