@@ -81,6 +81,8 @@ func NewHandler(d Deps) *auth.Router {
 	r.HandleOpen("GET /ui", pages)
 	r.HandleOpen("GET /ui/", pages)
 	r.HandleOpen("POST /ui/logout", pages)
+	// The areas' forms (every POST is checked by signedIn: origin, session, CSRF token).
+	r.HandleOpen("POST /ui/", pages)
 	return r
 }
 
