@@ -77,7 +77,7 @@ func TestPromptPin(t *testing.T) {
 		require.Equal(t, http.StatusOK, p.Status, p.Body)
 		assertPage(t, p)
 		assert.Contains(t, p.Body, `action="/ui/prompts/support-bot/pin"`)
-		assert.Regexp(t, `data-tag="production">\s*<td>.*</td>\s*<td class="num" data-testid="tag-version">1<`, p.Body)
+		assert.Regexp(t, `data-tag="production">\s*<td[^>]*>.*</td>\s*<td class="num" data-testid="tag-version">1<`, p.Body)
 		assert.Contains(t, p.Body, `href="/ui/prompts/support-bot/optimize"`)
 		assert.NotContains(t, p.Body, `data-testid="notice"`)
 	})
