@@ -50,9 +50,30 @@ type promptData struct {
 	Slug     string
 	URL      string
 	Versions []versionRow // newest first
+	// Tags are the prompt's tags, "latest" first, for the deploy form.
+	Tags []tagRow
 	// From and To are the versions chosen in the diff form; Diff is their diff when asked.
 	From, To int
 	Diff     *diffResult
+	// Notice confirms the change a form just made (after its redirect).
+	Notice string
+	// Bind is the model form of a version re-shown with the API's refusal.
+	Bind *bindForm
+}
+
+// tagRow is one tag of a prompt.
+type tagRow struct {
+	Name      string
+	Version   int
+	UpdatedAt time.Time
+	UpdatedBy string
+}
+
+// bindForm is the model form of one version as sent, with the API's error.
+type bindForm struct {
+	Version int
+	Model   string
+	Error   string
 }
 
 // diffParam is the diff query parameter: "2..5", version 2 against version 5.
@@ -60,17 +81,38 @@ var diffParam = regexp.MustCompile(`^([0-9]{1,9})\.\.([0-9]{1,9})$`)
 
 // prompt serves GET /ui/prompts/{slug}: the versions of a prompt newest first, with their tags,
 // bound models and texts, and with ?diff=A..B (or from=A&to=B, as its form sends them) the
-// word diff of version A against version B.
+// word diff of version A against version B. It carries the forms that pin a tag and bind a
+// model (promptwrite.go), and confirms their changes (?pinned=tag, ?bound=n).
 func (s *server) prompt(w http.ResponseWriter, r *http.Request) {
-	slug := r.PathValue("slug")
-	if !prompt.IsSlug(slug) {
-		s.fail(w, r, errs.NotFound("There is no such prompt."))
-		return
-	}
 	from, to, asked, err := parseDiff(r.URL.Query())
 	if err != nil {
 		s.fail(w, r, err)
 		return
+	}
+	d, byNumber, err := s.loadPrompt(r, r.PathValue("slug"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if asked {
+		a, okA := byNumber[from]
+		b, okB := byNumber[to]
+		if !okA || !okB {
+			s.fail(w, r, errs.Invalid("This prompt has versions 1 to %d: choose two of them to compare.", d.To))
+			return
+		}
+		res := diffText(a.Content, b.Content)
+		d.From, d.To, d.Diff = from, to, &res
+	}
+	d.Notice = noticeOf(r.URL.Query(), d)
+	s.render(w, r, http.StatusOK, "prompt", page{Title: "Prompt " + d.Slug, Nav: "prompts", Data: d})
+}
+
+// loadPrompt reads the prompt's versions and tags, as GET /projects/{project_id}/prompts/{slug}/
+// versions and tags read them; an unknown slug is not found.
+func (s *server) loadPrompt(r *http.Request, slug string) (promptData, map[int]prompt.Version, error) {
+	if !prompt.IsSlug(slug) {
+		return promptData{}, nil, errs.NotFound("There is no such prompt.")
 	}
 	projectID := sessionOf(r).ProjectID
 	versions, err := s.d.Prompts.Versions(r.Context(), projectID, slug)
@@ -78,20 +120,19 @@ func (s *server) prompt(w http.ResponseWriter, r *http.Request) {
 		err = errs.NotFound("There is no such prompt.")
 	}
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return promptData{}, nil, err
 	}
 	tags, err := s.d.Prompts.Tags(r.Context(), projectID, slug)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return promptData{}, nil, err
 	}
+	base := promptURL(slug)
+	d := promptData{Slug: slug, URL: base}
 	tagsOf := map[int][]string{}
 	for _, t := range tags {
 		tagsOf[t.Version] = append(tagsOf[t.Version], t.Name)
+		d.Tags = append(d.Tags, tagRow{Name: t.Name, Version: t.Version, UpdatedAt: t.UpdatedAt, UpdatedBy: t.UpdatedBy})
 	}
-	base := "/ui/prompts/" + url.PathEscape(slug)
-	d := promptData{Slug: slug, URL: base}
 	byNumber := make(map[int]prompt.Version, len(versions))
 	for _, v := range slices.Backward(versions) {
 		byNumber[v.Number] = v
@@ -104,18 +145,11 @@ func (s *server) prompt(w http.ResponseWriter, r *http.Request) {
 	}
 	d.To = d.Versions[0].Number
 	d.From = d.Versions[min(1, len(d.Versions)-1)].Number
-	if asked {
-		a, okA := byNumber[from]
-		b, okB := byNumber[to]
-		if !okA || !okB {
-			s.fail(w, r, errs.Invalid("This prompt has versions 1 to %d: choose two of them to compare.", d.To))
-			return
-		}
-		res := diffText(a.Content, b.Content)
-		d.From, d.To, d.Diff = from, to, &res
-	}
-	s.render(w, r, http.StatusOK, "prompt", page{Title: "Prompt " + slug, Nav: "prompts", Data: d})
+	return d, byNumber, nil
 }
+
+// promptURL is the page of prompt slug.
+func promptURL(slug string) string { return "/ui/prompts/" + url.PathEscape(slug) }
 
 // parseDiff reads the versions to compare: diff=A..B, or from=A and to=B. asked is false when
 // neither is given.

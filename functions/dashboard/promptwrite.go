@@ -1,6 +1,447 @@
 package dashboard
 
-import "net/http"
+import (
+	"cmp"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/plumehq/plume/api"
+	"github.com/plumehq/plume/shared/errs"
+	"github.com/plumehq/plume/shared/prompt"
+	"github.com/plumehq/plume/shared/textcut"
+)
 
 // promptWriteRoutes registers the prompt pages' changes: pin a tag, bind a model, the prompt's completions and its feedback links.
-func (s *server) promptWriteRoutes(mux *http.ServeMux) {}
+func (s *server) promptWriteRoutes(mux *http.ServeMux) {
+	mux.HandleFunc("GET /ui/prompts/{slug}/pin", s.pinConfirm)
+	mux.HandleFunc("POST /ui/prompts/{slug}/pin", s.pin)
+	mux.HandleFunc("POST /ui/prompts/{slug}/versions/{version}/model", s.bindModel)
+	mux.HandleFunc("GET /ui/prompts/{slug}/completions", s.completions)
+	mux.HandleFunc("GET /ui/prompts/{slug}/links", s.links)
+	mux.HandleFunc("POST /ui/prompts/{slug}/links", s.createLink)
+	mux.HandleFunc("GET /ui/prompts/{slug}/links/{link_id}/revoke", s.revokeConfirm)
+	mux.HandleFunc("POST /ui/prompts/{slug}/links/{link_id}/revoke", s.revokeLink)
+}
+
+// noticeOf is the confirmation of the change a form made, read back from the prompt as it now
+// is: ?pinned=tag when the tag points at a version, ?bound=n for version n's model. A query
+// that names nothing real shows nothing.
+func noticeOf(q url.Values, d promptData) string {
+	if name := q.Get("pinned"); name != "" {
+		for _, t := range d.Tags {
+			if t.Name == name {
+				return "The tag " + name + " now points at version " + strconv.Itoa(t.Version) + "."
+			}
+		}
+	}
+	if n, err := strconv.Atoi(q.Get("bound")); err == nil {
+		for _, v := range d.Versions {
+			if v.Number == n {
+				if v.Model == "" {
+					return "Version " + strconv.Itoa(n) + " has no model bound now."
+				}
+				return "Version " + strconv.Itoa(n) + " is now bound to the model " + v.Model + "."
+			}
+		}
+	}
+	return ""
+}
+
+// pinData is the confirm step of a pin: what the tag points at now (Current, 0 when the tag is
+// new) and what it will point at, with the diff of the two texts.
+type pinData struct {
+	Slug, URL string
+	Tag       string
+	Version   int
+	Current   int
+	Diff      *diffResult
+	// Error is why the pin was refused (a stale confirm, the API's refusal).
+	Error string
+}
+
+// pinConfirm serves GET /ui/prompts/{slug}/pin?tag=&version=: the confirm step of a pin,
+// showing the tag's current version, the new one and the diff between them. Nothing changes.
+func (s *server) pinConfirm(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	d, status, err := s.pinState(r, r.PathValue("slug"), strings.TrimSpace(q.Get("tag")), q.Get("version"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.render(w, r, status, "prompt-pin", page{Title: "Pin " + d.Tag + " of " + d.Slug, Nav: "prompts", Data: d})
+}
+
+// pinState reads the prompt and its tags through the API and checks the pin asked for: a tag
+// name the API takes (not "latest", which follows the newest version) and an existing version.
+func (s *server) pinState(r *http.Request, slug, tag, version string) (pinData, int, error) {
+	if !prompt.IsSlug(slug) {
+		return pinData{}, 0, errs.NotFound("There is no such prompt.")
+	}
+	c, ctx := s.api(r)
+	versions, err := c.PromptVersions(ctx, slug)
+	if err == nil && len(versions) == 0 {
+		err = errs.NotFound("There is no such prompt.")
+	}
+	if err != nil {
+		return pinData{}, 0, err
+	}
+	if err := prompt.ValidateTag(tag); err != nil {
+		return pinData{}, 0, errs.Invalid("Name the tag with 1 to 64 lowercase letters, digits and hyphens, as production or staging.")
+	}
+	if tag == prompt.LatestTag {
+		return pinData{}, 0, errs.Invalid("The tag latest cannot be pinned: it always points at the newest version.")
+	}
+	n, err := strconv.Atoi(version)
+	i := slices.IndexFunc(versions, func(v api.PromptVersion) bool { return v.Version == n })
+	if err != nil || i < 0 {
+		return pinData{}, 0, errs.Invalid("This prompt has versions 1 to %d: choose one of them to pin.", versions[len(versions)-1].Version)
+	}
+	tags, err := c.PromptTags(ctx, slug)
+	if err != nil {
+		return pinData{}, 0, err
+	}
+	d := pinData{Slug: slug, URL: promptURL(slug), Tag: tag, Version: n}
+	old := ""
+	for _, t := range tags {
+		if t.Tag == tag {
+			d.Current = t.Version
+		}
+	}
+	for _, v := range versions {
+		if v.Version == d.Current {
+			old = v.Content
+		}
+	}
+	res := diffText(old, versions[i].Content)
+	d.Diff = &res
+	return d, http.StatusOK, nil
+}
+
+// pin serves POST /ui/prompts/{slug}/pin: tag, version, and expected, the version the confirm
+// step showed the tag at (0: the tag was new). The pin API takes no expected-version
+// precondition, so the tag is read again just before pinning and a moved tag is refused (409)
+// with the confirm step shown anew; a pin racing another within that read and the pin still
+// wins, as two pins through the API do.
+func (s *server) pin(w http.ResponseWriter, r *http.Request) {
+	f := r.PostForm
+	d, _, err := s.pinState(r, r.PathValue("slug"), strings.TrimSpace(f.Get("tag")), f.Get("version"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	expected, err := strconv.Atoi(f.Get("expected"))
+	if err != nil || expected < 0 {
+		s.fail(w, r, errs.Invalid("The confirm form is incomplete: start again from the prompt's page."))
+		return
+	}
+	if expected != d.Current {
+		d.Error = "The tag " + d.Tag + " moved since this page was shown (it was at " + versionName(expected) +
+			", it is now at " + versionName(d.Current) + "). Nothing was changed: check the change below and confirm again."
+		s.render(w, r, http.StatusConflict, "prompt-pin", page{Title: "Pin " + d.Tag + " of " + d.Slug, Nav: "prompts", Data: d})
+		return
+	}
+	c, ctx := s.api(r)
+	if _, err := c.PinTag(ctx, d.Slug, d.Tag, d.Version); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	http.Redirect(w, r, d.URL+"?pinned="+url.QueryEscape(d.Tag)+"#tags", http.StatusSeeOther)
+}
+
+func versionName(n int) string {
+	if n == 0 {
+		return "no version"
+	}
+	return "version " + strconv.Itoa(n)
+}
+
+// bindModel serves POST /ui/prompts/{slug}/versions/{version}/model: model_id binds that model,
+// action=unbind unbinds. The API's refusal re-shows the prompt page with the form's input.
+func (s *server) bindModel(w http.ResponseWriter, r *http.Request) {
+	slug := r.PathValue("slug")
+	n, err := strconv.Atoi(r.PathValue("version"))
+	if !prompt.IsSlug(slug) || err != nil || n < 1 {
+		s.fail(w, r, errs.NotFound("There is no such prompt version."))
+		return
+	}
+	var model *string
+	if r.PostForm.Get("action") != "unbind" {
+		m := r.PostForm.Get("model_id")
+		model = &m
+	}
+	c, ctx := s.api(r)
+	_, err = c.BindModel(ctx, slug, n, model)
+	if err == nil {
+		http.Redirect(w, r, promptURL(slug)+"?bound="+strconv.Itoa(n)+"#version-"+strconv.Itoa(n), http.StatusSeeOther)
+		return
+	}
+	e, ok := apiError(err).(*errs.Error)
+	if !ok || (e.Code != errs.CodeInvalid && e.Code != errs.CodeConflict) {
+		s.fail(w, r, err)
+		return
+	}
+	d, _, lerr := s.loadPrompt(r, slug)
+	if lerr != nil {
+		s.fail(w, r, lerr)
+		return
+	}
+	d.Bind = &bindForm{Version: n, Model: deref(model), Error: e.Message}
+	status := http.StatusBadRequest
+	if e.Code == errs.CodeConflict {
+		status = http.StatusConflict
+	}
+	s.render(w, r, status, "prompt", page{Title: "Prompt " + slug, Nav: "prompts", Data: d})
+}
+
+// completionsScan is how many of the project's newest llm spans the completions page reads to
+// find a prompt's: the REST span query filters by kind, not by prompt.
+const completionsScan = 1000
+
+// completionsShown is how many of a prompt's completions the page shows, each with its
+// feedback read.
+const completionsShown = 50
+
+type completionRow struct {
+	SpanID, TraceID string
+	Version         int
+	StartedAt       time.Time
+	Input, Output   shown
+	SpanURL         string
+	Human           []api.HumanFeedbackItem
+	Judges          []judgeScore
+}
+
+// judgeScore is a judge's evaluation of a completion: its score when it scores, else pass or
+// fail.
+type judgeScore struct {
+	Judge, Score, Reason string
+}
+
+type completionsData struct {
+	Slug, URL string
+	Rows      []completionRow
+	Scanned   int
+}
+
+// completions serves GET /ui/prompts/{slug}/completions: the newest llm spans linked to the
+// prompt (attributes.zeroeval, the span's prompt_link), each with its version, input and output
+// and its unified feedback (thumbs and reasons, judge evaluations).
+func (s *server) completions(w http.ResponseWriter, r *http.Request) {
+	slug := r.PathValue("slug")
+	if !prompt.IsSlug(slug) {
+		s.fail(w, r, errs.NotFound("There is no such prompt."))
+		return
+	}
+	c, ctx := s.api(r)
+	versions, err := c.PromptVersions(ctx, slug)
+	if err == nil && len(versions) == 0 {
+		err = errs.NotFound("There is no such prompt.")
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	numberOf := map[string]int{}
+	for _, v := range versions {
+		numberOf[v.ID] = v.Version
+	}
+	spans, err := c.Spans(ctx, url.Values{"span_kind": {"llm"}, "limit": {strconv.Itoa(completionsScan)}})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	d := completionsData{Slug: slug, URL: promptURL(slug), Scanned: len(spans)}
+	spans = slices.DeleteFunc(spans, func(sp api.Span) bool {
+		return sp.PromptLink == nil || cmp.Or(sp.PromptLink.PromptSlug, sp.PromptLink.Task) != slug
+	})
+	// Newest call first: spans of one batch were stored at the same time.
+	slices.SortStableFunc(spans, func(a, b api.Span) int { return b.StartedAt.Compare(a.StartedAt) })
+	for _, sp := range spans[:min(len(spans), completionsShown)] {
+		l := sp.PromptLink
+		row := completionRow{SpanID: sp.ID, TraceID: sp.TraceID, Version: cmp.Or(l.PromptVersion, numberOf[l.PromptVersionID]),
+			StartedAt: sp.StartedAt, Input: excerpt(sp.InputData), Output: excerpt(sp.OutputData),
+			SpanURL: "/ui/traces/" + url.PathEscape(sp.TraceID) + "/spans/" + url.PathEscape(sp.ID)}
+		fb, err := c.UnifiedFeedback(ctx, api.EntitySpan, sp.ID)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		for _, it := range fb.Items {
+			switch {
+			case it.Human != nil:
+				row.Human = append(row.Human, *it.Human)
+			case it.Judge != nil:
+				row.Judges = append(row.Judges, scoreOf(it.Judge.Evaluation))
+			}
+		}
+		d.Rows = append(d.Rows, row)
+	}
+	s.render(w, r, http.StatusOK, "prompt-completions", page{Title: "Completions of " + slug, Nav: "prompts", Data: d})
+}
+
+func scoreOf(e api.Evaluation) judgeScore {
+	j := judgeScore{Judge: cmp.Or(e.JudgeName, e.JudgeID), Score: "fail", Reason: e.EvaluationReason}
+	switch {
+	case e.Score != nil:
+		j.Score = strconv.FormatFloat(*e.Score, 'g', 4, 64)
+		if e.ScoreMax != nil {
+			j.Score += " / " + strconv.FormatFloat(*e.ScoreMax, 'g', 4, 64)
+		}
+	case e.EvaluationResult:
+		j.Score = "pass"
+	}
+	return j
+}
+
+// excerptBytes cuts a completion's input and output on the list.
+const excerptBytes = 600
+
+func excerpt(s *string) shown {
+	if s == nil {
+		return shown{}
+	}
+	cut, _ := textcut.Cut(*s, excerptBytes)
+	return shown{Text: cut, Present: true, Omitted: len(*s) - len(cut)}
+}
+
+// linksData is the feedback links page: the prompt's links (the API lists the project's; the
+// page keeps this prompt's), the link just created with its URL, shown this once.
+type linksData struct {
+	Slug, URL string
+	Links     []api.Link
+	Created   *api.Link
+	Notice    string
+	// Hours is the lifetime form's input, re-shown with Error.
+	Hours, Error string
+}
+
+// links serves GET /ui/prompts/{slug}/links.
+func (s *server) links(w http.ResponseWriter, r *http.Request) {
+	d, err := s.loadLinks(r, r.PathValue("slug"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if id := r.URL.Query().Get("revoked"); id != "" {
+		for _, l := range d.Links {
+			if l.ID == id && l.Status == api.LinkRevoked {
+				d.Notice = "The link was revoked: it no longer opens."
+			}
+		}
+	}
+	s.render(w, r, http.StatusOK, "prompt-links", page{Title: "Feedback links of " + d.Slug, Nav: "prompts", Data: d})
+}
+
+func (s *server) loadLinks(r *http.Request, slug string) (linksData, error) {
+	if !prompt.IsSlug(slug) {
+		return linksData{}, errs.NotFound("There is no such prompt.")
+	}
+	c, ctx := s.api(r)
+	if _, err := c.PromptVersions(ctx, slug); err != nil {
+		return linksData{}, err
+	}
+	list, err := c.FeedbackLinks(ctx)
+	if err != nil {
+		return linksData{}, err
+	}
+	d := linksData{Slug: slug, URL: promptURL(slug)}
+	for _, l := range list.Links {
+		if l.PromptSlug == slug {
+			d.Links = append(d.Links, l)
+		}
+	}
+	return d, nil
+}
+
+// createLink serves POST /ui/prompts/{slug}/links: expires_in_hours (empty: the API's default
+// of 7 days). The answer is the page itself, not a redirect: the link's URL carries its token,
+// which the API shows once and which must not go into a redirect's URL.
+func (s *server) createLink(w http.ResponseWriter, r *http.Request) {
+	slug := r.PathValue("slug")
+	d, err := s.loadLinks(r, slug)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	req := api.LinkRequest{PromptSlug: slug, LinkType: api.LinkTypeCompletion}
+	d.Hours = strings.TrimSpace(r.PostForm.Get("expires_in_hours"))
+	if d.Hours != "" {
+		h, err := strconv.ParseFloat(d.Hours, 64)
+		if err != nil {
+			d.Error = "Give the lifetime in hours, as 24, or leave it empty for 7 days."
+			s.render(w, r, http.StatusBadRequest, "prompt-links", page{Title: "Feedback links of " + slug, Nav: "prompts", Data: d})
+			return
+		}
+		req.ExpiresInHours = &h
+	}
+	c, ctx := s.api(r)
+	link, err := c.CreateFeedbackLink(ctx, req)
+	if err != nil {
+		e, ok := apiError(err).(*errs.Error)
+		if !ok || e.Code != errs.CodeInvalid {
+			s.fail(w, r, err)
+			return
+		}
+		d.Error = e.Message
+		s.render(w, r, http.StatusBadRequest, "prompt-links", page{Title: "Feedback links of " + slug, Nav: "prompts", Data: d})
+		return
+	}
+	if d, err = s.loadLinks(r, slug); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	d.Created = &link
+	s.render(w, r, http.StatusCreated, "prompt-links", page{Title: "Feedback links of " + slug, Nav: "prompts", Data: d})
+}
+
+type revokeData struct {
+	Slug, URL string
+	Link      api.Link
+}
+
+// linkOf finds link id among the prompt's links; another prompt's or project's is not found.
+func (s *server) linkOf(r *http.Request) (revokeData, error) {
+	slug, id := r.PathValue("slug"), r.PathValue("link_id")
+	if err := validID("feedback link", id); err != nil {
+		return revokeData{}, err
+	}
+	d, err := s.loadLinks(r, slug)
+	if err != nil {
+		return revokeData{}, err
+	}
+	for _, l := range d.Links {
+		if l.ID == id {
+			return revokeData{Slug: slug, URL: d.URL, Link: l}, nil
+		}
+	}
+	return revokeData{}, errs.NotFound("There is no such feedback link.")
+}
+
+// revokeConfirm serves GET /ui/prompts/{slug}/links/{link_id}/revoke: the confirm step.
+func (s *server) revokeConfirm(w http.ResponseWriter, r *http.Request) {
+	d, err := s.linkOf(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.render(w, r, http.StatusOK, "prompt-revoke", page{Title: "Revoke a feedback link of " + d.Slug, Nav: "prompts", Data: d})
+}
+
+// revokeLink serves POST /ui/prompts/{slug}/links/{link_id}/revoke.
+func (s *server) revokeLink(w http.ResponseWriter, r *http.Request) {
+	d, err := s.linkOf(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	c, ctx := s.api(r)
+	if _, err := c.RevokeFeedbackLink(ctx, d.Link.ID); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	http.Redirect(w, r, d.URL+"/links?revoked="+url.QueryEscape(d.Link.ID), http.StatusSeeOther)
+}
