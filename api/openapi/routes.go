@@ -371,6 +371,9 @@ var routeDocs = []routeDoc{
 		Open: true, BodyContent: dashboardForm("api_key"), ReplyStatus: "303", ErrorContent: html},
 	{Route: "POST /ui/logout", ID: "dashboardSignOut", Tag: "dashboard", Summary: "Sign out: ends the session and redirects to the sign-in page",
 		Open: true, BodyContent: dashboardForm("csrf"), ReplyStatus: "303", ErrorContent: html},
+	{Route: "POST /ui/settings/", Path: "/ui/settings/{change}", ID: "dashboardSettingsChange", Tag: "dashboard",
+		Summary: "A change on the settings page (issue or revoke a key, set or delete a model price, revoke a feedback link); redirects",
+		Open:    true, BodyContent: dashboardForm("csrf"), ReplyStatus: "303", ErrorContent: html},
 	{Route: "GET /ui/assets/", Path: "/ui/assets/{asset}", ID: "dashboardAsset", Tag: "dashboard", Summary: "A dashboard asset (script, style), cached for a year by its hashed name",
 		Open: true, ReplyContent: map[string]any{"text/css": map[string]any{}, "text/javascript": map[string]any{}}},
 }

@@ -81,6 +81,7 @@ func NewHandler(d Deps) *auth.Router {
 	r.HandleOpen("GET /ui", pages)
 	r.HandleOpen("GET /ui/", pages)
 	r.HandleOpen("POST /ui/logout", pages)
+	r.HandleOpen("POST /ui/settings/", pages)
 	return r
 }
 
