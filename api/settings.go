@@ -59,3 +59,41 @@ type ModelPriceDeleted struct {
 	Model   string `json:"model"`
 	Deleted bool   `json:"deleted"`
 }
+
+// APIKey is an API key as /projects/{project_id}/api-keys lists it: what it may do and whose it
+// is, never its secret nor the secret's hash. Display is the start of the secret
+// ("plm_3fA9x0Qb"), enough to recognise a key in a configuration file.
+type APIKey struct {
+	ID        string     `json:"id"`
+	Name      string     `json:"name,omitempty"`
+	Role      string     `json:"role"`
+	Display   string     `json:"display"`
+	User      User       `json:"user"`
+	CreatedAt time.Time  `json:"created_at"`
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+	RevokedAt *time.Time `json:"revoked_at,omitempty"`
+}
+
+// APIKeyList answers GET /projects/{project_id}/api-keys: every key of the project, revoked and
+// expired ones included, oldest first.
+type APIKeyList struct {
+	Keys []APIKey `json:"keys"`
+}
+
+// CreateAPIKeyRequest is the body of POST /projects/{project_id}/api-keys. Role is "admin",
+// "member" or "ingest" (required); Name labels the key; UserEmail and UserName say whose it is;
+// ExpiresAt, when set, must be in the future.
+type CreateAPIKeyRequest struct {
+	Role      string     `json:"role"`
+	Name      string     `json:"name,omitempty"`
+	UserEmail string     `json:"user_email,omitempty"`
+	UserName  string     `json:"user_name,omitempty"`
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+}
+
+// CreatedAPIKey answers POST /projects/{project_id}/api-keys (201): the key and its secret.
+// This is the only answer that ever holds the secret: Plume stores only its hash.
+type CreatedAPIKey struct {
+	APIKey
+	Secret string `json:"secret"`
+}

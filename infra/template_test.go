@@ -127,9 +127,12 @@ var functionCases = map[string]functionCase{
 	"SettingsFunction": {
 		routes: stackRoutes("SettingsFunction"),
 		policy: policyCase{
-			actions: []string{"dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:DeleteItem"},
-			// Prices only: no S3, no Scan, no updates of other items.
-			forbidden: []string{"dynamodb:Scan", "dynamodb:UpdateItem", "s3:"},
+			actions: []string{
+				"dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem",
+				"dynamodb:DeleteItem", "dynamodb:ConditionCheckItem",
+			},
+			// Prices and API keys only: no S3, no Scan, no batch reads or writes.
+			forbidden: []string{"dynamodb:Scan", "dynamodb:BatchGetItem", "dynamodb:BatchWriteItem", "s3:"},
 		},
 	},
 	"JudgesFunction": {

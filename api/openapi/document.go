@@ -41,10 +41,12 @@ var pathParams = map[string]param{
 	"entity_id":     {"entity_id", "a span, trace or session id", str},
 	"judge_id":      {"judge_id", "a judge id", uuidStr},
 	"link_id":       {"link_id", "a feedback link id", uuidStr},
+	"key_id":        {"key_id", "an API key id", uuidStr},
 	"token":         {"token", "a feedback link's token", map[string]any{"type": "string", "pattern": "^plf_[A-Za-z0-9_-]{1,96}$"}},
 	"run_id":        {"run_id", "an optimization run id", uuidStr},
 	"model":         {"model", "a model id; it may contain slashes (openai/gpt-4o-mini)", str},
 	"asset":         {"asset", "an asset's hashed name (app.3f2a9c1e.js)", str},
+	"change":        {"change", "the settings change: keys, keys/{key_id}/revoke, prices, prices/delete or links/{link_id}/revoke", str},
 }
 
 // tagDescriptions describe the areas, in the document's order.

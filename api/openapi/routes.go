@@ -278,6 +278,15 @@ var routeDocs = []routeDoc{
 		Summary: "Set the project's price of a model", Body: typeOf[api.PutModelPriceRequest](), Required: []string{"input", "output"}, Reply: typeOf[api.ModelPrice]()},
 	{Route: "DELETE /projects/{project_id}/model-prices/{model...}", Path: "/projects/{project_id}/model-prices/{model}", ID: "deleteModelPrice", Tag: "settings",
 		Summary: "Delete the project's price of a model", Reply: typeOf[api.ModelPriceDeleted]()},
+	{Route: "GET /projects/{project_id}/api-keys", ID: "listAPIKeys", Tag: "settings", Summary: "List the project's API keys (admin keys only)",
+		Description: "Every key, revoked and expired ones included, oldest first; never a secret nor its hash.", Reply: typeOf[api.APIKeyList]()},
+	{Route: "POST /projects/{project_id}/api-keys", ID: "createAPIKey", Tag: "settings", Summary: "Issue an API key of the project (admin keys only)",
+		Description: "The answer holds the key's secret: the only time it is ever sent, as Plume stores only its hash.",
+		Body:        typeOf[api.CreateAPIKeyRequest](), Required: []string{"role"}, Reply: typeOf[api.CreatedAPIKey](), ReplyStatus: "201"},
+	{Route: "DELETE /projects/{project_id}/api-keys/{key_id}", ID: "revokeAPIKey", Tag: "settings", Summary: "Revoke an API key of the project (admin keys only)",
+		Description: "Idempotent; the key stays listed with its revoked_at. A key may revoke itself. Revoking the project's last usable admin key answers 409 conflict. " +
+			"Other processes may accept the key for up to their key cache's lifetime (at most 60 seconds).",
+		Reply: typeOf[api.APIKey]()},
 
 	// JudgesFunction (functions/judges, spec §4.7).
 	{Route: "POST /projects/{project_id}/judges", ID: "createJudge", Tag: "judges", Summary: "Create a judge",
@@ -362,6 +371,9 @@ var routeDocs = []routeDoc{
 		Open: true, BodyContent: dashboardForm("api_key"), ReplyStatus: "303", ErrorContent: html},
 	{Route: "POST /ui/logout", ID: "dashboardSignOut", Tag: "dashboard", Summary: "Sign out: ends the session and redirects to the sign-in page",
 		Open: true, BodyContent: dashboardForm("csrf"), ReplyStatus: "303", ErrorContent: html},
+	{Route: "POST /ui/settings/", Path: "/ui/settings/{change}", ID: "dashboardSettingsChange", Tag: "dashboard",
+		Summary: "A change on the settings page (issue or revoke a key, set or delete a model price, revoke a feedback link); redirects",
+		Open:    true, BodyContent: dashboardForm("csrf"), ReplyStatus: "303", ErrorContent: html},
 	{Route: "GET /ui/assets/", Path: "/ui/assets/{asset}", ID: "dashboardAsset", Tag: "dashboard", Summary: "A dashboard asset (script, style), cached for a year by its hashed name",
 		Open: true, ReplyContent: map[string]any{"text/css": map[string]any{}, "text/javascript": map[string]any{}}},
 }

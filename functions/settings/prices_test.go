@@ -24,6 +24,7 @@ import (
 type fixture struct {
 	h      http.Handler
 	prices *ddb.PriceStore
+	keys   *ddb.AuthStore
 	a, b   struct{ pid, key string }
 }
 
@@ -31,7 +32,7 @@ func newFixture(t *testing.T) *fixture {
 	client, _, name := ddbtest.NewTable(t)
 	table := ddb.NewTable(client, name)
 	store := ddb.NewAuthStore(table)
-	f := &fixture{prices: ddb.NewPriceStore(table)}
+	f := &fixture{prices: ddb.NewPriceStore(table), keys: store}
 	for _, tn := range []*struct{ pid, key string }{&f.a, &f.b} {
 		tn.pid = uuid.NewString()
 		require.NoError(t, store.CreateProject(context.Background(), auth.Project{ID: tn.pid, CreatedAt: time.Now()}))
@@ -40,7 +41,7 @@ func newFixture(t *testing.T) *fixture {
 		require.NoError(t, store.CreateKey(context.Background(), k))
 		tn.key = secret
 	}
-	f.h = NewHandler(f.prices, pricing.Default(), auth.NewAuthenticator(store, auth.MaxCacheTTL))
+	f.h = NewHandler(f.prices, pricing.Default(), store, auth.NewAuthenticator(store, auth.MaxCacheTTL))
 	return f
 }
 

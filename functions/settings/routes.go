@@ -1,12 +1,14 @@
-// Package settings is the project settings HTTP area: for now, per-project model prices that
-// override the shipped price table when spans are priced at ingestion. It has its own Lambda
-// function (SettingsFunction) because deleting a price needs dynamodb:DeleteItem, which no
-// tracing function is granted.
+// Package settings is the project settings HTTP area: per-project model prices that override
+// the shipped price table when spans are priced at ingestion, and the project's API keys
+// (admin keys only). It has its own Lambda function (SettingsFunction) because deleting a price
+// needs dynamodb:DeleteItem, which no tracing function is granted, and because issuing and
+// revoking keys is a power no other function should hold.
 package settings
 
 import (
 	"context"
 	"net/http"
+	"time"
 
 	"github.com/plumehq/plume/shared/auth"
 	"github.com/plumehq/plume/shared/pricing"
@@ -16,6 +18,8 @@ import (
 var Routes = []string{
 	"ANY /projects/{project_id}/model-prices",
 	"ANY /projects/{project_id}/model-prices/{proxy+}",
+	"ANY /projects/{project_id}/api-keys",
+	"ANY /projects/{project_id}/api-keys/{proxy+}",
 }
 
 // Prices stores project price overrides.
@@ -28,14 +32,18 @@ type Prices interface {
 type server struct {
 	prices Prices
 	table  *pricing.Table
+	keys   Keys
+	authn  *auth.Authenticator
+	now    func() time.Time
 }
 
-// NewHandler returns the settings area over the price store and the shipped price table.
-func NewHandler(prices Prices, table *pricing.Table, authn *auth.Authenticator) http.Handler {
-	s := &server{prices: prices, table: table}
+// NewHandler returns the settings area over the price store, the shipped price table and the
+// key store. Revoking a key drops it from authn's cache.
+func NewHandler(prices Prices, table *pricing.Table, keys Keys, authn *auth.Authenticator) http.Handler {
+	s := &server{prices: prices, table: table, keys: keys, authn: authn, now: time.Now}
 	r := auth.NewRouter(authn)
 	for _, rt := range s.routes() {
-		r.HandleFunc(rt.pattern, rt.handler)
+		r.HandleFunc(rt.pattern, rt.handler, rt.access)
 	}
 	return r
 }
@@ -43,13 +51,18 @@ func NewHandler(prices Prices, table *pricing.Table, authn *auth.Authenticator) 
 type route struct {
 	pattern string
 	handler http.HandlerFunc
+	access  auth.Access
 }
 
 func (s *server) routes() []route {
 	return []route{
-		{"GET /projects/{project_id}/model-prices", s.listPrices},
-		{"GET /projects/{project_id}/model-prices/{model...}", s.getPrice},
-		{"PUT /projects/{project_id}/model-prices/{model...}", s.putPrice},
-		{"DELETE /projects/{project_id}/model-prices/{model...}", s.deletePrice},
+		{"GET /projects/{project_id}/model-prices", s.listPrices, auth.Members},
+		{"GET /projects/{project_id}/model-prices/{model...}", s.getPrice, auth.Members},
+		{"PUT /projects/{project_id}/model-prices/{model...}", s.putPrice, auth.Members},
+		{"DELETE /projects/{project_id}/model-prices/{model...}", s.deletePrice, auth.Members},
+		// Revoking is DELETE, as for feedback links: the key stays listed, revoked.
+		{"GET /projects/{project_id}/api-keys", s.listKeys, auth.AdminOnly},
+		{"POST /projects/{project_id}/api-keys", s.createKey, auth.AdminOnly},
+		{"DELETE /projects/{project_id}/api-keys/{key_id}", s.revokeKey, auth.AdminOnly},
 	}
 }

@@ -67,7 +67,8 @@ func isSessionRoute(pattern string) bool {
 //   - an ingest key gets 403 forbidden, naming the roles needed, from every route outside
 //     ingestRoutes and publicRoutes, before any DynamoDB or S3 request; the routes of
 //     ingestRoutes answer it without 403 and without a 5xx;
-//   - a member key gets through every route but the admin-only ones (key management; none yet);
+//   - a member key gets through every route but the admin-only ones (key management), which
+//     answer it 403;
 //   - a key stored before roles existed (no role attribute) gets through every route, as admin;
 //
 // and no route is open to ingest keys unless ingestRoutes lists it.
@@ -141,7 +142,7 @@ func TestRolesEveryRoute(t *testing.T) {
 				refused++
 				assert.Equal(t, http.StatusForbidden, res.Status, "body: %s", res.Body)
 				assert.Equal(t, "forbidden", res.ErrCode(t))
-				assert.Contains(t, string(res.Body), "needs an API key with the admin or member role; this key's role is ingest")
+				assert.Contains(t, string(res.Body), "needs an API key with the "+rt.Access.String()+" role; this key's role is ingest")
 				assert.Zero(t, api.DDB.Total(), "DynamoDB requests before the role check: %s", api.DDB)
 				assert.Zero(t, api.S3.Count("PutObject")+api.S3.Count("GetObject"), "S3 requests before the role check")
 			})

@@ -1,6 +1,7 @@
 package stack_test
 
 import (
+	"net/http"
 	"testing"
 	"time"
 
@@ -104,6 +105,16 @@ func TestWriteAnswersWhatReadsAnswer(t *testing.T) {
 	price := api.MustDo(t, "PUT", pp+"/model-prices/my-model", a.Key, map[string]any{"input": 1, "output": 2}).Map(t)
 	readPrice := api.MustDo(t, "GET", pp+"/model-prices/my-model", a.Key, nil).Map(t)
 	pairs = append(pairs, pair{"price updated_at", field(price, "updated_at"), field(readPrice, "updated_at")})
+	issued := api.Do(t, "POST", pp+"/api-keys", a.Key, map[string]any{"role": "ingest", "expires_at": time.Now().Add(time.Hour).Format(time.RFC3339Nano)})
+	require.Equal(t, http.StatusCreated, issued.Status, "%s", issued.Body)
+	key := issued.Map(t)
+	readKey := find(api.MustDo(t, "GET", pp+"/api-keys", a.Key, nil).Map(t)["keys"].([]any), "id", field(key, "id"))
+	for _, name := range []string{"created_at", "expires_at"} {
+		pairs = append(pairs, pair{"API key " + name, field(key, name), field(readKey, name)})
+	}
+	revoked := api.MustDo(t, "DELETE", pp+"/api-keys/"+field(key, "id"), a.Key, nil).Map(t)
+	readKey = find(api.MustDo(t, "GET", pp+"/api-keys", a.Key, nil).Map(t)["keys"].([]any), "id", field(key, "id"))
+	pairs = append(pairs, pair{"API key revoked_at", field(revoked, "revoked_at"), field(readKey, "revoked_at")})
 	pin := api.MustDo(t, "POST", pp+"/prompts/bot/tags/production:pin", a.Key, map[string]any{"version": 1}).Map(t)
 	var tags []any
 	api.MustDo(t, "GET", pp+"/prompts/bot/tags", a.Key, nil).Decode(t, &tags)

@@ -100,6 +100,15 @@ func (a *Authenticator) lookup(ctx context.Context, hash string) (Key, error) {
 	return key, nil
 }
 
+// Forget drops the key whose secret hashes to hash from the cache, so that a key revoked in
+// this process is refused here at once. Other processes refuse it when their cached copy is
+// older than their ttl.
+func (a *Authenticator) Forget(hash string) {
+	a.mu.Lock()
+	delete(a.cache, hash)
+	a.mu.Unlock()
+}
+
 // Challenge is the WWW-Authenticate header of every 401 (RFC 9110 §11.6.1): a bearer key.
 const Challenge = `Bearer realm="plume"`
 

@@ -63,6 +63,7 @@ var params = map[string]param{
 	}},
 	"judge_id": {isUUID, notFound("judge %s not found")},
 	"link_id":  {isUUID, notFound("feedback link %s not found")},
+	"key_id":   {isUUID, notFound("API key %s not found")},
 	// As pricing.ValidateOverride: 1 to 256 characters, no control characters.
 	"model": {shape(maxModelIDLen, isPrintable), func(string) error {
 		return errs.Invalid("model id must be 1 to %d characters without control characters", maxModelIDLen)

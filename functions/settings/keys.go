@@ -1,0 +1,146 @@
+package settings
+
+import (
+	"cmp"
+	"context"
+	"net/http"
+	"slices"
+	"time"
+	"unicode/utf8"
+
+	"github.com/plumehq/plume/api"
+	"github.com/plumehq/plume/shared/auth"
+	"github.com/plumehq/plume/shared/errs"
+	"github.com/plumehq/plume/shared/web"
+)
+
+// Keys stores a project's API keys (shared/ddb AuthStore).
+type Keys interface {
+	// CreateKey stores a new key; errs.CodeNotFound when its project does not exist.
+	CreateKey(ctx context.Context, k auth.Key) error
+	// Keys lists the keys of a project, revoked and expired ones included.
+	Keys(ctx context.Context, projectID string) ([]auth.Key, error)
+	// RevokeKey marks a key of the project revoked (idempotent); errs.CodeNotFound for a key
+	// the project does not have.
+	RevokeKey(ctx context.Context, projectID, keyID string, at time.Time) (auth.Key, error)
+}
+
+// Bounds of the free-text fields of a new key.
+const (
+	maxKeyNameLen  = 100
+	maxUserNameLen = 100
+	maxEmailLen    = 254
+)
+
+// toAPIKey is the API form of a key: never its secret nor its hash.
+func toAPIKey(k auth.Key) api.APIKey {
+	return api.APIKey{
+		ID: k.ID, Name: k.Label, Role: string(k.Role), Display: k.Display,
+		User:      api.User{ID: k.User.ID, Email: k.User.Email, Name: k.User.Name},
+		CreatedAt: k.CreatedAt, ExpiresAt: k.ExpiresAt, RevokedAt: k.RevokedAt,
+	}
+}
+
+// listKeys serves GET /projects/{project_id}/api-keys (admin keys only): every key of the
+// project, oldest first.
+func (s *server) listKeys(w http.ResponseWriter, r *http.Request) {
+	list, err := s.keys.Keys(r.Context(), auth.ProjectID(r))
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	slices.SortFunc(list, func(a, b auth.Key) int {
+		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
+	})
+	out := api.APIKeyList{Keys: make([]api.APIKey, len(list))}
+	for i, k := range list {
+		out.Keys[i] = toAPIKey(k)
+	}
+	web.OK(w, out)
+}
+
+// createKey serves POST /projects/{project_id}/api-keys (admin keys only): issues a key of the
+// caller's project and answers 201 with its secret, the only time the secret is ever sent.
+func (s *server) createKey(w http.ResponseWriter, r *http.Request) {
+	var req api.CreateAPIKeyRequest
+	if err := web.Decode(w, r, &req, web.DefaultBodyLimit); err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	if req.Role == "" {
+		web.Error(w, r, errs.Invalid("role is required: admin, member or ingest"))
+		return
+	}
+	for _, f := range []struct {
+		name, value string
+		max         int
+	}{{"name", req.Name, maxKeyNameLen}, {"user_name", req.UserName, maxUserNameLen}, {"user_email", req.UserEmail, maxEmailLen}} {
+		if err := checkText(f.name, f.value, f.max); err != nil {
+			web.Error(w, r, err)
+			return
+		}
+	}
+	secret, k, err := auth.NewKey(auth.KeySpec{
+		ProjectID: auth.ProjectID(r), Role: auth.Role(req.Role), Label: req.Name,
+		User: auth.User{Email: req.UserEmail, Name: req.UserName}, ExpiresAt: req.ExpiresAt,
+	}, s.now())
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	if err := s.keys.CreateKey(r.Context(), k); err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	web.JSON(w, http.StatusCreated, api.CreatedAPIKey{APIKey: toAPIKey(k), Secret: secret})
+}
+
+// revokeKey serves DELETE /projects/{project_id}/api-keys/{key_id} (admin keys only): the key
+// stops authenticating (in this process at once, in others within their key cache's lifetime)
+// and stays listed with its revoked_at. Revoking a revoked key answers it unchanged. A key may
+// revoke itself, but the project's last usable admin key may not be revoked (409): a project
+// without one could no longer manage its keys.
+func (s *server) revokeKey(w http.ResponseWriter, r *http.Request) {
+	pid, id := auth.ProjectID(r), r.PathValue("key_id")
+	list, err := s.keys.Keys(r.Context(), pid)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	now := s.now()
+	i := slices.IndexFunc(list, func(k auth.Key) bool { return k.ID == id })
+	if i < 0 {
+		web.Error(w, r, errs.NotFound("API key %s not found", id))
+		return
+	}
+	if isUsableAdmin(list[i], now) && !slices.ContainsFunc(list, func(k auth.Key) bool { return k.ID != id && isUsableAdmin(k, now) }) {
+		web.Error(w, r, errs.Conflict("API key %s is the project's last usable admin key: issue another admin key before revoking it", list[i].Display))
+		return
+	}
+	k, err := s.keys.RevokeKey(r.Context(), pid, id, now)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	s.authn.Forget(k.Hash)
+	web.OK(w, toAPIKey(k))
+}
+
+// isUsableAdmin reports whether k is an admin key that authenticates at now.
+func isUsableAdmin(k auth.Key, now time.Time) bool {
+	return k.Role == auth.RoleAdmin && k.Usable(now) == nil
+}
+
+// checkText refuses a field longer than max characters or holding control characters.
+func checkText(field, v string, max int) error {
+	if utf8.RuneCountInString(v) > max || !utf8.ValidString(v) {
+		return errs.Invalid("%s must be at most %d characters", field, max)
+	}
+	for _, c := range v {
+		if c < 0x20 || c == 0x7f {
+			return errs.Invalid("%s must not hold control characters", field)
+		}
+	}
+	return nil
+}
