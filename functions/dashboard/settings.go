@@ -29,7 +29,7 @@ func (s *server) settingsRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /ui/settings/prices/delete", s.confirmDeletePrice)
 	mux.HandleFunc("POST /ui/settings/prices/delete", s.deletePrice)
 	mux.HandleFunc("GET /ui/settings/links/{link_id}/revoke", s.confirmRevokeLink)
-	mux.HandleFunc("POST /ui/settings/links/{link_id}/revoke", s.revokeLink)
+	mux.HandleFunc("POST /ui/settings/links/{link_id}/revoke", s.revokeSettingsLink)
 }
 
 // issuedCookie carries a new key's id and secret from the POST that issued it to the one page
@@ -407,8 +407,8 @@ func (s *server) confirmRevokeLink(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, http.StatusOK, "settings-confirm", page{Title: "Revoke feedback link", Nav: "settings", Data: d})
 }
 
-// revokeLink serves POST /ui/settings/links/{link_id}/revoke.
-func (s *server) revokeLink(w http.ResponseWriter, r *http.Request) {
+// revokeSettingsLink serves POST /ui/settings/links/{link_id}/revoke.
+func (s *server) revokeSettingsLink(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("link_id")
 	if err := validID("feedback link", id); err != nil {
 		s.fail(w, r, err)
