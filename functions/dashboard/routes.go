@@ -81,6 +81,8 @@ func NewHandler(d Deps) *auth.Router {
 	r.HandleOpen("GET /ui", pages)
 	r.HandleOpen("GET /ui/", pages)
 	r.HandleOpen("POST /ui/logout", pages)
+	// The areas' forms (signedIn checks their origin and CSRF token).
+	r.HandleOpen("POST /ui/", pages)
 	return r
 }
 

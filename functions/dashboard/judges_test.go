@@ -1,0 +1,226 @@
+package dashboard_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/plumehq/plume/api"
+	"github.com/plumehq/plume/internal/apitest"
+)
+
+// judgeAPI reads the judge through the REST API.
+func (f *fixture) judgeAPI(t *testing.T, tenant apitest.Tenant, id string) api.Judge {
+	t.Helper()
+	var j api.Judge
+	f.api.MustDo(t, "GET", "/projects/"+tenant.ProjectID+"/judges/"+id, tenant.Key, nil).Decode(t, &j)
+	return j
+}
+
+// judgesAPI lists the project's judges through the REST API.
+func (f *fixture) judgesAPI(t *testing.T, tenant apitest.Tenant) []api.Judge {
+	t.Helper()
+	var l api.JudgeList
+	f.api.MustDo(t, "GET", "/projects/"+tenant.ProjectID+"/judges", tenant.Key, nil).Decode(t, &l)
+	return l.Judges
+}
+
+// seedJudge creates a judge through the REST API.
+func (f *fixture) seedJudge(t *testing.T, tenant apitest.Tenant, body map[string]any) api.Judge {
+	t.Helper()
+	var j api.Judge
+	f.api.MustDo(t, "POST", "/projects/"+tenant.ProjectID+"/judges", tenant.Key, body).Decode(t, &j)
+	return j
+}
+
+// seededEval is an evaluation to record on a new llm span of prompt slug.
+type seededEval struct {
+	pass  bool
+	score *float64
+	at    time.Time
+}
+
+// seedEvaluations ingests one llm span of slug per evaluation and records the judge's verdicts
+// on them through the REST API; it returns the span ids and the trace id of each.
+func (f *fixture) seedEvaluations(t *testing.T, tenant apitest.Tenant, judgeID, slug string, evs []seededEval) (spans, traces []string) {
+	t.Helper()
+	version := f.api.EnsurePrompt(t, tenant, slug, "You answer "+slug+" questions.")
+	var body, reqs []any
+	for i, e := range evs {
+		spanID, traceID := uuid.NewString(), uuid.NewString()
+		spans, traces = append(spans, spanID), append(traces, traceID)
+		body = append(body, apitest.LLMSpan(spanID, traceID, "", slug, version, fmt.Sprintf("question %d", i), "answer", e.at))
+		r := map[string]any{"span_id": spanID, "evaluation_reason": fmt.Sprintf("reason %d", i), "created_at": e.at.UTC().Format(time.RFC3339Nano)}
+		if e.score != nil {
+			r["score"] = *e.score
+		} else {
+			r["evaluation_result"] = e.pass
+		}
+		reqs = append(reqs, r)
+	}
+	f.api.MustDo(t, "POST", "/spans", tenant.Key, body)
+	f.api.MustDo(t, "POST", "/projects/"+tenant.ProjectID+"/judges/"+judgeID+"/evaluations", tenant.Key, reqs)
+	return spans, traces
+}
+
+func ptrF(v float64) *float64 { return &v }
+
+func TestJudgeList(t *testing.T) {
+	f := newFixture(t)
+	b := f.browser(t)
+	b.signIn(t, f.api.A.Key)
+
+	p := b.get(t, "/ui/judges")
+	require.Equal(t, http.StatusOK, p.Status, p.Body)
+	assertPage(t, p)
+	assert.Contains(t, p.Body, `data-testid="no-judges"`, "the empty state")
+	assert.Contains(t, p.Body, `href="/ui/judges/new"`, "how to create one")
+	assert.Contains(t, p.Body, `href="/ui/judges" aria-current="page"`)
+
+	j := f.seedJudge(t, f.api.A, map[string]any{"name": "Helpful <b>", "template": "## Accuracy\nIs it right?", "evaluation_type": "scored",
+		"score_min": 1, "score_max": 5, "pass_threshold": 3, "target_prompt": "support-bot"})
+	f.seedJudge(t, f.api.A, map[string]any{"name": "Paused one", "template": "Is it polite?", "paused": true})
+	f.seedJudge(t, f.api.B, map[string]any{"name": "B's secret judge", "template": "x"})
+	f.seedEvaluations(t, f.api.A, j.ID, "support-bot", []seededEval{{score: ptrF(4), at: time.Now()}, {score: ptrF(1), at: time.Now()}})
+
+	p = b.get(t, "/ui/judges")
+	require.Equal(t, http.StatusOK, p.Status, p.Body)
+	assertPage(t, p)
+	assert.NotContains(t, p.Body, `data-testid="no-judges"`)
+	assert.Equal(t, 2, strings.Count(p.Body, `data-testid="judge-row"`))
+	assert.Contains(t, p.Body, `>Helpful &lt;b&gt;</a>`, "the name, escaped")
+	assert.Contains(t, p.Body, `href="/ui/judges/`+j.ID+`"`)
+	assert.Contains(t, p.Body, "score 1–5, passes at 3")
+	assert.Contains(t, p.Body, `data-testid="judge-status">paused<`)
+	assert.Contains(t, p.Body, `data-testid="judge-count">2<`)
+	assert.Contains(t, p.Body, `data-testid="judge-pass-rate">50%<`)
+	assert.NotContains(t, p.Body, "B&#39;s secret judge")
+	assert.NotContains(t, p.Body, "secret judge")
+}
+
+func TestJudgeCreateAndEdit(t *testing.T) {
+	f := newFixture(t)
+	b := f.browser(t)
+	token := b.signIn(t, f.api.A.Key)
+	f.api.EnsurePrompt(t, f.api.A, "support-bot", "Be kind.")
+
+	p := b.get(t, "/ui/judges/new")
+	require.Equal(t, http.StatusOK, p.Status, p.Body)
+	assertPage(t, p)
+	assert.Contains(t, p.Body, `<option value="support-bot">`, "the project's prompts offered")
+
+	template := "Judge the answer.\n\n## Accuracy\nThe facts are right.\n\n**Tone**: polite and brief"
+	t.Run("preview without script", func(t *testing.T) {
+		p := b.post(t, "/ui/judges", url.Values{"csrf": {token}, "name": {"Quality"}, "template": {template}, "action": {"preview"}})
+		require.Equal(t, http.StatusOK, p.Status, p.Body)
+		assertPage(t, p)
+		assert.Equal(t, 2, strings.Count(p.Body, `data-testid="criterion"`))
+		assert.Contains(t, p.Body, `<strong>Accuracy</strong> <code>accuracy</code>`)
+		assert.Contains(t, p.Body, `<strong>Tone</strong> <code>tone</code>`)
+		assert.Contains(t, p.Body, `value="Quality"`, "the input kept")
+		assert.Empty(t, f.judgesAPI(t, f.api.A), "a preview stores nothing")
+	})
+	t.Run("preview fragment", func(t *testing.T) {
+		p := b.get(t, "/ui/judges/criteria-preview?template="+url.QueryEscape(template+"\n## <img src=x onerror=alert(1)>"))
+		require.Equal(t, http.StatusOK, p.Status, p.Body)
+		assert.Equal(t, 3, strings.Count(p.Body, `data-testid="criterion"`))
+		assert.Contains(t, p.Body, `&lt;img src=x onerror=alert(1)&gt;`)
+		assert.NotContains(t, p.Body, `<img`)
+		assert.NotContains(t, p.Body, `<main`, "a fragment, not a page")
+		p = b.get(t, "/ui/judges/criteria-preview?template=just+text")
+		assert.Contains(t, p.Body, `data-testid="no-criteria"`)
+		p = b.get(t, "/ui/judges/criteria-preview?template="+strings.Repeat("x", 33<<10))
+		assert.Equal(t, http.StatusBadRequest, p.Status)
+	})
+	t.Run("invalid input", func(t *testing.T) {
+		tests := []struct {
+			name string
+			form url.Values
+			want string
+		}{
+			{"no name", url.Values{"name": {""}, "template": {template}}, "name"},
+			{"no template", url.Values{"name": {"Quality"}, "template": {""}}, "template"},
+			{"sample rate not a number", url.Values{"name": {"Quality"}, "template": {template}, "sample_rate": {"lots"}}, "Sample rate must be a number"},
+			{"sample rate above 1", url.Values{"name": {"Quality"}, "template": {template}, "sample_rate": {"2"}}, "sample_rate"},
+			{"threshold out of range", url.Values{"name": {"Quality"}, "template": {template}, "evaluation_type": {"scored"}, "score_min": {"1"}, "score_max": {"5"}, "pass_threshold": {"9"}}, "pass_threshold"},
+			{"bad tag line", url.Values{"name": {"Quality"}, "template": {template}, "tags": {"no equals sign"}}, "key=value"},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				tt.form.Set("csrf", token)
+				p := b.post(t, "/ui/judges", tt.form)
+				assert.Equal(t, http.StatusBadRequest, p.Status, p.Body)
+				assertPage(t, p)
+				assert.Contains(t, regexpFind(t, `(?s)data-testid="form-error">(.*?)</p>`, p.Body), tt.want)
+				assert.Contains(t, p.Body, `name="name" value="`+tt.form.Get("name")+`"`, "the input kept")
+				assert.Empty(t, f.judgesAPI(t, f.api.A), "nothing stored")
+			})
+		}
+	})
+
+	var id string
+	t.Run("create", func(t *testing.T) {
+		p := b.post(t, "/ui/judges", url.Values{"csrf": {token}, "name": {"Quality"}, "template": {template},
+			"evaluation_type": {"scored"}, "score_min": {"1"}, "score_max": {"5"}, "pass_threshold": {"4"}, "sample_rate": {"0.5"},
+			"target_prompt": {"support-bot"}, "tags": {"env=prod\nenv=staging\ntier=gold"}, "match": {"any"}, "model": {"gpt-4o-mini"}})
+		require.Equal(t, http.StatusSeeOther, p.Status, p.Body)
+		list := f.judgesAPI(t, f.api.A)
+		require.Len(t, list, 1)
+		j := list[0]
+		id = j.ID
+		assert.Equal(t, "/ui/judges/"+j.ID, p.Header.Get("Location"))
+		assert.Equal(t, "Quality", j.Name)
+		assert.Equal(t, template, j.Template)
+		assert.Equal(t, api.EvaluationScored, j.EvaluationType)
+		assert.Equal(t, []float64{1, 5, 4}, []float64{*j.ScoreMin, *j.ScoreMax, *j.PassThreshold})
+		assert.Equal(t, 0.5, j.SampleRate)
+		assert.Equal(t, "support-bot", *j.TargetPrompt)
+		assert.Equal(t, "gpt-4o-mini", *j.Model)
+		require.NotNil(t, j.TagFilter)
+		assert.Equal(t, map[string][]string{"env": {"prod", "staging"}, "tier": {"gold"}}, j.TagFilter.Tags)
+		assert.Equal(t, "any", j.TagFilter.Match)
+		assert.Len(t, j.Criteria, 2)
+	})
+	t.Run("edit", func(t *testing.T) {
+		require.NotEmpty(t, id)
+		p := b.get(t, "/ui/judges/"+id+"/edit")
+		require.Equal(t, http.StatusOK, p.Status, p.Body)
+		assertPage(t, p)
+		assert.Contains(t, p.Body, `name="name" value="Quality"`)
+		assert.Contains(t, p.Body, "env=prod\nenv=staging\ntier=gold")
+		assert.Contains(t, p.Body, `<option value="any" selected>`)
+
+		bad := b.post(t, "/ui/judges/"+id+"/edit", url.Values{"csrf": {token}, "name": {"Renamed"}, "template": {template},
+			"evaluation_type": {"scored"}, "score_min": {"1"}, "score_max": {"5"}, "pass_threshold": {"7"}, "sample_rate": {"1"}})
+		assert.Equal(t, http.StatusBadRequest, bad.Status, bad.Body)
+		assert.Contains(t, bad.Body, `value="Renamed"`)
+		assert.Equal(t, "Quality", f.judgeAPI(t, f.api.A, id).Name, "nothing stored")
+
+		p = b.post(t, "/ui/judges/"+id+"/edit", url.Values{"csrf": {token}, "name": {"Renamed"}, "template": {"## Safety\nNo harm."},
+			"evaluation_type": {"scored"}, "score_min": {"1"}, "score_max": {"5"}, "pass_threshold": {"3"}, "sample_rate": {"1"},
+			"paused": {"on"}})
+		require.Equal(t, http.StatusSeeOther, p.Status, p.Body)
+		j := f.judgeAPI(t, f.api.A, id)
+		assert.Equal(t, "Renamed", j.Name)
+		assert.True(t, j.Paused)
+		assert.Nil(t, j.Model, "an empty model clears it")
+		assert.Nil(t, j.TargetPrompt)
+		assert.Nil(t, j.TagFilter)
+		assert.Equal(t, 3.0, *j.PassThreshold)
+		assert.Equal(t, 2, j.TemplateVersion)
+		require.Len(t, j.Criteria, 1)
+		assert.Equal(t, "safety", j.Criteria[0].Key)
+
+		page := b.get(t, "/ui/judges/"+id)
+		require.Equal(t, http.StatusOK, page.Status, page.Body)
+		assert.Equal(t, 2, strings.Count(page.Body, `data-testid="version"`), "both template versions")
+		assert.Contains(t, page.Body, `data-testid="judge-status">paused<`)
+	})
+}
