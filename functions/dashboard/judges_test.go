@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/internal/apitest"
+	"github.com/plumehq/plume/shared/auth"
 )
 
 // judgeAPI reads the judge through the REST API.
@@ -223,4 +225,203 @@ func TestJudgeCreateAndEdit(t *testing.T) {
 		assert.Equal(t, 2, strings.Count(page.Body, `data-testid="version"`), "both template versions")
 		assert.Contains(t, page.Body, `data-testid="judge-status">paused<`)
 	})
+}
+
+func TestJudgePage(t *testing.T) {
+	f := newFixture(t)
+	b := f.browser(t)
+	token := b.signIn(t, f.api.A.Key)
+	a := f.api.A
+	j := f.seedJudge(t, a, map[string]any{"name": "Scorer", "template": "## Accuracy\nRight facts.", "evaluation_type": "scored",
+		"score_min": 1, "score_max": 10, "pass_threshold": 6})
+	now := time.Now().UTC()
+	day := 24 * time.Hour
+	// support-bot: scores 9 (pass), 2 (fail), 7 (pass) today; sales-bot: 5 (fail) and 8 (pass) ten days ago.
+	supportSpans, supportTraces := f.seedEvaluations(t, a, j.ID, "support-bot", []seededEval{
+		{score: ptrF(9), at: now.Add(-time.Hour)}, {score: ptrF(2), at: now.Add(-2 * time.Hour)}, {score: ptrF(7), at: now.Add(-3 * time.Hour)}})
+	salesSpans, _ := f.seedEvaluations(t, a, j.ID, "sales-bot", []seededEval{
+		{score: ptrF(5), at: now.Add(-10 * day)}, {score: ptrF(8), at: now.Add(-10*day - time.Hour)}})
+	bj := f.seedJudge(t, f.api.B, map[string]any{"name": "B's judge", "template": "x"})
+	base := "/ui/judges/" + j.ID
+
+	t.Run("page", func(t *testing.T) {
+		p := b.get(t, base)
+		require.Equal(t, http.StatusOK, p.Status, p.Body)
+		assertPage(t, p)
+		assert.Contains(t, p.Body, `<h1 data-testid="judge-name">Scorer</h1>`)
+		assert.Contains(t, p.Body, `data-testid="eval-total">5 evaluations<`)
+		assert.Contains(t, p.Body, `href="/ui/traces/`+supportTraces[0]+`/spans/`+supportSpans[0]+`"`, "each evaluation links to its span")
+		assert.Equal(t, 1, strings.Count(p.Body, `data-testid="version"`))
+		assert.Contains(t, p.Body, `data-testid="perf-n">0<`)
+		assert.Contains(t, p.Body, `data-testid="no-links"`)
+	})
+	t.Run("filters", func(t *testing.T) {
+		tests := []struct {
+			name  string
+			query string
+			want  []string
+		}{
+			{"pass", "?result=pass", []string{supportSpans[0], supportSpans[2], salesSpans[1]}},
+			{"fail", "?result=fail", []string{supportSpans[1], salesSpans[0]}},
+			{"score range", "?min_score=5&max_score=8", []string{supportSpans[2], salesSpans[0], salesSpans[1]}},
+			{"prompt", "?prompt=sales-bot", []string{salesSpans[0], salesSpans[1]}},
+			{"prompt and verdict", "?prompt=support-bot&result=fail", []string{supportSpans[1]}},
+			{"time", "?from=" + now.Add(-12*day).Format(time.DateOnly) + "&to=" + now.Add(-8*day).Format(time.DateOnly), []string{salesSpans[0], salesSpans[1]}},
+			{"not calibrated", "?calibrated=no&result=fail", []string{supportSpans[1], salesSpans[0]}},
+			{"nothing", "?min_score=10", nil},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				p := b.get(t, base+tt.query)
+				require.Equal(t, http.StatusOK, p.Status, p.Body)
+				assertPage(t, p)
+				got := regexpAll(`data-testid="evaluation" data-span-id="([^"]+)"`, p.Body)
+				assert.Equal(t, tt.want, got)
+				assert.Contains(t, p.Body, fmt.Sprintf(`data-testid="eval-total">%d evaluation`, len(tt.want)))
+				if tt.want == nil {
+					assert.Contains(t, p.Body, "match these filters")
+				}
+			})
+		}
+		for _, q := range []string{"?result=maybe", "?min_score=high", "?from=yesterday", "?page=0", "?calibrated=x"} {
+			p := b.get(t, base+q)
+			assert.Equal(t, http.StatusBadRequest, p.Status, q)
+			assertPage(t, p)
+		}
+	})
+	t.Run("paging", func(t *testing.T) {
+		var many []seededEval
+		for i := range 26 {
+			many = append(many, seededEval{score: ptrF(3), at: now.Add(-20*day - time.Duration(i)*time.Minute)})
+		}
+		f.seedEvaluations(t, a, j.ID, "bulk-bot", many)
+		for _, q := range []string{"?result=fail", "?result=fail&prompt=bulk-bot"} {
+			p := b.get(t, base+q)
+			require.Equal(t, http.StatusOK, p.Status, p.Body)
+			assert.Equal(t, 25, strings.Count(p.Body, `data-testid="evaluation"`), q)
+			next := regexpFind(t, `href="([^"]+)" rel="next"`, p.Body)
+			p = b.get(t, strings.ReplaceAll(next, "&amp;", "&"))
+			require.Equal(t, http.StatusOK, p.Status, p.Body)
+			wantLast := map[string]int{"?result=fail": 28 - 25, "?result=fail&prompt=bulk-bot": 1}[q]
+			assert.Equal(t, wantLast, strings.Count(p.Body, `data-testid="evaluation"`), q)
+			assert.Contains(t, p.Body, `rel="prev"`)
+			assert.NotContains(t, p.Body, `rel="next"`)
+		}
+	})
+	t.Run("link to a prompt", func(t *testing.T) {
+		p := b.get(t, base)
+		assert.Contains(t, p.Body, `<option value="support-bot">`)
+		p = b.post(t, base+"/links", url.Values{"csrf": {token}, "slug": {"support-bot"}, "action": {"link"}})
+		require.Equal(t, http.StatusSeeOther, p.Status, p.Body)
+		assert.Equal(t, []string{"support-bot"}, f.judgeAPI(t, a, j.ID).LinkedPrompts)
+		p = b.get(t, base)
+		assert.Contains(t, p.Body, `data-testid="linked-prompt"><a href="/ui/prompts/support-bot">support-bot</a>`)
+		assert.NotContains(t, p.Body, `<option value="support-bot">`, "no longer offered")
+
+		for _, form := range []url.Values{{"slug": {"no-such-prompt"}}, {"slug": {""}}} {
+			form.Set("csrf", token)
+			p := b.post(t, base+"/links", form)
+			assert.Contains(t, []int{http.StatusBadRequest, http.StatusNotFound}, p.Status, p.Body)
+			assertPage(t, p)
+		}
+		p = b.post(t, base+"/links", url.Values{"csrf": {token}, "slug": {"sales-bot"}, "action": {"link"}})
+		require.Equal(t, http.StatusSeeOther, p.Status, p.Body)
+		p = b.post(t, base+"/links", url.Values{"csrf": {token}, "slug": {"sales-bot"}, "action": {"unlink"}})
+		require.Equal(t, http.StatusSeeOther, p.Status, p.Body)
+		assert.Equal(t, []string{"support-bot"}, f.judgeAPI(t, a, j.ID).LinkedPrompts)
+	})
+	t.Run("calibrate", func(t *testing.T) {
+		p := b.get(t, base+"?result=pass&prompt=support-bot")
+		require.Contains(t, p.Body, `data-testid="calibrate-form"`)
+		assert.Contains(t, p.Body, `name="slug" value="support-bot"`)
+		// Agree with 9 (pass), disagree with 7 (pass): the person expected 3.
+		p = b.post(t, base+"/calibrate", url.Values{"csrf": {token}, "span_id": {supportSpans[0]}, "slug": {"support-bot"}, "verdict": {"agree"},
+			"back": {"?result=pass&prompt=support-bot"}})
+		require.Equal(t, http.StatusSeeOther, p.Status, p.Body)
+		assert.Equal(t, base+"?result=pass&prompt=support-bot#performance", p.Header.Get("Location"))
+		p = b.post(t, base+"/calibrate", url.Values{"csrf": {token}, "span_id": {supportSpans[2]}, "slug": {"support-bot"}, "verdict": {"disagree"},
+			"expected_score": {"3"}, "reason": {"wrong facts"}, "back": {"https://evil.example/"}})
+		require.Equal(t, http.StatusSeeOther, p.Status, p.Body)
+		assert.Equal(t, base+"#performance", p.Header.Get("Location"), "back is a query only")
+
+		var perf api.JudgePerformance
+		f.api.MustDo(t, "GET", "/projects/"+a.ProjectID+"/judges/"+j.ID+"/performance", a.Key, nil).Decode(t, &perf)
+		assert.Equal(t, 2, perf.N)
+		assert.Equal(t, api.VerdictCounts{TruePositive: 1, FalsePositive: 1}, perf.Verdict.Counts)
+		require.NotNil(t, perf.Score)
+		assert.Equal(t, 4.0, *perf.Score.MeanAbsoluteError)
+		var page api.EvaluationPage
+		f.api.MustDo(t, "GET", "/projects/"+a.ProjectID+"/judges/"+j.ID+"/evaluations?feedback_state=with_user_feedback", a.Key, nil).Decode(t, &page)
+		assert.Equal(t, 2, page.Total)
+
+		p = b.get(t, base)
+		assert.Contains(t, p.Body, `data-testid="perf-n">2<`)
+		assert.Contains(t, p.Body, `data-testid="perf-accuracy">50%<`)
+		assert.Contains(t, p.Body, `data-testid="perf-mae">4.00<`)
+		assert.Equal(t, 1, strings.Count(p.Body, `data-testid="perf-bar"`), "this week's bar")
+		assert.Equal(t, 2, strings.Count(p.Body, `data-testid="calibrated"`))
+		p = b.get(t, base+"?calibrated=yes")
+		assert.Equal(t, []string{supportSpans[0], supportSpans[2]}, regexpAll(`data-testid="evaluation" data-span-id="([^"]+)"`, p.Body))
+
+		for name, form := range map[string]url.Values{
+			"no verdict":         {"span_id": {supportSpans[1]}, "slug": {"support-bot"}},
+			"score out of range": {"span_id": {supportSpans[1]}, "slug": {"support-bot"}, "verdict": {"disagree"}, "expected_score": {"99"}},
+			"score not a number": {"span_id": {supportSpans[1]}, "slug": {"support-bot"}, "verdict": {"disagree"}, "expected_score": {"high"}},
+			"no prompt":          {"span_id": {supportSpans[1]}, "verdict": {"agree"}},
+			"no span":            {"slug": {"support-bot"}, "verdict": {"agree"}},
+		} {
+			form.Set("csrf", token)
+			p := b.post(t, base+"/calibrate", form)
+			assert.Equal(t, http.StatusBadRequest, p.Status, "%s: %s", name, p.Body)
+			assertPage(t, p)
+		}
+		f.api.MustDo(t, "GET", "/projects/"+a.ProjectID+"/judges/"+j.ID+"/performance", a.Key, nil).Decode(t, &perf)
+		assert.Equal(t, 2, perf.N, "nothing stored by the bad forms")
+	})
+	t.Run("another project's judge", func(t *testing.T) {
+		for _, path := range []string{"/ui/judges/" + bj.ID, "/ui/judges/" + bj.ID + "/edit", "/ui/judges/no-such-judge"} {
+			p := b.get(t, path)
+			assert.Equal(t, http.StatusNotFound, p.Status, path)
+			assertPage(t, p)
+			assert.NotContains(t, p.Body, "B&#39;s judge")
+		}
+		for _, path := range []string{"/ui/judges/" + bj.ID + "/edit", "/ui/judges/" + bj.ID + "/links"} {
+			p := b.post(t, path, url.Values{"csrf": {token}, "name": {"taken over"}, "template": {"x"}, "slug": {"support-bot"}})
+			assert.Equal(t, http.StatusNotFound, p.Status, path)
+		}
+		p := b.post(t, "/ui/judges/"+bj.ID+"/calibrate", url.Values{"csrf": {token}, "span_id": {supportSpans[1]}, "slug": {"support-bot"}, "verdict": {"agree"}})
+		assert.Equal(t, http.StatusNotFound, p.Status, p.Body)
+		got := f.judgeAPI(t, f.api.B, bj.ID)
+		assert.Equal(t, "B's judge", got.Name)
+		assert.Empty(t, got.LinkedPrompts)
+	})
+	t.Run("forms need the CSRF token", func(t *testing.T) {
+		p := b.post(t, "/ui/judges", url.Values{"name": {"No token"}, "template": {"x"}})
+		assert.Equal(t, http.StatusForbidden, p.Status)
+		p = b.post(t, base+"/calibrate", url.Values{"span_id": {supportSpans[1]}, "slug": {"support-bot"}, "verdict": {"agree"}})
+		assert.Equal(t, http.StatusForbidden, p.Status)
+		assert.Len(t, f.judgesAPI(t, a), 1)
+	})
+	t.Run("an ingest key", func(t *testing.T) {
+		ingest, key, err := auth.NewKey(auth.KeySpec{ProjectID: a.ProjectID, Role: auth.RoleIngest}, time.Now())
+		require.NoError(t, err)
+		require.NoError(t, f.api.Auth.CreateKey(t.Context(), key))
+		res := f.api.Do(t, "GET", "/projects/"+a.ProjectID+"/judges", ingest, nil)
+		assert.Equal(t, http.StatusForbidden, res.Status, "the API refuses it")
+		ib := f.browser(t)
+		login := ib.get(t, "/ui/login")
+		p := ib.post(t, "/ui/login", url.Values{"api_key": {ingest}, "csrf": {csrf(t, login)}})
+		assert.Equal(t, http.StatusForbidden, p.Status, "no session for it")
+		p = ib.get(t, base)
+		assert.Equal(t, http.StatusUnauthorized, p.Status)
+		assert.NotContains(t, p.Body, "Scorer")
+	})
+}
+
+func regexpAll(pattern, s string) []string {
+	var out []string
+	for _, m := range regexp.MustCompile(pattern).FindAllStringSubmatch(s, -1) {
+		out = append(out, m[1])
+	}
+	return out
 }
