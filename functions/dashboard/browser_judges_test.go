@@ -89,7 +89,8 @@ func TestJudgesInBrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="evaluations"]`)),
 		chromedp.SetValue(chromedp.CSS(`#f-result`), "pass"),
 		chromedp.Click(chromedp.CSS(`[data-testid="filter"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="eval-filters"]`)),
+		// Only the filtered page has the option selected in its markup.
+		chromedp.WaitReady(chromedp.CSS(`#f-result option[value="pass"][selected]`)),
 	))
 	assert.Equal(t, base+"/ui/judges/"+j.ID+"?result=pass&calibrated=&min_score=&max_score=&prompt=&from=&to=", browsertest.Value(t, ctx, chromedp.Location()))
 	assert.Equal(t, 2, browsertest.Value(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll('[data-testid="evaluation"]').length`)))

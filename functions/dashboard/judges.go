@@ -491,6 +491,7 @@ type judgePageData struct {
 	Perf                                     api.JudgePerformance
 	PerfFigures                              []figure
 	Chart                                    []perfPoint
+	Charted                                  bool // some window has calibrations
 	Scored                                   bool
 }
 
@@ -541,6 +542,7 @@ func (s *server) judge(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	d.Charted = slices.ContainsFunc(d.Chart, func(p perfPoint) bool { return p.Has })
 	s.render(w, r, http.StatusOK, "judge", page{Title: "Judge " + j.Name, Nav: "judges", Data: d})
 }
 

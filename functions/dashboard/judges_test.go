@@ -253,6 +253,7 @@ func TestJudgePage(t *testing.T) {
 		assert.Contains(t, p.Body, `href="/ui/traces/`+supportTraces[0]+`/spans/`+supportSpans[0]+`"`, "each evaluation links to its span")
 		assert.Equal(t, 1, strings.Count(p.Body, `data-testid="version"`))
 		assert.Contains(t, p.Body, `data-testid="perf-n">0<`)
+		assert.Contains(t, p.Body, `data-testid="no-perf"`, "the chart says what to do")
 		assert.Contains(t, p.Body, `data-testid="no-links"`)
 	})
 	t.Run("filters", func(t *testing.T) {
@@ -359,6 +360,7 @@ func TestJudgePage(t *testing.T) {
 		assert.Contains(t, p.Body, `data-testid="perf-accuracy">50%<`)
 		assert.Contains(t, p.Body, `data-testid="perf-mae">4.00<`)
 		assert.Equal(t, 1, strings.Count(p.Body, `data-testid="perf-bar"`), "this week's bar")
+		assert.NotContains(t, p.Body, `data-testid="no-perf"`)
 		assert.Equal(t, 2, strings.Count(p.Body, `data-testid="calibrated"`))
 		p = b.get(t, base+"?calibrated=yes")
 		assert.Equal(t, []string{supportSpans[0], supportSpans[2]}, regexpAll(`data-testid="evaluation" data-span-id="([^"]+)"`, p.Body))
