@@ -377,49 +377,65 @@ func (s *server) linkJudge(w http.ResponseWriter, r *http.Request) {
 // sent as calibration feedback (feedback on the span's completion with judge_id): agree or
 // disagree, and for a scored judge the expected score.
 func (s *server) calibrate(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("judge_id")
-	if err := validID("judge", id); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	p := r.PostForm
-	spanID, slug := p.Get("span_id"), p.Get("slug")
-	if err := validID("span", spanID); err != nil {
-		s.fail(w, r, errs.Invalid("Choose an evaluation to calibrate."))
-		return
-	}
-	if slug == "" {
-		s.fail(w, r, errs.Invalid("This evaluation's span belongs to no prompt: link the judge to a prompt to calibrate it."))
-		return
-	}
-	var agree bool
-	switch p.Get("verdict") {
-	case "agree":
-		agree = true
-	case "disagree":
-	default:
-		s.fail(w, r, errs.Invalid("Say whether you agree with the verdict."))
-		return
-	}
-	expected, err := optionalNumber("Expected score", p.Get("expected_score"))
+	j, err := s.readJudge(r)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	req := api.FeedbackRequest{ThumbsUp: &agree, JudgeID: &id, ExpectedScore: expected}
-	if reason := strings.TrimSpace(p.Get("reason")); reason != "" {
-		req.Reason = &reason
+	p := r.PostForm
+	back := ""
+	if q := p.Get("back"); strings.HasPrefix(q, "?") && !strings.ContainsAny(q, "\r\n#") {
+		back = q
 	}
-	c, ctx := s.api(r)
-	if _, err := c.SendFeedback(ctx, slug, spanID, req); err != nil {
+	in := calibrationInput{SpanID: p.Get("span_id"), Verdict: p.Get("verdict"), Expected: p.Get("expected_score"), Reason: p.Get("reason")}
+	slug := p.Get("slug")
+	switch {
+	case validID("span", in.SpanID) != nil:
+		err = errs.Invalid("Choose an evaluation to calibrate.")
+	case slug == "":
+		err = errs.Invalid("This evaluation's span belongs to no prompt: link the judge to a prompt to calibrate it.")
+	case in.Verdict != "agree" && in.Verdict != "disagree":
+		err = errs.Invalid("Say whether you agree with the verdict.")
+	}
+	agree := in.Verdict == "agree"
+	var expected *float64
+	if err == nil {
+		expected, err = optionalNumber("Expected score", in.Expected)
+	}
+	if err == nil {
+		req := api.FeedbackRequest{ThumbsUp: &agree, JudgeID: &j.ID, ExpectedScore: expected}
+		if reason := strings.TrimSpace(in.Reason); reason != "" {
+			req.Reason = &reason
+		}
+		c, ctx := s.api(r)
+		if _, err = c.SendFeedback(ctx, slug, in.SpanID, req); err == nil {
+			http.Redirect(w, r, judgeURL(j.ID)+back+"#performance", http.StatusSeeOther)
+			return
+		}
+	}
+	status, msg, ok := formError(err)
+	if !ok {
 		s.fail(w, r, err)
 		return
 	}
-	back := judgeURL(id)
-	if q := p.Get("back"); strings.HasPrefix(q, "?") && !strings.ContainsAny(q, "\r\n#") {
-		back += q
+	// The page again, with the message at the evaluation and what was typed kept.
+	q, _ := url.ParseQuery(strings.TrimPrefix(back, "?"))
+	d, perr := s.judgePage(r, j, q)
+	if perr != nil {
+		s.fail(w, r, perr)
+		return
 	}
-	http.Redirect(w, r, back+"#performance", http.StatusSeeOther)
+	in.Error = msg
+	d.Calibration = in
+	if !slices.ContainsFunc(d.Evaluations, func(e evaluationRow) bool { return e.SpanID == in.SpanID }) {
+		d.FormError = msg
+	}
+	s.render(w, r, status, "judge", page{Title: "Judge " + j.Name, Nav: "judges", Data: d})
+}
+
+// calibrationInput is a calibration form as posted, kept when it fails.
+type calibrationInput struct {
+	SpanID, Verdict, Expected, Reason, Error string
 }
 
 // Paging and windows of the judge page.
@@ -478,21 +494,25 @@ type perfPoint struct {
 }
 
 type judgePageData struct {
-	Judge                                    api.Judge
-	URL, Kind, SampleRate, PassRate, Created string
-	Versions                                 []api.JudgeTemplateVersion
-	Prompts                                  []string // the project's prompts not linked yet
-	Filter                                   evaluationFilter
-	Back                                     string // the filters, for the calibration forms
-	Evaluations                              []evaluationRow
-	Total                                    int
-	Scanned                                  bool // filtered among the newest evaluationScan
-	Prev, Next                               string
-	Perf                                     api.JudgePerformance
-	PerfFigures                              []figure
-	Chart                                    []perfPoint
-	Charted                                  bool // some window has calibrations
-	Scored                                   bool
+	Judge                           api.Judge
+	URL, Kind, SampleRate, PassRate string
+	Versions                        []api.JudgeTemplateVersion
+	Prompts                         []string // the project's prompts not linked yet
+	Filter                          evaluationFilter
+	Back                            string // the filters, for the calibration forms
+	Evaluations                     []evaluationRow
+	Total                           int
+	Scanned                         bool // filtered among the newest evaluationScan
+	Prev, Next                      string
+	Perf                            api.JudgePerformance
+	PerfFigures                     []figure
+	Chart                           []perfPoint
+	Charted                         bool // some window has calibrations
+	Scored                          bool
+	// Calibration is a failed calibration form, shown again at its evaluation; FormError its
+	// message when that evaluation is not on the page.
+	Calibration calibrationInput
+	FormError   string
 }
 
 type figure struct{ Label, Value, TestID string }
@@ -505,10 +525,19 @@ func (s *server) judge(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	filter, apiQuery, local, err := readEvaluationFilter(r.URL.Query())
+	d, err := s.judgePage(r, j, r.URL.Query())
 	if err != nil {
 		s.fail(w, r, err)
 		return
+	}
+	s.render(w, r, http.StatusOK, "judge", page{Title: "Judge " + j.Name, Nav: "judges", Data: d})
+}
+
+// judgePage reads what the page of judge j shows, its evaluations filtered by q.
+func (s *server) judgePage(r *http.Request, j api.Judge, q url.Values) (judgePageData, error) {
+	filter, apiQuery, local, err := readEvaluationFilter(q)
+	if err != nil {
+		return judgePageData{}, err
 	}
 	c, ctx := s.api(r)
 	d := judgePageData{
@@ -519,8 +548,7 @@ func (s *server) judge(w http.ResponseWriter, r *http.Request) {
 		d.Back = "?" + q
 	}
 	if d.Versions, err = c.JudgeVersions(ctx, j.ID); err != nil {
-		s.fail(w, r, err)
-		return
+		return d, err
 	}
 	if list, err := s.d.Prompts.List(r.Context(), sessionOf(r).ProjectID); err == nil {
 		for _, p := range list {
@@ -530,20 +558,17 @@ func (s *server) judge(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if err := s.judgeEvaluations(r, j, filter, apiQuery, local, &d); err != nil {
-		s.fail(w, r, err)
-		return
+		return d, err
 	}
 	if d.Perf, err = c.JudgePerformance(ctx, j.ID, time.Time{}, time.Time{}); err != nil {
-		s.fail(w, r, err)
-		return
+		return d, err
 	}
 	d.PerfFigures = perfFigures(d.Perf)
 	if d.Chart, err = s.perfChart(r, j.ID); err != nil {
-		s.fail(w, r, err)
-		return
+		return d, err
 	}
 	d.Charted = slices.ContainsFunc(d.Chart, func(p perfPoint) bool { return p.Has })
-	s.render(w, r, http.StatusOK, "judge", page{Title: "Judge " + j.Name, Nav: "judges", Data: d})
+	return d, nil
 }
 
 // localFilter is what the page filters itself: score range and prompt.

@@ -365,17 +365,33 @@ func TestJudgePage(t *testing.T) {
 		p = b.get(t, base+"?calibrated=yes")
 		assert.Equal(t, []string{supportSpans[0], supportSpans[2]}, regexpAll(`data-testid="evaluation" data-span-id="([^"]+)"`, p.Body))
 
-		for name, form := range map[string]url.Values{
-			"no verdict":         {"span_id": {supportSpans[1]}, "slug": {"support-bot"}},
-			"score out of range": {"span_id": {supportSpans[1]}, "slug": {"support-bot"}, "verdict": {"disagree"}, "expected_score": {"99"}},
-			"score not a number": {"span_id": {supportSpans[1]}, "slug": {"support-bot"}, "verdict": {"disagree"}, "expected_score": {"high"}},
-			"no prompt":          {"span_id": {supportSpans[1]}, "verdict": {"agree"}},
-			"no span":            {"slug": {"support-bot"}, "verdict": {"agree"}},
-		} {
-			form.Set("csrf", token)
-			p := b.post(t, base+"/calibrate", form)
-			assert.Equal(t, http.StatusBadRequest, p.Status, "%s: %s", name, p.Body)
-			assertPage(t, p)
+		tests := []struct {
+			name string
+			form url.Values
+			want string
+		}{
+			{"no verdict", url.Values{"span_id": {supportSpans[1]}, "slug": {"support-bot"}, "reason": {"kept <reason>"}}, "agree"},
+			{"score out of range", url.Values{"span_id": {supportSpans[1]}, "slug": {"support-bot"}, "verdict": {"disagree"}, "expected_score": {"99"}}, "between 1 and 10"},
+			{"score not a number", url.Values{"span_id": {supportSpans[1]}, "slug": {"support-bot"}, "verdict": {"disagree"}, "expected_score": {"high"}}, "must be a number"},
+			{"no prompt", url.Values{"span_id": {supportSpans[1]}, "verdict": {"agree"}}, "link the judge"},
+			{"no span", url.Values{"slug": {"support-bot"}, "verdict": {"agree"}}, "Choose an evaluation"},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				tt.form.Set("csrf", token)
+				tt.form.Set("back", "?result=fail")
+				p := b.post(t, base+"/calibrate", tt.form)
+				assert.Equal(t, http.StatusBadRequest, p.Status, p.Body)
+				assertPage(t, p)
+				assert.Contains(t, regexpFind(t, `data-testid="calibrate-error">([^<]*)<`, p.Body), tt.want)
+				assert.Equal(t, []string{supportSpans[1], salesSpans[0]}, regexpAll(`data-testid="evaluation" data-span-id="([^"]+)"`, p.Body)[:2], "the page with its filters")
+				if e := tt.form.Get("expected_score"); e != "" {
+					assert.Contains(t, p.Body, `data-testid="expected-score" value="`+e+`"`, "the input kept")
+				}
+				if tt.name == "no verdict" {
+					assert.Contains(t, p.Body, `value="kept &lt;reason&gt;"`, "the input kept")
+				}
+			})
 		}
 		f.api.MustDo(t, "GET", "/projects/"+a.ProjectID+"/judges/"+j.ID+"/performance", a.Key, nil).Decode(t, &perf)
 		assert.Equal(t, 2, perf.N, "nothing stored by the bad forms")
