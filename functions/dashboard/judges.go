@@ -353,7 +353,7 @@ func (s *server) criteriaPreview(w http.ResponseWriter, r *http.Request) {
 }
 
 // linkJudge serves POST /ui/judges/{judge_id}/links: link (action=link) or unlink
-// (action=unlink) the judge and the prompt slug.
+// (action=unlink, after a confirmation page: confirm=yes) the judge and the prompt slug.
 func (s *server) linkJudge(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("judge_id")
 	if err := validID("judge", id); err != nil {
@@ -365,12 +365,29 @@ func (s *server) linkJudge(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, errs.Invalid("Choose a prompt to link the judge to."))
 		return
 	}
+	unlink := r.PostForm.Get("action") == "unlink"
+	if unlink && r.PostForm.Get("confirm") != "yes" {
+		// Unlinking stops the judge's evaluations of the prompt: say so, and ask.
+		j, err := s.readJudge(r)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		s.render(w, r, http.StatusOK, "judge-unlink", page{Title: "Unlink " + j.Name, Nav: "judges", Data: unlinkData{Judge: j, URL: judgeURL(j.ID), Slug: slug}})
+		return
+	}
 	c, ctx := s.api(r)
-	if _, err := c.LinkJudge(ctx, slug, id, r.PostForm.Get("action") != "unlink"); err != nil {
+	if _, err := c.LinkJudge(ctx, slug, id, !unlink); err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	http.Redirect(w, r, judgeURL(id)+"#links", http.StatusSeeOther)
+}
+
+// unlinkData is what the unlink confirmation shows.
+type unlinkData struct {
+	Judge     api.Judge
+	URL, Slug string
 }
 
 // calibrate serves POST /ui/judges/{judge_id}/calibrate: a person's verdict on one evaluation,
