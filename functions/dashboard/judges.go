@@ -1,6 +1,788 @@
 package dashboard
 
-import "net/http"
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/plumehq/plume/api"
+	"github.com/plumehq/plume/client"
+	"github.com/plumehq/plume/shared/errs"
+	"github.com/plumehq/plume/shared/judge"
+)
 
 // judgeRoutes registers the judges pages: GET /ui/judges, GET /ui/judges/{judge_id} and their forms.
-func (s *server) judgeRoutes(mux *http.ServeMux) {}
+// Every read and write goes through the judges REST API (c.Judges, c.CreateJudge, ...), so its
+// validation, roles and project scope apply; the one thing computed here is the criteria preview,
+// with the function the API infers criteria with (judge.InferCriteria).
+func (s *server) judgeRoutes(mux *http.ServeMux) {
+	mux.HandleFunc("GET /ui/judges", s.judges)
+	mux.HandleFunc("GET /ui/judges/new", s.newJudge)
+	mux.HandleFunc("POST /ui/judges", s.createJudge)
+	mux.HandleFunc("GET /ui/judges/criteria-preview", s.criteriaPreview)
+	mux.HandleFunc("GET /ui/judges/{judge_id}", s.judge)
+	mux.HandleFunc("GET /ui/judges/{judge_id}/edit", s.editJudge)
+	mux.HandleFunc("POST /ui/judges/{judge_id}/edit", s.updateJudge)
+	mux.HandleFunc("POST /ui/judges/{judge_id}/links", s.linkJudge)
+	mux.HandleFunc("POST /ui/judges/{judge_id}/calibrate", s.calibrate)
+}
+
+// judgeRow is one judge as the list shows it.
+type judgeRow struct {
+	ID, Name, Status, Kind, Target, Evaluations, PassRate string
+	Linked                                                []string
+	URL                                                   string
+}
+
+// judges serves GET /ui/judges: the project's judges, oldest first, or how to create one.
+func (s *server) judges(w http.ResponseWriter, r *http.Request) {
+	c, ctx := s.api(r)
+	list, err := c.Judges(ctx)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	rows := make([]judgeRow, len(list))
+	for i, j := range list {
+		rows[i] = judgeRow{
+			ID: j.ID, Name: j.Name, Status: j.Status, Kind: kindOf(j), Target: deref(j.TargetPrompt),
+			Evaluations: strconv.FormatInt(j.EvaluationCount, 10), PassRate: percent(j.PassRate),
+			Linked: j.LinkedPrompts, URL: judgeURL(j.ID),
+		}
+	}
+	s.render(w, r, http.StatusOK, "judges", page{Title: "Judges", Nav: "judges", Data: rows})
+}
+
+func judgeURL(id string) string { return "/ui/judges/" + url.PathEscape(id) }
+
+// kindOf words a judge's scoring: "pass/fail" or "score 1–10, passes at 7".
+func kindOf(j api.Judge) string {
+	if j.EvaluationType != api.EvaluationScored || j.ScoreMin == nil || j.ScoreMax == nil {
+		return "pass/fail"
+	}
+	k := "score " + num(*j.ScoreMin) + "–" + num(*j.ScoreMax)
+	if j.PassThreshold != nil {
+		k += ", passes at " + num(*j.PassThreshold)
+	}
+	return k
+}
+
+func num(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+// percent is a rate of 0 to 1 as a percentage, "–" when unknown.
+func percent(v *float64) string {
+	if v == nil {
+		return "–"
+	}
+	return fmt.Sprintf("%.0f%%", *v*100)
+}
+
+// judgeForm is the create and edit form: what the user typed, kept on an error.
+type judgeForm struct {
+	Name, Template, EvaluationType, ScoreMin, ScoreMax, PassThreshold string
+	SampleRate, Model, TargetPrompt, Tags, Match                      string
+	Paused                                                            bool
+}
+
+// judgeFormData is what the form page shows.
+type judgeFormData struct {
+	// Action is the URL the form posts to; Judge is the judge being edited, nil on create.
+	Action  string
+	Judge   *api.Judge
+	Form    judgeForm
+	Error   string
+	Preview criteriaPreview
+	Prompts []string
+}
+
+// criteriaPreview is the criteria the API would infer from a template.
+type criteriaPreview struct {
+	Criteria []judge.Criterion
+	Shown    bool // the template was given (an empty one has nothing to show)
+}
+
+func previewOf(template string) criteriaPreview {
+	return criteriaPreview{Criteria: judge.InferCriteria(template), Shown: strings.TrimSpace(template) != ""}
+}
+
+// newJudge serves GET /ui/judges/new: the empty form.
+func (s *server) newJudge(w http.ResponseWriter, r *http.Request) {
+	f := judgeForm{EvaluationType: api.EvaluationBinary, SampleRate: "1", Match: "all", TargetPrompt: r.URL.Query().Get("prompt")}
+	s.renderJudgeForm(w, r, http.StatusOK, judgeFormData{Action: "/ui/judges", Form: f})
+}
+
+func (s *server) renderJudgeForm(w http.ResponseWriter, r *http.Request, status int, d judgeFormData) {
+	if list, err := s.d.Prompts.List(r.Context(), sessionOf(r).ProjectID); err == nil {
+		for _, p := range list {
+			d.Prompts = append(d.Prompts, p.Slug)
+		}
+	}
+	if !d.Preview.Shown {
+		d.Preview = previewOf(d.Form.Template)
+	}
+	title := "New judge"
+	if d.Judge != nil {
+		title = "Edit " + d.Judge.Name
+	}
+	s.render(w, r, status, "judge-form", page{Title: title, Nav: "judges", Data: d})
+}
+
+// readJudgeForm reads the posted form.
+func readJudgeForm(r *http.Request) judgeForm {
+	p := r.PostForm
+	return judgeForm{
+		Name: p.Get("name"), Template: p.Get("template"), EvaluationType: p.Get("evaluation_type"),
+		ScoreMin: p.Get("score_min"), ScoreMax: p.Get("score_max"), PassThreshold: p.Get("pass_threshold"),
+		SampleRate: p.Get("sample_rate"), Model: p.Get("model"), TargetPrompt: p.Get("target_prompt"),
+		Tags: p.Get("tags"), Match: p.Get("match"), Paused: p.Get("paused") == "on",
+	}
+}
+
+// request turns the form into the API's request. On edit, every field is sent: an empty model,
+// target prompt or tag filter clears it; empty numbers keep the judge's.
+func (f judgeForm) request(edit bool) (api.JudgeRequest, error) {
+	var req api.JudgeRequest
+	req.Name, req.Template = &f.Name, &f.Template
+	if f.EvaluationType != "" {
+		req.EvaluationType = &f.EvaluationType
+	}
+	for _, n := range []struct {
+		name, text string
+		dst        **float64
+	}{
+		{"Lowest score", f.ScoreMin, &req.ScoreMin}, {"Highest score", f.ScoreMax, &req.ScoreMax},
+		{"Pass threshold", f.PassThreshold, &req.PassThreshold}, {"Sample rate", f.SampleRate, &req.SampleRate},
+	} {
+		v, err := optionalNumber(n.name, n.text)
+		if err != nil {
+			return req, err
+		}
+		*n.dst = v
+	}
+	if f.EvaluationType == api.EvaluationBinary {
+		req.ScoreMin, req.ScoreMax, req.PassThreshold = nil, nil, nil
+	}
+	optional := func(v string) api.Nullable[string] {
+		switch v = strings.TrimSpace(v); {
+		case v != "":
+			return api.Some(v)
+		case edit:
+			return api.Null[string]()
+		}
+		return api.Nullable[string]{}
+	}
+	req.Model, req.TargetPrompt = optional(f.Model), optional(f.TargetPrompt)
+	tags, err := parseTags(f.Tags)
+	if err != nil {
+		return req, err
+	}
+	switch {
+	case len(tags) > 0:
+		req.TagFilter = api.Some(api.TagFilter{Tags: tags, Match: f.Match})
+	case edit:
+		req.TagFilter = api.Null[api.TagFilter]()
+	}
+	if edit {
+		req.Paused = &f.Paused
+	}
+	return req, nil
+}
+
+func optionalNumber(name, text string) (*float64, error) {
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return nil, nil
+	}
+	v, err := strconv.ParseFloat(text, 64)
+	if err != nil {
+		return nil, errs.Invalid("%s must be a number, as 0.5.", name)
+	}
+	return &v, nil
+}
+
+// parseTags reads the tag filter field: one key=value a line; a key given twice takes either value.
+func parseTags(text string) (map[string][]string, error) {
+	out := map[string][]string{}
+	for line := range strings.SplitSeq(text, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return nil, errs.Invalid("Write each tag as key=value on a line of its own (%q is not).", line)
+		}
+		k = strings.TrimSpace(k)
+		out[k] = append(out[k], strings.TrimSpace(v))
+	}
+	return out, nil
+}
+
+// tagsText is a tag filter as the form's field shows it.
+func tagsText(f *api.TagFilter) (text, match string) {
+	if f == nil {
+		return "", "all"
+	}
+	var lines []string
+	for _, k := range slices.Sorted(maps.Keys(f.Tags)) {
+		for _, v := range f.Tags[k] {
+			lines = append(lines, k+"="+v)
+		}
+	}
+	return strings.Join(lines, "\n"), cmp.Or(f.Match, "all")
+}
+
+// formError is err as the form shows it: the API's message of a client error.
+func formError(err error) (int, string, bool) {
+	var e *errs.Error
+	if !errors.As(apiError(err), &e) || e.Code == errs.CodeInternal {
+		return 0, "", false
+	}
+	status := http.StatusBadRequest
+	if e.Code == errs.CodeConflict {
+		status = http.StatusConflict
+	}
+	return status, e.Message, e.Code == errs.CodeInvalid || e.Code == errs.CodeConflict
+}
+
+// createJudge serves POST /ui/judges: with action=preview the form again with the criteria of
+// its template, else the judge created through the API and its page.
+func (s *server) createJudge(w http.ResponseWriter, r *http.Request) {
+	f := readJudgeForm(r)
+	d := judgeFormData{Action: "/ui/judges", Form: f}
+	if r.PostForm.Get("action") == "preview" {
+		s.renderJudgeForm(w, r, http.StatusOK, d)
+		return
+	}
+	req, err := f.request(false)
+	if err == nil {
+		c, ctx := s.api(r)
+		var j api.Judge
+		if j, err = c.CreateJudge(ctx, req); err == nil {
+			http.Redirect(w, r, judgeURL(j.ID), http.StatusSeeOther)
+			return
+		}
+	}
+	s.formFailed(w, r, d, err)
+}
+
+// formFailed shows a client error in the form, with the input kept; anything else is the error page.
+func (s *server) formFailed(w http.ResponseWriter, r *http.Request, d judgeFormData, err error) {
+	status, msg, ok := formError(err)
+	if !ok {
+		s.fail(w, r, err)
+		return
+	}
+	d.Error = msg
+	s.renderJudgeForm(w, r, status, d)
+}
+
+// readJudge reads the judge of the path through the API.
+func (s *server) readJudge(r *http.Request) (api.Judge, error) {
+	id := r.PathValue("judge_id")
+	if err := validID("judge", id); err != nil {
+		return api.Judge{}, err
+	}
+	c, ctx := s.api(r)
+	return c.Judge(ctx, id)
+}
+
+// editJudge serves GET /ui/judges/{judge_id}/edit: the form filled with the judge.
+func (s *server) editJudge(w http.ResponseWriter, r *http.Request) {
+	j, err := s.readJudge(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	f := judgeForm{
+		Name: j.Name, Template: j.Template, EvaluationType: j.EvaluationType, SampleRate: num(j.SampleRate),
+		Model: deref(j.Model), TargetPrompt: deref(j.TargetPrompt), Paused: j.Paused,
+	}
+	for _, p := range []struct {
+		v   *float64
+		dst *string
+	}{{j.ScoreMin, &f.ScoreMin}, {j.ScoreMax, &f.ScoreMax}, {j.PassThreshold, &f.PassThreshold}} {
+		if p.v != nil {
+			*p.dst = num(*p.v)
+		}
+	}
+	f.Tags, f.Match = tagsText(j.TagFilter)
+	s.renderJudgeForm(w, r, http.StatusOK, judgeFormData{Action: judgeURL(j.ID) + "/edit", Judge: &j, Form: f})
+}
+
+// updateJudge serves POST /ui/judges/{judge_id}/edit: the changes sent with PATCH.
+func (s *server) updateJudge(w http.ResponseWriter, r *http.Request) {
+	j, err := s.readJudge(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	f := readJudgeForm(r)
+	d := judgeFormData{Action: judgeURL(j.ID) + "/edit", Judge: &j, Form: f}
+	if r.PostForm.Get("action") == "preview" {
+		s.renderJudgeForm(w, r, http.StatusOK, d)
+		return
+	}
+	req, err := f.request(true)
+	if err == nil {
+		c, ctx := s.api(r)
+		if _, err = c.UpdateJudge(ctx, j.ID, req); err == nil {
+			http.Redirect(w, r, judgeURL(j.ID), http.StatusSeeOther)
+			return
+		}
+	}
+	s.formFailed(w, r, d, err)
+}
+
+// criteriaPreview serves GET /ui/judges/criteria-preview?template=...: the criteria the API
+// would infer from the template, as a fragment for the form's script.
+func (s *server) criteriaPreview(w http.ResponseWriter, r *http.Request) {
+	t := r.URL.Query().Get("template")
+	if len(t) > judge.MaxTemplateBytes {
+		s.fail(w, r, errs.Invalid("A template has at most %d bytes.", judge.MaxTemplateBytes))
+		return
+	}
+	s.render(w, r, http.StatusOK, "judge-criteria-fragment", page{Data: previewOf(t)})
+}
+
+// linkJudge serves POST /ui/judges/{judge_id}/links: link (action=link) or unlink
+// (action=unlink, after a confirmation page: confirm=yes) the judge and the prompt slug.
+func (s *server) linkJudge(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("judge_id")
+	if err := validID("judge", id); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	slug := strings.TrimSpace(r.PostForm.Get("slug"))
+	if slug == "" {
+		s.fail(w, r, errs.Invalid("Choose a prompt to link the judge to."))
+		return
+	}
+	unlink := r.PostForm.Get("action") == "unlink"
+	if unlink && r.PostForm.Get("confirm") != "yes" {
+		// Unlinking stops the judge's evaluations of the prompt: say so, and ask.
+		j, err := s.readJudge(r)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		s.render(w, r, http.StatusOK, "judge-unlink", page{Title: "Unlink " + j.Name, Nav: "judges", Data: unlinkData{Judge: j, URL: judgeURL(j.ID), Slug: slug}})
+		return
+	}
+	c, ctx := s.api(r)
+	if _, err := c.LinkJudge(ctx, slug, id, !unlink); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	http.Redirect(w, r, judgeURL(id)+"#links", http.StatusSeeOther)
+}
+
+// unlinkData is what the unlink confirmation shows.
+type unlinkData struct {
+	Judge     api.Judge
+	URL, Slug string
+}
+
+// calibrate serves POST /ui/judges/{judge_id}/calibrate: a person's verdict on one evaluation,
+// sent as calibration feedback (feedback on the span's completion with judge_id): agree or
+// disagree, and for a scored judge the expected score.
+func (s *server) calibrate(w http.ResponseWriter, r *http.Request) {
+	j, err := s.readJudge(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	p := r.PostForm
+	back := ""
+	if q := p.Get("back"); strings.HasPrefix(q, "?") && !strings.ContainsAny(q, "\r\n#") {
+		back = q
+	}
+	in := calibrationInput{SpanID: p.Get("span_id"), Verdict: p.Get("verdict"), Expected: p.Get("expected_score"), Reason: p.Get("reason")}
+	slug := p.Get("slug")
+	switch {
+	case validID("span", in.SpanID) != nil:
+		err = errs.Invalid("Choose an evaluation to calibrate.")
+	case slug == "":
+		err = errs.Invalid("This evaluation's span belongs to no prompt: link the judge to a prompt to calibrate it.")
+	case in.Verdict != "agree" && in.Verdict != "disagree":
+		err = errs.Invalid("Say whether you agree with the verdict.")
+	}
+	agree := in.Verdict == "agree"
+	var expected *float64
+	if err == nil {
+		expected, err = optionalNumber("Expected score", in.Expected)
+	}
+	if err == nil {
+		req := api.FeedbackRequest{ThumbsUp: &agree, JudgeID: &j.ID, ExpectedScore: expected}
+		if reason := strings.TrimSpace(in.Reason); reason != "" {
+			req.Reason = &reason
+		}
+		c, ctx := s.api(r)
+		if _, err = c.SendFeedback(ctx, slug, in.SpanID, req); err == nil {
+			http.Redirect(w, r, judgeURL(j.ID)+back+"#performance", http.StatusSeeOther)
+			return
+		}
+	}
+	status, msg, ok := formError(err)
+	if !ok {
+		s.fail(w, r, err)
+		return
+	}
+	// The page again, with the message at the evaluation and what was typed kept.
+	q, _ := url.ParseQuery(strings.TrimPrefix(back, "?"))
+	d, perr := s.judgePage(r, j, q)
+	if perr != nil {
+		s.fail(w, r, perr)
+		return
+	}
+	in.Error = msg
+	d.Calibration = in
+	if !slices.ContainsFunc(d.Evaluations, func(e evaluationRow) bool { return e.SpanID == in.SpanID }) {
+		d.FormError = msg
+	}
+	s.render(w, r, status, "judge", page{Title: "Judge " + j.Name, Nav: "judges", Data: d})
+}
+
+// calibrationInput is a calibration form as posted, kept when it fails.
+type calibrationInput struct {
+	SpanID, Verdict, Expected, Reason, Error string
+}
+
+// Paging and windows of the judge page.
+const (
+	evaluationsPerPage = 25
+	// evaluationScan is how many of the newest evaluations matching the API's filters (verdict,
+	// time, calibrated) the page reads to filter by score or prompt, which the API does not.
+	evaluationScan = 500
+	// perfWindows weekly windows, the newest ending now, draw the performance chart.
+	perfWindows = 8
+	perfWindow  = 7 * 24 * time.Hour
+)
+
+// evaluationFilter is the filter form of the judge page.
+type evaluationFilter struct {
+	Result, Calibrated, MinScore, MaxScore, Prompt, From, To string
+	Page                                                     int
+}
+
+func (f evaluationFilter) query(page int) url.Values {
+	v := url.Values{}
+	for _, p := range []struct{ k, v string }{
+		{"result", f.Result}, {"calibrated", f.Calibrated}, {"min_score", f.MinScore}, {"max_score", f.MaxScore},
+		{"prompt", f.Prompt}, {"from", f.From}, {"to", f.To},
+	} {
+		if p.v != "" {
+			v.Set(p.k, p.v)
+		}
+	}
+	if page > 1 {
+		v.Set("page", strconv.Itoa(page))
+	}
+	return v
+}
+
+// evaluationRow is one evaluation as the judge page lists it.
+type evaluationRow struct {
+	api.Evaluation
+	Verdict, Score, Confidence string
+	// SpanURL is the span's page; "" when the span is not (yet) ingested.
+	SpanURL    string
+	PromptSlug string
+	// CalibrateSlug is the prompt the calibration feedback is sent under: the span's, else the
+	// judge's target or first linked prompt; "" when there is none.
+	CalibrateSlug string
+}
+
+// perfPoint is one window of the performance chart.
+type perfPoint struct {
+	Label, Accuracy, Kappa string
+	N                      int
+	// X, Y, H place the window's bar in the chart (400 × 140, bars up to 100 high from y 110);
+	// Has is false without calibrations.
+	X, Y, H int
+	Has     bool
+}
+
+type judgePageData struct {
+	Judge                           api.Judge
+	URL, Kind, SampleRate, PassRate string
+	Versions                        []api.JudgeTemplateVersion
+	Prompts                         []string // the project's prompts not linked yet
+	Filter                          evaluationFilter
+	Back                            string // the filters, for the calibration forms
+	Evaluations                     []evaluationRow
+	Total                           int
+	Scanned                         bool // filtered among the newest evaluationScan
+	Prev, Next                      string
+	Perf                            api.JudgePerformance
+	PerfFigures                     []figure
+	Chart                           []perfPoint
+	Charted                         bool // some window has calibrations
+	Scored                          bool
+	// Calibration is a failed calibration form, shown again at its evaluation; FormError its
+	// message when that evaluation is not on the page.
+	Calibration calibrationInput
+	FormError   string
+}
+
+type figure struct{ Label, Value, TestID string }
+
+// judge serves GET /ui/judges/{judge_id}: the judge, its template versions, its prompts, its
+// evaluations with filters, calibration forms and its agreement with people over time.
+func (s *server) judge(w http.ResponseWriter, r *http.Request) {
+	j, err := s.readJudge(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	d, err := s.judgePage(r, j, r.URL.Query())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.render(w, r, http.StatusOK, "judge", page{Title: "Judge " + j.Name, Nav: "judges", Data: d})
+}
+
+// judgePage reads what the page of judge j shows, its evaluations filtered by q.
+func (s *server) judgePage(r *http.Request, j api.Judge, q url.Values) (judgePageData, error) {
+	filter, apiQuery, local, err := readEvaluationFilter(q)
+	if err != nil {
+		return judgePageData{}, err
+	}
+	c, ctx := s.api(r)
+	d := judgePageData{
+		Judge: j, URL: judgeURL(j.ID), Kind: kindOf(j), SampleRate: percent(&j.SampleRate), PassRate: percent(j.PassRate),
+		Filter: filter, Scored: j.EvaluationType == api.EvaluationScored,
+	}
+	if q := filter.query(filter.Page).Encode(); q != "" {
+		d.Back = "?" + q
+	}
+	if d.Versions, err = c.JudgeVersions(ctx, j.ID); err != nil {
+		return d, err
+	}
+	if list, err := s.d.Prompts.List(r.Context(), sessionOf(r).ProjectID); err == nil {
+		for _, p := range list {
+			if !slices.Contains(j.LinkedPrompts, p.Slug) {
+				d.Prompts = append(d.Prompts, p.Slug)
+			}
+		}
+	}
+	if err := s.judgeEvaluations(r, j, filter, apiQuery, local, &d); err != nil {
+		return d, err
+	}
+	if d.Perf, err = c.JudgePerformance(ctx, j.ID, time.Time{}, time.Time{}); err != nil {
+		return d, err
+	}
+	d.PerfFigures = perfFigures(d.Perf)
+	if d.Chart, err = s.perfChart(r, j.ID); err != nil {
+		return d, err
+	}
+	d.Charted = slices.ContainsFunc(d.Chart, func(p perfPoint) bool { return p.Has })
+	return d, nil
+}
+
+// localFilter is what the page filters itself: score range and prompt.
+type localFilter struct {
+	Min, Max *float64
+	Prompt   string
+}
+
+func (l localFilter) any() bool { return l.Min != nil || l.Max != nil || l.Prompt != "" }
+
+// readEvaluationFilter reads the filters of the judge page.
+func readEvaluationFilter(q url.Values) (evaluationFilter, judgeQuery, localFilter, error) {
+	f := evaluationFilter{
+		Result: q.Get("result"), Calibrated: q.Get("calibrated"), MinScore: strings.TrimSpace(q.Get("min_score")),
+		MaxScore: strings.TrimSpace(q.Get("max_score")), Prompt: strings.TrimSpace(q.Get("prompt")),
+		From: q.Get("from"), To: q.Get("to"), Page: 1,
+	}
+	var aq judgeQuery
+	var lf localFilter
+	switch f.Result {
+	case "":
+	case "pass", "fail":
+		pass := f.Result == "pass"
+		aq.Result = &pass
+	default:
+		return f, aq, lf, errs.Invalid("The verdict filter is pass or fail.")
+	}
+	switch f.Calibrated {
+	case "":
+	case "yes", "no":
+		yes := f.Calibrated == "yes"
+		aq.WithUserFeedback = &yes
+	default:
+		return f, aq, lf, errs.Invalid("The calibrated filter is yes or no.")
+	}
+	var err error
+	if lf.Min, err = optionalNumber("The lowest score", f.MinScore); err != nil {
+		return f, aq, lf, err
+	}
+	if lf.Max, err = optionalNumber("The highest score", f.MaxScore); err != nil {
+		return f, aq, lf, err
+	}
+	lf.Prompt = f.Prompt
+	for _, d := range []struct {
+		text string
+		dst  *time.Time
+		end  bool
+	}{{f.From, &aq.Start, false}, {f.To, &aq.End, true}} {
+		if d.text == "" {
+			continue
+		}
+		t, err := time.Parse(time.DateOnly, d.text)
+		if err != nil {
+			return f, aq, lf, errs.Invalid("Dates are written 2025-01-31 (%q is not).", d.text)
+		}
+		if d.end {
+			t = t.Add(24*time.Hour - time.Microsecond)
+		}
+		*d.dst = t
+	}
+	if p := q.Get("page"); p != "" {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 1 || n > 1_000_000 {
+			return f, aq, lf, errs.Invalid("The page is a number from 1.")
+		}
+		f.Page = n
+	}
+	return f, aq, lf, nil
+}
+
+// judgeQuery is the part of the filters the API applies.
+type judgeQuery = client.EvaluationQuery
+
+// judgeEvaluations fills d's evaluations: one page from the API, or, when filtering by score or
+// prompt, a page of those among the newest evaluationScan that match.
+func (s *server) judgeEvaluations(r *http.Request, j api.Judge, f evaluationFilter, q judgeQuery, local localFilter, d *judgePageData) error {
+	c, ctx := s.api(r)
+	offset := (f.Page - 1) * evaluationsPerPage
+	var evs []api.Evaluation
+	if local.any() {
+		q.Limit = evaluationScan
+		res, err := c.Evaluations(ctx, j.ID, q)
+		if err != nil {
+			return err
+		}
+		d.Scanned = res.Total > len(res.Evaluations)
+		evs = res.Evaluations
+	} else {
+		q.Limit, q.Offset = evaluationsPerPage, offset
+		res, err := c.Evaluations(ctx, j.ID, q)
+		if err != nil {
+			return err
+		}
+		d.Total, evs = res.Total, res.Evaluations
+	}
+	ids := make([]string, len(evs))
+	for i, e := range evs {
+		ids[i] = e.SpanID
+	}
+	spans, err := s.d.Reader.Summaries(r.Context(), sessionOf(r).ProjectID, ids)
+	if err != nil {
+		return err
+	}
+	fallback := deref(j.TargetPrompt)
+	if fallback == "" && len(j.LinkedPrompts) > 0 {
+		fallback = j.LinkedPrompts[0]
+	}
+	var rows []evaluationRow
+	for _, e := range evs {
+		row := evaluationRow{Evaluation: e, Verdict: "fail", Score: "–", Confidence: "–", CalibrateSlug: fallback}
+		if e.EvaluationResult {
+			row.Verdict = "pass"
+		}
+		if e.Score != nil {
+			row.Score = num(*e.Score)
+		}
+		if e.ConfidenceScore != nil {
+			row.Confidence = num(*e.ConfidenceScore)
+		}
+		if sp, ok := spans[e.SpanID]; ok {
+			row.SpanURL = "/ui/traces/" + url.PathEscape(sp.TraceID) + "/spans/" + url.PathEscape(sp.SpanID)
+			row.PromptSlug = sp.PromptSlug
+			if sp.PromptSlug != "" {
+				row.CalibrateSlug = sp.PromptSlug
+			}
+		}
+		if local.any() && !local.matches(row) {
+			continue
+		}
+		rows = append(rows, row)
+	}
+	if local.any() {
+		d.Total = len(rows)
+		rows = rows[min(offset, len(rows)):min(offset+evaluationsPerPage, len(rows))]
+	}
+	d.Evaluations = rows
+	if f.Page > 1 {
+		d.Prev = "?" + f.query(f.Page-1).Encode()
+	}
+	if offset+evaluationsPerPage < d.Total {
+		d.Next = "?" + f.query(f.Page+1).Encode()
+	}
+	return nil
+}
+
+func (l localFilter) matches(row evaluationRow) bool {
+	s := row.Evaluation.Score
+	switch {
+	case l.Min != nil && (s == nil || *s < *l.Min), l.Max != nil && (s == nil || *s > *l.Max):
+		return false
+	case l.Prompt != "" && row.PromptSlug != l.Prompt:
+		return false
+	}
+	return true
+}
+
+// perfFigures are the performance numbers the page shows.
+func perfFigures(p api.JudgePerformance) []figure {
+	out := []figure{
+		{"Calibrations", strconv.Itoa(p.N), "perf-n"},
+		{"Accuracy", percent(p.Verdict.Accuracy), "perf-accuracy"},
+		{"Cohen's kappa", decimal(p.Verdict.Kappa), "perf-kappa"},
+		{"True positive rate", percent(p.Verdict.TruePositiveRate), "perf-tpr"},
+		{"True negative rate", percent(p.Verdict.TrueNegativeRate), "perf-tnr"},
+	}
+	if p.Score != nil {
+		out = append(out, figure{"Mean absolute error", decimal(p.Score.MeanAbsoluteError), "perf-mae"})
+	}
+	return out
+}
+
+func decimal(v *float64) string {
+	if v == nil {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f", *v)
+}
+
+// perfChart reads the judge's accuracy over the last perfWindows weeks, one API call a window.
+func (s *server) perfChart(r *http.Request, judgeID string) ([]perfPoint, error) {
+	c, ctx := s.api(r)
+	end := s.d.Now().UTC()
+	out := make([]perfPoint, perfWindows)
+	for i := perfWindows - 1; i >= 0; i-- {
+		start := end.Add(-perfWindow)
+		p, err := c.JudgePerformance(ctx, judgeID, start, end)
+		if err != nil {
+			return nil, err
+		}
+		pt := perfPoint{Label: start.Format("Jan 2"), Accuracy: percent(p.Verdict.Accuracy), Kappa: decimal(p.Verdict.Kappa),
+			N: p.N, X: i*50 + 5, Y: 110, Has: p.Verdict.Accuracy != nil}
+		if pt.Has {
+			pt.H = int(*p.Verdict.Accuracy*100 + 0.5)
+			pt.Y = 110 - pt.H
+		}
+		out[i] = pt
+		end = start
+	}
+	return out, nil
+}
