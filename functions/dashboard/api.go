@@ -11,6 +11,7 @@ import (
 	"github.com/plumehq/plume/client"
 	"github.com/plumehq/plume/shared/auth"
 	"github.com/plumehq/plume/shared/errs"
+	"github.com/plumehq/plume/shared/web"
 )
 
 // The pages that change something, and most that read judges, runs, feedback and settings,
@@ -91,4 +92,14 @@ func apiError(err error) error {
 		return &errs.Error{Code: errs.Code(ce.Code), Message: ce.Message}
 	}
 	return err
+}
+
+// formError is how a form shows err: the API refusing the form's input (invalid_request 400,
+// conflict 409) with the API's message; ok is false for anything else, which is the error page.
+func formError(err error) (status int, msg string, ok bool) {
+	var e *errs.Error
+	if !errors.As(apiError(err), &e) || (e.Code != errs.CodeInvalid && e.Code != errs.CodeConflict) {
+		return 0, "", false
+	}
+	return web.Status(e.Code), e.Message, true
 }

@@ -58,7 +58,7 @@ func TestSignIn(t *testing.T) {
 		want   string
 	}{
 		{"no CSRF token", url.Values{"api_key": {f.api.A.Key}}, nil, http.StatusForbidden, "reload the page"},
-		{"a wrong CSRF token", url.Values{"api_key": {f.api.A.Key}, "csrf": {"x" + token[1:]}}, nil, http.StatusForbidden, "reload the page"},
+		{"a wrong CSRF token", url.Values{"api_key": {f.api.A.Key}, "csrf": {wrongToken(token)}}, nil, http.StatusForbidden, "reload the page"},
 		{"another site", url.Values{"api_key": {f.api.A.Key}, "csrf": {token}}, []string{"Origin", "https://evil.example"}, http.StatusForbidden, "another site"},
 		{"not a form", url.Values{"api_key": {f.api.A.Key}, "csrf": {token}}, []string{"Content-Type", "application/json"}, http.StatusUnsupportedMediaType, "takes an HTML form"},
 		{"no key", url.Values{"csrf": {token}}, nil, http.StatusUnauthorized, "Enter an API key."},
@@ -245,7 +245,7 @@ func TestSignOutAndRevocation(t *testing.T) {
 		header []string
 	}{
 		{"no token", url.Values{}, nil},
-		{"a wrong token", url.Values{"csrf": {"x" + token[1:]}}, nil},
+		{"a wrong token", url.Values{"csrf": {wrongToken(token)}}, nil},
 		{"another site's origin", url.Values{"csrf": {token}}, []string{"Origin", "http://evil.example"}},
 		{"a cross-site fetch", url.Values{"csrf": {token}}, []string{"Sec-Fetch-Site", "cross-site"}},
 	}

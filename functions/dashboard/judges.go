@@ -2,7 +2,6 @@ package dashboard
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"maps"
 	"net/http"
@@ -237,19 +236,6 @@ func tagsText(f *api.TagFilter) (text, match string) {
 		}
 	}
 	return strings.Join(lines, "\n"), cmp.Or(f.Match, "all")
-}
-
-// formError is err as the form shows it: the API's message of a client error.
-func formError(err error) (int, string, bool) {
-	var e *errs.Error
-	if !errors.As(apiError(err), &e) || e.Code == errs.CodeInternal {
-		return 0, "", false
-	}
-	status := http.StatusBadRequest
-	if e.Code == errs.CodeConflict {
-		status = http.StatusConflict
-	}
-	return status, e.Message, e.Code == errs.CodeInvalid || e.Code == errs.CodeConflict
 }
 
 // createJudge serves POST /ui/judges: with action=preview the form again with the criteria of

@@ -14,7 +14,6 @@ import (
 	"github.com/plumehq/plume/client"
 	"github.com/plumehq/plume/shared/errs"
 	"github.com/plumehq/plume/shared/prompt"
-	"github.com/plumehq/plume/shared/web"
 )
 
 // The optimization pages start, watch, cancel and deploy optimization runs through the REST
@@ -159,7 +158,7 @@ func (s *server) startOptimization(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	status, msg, ok := formError(err)
+	status, msg, ok := startError(err)
 	if !ok {
 		s.fail(w, r, err)
 		return
@@ -168,18 +167,14 @@ func (s *server) startOptimization(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, status, "optimize", page{Title: "Optimize " + d.Slug, Nav: "prompts", Data: d})
 }
 
-// formError is how a form shows err: the API's status and message for a client error (a
-// missing judge is the form's mistake, 400), ok false for a failure of the server.
-func formError(err error) (status int, msg string, ok bool) {
+// startError is how the start form shows err: formError's refusals, and a judge the form
+// named that does not exist (the API's 404) as the form's mistake (400).
+func startError(err error) (status int, msg string, ok bool) {
 	var e *errs.Error
-	if !errors.As(apiError(err), &e) || e.Code == errs.CodeInternal || e.Code == errs.CodeUnauthenticated {
-		return 0, "", false
+	if errors.As(apiError(err), &e) && e.Code == errs.CodeNotFound {
+		return http.StatusBadRequest, e.Message, true
 	}
-	status = web.Status(e.Code)
-	if e.Code == errs.CodeNotFound {
-		status = http.StatusBadRequest
-	}
-	return status, e.Message, true
+	return formError(err)
 }
 
 // startRequest reads the form into the API's request. Numbers are checked only for being

@@ -179,8 +179,8 @@ func (s *server) bindModel(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, promptURL(slug)+"?bound="+strconv.Itoa(n)+"#version-"+strconv.Itoa(n), http.StatusSeeOther)
 		return
 	}
-	e, ok := apiError(err).(*errs.Error)
-	if !ok || (e.Code != errs.CodeInvalid && e.Code != errs.CodeConflict) {
+	status, msg, ok := formError(err)
+	if !ok {
 		s.fail(w, r, err)
 		return
 	}
@@ -189,11 +189,7 @@ func (s *server) bindModel(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, lerr)
 		return
 	}
-	d.Bind = &bindForm{Version: n, Model: deref(model), Error: e.Message}
-	status := http.StatusBadRequest
-	if e.Code == errs.CodeConflict {
-		status = http.StatusConflict
-	}
+	d.Bind = &bindForm{Version: n, Model: deref(model), Error: msg}
 	s.render(w, r, status, "prompt", page{Title: "Prompt " + slug, Nav: "prompts", Data: d})
 }
 

@@ -156,9 +156,9 @@ func (s *server) issueKey(w http.ResponseWriter, r *http.Request) {
 	}
 	c, ctx := s.api(r)
 	created, err := c.CreateKey(ctx, req)
-	if isFormError(err) {
-		form.Error = apiError(err).Error()
-		s.settingsPage(w, r, http.StatusBadRequest, form, priceForm{})
+	if status, msg, ok := formError(err); ok {
+		form.Error = msg
+		s.settingsPage(w, r, status, form, priceForm{})
 		return
 	}
 	if err != nil {
@@ -170,12 +170,6 @@ func (s *server) issueKey(w http.ResponseWriter, r *http.Request) {
 		HttpOnly: true, Secure: secure(r), SameSite: http.SameSiteStrictMode,
 	})
 	http.Redirect(w, r, issuedPath, http.StatusSeeOther)
-}
-
-// isFormError reports whether err is the API refusing the form's input (400 or 409), which the
-// form shows rather than an error page.
-func isFormError(err error) bool {
-	return errs.Is(apiError(err), errs.CodeInvalid) || errs.Is(apiError(err), errs.CodeConflict)
 }
 
 type issuedData struct {
@@ -320,8 +314,8 @@ func (s *server) setPrice(w http.ResponseWriter, r *http.Request) {
 	}
 	c, ctx := s.api(r)
 	_, err := c.SetModelPrice(ctx, f.Model, req)
-	if isFormError(err) {
-		refuse(apiError(err).Error())
+	if _, msg, ok := formError(err); ok {
+		refuse(msg)
 		return
 	}
 	if err != nil {

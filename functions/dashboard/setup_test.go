@@ -167,3 +167,11 @@ func regexpFind(t *testing.T, pattern, s string) string {
 	require.NotNil(t, m, "%s not in %.300s", pattern, s)
 	return m[1]
 }
+
+// wrongToken is a CSRF token that differs from token in its first character.
+func wrongToken(token string) string {
+	if token[0] == 'x' {
+		return "y" + token[1:]
+	}
+	return "x" + token[1:]
+}
