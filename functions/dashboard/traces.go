@@ -157,15 +157,15 @@ func parseTimeFilter(field, v string) (*time.Time, error) {
 var traceStatuses = []string{trace.StatusOK, trace.StatusError, trace.StatusUnset}
 
 type tracesData struct {
-	Filter         tracesFilter
-	Statuses       []string
-	Sorts          []traceSort
-	SortLabel      string
-	FromInput      string // the from and to filters as datetime-local values
-	ToInput        string
+	Filter    tracesFilter
+	Statuses  []string
+	Sorts     []traceSort
+	SortLabel string
+	FromInput string // the from and to filters as datetime-local values
+	ToInput   string
 	// TagInputs are the tag filters' fields: one per tag filter, and an empty one while
 	// there is room.
-	TagInputs []string
+	TagInputs      []string
 	Traces         []trace.Trace
 	First, Last    int
 	Prev, Next     string
