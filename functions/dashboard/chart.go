@@ -3,6 +3,7 @@ package dashboard
 import (
 	"fmt"
 	"math"
+	"strings"
 )
 
 // The overview's charts are SVG drawn here: geometry in a fixed viewBox (chartW × chartH user
@@ -40,10 +41,11 @@ type chartBar struct {
 	Label      string // bucket and value, the bar's <title>
 }
 
-// chartSeries is a line with a point per bucket that has a value.
+// chartSeries is a line with a point per bucket that has a value; the line is broken where a
+// bucket has none (Segments: the points attributes of its polylines, runs of two points or more).
 type chartSeries struct {
 	Name, Class string
-	Points      string // the polyline's points attribute
+	Segments    []string
 	Dots        []chartDot
 }
 
@@ -57,10 +59,11 @@ type chartRow struct {
 	Values []string
 }
 
-// axis is the buckets' names, every nth of them shown as a tick.
+// axis is the buckets' names (labels, in the tables and summaries) and their short names
+// (ticks, every nth of them shown under the x axis).
 type axis struct {
-	labels []string
-	every  int
+	labels, ticks []string
+	every         int
 }
 
 func newChart(id, title, unit string) chart {
@@ -79,7 +82,7 @@ func (c *chart) y(v, top float64) float64 {
 
 func (c *chart) ticks(a axis) {
 	w := c.slot(len(a.labels))
-	for i, l := range a.labels {
+	for i, l := range a.ticks {
 		if i%a.every == 0 {
 			c.XLabels = append(c.XLabels, chartTick{X: round1(c.Left + w*(float64(i)+.5)), Label: l})
 		}
@@ -129,14 +132,23 @@ func lineChart(id, title, unit string, a axis, names []string, series [][]float6
 	w := c.slot(len(a.labels))
 	for k, s := range series {
 		cs := chartSeries{Name: names[k], Class: fmt.Sprintf("series%d", k)}
+		var run []string
+		flush := func() {
+			if len(run) > 1 {
+				cs.Segments = append(cs.Segments, strings.Join(run, " "))
+			}
+			run = nil
+		}
 		for i, v := range s {
 			if math.IsNaN(v) {
+				flush()
 				continue
 			}
 			x, y := round1(c.Left+w*(float64(i)+.5)), round1(c.y(v, top))
-			cs.Points += fmt.Sprintf("%g,%g ", x, y)
+			run = append(run, fmt.Sprintf("%g,%g", x, y))
 			cs.Dots = append(cs.Dots, chartDot{X: x, Y: y, Label: fmt.Sprintf("%s %s: %s", a.labels[i], names[k], format(v))})
 		}
+		flush()
 		c.Series = append(c.Series, cs)
 	}
 	for i, l := range a.labels {

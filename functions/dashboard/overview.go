@@ -149,16 +149,14 @@ func (d *overviewData) charts(ts []trace.Trace, since time.Time) {
 			all = append(all, *t.DurationMS)
 		}
 	}
-	labels := make([]string, n)
-	for i := range labels {
+	a := axis{labels: make([]string, n), ticks: make([]string, n), every: max(1, n/6)}
+	for i := range n {
 		at := since.Add(time.Duration(i) * step)
+		a.labels[i], a.ticks[i] = at.Format("Jan 2"), at.Format("Jan 2")
 		if step < 24*time.Hour {
-			labels[i] = at.Format("Jan 2 15:04")
-		} else {
-			labels[i] = at.Format("Jan 2")
+			a.labels[i], a.ticks[i] = at.Format("Jan 2 15:04"), at.Format("15:04")
 		}
 	}
-	a := axis{labels: labels, every: max(1, n/6)}
 	for i := range errRate {
 		if traces[i] > 0 {
 			errRate[i] = 100 * errCount[i] / traces[i]
