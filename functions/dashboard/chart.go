@@ -12,7 +12,7 @@ import (
 // (chart.Rows) for screen readers and for anyone who wants the numbers.
 const (
 	chartW, chartH       = 600.0, 200.0
-	chartLeft, chartTop  = 56.0, 10.0
+	chartLeft, chartTop  = 72.0, 10.0
 	chartRight, chartBot = 8.0, 28.0
 )
 
