@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"math"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/plumehq/plume/client"
 	"github.com/plumehq/plume/shared/errs"
+	"github.com/plumehq/plume/shared/feedback"
 	"github.com/plumehq/plume/shared/trace"
 )
 
@@ -30,8 +32,20 @@ var overviewRanges = []overviewRange{
 const (
 	// overviewJudges is how many judges' evaluations the overview counts (two API calls each).
 	overviewJudges = 10
-	overviewTop    = 5
+	// overviewFeedbackPrompts is how many prompts' feedback the overview reads (one feedback
+	// index query each, the busiest prompts first), overviewFeedbackScan how many completions'
+	// feedback of each (newest first).
+	overviewFeedbackPrompts = 20
+	overviewFeedbackScan    = 500
+	overviewTop             = 5
 )
+
+// PromptFeedback reads the feedback people gave on a prompt's completions.
+type PromptFeedback interface {
+	// CompletionFeedback returns people's feedback on completions of prompt slug, newest
+	// first, going back until it covers limit completions.
+	CompletionFeedback(ctx context.Context, projectID, slug string, limit int) ([]feedback.Feedback, error)
+}
 
 type overviewData struct {
 	Range          overviewRange
@@ -47,6 +61,8 @@ type overviewData struct {
 	Charts         []chart
 	Latency        chart
 	Prompts        []promptVolume
+	Disliked       []promptFeedback
+	DislikedCut    bool
 	Judges         []judgeFailures
 	JudgesCut      bool
 	Recent         []trace.Trace
@@ -57,6 +73,12 @@ type overviewData struct {
 type promptVolume struct {
 	Slug          string
 	Calls, Errors int
+}
+
+type promptFeedback struct {
+	Slug            string
+	Negative, Total int
+	Share           string
 }
 
 type judgeFailures struct {
@@ -71,9 +93,12 @@ type judgeFailures struct {
 // Reads, bounded whatever the project's size: the traces of the range through the query GET
 // /traces answers (at most trace.MaxAggregateScan traces: index pages and batch reads of trace
 // items, no span bodies); the span summaries of the range for the prompts (at most
-// trace.MaxAggregateScan summaries, no span bodies); GET judges, then two GET evaluations per
-// judge for at most overviewJudges judges; and, only when the range has no trace, one more trace
-// query of one trace to tell an empty project (the SDK snippet) from a quiet range.
+// trace.MaxAggregateScan summaries, no span bodies); the project's prompt list and one query
+// of the feedback index for each of at most overviewFeedbackPrompts prompts (pages up to
+// overviewFeedbackScan completions); GET judges, then two GET evaluations per judge for at
+// most overviewJudges judges; and, only when the range has no trace, one more trace query of
+// one trace to tell an empty project (the SDK snippet) from a quiet range. That is 3 index
+// walks and at most 1 + 20 + 1 + 20 + 1 other reads.
 func (s *server) overview(w http.ResponseWriter, r *http.Request) {
 	rg, ok := overviewRanges[0], true
 	if k := r.URL.Query().Get("range"); k != "" {
@@ -99,7 +124,13 @@ func (s *server) overview(w http.ResponseWriter, r *http.Request) {
 	d := overviewData{Range: rg, Ranges: overviewRanges, Since: since, Traces: len(ts), Truncated: info.Truncated,
 		BaseURL: baseURL(r)}
 	d.charts(ts, since)
-	if d.Prompts, d.SpansTruncated, err = s.promptVolumes(r, since); err != nil {
+	volumes, truncated, err := s.promptVolumes(r, since)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	d.Prompts, d.SpansTruncated = volumes[:min(len(volumes), overviewTop)], truncated
+	if d.Disliked, d.DislikedCut, err = s.dislikedPrompts(r, since, volumes); err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -237,7 +268,56 @@ func (s *server) promptVolumes(r *http.Request, since time.Time) ([]promptVolume
 	slices.SortFunc(out, func(a, b promptVolume) int {
 		return cmp.Or(cmp.Compare(b.Calls, a.Calls), cmp.Compare(a.Slug, b.Slug))
 	})
-	return out[:min(len(out), overviewTop)], truncated, nil
+	return out, truncated, nil
+}
+
+// dislikedPrompts counts the thumbs down of the range on the project's prompts, at most
+// overviewFeedbackPrompts of them (the busiest in volumes first, then by name), the prompts
+// with any coming most thumbs down first. cut reports prompts left unread.
+func (s *server) dislikedPrompts(r *http.Request, since time.Time, volumes []promptVolume) (_ []promptFeedback, cut bool, _ error) {
+	if s.d.PromptFeedback == nil {
+		return nil, false, nil
+	}
+	projectID := sessionOf(r).ProjectID
+	prompts, err := s.d.Prompts.List(r.Context(), projectID)
+	if err != nil {
+		return nil, false, err
+	}
+	rank := make(map[string]int, len(volumes))
+	for i, v := range volumes {
+		rank[v.Slug] = len(volumes) - i
+	}
+	slugs := make([]string, 0, len(prompts))
+	for _, p := range prompts {
+		slugs = append(slugs, p.Slug)
+	}
+	slices.SortFunc(slugs, func(a, b string) int { return cmp.Or(cmp.Compare(rank[b], rank[a]), cmp.Compare(a, b)) })
+	cut = len(slugs) > overviewFeedbackPrompts
+	var out []promptFeedback
+	for _, slug := range slugs[:min(len(slugs), overviewFeedbackPrompts)] {
+		fs, err := s.d.PromptFeedback.CompletionFeedback(r.Context(), projectID, slug, overviewFeedbackScan)
+		if err != nil {
+			return nil, false, err
+		}
+		p := promptFeedback{Slug: slug}
+		for _, f := range fs {
+			if f.CreatedAt.Before(since) {
+				continue
+			}
+			p.Total++
+			if !f.ThumbsUp {
+				p.Negative++
+			}
+		}
+		if p.Negative > 0 {
+			p.Share = fmt.Sprintf("%.0f%%", 100*float64(p.Negative)/float64(p.Total))
+			out = append(out, p)
+		}
+	}
+	slices.SortFunc(out, func(a, b promptFeedback) int {
+		return cmp.Or(cmp.Compare(b.Negative, a.Negative), cmp.Compare(a.Slug, b.Slug))
+	})
+	return out[:min(len(out), overviewTop)], cut, nil
 }
 
 // failingJudges counts the evaluations of the range of the first overviewJudges judges, and

@@ -96,6 +96,21 @@ func TestOverview(t *testing.T) {
 		seeded{name: "beta", start: hourAgo, duration: 2 * time.Second, cost: 0.25, failed: true, prompt: "greeter"},
 		seeded{name: "gamma", start: hourAgo, duration: 10 * time.Second, prompt: "summarizer"},
 	)
+	f.api.EnsurePrompt(t, f.api.A, "greeter", "Greet {{name}}.")
+	f.api.EnsurePrompt(t, f.api.A, "summarizer", "Summarize.")
+	f.api.EnsurePrompt(t, f.api.A, "quiet", "Never used.")
+	other := f.api.KeyFor(t, f.api.A, "second-user")
+	for _, fb := range []struct {
+		key, slug, span string
+		up              bool
+	}{
+		{f.api.A.Key, "greeter", children[0], false},
+		{f.api.A.Key, "greeter", children[1], true},
+		{other, "greeter", children[1], false},
+		{f.api.A.Key, "summarizer", children[2], false},
+	} {
+		f.api.MustDo(t, "POST", "/v1/prompts/"+fb.slug+"/completions/"+fb.span+"/feedback", fb.key, map[string]any{"thumbs_up": fb.up})
+	}
 	strict := f.createJudge(t, f.api.A, "strict <b>judge</b>", map[string]bool{children[0]: false, children[1]: false, children[2]: true})
 	f.createJudge(t, f.api.A, "lenient", map[string]bool{children[0]: true})
 	f.createJudge(t, f.api.A, "idle", nil)
@@ -143,6 +158,10 @@ func TestOverview(t *testing.T) {
 
 		prompts := between(t, p.Body, "top-prompts", "table")
 		assert.Regexp(t, `(?s)greeter</a></td><td class="num">2</td><td class="num">1</td>.*summarizer</a></td><td class="num">1</td><td class="num">0</td>`, prompts)
+
+		disliked := between(t, p.Body, "disliked-prompts", "table")
+		assert.Regexp(t, `(?s)greeter</a></td><td class="num">2</td><td class="num">3</td><td class="num">67%</td>.*summarizer</a></td><td class="num">1</td><td class="num">1</td><td class="num">100%</td>`, disliked)
+		assert.NotContains(t, disliked, "quiet", "a prompt without thumbs down")
 
 		judges := between(t, p.Body, "failing-judges", "table")
 		assert.Regexp(t, `(?s)/ui/judges/`+strict+`">strict &lt;b&gt;judge&lt;/b&gt;</a></td><td class="num">2</td><td class="num">3</td><td class="num">33%</td>.*lenient</a></td><td class="num">0</td><td class="num">1</td><td class="num">100%</td>`, judges)
