@@ -50,7 +50,6 @@ type PromptFeedback interface {
 type overviewData struct {
 	Range          overviewRange
 	Ranges         []overviewRange
-	Since          time.Time
 	Traces, Spans  int
 	Errors         int
 	Cost           float64
@@ -121,7 +120,7 @@ func (s *server) overview(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	d := overviewData{Range: rg, Ranges: overviewRanges, Since: since, Traces: len(ts), Truncated: info.Truncated,
+	d := overviewData{Range: rg, Ranges: overviewRanges, Traces: len(ts), Truncated: info.Truncated,
 		BaseURL: baseURL(r)}
 	d.charts(ts, since)
 	volumes, truncated, err := s.promptVolumes(r, since)
@@ -139,12 +138,12 @@ func (s *server) overview(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if len(ts) == 0 {
-		any, _, err := s.d.Queries.Traces(r.Context(), sess.ProjectID, trace.TraceQuery{Common: trace.Common{Limit: 1}})
+		one, _, err := s.d.Queries.Traces(r.Context(), sess.ProjectID, trace.TraceQuery{Common: trace.Common{Limit: 1}})
 		if err != nil {
 			s.fail(w, r, err)
 			return
 		}
-		d.Empty = len(any) == 0
+		d.Empty = len(one) == 0
 	}
 	d.Recent = ts[:min(len(ts), 10)]
 	s.render(w, r, http.StatusOK, "overview", page{Title: "Overview", Nav: "overview", Data: d})

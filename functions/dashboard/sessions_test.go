@@ -71,6 +71,13 @@ func TestSessions(t *testing.T) {
 		}
 	})
 
+	t.Run("an SDK's session id", func(t *testing.T) {
+		p := b.get(t, "/ui/sessions/conversation-42?offset=0")
+		require.Equal(t, http.StatusSeeOther, p.Status, p.Body)
+		assert.Equal(t, "/ui/sessions/"+uuid.NewSHA1(uuid.NameSpaceDNS, []byte("conversation-42")).String(), p.Header.Get("Location"))
+		assert.Equal(t, http.StatusSeeOther, b.get(t, "/ui/sessions/"+strings.ToUpper(older)).Status, "a UUID in capitals")
+	})
+
 	t.Run("paging", func(t *testing.T) {
 		p := b.get(t, "/ui/sessions?offset=1")
 		require.Equal(t, http.StatusOK, p.Status, p.Body)
