@@ -87,7 +87,7 @@ type judgeFailures struct {
 }
 
 // overview serves GET /ui/ (?range=24h|7d|30d): the project's traces of the range counted per
-// hour or day into charts, its busiest prompts and its failing judges.
+// hour or UTC day into charts, its busiest and most disliked prompts and its failing judges.
 //
 // Reads, bounded whatever the project's size: the traces of the range through the query GET
 // /traces answers (at most trace.MaxAggregateScan traces: index pages and batch reads of trace
@@ -96,8 +96,8 @@ type judgeFailures struct {
 // of the feedback index for each of at most overviewFeedbackPrompts prompts (pages up to
 // overviewFeedbackScan completions); GET judges, then two GET evaluations per judge for at
 // most overviewJudges judges; and, only when the range has no trace, one more trace query of
-// one trace to tell an empty project (the SDK snippet) from a quiet range. That is 3 index
-// walks and at most 1 + 20 + 1 + 20 + 1 other reads.
+// one trace to tell an empty project (the SDK snippet) from a quiet range. That is two index
+// walks (three for an empty range) and at most 1 + 20 + 1 + 20 other requests.
 func (s *server) overview(w http.ResponseWriter, r *http.Request) {
 	rg, ok := overviewRanges[0], true
 	if k := r.URL.Query().Get("range"); k != "" {
