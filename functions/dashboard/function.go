@@ -35,9 +35,14 @@ var Function = app.Function{
 		if err != nil {
 			return nil, err
 		}
+		examples, err := e.OptimizationExamples()
+		if err != nil {
+			return nil, err
+		}
 		return NewHandler(Deps{
 			Sessions: ddb.NewWebSessionStore(e.Table()), Authn: e.Authn(), Keys: ddb.NewAuthStore(e.Table()),
 			KeyCacheTTL: e.Config.AuthCacheTTL, Queries: q, Reader: e.Traces(), Prompts: e.Prompts(), API: api, Now: e.Now,
+			PromptFeedback: examples,
 		}), nil
 	},
 }

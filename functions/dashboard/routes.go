@@ -59,6 +59,9 @@ type Deps struct {
 	// Prompts is the API's prompt service (GET /projects/{project_id}/prompts and its
 	// versions and tags), for the prompt pages.
 	Prompts *prompt.Service
+	// PromptFeedback reads the feedback given on a prompt's completions, for the overview's
+	// prompts by negative feedback (no REST route lists it); nil leaves that list out.
+	PromptFeedback PromptFeedback
 	// API is the REST API's areas mounted in this process (app.Mount), which the pages call
 	// through the Go client on behalf of the session (api.go).
 	API http.Handler

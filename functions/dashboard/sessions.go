@@ -1,6 +1,161 @@
 package dashboard
 
-import "net/http"
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/plumehq/plume/shared/errs"
+	"github.com/plumehq/plume/shared/trace"
+)
 
 // sessionRoutes registers the sessions pages: GET /ui/sessions and GET /ui/sessions/{session_id}.
-func (s *server) sessionRoutes(mux *http.ServeMux) {}
+func (s *server) sessionRoutes(mux *http.ServeMux) {
+	mux.HandleFunc("GET /ui/sessions", s.sessions)
+	mux.HandleFunc("GET /ui/sessions/{session_id}", s.sessionPage)
+}
+
+const (
+	sessionsPerPage      = 50
+	sessionTracesPerPage = 200
+)
+
+type sessionsData struct {
+	Sessions    []trace.Session
+	First, Last int
+	Prev, Next  string
+	Truncated   bool
+	// Traces, Errors and Cost are the totals of the sessions on the page.
+	Traces, Errors int
+	Cost           float64
+}
+
+// sessions serves GET /ui/sessions (?offset=): the project's sessions newest first, 50 a page,
+// from the query GET /sessions answers (one index walk, session items only).
+func (s *server) sessions(w http.ResponseWriter, r *http.Request) {
+	offset, err := pageOffset(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	ss, info, err := s.d.Queries.Sessions(r.Context(), sessionOf(r).ProjectID, trace.SessionQuery{
+		Common: trace.Common{Limit: sessionsPerPage + 1, Offset: offset},
+	})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	d := sessionsData{Truncated: info.Truncated}
+	if len(ss) > sessionsPerPage {
+		ss = ss[:sessionsPerPage]
+		d.Next = withOffset("/ui/sessions", nil, offset+sessionsPerPage)
+	}
+	if offset > 0 {
+		d.Prev = withOffset("/ui/sessions", nil, max(offset-sessionsPerPage, 0))
+	}
+	for _, x := range ss {
+		d.Traces += x.TraceCount
+		d.Errors += x.ErrorCount
+		d.Cost += x.Cost
+	}
+	d.Sessions, d.First, d.Last = ss, offset+1, offset+len(ss)
+	s.render(w, r, http.StatusOK, "sessions", page{Title: "Sessions", Nav: "sessions", Data: d})
+}
+
+type sessionData struct {
+	Session     trace.Session
+	Traces      []trace.Trace
+	First, Last int
+	Prev, Next  string
+	// Spans, Errors and Cost are the totals of the session's traces on the page; the
+	// session's own totals (all its traces) are in Session.
+	Spans, Errors int
+	Cost          float64
+}
+
+// sessionPage serves GET /ui/sessions/{session_id} (?offset=): the session and its traces in
+// the order they started, 200 a page. Two reads: the session item, then its traces (the
+// session's trace list and one batch read of trace items).
+func (s *server) sessionPage(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("session_id")
+	if err := validID("session", id); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	// Sessions are stored under a UUID: an SDK's session id of another form is named by its
+	// uuid5, as the API derives it, so that the id an application uses finds its session.
+	if canonical := trace.SessionIDOf(id); canonical != id {
+		http.Redirect(w, r, withOffset("/ui/sessions/"+url.PathEscape(canonical), r.URL.Query(), 0), http.StatusSeeOther)
+		return
+	}
+	offset, err := pageOffset(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	projectID := sessionOf(r).ProjectID
+	ss, _, err := s.d.Queries.Sessions(r.Context(), projectID, trace.SessionQuery{ID: id, Common: trace.Common{Limit: 1}})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if len(ss) == 0 {
+		s.fail(w, r, errs.NotFound("There is no such session."))
+		return
+	}
+	ts, _, err := s.d.Queries.Traces(r.Context(), projectID, trace.TraceQuery{SessionID: id,
+		Common: trace.Common{SortBy: "started_at", Ascending: true, Limit: sessionTracesPerPage + 1, Offset: offset}})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	base := "/ui/sessions/" + url.PathEscape(id)
+	d := sessionData{Session: ss[0]}
+	if len(ts) > sessionTracesPerPage {
+		ts = ts[:sessionTracesPerPage]
+		d.Next = withOffset(base, nil, offset+sessionTracesPerPage)
+	}
+	if offset > 0 {
+		d.Prev = withOffset(base, nil, max(offset-sessionTracesPerPage, 0))
+	}
+	for _, t := range ts {
+		d.Spans += t.SpanCount
+		d.Errors += t.ErrorCount
+		d.Cost += t.Cost
+	}
+	d.Traces, d.First, d.Last = ts, offset+1, offset+len(ts)
+	title := id
+	if n := deref(ss[0].Name); n != "" {
+		title = n
+	}
+	s.render(w, r, http.StatusOK, "session", page{Title: title, Nav: "sessions", Data: d})
+}
+
+// pageOffset reads ?offset=, a page's first row.
+func pageOffset(r *http.Request) (int, error) {
+	o := r.URL.Query().Get("offset")
+	if o == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(o)
+	if err != nil || n < 0 || n > 1_000_000 {
+		return 0, errs.Invalid("The page offset must be a whole number from 0 to 1000000.")
+	}
+	return n, nil
+}
+
+// withOffset is path?query with the page offset set (left out when 0).
+func withOffset(path string, q url.Values, offset int) string {
+	v := url.Values{}
+	for k, vs := range q {
+		v[k] = vs
+	}
+	v.Del("offset")
+	if offset > 0 {
+		v.Set("offset", strconv.Itoa(offset))
+	}
+	if len(v) == 0 {
+		return path
+	}
+	return path + "?" + v.Encode()
+}

@@ -33,9 +33,12 @@ func newFixture(t *testing.T) *fixture {
 	api := apitest.New(t, apitest.Options{})
 	q, err := api.Env.TraceQueries()
 	require.NoError(t, err)
+	examples, err := api.Env.OptimizationExamples()
+	require.NoError(t, err)
 	h := dashboard.NewHandler(dashboard.Deps{
 		Sessions: ddb.NewWebSessionStore(api.Table), Authn: api.Env.Authn(), Keys: api.Auth,
 		Queries: q, Reader: api.Env.Traces(), Prompts: api.Env.Prompts(), API: api.Handler,
+		PromptFeedback: examples,
 	})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)

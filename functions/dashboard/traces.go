@@ -6,16 +6,50 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
+	"unicode/utf8"
 
 	"github.com/plumehq/plume/shared/errs"
 	"github.com/plumehq/plume/shared/trace"
 )
 
+// Bounds of the traces page's tag filters.
+const maxTagFilters = 10
+
+// traceSort is a choice of the traces page's ?sort=: a key of trace.TraceSorts (or the
+// default, creation time) and its order.
+type traceSort struct {
+	Key, Label string
+	by         string
+	ascending  bool
+}
+
+var traceSorts = []traceSort{
+	{Key: "newest", Label: "Newest first"},
+	{Key: "oldest", Label: "Oldest first", ascending: true},
+	{Key: "duration", Label: "Longest first", by: "duration_ms"},
+	{Key: "cost", Label: "Most expensive first", by: "cost"},
+}
+
+// timeInput is the value format of an <input type="datetime-local" step="1">, read as UTC;
+// browsers may leave the seconds out (timeInputMinutes).
+const (
+	timeInput        = "2006-01-02T15:04:05"
+	timeInputMinutes = "2006-01-02T15:04"
+)
+
 // tracesFilter is the filter of the traces page, read from and written to its query string so
-// that a filtered page is a shareable URL.
+// that a filtered page is a shareable URL: name, status, tag (key=value, repeated), from and to
+// (UTC, datetime-local or ISO 8601), sort and offset.
 type tracesFilter struct {
 	Name, Status string
+	Tags         []string // key=value, as given
+	From, To     string   // as given, trimmed
+	Sort         string   // a traceSorts key; "" is newest
 	Offset       int
+
+	tags     map[string]string
+	from, to *time.Time
 }
 
 func (f tracesFilter) query(offset int) string {
@@ -26,18 +60,112 @@ func (f tracesFilter) query(offset int) string {
 	if f.Status != "" {
 		v.Set("status", f.Status)
 	}
-	if offset > 0 {
-		v.Set("offset", strconv.Itoa(offset))
+	for _, t := range f.Tags {
+		v.Add("tag", t)
 	}
-	if len(v) == 0 {
-		return "/ui/traces"
+	if f.From != "" {
+		v.Set("from", f.From)
 	}
-	return "/ui/traces?" + v.Encode()
+	if f.To != "" {
+		v.Set("to", f.To)
+	}
+	if f.Sort != "" && f.Sort != "newest" {
+		v.Set("sort", f.Sort)
+	}
+	return withOffset("/ui/traces", v, offset)
 }
 
+func (f tracesFilter) applied() bool {
+	return f.Name != "" || f.Status != "" || len(f.Tags) > 0 || f.From != "" || f.To != "" || f.Sort != "" && f.Sort != "newest"
+}
+
+// parseTracesFilter reads the page's query string; a value it cannot use is an errs.Invalid
+// error naming the field.
+func parseTracesFilter(q url.Values) (tracesFilter, error) {
+	f := tracesFilter{Name: strings.TrimSpace(q.Get("name")), Status: q.Get("status"),
+		From: strings.TrimSpace(q.Get("from")), To: strings.TrimSpace(q.Get("to")), Sort: q.Get("sort")}
+	if len(f.Name) > maxNameFilter {
+		return f, errs.Invalid("The name filter is longer than %d bytes.", maxNameFilter)
+	}
+	if f.Status != "" && !slices.Contains(traceStatuses, f.Status) {
+		return f, errs.Invalid("Status must be one of ok, error or unset.")
+	}
+	if f.Sort != "" && !slices.ContainsFunc(traceSorts, func(s traceSort) bool { return s.Key == f.Sort }) {
+		return f, errs.Invalid("Sort must be one of newest, oldest, duration or cost.")
+	}
+	for _, t := range q["tag"] {
+		if t = strings.TrimSpace(t); t == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(t, "=")
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		switch {
+		case !ok || k == "":
+			return f, errs.Invalid("A tag filter is key=value, like env=prod; %q is not.", t)
+		case len(k) > trace.MaxTagKeyLen || len(v) > trace.MaxTagValueLen || !utf8.ValidString(t):
+			return f, errs.Invalid("A tag filter's key is at most %d bytes and its value at most %d.", trace.MaxTagKeyLen, trace.MaxTagValueLen)
+		case len(f.Tags) == maxTagFilters:
+			return f, errs.Invalid("At most %d tag filters.", maxTagFilters)
+		}
+		if _, dup := f.tags[k]; dup {
+			return f, errs.Invalid("The tag %q is filtered on twice.", k)
+		}
+		if f.tags == nil {
+			f.tags = map[string]string{}
+		}
+		f.tags[k] = v
+		f.Tags = append(f.Tags, k+"="+v)
+	}
+	var err error
+	if f.from, err = parseTimeFilter("From", f.From); err != nil {
+		return f, err
+	}
+	if f.to, err = parseTimeFilter("To", f.To); err != nil {
+		return f, err
+	}
+	if f.from != nil && f.to != nil && !f.from.Before(*f.to) {
+		return f, errs.Invalid("From must be before To.")
+	}
+	if o := q.Get("offset"); o != "" {
+		n, err := strconv.Atoi(o)
+		if err != nil || n < 0 || n > 1_000_000 {
+			return f, errs.Invalid("The page offset must be a whole number from 0 to 1000000.")
+		}
+		f.Offset = n
+	}
+	return f, nil
+}
+
+// parseTimeFilter reads a time of the filter: a datetime-local value (UTC) or ISO 8601.
+func parseTimeFilter(field, v string) (*time.Time, error) {
+	if v == "" {
+		return nil, nil
+	}
+	for _, layout := range []string{timeInputMinutes, timeInput} {
+		if t, err := time.Parse(layout, v); err == nil {
+			return &t, nil
+		}
+	}
+	t, err := trace.ParseTimeString(v)
+	if err != nil {
+		return nil, errs.Invalid("%s must be a date and time such as 2026-01-31T09:30 (UTC), not %q.", field, v)
+	}
+	t = t.UTC()
+	return &t, nil
+}
+
+var traceStatuses = []string{trace.StatusOK, trace.StatusError, trace.StatusUnset}
+
 type tracesData struct {
-	Filter         tracesFilter
-	Statuses       []string
+	Filter    tracesFilter
+	Statuses  []string
+	Sorts     []traceSort
+	SortLabel string
+	FromInput string // the from and to filters as datetime-local values
+	ToInput   string
+	// TagInputs are the tag filters' fields: one per tag filter, and an empty one while
+	// there is room.
+	TagInputs      []string
 	Traces         []trace.Trace
 	First, Last    int
 	Prev, Next     string
@@ -46,29 +174,23 @@ type tracesData struct {
 	ClearFilterURL string
 }
 
-// traces serves GET /ui/traces: the project's traces newest first, 50 a page, filtered by
-// name and status.
+// traces serves GET /ui/traces: the project's traces, 50 a page, filtered by name, status,
+// tags and creation time and sorted as chosen, through the query GET /traces answers (one
+// index walk of at most trace.MaxAggregateScan traces).
 func (s *server) traces(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	f := tracesFilter{Name: strings.TrimSpace(q.Get("name")), Status: q.Get("status")}
-	if len(f.Name) > maxNameFilter {
-		s.fail(w, r, errs.Invalid("The name filter is longer than %d bytes.", maxNameFilter))
+	f, err := parseTracesFilter(r.URL.Query())
+	if err != nil {
+		s.fail(w, r, err)
 		return
 	}
-	statuses := []string{trace.StatusOK, trace.StatusError, trace.StatusUnset}
-	if f.Status != "" && !slices.Contains(statuses, f.Status) {
-		s.fail(w, r, errs.Invalid("Status must be one of ok, error or unset."))
-		return
+	sort := traceSorts[0]
+	if i := slices.IndexFunc(traceSorts, func(s traceSort) bool { return s.Key == f.Sort }); i >= 0 {
+		sort = traceSorts[i]
 	}
-	if o := q.Get("offset"); o != "" {
-		n, err := strconv.Atoi(o)
-		if err != nil || n < 0 || n > 1_000_000 {
-			s.fail(w, r, errs.Invalid("The page offset must be a whole number from 0 to 1000000."))
-			return
-		}
-		f.Offset = n
-	}
-	tq := trace.TraceQuery{Common: trace.Common{Limit: tracesPerPage + 1, Offset: f.Offset}, Status: f.Status}
+	tq := trace.TraceQuery{Status: f.Status, Common: trace.Common{
+		Limit: tracesPerPage + 1, Offset: f.Offset, Tags: f.tags, CreatedAfter: f.from, CreatedBefore: f.to,
+		SortBy: sort.by, Ascending: sort.ascending,
+	}}
 	if f.Name != "" {
 		tq.Names = []string{f.Name}
 	}
@@ -77,8 +199,18 @@ func (s *server) traces(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	d := tracesData{Filter: f, Statuses: statuses, Truncated: info.Truncated, FilterApplied: f.Name != "" || f.Status != "",
-		ClearFilterURL: "/ui/traces"}
+	d := tracesData{Filter: f, Statuses: traceStatuses, Sorts: traceSorts, SortLabel: strings.ToLower(sort.Label),
+		Truncated: info.Truncated, FilterApplied: f.applied(), ClearFilterURL: "/ui/traces"}
+	if f.from != nil {
+		d.FromInput = f.from.Format(timeInput)
+	}
+	if f.to != nil {
+		d.ToInput = f.to.Format(timeInput)
+	}
+	d.TagInputs = f.Tags
+	if len(f.Tags) < maxTagFilters {
+		d.TagInputs = append(slices.Clip(f.Tags), "")
+	}
 	if len(ts) > tracesPerPage {
 		ts = ts[:tracesPerPage]
 		d.Next = f.query(f.Offset + tracesPerPage)

@@ -1,0 +1,164 @@
+package dashboard_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/plumehq/plume/internal/browsertest"
+)
+
+// TestOverviewSessionsInBrowser drives the overview, sessions and traces filter in headless
+// Chromium: sign in on the overview (its SVG charts have a bar per hour and a point per hour
+// with traces), open the sessions, a session, one of its traces, and filter the traces by tag
+// through the form. Trace names, session names, tags and judge names carry markup and
+// javascript: links: no dialog may open and no element may be made from them.
+//
+// With PLUME_SCREENSHOTS set to a directory, it saves each page there at 360 and 1280 px wide.
+func TestOverviewSessionsInBrowser(t *testing.T) {
+	f := newFixture(t)
+	now := time.Now().UTC()
+	sessionID := uuid.NewString()
+	evil := map[string]string{"env": "prod", "link": xssLink, "html": xssImg}
+	traceIDs, children := f.seedTraces(t, f.api.A,
+		seeded{name: xssImg, start: now.Add(-3 * time.Hour), duration: time.Second, cost: 0.5, prompt: "greeter", session: sessionID, tags: evil},
+		seeded{name: xssScript, start: now.Add(-time.Hour), duration: 4 * time.Second, cost: 0.25, failed: true, prompt: "greeter", session: sessionID},
+		seeded{name: "plain", start: now.Add(-time.Hour), duration: 2 * time.Second, tags: map[string]string{"env": "dev"}},
+	)
+	f.api.MustDo(t, "POST", "/sessions", f.api.A.Key, []any{map[string]any{"id": sessionID, "project_id": f.api.A.ProjectID, "name": xssScript, "tags": evil}})
+	f.createJudge(t, f.api.A, xssImg, map[string]bool{children[0]: false, children[1]: true})
+
+	ctx := browsertest.Start(t, 360, 2*time.Minute)
+	dialogs := browsertest.CountDialogs(ctx)
+	base := f.srv.URL
+	count := func(sel string) int {
+		return browsertest.Value(t, ctx, chromedp.Evaluate[int](fmt.Sprintf(`document.querySelectorAll(%q).length`, sel)))
+	}
+	// overflowing names the elements wider than the window (none when the page fits).
+	overflowing := func() string {
+		return browsertest.Value(t, ctx, chromedp.Evaluate[string](`Array.from(document.querySelectorAll('body *')).
+			filter(e => e.getBoundingClientRect().right > window.innerWidth + 1 && !e.closest('.scroll')).
+			map(e => e.tagName + '.' + e.className).join(' ')`))
+	}
+	noInjected := func(where string) {
+		t.Helper()
+		assert.Zero(t, count(`main img, main script, main a[href^="javascript"], main [onerror]`), "an element made from user data on the %s", where)
+	}
+	shots := os.Getenv("PLUME_SCREENSHOTS")
+	screenshot := func(name string) {
+		t.Helper()
+		if shots == "" {
+			return
+		}
+		for _, w := range []int64{360, 1280} {
+			require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(w, 800)))
+			png := browsertest.Value(t, ctx, chromedp.FullScreenshot(100))
+			require.NoError(t, os.WriteFile(filepath.Join(shots, fmt.Sprintf("%s-%d.png", name, w)), png, 0o644))
+		}
+		require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(360, 800)))
+	}
+
+	// Sign in on the overview: four bar charts of 24 bars, p50 and p95 points in two hours.
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(base+"/ui/"),
+		chromedp.WaitVisible(chromedp.CSS(`#api_key`)),
+		chromedp.SendKeys(chromedp.CSS(`#api_key`), f.api.A.Key),
+		chromedp.Click(chromedp.CSS(`[data-testid="sign-in"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="chart-traces"] svg`)),
+	))
+	assert.Equal(t, "3", browsertest.Text(t, ctx, `[data-testid="trace-count"]`))
+	assert.Equal(t, "$0.750000", browsertest.Text(t, ctx, `[data-testid="cost"]`))
+	for _, id := range []string{"chart-traces", "chart-spans", "chart-cost", "chart-errors"} {
+		assert.Equal(t, 24, count(`[data-testid="`+id+`"] svg rect[data-testid="bar"]`), id)
+	}
+	assert.Equal(t, 4, count(`[data-testid="chart-latency"] svg circle[data-testid="point"]`))
+	assert.Equal(t, 5, count(`svg[role="img"][aria-labelledby]`), "every chart has a text alternative")
+	assert.Contains(t, browsertest.Text(t, ctx, `[data-testid="failing-judges"]`), xssImg, "the judge's name as text")
+	assert.Empty(t, overflowing(), "the overview fits 360 px")
+	noInjected("overview")
+	screenshot("overview")
+
+	// A week: seven daily bars.
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`[data-testid="range-7d"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="range-7d"][aria-current="page"]`)),
+	))
+	assert.Equal(t, 7, count(`[data-testid="chart-traces"] svg rect[data-testid="bar"]`))
+
+	// The sessions, as the API lists them.
+	apiSessions := f.api.MustDo(t, "GET", "/sessions", f.api.A.Key, nil)
+	var listed []map[string]any
+	apiSessions.Decode(t, &listed)
+	require.Len(t, listed, 1)
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(base+"/ui/sessions"),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="sessions"]`)),
+	))
+	assert.Equal(t, len(listed), count(`[data-testid="session-row"]`))
+	assert.Contains(t, browsertest.Text(t, ctx, `[data-testid="session-row"]`), xssScript)
+	assert.Empty(t, overflowing(), "the sessions fit 360 px")
+	noInjected("sessions")
+	screenshot("sessions")
+
+	// A session: its traces in the order they started, with totals.
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`[data-testid="session-row"] a`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="session-trace-list"]`)),
+	))
+	assert.Equal(t, base+"/ui/sessions/"+sessionID, browsertest.Value(t, ctx, chromedp.Location()))
+	assert.Equal(t, xssScript, browsertest.Text(t, ctx, `[data-testid="session-name"]`))
+	assert.Equal(t, 2, count(`[data-testid="session-trace"]`))
+	assert.Equal(t, "$0.750000", browsertest.Text(t, ctx, `[data-testid="session-cost"]`))
+	assert.Equal(t, "1", browsertest.Text(t, ctx, `[data-testid="session-errors"]`))
+	assert.Equal(t, xssImg, browsertest.Text(t, ctx, `[data-testid="session-trace"] td:nth-child(2)`), "the first to start first")
+	noInjected("session")
+	screenshot("session")
+
+	// Follow the first trace.
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`[data-testid="session-trace"] td:nth-child(2) a`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="span-tree"]`)),
+	))
+	assert.Equal(t, base+"/ui/traces/"+traceIDs[0], browsertest.Value(t, ctx, chromedp.Location()))
+
+	// Filter the traces by tag through the form: a shareable URL, one trace.
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(base+"/ui/traces"),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="traces"]`)),
+	))
+	assert.Equal(t, 3, count(`[data-testid="trace-row"]`))
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.SendKeys(chromedp.CSS(`#f-tag-0`), "html="+xssImg),
+		chromedp.Click(chromedp.CSS(`[data-testid="filter-traces"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#f-tag-1`)),
+	))
+	assert.Contains(t, browsertest.Value(t, ctx, chromedp.Location()), "/ui/traces?")
+	assert.Contains(t, browsertest.Value(t, ctx, chromedp.Location()), "tag=html%3D%3Cimg")
+	assert.Equal(t, 1, count(`[data-testid="trace-row"]`))
+	assert.Equal(t, xssImg, browsertest.Text(t, ctx, `[data-testid="trace-row"] a`))
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.SendKeys(chromedp.CSS(`#f-tag-1`), "env=dev"),
+		chromedp.Click(chromedp.CSS(`[data-testid="filter-traces"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="no-traces"]`)),
+	))
+	assert.Zero(t, count(`[data-testid="trace-row"]`), "html=<img...> and env=dev: no trace has both")
+	noInjected("traces")
+	screenshot("traces")
+
+	// A bad filter is a page saying what is wrong.
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(base+"/ui/traces?tag="+xssLink),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="error-message"]`)),
+	))
+	assert.Contains(t, browsertest.Text(t, ctx, `[data-testid="error-message"]`), "A tag filter is key=value")
+	noInjected("error page")
+
+	assert.Zero(t, dialogs.Load(), "a dialog opened: user data ran as script")
+}
