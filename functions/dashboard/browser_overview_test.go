@@ -2,8 +2,6 @@ package dashboard_test
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -20,8 +18,6 @@ import (
 // with traces), open the sessions, a session, one of its traces, and filter the traces by tag
 // through the form. Trace names, session names, tags and judge names carry markup and
 // javascript: links: no dialog may open and no element may be made from them.
-//
-// With PLUME_SCREENSHOTS set to a directory, it saves each page there at 360 and 1280 px wide.
 func TestOverviewSessionsInBrowser(t *testing.T) {
 	f := newFixture(t)
 	now := time.Now().UTC()
@@ -51,20 +47,6 @@ func TestOverviewSessionsInBrowser(t *testing.T) {
 		t.Helper()
 		assert.Zero(t, count(`main img, main script, main a[href^="javascript"], main [onerror]`), "an element made from user data on the %s", where)
 	}
-	shots := os.Getenv("PLUME_SCREENSHOTS")
-	screenshot := func(name string) {
-		t.Helper()
-		if shots == "" {
-			return
-		}
-		for _, w := range []int64{360, 1280} {
-			require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(w, 800)))
-			png := browsertest.Value(t, ctx, chromedp.FullScreenshot(100))
-			require.NoError(t, os.WriteFile(filepath.Join(shots, fmt.Sprintf("%s-%d.png", name, w)), png, 0o644))
-		}
-		require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(360, 800)))
-	}
-
 	// Sign in on the overview: four bar charts of 24 bars, p50 and p95 points in two hours.
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Navigate(base+"/ui/"),
@@ -83,7 +65,6 @@ func TestOverviewSessionsInBrowser(t *testing.T) {
 	assert.Contains(t, browsertest.Text(t, ctx, `[data-testid="failing-judges"]`), xssImg, "the judge's name as text")
 	assert.Empty(t, overflowing(), "the overview fits 360 px")
 	noInjected("overview")
-	screenshot("overview")
 
 	// A week: seven daily bars.
 	require.NoError(t, chromedp.Do(ctx,
@@ -105,7 +86,6 @@ func TestOverviewSessionsInBrowser(t *testing.T) {
 	assert.Contains(t, browsertest.Text(t, ctx, `[data-testid="session-row"]`), xssScript)
 	assert.Empty(t, overflowing(), "the sessions fit 360 px")
 	noInjected("sessions")
-	screenshot("sessions")
 
 	// A session: its traces in the order they started, with totals.
 	require.NoError(t, chromedp.Do(ctx,
@@ -119,7 +99,6 @@ func TestOverviewSessionsInBrowser(t *testing.T) {
 	assert.Equal(t, "1", browsertest.Text(t, ctx, `[data-testid="session-errors"]`))
 	assert.Equal(t, xssImg, browsertest.Text(t, ctx, `[data-testid="session-trace"] td:nth-child(2)`), "the first to start first")
 	noInjected("session")
-	screenshot("session")
 
 	// Follow the first trace.
 	require.NoError(t, chromedp.Do(ctx,
@@ -150,7 +129,6 @@ func TestOverviewSessionsInBrowser(t *testing.T) {
 	))
 	assert.Zero(t, count(`[data-testid="trace-row"]`), "html=<img...> and env=dev: no trace has both")
 	noInjected("traces")
-	screenshot("traces")
 
 	// A bad filter is a page saying what is wrong.
 	require.NoError(t, chromedp.Do(ctx,
