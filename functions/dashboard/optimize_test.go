@@ -16,10 +16,8 @@ import (
 
 	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/client"
-	"github.com/plumehq/plume/functions/dashboard"
 	"github.com/plumehq/plume/internal/apitest"
 	"github.com/plumehq/plume/shared/asyncinvoke"
-	"github.com/plumehq/plume/shared/ddb"
 	"github.com/plumehq/plume/shared/llm"
 	"github.com/plumehq/plume/shared/llm/fakemodel/fakemodeltest"
 )
@@ -39,15 +37,7 @@ func newOptimizeFixture(t *testing.T, withModels bool) *fixture {
 	if !withModels {
 		a.Optimizations.Serve(func(context.Context, []byte) error { return nil }, asyncinvoke.Config{Retries: -1})
 	}
-	q, err := a.Env.TraceQueries()
-	require.NoError(t, err)
-	h := dashboard.NewHandler(dashboard.Deps{
-		Sessions: ddb.NewWebSessionStore(a.Table), Authn: a.Env.Authn(), Keys: a.Auth,
-		Queries: q, Reader: a.Env.Traces(), Prompts: a.Env.Prompts(), API: a.Handler,
-	})
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	return &fixture{api: a, srv: srv}
+	return serveDashboard(t, a)
 }
 
 // restClient is a REST client of tenant's project, as a program would use the API.

@@ -30,7 +30,13 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	api := apitest.New(t, apitest.Options{})
+	return serveDashboard(t, apitest.New(t, apitest.Options{}))
+}
+
+// serveDashboard serves the dashboard over api's table and REST handler, as
+// dashboard.Function builds it.
+func serveDashboard(t *testing.T, api *apitest.API) *fixture {
+	t.Helper()
 	q, err := api.Env.TraceQueries()
 	require.NoError(t, err)
 	examples, err := api.Env.OptimizationExamples()

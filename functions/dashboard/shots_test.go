@@ -1,6 +1,7 @@
 package dashboard_test
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/internal/apitest"
 	"github.com/plumehq/plume/internal/browsertest"
 )
@@ -67,9 +69,10 @@ func TestScreenshots(t *testing.T) {
 				links = browsertest.Value(t, ctx, chromedp.Evaluate[[]string](
 					`Array.from(document.querySelectorAll('a[href^="/ui/"]'), a => a.getAttribute("href"))`))
 				t.Logf("page %-48s %7d bytes  %s", shapeOf(target), weight, target)
-			} else if over := browsertest.Value(t, ctx, chromedp.Evaluate[int](
-				`document.documentElement.scrollWidth - document.documentElement.clientWidth`)); over > 0 {
-				t.Logf("page %-48s overflows 360 px by %d px", shapeOf(target), over)
+			} else if over := browsertest.Value(t, ctx, chromedp.Evaluate[string](`Array.from(document.querySelectorAll("body *")).
+				filter(e => e.getBoundingClientRect().right > innerWidth + 1 && !e.closest(".scroll")).
+				map(e => e.tagName + "." + e.className).join(" ")`)); over != "" {
+				t.Logf("page %-48s overflows 360 px: %s", shapeOf(target), over)
 			}
 		}
 		for _, l := range links {
@@ -107,31 +110,46 @@ func shapeOf(target string) string {
 }
 
 // newShowcase is the dashboard over a project with something on every page: traces in
-// sessions (llm spans of a prompt, an error), two versions of a prompt, feedback.
+// sessions (llm spans of a prompt, an error), two versions of a prompt with feedback, a judge
+// with evaluations, a succeeded optimization run (the fake model server), a feedback link and a
+// price.
 func newShowcase(t *testing.T) *fixture {
 	t.Helper()
-	f := newFixture(t)
-	a := f.api.A
-	v1 := f.api.EnsurePrompt(t, a, "support-reply", "You answer support questions for {{product}}. Be brief.")
+	f := newOptimizeFixture(t, true)
+	a, ctx := f.api.A, context.Background()
+	rest := f.restClient(t, a)
+	judgeID := f.seedOptimizable(t, a, "support-reply", "You answer support questions for {{product}}. Be brief.")
 	v2 := f.api.EnsurePrompt(t, a, "support-reply", "You answer support questions for {{product}}. Be brief and kind; cite the docs.")
 	at := time.Now().Add(-3 * time.Hour)
 	for i := range 12 {
 		session := fmt.Sprintf("sess-%d", i%3)
-		version := v1
-		if i >= 6 {
-			version = v2
-		}
 		traceID, ids := f.seedTrace(t, a.Key, fmt.Sprintf("handle ticket %d", i), 3, func(j int, s map[string]any) {
 			s["session_id"] = session
 			if i%5 == 0 && j == 2 {
 				s["status"], s["error_message"] = "error", "upstream timed out"
 			}
 		})
-		llm := apitest.LLMSpan(uuid.NewString(), traceID, session, "support-reply", version,
+		llm := apitest.LLMSpan(uuid.NewString(), traceID, session, "support-reply", v2,
 			`[{"role":"system","content":"You answer support questions."},{"role":"user","content":"Where is my order?"}]`,
 			"It ships tomorrow.", at.Add(time.Duration(i)*10*time.Minute))
 		llm["parent_span_id"] = ids[0]
 		f.api.MustDo(t, "POST", "/spans", a.Key, []any{llm})
 	}
+	evals := make([]seededEval, 8)
+	for i := range evals {
+		evals[i] = seededEval{pass: i%3 != 0, at: time.Now().Add(-time.Duration(i) * time.Hour)}
+	}
+	f.seedEvaluations(t, a, judgeID, "support-reply", evals)
+	_, err := rest.CreateFeedbackLink(ctx, api.LinkRequest{PromptSlug: "support-reply", LinkType: "prompt_completion"})
+	require.NoError(t, err)
+	_, err = rest.SetModelPrice(ctx, "openai/gpt-4o-mini", api.PutModelPriceRequest{Provider: "openai", Input: ptr(0.15), Output: ptr(0.6)})
+	require.NoError(t, err)
+	run, err := rest.StartPromptOptimization(ctx, "support-reply", api.OptimizationRunRequest{OptimizerType: "quick_refine"})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		r, err := rest.OptimizationRun(ctx, run.ID)
+		require.NoError(t, err)
+		return r.Status == "succeeded" || r.Status == "failed"
+	}, 2*time.Minute, 200*time.Millisecond, "the optimization run did not end")
 	return f
 }
