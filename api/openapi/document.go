@@ -46,7 +46,7 @@ var pathParams = map[string]param{
 	"run_id":        {"run_id", "an optimization run id", uuidStr},
 	"model":         {"model", "a model id; it may contain slashes (openai/gpt-4o-mini)", str},
 	"asset":         {"asset", "an asset's hashed name (app.3f2a9c1e.js)", str},
-	"change":        {"change", "the settings change: keys, keys/{key_id}/revoke, prices, prices/delete or links/{link_id}/revoke", str},
+	"change":        {"change", "the form's page and action, e.g. logout, prompts/{slug}/pin, settings/keys or optimization-runs/{run_id}/deploy", str},
 }
 
 // tagDescriptions describe the areas, in the document's order.

@@ -364,15 +364,13 @@ var routeDocs = []routeDoc{
 	// DashboardFunction (functions/dashboard): HTML pages for people, signed in with a session
 	// cookie (not a bearer key); listed so that the document names every route.
 	{Route: "GET /ui", ID: "dashboardRoot", Tag: "dashboard", Summary: "The dashboard (redirects to /ui/)", Open: true, ReplyContent: html, ErrorContent: html},
-	{Route: "GET /ui/", ID: "dashboardPage", Tag: "dashboard", Summary: "A dashboard page: the overview, /ui/traces, /ui/traces/{trace_id} and its spans (HTML; 401 with the sign-in page without a session)",
+	{Route: "GET /ui/", ID: "dashboardPage", Tag: "dashboard", Summary: "A dashboard page: the overview, traces, sessions, prompts, judges, optimization runs and settings (HTML; 401 with the sign-in page without a session)",
 		Open: true, ReplyContent: html, ErrorContent: html},
 	{Route: "GET /ui/login", ID: "dashboardSignInPage", Tag: "dashboard", Summary: "The sign-in page (HTML)", Open: true, ReplyContent: html, ErrorContent: html},
 	{Route: "POST /ui/login", ID: "dashboardSignIn", Tag: "dashboard", Summary: "Sign in with a project API key; starts a session and redirects",
 		Open: true, BodyContent: dashboardForm("api_key"), ReplyStatus: "303", ErrorContent: html},
-	{Route: "POST /ui/logout", ID: "dashboardSignOut", Tag: "dashboard", Summary: "Sign out: ends the session and redirects to the sign-in page",
-		Open: true, BodyContent: dashboardForm("csrf"), ReplyStatus: "303", ErrorContent: html},
-	{Route: "POST /ui/settings/", Path: "/ui/settings/{change}", ID: "dashboardSettingsChange", Tag: "dashboard",
-		Summary: "A change on the settings page (issue or revoke a key, set or delete a model price, revoke a feedback link); redirects",
+	{Route: "POST /ui/", Path: "/ui/{change}", ID: "dashboardChange", Tag: "dashboard",
+		Summary: "A form of a dashboard page (sign out, pin a tag, bind a model, feedback, judges, optimization runs, keys, prices, feedback links); redirects or answers the page with the form's error",
 		Open:    true, BodyContent: dashboardForm("csrf"), ReplyStatus: "303", ErrorContent: html},
 	{Route: "GET /ui/assets/", Path: "/ui/assets/{asset}", ID: "dashboardAsset", Tag: "dashboard", Summary: "A dashboard asset (script, style), cached for a year by its hashed name",
 		Open: true, ReplyContent: map[string]any{"text/css": map[string]any{}, "text/javascript": map[string]any{}}},
