@@ -195,7 +195,7 @@ type server struct {
 }
 
 func newServer(d Deps) *server {
-	return &server{d: d, keys: newKeyCheck(d.Keys, d.KeyCacheTTL), apiHTTP: &http.Client{Transport: inProcess{d.API}}}
+	return &server{d: d, keys: newKeyCheck(d.Keys, d.KeyCacheTTL), apiHTTP: &http.Client{Transport: web.InProcess{Handler: d.API}}}
 }
 
 // securityHeaders are sent with every page and fragment.

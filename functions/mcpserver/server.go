@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/plumehq/plume/client"
+	"github.com/plumehq/plume/shared/web"
 )
 
 // Version is the tool server's version, as initialize answers it.
@@ -93,7 +94,7 @@ func (s *server) client(req *mcp.CallToolRequest) (*client.Client, error) {
 	project, _ := ti.Extra[extraProject].(string)
 	return client.New(client.WithBaseURL(inProcessBase), client.WithAPIKey(key), client.WithProject(project),
 		client.WithRetries(0), client.WithEnv(func(string) string { return "" }),
-		client.WithHTTPClient(&http.Client{Transport: inProcess{api: s.api}}))
+		client.WithHTTPClient(&http.Client{Transport: web.InProcess{Handler: s.api}}))
 }
 
 // agentError turns an API error into a message an agent can act on: the code, the API's
