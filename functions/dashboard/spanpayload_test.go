@@ -84,8 +84,8 @@ func TestRollUp(t *testing.T) {
 	got := map[string][3]any{}
 	for _, r := range rows {
 		var c any
-		if r.SubCost != nil {
-			c = *r.SubCost
+		if r.SubCosted {
+			c = r.SubCost
 		}
 		got[r.SpanID] = [3]any{r.SubSpans, r.SubErrors, c}
 	}

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/shared/errs"
@@ -26,9 +25,10 @@ type row struct {
 	BarX, BarW  int
 	DetailURL   string
 	// The span's subtree (itself and every span under it): its spans, its spans with an
-	// error, and the sum of its known costs (nil when no span of it has a cost).
+	// error, and the sum of its known costs (SubCosted false when no span of it has one).
 	SubSpans, SubErrors int
-	SubCost             *float64
+	SubCost             float64
+	SubCosted           bool // some span of the subtree has a cost
 }
 
 type traceData struct {
@@ -102,23 +102,49 @@ func (s *server) trace(w http.ResponseWriter, r *http.Request) {
 
 // treeRows orders spans depth first, children by start time, roots first (a span whose parent
 // is not in the trace is a root), each with its depth and waterfall bar. Every span appears
-// once, even in a parent cycle, which a client can send.
+// once, even in a parent cycle, which a client can send. It works on indices into one slice of
+// the summaries, sorted once by start, so that every child list is in start order as it is
+// built and no summary is copied but into its row.
 func treeRows(sums map[string]trace.Summary) []row {
-	if len(sums) == 0 {
+	n := len(sums)
+	if n == 0 {
 		return nil
 	}
-	children := map[string][]trace.Summary{}
-	var roots []trace.Summary
-	var start, end time.Time
+	vals, spans := make([]trace.Summary, 0, n), make([]*trace.Summary, n)
 	for _, s := range sums {
-		if _, ok := sums[s.ParentSpanID]; ok && s.ParentSpanID != s.SpanID {
-			children[s.ParentSpanID] = append(children[s.ParentSpanID], s)
-		} else {
-			roots = append(roots, s)
+		vals = append(vals, s)
+	}
+	for i := range vals {
+		spans[i] = &vals[i]
+	}
+	slices.SortFunc(spans, func(a, b *trace.Summary) int {
+		return cmp.Or(a.StartedAt.Compare(b.StartedAt), strings.Compare(a.SpanID, b.SpanID))
+	})
+	index := make(map[string]int32, n)
+	for i, s := range spans {
+		index[s.SpanID] = int32(i)
+	}
+	// Children as one array: kids[first[p]:first[p+1]] are p's, in start order.
+	parent, first := make([]int32, n), make([]int32, n+1)
+	for i, s := range spans {
+		parent[i] = -1
+		if p, ok := index[s.ParentSpanID]; ok && s.ParentSpanID != s.SpanID {
+			parent[i] = p
+			first[p+1]++
 		}
-		if start.IsZero() || s.StartedAt.Before(start) {
-			start = s.StartedAt
+	}
+	for p := range n {
+		first[p+1] += first[p]
+	}
+	kids, next := make([]int32, first[n]), slices.Clone(first[:n])
+	for i, p := range parent {
+		if p >= 0 {
+			kids[next[p]] = int32(i)
+			next[p]++
 		}
+	}
+	start, end := spans[0].StartedAt, spans[0].StartedAt
+	for _, s := range spans {
 		e := s.StartedAt
 		if s.EndedAt != nil {
 			e = *s.EndedAt
@@ -127,11 +153,8 @@ func treeRows(sums map[string]trace.Summary) []row {
 			end = e
 		}
 	}
-	byStart := func(a, b trace.Summary) int {
-		return cmp.Or(a.StartedAt.Compare(b.StartedAt), strings.Compare(a.SpanID, b.SpanID))
-	}
 	total := end.Sub(start)
-	bar := func(s trace.Summary) (x, w int) {
+	bar := func(s *trace.Summary) (x, w int) {
 		if total <= 0 {
 			return 0, 1000
 		}
@@ -141,48 +164,37 @@ func treeRows(sums map[string]trace.Summary) []row {
 		}
 		return x, max(w, 2)
 	}
-	rows := make([]row, 0, len(sums))
-	seen := make(map[string]bool, len(sums))
-	type item struct {
-		s     trace.Summary
-		depth int
-	}
-	var walk func(roots []trace.Summary)
-	walk = func(roots []trace.Summary) {
-		slices.SortFunc(roots, byStart)
-		stack := make([]item, 0, len(roots))
-		for i := len(roots) - 1; i >= 0; i-- {
-			stack = append(stack, item{roots[i], 0})
-		}
+	rows := make([]row, 0, n)
+	seen := make([]bool, n)
+	type item struct{ i, depth int32 }
+	var stack []item
+	walk := func(root int32) {
+		stack = append(stack[:0], item{root, 0})
 		for len(stack) > 0 {
 			it := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
-			if seen[it.s.SpanID] {
+			if seen[it.i] {
 				continue
 			}
-			seen[it.s.SpanID] = true
-			kids := children[it.s.SpanID]
-			slices.SortFunc(kids, byStart)
-			x, w := bar(it.s)
-			rows = append(rows, row{Summary: it.s, Depth: it.depth, HasChildren: len(kids) > 0, BarX: x, BarW: w})
-			for i := len(kids) - 1; i >= 0; i-- {
-				stack = append(stack, item{kids[i], it.depth + 1})
+			seen[it.i] = true
+			own := kids[first[it.i]:first[it.i+1]]
+			x, w := bar(spans[it.i])
+			rows = append(rows, row{Summary: *spans[it.i], Depth: int(it.depth), HasChildren: len(own) > 0, BarX: x, BarW: w})
+			for _, k := range slices.Backward(own) {
+				stack = append(stack, item{k, it.depth + 1})
 			}
 		}
 	}
-	walk(roots)
-	if len(rows) < len(sums) { // spans in a cycle of parents, reachable from no root
-		var rest []trace.Summary
-		for id, s := range sums {
-			if !seen[id] {
-				rest = append(rest, s)
-			}
+	for i := range int32(n) {
+		if parent[i] < 0 {
+			walk(i)
 		}
-		slices.SortFunc(rest, byStart)
-		for _, s := range rest {
-			if !seen[s.SpanID] {
-				walk([]trace.Summary{s})
-			}
+	}
+	// Spans in a cycle of parents, reachable from no root: each unseen one, in start order,
+	// is walked as a root.
+	for i := range int32(n) {
+		if !seen[i] {
+			walk(i)
 		}
 	}
 	rollUp(rows)
@@ -214,10 +226,7 @@ func rollUp(rows []row) {
 			t.cost, t.costed = t.cost+*c, true
 		}
 		rows[i].SubSpans, rows[i].SubErrors = t.spans, t.errors
-		if t.costed {
-			c := t.cost
-			rows[i].SubCost = &c
-		}
+		rows[i].SubCost, rows[i].SubCosted = t.cost, t.costed
 		p := &pending[d]
 		p.spans, p.errors, p.cost, p.costed = p.spans+t.spans, p.errors+t.errors, p.cost+t.cost, p.costed || t.costed
 	}
