@@ -535,5 +535,12 @@ func (s *server) deployRun(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	http.Redirect(w, r, runURL(id)+"?deployed="+strconv.Itoa(res.Version), http.StatusSeeOther)
+	version := res.Version
+	if res.JudgeID != "" {
+		// A judge's deploy answers no version number: the judge's template version is it.
+		if j, err := c.Judge(ctx, res.JudgeID); err == nil {
+			version = j.TemplateVersion
+		}
+	}
+	http.Redirect(w, r, runURL(id)+"?deployed="+strconv.Itoa(version), http.StatusSeeOther)
 }
