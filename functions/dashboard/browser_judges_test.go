@@ -149,6 +149,20 @@ func TestJudgesInBrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="version-template"]`)),
 	))
 	assert.Contains(t, browsertest.Text(t, ctx, `[data-testid="version-template"]`), xssImg)
+
+	// A backfill of 3 spans, through its confirm step.
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.SetValue(chromedp.CSS(`#b-count`), "3"),
+		chromedp.Click(chromedp.CSS(`[data-testid="backfill"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="backfill-confirm"]`)),
+	))
+	assert.Contains(t, browsertest.Text(t, ctx, `[data-testid="backfill-confirm"]`), "up to 3 times")
+	assert.Zero(t, f.backfills(t, a), "asking queues nothing")
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`[data-testid="confirm-backfill"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="backfill-notice"]`)),
+	))
+	assert.Equal(t, 1, f.backfills(t, a))
 	injected := browsertest.Value(t, ctx, chromedp.Evaluate[int](
 		`document.querySelectorAll('main img, main script, main a[href^="javascript"], main [onerror]').length`))
 	assert.Zero(t, injected, "no element made from a judge's text")

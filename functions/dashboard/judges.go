@@ -31,6 +31,8 @@ func (s *server) judgeRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /ui/judges/{judge_id}/edit", s.updateJudge)
 	mux.HandleFunc("POST /ui/judges/{judge_id}/links", s.linkJudge)
 	mux.HandleFunc("POST /ui/judges/{judge_id}/calibrate", s.calibrate)
+	mux.HandleFunc("POST /ui/judges/{judge_id}/backfill", s.backfill)
+	mux.HandleFunc("POST /ui/judges/{judge_id}/optimize", s.optimizeJudge)
 }
 
 // judgeRow is one judge as the list shows it.
@@ -512,11 +514,33 @@ type judgePageData struct {
 	Chart                           []perfPoint
 	Charted                         bool // some window has calibrations
 	Scored                          bool
+	// Criteria is the agreement per criterion, one row each.
+	Criteria []criterionRow
+	// Runs are the judge's newest optimization runs; MoreRuns says there are older ones.
+	Runs     []runRow
+	MoreRuns bool
+	// Backfill and Optimize are the forms, as typed when refused; BackfillMax the API's bound.
+	Backfill    backfillInput
+	BackfillMax int
+	Optimize    startForm
+	// Notice is the message of a backfill just queued.
+	Notice string
 	// Calibration is a failed calibration form, shown again at its evaluation; FormError its
 	// message when that evaluation is not on the page.
 	Calibration calibrationInput
 	FormError   string
 }
+
+// criterionRow is the agreement on one criterion as the page shows it.
+type criterionRow struct {
+	Key, N, Accuracy, Kappa, TPR, TNR, MAE string
+}
+
+// backfillInput is the backfill form as posted.
+type backfillInput struct{ Count, Error string }
+
+// judgeRunsShown is how many of its runs the judge page lists.
+const judgeRunsShown = 10
 
 type figure struct{ Label, Value, TestID string }
 
@@ -533,6 +557,9 @@ func (s *server) judge(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	if n, err := strconv.Atoi(r.URL.Query().Get("backfilled")); err == nil && n > 0 {
+		d.Notice = fmt.Sprintf("Backfill queued: the judge evaluates its %d most recent matching spans within minutes (spans it evaluated already are skipped).", n)
+	}
 	s.render(w, r, http.StatusOK, "judge", page{Title: "Judge " + j.Name, Nav: "judges", Data: d})
 }
 
@@ -546,6 +573,8 @@ func (s *server) judgePage(r *http.Request, j api.Judge, q url.Values) (judgePag
 	d := judgePageData{
 		Judge: j, URL: judgeURL(j.ID), Kind: kindOf(j), SampleRate: percent(&j.SampleRate), PassRate: percent(j.PassRate),
 		Filter: filter, Scored: j.EvaluationType == api.EvaluationScored,
+		Backfill: backfillInput{Count: strconv.Itoa(cmp.Or(j.Backfill, 100))}, BackfillMax: judge.MaxBackfill,
+		Optimize: startForm{Strategy: "quick_refine"},
 	}
 	if q := filter.query(filter.Page).Encode(); q != "" {
 		d.Back = "?" + q
@@ -567,6 +596,17 @@ func (s *server) judgePage(r *http.Request, j api.Judge, q url.Values) (judgePag
 		return d, err
 	}
 	d.PerfFigures = perfFigures(d.Perf)
+	for _, c := range d.Perf.Criteria {
+		d.Criteria = append(d.Criteria, criterionRow{Key: c.Key, N: strconv.Itoa(c.Verdict.N), Accuracy: percent(c.Verdict.Accuracy),
+			Kappa: decimal(c.Verdict.Kappa), TPR: percent(c.Verdict.TruePositiveRate), TNR: percent(c.Verdict.TrueNegativeRate),
+			MAE: decimal(c.Score.MeanAbsoluteError)})
+	}
+	runs, err := c.JudgeOptimizationRuns(ctx, j.ID, judgeRunsShown+1, 0)
+	if err != nil {
+		return d, err
+	}
+	d.Runs, _, _ = runRows(runs[:min(len(runs), judgeRunsShown)], "", 0)
+	d.MoreRuns = len(runs) > judgeRunsShown
 	if d.Chart, err = s.perfChart(r, j.ID); err != nil {
 		return d, err
 	}
@@ -771,4 +811,83 @@ func (s *server) perfChart(r *http.Request, judgeID string) ([]perfPoint, error)
 		end = start
 	}
 	return out, nil
+}
+
+// backfill serves POST /ui/judges/{judge_id}/backfill: without confirm=yes the confirm page (a
+// backfill calls the judge's model once a span), with it the request sent to the API (POST
+// .../backfill) and back to the judge with a notice. A count that is no whole number, or one
+// the API refuses, shows the judge page with the form's message (400, or 409 for a paused judge).
+func (s *server) backfill(w http.ResponseWriter, r *http.Request) {
+	j, err := s.readJudge(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	in := backfillInput{Count: strings.TrimSpace(r.PostForm.Get("count"))}
+	n, err := strconv.Atoi(in.Count)
+	switch {
+	case err != nil:
+		err = errs.Invalid("The number of spans must be a whole number from 1 to %d.", judge.MaxBackfill)
+	case r.PostForm.Get("confirm") != "yes" && (n < 1 || n > judge.MaxBackfill):
+		// The API's bound, said before asking to confirm a backfill it would refuse.
+		err = errs.Invalid("The number of spans must be from 1 to %d.", judge.MaxBackfill)
+	case r.PostForm.Get("confirm") != "yes":
+		s.render(w, r, http.StatusOK, "judge-backfill", page{Title: "Backfill " + j.Name, Nav: "judges",
+			Data: backfillConfirm{Judge: j, URL: judgeURL(j.ID), Count: n}})
+		return
+	default:
+		c, ctx := s.api(r)
+		var res api.Backfill
+		if res, err = c.BackfillJudge(ctx, j.ID, n); err == nil {
+			http.Redirect(w, r, judgeURL(j.ID)+"?backfilled="+strconv.Itoa(res.Count)+"#backfill", http.StatusSeeOther)
+			return
+		}
+	}
+	s.judgeFormFailed(w, r, j, err, func(d *judgePageData, msg string) { in.Error = msg; d.Backfill = in })
+}
+
+// backfillConfirm is what the backfill's confirm page shows.
+type backfillConfirm struct {
+	Judge api.Judge
+	URL   string
+	Count int
+}
+
+// judgeFormFailed shows the judge page again with a refused form (set by keep), or the error page.
+func (s *server) judgeFormFailed(w http.ResponseWriter, r *http.Request, j api.Judge, err error, keep func(*judgePageData, string)) {
+	status, msg, ok := formError(err)
+	if !ok {
+		s.fail(w, r, err)
+		return
+	}
+	d, perr := s.judgePage(r, j, url.Values{})
+	if perr != nil {
+		s.fail(w, r, perr)
+		return
+	}
+	keep(&d, msg)
+	s.render(w, r, status, "judge", page{Title: "Judge " + j.Name, Nav: "judges", Data: d})
+}
+
+// optimizeJudge serves POST /ui/judges/{judge_id}/optimize: an optimization run of the judge's
+// template started as POST .../judges/{judge_id}/optimization-runs starts it (quick_refine,
+// against the judge's calibrations; a budget and a seed), and the browser sent to its page.
+func (s *server) optimizeJudge(w http.ResponseWriter, r *http.Request) {
+	j, err := s.readJudge(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	p := r.PostForm
+	f := startForm{Strategy: "quick_refine", MaxCalls: p.Get("max_model_calls"), MaxCost: p.Get("max_cost_usd"), Seed: p.Get("seed")}
+	req, err := startRequest(f, nil)
+	if err == nil {
+		c, ctx := s.api(r)
+		var run api.OptimizationRun
+		if run, err = c.StartJudgeOptimization(ctx, j.ID, req); err == nil {
+			http.Redirect(w, r, runURL(run.ID), http.StatusSeeOther)
+			return
+		}
+	}
+	s.judgeFormFailed(w, r, j, err, func(d *judgePageData, msg string) { f.Error = msg; d.Optimize = f })
 }

@@ -77,7 +77,9 @@ type optimizeData struct {
 	Slug, PromptURL, URL string
 	Baseline             int
 	Runs                 []runRow
-	Form                 startForm
+	// Prev and Next are the links to the newer and older runs, "" when there are none.
+	Prev, Next string
+	Form       startForm
 }
 
 // optimizePage serves GET /ui/prompts/{slug}/optimize: the prompt's runs, newest first, and
@@ -102,7 +104,11 @@ func (s *server) optimizeData(r *http.Request, slug string) (optimizeData, error
 	if err != nil {
 		return optimizeData{}, err
 	}
-	runs, err := c.PromptOptimizationRuns(ctx, slug, runsPerPage, 0)
+	offset, err := runsOffset(r.URL.Query())
+	if err != nil {
+		return optimizeData{}, err
+	}
+	runs, err := c.PromptOptimizationRuns(ctx, slug, runsPerPage+1, offset)
 	if err != nil {
 		return optimizeData{}, err
 	}
@@ -113,19 +119,45 @@ func (s *server) optimizeData(r *http.Request, slug string) (optimizeData, error
 	d := optimizeData{Slug: slug, PromptURL: "/ui/prompts/" + url.PathEscape(slug), Baseline: latest.Version,
 		Form: startForm{Strategy: "quick_refine", Strategies: optimizerTypes}}
 	d.URL = d.PromptURL + "/optimize"
+	d.Runs, d.Prev, d.Next = runRows(runs, d.URL, offset)
+	for _, j := range judges {
+		linked := slices.Contains(j.LinkedPrompts, slug)
+		d.Form.Intents = append(d.Form.Intents, intentField{ID: j.ID, Name: j.Name, Linked: linked, Use: linked, Weight: "1"})
+	}
+	return d, nil
+}
+
+// runsOffset reads the offset of a page of runs from q.
+func runsOffset(q url.Values) (int, error) {
+	o := q.Get("offset")
+	if o == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(o)
+	if err != nil || n < 0 || n > 1_000_000 {
+		return 0, errs.Invalid("The page offset must be a whole number from 0 to 1000000.")
+	}
+	return n, nil
+}
+
+// runRows are the rows of a page of runs read with a limit of runsPerPage+1 at offset, and the
+// links (to path) to the newer and older pages.
+func runRows(runs []api.OptimizationRun, path string, offset int) (rows []runRow, prev, next string) {
+	if len(runs) > runsPerPage {
+		runs, next = runs[:runsPerPage], withOffset(path, nil, offset+runsPerPage)
+	}
+	if offset > 0 {
+		prev = withOffset(path, nil, max(0, offset-runsPerPage))
+	}
 	for _, run := range runs {
 		row := runRow{ID: run.ID, URL: runURL(run.ID), Status: run.Status, Type: run.OptimizerType, Requested: run.Requested,
 			CreatedAt: run.CreatedAt.UTC().Format("2006-01-02 15:04:05") + " UTC"}
 		if m := run.Metrics; m != nil {
 			row.Scored, row.Baseline, row.Candidate, row.Recommendation = true, m.Baseline.Overall, m.Candidate.Overall, m.Recommendation
 		}
-		d.Runs = append(d.Runs, row)
+		rows = append(rows, row)
 	}
-	for _, j := range judges {
-		linked := slices.Contains(j.LinkedPrompts, slug)
-		d.Form.Intents = append(d.Form.Intents, intentField{ID: j.ID, Name: j.Name, Linked: linked, Use: linked, Weight: "1"})
-	}
-	return d, nil
+	return rows, prev, next
 }
 
 // startOptimization serves POST /ui/prompts/{slug}/optimize: the run is started as POST
@@ -249,15 +281,27 @@ type intentScore struct {
 	Floor, Baseline, Candidate string
 }
 
+// regressedRow is a held-out example the candidate scored lower on; URL is its span's page,
+// "" when the example is no span of the project.
+type regressedRow struct{ ID, URL string }
+
+// agreementRow is one figure of a judge run's agreement with people, the template's against
+// the candidate's.
+type agreementRow struct{ Label, Baseline, Candidate, TestID string }
+
 type runData struct {
 	Run  api.OptimizationRun
 	URL  string
+	Nav  string // the section of the nav: prompts, or judges for a judge run
 	Over bool
 	// Target is the prompt's slug or the judge's name; TargetURL its page.
 	Target, TargetURL string
 	Judge             bool
 	Intents           []intentScore
-	Diff              *diffResult
+	Regressed         []regressedRow
+	// Agreement is a judge run's agreement with people, nil for a prompt run.
+	Agreement []agreementRow
+	Diff      *diffResult
 	// Deployed is the version a deploy just made production's (from the redirect), 0 if none.
 	Deployed int
 	// CallsPct and CostPct are how much of its budget the run spent (0 to 100), -1 if unbounded.
@@ -281,7 +325,7 @@ func (s *server) runPage(w http.ResponseWriter, r *http.Request) {
 		s.render(w, r, http.StatusOK, "run-fragment", page{Data: d})
 		return
 	}
-	s.render(w, r, http.StatusOK, "run", page{Title: "Optimization run of " + d.Target, Nav: "prompts", Data: d})
+	s.render(w, r, http.StatusOK, "run", page{Title: "Optimization run of " + d.Target, Nav: d.Nav, Data: d})
 }
 
 // runData reads the run of the path and the judges its intents name.
@@ -303,12 +347,18 @@ func (s *server) runData(r *http.Request) (runData, error) {
 	for _, j := range judges {
 		names[j.ID] = j.Name
 	}
-	d := runData{Run: run, URL: runURL(run.ID), Over: runOver(run.Status), CallsPct: -1, CostPct: -1}
+	d := runData{Run: run, URL: runURL(run.ID), Nav: "prompts", Over: runOver(run.Status), CallsPct: -1, CostPct: -1}
 	switch {
 	case run.PromptSlug != nil:
 		d.Target, d.TargetURL = *run.PromptSlug, "/ui/prompts/"+url.PathEscape(*run.PromptSlug)
 	case run.JudgeID != nil:
-		d.Judge, d.Target, d.TargetURL = true, cmp.Or(names[*run.JudgeID], *run.JudgeID), "/ui/judges/"+url.PathEscape(*run.JudgeID)
+		d.Judge, d.Nav, d.Target, d.TargetURL = true, "judges", cmp.Or(names[*run.JudgeID], *run.JudgeID), judgeURL(*run.JudgeID)
+	}
+	if m := run.Metrics; m != nil {
+		if d.Regressed, err = s.regressed(r, m.Regressed); err != nil {
+			return runData{}, err
+		}
+		d.Agreement = agreementRows(m.BaselineAgreement, m.CandidateAgreement)
 	}
 	for _, in := range run.Config.Intents {
 		is := intentScore{JudgeID: in.JudgeID, Name: cmp.Or(names[in.JudgeID], in.JudgeID), Weight: in.Weight,
@@ -338,6 +388,47 @@ func (s *server) runData(r *http.Request) (runData, error) {
 	return d, nil
 }
 
+// regressed links the regressed examples ids to their spans, found in one batch; an id that
+// is no span of the project stays unlinked.
+func (s *server) regressed(r *http.Request, ids []string) ([]regressedRow, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	var spanIDs []string
+	for _, id := range ids {
+		if validID("span", id) == nil {
+			spanIDs = append(spanIDs, id)
+		}
+	}
+	spans, err := s.d.Reader.Summaries(r.Context(), sessionOf(r).ProjectID, spanIDs)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]regressedRow, len(ids))
+	for i, id := range ids {
+		rows[i].ID = id
+		if sp, ok := spans[id]; ok {
+			rows[i].URL = "/ui/traces/" + url.PathEscape(sp.TraceID) + "/spans/" + url.PathEscape(sp.SpanID)
+		}
+	}
+	return rows, nil
+}
+
+// agreementRows are a judge run's agreement figures, nil when the run has none.
+func agreementRows(before, after *api.JudgeAgreement) []agreementRow {
+	if before == nil && after == nil {
+		return nil
+	}
+	b, a := cmp.Or(before, &api.JudgeAgreement{}), cmp.Or(after, &api.JudgeAgreement{})
+	return []agreementRow{
+		{"Calibrations compared", strconv.Itoa(b.N), strconv.Itoa(a.N), "agree-n"},
+		{"Accuracy", percent(b.Accuracy), percent(a.Accuracy), "agree-accuracy"},
+		{"Cohen's kappa", decimal(b.Kappa), decimal(a.Kappa), "agree-kappa"},
+		{"True positive rate", percent(b.TruePositiveRate), percent(a.TruePositiveRate), "agree-tpr"},
+		{"True negative rate", percent(b.TrueNegativeRate), percent(a.TrueNegativeRate), "agree-tnr"},
+	}
+}
+
 // score is a score from 0 to 1 as the pages show it, "–" for none.
 func score(v *float64) string {
 	if v == nil {
@@ -363,7 +454,7 @@ func (s *server) cancelRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.PostForm.Get("confirm") != "yes" {
-		s.render(w, r, http.StatusOK, "run-cancel", page{Title: "Cancel the run of " + d.Target, Nav: "prompts", Data: d})
+		s.render(w, r, http.StatusOK, "run-cancel", page{Title: "Cancel the run of " + d.Target, Nav: d.Nav, Data: d})
 		return
 	}
 	c, ctx := s.api(r)
@@ -416,7 +507,7 @@ func (s *server) review(w http.ResponseWriter, r *http.Request, status int, stal
 		dd.From, dd.FromLabel = d.Run.Baseline.Content, fmt.Sprintf("The baseline's text (version %d)", d.Run.Baseline.Version)
 	}
 	dd.Diff = diffText(dd.From, p.Summary.CandidateContent)
-	s.render(w, r, status, "run-deploy", page{Title: "Deploy the run of " + d.Target, Nav: "prompts", Data: dd})
+	s.render(w, r, status, "run-deploy", page{Title: "Deploy the run of " + d.Target, Nav: d.Nav, Data: dd})
 }
 
 // deployRun serves POST /ui/optimization-runs/{run_id}/deploy: the deploy the receipt allows
@@ -444,5 +535,12 @@ func (s *server) deployRun(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	http.Redirect(w, r, runURL(id)+"?deployed="+strconv.Itoa(res.Version), http.StatusSeeOther)
+	version := res.Version
+	if res.JudgeID != "" {
+		// A judge's deploy answers no version number: the judge's template version is it.
+		if j, err := c.Judge(ctx, res.JudgeID); err == nil {
+			version = j.TemplateVersion
+		}
+	}
+	http.Redirect(w, r, runURL(id)+"?deployed="+strconv.Itoa(version), http.StatusSeeOther)
 }
