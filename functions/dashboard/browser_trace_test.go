@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -34,10 +35,11 @@ const injected = `document.querySelectorAll('main script, main a[href^="javascri
 
 // TestSpanDetailInBrowser drives the span detail in headless Chromium: open a trace, move to
 // the llm span with the keyboard and open it with Enter (its detail fetched by the script):
-// its chat messages, an inline image described, its attachment linked; leave thumbs-down
+// its chat messages, an inline image described, its image attachment shown from the bucket
+// (loaded in the trace's page, no Content-Security-Policy violation); leave thumbs-down
 // feedback with a reason through the form (stored, as the API shows), then the span's page
-// shows the feedback and the attachment image from the bucket. Markup in messages, attributes
-// and the reason stays text: no dialog opens.
+// shows the feedback and the attachment image. Markup in messages, attributes, the
+// attachment's label and the reason stays text: no dialog opens.
 func TestSpanDetailInBrowser(t *testing.T) {
 	f := newFixture(t)
 	payload := xssScript + " " + xssImg + " " + xssLink
@@ -47,6 +49,11 @@ func TestSpanDetailInBrowser(t *testing.T) {
 	dialogs := browsertest.CountDialogs(ctx)
 	base := f.srv.URL
 	browserSignIn(t, ctx, base, f.api.A.Key, "/ui/traces/"+traceID, `[data-testid="span-tree"]`)
+	// Every Content-Security-Policy violation of the trace's page from now on, as the page
+	// reports them.
+	require.NoError(t, chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`window.plumeViolations = [];
+		document.addEventListener("securitypolicyviolation", (e) => window.plumeViolations.push(e.violatedDirective + " " + e.blockedURI), true)`)))
+	violations := chromedp.Evaluate[[]string](`window.plumeViolations`)
 
 	// Keyboard: focus the root's row, ArrowDown to the llm span, Enter opens its detail.
 	row := fmt.Sprintf(`[data-span-id="%s"]`, spanID)
@@ -65,16 +72,33 @@ func TestSpanDetailInBrowser(t *testing.T) {
 	require.NoError(t, chromedp.Do(ctx, chromedp.KeyEvent(kb.ArrowLeft)))
 	assert.NotEqual(t, spanID, browsertest.Value(t, ctx, activeSpan), "ArrowLeft goes to the parent")
 
-	// The detail: messages with their roles, the inline image described, the attachment linked.
+	// The detail: messages with their roles, the inline image described, the attachment shown.
 	assert.Equal(t, 2, browsertest.Value(t, ctx, chromedp.Evaluate[int](
 		fmt.Sprintf(`document.querySelectorAll('%s [data-testid="span-input"] [data-testid="message"]').length`, row))))
 	input := browsertest.Text(t, ctx, row+` [data-testid="span-input"]`)
 	assert.Contains(t, input, "What is in this picture? "+payload)
 	assert.Contains(t, input, "Image (data URL, ")
 	assert.Contains(t, browsertest.Text(t, ctx, row+` [data-testid="span-attributes"]`), xssLink)
-	assert.Contains(t, browsertest.Text(t, ctx, row+` [data-testid="attachment-link"]`), xssImg)
+	img := row + ` [data-testid="attachment-image"]`
+	require.NoError(t, chromedp.Do(ctx, chromedp.ScrollIntoView(chromedp.CSS(img))), "the pane shows the image attachment")
+	loaded, err := chromedp.Run(ctx, chromedp.Poll[bool](
+		fmt.Sprintf(`(() => { const i = document.querySelector('%s'); return i.complete && i.naturalWidth > 0; })()`, img),
+		chromedp.WithPollingTimeout(15*time.Second)))
+	require.NoError(t, err, "the attachment image loads in the trace's page")
+	assert.True(t, loaded)
+	assert.Equal(t, "screenshot "+xssImg, browsertest.Value(t, ctx, chromedp.Evaluate[string](
+		fmt.Sprintf(`document.querySelector('%s').alt`, img))), "the label is the image's text alternative")
+	assert.True(t, strings.HasPrefix(browsertest.Value(t, ctx, chromedp.Evaluate[string](
+		fmt.Sprintf(`document.querySelector('%s').src`, img))), f.api.S3URL+"/"), "from the bucket")
+	assert.Equal(t, 1, browsertest.Value(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll('main img').length`)), "the attachment only")
 	assert.Zero(t, browsertest.Value(t, ctx, chromedp.Evaluate[int](injected)), "no element made from a span's text")
-	assert.Zero(t, browsertest.Value(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll('main img').length`)), "no image on the trace's page")
+	assert.Empty(t, browsertest.Value(t, ctx, violations), "no Content-Security-Policy violation")
+	// The listener does see a violation: an image of another origin is refused.
+	require.NoError(t, chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`new Image().src = "http://127.0.0.2:9/refused.png"`)))
+	refused, err := chromedp.Run(ctx, chromedp.Poll[[]string](`window.plumeViolations.length > 0 && window.plumeViolations`,
+		chromedp.WithPollingTimeout(15*time.Second)))
+	require.NoError(t, err, "an image of another origin is refused")
+	assert.Equal(t, []string{"img-src http://127.0.0.2:9/refused.png"}, refused)
 
 	// Thumbs down with a reason, through the form in the detail.
 	reason := "wrong amount " + xssImg + " " + xssScript
@@ -93,7 +117,7 @@ func TestSpanDetailInBrowser(t *testing.T) {
 	assert.Contains(t, browsertest.Text(t, ctx, `[data-testid="feedback-item"]`), "Thumbs down")
 
 	// The span's own page shows the attachment from the bucket (its origin allowed by the CSP).
-	loaded, err := chromedp.Run(ctx, chromedp.Poll[bool](
+	loaded, err = chromedp.Run(ctx, chromedp.Poll[bool](
 		`(() => { const i = document.querySelector('[data-testid="attachment-image"]'); return !!i && i.complete && i.naturalWidth > 0; })()`,
 		chromedp.WithPollingTimeout(15*time.Second)))
 	require.NoError(t, err, "the attachment image loads")

@@ -1,7 +1,10 @@
 package dashboard
 
 import (
+	"context"
+	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/plumehq/plume/functions/feedback"
 	"github.com/plumehq/plume/functions/judges"
@@ -39,10 +42,40 @@ var Function = app.Function{
 		if err != nil {
 			return nil, err
 		}
+		blobs, err := e.Blobs()
+		if err != nil {
+			return nil, err
+		}
+		origin, err := AttachmentOrigin(context.Background(), blobs)
+		if err != nil {
+			return nil, err
+		}
 		return NewHandler(Deps{
 			Sessions: ddb.NewWebSessionStore(e.Table()), Authn: e.Authn(), Keys: ddb.NewAuthStore(e.Table()),
 			KeyCacheTTL: e.Config.AuthCacheTTL, Queries: q, Reader: e.Traces(), Prompts: e.Prompts(), API: api, Now: e.Now,
-			PromptFeedback: examples,
+			PromptFeedback: examples, ImageOrigin: origin,
 		}), nil
 	},
+}
+
+// Presigner signs GET URLs of the bucket's objects, as the attachment routes of the tracing
+// area do (tracing.Bucket); *blob.Store is one.
+type Presigner interface {
+	PresignGet(ctx context.Context, key string, ttl time.Duration) (string, error)
+}
+
+// AttachmentOrigin is the origin (scheme://host[:port]) of the URLs b presigns for GETs: that
+// of every attachment URL the API answers, since tracing presigns them with the same store.
+// It presigns a GET of a fixed key, which sends nothing; the key does not change the origin
+// (a bucket is addressed by host or by path, whatever the key).
+func AttachmentOrigin(ctx context.Context, b Presigner) (string, error) {
+	u, err := b.PresignGet(ctx, "plume-dashboard/origin", time.Minute)
+	if err != nil {
+		return "", fmt.Errorf("presign the bucket's origin: %w", err)
+	}
+	origin := imageOrigin(u)
+	if origin == "" {
+		return "", fmt.Errorf("the bucket's presigned URLs have no usable origin")
+	}
+	return origin, nil
 }

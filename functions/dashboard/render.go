@@ -31,9 +31,19 @@ var templateFS embed.FS
 var assetFS embed.FS
 
 // contentSecurityPolicy allows the dashboard's own script, style and images only: no inline
-// script, style or event handler, no other origin, no framing, forms only to itself.
+// script, style or event handler, no other origin, no framing, forms only to itself. The
+// dashboard's pages send it with images also allowed from the bucket's origin (policyWith).
 const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; " +
 	"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+// policyWith is contentSecurityPolicy with images also allowed from imgOrigin (an origin as
+// imageOrigin returns it), or contentSecurityPolicy itself when imgOrigin is "".
+func policyWith(imgOrigin string) string {
+	if imgOrigin == "" {
+		return contentSecurityPolicy
+	}
+	return strings.Replace(contentSecurityPolicy, "img-src 'self';", "img-src 'self' "+imgOrigin+";", 1)
+}
 
 // asset is one embedded bundle under its long-cache name ("app.3f9c1a2b.js").
 type asset struct {
@@ -181,26 +191,28 @@ type page struct {
 	// Nav is the current section, for aria-current.
 	Nav  string
 	Data any
-	// ImgOrigins are other origins the page may load images from (the bucket of a span's
-	// attachments, as the API's presigned URLs name it), added to the CSP's img-src.
-	ImgOrigins []string
 }
 
 // server holds the dashboard's dependencies.
 type server struct {
 	d    Deps
 	keys *keyCheck
+	// imgOrigin is Deps.ImageOrigin as an origin ("" when it is none); csp is the
+	// Content-Security-Policy of every page, which allows images from it.
+	imgOrigin, csp string
 	// apiHTTP serves the API client's requests with Deps.API in this process.
 	apiHTTP *http.Client
 }
 
 func newServer(d Deps) *server {
-	return &server{d: d, keys: newKeyCheck(d.Keys, d.KeyCacheTTL), apiHTTP: &http.Client{Transport: web.InProcess{Handler: d.API}}}
+	origin := imageOrigin(d.ImageOrigin)
+	return &server{d: d, keys: newKeyCheck(d.Keys, d.KeyCacheTTL), imgOrigin: origin, csp: policyWith(origin),
+		apiHTTP: &http.Client{Transport: web.InProcess{Handler: d.API}}}
 }
 
 // securityHeaders are sent with every page and fragment.
-func securityHeaders(h http.Header) {
-	h.Set("Content-Security-Policy", contentSecurityPolicy)
+func (s *server) securityHeaders(h http.Header) {
+	h.Set("Content-Security-Policy", s.csp)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "same-origin")
 	h.Set("X-Frame-Options", "DENY")
@@ -226,10 +238,7 @@ func (s *server) render(w http.ResponseWriter, r *http.Request, status int, name
 	} else {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	}
-	securityHeaders(w.Header())
-	if len(p.ImgOrigins) > 0 {
-		w.Header().Set("Content-Security-Policy", strings.Replace(contentSecurityPolicy, "img-src 'self'", "img-src 'self' "+strings.Join(p.ImgOrigins, " "), 1))
-	}
+	s.securityHeaders(w.Header())
 	w.WriteHeader(status)
 	_, _ = w.Write(buf.Bytes())
 }

@@ -4,7 +4,8 @@
 //
 // Pages are html/template (every value from user data escaped by context), styled and scripted
 // only by the embedded assets under /ui/assets/ (hashed names, cached for a year), under a
-// Content-Security-Policy that allows no inline script or style and no other origin. Every page
+// Content-Security-Policy that allows no inline script or style and no other origin but the
+// bucket's, for the images of span attachments (Deps.ImageOrigin). Every page
 // works without the script; it adds lazy loading of span details and collapsing of the tree.
 //
 // Sign-in: POST /ui/login checks the key with the API's Authenticator and starts a server-side
@@ -65,6 +66,11 @@ type Deps struct {
 	// API is the REST API's areas mounted in this process (app.Mount), which the pages call
 	// through the Go client on behalf of the session (api.go).
 	API http.Handler
+	// ImageOrigin is the origin (scheme://host[:port]) of the bucket's presigned attachment
+	// URLs (AttachmentOrigin): every page's Content-Security-Policy allows images from it, and
+	// a span's image attachments whose URL has it are shown inline, any other as a link. ""
+	// (no bucket) allows images from the dashboard only and shows every attachment as a link.
+	ImageOrigin string
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 }

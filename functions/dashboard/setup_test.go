@@ -41,10 +41,12 @@ func serveDashboard(t *testing.T, api *apitest.API) *fixture {
 	require.NoError(t, err)
 	examples, err := api.Env.OptimizationExamples()
 	require.NoError(t, err)
+	origin, err := dashboard.AttachmentOrigin(t.Context(), api.Blobs)
+	require.NoError(t, err)
 	h := dashboard.NewHandler(dashboard.Deps{
 		Sessions: ddb.NewWebSessionStore(api.Table), Authn: api.Env.Authn(), Keys: api.Auth,
 		Queries: q, Reader: api.Env.Traces(), Prompts: api.Env.Prompts(), API: api.Handler,
-		PromptFeedback: examples,
+		PromptFeedback: examples, ImageOrigin: origin,
 	})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)

@@ -191,9 +191,10 @@ func imagePart(u string) part {
 	return part{ImageNote: fmt.Sprintf("Image (%d bytes of reference) not shown.", len(u))}
 }
 
-// imageOrigin is the origin (scheme://host) of an attachment's presigned URL, "" when the URL
-// is not plain http(s) with a host of letters, digits, dots, dashes and a port: the origin
-// goes into the page's Content-Security-Policy header.
+// imageOrigin is the origin (scheme://host[:port]) of a presigned URL, "" when the URL is not
+// plain http(s) with a host of letters, digits, dots, dashes and a port: the bucket's origin
+// goes into every page's Content-Security-Policy header, and an attachment is shown inline
+// only when its URL's origin is that one.
 func imageOrigin(u string) string {
 	p, err := url.Parse(u)
 	if err != nil || (p.Scheme != "https" && p.Scheme != "http") || p.User != nil || p.Host == "" {

@@ -1,13 +1,21 @@
 package dashboard
 
 import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/plumehq/plume/api"
+	"github.com/plumehq/plume/shared/blob"
 	"github.com/plumehq/plume/shared/trace"
 )
 
@@ -66,6 +74,86 @@ func TestImageOrigin(t *testing.T) {
 	} {
 		assert.Equal(t, want, imageOrigin(in), in)
 	}
+}
+
+// presignerFunc is a Presigner of a function.
+type presignerFunc func(key string) (string, error)
+
+func (f presignerFunc) PresignGet(_ context.Context, key string, _ time.Duration) (string, error) {
+	return f(key)
+}
+
+// TestAttachmentOrigin: the origin is the one of the URLs the bucket's store presigns, by
+// host (AWS's virtual-hosted addressing) or by path (an endpoint of its own); a presigner that
+// fails or answers no http(s) URL fails the dashboard's build.
+func TestAttachmentOrigin(t *testing.T) {
+	store := func(endpoint string) *blob.Store {
+		cfg := aws.Config{Region: "eu-west-1", Credentials: credentials.NewStaticCredentialsProvider("AKID", "secret", "")}
+		if endpoint != "" {
+			cfg.BaseEndpoint = aws.String(endpoint)
+		}
+		return blob.New(blob.NewClient(cfg, false), "my-bucket")
+	}
+	for endpoint, want := range map[string]string{
+		"":                       "https://my-bucket.s3.eu-west-1.amazonaws.com",
+		"http://127.0.0.1:4566":  "http://127.0.0.1:4566",
+		"https://s3.example.com": "https://s3.example.com",
+	} {
+		got, err := AttachmentOrigin(t.Context(), store(endpoint))
+		require.NoError(t, err, endpoint)
+		assert.Equal(t, want, got, endpoint)
+		// An attachment's URL, as GET /spans/{span_id}/attachments presigns it, has that origin.
+		u, err := store(endpoint).PresignGet(t.Context(), trace.AttachmentPrefix("p1", "s1")+"a.png", time.Hour)
+		require.NoError(t, err)
+		assert.Equal(t, got, imageOrigin(u), endpoint)
+	}
+
+	_, err := AttachmentOrigin(t.Context(), presignerFunc(func(string) (string, error) { return "", errors.New("no credentials") }))
+	assert.ErrorContains(t, err, "no credentials")
+	_, err = AttachmentOrigin(t.Context(), presignerFunc(func(string) (string, error) { return "data:,x", nil }))
+	assert.Error(t, err)
+}
+
+// TestAttachmentsInline: an image attachment at the bucket's origin is an <img> in the span's
+// fragment; an image at another origin, and a file that is not an image, are links; without
+// a bucket every attachment is a link. Every page's CSP allows images from that origin only.
+func TestAttachmentsInline(t *testing.T) {
+	const bucket = "http://127.0.0.1:4566"
+	list := api.AttachmentList{Attachments: []api.Attachment{
+		{ID: "a.png", Label: `shot <img src=x onerror=alert(1)>`, ContentType: "image/png", URL: bucket + "/b/a.png?X-Amz-Signature=1", Size: 3},
+		{ID: "b.png", ContentType: "image/png", URL: "https://elsewhere.example.com/b/b.png?X-Amz-Signature=1", Size: 4},
+		{ID: "c.png", ContentType: "image/png", URL: bucket + ".evil.example.com/c.png", Size: 4},
+		{ID: "d.pdf", ContentType: "application/pdf", URL: bucket + "/b/d.pdf", Size: 5},
+	}}
+	render := func(s *server) *httptest.ResponseRecorder {
+		w := httptest.NewRecorder()
+		s.render(w, httptest.NewRequest(http.MethodGet, "/ui/traces/t/spans/s", nil), http.StatusOK, "span-fragment",
+			page{Data: spanData{Attachments: s.attachments(list)}})
+		require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+		return w
+	}
+
+	s := newServer(Deps{ImageOrigin: bucket})
+	inline := map[string]bool{}
+	for _, a := range s.attachments(list) {
+		inline[a.URL] = a.Inline
+	}
+	assert.Equal(t, map[string]bool{
+		list.Attachments[0].URL: true, list.Attachments[1].URL: false, list.Attachments[2].URL: false, list.Attachments[3].URL: false,
+	}, inline)
+	w := render(s)
+	body := w.Body.String()
+	assert.Contains(t, body, `<img src="`+bucket+`/b/a.png?X-Amz-Signature=1" alt="shot &lt;img src=x onerror=alert(1)&gt;" loading="lazy" data-testid="attachment-image">`)
+	assert.Equal(t, 1, strings.Count(body, "<img"), "the image of the bucket only")
+	assert.Equal(t, 3, strings.Count(body, `data-testid="attachment-link"`))
+	assert.Contains(t, body, `<a href="https://elsewhere.example.com/b/b.png?X-Amz-Signature=1"`)
+	assert.Equal(t, strings.Replace(contentSecurityPolicy, "img-src 'self';", "img-src 'self' "+bucket+";", 1), w.Header().Get("Content-Security-Policy"))
+
+	none := render(newServer(Deps{}))
+	assert.NotContains(t, none.Body.String(), "<img")
+	assert.Equal(t, 4, strings.Count(none.Body.String(), `data-testid="attachment-link"`))
+	assert.Equal(t, contentSecurityPolicy, none.Header().Get("Content-Security-Policy"))
+	assert.Contains(t, contentSecurityPolicy, " img-src 'self'; ")
 }
 
 func TestRollUp(t *testing.T) {

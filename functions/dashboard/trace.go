@@ -253,8 +253,22 @@ type tag struct{ Key, Value string }
 type attachment struct {
 	Name, ContentType, URL string
 	Size                   int64
-	// Inline: an image shown in the page (the page's CSP allows its origin), else a link.
+	// Inline: an image shown in the page, its URL at the bucket's origin (which every page's
+	// CSP allows); else a link.
 	Inline bool
+}
+
+// attachments are a span's attachments as the API lists them, an image inline when its URL
+// is at the bucket's origin (Deps.ImageOrigin), any other file or URL linked.
+func (s *server) attachments(list api.AttachmentList) []attachment {
+	out := make([]attachment, 0, len(list.Attachments))
+	for _, a := range list.Attachments {
+		out = append(out, attachment{
+			Name: cmp.Or(a.Label, a.ID), ContentType: a.ContentType, URL: a.URL, Size: a.Size,
+			Inline: s.imgOrigin != "" && strings.HasPrefix(a.ContentType, "image/") && imageOrigin(a.URL) == s.imgOrigin,
+		})
+	}
+	return out
 }
 
 // feedbackForm is the thumbs and reason form of a span, with the input of a refused post.
@@ -303,22 +317,14 @@ func (s *server) span(w http.ResponseWriter, r *http.Request) {
 	s.renderSpan(w, r, http.StatusOK, d)
 }
 
-// renderSpan writes the span's own page: its attachments' images inline, their origin allowed.
+// renderSpan writes the span's own page.
 func (s *server) renderSpan(w http.ResponseWriter, r *http.Request, status int, d spanData) {
-	d.Full = true
-	var origins []string
-	for _, a := range d.Attachments {
-		if o := imageOrigin(a.URL); a.Inline && o != "" && !slices.Contains(origins, o) {
-			origins = append(origins, o)
-		}
-	}
-	s.render(w, r, status, "span", page{Title: "Span " + d.Span.Name, Nav: "traces", Data: d, ImgOrigins: origins})
+	s.render(w, r, status, "span", page{Title: "Span " + d.Span.Name, Nav: "traces", Data: d})
 }
 
-// spanDetail reads what the detail of a span shows. inline: image attachments are shown in
-// the page (the span's own page, whose CSP allows their origin), else linked (the fragment,
-// shown in the trace's page, whose CSP allows no other origin).
-func (s *server) spanDetail(r *http.Request, traceID, spanID string, inline bool) (spanData, error) {
+// spanDetail reads what the detail of a span shows; full: for the span's own page, not the
+// fragment.
+func (s *server) spanDetail(r *http.Request, traceID, spanID string, full bool) (spanData, error) {
 	if err := cmp.Or(validID("trace", traceID), validID("span", spanID)); err != nil {
 		return spanData{}, err
 	}
@@ -333,7 +339,7 @@ func (s *server) spanDetail(r *http.Request, traceID, spanID string, inline bool
 	base := "/ui/traces/" + url.PathEscape(traceID)
 	d := spanData{Span: sp, TraceURL: base, SpanURL: base + "/spans/" + url.PathEscape(spanID),
 		Input: readPayload(sp.InputData, "span-input"), Output: readPayload(sp.OutputData, "span-output"),
-		Error: show(sp.ErrorMessage), Stack: show(sp.ErrorStack), CSRF: sessionOf(r).CSRF}
+		Error: show(sp.ErrorMessage), Stack: show(sp.ErrorStack), CSRF: sessionOf(r).CSRF, Full: full}
 	if len(sp.Attributes) > 0 && string(sp.Attributes) != "{}" {
 		var buf bytes.Buffer
 		text := string(sp.Attributes)
@@ -357,12 +363,7 @@ func (s *server) spanDetail(r *http.Request, traceID, spanID string, inline bool
 	if list, err := c.Attachments(ctx, spanID); err != nil {
 		d.AttachmentsNote = "The attachments could not be read: " + apiError(err).Error()
 	} else {
-		for _, a := range list.Attachments {
-			d.Attachments = append(d.Attachments, attachment{
-				Name: cmp.Or(a.Label, a.ID), ContentType: a.ContentType, URL: a.URL, Size: a.Size,
-				Inline: inline && strings.HasPrefix(a.ContentType, "image/") && imageOrigin(a.URL) != "",
-			})
-		}
+		d.Attachments = s.attachments(list)
 	}
 	if fb, err := c.UnifiedFeedback(ctx, api.EntitySpan, spanID); err != nil {
 		d.FeedbackNote = "The feedback could not be read: " + apiError(err).Error()
