@@ -9,6 +9,9 @@ DDB_LOCAL_VERSION=2.9.30 # amplify-dynamodb-simulator, which ships AWS's DynamoD
 DDB_LOCAL_DIR=$PLUME_CACHE/dynamodb-local/$DDB_LOCAL_VERSION
 MCP_INSPECTOR_VERSION=2.12.0 # npm @modelcontextprotocol/inspector: its --cli mode drives the MCP tool server
 MCP_INSPECTOR_DIR=$PLUME_CACHE/mcp-inspector/$MCP_INSPECTOR_VERSION
+AXE_CORE_VERSION=4.14.1 # npm axe-core: the dashboard's accessibility test injects its axe.min.js
+AXE_CORE_DIR=$PLUME_CACHE/axe-core/$AXE_CORE_VERSION
+AXE_CORE_JS=$AXE_CORE_DIR/node_modules/axe-core/axe.min.js
 
 log() { printf '%s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -128,6 +131,22 @@ inspector_fetch() {
   mkdir -p "$(dirname "$MCP_INSPECTOR_DIR")"
   rm -rf "$MCP_INSPECTOR_DIR"
   mv "$tmp" "$MCP_INSPECTOR_DIR"
+}
+
+# axe_fetch installs axe-core once into the ignored cache folder; the dashboard's accessibility
+# test (functions/dashboard, TestEveryPageInBrowser) reads $AXE_CORE_JS from PLUME_TEST_AXE.
+axe_fetch() {
+  [ -f "$AXE_CORE_JS" ] && return 0
+  need npm npm
+  log "installing axe-core (npm axe-core@$AXE_CORE_VERSION) into $AXE_CORE_DIR"
+  local tmp; tmp=$(mktemp -d)
+  npm install --prefix "$tmp" --no-audit --no-fund --ignore-scripts --loglevel=error \
+    "axe-core@$AXE_CORE_VERSION" >/dev/null \
+    || { rm -rf "$tmp"; die "npm install axe-core@$AXE_CORE_VERSION failed (is the npm registry reachable?)"; }
+  [ -f "$tmp/node_modules/axe-core/axe.min.js" ] || { rm -rf "$tmp"; die "axe.min.js is not in npm's axe-core@$AXE_CORE_VERSION"; }
+  mkdir -p "$(dirname "$AXE_CORE_DIR")"
+  rm -rf "$AXE_CORE_DIR"
+  mv "$tmp" "$AXE_CORE_DIR"
 }
 
 # inspector ARGS...: the MCP Inspector's CLI, never interactive (no OAuth prompt, no stdin),

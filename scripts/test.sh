@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # make test: every check of the project, on a fresh machine or a developer's. It starts DynamoDB
 # Local (downloading it once) and moto (SQS and Secrets Manager), runs vet, formatting, the Go
-# tests with the race detector (store, handler, template, emulator, headless-Chromium and
-# end-to-end tests), cfn-lint, a build of every Lambda bootstrap, and the MCP Inspector's CLI
-# against plume-local's tool server; it stops what it started by process id, whatever happens.
+# tests with the race detector (store, handler, template, emulator, headless-Chromium, with
+# axe-core installed once from npm for the dashboard's accessibility test, and end-to-end
+# tests), cfn-lint, a build of every Lambda bootstrap, and the MCP Inspector's CLI against
+# plume-local's tool server; it stops what it started by process id, whatever happens.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$PLUME_ROOT"
@@ -36,6 +37,9 @@ emulator_start
 export PLUME_TEST_DYNAMODB_URL=$EMULATOR_URL
 aws_emulator_start
 export PLUME_TEST_AWS_URL=$AWS_EMULATOR_URL
+# axe-core (npm, installed once into .cache) for the dashboard's accessibility test.
+axe_fetch
+export PLUME_TEST_AXE=$AXE_CORE_JS
 
 log "== go test -race"
 go test -race -count=1 -timeout 20m ${GOTESTFLAGS:-} ./...

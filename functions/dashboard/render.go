@@ -54,8 +54,8 @@ type asset struct {
 // assets are the embedded bundles by hashed name; assetURL maps a bundle's plain name
 // ("app.css", "app.js") to its URL. Each bundle is every file of its extension under assets/,
 // app.css or app.js first and then by name, so that each area of the dashboard keeps its style
-// and script in a file of its own and a page still loads one of each. Every script file is a
-// self-contained function expression.
+// and script in a file of its own and a page still loads one of each (and app.svg, the icon).
+// Every script file is a self-contained function expression.
 var assets, assetURL = loadAssets()
 
 func loadAssets() (map[string]asset, map[string]string) {
@@ -83,7 +83,7 @@ func loadAssets() (map[string]asset, map[string]string) {
 		ext := path.Ext(name)
 		bundles[ext] = append(append(bundles[ext], body...), '\n')
 	}
-	types := map[string]string{".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
+	types := map[string]string{".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8", ".svg": "image/svg+xml"}
 	byName, urls := map[string]asset{}, map[string]string{}
 	for ext, body := range bundles {
 		sum := sha256.Sum256(body)

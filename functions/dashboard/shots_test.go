@@ -36,23 +36,9 @@ func TestScreenshots(t *testing.T) {
 	f := newShowcase(t)
 	ctx := browsertest.Start(t, 1280, 10*time.Minute)
 	base := f.srv.URL
-	require.NoError(t, chromedp.Do(ctx,
-		chromedp.Navigate(base+"/ui/login"),
-		chromedp.WaitVisible(chromedp.CSS(`#api_key`)),
-		chromedp.SendKeys(chromedp.CSS(`#api_key`), f.api.A.Key),
-		chromedp.Click(chromedp.CSS(`[data-testid="sign-in"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="sign-out"]`)),
-	))
-	queue, seen := []string{"/ui/"}, map[string]bool{}
-	for len(queue) > 0 && len(seen) < 60 {
-		target := queue[0]
-		queue = queue[1:]
-		if seen[shapeOf(target)] {
-			continue
-		}
-		seen[shapeOf(target)] = true
+	signInBrowser(t, ctx, f)
+	crawl(t, ctx, func(target string) {
 		name := strings.Trim(regexp.MustCompile(`[^a-z0-9]+`).ReplaceAllString(strings.ToLower(shapeOf(target)), "-"), "-")
-		var links []string
 		for _, width := range []int64{1280, 360} {
 			require.NoError(t, chromedp.Do(ctx,
 				chromedp.EmulateViewport(width, 900),
@@ -66,23 +52,59 @@ func TestScreenshots(t *testing.T) {
 					const nav = performance.getEntriesByType("navigation")[0];
 					return performance.getEntriesByType("resource").reduce((n, r) => n + r.encodedBodySize, nav.encodedBodySize);
 				})()`))
-				links = browsertest.Value(t, ctx, chromedp.Evaluate[[]string](
-					`Array.from(document.querySelectorAll('a[href^="/ui/"]'), a => a.getAttribute("href"))`))
 				t.Logf("page %-48s %7d bytes  %s", shapeOf(target), weight, target)
-			} else if over := browsertest.Value(t, ctx, chromedp.Evaluate[string](`Array.from(document.querySelectorAll("body *")).
-				filter(e => e.getBoundingClientRect().right > innerWidth + 1 && !e.closest(".scroll")).
-				map(e => e.tagName + "." + e.className).join(" ")`)); over != "" {
+			} else if over := browsertest.Value(t, ctx, overflowing); over != "" {
 				t.Logf("page %-48s overflows 360 px: %s", shapeOf(target), over)
 			}
 		}
+	})
+}
+
+// overflowing lists the elements of the page (tag and classes) that reach past the window's
+// right edge outside a .scroll region (a wrapper that scrolls on its own).
+var overflowing = chromedp.Evaluate[string](`Array.from(document.querySelectorAll("body *")).
+	filter(e => e.getBoundingClientRect().right > innerWidth + 1 && !e.closest(".scroll")).
+	map(e => e.tagName + "." + e.className).join(" ")`)
+
+// signInBrowser signs in to f's dashboard in the browser ctx with the key of f's project A.
+func signInBrowser(t *testing.T, ctx context.Context, f *fixture) {
+	t.Helper()
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(f.srv.URL+"/ui/login"),
+		chromedp.WaitVisible(chromedp.CSS(`#api_key`)),
+		chromedp.SendKeys(chromedp.CSS(`#api_key`), f.api.A.Key),
+		chromedp.Click(chromedp.CSS(`[data-testid="sign-in"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="sign-out"]`)),
+	))
+}
+
+// crawl visits, in the signed-in browser ctx, every dashboard page reachable by links from
+// /ui/, one page per route shape (shapeOf), at most 60: visit loads the page at target (a path
+// and query, at the widths it wants) and checks or records it; then the links to /ui/ of the
+// page as visit left it join the queue. It returns the shapes visited, in order.
+func crawl(t *testing.T, ctx context.Context, visit func(target string)) []string {
+	t.Helper()
+	queue, seen, shapes := []string{"/ui/"}, map[string]bool{}, []string(nil)
+	for len(queue) > 0 && len(shapes) < 60 {
+		target := queue[0]
+		queue = queue[1:]
+		if seen[shapeOf(target)] {
+			continue
+		}
+		seen[shapeOf(target)] = true
+		shapes = append(shapes, shapeOf(target))
+		visit(target)
+		links := browsertest.Value(t, ctx, chromedp.Evaluate[[]string](
+			`Array.from(document.querySelectorAll('a[href^="/ui/"]'), a => a.getAttribute("href"))`))
 		for _, l := range links {
 			u, err := url.Parse(l)
-			if err != nil || strings.HasPrefix(u.Path, "/ui/assets/") || slices.Contains(queue, l) {
+			if err != nil || strings.HasPrefix(u.Path, "/ui/assets/") || slices.Contains(queue, u.RequestURI()) {
 				continue
 			}
 			queue = append(queue, u.RequestURI())
 		}
 	}
+	return shapes
 }
 
 var idSegment = regexp.MustCompile(`/(?:[0-9a-f]{8}-[0-9a-f-]{27}|[0-9]+)(/|$)`)
