@@ -30,9 +30,11 @@ type CompletionPages interface {
 // limit (1-50, default 20), cursor (the next_cursor of the previous page), version (a version
 // number: its completions only).
 //
-// Requests per page of up to 50 completions, with at most two linked judges and no version
-// filter: 6 DynamoDB requests (ddb.FeedbackStore.PromptCompletions) and one ranged S3 GetObject
-// per span batch object the page's spans were ingested in; never one per completion.
+// Requests per page without a version filter: 6 DynamoDB requests (ddb.FeedbackStore.
+// PromptCompletions; one BatchGetItem more per 100 keys of versions and evaluations beyond the
+// first 100, i.e. completions × linked judges) and one ranged S3 GetObject per span batch object
+// the page's spans were ingested in; never one request per completion. TestPromptCompletions
+// counts them.
 func (s *server) completions(w http.ResponseWriter, r *http.Request) {
 	slug := r.PathValue("slug")
 	if !prompt.IsSlug(slug) {

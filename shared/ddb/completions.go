@@ -34,12 +34,14 @@ const feedbackSlack = time.Hour
 // first, spans of one batch by start, newest first, then by id. Each comes with its version,
 // its human feedback and the evaluations of the judges linked to the prompt, read in batches.
 //
-// Requests per page, unfiltered, with at most two linked judges: one BatchGetItem (the prompt,
-// and the version asked for), one Query of the completions index, one BatchGetItem of the
-// summaries, one Query of the project's judges, one BatchGetItem of versions and evaluations,
-// one Query of the prompt's feedback since the page's oldest completion: 6 in all (a Query of
-// more than 1 MB, or a BatchGetItem of more than 100 keys, takes more). A version filter adds
-// one Query and one BatchGetItem per further round, at most completionRounds in all.
+// Requests per page, unfiltered: one BatchGetItem (the prompt, and the version asked for), one
+// Query of the completions index, one BatchGetItem of the summaries, one Query of the project's
+// judges, one BatchGetItem of the versions and evaluations (one key per distinct version and
+// per completion and linked judge), one Query of the prompt's feedback since the page's oldest
+// completion: 6 in all, whatever the number of completions, while the evaluations' BatchGetItem
+// has at most 100 keys (one more per further 100 keys; a Query of more than 1 MB takes more
+// pages). A version filter adds one Query and one BatchGetItem per further round, at most
+// completionRounds in all.
 //
 // Errors: NotFound for an unknown prompt or version, Invalid for a malformed cursor.
 func (s *FeedbackStore) PromptCompletions(ctx context.Context, projectID, slug string, q feedback.CompletionQuery) (feedback.CompletionPage, error) {

@@ -5,18 +5,9 @@ import (
 	"github.com/plumehq/plume/shared/trace"
 )
 
-// Bounds of a page of a prompt's completions.
-const (
-	// DefaultCompletions is the page size when none is asked for.
-	DefaultCompletions = 20
-	// MaxCompletions is the largest page: its spans' summaries, feedback and evaluation keys
-	// stay within one BatchGetItem each for up to two linked judges.
-	MaxCompletions = 50
-)
-
 // CompletionQuery selects a page of a prompt's completions.
 type CompletionQuery struct {
-	// Limit is the page size, 1 to MaxCompletions.
+	// Limit is the page size (the API allows 1 to api.MaxCompletionsLimit).
 	Limit int
 	// Cursor is the NextCursor of the previous page; empty for the first.
 	Cursor string
