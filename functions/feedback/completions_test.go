@@ -239,3 +239,40 @@ func TestPromptCompletions(t *testing.T) {
 		})
 	}
 }
+
+// TestPromptCompletionsFullPage: a page of 50 completions from 10 batches, each with feedback and
+// an evaluation, costs the same 6 DynamoDB requests as a page of one.
+func TestPromptCompletionsFullPage(t *testing.T) {
+	api := apitest.New(t, apitest.Options{})
+	a := api.A
+	vid := api.EnsurePrompt(t, a, "bot", "Answer.")
+	jid := api.MustDo(t, "POST", "/projects/"+a.ProjectID+"/judges", a.Key, map[string]any{"name": "Pass", "template": "**Ok**: fine"}).Map(t)["id"].(string)
+	api.MustDo(t, "PUT", "/projects/"+a.ProjectID+"/prompts/bot/judges/"+jid, a.Key, nil)
+	var evals []any
+	for range 10 {
+		_, ids := ingestTrace(t, api, a, "bot", vid, "", 6)
+		for _, id := range ids {
+			api.MustDo(t, "POST", feedbackPath("bot", id), a.Key, map[string]any{"thumbs_up": true})
+			evals = append(evals, map[string]any{"span_id": id, "evaluation_result": true})
+		}
+	}
+	api.MustDo(t, "POST", "/projects/"+a.ProjectID+"/judges/"+jid+"/evaluations", a.Key, evals)
+
+	api.DDB.Reset()
+	res := api.MustDo(t, "GET", completionsPath(a.ProjectID, "bot", url.Values{"limit": {"50"}}), a.Key, nil)
+	assert.Equal(t, 6, api.DDB.Total(), "DynamoDB requests: %s", api.DDB)
+	var page struct {
+		Completions []struct {
+			Feedback    []any `json:"feedback"`
+			Evaluations []any `json:"evaluations"`
+		} `json:"completions"`
+		NextCursor *string `json:"next_cursor"`
+	}
+	res.Decode(t, &page)
+	require.Len(t, page.Completions, 50)
+	require.NotNil(t, page.NextCursor)
+	for _, c := range page.Completions {
+		assert.Len(t, c.Feedback, 1)
+		assert.Len(t, c.Evaluations, 1)
+	}
+}
