@@ -33,6 +33,39 @@ func (c *Client) UnifiedFeedback(ctx context.Context, entityType, entityID strin
 	return out, err
 }
 
+// CompletionsOptions select a page of a prompt's completions (PromptCompletions).
+type CompletionsOptions struct {
+	// Limit is the page size (1-50); 0 is the server's default, 20.
+	Limit int
+	// Cursor is the NextCursor of the previous page; empty for the first.
+	Cursor string
+	// Version keeps one version's completions; 0 keeps all.
+	Version int
+}
+
+// PromptCompletions reads a page of a prompt's completions, newest first, each with its
+// feedback and judge evaluations. The next page is read with Cursor set to the page's
+// NextCursor, until it is nil.
+func (c *Client) PromptCompletions(ctx context.Context, slug string, opts CompletionsOptions) (api.CompletionList, error) {
+	path, err := c.projectPath("/prompts/%s/completions", url.PathEscape(slug))
+	if err != nil {
+		return api.CompletionList{}, err
+	}
+	v := url.Values{}
+	if opts.Limit > 0 {
+		v.Set("limit", strconv.Itoa(opts.Limit))
+	}
+	if opts.Cursor != "" {
+		v.Set("cursor", opts.Cursor)
+	}
+	if opts.Version > 0 {
+		v.Set("version", strconv.Itoa(opts.Version))
+	}
+	var out api.CompletionList
+	err = c.do(ctx, call{method: http.MethodGet, path: path, query: v}, &out)
+	return out, err
+}
+
 // CreateJudge creates a judge (name and template are required).
 func (c *Client) CreateJudge(ctx context.Context, req api.JudgeRequest) (api.Judge, error) {
 	path, err := c.projectPath("/judges")

@@ -1,8 +1,11 @@
 package dashboard_test
 
 import (
+	"fmt"
+	"html"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -229,6 +232,7 @@ func TestPromptCompletions(t *testing.T) {
 	jid := f.api.MustDo(t, "POST", "/projects/"+a.ProjectID+"/judges", a.Key, map[string]any{
 		"name": "Tone", "template": "**Tone**: calm", "evaluation_type": "scored", "score_min": 1, "score_max": 5,
 	}).Map(t)["id"].(string)
+	f.api.MustDo(t, "PUT", "/projects/"+a.ProjectID+"/prompts/support-bot/judges/"+jid, a.Key, nil)
 	f.api.MustDo(t, "POST", "/projects/"+a.ProjectID+"/judges/"+jid+"/evaluations", a.Key, []any{
 		map[string]any{"span_id": s2, "score": 4, "evaluation_reason": "calm enough"},
 	})
@@ -249,6 +253,35 @@ func TestPromptCompletions(t *testing.T) {
 	assert.Contains(t, second, `data-testid="output">answer two<`)
 	assert.Contains(t, p.Body[i1:], "Version 1")
 	assert.Contains(t, p.Body[i1:], `hello &lt;b&gt;one&lt;/b&gt;`)
+
+	assert.NotContains(t, p.Body, `data-testid="next"`, "one page")
+
+	// Version 1 only.
+	p = b.get(t, "/ui/prompts/support-bot/completions?version=1")
+	require.Equal(t, http.StatusOK, p.Status, p.Body)
+	assert.Equal(t, 1, strings.Count(p.Body, `data-testid="completion"`))
+	assert.Contains(t, p.Body, `data-span="`+s1+`"`)
+	assert.Contains(t, p.Body, `<option value="1" selected>Version 1</option>`)
+
+	// 21 more completions: two pages, the second after the Older link.
+	var batch []any
+	for i := range 21 {
+		batch = append(batch, apitest.LLMSpan(uuid.NewString(), uuid.NewString(), "", "support-bot", v2, fmt.Sprint("later ", i), "a", at.Add(time.Duration(10+i)*time.Second)))
+	}
+	f.api.MustDo(t, "POST", "/spans", a.Key, batch)
+	p = b.get(t, "/ui/prompts/support-bot/completions")
+	require.Equal(t, http.StatusOK, p.Status, p.Body)
+	assert.Equal(t, 20, strings.Count(p.Body, `data-testid="completion"`))
+	next := regexp.MustCompile(`href="([^"]+)" rel="next" data-testid="next"`).FindStringSubmatch(p.Body)
+	require.Len(t, next, 2, "an Older link")
+	p = b.get(t, html.UnescapeString(next[1]))
+	require.Equal(t, http.StatusOK, p.Status, p.Body)
+	assert.Equal(t, 3, strings.Count(p.Body, `data-testid="completion"`))
+	assert.Contains(t, p.Body, `data-span="`+s1+`"`)
+	assert.Contains(t, p.Body, `data-testid="first"`)
+	assert.NotContains(t, p.Body, `data-testid="next"`)
+	bad := b.get(t, "/ui/prompts/support-bot/completions?cursor=bogus")
+	assert.Equal(t, http.StatusBadRequest, bad.Status)
 
 	f.api.EnsurePrompt(t, f.api.B, "b-secret", "B's private prompt")
 	for _, path := range []string{"/ui/prompts/b-secret/completions", "/ui/prompts/Nope/completions"} {

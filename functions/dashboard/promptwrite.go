@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"cmp"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/plumehq/plume/api"
+	"github.com/plumehq/plume/client"
 	"github.com/plumehq/plume/shared/errs"
 	"github.com/plumehq/plume/shared/prompt"
 	"github.com/plumehq/plume/shared/textcut"
@@ -193,13 +195,8 @@ func (s *server) bindModel(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, status, "prompt", page{Title: "Prompt " + slug, Nav: "prompts", Data: d})
 }
 
-// completionsScan is how many of the project's newest llm spans the completions page reads to
-// find a prompt's: the REST span query filters by kind, not by prompt.
-const completionsScan = 1000
-
-// completionsShown is how many of a prompt's completions the page shows, each with its
-// feedback read.
-const completionsShown = 50
+// completionsShown is how many of a prompt's completions a page shows.
+const completionsShown = 20
 
 type completionRow struct {
 	SpanID, TraceID string
@@ -220,17 +217,32 @@ type judgeScore struct {
 type completionsData struct {
 	Slug, URL string
 	Rows      []completionRow
-	Scanned   int
+	// Versions are the prompt's version numbers, for the filter; Version is the one chosen (0: all).
+	Versions []int
+	Version  int
+	// First is the first page's URL when this is a later one; Next the following page's.
+	First, Next string
 }
 
-// completions serves GET /ui/prompts/{slug}/completions: the newest llm spans linked to the
-// prompt (attributes.zeroeval, the span's prompt_link), each with its version, input and output
-// and its unified feedback (thumbs and reasons, judge evaluations).
+// completions serves GET /ui/prompts/{slug}/completions: a page of the prompt's completions
+// (GET /projects/{project_id}/prompts/{slug}/completions), newest first, each with its version,
+// input and output and its feedback and judge evaluations. ?version=n keeps one version's;
+// ?cursor= is a later page.
 func (s *server) completions(w http.ResponseWriter, r *http.Request) {
 	slug := r.PathValue("slug")
 	if !prompt.IsSlug(slug) {
 		s.fail(w, r, errs.NotFound("There is no such prompt."))
 		return
+	}
+	q := r.URL.Query()
+	opts := client.CompletionsOptions{Limit: completionsShown, Cursor: q.Get("cursor")}
+	if v := q.Get("version"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			s.fail(w, r, errs.Invalid("The version must be a version number."))
+			return
+		}
+		opts.Version = n
 	}
 	c, ctx := s.api(r)
 	versions, err := c.PromptVersions(ctx, slug)
@@ -241,42 +253,51 @@ func (s *server) completions(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	numberOf := map[string]int{}
-	for _, v := range versions {
-		numberOf[v.ID] = v.Version
-	}
-	spans, err := c.Spans(ctx, url.Values{"span_kind": {"llm"}, "limit": {strconv.Itoa(completionsScan)}})
+	list, err := c.PromptCompletions(ctx, slug, opts)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	d := completionsData{Slug: slug, URL: promptURL(slug), Scanned: len(spans)}
-	spans = slices.DeleteFunc(spans, func(sp api.Span) bool {
-		return sp.PromptLink == nil || cmp.Or(sp.PromptLink.PromptSlug, sp.PromptLink.Task) != slug
-	})
-	// Newest call first: spans of one batch were stored at the same time.
-	slices.SortStableFunc(spans, func(a, b api.Span) int { return b.StartedAt.Compare(a.StartedAt) })
-	for _, sp := range spans[:min(len(spans), completionsShown)] {
-		l := sp.PromptLink
-		row := completionRow{SpanID: sp.ID, TraceID: sp.TraceID, Version: cmp.Or(l.PromptVersion, numberOf[l.PromptVersionID]),
-			StartedAt: sp.StartedAt, Input: excerpt(sp.InputData), Output: excerpt(sp.OutputData),
-			SpanURL: "/ui/traces/" + url.PathEscape(sp.TraceID) + "/spans/" + url.PathEscape(sp.ID)}
-		fb, err := c.UnifiedFeedback(ctx, api.EntitySpan, sp.ID)
-		if err != nil {
-			s.fail(w, r, err)
-			return
+	base := promptURL(slug) + "/completions"
+	d := completionsData{Slug: slug, URL: promptURL(slug), Version: opts.Version}
+	for _, v := range versions {
+		d.Versions = append(d.Versions, v.Version)
+	}
+	slices.Sort(d.Versions)
+	slices.Reverse(d.Versions)
+	filter := url.Values{}
+	if opts.Version > 0 {
+		filter.Set("version", strconv.Itoa(opts.Version))
+	}
+	if opts.Cursor != "" {
+		d.First = withQuery(base, filter)
+	}
+	if list.NextCursor != nil {
+		next := maps.Clone(filter)
+		next.Set("cursor", *list.NextCursor)
+		d.Next = withQuery(base, next)
+	}
+	for _, cp := range list.Completions {
+		row := completionRow{SpanID: cp.SpanID, TraceID: cp.TraceID, StartedAt: cp.StartedAt,
+			Input: excerpt(cp.Input), Output: excerpt(cp.Output), Human: cp.Feedback,
+			SpanURL: "/ui/traces/" + url.PathEscape(cp.TraceID) + "/spans/" + url.PathEscape(cp.SpanID)}
+		if cp.PromptVersion != nil {
+			row.Version = *cp.PromptVersion
 		}
-		for _, it := range fb.Items {
-			switch {
-			case it.Human != nil:
-				row.Human = append(row.Human, *it.Human)
-			case it.Judge != nil:
-				row.Judges = append(row.Judges, scoreOf(it.Judge.Evaluation))
-			}
+		for _, e := range cp.Evaluations {
+			row.Judges = append(row.Judges, scoreOf(e))
 		}
 		d.Rows = append(d.Rows, row)
 	}
 	s.render(w, r, http.StatusOK, "prompt-completions", page{Title: "Completions of " + slug, Nav: "prompts", Data: d})
+}
+
+// withQuery is path with q's query, if any.
+func withQuery(path string, q url.Values) string {
+	if len(q) == 0 {
+		return path
+	}
+	return path + "?" + q.Encode()
 }
 
 func scoreOf(e api.Evaluation) judgeScore {
@@ -293,15 +314,16 @@ func scoreOf(e api.Evaluation) judgeScore {
 	return j
 }
 
-// excerptBytes cuts a completion's input and output on the list.
+// excerptBytes cuts a completion's input and output on the list, shorter than the API's
+// excerpt.
 const excerptBytes = 600
 
-func excerpt(s *string) shown {
-	if s == nil {
+func excerpt(e api.Excerpt) shown {
+	if e.Text == nil {
 		return shown{}
 	}
-	cut, _ := textcut.Cut(*s, excerptBytes)
-	return shown{Text: cut, Present: true, Omitted: len(*s) - len(cut)}
+	cut, _ := textcut.Cut(*e.Text, excerptBytes)
+	return shown{Text: cut, Present: true, Omitted: e.Bytes - len(cut)}
 }
 
 // linksData is the feedback links page: the prompt's links (the API lists the project's; the

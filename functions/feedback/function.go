@@ -17,7 +17,7 @@ var Function = app.Function{
 		}
 		return NewHandler(Deps{
 			Feedback: e.Feedback(), Reader: e.FeedbackStore(), Links: e.FeedbackLinks(),
-			Completions: e.Traces(), Blobs: blobs, PublicURL: e.Config.PublicURL,
+			Completions: e.Traces(), Blobs: blobs, CompletionPages: e.FeedbackStore(), PublicURL: e.Config.PublicURL,
 		}, e.Authn()), nil
 	},
 }

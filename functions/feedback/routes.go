@@ -18,6 +18,7 @@ import (
 var Routes = []string{
 	"POST /v1/prompts/{slug}/completions/{completion_id}/feedback",
 	"GET /projects/{project_id}/feedback/{entity_type}/{entity_id}",
+	"GET /projects/{project_id}/prompts/{slug}/completions",
 	"POST /feedback-links",
 	"GET /feedback-links",
 	"DELETE /feedback-links/{link_id}",
@@ -39,6 +40,8 @@ type Deps struct {
 	// Completions and Blobs serve the pages: which spans to show, and their input and output.
 	Completions Completions
 	Blobs       trace.Blobs
+	// CompletionPages serves the API's pages of a prompt's completions.
+	CompletionPages CompletionPages
 	// PublicURL is the base of feedback-link URLs ("https://feedback.example.com"); empty means
 	// the API Gateway or Function URL domain of the request in Lambda, else a relative URL
 	// (server.linkURL says why never the request's Host).
@@ -52,6 +55,7 @@ func NewHandler(d Deps, authn *auth.Authenticator) http.Handler {
 	r := auth.NewRouter(authn)
 	r.HandleFunc("POST /v1/prompts/{slug}/completions/{completion_id}/feedback", s.submit, auth.AllowIngest)
 	r.HandleFunc("GET /projects/{project_id}/feedback/{entity_type}/{entity_id}", s.unified)
+	r.HandleFunc("GET /projects/{project_id}/prompts/{slug}/completions", s.completions)
 	r.HandleFunc("POST /feedback-links", s.createLink)
 	r.HandleFunc("GET /feedback-links", s.listLinks)
 	r.HandleFunc("DELETE /feedback-links/{link_id}", s.revokeLink)
