@@ -7,6 +7,7 @@ import (
 	"github.com/plumehq/plume/cmd/plume/internal/authcmd"
 	"github.com/plumehq/plume/cmd/plume/internal/cmdutil"
 	"github.com/plumehq/plume/cmd/plume/internal/judges"
+	"github.com/plumehq/plume/cmd/plume/internal/keys"
 	"github.com/plumehq/plume/cmd/plume/internal/links"
 	"github.com/plumehq/plume/cmd/plume/internal/optimize"
 	"github.com/plumehq/plume/cmd/plume/internal/prices"
@@ -74,6 +75,7 @@ Exit codes:
 		tracing.NewCmdSessions(f),
 		links.NewCmdFeedbackLinks(f),
 		prices.NewCmdModelPrices(f),
+		keys.NewCmdKeys(f),
 		speccmd.NewCmdSpec(f),
 		admin.NewCmdAdmin(f),
 	)
