@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -47,7 +46,7 @@ type deleteProjectOptions struct {
 }
 
 func newCmdDeleteProject(f *cmdutil.Factory, t *target) *cobra.Command {
-	opts := &deleteProjectOptions{IO: f.IO, IsTerminal: func() bool { return isTerminal(f.IO.In) }}
+	opts := &deleteProjectOptions{IO: f.IO, IsTerminal: func() bool { return cmdutil.IsTerminal(f.IO.In) }}
 	var bucket string
 	opts.Deleter = func(ctx context.Context) (*ddb.ProjectDeleter, error) { return t.projectDeleter(ctx, bucket) }
 	cmd := &cobra.Command{
@@ -173,20 +172,6 @@ func confirmDeletion(opts *deleteProjectOptions) error {
 		return cmdutil.FlagErrorf("not confirmed: nothing deleted")
 	}
 	return nil
-}
-
-// isTerminal reports whether r is a character device (a terminal) other than the null device.
-func isTerminal(r io.Reader) bool {
-	f, ok := r.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	if err != nil || fi.Mode()&os.ModeCharDevice == 0 {
-		return false
-	}
-	null, err := os.Stat(os.DevNull)
-	return err != nil || !os.SameFile(fi, null)
 }
 
 // deleteSummary is the JSON output of delete-project.

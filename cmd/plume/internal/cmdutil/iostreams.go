@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 )
 
 // Format is the value of the global --output flag. It implements pflag.Value.
@@ -62,4 +63,19 @@ func (s *IOStreams) Infof(format string, args ...any) {
 	if !s.Quiet {
 		fmt.Fprintf(s.ErrOut, format+"\n", args...)
 	}
+}
+
+// IsTerminal reports whether r is a character device (a terminal) other than the null device:
+// destructive commands ask for confirmation there, and refuse without --yes anywhere else.
+func IsTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	if err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		return false
+	}
+	null, err := os.Stat(os.DevNull)
+	return err != nil || !os.SameFile(fi, null)
 }

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -22,7 +21,7 @@ import (
 
 // NewCmdKeys returns the `plume keys` command group.
 func NewCmdKeys(f *cmdutil.Factory) *cobra.Command {
-	return newCmdKeys(f, func() bool { return isTerminal(f.IO.In) })
+	return newCmdKeys(f, func() bool { return cmdutil.IsTerminal(f.IO.In) })
 }
 
 // newCmdKeys is NewCmdKeys with the test of whether standard input is a terminal, where a
@@ -252,19 +251,4 @@ func confirmRevoke(cmd *cobra.Command, f *cmdutil.Factory, c *client.Client, id 
 		return nil
 	}
 	return errs.Invalid("not revoked: the revocation was not confirmed (answer y, or pass --yes)")
-}
-
-// isTerminal reports whether r is a character device (a terminal) other than the null device,
-// as `plume admin delete-project` decides.
-func isTerminal(r io.Reader) bool {
-	f, ok := r.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	if err != nil || fi.Mode()&os.ModeCharDevice == 0 {
-		return false
-	}
-	null, err := os.Stat(os.DevNull)
-	return err != nil || !os.SameFile(fi, null)
 }
