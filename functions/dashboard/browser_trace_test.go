@@ -153,7 +153,12 @@ func TestLargeTraceInBrowser(t *testing.T) {
 		chromedp.WithPollingTimeout(time.Minute)))
 	require.NoError(t, err, "the tree renders")
 	assert.Equal(t, 200, browsertest.Value(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll('[data-testid="span-row"]').length`)), "one page of rows")
-	pageBytes := browsertest.Value(t, ctx, chromedp.Evaluate[int](`performance.getEntriesByType("navigation")[0].decodedBodySize`))
+	// The page's size as the browser decoded it, as it came (gzipped, see gzip.go), and with
+	// the headers.
+	nav := `performance.getEntriesByType("navigation")[0]`
+	pageBytes := browsertest.Value(t, ctx, chromedp.Evaluate[int](nav+`.decodedBodySize`))
+	encodedBytes := browsertest.Value(t, ctx, chromedp.Evaluate[int](nav+`.encodedBodySize`))
+	transferBytes := browsertest.Value(t, ctx, chromedp.Evaluate[int](nav+`.transferSize`))
 	assert.Zero(t, browsertest.Value(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll('[data-testid="span-detail"]').length`)), "no span body before it is opened")
 
 	// The last row of the page: the detail is fetched when clicked.
@@ -171,10 +176,11 @@ func TestLargeTraceInBrowser(t *testing.T) {
 		fmt.Sprintf(`document.querySelector('%s').dataset.spanId`, row))))
 
 	tree, span := msDuration(treeMS), msDuration(spanMS)
-	t.Logf("large trace: tree %v, span %v, page bytes %d", tree, span, pageBytes)
+	t.Logf("large trace: tree %v, span %v, page bytes %d decoded, %d encoded, %d transferred", tree, span, pageBytes, encodedBytes, transferBytes)
 	if name := os.Getenv("PLUME_UI_TIMINGS"); name != "" {
 		line, err := json.Marshal(map[string]any{
 			"test": t.Name(), "spans": largeTraceSpans, "tree_ms": treeMS, "span_ms": spanMS, "page_bytes": pageBytes,
+			"encoded_bytes": encodedBytes, "transfer_bytes": transferBytes,
 			"tree": tree.String(), "span": span.String(),
 		})
 		require.NoError(t, err)

@@ -3,6 +3,7 @@ package dashboard
 import (
 	"bytes"
 	"cmp"
+	"compress/gzip"
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
@@ -15,6 +16,7 @@ import (
 	"net/url"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -47,7 +49,9 @@ func policyWith(imgOrigin string) string {
 
 // asset is one embedded bundle under its long-cache name ("app.3f9c1a2b.js").
 type asset struct {
-	body        []byte
+	body []byte
+	// gzipped is body gzipped, compressed once at startup; nil when body is under gzipMinSize.
+	gzipped     []byte
 	contentType string
 }
 
@@ -88,14 +92,31 @@ func loadAssets() (map[string]asset, map[string]string) {
 	for ext, body := range bundles {
 		sum := sha256.Sum256(body)
 		hashed := "app." + hex.EncodeToString(sum[:6]) + ext
-		byName[hashed] = asset{body: body, contentType: types[ext]}
+		a := asset{body: body, contentType: types[ext]}
+		if len(body) >= gzipMinSize {
+			a.gzipped = gzipAsset(body)
+		}
+		byName[hashed] = a
 		urls["app"+ext] = "/ui/assets/" + hashed
 	}
 	return byName, urls
 }
 
+// gzipAsset is body gzipped at the best compression: a bundle is compressed once per process.
+func gzipAsset(body []byte) []byte {
+	var out bytes.Buffer
+	zw, err := gzip.NewWriterLevel(&out, gzip.BestCompression)
+	if err != nil {
+		panic(err) // a constant, valid level
+	}
+	_, _ = zw.Write(body) // a bytes.Buffer does not fail
+	_ = zw.Close()
+	return out.Bytes()
+}
+
 // serveAsset serves GET /ui/assets/<hashed name>, cached for a year: a changed file has a new
-// name.
+// name. A bundle that has a gzipped form is sent in it to a browser that accepts gzip; the
+// name, and so the cache, is that of the content, whatever its encoding.
 func serveAsset(w http.ResponseWriter, r *http.Request) {
 	a, ok := assets[strings.TrimPrefix(r.URL.Path, "/ui/assets/")]
 	if !ok {
@@ -106,7 +127,16 @@ func serveAsset(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Type", a.contentType)
 	h.Set("Cache-Control", "public, max-age=31536000, immutable")
 	h.Set("X-Content-Type-Options", "nosniff")
-	_, _ = w.Write(a.body)
+	body := a.body
+	if a.gzipped != nil {
+		h.Add("Vary", "Accept-Encoding")
+		if acceptsGzip(r.Header) {
+			body = a.gzipped
+			h.Set("Content-Encoding", "gzip")
+		}
+	}
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	_, _ = w.Write(body)
 }
 
 var funcs = template.FuncMap{
@@ -239,8 +269,7 @@ func (s *server) render(w http.ResponseWriter, r *http.Request, status int, name
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	}
 	s.securityHeaders(w.Header())
-	w.WriteHeader(status)
-	_, _ = w.Write(buf.Bytes())
+	writeBody(w, r, status, buf.Bytes())
 }
 
 var errNotFound = errs.NotFound("There is no such page.")

@@ -1,0 +1,86 @@
+package dashboard
+
+import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/plumehq/plume/shared/auth"
+	"github.com/plumehq/plume/shared/ddb"
+	"github.com/plumehq/plume/shared/trace"
+)
+
+// largeTracePage is the HTML of the first page of a 10,000-span trace as the trace page renders
+// it for a signed-in session: a root and 9,999 children a second apart, with uuid ids, as
+// TestLargeTraceInBrowser posts it.
+func largeTracePage(tb testing.TB) []byte {
+	tb.Helper()
+	const n = 10_000
+	at := time.Date(2026, 11, 26, 0, 0, 0, 0, time.UTC)
+	traceID, rootID := uuid.NewString(), uuid.NewString()
+	sums := make(map[string]trace.Summary, n)
+	for i := range n {
+		id, parent, name := rootID, "", "large"
+		start, d := at, time.Duration(n)*time.Second
+		if i > 0 {
+			id, parent, name = uuid.NewString(), rootID, fmt.Sprintf("step %d", i-1)
+			start, d = at.Add(time.Duration(i-1)*time.Second), time.Second
+		}
+		end := start.Add(d)
+		sums[id] = trace.Summary{SpanID: id, TraceID: traceID, ParentSpanID: parent, Name: name, Kind: "generic",
+			Status: "ok", StartedAt: start, EndedAt: &end}
+	}
+	rows := treeRows(sums)
+	for i := range rows[:spansPerPage] {
+		rows[i].DetailURL = "/ui/traces/" + traceID + "/spans/" + rows[i].SpanID
+	}
+	end, ms := at.Add(n*time.Second), float64(n*1000)
+	d := traceData{
+		Trace: trace.Trace{ID: traceID, Name: "large", Status: "ok", StartedAt: &at, EndedAt: &end, DurationMS: &ms,
+			SpanCount: n, RootSpanID: &rootID},
+		Rows: rows[:spansPerPage], SpanTotal: n, Page: 1, Pages: n / spansPerPage, First: 1,
+		Next: "/ui/traces/" + traceID + "?page=2",
+	}
+	sess := &session{WebSession: ddb.WebSession{ProjectID: uuid.NewString(), KeyID: uuid.NewString(),
+		User: auth.User{Name: "bench"}, CSRF: "csrf-token-of-the-session-0123456789abcdef"}, Role: auth.DefaultRole}
+	var buf bytes.Buffer
+	if err := pageTemplates["trace"].ExecuteTemplate(&buf, "layout.html", page{Title: "Trace large", Nav: "traces", Session: sess, Data: d}); err != nil {
+		tb.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// BenchmarkGzipTracePage compresses the first page of a 10,000-span trace at the levels worth
+// considering for pages, each compressor reused as the pool reuses it; B/page is the body
+// sent. pageGzipLevel is chosen from it.
+func BenchmarkGzipTracePage(b *testing.B) {
+	html := largeTracePage(b)
+	levels := []struct {
+		name  string
+		level int
+	}{{"BestSpeed", gzip.BestSpeed}, {"Default", gzip.DefaultCompression}}
+	for _, l := range levels {
+		b.Run(l.name, func(b *testing.B) {
+			zw, err := gzip.NewWriterLevel(io.Discard, l.level)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var out bytes.Buffer
+			b.SetBytes(int64(len(html)))
+			b.ReportAllocs()
+			for b.Loop() {
+				out.Reset()
+				zw.Reset(&out)
+				_, _ = zw.Write(html)
+				_ = zw.Close()
+			}
+			b.ReportMetric(float64(out.Len()), "B/page")
+			b.ReportMetric(float64(len(html)), "B/html")
+		})
+	}
+}
