@@ -3,6 +3,7 @@ package settings
 import (
 	"cmp"
 	"context"
+	"math/rand/v2"
 	"net/http"
 	"slices"
 	"time"
@@ -20,10 +21,16 @@ type Keys interface {
 	CreateKey(ctx context.Context, k auth.Key) error
 	// Keys lists the keys of a project, revoked and expired ones included.
 	Keys(ctx context.Context, projectID string) ([]auth.Key, error)
-	// RevokeKey marks a key of the project revoked (idempotent); errs.CodeNotFound for a key
-	// the project does not have.
-	RevokeKey(ctx context.Context, projectID, keyID string, at time.Time) (auth.Key, error)
+	// RevokeKeyKeeping marks k, unrevoked as Keys listed it, revoked at `at` in one
+	// transaction that also checks that the project's key keepID is still not revoked (no
+	// check when keepID is empty); errs.CodeConflict when k or keepID changed since the
+	// listing or a concurrent write touched them: list again and decide again.
+	RevokeKeyKeeping(ctx context.Context, k auth.Key, keepID string, at time.Time) (auth.Key, error)
 }
+
+// revokeAttempts bounds how often revokeKey lists the keys and tries again after a concurrent
+// change to the key or to the admin key it keeps.
+const revokeAttempts = 3
 
 // Bounds of the free-text fields of a new key.
 const (
@@ -101,30 +108,86 @@ func (s *server) createKey(w http.ResponseWriter, r *http.Request) {
 // and stays listed with its revoked_at. Revoking a revoked key answers it unchanged. A key may
 // revoke itself, but the project's last usable admin key may not be revoked (409): a project
 // without one could no longer manage its keys.
+//
+// The guard is atomic: revoking a usable admin key is one transaction that also checks that
+// another usable admin key of the project, picked from the listing, is still not revoked, so of
+// two admins revoking the last two admin keys at once one gets the 409. Two requests: the
+// listing (Query) and the transaction; a revoked key costs the Query only. A transaction lost
+// to a concurrent change lists again and decides again, at most revokeAttempts times.
 func (s *server) revokeKey(w http.ResponseWriter, r *http.Request) {
-	pid, id := auth.ProjectID(r), r.PathValue("key_id")
-	list, err := s.keys.Keys(r.Context(), pid)
-	if err != nil {
-		web.Error(w, r, err)
+	ctx, pid, id := r.Context(), auth.ProjectID(r), r.PathValue("key_id")
+	for attempt := 1; ; attempt++ {
+		list, err := s.keys.Keys(ctx, pid)
+		if err != nil {
+			web.Error(w, r, err)
+			return
+		}
+		now := s.now()
+		i := slices.IndexFunc(list, func(k auth.Key) bool { return k.ID == id })
+		if i < 0 {
+			web.Error(w, r, errs.NotFound("API key %s not found", id))
+			return
+		}
+		k := list[i]
+		if k.RevokedAt != nil {
+			web.OK(w, toAPIKey(k))
+			return
+		}
+		var keep string
+		if isUsableAdmin(k, now) {
+			if keep = keeper(list, id, now); keep == "" {
+				web.Error(w, r, errs.Conflict("API key %s is the project's last usable admin key: issue another admin key before revoking it", k.Display))
+				return
+			}
+		}
+		k, err = s.keys.RevokeKeyKeeping(ctx, k, keep, now)
+		if errs.Is(err, errs.CodeConflict) && attempt < revokeAttempts {
+			// Another request changed these keys: wait a random moment, so that two requests
+			// that collided do not collide again in step, then look again.
+			if err := sleep(ctx, rand.N(20*time.Millisecond)); err != nil {
+				web.Error(w, r, err)
+				return
+			}
+			continue
+		}
+		if err != nil {
+			web.Error(w, r, err)
+			return
+		}
+		s.authn.Forget(k.Hash)
+		web.OK(w, toAPIKey(k))
 		return
 	}
-	now := s.now()
-	i := slices.IndexFunc(list, func(k auth.Key) bool { return k.ID == id })
-	if i < 0 {
-		web.Error(w, r, errs.NotFound("API key %s not found", id))
-		return
+}
+
+// keeper picks the usable admin key other than id that stays usable longest (one without
+// expiry first), or "" when there is none.
+func keeper(list []auth.Key, id string, now time.Time) string {
+	var best *auth.Key
+	for i, k := range list {
+		if k.ID == id || !isUsableAdmin(k, now) {
+			continue
+		}
+		if best == nil || (best.ExpiresAt != nil && (k.ExpiresAt == nil || k.ExpiresAt.After(*best.ExpiresAt))) {
+			best = &list[i]
+		}
 	}
-	if isUsableAdmin(list[i], now) && !slices.ContainsFunc(list, func(k auth.Key) bool { return k.ID != id && isUsableAdmin(k, now) }) {
-		web.Error(w, r, errs.Conflict("API key %s is the project's last usable admin key: issue another admin key before revoking it", list[i].Display))
-		return
+	if best == nil {
+		return ""
 	}
-	k, err := s.keys.RevokeKey(r.Context(), pid, id, now)
-	if err != nil {
-		web.Error(w, r, err)
-		return
+	return best.ID
+}
+
+// sleep waits for d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
 	}
-	s.authn.Forget(k.Hash)
-	web.OK(w, toAPIKey(k))
 }
 
 // isUsableAdmin reports whether k is an admin key that authenticates at now.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +21,17 @@ func (f *fixture) issue(t *testing.T, pid string, role auth.Role) (string, auth.
 	require.NoError(t, err)
 	require.NoError(t, f.keys.CreateKey(context.Background(), k))
 	return secret, k
+}
+
+// issueExpired issues a key of role in project pid that expired an hour ago.
+func (f *fixture) issueExpired(t *testing.T, pid string, role auth.Role) auth.Key {
+	t.Helper()
+	then := time.Now().Add(-2 * time.Hour)
+	expires := then.Add(time.Hour)
+	_, k, err := auth.NewKey(auth.KeySpec{ProjectID: pid, User: auth.User{ID: "u-expired"}, Role: role, ExpiresAt: &expires}, then)
+	require.NoError(t, err)
+	require.NoError(t, f.keys.CreateKey(context.Background(), k))
+	return k
 }
 
 func keysOf(t *testing.T, body map[string]any) []map[string]any {
@@ -128,8 +140,18 @@ func TestAPIKeysLastAdmin(t *testing.T) {
 	_, old := f.issue(t, f.a.pid, auth.RoleAdmin)
 	_, err := f.keys.RevokeKey(context.Background(), f.a.pid, old.ID, time.Now())
 	require.NoError(t, err)
+	expired := f.issueExpired(t, f.a.pid, auth.RoleAdmin)
 	status, _ = f.do(t, "DELETE", base+first, f.a.key, nil)
 	assert.Equal(t, http.StatusConflict, status)
+
+	// Keys other than the last usable admin key are revoked as ever: a member key, an expired
+	// admin key, a revoked one again.
+	_, member := f.issue(t, f.a.pid, auth.RoleMember)
+	for _, id := range []string{member.ID, expired.ID, old.ID} {
+		status, body = f.do(t, "DELETE", base+id, f.a.key, nil)
+		assert.Equal(t, http.StatusOK, status, "%s: %v", id, body)
+		assert.NotEmpty(t, body["revoked_at"], id)
+	}
 
 	second, k2 := f.issue(t, f.a.pid, auth.RoleAdmin)
 	status, body = f.do(t, "DELETE", base+first, f.a.key, nil)
@@ -185,5 +207,88 @@ func TestAPIKeysRefused(t *testing.T) {
 		for _, k := range list {
 			assert.Nil(t, k.RevokedAt, "no key revoked")
 		}
+	}
+}
+
+// TestAPIKeysRevokeConcurrently: two admins revoke the project's last two usable admin keys at
+// the same moment, each their own key while the other's remains: exactly one succeeds, the
+// other gets 409, and the project keeps one usable admin key. An expired admin key does not
+// count. Twenty rounds, each with two fresh keys.
+func TestAPIKeysRevokeConcurrently(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	base := "/projects/" + f.a.pid + "/api-keys/"
+	f.issueExpired(t, f.a.pid, auth.RoleAdmin)
+	usableAdmins := func() []string {
+		list, err := f.keys.Keys(ctx, f.a.pid)
+		require.NoError(t, err)
+		var ids []string
+		for _, k := range list {
+			if k.Role == auth.RoleAdmin && k.Usable(time.Now()) == nil {
+				ids = append(ids, k.ID)
+			}
+		}
+		return ids
+	}
+	for round := range 20 {
+		var secrets [2]string
+		var keys [2]auth.Key
+		for i := range keys {
+			secrets[i], keys[i] = f.issue(t, f.a.pid, auth.RoleAdmin)
+		}
+		for _, id := range usableAdmins() { // the last round's survivor, unguarded
+			if id != keys[0].ID && id != keys[1].ID {
+				_, err := f.keys.RevokeKey(ctx, f.a.pid, id, time.Now())
+				require.NoError(t, err)
+			}
+		}
+		require.Len(t, usableAdmins(), 2)
+
+		var statuses [2]int
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range keys {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				statuses[i], _ = f.do(t, "DELETE", base+keys[i].ID, secrets[i], nil)
+			}()
+		}
+		close(start)
+		wg.Wait()
+
+		assert.ElementsMatch(t, []int{http.StatusOK, http.StatusConflict}, statuses[:], "round %d", round)
+		left := usableAdmins()
+		require.Len(t, left, 1, "round %d: the project keeps exactly one usable admin key", round)
+		assert.Contains(t, []string{keys[0].ID, keys[1].ID}, left[0])
+	}
+}
+
+// TestAPIKeysRevokeRequests: revoking a key is two DynamoDB requests, the listing and one
+// transaction, whether it is an admin key (guarded) or not; revoking a revoked key is the
+// listing only.
+func TestAPIKeysRevokeRequests(t *testing.T) {
+	f := newFixture(t)
+	base := "/projects/" + f.a.pid + "/api-keys/"
+	_, admin := f.issue(t, f.a.pid, auth.RoleAdmin)
+	_, member := f.issue(t, f.a.pid, auth.RoleMember)
+	status, _ := f.do(t, "GET", base[:len(base)-1], f.a.key, nil) // the caller's key is cached now
+	require.Equal(t, http.StatusOK, status)
+	tests := []struct {
+		name, id string
+		want     map[string]int
+	}{
+		{"member key", member.ID, map[string]int{"Query": 1, "TransactWriteItems": 1}},
+		{"admin key, another remains", admin.ID, map[string]int{"Query": 1, "TransactWriteItems": 1}},
+		{"revoked key", admin.ID, map[string]int{"Query": 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f.ddb.Reset()
+			status, body := f.do(t, "DELETE", base+tt.id, f.a.key, nil)
+			require.Equal(t, http.StatusOK, status, "%v", body)
+			assert.Equal(t, tt.want, f.ddb.Counts())
+		})
 	}
 }

@@ -25,14 +25,15 @@ type fixture struct {
 	h      http.Handler
 	prices *ddb.PriceStore
 	keys   *ddb.AuthStore
+	ddb    *ddbtest.Counter // the requests of the handler and of the fixture's own store calls
 	a, b   struct{ pid, key string }
 }
 
 func newFixture(t *testing.T) *fixture {
-	client, _, name := ddbtest.NewTable(t)
+	client, counter, name := ddbtest.NewTable(t)
 	table := ddb.NewTable(client, name)
 	store := ddb.NewAuthStore(table)
-	f := &fixture{prices: ddb.NewPriceStore(table), keys: store}
+	f := &fixture{prices: ddb.NewPriceStore(table), keys: store, ddb: counter}
 	for _, tn := range []*struct{ pid, key string }{&f.a, &f.b} {
 		tn.pid = uuid.NewString()
 		require.NoError(t, store.CreateProject(context.Background(), auth.Project{ID: tn.pid, CreatedAt: time.Now()}))

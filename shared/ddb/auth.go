@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -184,7 +185,9 @@ func (s *AuthStore) Keys(ctx context.Context, projectID string) ([]auth.Key, err
 }
 
 // RevokeKey marks a key of the project revoked at `at`, on both of its items in one
-// transaction. Revoking a revoked key changes nothing and returns it. It returns
+// transaction, with no guard: it may revoke a project's last admin key (the operator's
+// `plume admin revoke-key`, which must be able to shut every key out in an emergency; the API
+// uses RevokeKeyKeeping). Revoking a revoked key changes nothing and returns it. It returns
 // errs.CodeNotFound for a key id that the project does not have.
 func (s *AuthStore) RevokeKey(ctx context.Context, projectID, keyID string, at time.Time) (auth.Key, error) {
 	var it keyItem
@@ -199,6 +202,46 @@ func (s *AuthStore) RevokeKey(ctx context.Context, projectID, keyID string, at t
 	if k.RevokedAt != nil {
 		return k, nil
 	}
+	_, err = s.t.api.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: s.revokeItems(k, at)})
+	if err != nil {
+		return auth.Key{}, storageErr("revoke key", err)
+	}
+	return revoked(k, at), nil
+}
+
+// RevokeKeyKeeping marks k revoked at `at`, k being a key not yet revoked as Keys just listed
+// it, in one transaction that also checks that the project's key keepID is still not revoked
+// (no check when keepID is empty). The transaction is serializable, so of two requests each
+// revoking one key while keeping the other, at most one succeeds: a caller that picks keepID
+// among the project's usable admin keys never revokes the last one. Whether keepID is an
+// unexpired admin key the caller decides from the listing: role and expiry never change.
+//
+// One request (TransactWriteItems). It returns errs.CodeConflict when k or keepID was revoked
+// or deleted since it was listed, or when a concurrent transaction touched either: list the
+// keys again and decide again.
+func (s *AuthStore) RevokeKeyKeeping(ctx context.Context, k auth.Key, keepID string, at time.Time) (auth.Key, error) {
+	items := s.revokeItems(k, at)
+	items[0].Update.ConditionExpression = aws.String("attribute_exists(PK) AND attribute_not_exists(revoked_at)")
+	if keepID != "" {
+		items = append(items, types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
+			TableName: &s.t.name, Key: key(projectPK(k.ProjectID), keySK(keepID)),
+			ConditionExpression: aws.String("attribute_exists(PK) AND attribute_not_exists(revoked_at)"),
+		}})
+	}
+	_, err := s.t.api.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+	if isContention(err) {
+		return auth.Key{}, fmt.Errorf("revoke key %s keeping %s: %w: %w", k.ID, keepID,
+			errs.Conflict("the project's keys changed while key %s was being revoked: try again", k.Display), err)
+	}
+	if err != nil {
+		return auth.Key{}, storageErr("revoke key", err)
+	}
+	return revoked(k, at), nil
+}
+
+// revokeItems are the two updates that set revoked_at on both items of k: its listing first,
+// then its lookup by hash.
+func (s *AuthStore) revokeItems(k auth.Key, at time.Time) []types.TransactWriteItem {
 	update := func(pk, sk string) *types.Update {
 		return &types.Update{
 			TableName: &s.t.name, Key: key(pk, sk),
@@ -207,14 +250,15 @@ func (s *AuthStore) RevokeKey(ctx context.Context, projectID, keyID string, at t
 			ExpressionAttributeValues: map[string]types.AttributeValue{":at": &types.AttributeValueMemberS{Value: at.UTC().Format(time.RFC3339Nano)}},
 		}
 	}
-	_, err = s.t.api.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
-		{Update: update(projectPK(projectID), keySK(keyID))},
+	return []types.TransactWriteItem{
+		{Update: update(projectPK(k.ProjectID), keySK(k.ID))},
 		{Update: update(apiKeyPK(k.Hash), skAPIKey)},
-	}})
-	if err != nil {
-		return auth.Key{}, storageErr("revoke key", err)
 	}
+}
+
+// revoked is k as revoked at `at`.
+func revoked(k auth.Key, at time.Time) auth.Key {
 	at = at.UTC()
 	k.RevokedAt = &at
-	return k, nil
+	return k
 }
