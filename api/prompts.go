@@ -73,8 +73,12 @@ type PromptTag struct {
 }
 
 // PinRequest is the body of POST /projects/{project_id}/prompts/{slug}/tags/{tag}:pin.
+// ExpectedVersion, when given, is a precondition on where the tag points now: that version, or
+// 0 for a tag that must not exist yet. A tag elsewhere is 409 and nothing changes; a tag already
+// at Version passes, so a retried pin succeeds. Absent (or null), the pin is unconditional.
 type PinRequest struct {
-	Version *WholeNumber `json:"version"`
+	Version         *WholeNumber `json:"version"`
+	ExpectedVersion *WholeNumber `json:"expected_version,omitempty"`
 }
 
 // PinResult answers a pin: the tag entry, the prompt and the version the tag left (null when

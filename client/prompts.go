@@ -95,16 +95,36 @@ func (c *Client) PromptTags(ctx context.Context, slug string) ([]api.PromptTag, 
 }
 
 // PinTag points tag of prompt slug at version: how a version is deployed. Pinning a tag where it
-// points already changes nothing, so it is retried like a read.
-func (c *Client) PinTag(ctx context.Context, slug, tag string, version int) (api.PinResult, error) {
+// points already changes nothing, so it is retried like a read. With IfTagAt the pin happens
+// only when the tag has not moved (ErrConflict otherwise).
+func (c *Client) PinTag(ctx context.Context, slug, tag string, version int, opts ...PinOption) (api.PinResult, error) {
 	path, err := c.projectPath("/prompts/%s/tags/%s:pin", url.PathEscape(slug), url.PathEscape(tag))
 	if err != nil {
 		return api.PinResult{}, err
 	}
 	n := api.WholeNumber(version)
+	req := api.PinRequest{Version: &n}
+	for _, o := range opts {
+		o(&req)
+	}
 	var out api.PinResult
-	err = c.do(ctx, call{method: http.MethodPost, path: path, body: api.PinRequest{Version: &n}, idempotent: true}, &out)
+	err = c.do(ctx, call{method: http.MethodPost, path: path, body: req, idempotent: true}, &out)
 	return out, err
+}
+
+// PinOption sets a pin request up.
+type PinOption func(*api.PinRequest)
+
+// IfTagAt makes a pin conditional on where the tag points now: at version expected, or nowhere
+// when expected is 0. A tag elsewhere fails the pin with ErrConflict (its message names the
+// tag's version) and changes nothing; a tag already at the pinned version passes, so the retry
+// of a pin whose answer was lost succeeds. This is how a confirm step ("production moves from 3
+// to 4") stays true when two people deploy at once.
+func IfTagAt(expected int) PinOption {
+	return func(r *api.PinRequest) {
+		n := api.WholeNumber(expected)
+		r.ExpectedVersion = &n
+	}
 }
 
 // BindModel binds model to version n of prompt slug; nil unbinds it.

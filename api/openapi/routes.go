@@ -234,6 +234,9 @@ var routeDocs = []routeDoc{
 	{Route: "GET /projects/{project_id}/prompts/{slug}/tags", ID: "listPromptTags", Tag: "prompts", Summary: "List the tags of a prompt", Reply: typeOf[[]api.PromptTag]()},
 	{Route: "POST /projects/{project_id}/prompts/{slug}/tags/{tag_action}", Path: "/projects/{project_id}/prompts/{slug}/tags/{tag}:pin",
 		ID: "pinPromptTag", Tag: "prompts", Summary: "Pin a tag to a version (deploy it)",
+		Description: "expected_version (optional) is a precondition on where the tag points now: that version, or 0 for a tag that must not exist yet. " +
+			"It is checked atomically with the write; a tag elsewhere answers 409 conflict naming its current version, and nothing changes. " +
+			"A tag already at version passes, so a retried pin succeeds. Without expected_version the pin is unconditional.",
 		Body: typeOf[api.PinRequest](), Required: []string{"version"}, Reply: typeOf[api.PinResult]()},
 
 	// TracingIngestFunction and TracingQueryFunction (functions/tracing, spec §4.3-4.5).

@@ -156,6 +156,47 @@ func TestPromptPin(t *testing.T) {
 		assert.Equal(t, http.StatusForbidden, p.Status)
 		assert.Equal(t, 2, f.promptTags(t, a, "support-bot")["production"])
 	})
+	t.Run("the tag moves between the confirm page and the POST", func(t *testing.T) {
+		p := b.get(t, "/ui/prompts/support-bot/pin?tag=production&version=3")
+		require.Equal(t, http.StatusOK, p.Status, p.Body)
+		expected := regexpFind(t, `name="expected" value="(\d+)"`, p.Body)
+		require.Equal(t, "2", expected)
+		// Someone deploys version 1 through the REST API while the confirm page is open.
+		f.api.MustDo(t, "POST", "/projects/"+a.ProjectID+"/prompts/support-bot/tags/production:pin", a.Key, map[string]any{"version": 1})
+
+		form := url.Values{"csrf": {token}, "tag": {"production"}, "version": {"3"}, "expected": {expected}}
+		p = b.post(t, "/ui/prompts/support-bot/pin", form)
+		require.Equal(t, http.StatusConflict, p.Status, p.Body)
+		assertPage(t, p)
+		assert.Contains(t, p.Body, `data-testid="pin-error"`)
+		assert.Contains(t, p.Body, "moved since this page was shown")
+		assert.Contains(t, html.UnescapeString(p.Body), `is at version 1 (expected it to be at version 2)`, "the API's message")
+		assert.Contains(t, p.Body, `data-testid="pin-old">1<`, "the confirm step anew, with the tag as it is")
+		assert.Contains(t, p.Body, `name="expected" value="1"`)
+		assert.Equal(t, 1, f.promptTags(t, a, "support-bot")["production"], "the other deploy stands")
+
+		// Confirming the new confirm step pins, with no read of the tag before the pin: the
+		// API's precondition rides on the tag's write.
+		form.Set("expected", "1")
+		f.api.DDB.Reset()
+		p = b.post(t, "/ui/prompts/support-bot/pin", form)
+		require.Equal(t, http.StatusSeeOther, p.Status, p.Body)
+		assert.Zero(t, f.api.DDB.Counts()["Query"], "no listing of versions or tags: %s", f.api.DDB)
+		assert.Equal(t, 1, f.api.DDB.Counts()["PutItem"], "one write, the tag's: %s", f.api.DDB)
+		assert.Equal(t, 3, f.promptTags(t, a, "support-bot")["production"])
+	})
+	t.Run("a new tag created between the confirm page and the POST", func(t *testing.T) {
+		p := b.get(t, "/ui/prompts/support-bot/pin?tag=canary&version=2")
+		require.Equal(t, http.StatusOK, p.Status, p.Body)
+		require.Contains(t, p.Body, `name="expected" value="0"`)
+		f.api.MustDo(t, "POST", "/projects/"+a.ProjectID+"/prompts/support-bot/tags/canary:pin", a.Key, map[string]any{"version": 1})
+
+		p = b.post(t, "/ui/prompts/support-bot/pin", url.Values{"csrf": {token}, "tag": {"canary"}, "version": {"2"}, "expected": {"0"}})
+		require.Equal(t, http.StatusConflict, p.Status, p.Body)
+		assert.Contains(t, html.UnescapeString(p.Body), `is at version 1 (expected it not to exist)`)
+		assert.Contains(t, p.Body, `name="expected" value="1"`)
+		assert.Equal(t, 1, f.promptTags(t, a, "support-bot")["canary"])
+	})
 }
 
 func TestPromptBindModel(t *testing.T) {

@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"cmp"
+	"errors"
 	"maps"
 	"net/http"
 	"net/url"
@@ -91,11 +92,8 @@ func (s *server) pinState(r *http.Request, slug, tag, version string) (pinData, 
 	if err != nil {
 		return pinData{}, 0, err
 	}
-	if err := prompt.ValidateTag(tag); err != nil {
-		return pinData{}, 0, errs.Invalid("Name the tag with 1 to 64 lowercase letters, digits and hyphens, as production or staging.")
-	}
-	if tag == prompt.LatestTag {
-		return pinData{}, 0, errs.Invalid("The tag latest cannot be pinned: it always points at the newest version.")
+	if err := checkPinTag(tag); err != nil {
+		return pinData{}, 0, err
 	}
 	n, err := strconv.Atoi(version)
 	i := slices.IndexFunc(versions, func(v api.PromptVersion) bool { return v.Version == n })
@@ -123,42 +121,61 @@ func (s *server) pinState(r *http.Request, slug, tag, version string) (pinData, 
 	return d, http.StatusOK, nil
 }
 
+// checkPinTag refuses a tag the API would not pin, in the dashboard's words.
+func checkPinTag(tag string) error {
+	if prompt.ValidateTag(tag) != nil {
+		return errs.Invalid("Name the tag with 1 to 64 lowercase letters, digits and hyphens, as production or staging.")
+	}
+	if tag == prompt.LatestTag {
+		return errs.Invalid("The tag latest cannot be pinned: it always points at the newest version.")
+	}
+	return nil
+}
+
 // pin serves POST /ui/prompts/{slug}/pin: tag, version, and expected, the version the confirm
-// step showed the tag at (0: the tag was new). The pin API takes no expected-version
-// precondition, so the tag is read again just before pinning and a moved tag is refused (409)
-// with the confirm step shown anew; a pin racing another within that read and the pin still
-// wins, as two pins through the API do.
+// step showed the tag at (0: the tag was new). expected is the pin's precondition
+// (client.IfTagAt), which the API checks on the tag's own write, so nothing is read first and
+// no pin can slip in between: a tag that moved since the confirm step is refused (409) and the
+// confirm step is shown anew, with the API's message and the tag as it now is.
 func (s *server) pin(w http.ResponseWriter, r *http.Request) {
 	f := r.PostForm
-	d, _, err := s.pinState(r, r.PathValue("slug"), strings.TrimSpace(f.Get("tag")), f.Get("version"))
-	if err != nil {
+	slug, tag := r.PathValue("slug"), strings.TrimSpace(f.Get("tag"))
+	if !prompt.IsSlug(slug) {
+		s.fail(w, r, errs.NotFound("There is no such prompt."))
+		return
+	}
+	if err := checkPinTag(tag); err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	expected, err := strconv.Atoi(f.Get("expected"))
-	if err != nil || expected < 0 {
+	n, nerr := strconv.Atoi(f.Get("version"))
+	expected, xerr := strconv.Atoi(f.Get("expected"))
+	if nerr != nil || n < 1 || xerr != nil || expected < 0 {
 		s.fail(w, r, errs.Invalid("The confirm form is incomplete: start again from the prompt's page."))
 		return
 	}
-	if expected != d.Current {
-		d.Error = "The tag " + d.Tag + " moved since this page was shown (it was at " + versionName(expected) +
-			", it is now at " + versionName(d.Current) + "). Nothing was changed: check the change below and confirm again."
-		s.render(w, r, http.StatusConflict, "prompt-pin", page{Title: "Pin " + d.Tag + " of " + d.Slug, Nav: "prompts", Data: d})
-		return
-	}
 	c, ctx := s.api(r)
-	if _, err := c.PinTag(ctx, d.Slug, d.Tag, d.Version); err != nil {
+	_, err := c.PinTag(ctx, slug, tag, n, client.IfTagAt(expected))
+	var ce *client.Error
+	switch {
+	case err == nil:
+		http.Redirect(w, r, promptURL(slug)+"?pinned="+url.QueryEscape(tag)+"#tags", http.StatusSeeOther)
+	case errors.As(err, &ce) && ce.Code == api.CodeConflict:
+		d, _, err := s.pinState(r, slug, tag, strconv.Itoa(n))
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		d.Error = "The tag " + tag + " moved since this page was shown: " + ce.Message +
+			". Nothing was changed: check the change below and confirm again."
+		s.render(w, r, http.StatusConflict, "prompt-pin", page{Title: "Pin " + d.Tag + " of " + d.Slug, Nav: "prompts", Data: d})
+	case errors.As(err, &ce) && ce.Code == api.CodeNotFound:
+		// No such prompt or version: pinState reads the prompt to say which versions it has.
+		_, _, rerr := s.pinState(r, slug, tag, strconv.Itoa(n))
+		s.fail(w, r, cmp.Or(rerr, err))
+	default:
 		s.fail(w, r, err)
-		return
 	}
-	http.Redirect(w, r, d.URL+"?pinned="+url.QueryEscape(d.Tag)+"#tags", http.StatusSeeOther)
-}
-
-func versionName(n int) string {
-	if n == 0 {
-		return "no version"
-	}
-	return "version " + strconv.Itoa(n)
 }
 
 // bindModel serves POST /ui/prompts/{slug}/versions/{version}/model: model_id binds that model,

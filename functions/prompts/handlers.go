@@ -176,7 +176,8 @@ func (s *server) listTags(w http.ResponseWriter, r *http.Request) {
 	web.OK(w, out)
 }
 
-// pinTag serves POST .../tags/{tag}:pin with body {"version": n}.
+// pinTag serves POST .../tags/{tag}:pin with body {"version": n} and optionally
+// "expected_version" (the tag's version now, 0 for a new tag; 409 otherwise).
 func (s *server) pinTag(w http.ResponseWriter, r *http.Request) {
 	pid := auth.ProjectID(r)
 	tag, ok := strings.CutSuffix(r.PathValue("tag_action"), ":pin")
@@ -194,7 +195,13 @@ func (s *server) pinTag(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_, uid := caller(r)
-	res, err := s.prompts.Pin(r.Context(), pid, r.PathValue("slug"), tag, int(*req.Version), uid)
+	var res prompt.PinResult
+	var err error
+	if req.ExpectedVersion != nil {
+		res, err = s.prompts.PinIfAt(r.Context(), pid, r.PathValue("slug"), tag, int(*req.Version), int(*req.ExpectedVersion), uid)
+	} else {
+		res, err = s.prompts.Pin(r.Context(), pid, r.PathValue("slug"), tag, int(*req.Version), uid)
+	}
 	if err != nil {
 		web.Error(w, r, err)
 		return

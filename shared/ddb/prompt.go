@@ -3,6 +3,7 @@ package ddb
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -333,7 +334,13 @@ func (s *PromptStore) VersionByTag(ctx context.Context, projectID, slug, tag str
 // PinTag implements prompt.Store. Versions are never deleted, so reading the version and then
 // writing the tag is safe without a transaction; the write returns the old tag, which gives
 // the previous version for free.
-func (s *PromptStore) PinTag(ctx context.Context, projectID, slug string, t prompt.Tag) (prompt.Tag, int, error) {
+//
+// With expected, the write is conditioned on the tag item itself (no read before it): the tag
+// must point at *expected (0: must not exist) or already at t.Version, so a retry of a pin that
+// succeeded but whose answer was lost succeeds again. A failed condition returns the tag as it
+// is (ReturnValuesOnConditionCheckFailure ALL_OLD) for the conflict's message, so a pin is two
+// requests whatever the outcome.
+func (s *PromptStore) PinTag(ctx context.Context, projectID, slug string, t prompt.Tag, expected *int) (prompt.Tag, int, error) {
 	pk := promptPK(projectID, slug)
 	v, err := s.version(ctx, projectID, slug, t.Version)
 	if errs.Is(err, errs.CodeNotFound) {
@@ -353,7 +360,21 @@ func (s *PromptStore) PinTag(ctx context.Context, projectID, slug string, t prom
 	if err != nil {
 		return prompt.Tag{}, 0, err
 	}
-	res, err := s.t.api.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.t.name, Item: item, ReturnValues: types.ReturnValueAllOld})
+	in := &dynamodb.PutItemInput{TableName: &s.t.name, Item: item, ReturnValues: types.ReturnValueAllOld}
+	if expected != nil {
+		expr, err := expression.NewBuilder().WithCondition(pinCondition(*expected, t.Version)).Build()
+		if err != nil {
+			return prompt.Tag{}, 0, fmt.Errorf("build pin condition: %w", err)
+		}
+		in.ConditionExpression = expr.Condition()
+		in.ExpressionAttributeNames, in.ExpressionAttributeValues = expr.Names(), expr.Values()
+		in.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
+	}
+	res, err := s.t.api.PutItem(ctx, in)
+	var failed *types.ConditionalCheckFailedException
+	if errors.As(err, &failed) {
+		return prompt.Tag{}, 0, s.pinConflict(ctx, pk, slug, t.Name, *expected, failed.Item)
+	}
 	if err != nil {
 		return prompt.Tag{}, 0, storageErr("put tag", err)
 	}
@@ -364,6 +385,39 @@ func (s *PromptStore) PinTag(ctx context.Context, projectID, slug string, t prom
 		}
 	}
 	return t, old.Number, nil
+}
+
+// pinCondition holds when the tag points at expected (0: the tag does not exist) or already at
+// target.
+func pinCondition(expected, target int) expression.ConditionBuilder {
+	number := expression.Name("version")
+	at := number.Equal(expression.Value(target))
+	if expected == 0 {
+		return expression.AttributeNotExists(expression.Name(infra.AttrPK)).Or(at)
+	}
+	return number.Equal(expression.Value(expected)).Or(at)
+}
+
+// pinConflict is the errs.CodeConflict of a pin whose precondition failed, naming where the tag
+// is now: raw is the tag item returned by the failed write, read when the endpoint did not
+// return it.
+func (s *PromptStore) pinConflict(ctx context.Context, pk, slug, tag string, expected int, raw map[string]types.AttributeValue) error {
+	var cur tagItem
+	if raw == nil {
+		if _, err := s.t.get(ctx, pk, tagSK(tag), &cur); err != nil {
+			return err
+		}
+	} else if err := attributevalue.UnmarshalMap(raw, &cur); err != nil {
+		return fmt.Errorf("decode current tag: %w", err)
+	}
+	want := "not to exist"
+	if expected > 0 {
+		want = fmt.Sprintf("to be at version %d", expected)
+	}
+	if cur.Number == 0 {
+		return errs.Conflict("tag %q of prompt %q does not exist (expected it %s)", tag, slug, want)
+	}
+	return errs.Conflict("tag %q of prompt %q is at version %d (expected it %s)", tag, slug, cur.Number, want)
 }
 
 // Versions implements prompt.Store.

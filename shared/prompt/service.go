@@ -29,8 +29,10 @@ type Store interface {
 	// VersionByTag returns the version a (non-latest) tag points at and the newest version number.
 	VersionByTag(ctx context.Context, projectID, slug, tag string) (v Version, latest int, err error)
 	// PinTag points tag at version n and returns the tag and the version it pointed at before
-	// (0 when it is new).
-	PinTag(ctx context.Context, projectID, slug string, t Tag) (pinned Tag, previous int, err error)
+	// (0 when it is new). With expected, the tag must point at *expected (0: must not exist) or
+	// already at t.Version, checked atomically with the write; otherwise it returns an
+	// errs.CodeConflict error naming the tag's current version and changes nothing.
+	PinTag(ctx context.Context, projectID, slug string, t Tag, expected *int) (pinned Tag, previous int, err error)
 	// Versions returns every version of slug in ascending number order.
 	Versions(ctx context.Context, projectID, slug string) ([]Version, error)
 	// Tags returns the tags of slug, "latest" first.
@@ -200,6 +202,21 @@ type PinResult struct {
 
 // Pin points tag at version n: this is how a version is deployed. "latest" cannot be pinned.
 func (s *Service) Pin(ctx context.Context, projectID, slug, tag string, n int, by string) (PinResult, error) {
+	return s.pin(ctx, projectID, slug, tag, n, nil, by)
+}
+
+// PinIfAt is Pin with a precondition on where the tag points now: at version expected, or
+// nowhere when expected is 0. Pinning where the tag already points passes too, so a retried
+// pin succeeds. Errors: errs.CodeConflict (naming the tag's current version) when the tag is
+// elsewhere, errs.CodeInvalid for a negative expected, and those of Pin.
+func (s *Service) PinIfAt(ctx context.Context, projectID, slug, tag string, n, expected int, by string) (PinResult, error) {
+	if expected < 0 {
+		return PinResult{}, errs.Invalid("expected_version must be 0 (the tag must not exist) or a version number, not %d", expected)
+	}
+	return s.pin(ctx, projectID, slug, tag, n, &expected, by)
+}
+
+func (s *Service) pin(ctx context.Context, projectID, slug, tag string, n int, expected *int, by string) (PinResult, error) {
 	if err := ValidateSlug(slug); err != nil {
 		return PinResult{}, err
 	}
@@ -212,7 +229,7 @@ func (s *Service) Pin(ctx context.Context, projectID, slug, tag string, n int, b
 	if err := ValidateNumber(n); err != nil {
 		return PinResult{}, err
 	}
-	t, prev, err := s.store.PinTag(ctx, projectID, slug, Tag{Name: tag, Version: n, UpdatedAt: s.now().UTC(), UpdatedBy: by})
+	t, prev, err := s.store.PinTag(ctx, projectID, slug, Tag{Name: tag, Version: n, UpdatedAt: s.now().UTC(), UpdatedBy: by}, expected)
 	if err != nil {
 		return PinResult{}, err
 	}
