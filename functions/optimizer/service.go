@@ -38,7 +38,9 @@ type Runs interface {
 type Prompts interface {
 	Get(ctx context.Context, projectID, slug string, sel prompt.Selector) (prompt.Resolved, error)
 	Ensure(ctx context.Context, projectID, slug string, in prompt.EnsureInput, by string) (prompt.Version, bool, error)
-	Pin(ctx context.Context, projectID, slug, tag string, n int, by string) (prompt.PinResult, error)
+	// PinIfAt pins tag at version n if it points at version expected (nowhere when 0), in the
+	// same write: a deploy never overwrites a pin made since its preview.
+	PinIfAt(ctx context.Context, projectID, slug, tag string, n, expected int, by string) (prompt.PinResult, error)
 }
 
 // Judges reads judges (ddb.JudgeStore).
@@ -445,7 +447,7 @@ func (s *Service) Deploy(ctx context.Context, projectID, runID, receipt, user st
 	if err != nil {
 		return Deployment{}, err
 	}
-	pin, err := s.prompts.Pin(ctx, projectID, r.Target.Slug, ProductionTag, v.Number, user)
+	pin, err := s.prompts.PinIfAt(ctx, projectID, r.Target.Slug, ProductionTag, v.Number, rec.ProductionVersion, user)
 	if err != nil {
 		return Deployment{}, err
 	}
