@@ -10,7 +10,7 @@ import (
 
 // TestRequestsPerPage counts the AWS requests of the trace pages (our users' bill): the tree of
 // a 1,000-span trace reads the span index and its summaries in batches of 100 and no span body
-// (no S3 read); opening a span reads its body, through the two API routes it calls.
+// (no S3 read); opening a span reads its body once.
 func TestRequestsPerPage(t *testing.T) {
 	f := newFixture(t)
 	traceID, spans := f.seedTrace(t, f.api.A.Key, "big", 999, nil)
@@ -32,6 +32,7 @@ func TestRequestsPerPage(t *testing.T) {
 	p = b.get(t, "/ui/traces/"+traceID+"/spans/"+spans[500])
 	require.Equal(t, http.StatusOK, p.Status)
 	t.Logf("span page: DynamoDB %v, S3 GET %d", f.api.DDB.Counts(), f.api.S3.Count("GetObject"))
-	assert.Equal(t, 2, f.api.S3.Count("GetObject"),
-		"the span's body, read by GET /spans and again by GET /spans/{span_id}/attachments (the attachments are in the span's record)")
+	assert.Equal(t, map[string]int{"GetItem": 2, "BatchGetItem": 1, "Query": 1}, f.api.DDB.Counts(),
+		"the session and its key; the span's summary; its feedback and evaluations")
+	assert.Equal(t, 1, f.api.S3.Count("GetObject"), "the span's body, once: a span without attachments asks for none")
 }

@@ -357,13 +357,17 @@ func (s *server) spanDetail(r *http.Request, traceID, spanID string, full bool) 
 		d.FeedbackURL = d.SpanURL + "/feedback"
 	}
 
-	// Attachments and feedback come from the REST API; a failure there leaves a note, not an
-	// error page: the span itself was read.
+	// Attachments (their presigned URLs) and feedback come from the REST API; a failure there
+	// leaves a note, not an error page: the span itself was read. The span's record lists its
+	// attachments, so a span without any (most) costs no attachments request, which would
+	// read the span's record again.
 	c, ctx := s.api(r)
-	if list, err := c.Attachments(ctx, spanID); err != nil {
-		d.AttachmentsNote = "The attachments could not be read: " + apiError(err).Error()
-	} else {
-		d.Attachments = s.attachments(list)
+	if len(sp.Attachments) > 0 {
+		if list, err := c.Attachments(ctx, spanID); err != nil {
+			d.AttachmentsNote = "The attachments could not be read: " + apiError(err).Error()
+		} else {
+			d.Attachments = s.attachments(list)
+		}
 	}
 	if fb, err := c.UnifiedFeedback(ctx, api.EntitySpan, spanID); err != nil {
 		d.FeedbackNote = "The feedback could not be read: " + apiError(err).Error()
