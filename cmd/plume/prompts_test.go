@@ -84,6 +84,8 @@ func TestPromptsCommands(t *testing.T) {
 func TestClientUsageErrors(t *testing.T) {
 	h := newClientHarness(t, apitest.Options{})
 	h.ok("prompts", "ensure", "support-bot", "--content", "Hello")
+	h.ok("prompts", "pin", "support-bot", "production", "--version", "1", "--expected", "0")
+	h.ok("prompts", "ensure", "support-bot", "--content", "Hello again")
 	tests := []struct {
 		name   string
 		args   []string
@@ -98,6 +100,8 @@ func TestClientUsageErrors(t *testing.T) {
 		{"no content", []string{"prompts", "ensure", "support-bot"}, errs.CodeInvalid, "pass --content or --file"},
 		{"pin without version", []string{"prompts", "pin", "support-bot", "production"}, errs.CodeInvalid, "required flag --version not set"},
 		{"pin unknown version", []string{"prompts", "pin", "support-bot", "production", "--version", "7"}, errs.CodeNotFound, "not found"},
+		{"pin a tag that moved", []string{"prompts", "pin", "support-bot", "production", "--version", "2", "--expected", "0"}, errs.CodeConflict, "is at version 1"},
+		{"pin negative expected", []string{"prompts", "pin", "support-bot", "production", "--version", "1", "--expected", "-1"}, errs.CodeInvalid, "--expected"},
 		{"model and unbind", []string{"prompts", "bind-model", "support-bot", "--version", "1"}, errs.CodeInvalid, "either --model or --unbind"},
 		{"both thumbs", []string{"prompts", "feedback", "create", "support-bot", uuid.NewString(), "--thumbs-up", "--thumbs-down"}, errs.CodeInvalid, "either --thumbs-up or --thumbs-down"},
 		{"bad where", []string{"prompts", "list", "--where", "slug"}, errs.CodeInvalid, "--where"},

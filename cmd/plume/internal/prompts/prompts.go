@@ -196,22 +196,33 @@ func newCmdTags(f *cmdutil.Factory) *cobra.Command {
 }
 
 func newCmdPin(f *cmdutil.Factory) *cobra.Command {
-	var version int
+	var version, expected int
 	cmd := &cobra.Command{
-		Use:     "pin <slug> <tag>",
-		Short:   "Point a tag at a version: how a version is deployed",
-		Example: `  plume prompts pin support-bot production --version 3`,
-		Args:    cobra.ExactArgs(2),
+		Use:   "pin <slug> <tag>",
+		Short: "Point a tag at a version: how a version is deployed",
+		Long: `Point a tag at a version. With --expected, only if the tag points at that version now
+(0: only if the tag does not exist yet), checked by the API in the same write: a deploy script
+never overwrites a pin someone made since it looked (exit code of a conflict otherwise).`,
+		Example: `  plume prompts pin support-bot production --version 3
+  plume prompts pin support-bot production --version 4 --expected 3`,
+		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if version <= 0 {
 				return cmdutil.FlagErrorf("--version must be a version number (1 or more)")
+			}
+			var opts []client.PinOption
+			if cmd.Flags().Changed("expected") {
+				if expected < 0 {
+					return cmdutil.FlagErrorf("--expected must be a version number, or 0 for a tag that must not exist yet")
+				}
+				opts = append(opts, client.IfTagAt(expected))
 			}
 			ctx, c, cancel, err := f.Request(cmd, nil, true)
 			if err != nil {
 				return err
 			}
 			defer cancel()
-			pin, err := c.PinTag(ctx, args[0], args[1], version)
+			pin, err := c.PinTag(ctx, args[0], args[1], version, opts...)
 			if err != nil {
 				return err
 			}
@@ -220,6 +231,7 @@ func newCmdPin(f *cmdutil.Factory) *cobra.Command {
 		},
 	}
 	cmd.Flags().IntVar(&version, "version", 0, "the version `number` the tag points at")
+	cmd.Flags().IntVar(&expected, "expected", 0, "pin only if the tag points at this version `number` now (0: only if the tag does not exist)")
 	_ = cmd.MarkFlagRequired("version")
 	return cmd
 }
