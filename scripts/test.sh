@@ -118,5 +118,26 @@ python3 -c 'import json, sys; sys.exit(json.loads(sys.argv[1])["judges"] != [])'
 mcp unknown-key plm_NoSuchKey00000000000000000000000000000 --method tools/list
 [ "$mcp_rc" = 3 ] && grep -q unauthenticated "$mcp_out/unknown-key.err" \
   || die "MCP Inspector with an unknown key: exit status $mcp_rc, want 3 and unauthenticated; stderr: $(head -c 2000 "$mcp_out/unknown-key.err")"
-plume_local_stop
 log "MCP Inspector: tools/list, list-prompts, create-judge refused without confirm, unknown key refused"
+
+# The dashboard as plume-local (make dev) serves it: sign in with the key through the form, then
+# a page that reads through the REST areas mounted in the dashboard's process.
+python3 - "$PLUME_LOCAL_URL" "$mcp_key" <<'PY' || die "the dashboard in plume-local: see above"
+import http.cookiejar, re, sys, urllib.parse, urllib.request as u
+base, key = sys.argv[1], sys.argv[2]
+class Keep(u.HTTPRedirectHandler):
+    def redirect_request(self, *a): return None
+web = u.build_opener(u.HTTPCookieProcessor(http.cookiejar.CookieJar()), Keep())
+def csrf(html): return re.search(r'name="csrf" value="([^"]+)"', html).group(1)
+login = web.open(base + "/ui/login", timeout=30).read().decode()
+form = urllib.parse.urlencode({"api_key": key, "csrf": csrf(login)}).encode()
+try:
+    web.open(u.Request(base + "/ui/login", data=form), timeout=30)
+    sys.exit("sign-in did not redirect")
+except u.HTTPError as e:
+    if e.code != 303: sys.exit(f"sign-in answered {e.code}: {e.read()[:500]!r}")
+page = web.open(base + "/ui/prompts/support-bot", timeout=30).read().decode()
+if "<h1" not in page or "support-bot" not in page: sys.exit("the prompt page: " + page[:500])
+PY
+plume_local_stop
+log "dashboard in plume-local: sign in, a prompt's page"
