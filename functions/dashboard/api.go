@@ -3,6 +3,7 @@ package dashboard
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 
 	"github.com/plumehq/plume/client"
@@ -51,11 +52,28 @@ func apiError(err error) error {
 }
 
 // formError is how a form shows err: the API refusing the form's input (invalid_request 400,
-// conflict 409) with the API's message; ok is false for anything else, which is the error page.
+// conflict 409, payload_too_large 413) with the API's message and status; ok is false for
+// anything else, which is the error page.
 func formError(err error) (status int, msg string, ok bool) {
 	var e *errs.Error
-	if !errors.As(apiError(err), &e) || (e.Code != errs.CodeInvalid && e.Code != errs.CodeConflict) {
+	if !errors.As(apiError(err), &e) {
 		return 0, "", false
 	}
-	return web.Status(e.Code), e.Message, true
+	switch e.Code {
+	case errs.CodeInvalid, errs.CodeConflict, errs.CodeTooLarge:
+		return web.Status(e.Code), e.Message, true
+	}
+	return 0, "", false
+}
+
+// readNote is what a page shows in place of a part it could not read (the span's attachments,
+// its feedback): the API's message for a refusal; for anything else a line with the request id,
+// the cause logged once here and never shown.
+func readNote(r *http.Request, what string, err error) string {
+	var e *errs.Error
+	if errors.As(apiError(err), &e) && e.Code != errs.CodeInternal {
+		return "The " + what + " could not be read: " + e.Message
+	}
+	slog.ErrorContext(r.Context(), "read part of a page", "part", what, "error", err)
+	return "The " + what + " could not be read; quote the request id " + web.RequestID(r.Context()) + " when reporting it."
 }

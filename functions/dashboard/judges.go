@@ -120,10 +120,13 @@ func (s *server) newJudge(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) renderJudgeForm(w http.ResponseWriter, r *http.Request, status int, d judgeFormData) {
-	if list, err := s.d.Prompts.List(r.Context(), sessionOf(r).ProjectID); err == nil {
-		for _, p := range list {
-			d.Prompts = append(d.Prompts, p.Slug)
-		}
+	list, err := s.d.Prompts.List(r.Context(), sessionOf(r).ProjectID)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	for _, p := range list {
+		d.Prompts = append(d.Prompts, p.Slug)
 	}
 	if !d.Preview.Shown {
 		d.Preview = previewOf(d.Form.Template)
@@ -201,8 +204,8 @@ func optionalNumber(name, text string) (*float64, error) {
 	if text == "" {
 		return nil, nil
 	}
-	v, err := strconv.ParseFloat(text, 64)
-	if err != nil {
+	v, ok := parseNumber(text)
+	if !ok {
 		return nil, errs.Invalid("%s must be a number, as 0.5.", name)
 	}
 	return &v, nil
@@ -582,11 +585,13 @@ func (s *server) judgePage(r *http.Request, j api.Judge, q url.Values) (judgePag
 	if d.Versions, err = c.JudgeVersions(ctx, j.ID); err != nil {
 		return d, err
 	}
-	if list, err := s.d.Prompts.List(r.Context(), sessionOf(r).ProjectID); err == nil {
-		for _, p := range list {
-			if !slices.Contains(j.LinkedPrompts, p.Slug) {
-				d.Prompts = append(d.Prompts, p.Slug)
-			}
+	list, err := s.d.Prompts.List(r.Context(), sessionOf(r).ProjectID)
+	if err != nil {
+		return d, err
+	}
+	for _, p := range list {
+		if !slices.Contains(j.LinkedPrompts, p.Slug) {
+			d.Prompts = append(d.Prompts, p.Slug)
 		}
 	}
 	if err := s.judgeEvaluations(r, j, filter, apiQuery, local, &d); err != nil {
@@ -732,7 +737,7 @@ func (s *server) judgeEvaluations(r *http.Request, j api.Judge, f evaluationFilt
 			row.Confidence = num(*e.ConfidenceScore)
 		}
 		if sp, ok := spans[e.SpanID]; ok {
-			row.SpanURL = "/ui/traces/" + url.PathEscape(sp.TraceID) + "/spans/" + url.PathEscape(sp.SpanID)
+			row.SpanURL = spanURL(sp.TraceID, sp.SpanID)
 			row.PromptSlug = sp.PromptSlug
 			if sp.PromptSlug != "" {
 				row.CalibrateSlug = sp.PromptSlug

@@ -219,15 +219,15 @@ func startRequest(f startForm, chosen []string) (api.OptimizationRunRequest, err
 		}
 		intent := api.OptimizationIntent{JudgeID: in.ID}
 		if v := strings.TrimSpace(in.Weight); v != "" {
-			w, err := strconv.ParseFloat(v, 64)
-			if err != nil {
+			w, ok := parseNumber(v)
+			if !ok {
 				return req, errs.Invalid("The weight of judge %s must be a number, such as 1 or 0.5.", in.Name)
 			}
 			intent.Weight = w
 		}
 		if v := strings.TrimSpace(in.Floor); v != "" {
-			m, err := strconv.ParseFloat(v, 64)
-			if err != nil {
+			m, ok := parseNumber(v)
+			if !ok {
 				return req, errs.Invalid("The minimum score of judge %s must be a number from 0 to 1.", in.Name)
 			}
 			intent.MinThreshold = &m
@@ -250,8 +250,8 @@ func startRequest(f startForm, chosen []string) (api.OptimizationRunRequest, err
 			b.MaxModelCalls = n
 		}
 		if cost != "" {
-			usd, err := strconv.ParseFloat(strings.TrimPrefix(cost, "$"), 64)
-			if err != nil {
+			usd, ok := parseNumber(strings.TrimPrefix(cost, "$"))
+			if !ok {
 				return req, errs.Invalid("The most cost must be an amount of US dollars, such as 2.50.")
 			}
 			b.MaxCostUSD = usd
@@ -408,7 +408,7 @@ func (s *server) regressed(r *http.Request, ids []string) ([]regressedRow, error
 	for i, id := range ids {
 		rows[i].ID = id
 		if sp, ok := spans[id]; ok {
-			rows[i].URL = "/ui/traces/" + url.PathEscape(sp.TraceID) + "/spans/" + url.PathEscape(sp.SpanID)
+			rows[i].URL = spanURL(sp.TraceID, sp.SpanID)
 		}
 	}
 	return rows, nil

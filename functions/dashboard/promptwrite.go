@@ -297,7 +297,7 @@ func (s *server) completions(w http.ResponseWriter, r *http.Request) {
 	for _, cp := range list.Completions {
 		row := completionRow{SpanID: cp.SpanID, TraceID: cp.TraceID, StartedAt: cp.StartedAt,
 			Input: excerpt(cp.Input), Output: excerpt(cp.Output), Human: cp.Feedback,
-			SpanURL: "/ui/traces/" + url.PathEscape(cp.TraceID) + "/spans/" + url.PathEscape(cp.SpanID)}
+			SpanURL: spanURL(cp.TraceID, cp.SpanID)}
 		if cp.PromptVersion != nil {
 			row.Version = *cp.PromptVersion
 		}
@@ -376,7 +376,11 @@ func (s *server) loadLinks(r *http.Request, slug string) (linksData, error) {
 		return linksData{}, errs.NotFound("There is no such prompt.")
 	}
 	c, ctx := s.api(r)
-	if _, err := c.PromptVersions(ctx, slug); err != nil {
+	versions, err := c.PromptVersions(ctx, slug)
+	if err == nil && len(versions) == 0 {
+		err = errs.NotFound("There is no such prompt.")
+	}
+	if err != nil {
 		return linksData{}, err
 	}
 	list, err := c.FeedbackLinks(ctx)
@@ -405,8 +409,8 @@ func (s *server) createLink(w http.ResponseWriter, r *http.Request) {
 	req := api.LinkRequest{PromptSlug: slug, LinkType: api.LinkTypeCompletion}
 	d.Hours = strings.TrimSpace(r.PostForm.Get("expires_in_hours"))
 	if d.Hours != "" {
-		h, err := strconv.ParseFloat(d.Hours, 64)
-		if err != nil {
+		h, ok := parseNumber(d.Hours)
+		if !ok {
 			d.Error = "Give the lifetime in hours, as 24, or leave it empty for 7 days."
 			s.render(w, r, http.StatusBadRequest, "prompt-links", page{Title: "Feedback links of " + slug, Nav: "prompts", Data: d})
 			return
@@ -416,13 +420,13 @@ func (s *server) createLink(w http.ResponseWriter, r *http.Request) {
 	c, ctx := s.api(r)
 	link, err := c.CreateFeedbackLink(ctx, req)
 	if err != nil {
-		e, ok := apiError(err).(*errs.Error)
-		if !ok || e.Code != errs.CodeInvalid {
+		status, msg, ok := formError(err)
+		if !ok {
 			s.fail(w, r, err)
 			return
 		}
-		d.Error = e.Message
-		s.render(w, r, http.StatusBadRequest, "prompt-links", page{Title: "Feedback links of " + slug, Nav: "prompts", Data: d})
+		d.Error = msg
+		s.render(w, r, status, "prompt-links", page{Title: "Feedback links of " + slug, Nav: "prompts", Data: d})
 		return
 	}
 	if d, err = s.loadLinks(r, slug); err != nil {

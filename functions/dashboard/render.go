@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -291,7 +292,7 @@ func (s *server) recovered(next http.Handler) http.Handler {
 				if v == http.ErrAbortHandler {
 					panic(v)
 				}
-				s.fail(w, r, fmt.Errorf("panic: %v", v))
+				s.fail(w, r, fmt.Errorf("panic: %v\n%s", v, debug.Stack()))
 			}
 		}()
 		next.ServeHTTP(w, r)

@@ -128,6 +128,18 @@ func newKeyCheck(keys auth.KeyFinder, ttl time.Duration) *keyCheck {
 	return &keyCheck{keys: keys, ttl: min(max(ttl, 0), auth.MaxCacheTTL), cache: map[string]keySeen{}}
 }
 
+// forget drops what the cache knows of the key with id: the next request of one of its sessions
+// reads the key again.
+func (c *keyCheck) forget(keyID string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for hash, seen := range c.cache {
+		if seen.key.ID == keyID {
+			delete(c.cache, hash)
+		}
+	}
+}
+
 // usable returns the key's role when the session's key exists, is the session's, and is
 // neither revoked nor expired at now; else an errs.CodeUnauthenticated error.
 func (c *keyCheck) usable(ctx context.Context, ws ddb.WebSession, now time.Time) (auth.Role, error) {

@@ -268,6 +268,9 @@ func (s *server) revokeKey(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	// The key's sessions end in this process at once (its own included, when an admin revokes
+	// the key they signed in with); in others within the key cache's lifetime.
+	s.keys.forget(id)
 	http.Redirect(w, r, "/ui/settings#keys", http.StatusSeeOther)
 }
 
@@ -291,8 +294,8 @@ func (s *server) setPrice(w http.ResponseWriter, r *http.Request) {
 		label, v string
 		to       **float64
 	}{{"Input", f.Input, &req.Input}, {"Output", f.Output, &req.Output}} {
-		v, err := strconv.ParseFloat(n.v, 64)
-		if err != nil {
+		v, ok := parseNumber(n.v)
+		if !ok {
 			refuse(n.label + " price must be a number (USD per 1M tokens).")
 			return
 		}
@@ -305,8 +308,8 @@ func (s *server) setPrice(w http.ResponseWriter, r *http.Request) {
 		if n.v == "" {
 			continue
 		}
-		v, err := strconv.ParseFloat(n.v, 64)
-		if err != nil {
+		v, ok := parseNumber(n.v)
+		if !ok {
 			refuse(n.label + " price must be a number (USD per 1M tokens).")
 			return
 		}
@@ -314,8 +317,9 @@ func (s *server) setPrice(w http.ResponseWriter, r *http.Request) {
 	}
 	c, ctx := s.api(r)
 	_, err := c.SetModelPrice(ctx, f.Model, req)
-	if _, msg, ok := formError(err); ok {
-		refuse(msg)
+	if status, msg, ok := formError(err); ok {
+		f.Error = msg
+		s.settingsPage(w, r, status, issueForm{Role: string(auth.RoleMember)}, f)
 		return
 	}
 	if err != nil {

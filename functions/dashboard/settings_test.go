@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/plumehq/plume/internal/apitest"
 	"github.com/plumehq/plume/shared/auth"
 )
 
@@ -224,6 +225,7 @@ func TestSettingsPrices(t *testing.T) {
 	}{
 		{"no model", url.Values{"input": {"1"}, "output": {"1"}}, "Enter the model id"},
 		{"not a number", url.Values{"model": {"m"}, "input": {"cheap"}, "output": {"1"}}, "Input price must be a number"},
+		{"not finite", url.Values{"model": {"m"}, "input": {"1"}, "output": {"NaN"}}, "Output price must be a number"},
 		{"negative", url.Values{"model": {"m"}, "input": {"-1"}, "output": {"1"}}, "input"},
 		{"bad cached", url.Values{"model": {"m"}, "input": {"1"}, "output": {"1"}, "cache_write": {"x"}}, "Cache write price"},
 	} {
@@ -276,4 +278,17 @@ func TestSettingsFeedbackLinks(t *testing.T) {
 	assert.Equal(t, "revoked", links[0].(map[string]any)["status"])
 	b2 := f.api.MustDo(t, "GET", "/feedback-links", f.api.B.Key, nil).Map(t)["links"].([]any)
 	assert.Equal(t, "active", b2[0].(map[string]any)["status"], "B's link is untouched")
+}
+
+// TestRevokeOwnKeyEndsSession: an admin who revokes, through the settings page, the key they
+// signed in with is signed out at the next page, though this process caches keys for a minute.
+func TestRevokeOwnKeyEndsSession(t *testing.T) {
+	f := serveDashboardCaching(t, apitest.New(t, apitest.Options{}), time.Minute)
+	secret, id := f.issueKey(t, f.api.A.ProjectID, auth.RoleAdmin) // A's first key stays: not the last admin
+	b := f.browser(t)
+	token := b.signIn(t, secret)
+	require.Equal(t, http.StatusOK, b.get(t, "/ui/settings").Status, "the key is cached now")
+	res := b.post(t, "/ui/settings/keys/"+id+"/revoke", url.Values{"csrf": {token}})
+	require.Equal(t, http.StatusSeeOther, res.Status, res.Body)
+	assert.Equal(t, http.StatusUnauthorized, b.get(t, "/ui/settings").Status, "the revoked key's session ended at once")
 }

@@ -37,6 +37,13 @@ func newFixture(t *testing.T) *fixture {
 // dashboard.Function builds it.
 func serveDashboard(t *testing.T, api *apitest.API) *fixture {
 	t.Helper()
+	return serveDashboardCaching(t, api, 0)
+}
+
+// serveDashboardCaching is serveDashboard with the sessions' keys cached for ttl, as deployed
+// (serveDashboard reads the key on every request).
+func serveDashboardCaching(t *testing.T, api *apitest.API, ttl time.Duration) *fixture {
+	t.Helper()
 	q, err := api.Env.TraceQueries()
 	require.NoError(t, err)
 	examples, err := api.Env.OptimizationExamples()
@@ -46,7 +53,7 @@ func serveDashboard(t *testing.T, api *apitest.API) *fixture {
 	h := dashboard.NewHandler(dashboard.Deps{
 		Sessions: ddb.NewWebSessionStore(api.Table), Authn: api.Env.Authn(), Keys: api.Auth,
 		Queries: q, Reader: api.Env.Traces(), Prompts: api.Env.Prompts(), API: api.Handler,
-		PromptFeedback: examples, ImageOrigin: origin,
+		PromptFeedback: examples, ImageOrigin: origin, KeyCacheTTL: ttl,
 	})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)

@@ -2,7 +2,6 @@ package dashboard
 
 import (
 	"cmp"
-	"errors"
 	"net/http"
 
 	"github.com/plumehq/plume/api"
@@ -46,13 +45,13 @@ func (s *server) spanFeedback(w http.ResponseWriter, r *http.Request) {
 	}
 	c, ctx := s.api(r)
 	if _, err := c.SendFeedback(ctx, cmp.Or(d.Span.Link.PromptSlug, d.Span.Link.Task), spanID, req); err != nil {
-		var e *errs.Error
-		if !errors.As(apiError(err), &e) || (e.Code != errs.CodeInvalid && e.Code != errs.CodeTooLarge) {
+		status, msg, ok := formError(err)
+		if !ok {
 			s.fail(w, r, err)
 			return
 		}
-		d.Form.Error = e.Message
-		s.renderSpan(w, r, http.StatusBadRequest, d)
+		d.Form.Error = msg
+		s.renderSpan(w, r, status, d)
 		return
 	}
 	http.Redirect(w, r, d.SpanURL+"#span-feedback", http.StatusSeeOther)

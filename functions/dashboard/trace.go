@@ -89,7 +89,7 @@ func (s *server) trace(w http.ResponseWriter, r *http.Request) {
 	d := traceData{Trace: ts[0], SpanTotal: len(rows), Page: pageNo, Pages: pages, First: (pageNo-1)*spansPerPage + 1}
 	d.Rows = rows[(pageNo-1)*spansPerPage : min(pageNo*spansPerPage, len(rows))]
 	for i := range d.Rows {
-		d.Rows[i].DetailURL = base + "/spans/" + url.PathEscape(d.Rows[i].SpanID)
+		d.Rows[i].DetailURL = spanURL(traceID, d.Rows[i].SpanID)
 	}
 	if pageNo > 1 {
 		d.Prev = base + "?page=" + strconv.Itoa(pageNo-1)
@@ -98,6 +98,11 @@ func (s *server) trace(w http.ResponseWriter, r *http.Request) {
 		d.Next = base + "?page=" + strconv.Itoa(pageNo+1)
 	}
 	s.render(w, r, http.StatusOK, "trace", page{Title: "Trace " + ts[0].Name, Nav: "traces", Data: d})
+}
+
+// spanURL is the page of a span of a trace (its detail; the script fetches it as a fragment).
+func spanURL(traceID, spanID string) string {
+	return "/ui/traces/" + url.PathEscape(traceID) + "/spans/" + url.PathEscape(spanID)
 }
 
 // treeRows orders spans depth first, children by start time, roots first (a span whose parent
@@ -337,7 +342,7 @@ func (s *server) spanDetail(r *http.Request, traceID, spanID string, full bool) 
 	}
 	sp := spans[0]
 	base := "/ui/traces/" + url.PathEscape(traceID)
-	d := spanData{Span: sp, TraceURL: base, SpanURL: base + "/spans/" + url.PathEscape(spanID),
+	d := spanData{Span: sp, TraceURL: base, SpanURL: spanURL(traceID, spanID),
 		Input: readPayload(sp.InputData, "span-input"), Output: readPayload(sp.OutputData, "span-output"),
 		Error: show(sp.ErrorMessage), Stack: show(sp.ErrorStack), CSRF: sessionOf(r).CSRF, Full: full}
 	if len(sp.Attributes) > 0 && string(sp.Attributes) != "{}" {
@@ -364,13 +369,13 @@ func (s *server) spanDetail(r *http.Request, traceID, spanID string, full bool) 
 	c, ctx := s.api(r)
 	if len(sp.Attachments) > 0 {
 		if list, err := c.Attachments(ctx, spanID); err != nil {
-			d.AttachmentsNote = "The attachments could not be read: " + apiError(err).Error()
+			d.AttachmentsNote = readNote(r, "attachments", err)
 		} else {
 			d.Attachments = s.attachments(list)
 		}
 	}
 	if fb, err := c.UnifiedFeedback(ctx, api.EntitySpan, spanID); err != nil {
-		d.FeedbackNote = "The feedback could not be read: " + apiError(err).Error()
+		d.FeedbackNote = readNote(r, "feedback", err)
 	} else {
 		for _, it := range fb.Items {
 			switch {

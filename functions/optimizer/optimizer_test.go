@@ -188,6 +188,27 @@ func TestQuickRefineEndToEnd(t *testing.T) {
 	assert.Equal(t, 409, res.Status, "production moved since the preview: %s", res.Body)
 }
 
+// TestDeployFinishesWhenProductionServesTheCandidate: a deploy finds production already serving
+// the candidate's text (its pin landed and its run was not updated, or the text was pinned by
+// hand) and records it, instead of answering that production moved; no version is added.
+func TestDeployFinishesWhenProductionServesTheCandidate(t *testing.T) {
+	s := newStack(t)
+	s.seed(t, 10)
+	id := s.start(t, map[string]any{"optimizer_type": "quick_refine", "config": map[string]any{"seed": 7}})
+	run := s.await(t, id)
+	require.Equal(t, "succeeded", run["status"], "error: %v", run["error"])
+	base := "/projects/" + s.pid + "/optimization-runs/" + id
+	receipt := s.api.MustDo(t, "POST", base+":preview-deploy", s.api.A.Key, nil).Map(t)["receipt"].(string)
+
+	v := s.api.MustDo(t, "POST", "/v1/tasks/support/prompt/versions/ensure", s.api.A.Key, map[string]any{"content": improvedPrompt}).Map(t)
+	s.api.MustDo(t, "POST", "/projects/"+s.pid+"/prompts/support/tags/production:pin", s.api.A.Key, map[string]any{"version": v["version"]})
+	deployed := s.api.MustDo(t, "POST", base+":deploy", s.api.A.Key, map[string]any{"receipt": receipt, "confirm": true}).Map(t)
+	assert.Equal(t, v["id"], deployed["version_id"])
+	assert.Len(t, s.versions(t), 2, "the version pinned by hand, none more")
+	run = s.api.MustDo(t, "GET", "/projects/"+s.pid+"/optimization-runs/"+id, s.api.A.Key, nil).Map(t)
+	assert.Equal(t, v["id"], run["deployed_version_id"])
+}
+
 // TestRunStates: the transitions a person can ask for, and the 409s of the others.
 func TestRunStates(t *testing.T) {
 	s := newStack(t)

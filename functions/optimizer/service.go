@@ -403,9 +403,12 @@ type Deployment struct {
 // Deploy publishes the candidate of run runID as receipt allows: it re-reads everything the
 // receipt was bound to and refuses (errs.Conflict) an unknown or expired receipt, a candidate
 // that changed, or a production tag that moved since the preview; then it ensures the version
-// of the candidate's content (the baseline's bound model kept) and pins production to it. A
-// deploy repeated with the same receipt finds production on the run's version and changes
-// nothing; nothing is written before every check passed.
+// of the candidate's content (the baseline's bound model kept) and pins production to it, if
+// production still serves the version the preview saw (checked in the pin's own write). A
+// deploy repeated with the same receipt finds production on the candidate and changes nothing.
+// Nothing is written before the reads' checks pass; a pin made by someone else between those
+// reads and this pin is a 409 with the candidate's version created (it is then the prompt's
+// latest) and production unchanged.
 func (s *Service) Deploy(ctx context.Context, projectID, runID, receipt, user string) (Deployment, error) {
 	r, err := s.runs.Run(ctx, projectID, runID)
 	if err != nil {
@@ -436,13 +439,18 @@ func (s *Service) Deploy(ctx context.Context, projectID, runID, receipt, user st
 	if prod != nil {
 		current = prod.Number
 	}
+	content := r.Candidate.Render()
 	switch {
 	case prod != nil && r.DeployedVersionID == prod.ID:
 		return Deployment{Run: r, Version: *prod, Previous: current}, nil // deployed already
+	case prod != nil && prod.Content == content:
+		// Production serves the candidate already: a deploy whose pin landed but whose run was
+		// not updated (stopped in between), or the same text pinned by hand. Recorded now, so
+		// that a repeated deploy succeeds rather than finding production "moved".
+		return s.recordDeploy(ctx, projectID, runID, *prod, rec.ProductionVersion)
 	case current != rec.ProductionVersion:
 		return Deployment{}, errs.Conflict("production serves version %d, not the version %d it served at the preview: preview the deploy again", current, rec.ProductionVersion)
 	}
-	content := r.Candidate.Render()
 	v, _, err := s.prompts.Ensure(ctx, projectID, r.Target.Slug, prompt.EnsureInput{Content: &content, ModelID: r.Baseline.Model}, user)
 	if err != nil {
 		return Deployment{}, err
@@ -451,14 +459,19 @@ func (s *Service) Deploy(ctx context.Context, projectID, runID, receipt, user st
 	if err != nil {
 		return Deployment{}, err
 	}
-	r, err = s.update(ctx, projectID, runID, func(r *optimize.Run) error {
+	return s.recordDeploy(ctx, projectID, runID, v, pin.Previous)
+}
+
+// recordDeploy marks run runID deployed as version v, which production now serves.
+func (s *Service) recordDeploy(ctx context.Context, projectID, runID string, v prompt.Version, previous int) (Deployment, error) {
+	r, err := s.update(ctx, projectID, runID, func(r *optimize.Run) error {
 		r.DeployedVersionID = v.ID
 		return nil
 	})
 	if err != nil {
 		return Deployment{}, err
 	}
-	return Deployment{Run: r, Version: v, Previous: pin.Previous}, nil
+	return Deployment{Run: r, Version: v, Previous: previous}, nil
 }
 
 // deployJudge sets the judge's template to the candidate's, if the template is still the one

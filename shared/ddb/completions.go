@@ -191,9 +191,8 @@ func (s *FeedbackStore) completionIDs(ctx context.Context, projectID, slug strin
 			return ids, &completionCursor{SK: it.SK}, nil
 		}
 	}
-	if len(res.LastEvaluatedKey) > 0 {
-		last := res.Items[len(res.Items)-1]
-		return ids, &completionCursor{SK: strAttr(last, infra.AttrSK)}, nil
+	if len(res.LastEvaluatedKey) > 0 { // the key of the last item read, or where an empty page stopped
+		return ids, &completionCursor{SK: strAttr(res.LastEvaluatedKey, infra.AttrSK)}, nil
 	}
 	return ids, nil, nil
 }
@@ -307,16 +306,21 @@ func (s *FeedbackStore) addDetails(ctx context.Context, projectID, slug string, 
 }
 
 // feedbackSince reads the human feedback on cs from the prompt's feedback index (GSI1), newest
-// first, from feedbackSlack before the oldest of cs started: one Query (paginated), filtered to
-// cs's spans.
+// first, from feedbackSlack before the oldest of cs was received: one Query (paginated),
+// filtered to cs's spans. The bound is the time Plume received each span (CreatedAt, the
+// server's clock), never its started_at, which the client sends: a span claiming to have
+// started in 2000 must not make every page read the prompt's whole feedback history. A summary
+// without a receive time (none is written so) falls back to its start.
 func (s *FeedbackStore) feedbackSince(ctx context.Context, projectID, slug string, cs []feedback.Completion) (map[string][]feedback.Feedback, error) {
-	oldest := cs[0].Summary.StartedAt
+	var oldest time.Time
 	ids := make([]expression.OperandBuilder, 0, len(cs))
 	for _, c := range cs {
-		for _, t := range []time.Time{c.Summary.StartedAt, c.Summary.CreatedAt} {
-			if t.Before(oldest) {
-				oldest = t
-			}
+		t := c.Summary.CreatedAt
+		if t.IsZero() {
+			t = c.Summary.StartedAt
+		}
+		if oldest.IsZero() || t.Before(oldest) {
+			oldest = t
 		}
 		ids = append(ids, expression.Value(c.Summary.SpanID))
 	}

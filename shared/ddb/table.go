@@ -83,8 +83,9 @@ func (t *Table) get(ctx context.Context, pk, sk string, out any) (bool, error) {
 	return true, nil
 }
 
-// batchGet reads up to 100 items by key with strongly consistent reads, retrying unprocessed
-// keys. The result maps keyString of each found item to the item.
+// batchGet reads items by key with strongly consistent reads, 100 keys a BatchGetItem and
+// batchGetParallel of them at a time, retrying unprocessed keys; the first failure cancels the
+// others. The result maps keyString of each found item to the item.
 func (t *Table) batchGet(ctx context.Context, keys []map[string]types.AttributeValue) (map[string]map[string]types.AttributeValue, error) {
 	chunks := slices.Collect(slices.Chunk(keys, 100))
 	results := make([][]map[string]types.AttributeValue, len(chunks))

@@ -14,6 +14,9 @@ type InProcess struct{ Handler http.Handler }
 
 // RoundTrip serves req with t.Handler and returns its answer.
 func (t InProcess) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Body != nil {
+		defer req.Body.Close() // a RoundTripper closes the request's body, as a transport does
+	}
 	w := &recorded{header: http.Header{}, status: http.StatusOK}
 	t.Handler.ServeHTTP(w, req)
 	return &http.Response{
