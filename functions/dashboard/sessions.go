@@ -84,13 +84,13 @@ func (s *server) sessionPage(w http.ResponseWriter, r *http.Request) {
 	}
 	// Sessions are stored under a UUID: an SDK's session id of another form is named by its
 	// uuid5, as the API derives it, so that the id an application uses finds its session.
-	if canonical := trace.SessionIDOf(id); canonical != id {
-		http.Redirect(w, r, withOffset("/ui/sessions/"+url.PathEscape(canonical), r.URL.Query(), 0), http.StatusSeeOther)
-		return
-	}
 	offset, err := pageOffset(r)
 	if err != nil {
 		s.fail(w, r, err)
+		return
+	}
+	if canonical := trace.SessionIDOf(id); canonical != id {
+		http.Redirect(w, r, withOffset("/ui/sessions/"+url.PathEscape(canonical), r.URL.Query(), offset), http.StatusSeeOther)
 		return
 	}
 	projectID := sessionOf(r).ProjectID

@@ -21,7 +21,15 @@
         var doc = new DOMParser().parseFromString(html, "text/html");
         box.replaceChildren.apply(box, Array.from(doc.body.childNodes));
       })
-      .catch(function () { /* the preview button still works */ });
+      .catch(function () {
+        // Say the preview is out of date rather than leave an older template's criteria; the
+        // form's "Preview criteria" button still works (a template too long for a URL).
+        if (mine !== seq) return;
+        var p = document.createElement("p");
+        p.className = "help";
+        p.textContent = "The preview could not follow your typing: use the Preview criteria button.";
+        box.replaceChildren(p);
+      });
   }
   area.addEventListener("input", function () {
     clearTimeout(timer);

@@ -10,7 +10,11 @@
     function tick() {
       fetch(box.dataset.runLive, { headers: { "X-Plume-Fragment": "1" }, credentials: "same-origin" })
         .then(function (res) {
-          if (res.status >= 400 && res.status < 500) return null; // signed out or gone: stop
+          if (res.status >= 400 && res.status < 500) { // signed out or gone: stop, and say so
+            var note = box.querySelector('[data-testid="run-pending"]');
+            if (note) note.replaceChildren("This part of the page no longer refreshes itself: reload the page.");
+            return null;
+          }
           if (!res.ok) throw new Error("status " + res.status);
           return res.text();
         })
