@@ -285,7 +285,7 @@ var routeDocs = []routeDoc{
 		Description: "Every key, revoked and expired ones included, oldest first; never a secret nor its hash.", Reply: typeOf[api.APIKeyList]()},
 	{Route: "POST /projects/{project_id}/api-keys", ID: "createAPIKey", Tag: "settings", Summary: "Issue an API key of the project (admin keys only)",
 		Description: "The answer holds the key's secret: the only time it is ever sent, as Plume stores only its hash.",
-		Body:        typeOf[api.CreateAPIKeyRequest](), Required: []string{"role"}, Reply: typeOf[api.CreatedAPIKey](), ReplyStatus: "201"},
+		Body:        typeOf[api.CreateAPIKeyRequest](), Required: []string{"role"}, Reply: typeOf[api.CreatedAPIKey]()},
 	{Route: "DELETE /projects/{project_id}/api-keys/{key_id}", ID: "revokeAPIKey", Tag: "settings", Summary: "Revoke an API key of the project (admin keys only)",
 		Description: "Idempotent; the key stays listed with its revoked_at. A key may revoke itself. Revoking the project's last usable admin key answers 409 conflict. " +
 			"Other processes may accept the key for up to their key cache's lifetime (at most 60 seconds).",

@@ -3,6 +3,8 @@ package dashboard
 import (
 	"fmt"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -40,4 +42,14 @@ func TestNiceMaxAndPercentile(t *testing.T) {
 	assert.Equal(t, 10.0, percentile(vs, 95))
 	assert.Equal(t, 1.0, percentile(vs, 1))
 	assert.True(t, math.IsNaN(percentile(nil, 50)))
+}
+
+// TestBaseURL: the setup snippets name the deployment's public URL when it has one, else the
+// address the browser reached.
+func TestBaseURL(t *testing.T) {
+	r := httptest.NewRequest(http.MethodGet, "http://internal-host:8080/ui/", nil)
+	assert.Equal(t, "http://internal-host:8080", (&server{}).baseURL(r))
+	r.Header.Set("X-Forwarded-Proto", "https")
+	assert.Equal(t, "https://internal-host:8080", (&server{}).baseURL(r))
+	assert.Equal(t, "https://plume.example.com", (&server{d: Deps{PublicURL: "https://plume.example.com"}}).baseURL(r))
 }

@@ -121,7 +121,7 @@ func (s *server) overview(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d := overviewData{Range: rg, Ranges: overviewRanges, Traces: len(ts), Truncated: info.Truncated,
-		BaseURL: baseURL(r)}
+		BaseURL: s.baseURL(r)}
 	d.charts(ts, since)
 	volumes, truncated, err := s.promptVolumes(r, since)
 	if err != nil {
@@ -351,8 +351,13 @@ func (s *server) failingJudges(r *http.Request, since time.Time) ([]judgeFailure
 	return out, cut, nil
 }
 
-// baseURL is the URL the page was asked for without its path: where the SDKs send spans.
-func baseURL(r *http.Request) string {
+// baseURL is the address applications send to, for the setup snippets: the deployment's
+// public URL (PLUME_PUBLIC_URL) when it has one, else the one the browser reached (behind a CDN
+// or another proxy, the Host header may not be it).
+func (s *server) baseURL(r *http.Request) string {
+	if s.d.PublicURL != "" {
+		return s.d.PublicURL
+	}
 	scheme := "http"
 	if secure(r) {
 		scheme = "https"

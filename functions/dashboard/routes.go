@@ -71,6 +71,9 @@ type Deps struct {
 	// a span's image attachments whose URL has it are shown inline, any other as a link. ""
 	// (no bucket) allows images from the dashboard only and shows every attachment as a link.
 	ImageOrigin string
+	// PublicURL is the deployment's public base URL (PLUME_PUBLIC_URL, "" when unset), shown in
+	// the setup snippets of an empty project.
+	PublicURL string
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 }

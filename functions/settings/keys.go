@@ -100,7 +100,7 @@ func (s *server) createKey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	web.JSON(w, http.StatusCreated, api.CreatedAPIKey{APIKey: toAPIKey(k), Secret: secret})
+	web.OK(w, api.CreatedAPIKey{APIKey: toAPIKey(k), Secret: secret}) // 200, as every create of the API (spec)
 }
 
 // revokeKey serves DELETE /projects/{project_id}/api-keys/{key_id} (admin keys only): the key
