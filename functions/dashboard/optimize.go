@@ -104,7 +104,7 @@ func (s *server) optimizeData(r *http.Request, slug string) (optimizeData, error
 	if err != nil {
 		return optimizeData{}, err
 	}
-	offset, err := runsOffset(r.URL.Query())
+	offset, err := offsetOf(r.URL.Query())
 	if err != nil {
 		return optimizeData{}, err
 	}
@@ -127,28 +127,10 @@ func (s *server) optimizeData(r *http.Request, slug string) (optimizeData, error
 	return d, nil
 }
 
-// runsOffset reads the offset of a page of runs from q.
-func runsOffset(q url.Values) (int, error) {
-	o := q.Get("offset")
-	if o == "" {
-		return 0, nil
-	}
-	n, err := strconv.Atoi(o)
-	if err != nil || n < 0 || n > 1_000_000 {
-		return 0, errs.Invalid("The page offset must be a whole number from 0 to 1000000.")
-	}
-	return n, nil
-}
-
 // runRows are the rows of a page of runs read with a limit of runsPerPage+1 at offset, and the
 // links (to path) to the newer and older pages.
 func runRows(runs []api.OptimizationRun, path string, offset int) (rows []runRow, prev, next string) {
-	if len(runs) > runsPerPage {
-		runs, next = runs[:runsPerPage], withOffset(path, nil, offset+runsPerPage)
-	}
-	if offset > 0 {
-		prev = withOffset(path, nil, max(0, offset-runsPerPage))
-	}
+	runs, prev, next = paginate(runs, offset, runsPerPage, pathPages(path))
 	for _, run := range runs {
 		row := runRow{ID: run.ID, URL: runURL(run.ID), Status: run.Status, Type: run.OptimizerType, Requested: run.Requested,
 			CreatedAt: run.CreatedAt.UTC().Format("2006-01-02 15:04:05") + " UTC"}

@@ -287,12 +287,12 @@ func (s *server) completions(w http.ResponseWriter, r *http.Request) {
 		filter.Set("version", strconv.Itoa(opts.Version))
 	}
 	if opts.Cursor != "" {
-		d.First = withQuery(base, filter)
+		d.First = pageURL(base, filter, 0)
 	}
 	if list.NextCursor != nil {
 		next := maps.Clone(filter)
 		next.Set("cursor", *list.NextCursor)
-		d.Next = withQuery(base, next)
+		d.Next = pageURL(base, next, 0)
 	}
 	for _, cp := range list.Completions {
 		row := completionRow{SpanID: cp.SpanID, TraceID: cp.TraceID, StartedAt: cp.StartedAt,
@@ -307,14 +307,6 @@ func (s *server) completions(w http.ResponseWriter, r *http.Request) {
 		d.Rows = append(d.Rows, row)
 	}
 	s.render(w, r, http.StatusOK, "prompt-completions", page{Title: "Completions of " + slug, Nav: "prompts", Data: d})
-}
-
-// withQuery is path with q's query, if any.
-func withQuery(path string, q url.Values) string {
-	if len(q) == 0 {
-		return path
-	}
-	return path + "?" + q.Encode()
 }
 
 func scoreOf(e api.Evaluation) judgeScore {

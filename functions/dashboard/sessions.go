@@ -3,7 +3,6 @@ package dashboard
 import (
 	"net/http"
 	"net/url"
-	"strconv"
 
 	"github.com/plumehq/plume/shared/errs"
 	"github.com/plumehq/plume/shared/trace"
@@ -33,7 +32,7 @@ type sessionsData struct {
 // sessions serves GET /ui/sessions (?offset=): the project's sessions newest first, 50 a page,
 // from the query GET /sessions answers (one index walk, session items only).
 func (s *server) sessions(w http.ResponseWriter, r *http.Request) {
-	offset, err := pageOffset(r)
+	offset, err := offsetOf(r.URL.Query())
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -46,13 +45,7 @@ func (s *server) sessions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d := sessionsData{Truncated: info.Truncated}
-	if len(ss) > sessionsPerPage {
-		ss = ss[:sessionsPerPage]
-		d.Next = withOffset("/ui/sessions", nil, offset+sessionsPerPage)
-	}
-	if offset > 0 {
-		d.Prev = withOffset("/ui/sessions", nil, max(offset-sessionsPerPage, 0))
-	}
+	ss, d.Prev, d.Next = paginate(ss, offset, sessionsPerPage, pathPages("/ui/sessions"))
 	for _, x := range ss {
 		d.Traces += x.TraceCount
 		d.Errors += x.ErrorCount
@@ -84,13 +77,13 @@ func (s *server) sessionPage(w http.ResponseWriter, r *http.Request) {
 	}
 	// Sessions are stored under a UUID: an SDK's session id of another form is named by its
 	// uuid5, as the API derives it, so that the id an application uses finds its session.
-	offset, err := pageOffset(r)
+	offset, err := offsetOf(r.URL.Query())
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	if canonical := trace.SessionIDOf(id); canonical != id {
-		http.Redirect(w, r, withOffset("/ui/sessions/"+url.PathEscape(canonical), r.URL.Query(), offset), http.StatusSeeOther)
+		http.Redirect(w, r, pageURL("/ui/sessions/"+url.PathEscape(canonical), r.URL.Query(), offset), http.StatusSeeOther)
 		return
 	}
 	projectID := sessionOf(r).ProjectID
@@ -109,15 +102,8 @@ func (s *server) sessionPage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	base := "/ui/sessions/" + url.PathEscape(id)
 	d := sessionData{Session: ss[0]}
-	if len(ts) > sessionTracesPerPage {
-		ts = ts[:sessionTracesPerPage]
-		d.Next = withOffset(base, nil, offset+sessionTracesPerPage)
-	}
-	if offset > 0 {
-		d.Prev = withOffset(base, nil, max(offset-sessionTracesPerPage, 0))
-	}
+	ts, d.Prev, d.Next = paginate(ts, offset, sessionTracesPerPage, pathPages("/ui/sessions/"+url.PathEscape(id)))
 	for _, t := range ts {
 		d.Spans += t.SpanCount
 		d.Errors += t.ErrorCount
@@ -129,33 +115,4 @@ func (s *server) sessionPage(w http.ResponseWriter, r *http.Request) {
 		title = n
 	}
 	s.render(w, r, http.StatusOK, "session", page{Title: title, Nav: "sessions", Data: d})
-}
-
-// pageOffset reads ?offset=, a page's first row.
-func pageOffset(r *http.Request) (int, error) {
-	o := r.URL.Query().Get("offset")
-	if o == "" {
-		return 0, nil
-	}
-	n, err := strconv.Atoi(o)
-	if err != nil || n < 0 || n > 1_000_000 {
-		return 0, errs.Invalid("The page offset must be a whole number from 0 to 1000000.")
-	}
-	return n, nil
-}
-
-// withOffset is path?query with the page offset set (left out when 0).
-func withOffset(path string, q url.Values, offset int) string {
-	v := url.Values{}
-	for k, vs := range q {
-		v[k] = vs
-	}
-	v.Del("offset")
-	if offset > 0 {
-		v.Set("offset", strconv.Itoa(offset))
-	}
-	if len(v) == 0 {
-		return path
-	}
-	return path + "?" + v.Encode()
 }

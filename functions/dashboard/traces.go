@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -72,7 +71,7 @@ func (f tracesFilter) query(offset int) string {
 	if f.Sort != "" && f.Sort != "newest" {
 		v.Set("sort", f.Sort)
 	}
-	return withOffset("/ui/traces", v, offset)
+	return pageURL("/ui/traces", v, offset)
 }
 
 func (f tracesFilter) applied() bool {
@@ -126,12 +125,8 @@ func parseTracesFilter(q url.Values) (tracesFilter, error) {
 	if f.from != nil && f.to != nil && !f.from.Before(*f.to) {
 		return f, errs.Invalid("From must be before To.")
 	}
-	if o := q.Get("offset"); o != "" {
-		n, err := strconv.Atoi(o)
-		if err != nil || n < 0 || n > 1_000_000 {
-			return f, errs.Invalid("The page offset must be a whole number from 0 to 1000000.")
-		}
-		f.Offset = n
+	if f.Offset, err = offsetOf(q); err != nil {
+		return f, err
 	}
 	return f, nil
 }
@@ -211,13 +206,7 @@ func (s *server) traces(w http.ResponseWriter, r *http.Request) {
 	if len(f.Tags) < maxTagFilters {
 		d.TagInputs = append(slices.Clip(f.Tags), "")
 	}
-	if len(ts) > tracesPerPage {
-		ts = ts[:tracesPerPage]
-		d.Next = f.query(f.Offset + tracesPerPage)
-	}
-	if f.Offset > 0 {
-		d.Prev = f.query(max(f.Offset-tracesPerPage, 0))
-	}
+	ts, d.Prev, d.Next = paginate(ts, f.Offset, tracesPerPage, f.query)
 	d.Traces, d.First, d.Last = ts, f.Offset+1, f.Offset+len(ts)
 	s.render(w, r, http.StatusOK, "traces", page{Title: "Traces", Nav: "traces", Data: d})
 }
