@@ -91,7 +91,7 @@ type CreateAPIKeyRequest struct {
 	ExpiresAt *time.Time `json:"expires_at,omitempty"`
 }
 
-// CreatedAPIKey answers POST /projects/{project_id}/api-keys (201): the key and its secret.
+// CreatedAPIKey answers POST /projects/{project_id}/api-keys: the key and its secret.
 // This is the only answer that ever holds the secret: Plume stores only its hash.
 type CreatedAPIKey struct {
 	APIKey

@@ -67,7 +67,7 @@ func (s *server) listKeys(w http.ResponseWriter, r *http.Request) {
 }
 
 // createKey serves POST /projects/{project_id}/api-keys (admin keys only): issues a key of the
-// caller's project and answers 201 with its secret, the only time the secret is ever sent.
+// caller's project and answers 200 with its secret, the only time the secret is ever sent.
 func (s *server) createKey(w http.ResponseWriter, r *http.Request) {
 	var req api.CreateAPIKeyRequest
 	if err := web.Decode(w, r, &req, web.DefaultBodyLimit); err != nil {
