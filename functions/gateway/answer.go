@@ -275,12 +275,9 @@ type (
 	wireAnswer struct {
 		ID      string `json:"id"`
 		Choices []struct {
-			Index   int `json:"index"`
-			Message struct {
-				Content   json.RawMessage `json:"content"`
-				ToolCalls []wireToolCall  `json:"tool_calls"`
-			} `json:"message"`
-			FinishReason string `json:"finish_reason"`
+			Index        int         `json:"index"`
+			Message      wireMessage `json:"message"`
+			FinishReason string      `json:"finish_reason"`
 		} `json:"choices"`
 		Usage *Usage          `json:"usage"`
 		Error json.RawMessage `json:"error"`
@@ -288,15 +285,17 @@ type (
 	wireChunk struct {
 		ID      string `json:"id"`
 		Choices []struct {
-			Index int `json:"index"`
-			Delta struct {
-				Content   json.RawMessage `json:"content"`
-				ToolCalls []wireToolCall  `json:"tool_calls"`
-			} `json:"delta"`
-			FinishReason string `json:"finish_reason"`
+			Index        int         `json:"index"`
+			Delta        wireMessage `json:"delta"`
+			FinishReason string      `json:"finish_reason"`
 		} `json:"choices"`
 		Usage *Usage          `json:"usage"`
 		Error json.RawMessage `json:"error"`
+	}
+	// wireMessage is an answer's message, or the part of it a stream's chunk adds (its delta).
+	wireMessage struct {
+		Content   json.RawMessage `json:"content"`
+		ToolCalls []wireToolCall  `json:"tool_calls"`
 	}
 	wireToolCall struct {
 		Index    int `json:"index"`
