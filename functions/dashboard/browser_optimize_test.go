@@ -14,10 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/plumehq/plume/client"
-	"github.com/plumehq/plume/functions/dashboard"
 	"github.com/plumehq/plume/internal/apitest"
 	"github.com/plumehq/plume/internal/browsertest"
-	"github.com/plumehq/plume/shared/ddb"
 	"github.com/plumehq/plume/shared/llm"
 	"github.com/plumehq/plume/shared/llm/fakemodel"
 )
@@ -59,21 +57,14 @@ func TestOptimizeInBrowser(t *testing.T) {
 	a := apitest.New(t, apitest.Options{Models: llm.New(llm.Config{
 		Providers:  map[string]llm.Endpoint{llm.ProviderOpenAI: {BaseURL: models.URL + "/v1", APIKey: "sk-test"}},
 		JudgeModel: "openai/gpt-4o-mini"}, llm.Options{BaseDelay: time.Millisecond})})
-	q, err := a.Env.TraceQueries()
-	require.NoError(t, err)
-	srv := httptest.NewServer(dashboard.NewHandler(dashboard.Deps{
-		Sessions: ddb.NewWebSessionStore(a.Table), Authn: a.Env.Authn(), Keys: a.Auth,
-		Queries: q, Reader: a.Env.Traces(), Prompts: a.Env.Prompts(), API: a.Handler,
-	}))
-	t.Cleanup(srv.Close)
-	f := &fixture{api: a, srv: srv}
+	f := serveDashboard(t, a)
 	content := "You answer support questions. " + xssScript + " " + xssImg + " " + xssLink
 	f.seedOptimizable(t, a.A, "xss-opt", content)
 	rest := f.restClient(t, a.A)
 
 	ctx := browsertest.Start(t, 360, 3*time.Minute)
 	dialogs := browsertest.CountDialogs(ctx)
-	base := srv.URL
+	base := f.srv.URL
 
 	// Sign in from the optimize page, and start a run with the form.
 	require.NoError(t, chromedp.Do(ctx,

@@ -51,8 +51,8 @@ var Function = app.Function{
 			return nil, err
 		}
 		return NewHandler(Deps{
-			Sessions: ddb.NewWebSessionStore(e.Table()), Authn: e.Authn(), Keys: ddb.NewAuthStore(e.Table()),
-			KeyCacheTTL: e.Config.AuthCacheTTL, Queries: q, Reader: e.Traces(), Prompts: e.Prompts(), API: api, Now: e.Now,
+			Sessions: ddb.NewWebSessionStore(e.Table()), Authn: e.Authn(),
+			Queries: q, Reader: e.Traces(), Prompts: e.Prompts(), API: api, Now: e.Now,
 			PromptFeedback: examples, ImageOrigin: origin, PublicURL: e.Config.PublicURL,
 		}), nil
 	},

@@ -226,8 +226,7 @@ type page struct {
 
 // server holds the dashboard's dependencies.
 type server struct {
-	d    Deps
-	keys *keyCheck
+	d Deps
 	// imgOrigin is Deps.ImageOrigin as an origin ("" when it is none); csp is the
 	// Content-Security-Policy of every page, which allows images from it.
 	imgOrigin, csp string
@@ -237,7 +236,7 @@ type server struct {
 
 func newServer(d Deps) *server {
 	origin := imageOrigin(d.ImageOrigin)
-	return &server{d: d, keys: newKeyCheck(d.Keys, d.KeyCacheTTL), imgOrigin: origin, csp: policyWith(origin),
+	return &server{d: d, imgOrigin: origin, csp: policyWith(origin),
 		apiHTTP: &http.Client{Transport: web.InProcess{Handler: d.API}}}
 }
 

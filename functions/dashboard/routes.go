@@ -45,14 +45,10 @@ type SessionStore interface {
 // Deps are what the dashboard is built from.
 type Deps struct {
 	Sessions SessionStore
-	// Authn checks the key of a sign-in, as the API checks a bearer key.
+	// Authn checks the key of a sign-in, as the API checks a bearer key, and the key of a
+	// session on every request (from its cache), so that a revoked or expired key ends its
+	// sessions: the API areas of API share it, so a revocation made here is seen at once.
 	Authn *auth.Authenticator
-	// Keys finds the key a session was started with, on every request, so that a revoked or
-	// expired key ends its sessions.
-	Keys auth.KeyFinder
-	// KeyCacheTTL is how long a key found through Keys is trusted (capped at auth.MaxCacheTTL,
-	// as the API's Authenticator caches): a revocation ends a session within it.
-	KeyCacheTTL time.Duration
 	// Queries are the API's trace queries (GET /traces, GET /spans); Reader the index they
 	// read, for the span tree of a trace (summaries only, no span bodies).
 	Queries *trace.Queries

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/plumehq/plume/shared/auth"
@@ -105,73 +104,27 @@ func checkToken(got, want string) error {
 	return nil
 }
 
-// keyCheck tells whether the key a session was started with still authenticates, trusting an
-// answer for ttl (as the API's Authenticator does), so that a page costs one read of the
-// session and, once a minute, one of the key.
-type keyCheck struct {
-	keys auth.KeyFinder
-	ttl  time.Duration
-
-	mu    sync.Mutex
-	cache map[string]keySeen
-}
-
-type keySeen struct {
-	key     auth.Key
-	fetched time.Time
-}
-
-// maxKeyCacheEntries bounds the cache; past it the cache is cleared rather than grown.
-const maxKeyCacheEntries = 10_000
-
-func newKeyCheck(keys auth.KeyFinder, ttl time.Duration) *keyCheck {
-	return &keyCheck{keys: keys, ttl: min(max(ttl, 0), auth.MaxCacheTTL), cache: map[string]keySeen{}}
-}
-
-// forget drops what the cache knows of the key with id: the next request of one of its sessions
-// reads the key again.
-func (c *keyCheck) forget(keyID string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for hash, seen := range c.cache {
-		if seen.key.ID == keyID {
-			delete(c.cache, hash)
-		}
-	}
-}
-
-// usable returns the key's role when the session's key exists, is the session's, and is
-// neither revoked nor expired at now; else an errs.CodeUnauthenticated error.
-func (c *keyCheck) usable(ctx context.Context, ws ddb.WebSession, now time.Time) (auth.Role, error) {
-	c.mu.Lock()
-	seen, ok := c.cache[ws.KeyHash]
-	c.mu.Unlock()
-	if !ok || now.Sub(seen.fetched) >= c.ttl {
-		key, err := c.keys.KeyByHash(ctx, ws.KeyHash)
-		if errs.Is(err, errs.CodeNotFound) {
-			return "", errs.Unauthenticated("the API key of this session no longer exists")
-		}
-		if err != nil {
-			return "", err
-		}
-		seen = keySeen{key: key, fetched: now}
-		if c.ttl > 0 {
-			c.mu.Lock()
-			if len(c.cache) >= maxKeyCacheEntries {
-				clear(c.cache)
-			}
-			c.cache[ws.KeyHash] = seen
-			c.mu.Unlock()
-		}
-	}
-	if seen.key.ID != ws.KeyID || seen.key.ProjectID != ws.ProjectID {
+// usableKey returns the role of the key a session was started with, when that key still exists,
+// is the session's, and is neither revoked nor expired at now; else an errs.CodeUnauthenticated
+// error. The key is read through the API's Authenticator (Deps.Authn), which the API areas of
+// this process share: its cache makes a page cost one read of the key a minute, and a key
+// revoked in this process (Forget) ends its sessions here at once.
+func (s *server) usableKey(ctx context.Context, ws ddb.WebSession, now time.Time) (auth.Role, error) {
+	key, err := s.d.Authn.Key(ctx, ws.KeyHash)
+	if errs.Is(err, errs.CodeUnauthenticated) {
 		return "", errs.Unauthenticated("the API key of this session no longer exists")
 	}
-	role := cmp.Or(seen.key.Role, auth.DefaultRole)
+	if err != nil {
+		return "", err
+	}
+	if key.ID != ws.KeyID || key.ProjectID != ws.ProjectID {
+		return "", errs.Unauthenticated("the API key of this session no longer exists")
+	}
+	role := cmp.Or(key.Role, auth.DefaultRole)
 	if !auth.Members.Allows(role) {
 		return "", errs.Unauthenticated("the API key of this session may no longer read the project")
 	}
-	return role, seen.key.Usable(now)
+	return role, key.Usable(now)
 }
 
 // readForm reads a form body (at most maxFormBytes): the dashboard's POSTs are HTML forms, and
@@ -240,7 +193,7 @@ func (s *server) load(r *http.Request) (session, error) {
 	if err != nil {
 		return sess, err
 	}
-	role, err := s.keys.usable(r.Context(), ws, now)
+	role, err := s.usableKey(r.Context(), ws, now)
 	if err != nil {
 		if errs.Is(err, errs.CodeUnauthenticated) {
 			// The key is gone: so is the session, whatever its expiry.

@@ -268,9 +268,6 @@ func (s *server) revokeKey(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	// The key's sessions end in this process at once (its own included, when an admin revokes
-	// the key they signed in with); in others within the key cache's lifetime.
-	s.keys.forget(id)
 	http.Redirect(w, r, "/ui/settings#keys", http.StatusSeeOther)
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/plumehq/plume/internal/apitest"
 	"github.com/plumehq/plume/shared/auth"
+	"github.com/plumehq/plume/shared/config"
 )
 
 // issueKey issues a key of role in project straight into the store and returns its secret and
@@ -283,7 +284,7 @@ func TestSettingsFeedbackLinks(t *testing.T) {
 // TestRevokeOwnKeyEndsSession: an admin who revokes, through the settings page, the key they
 // signed in with is signed out at the next page, though this process caches keys for a minute.
 func TestRevokeOwnKeyEndsSession(t *testing.T) {
-	f := serveDashboardCaching(t, apitest.New(t, apitest.Options{}), time.Minute)
+	f := serveDashboard(t, apitest.New(t, apitest.Options{Config: func(c *config.Config) { c.AuthCacheTTL = time.Minute }}))
 	secret, id := f.issueKey(t, f.api.A.ProjectID, auth.RoleAdmin) // A's first key stays: not the last admin
 	b := f.browser(t)
 	token := b.signIn(t, secret)

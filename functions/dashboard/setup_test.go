@@ -17,6 +17,7 @@ import (
 
 	"github.com/plumehq/plume/functions/dashboard"
 	"github.com/plumehq/plume/internal/apitest"
+	"github.com/plumehq/plume/shared/config"
 	"github.com/plumehq/plume/shared/ddb"
 )
 
@@ -30,19 +31,12 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	return serveDashboard(t, apitest.New(t, apitest.Options{}))
+	return serveDashboard(t, apitest.New(t, apitest.Options{Config: func(c *config.Config) { c.AuthCacheTTL = 0 }}))
 }
 
 // serveDashboard serves the dashboard over api's table and REST handler, as
 // dashboard.Function builds it.
 func serveDashboard(t *testing.T, api *apitest.API) *fixture {
-	t.Helper()
-	return serveDashboardCaching(t, api, 0)
-}
-
-// serveDashboardCaching is serveDashboard with the sessions' keys cached for ttl, as deployed
-// (serveDashboard reads the key on every request).
-func serveDashboardCaching(t *testing.T, api *apitest.API, ttl time.Duration) *fixture {
 	t.Helper()
 	q, err := api.Env.TraceQueries()
 	require.NoError(t, err)
@@ -51,9 +45,9 @@ func serveDashboardCaching(t *testing.T, api *apitest.API, ttl time.Duration) *f
 	origin, err := dashboard.AttachmentOrigin(t.Context(), api.Blobs)
 	require.NoError(t, err)
 	h := dashboard.NewHandler(dashboard.Deps{
-		Sessions: ddb.NewWebSessionStore(api.Table), Authn: api.Env.Authn(), Keys: api.Auth,
+		Sessions: ddb.NewWebSessionStore(api.Table), Authn: api.Env.Authn(),
 		Queries: q, Reader: api.Env.Traces(), Prompts: api.Env.Prompts(), API: api.Handler,
-		PromptFeedback: examples, ImageOrigin: origin, KeyCacheTTL: ttl,
+		PromptFeedback: examples, ImageOrigin: origin,
 	})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)

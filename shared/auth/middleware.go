@@ -32,6 +32,9 @@ type Authenticator struct {
 
 	mu    sync.Mutex
 	cache map[string]cachedKey
+	// forgets counts Forget calls: a lookup that read its key before a Forget does not cache
+	// it after, where it would trust a revoked key again for a ttl.
+	forgets uint64
 }
 
 type cachedKey struct {
@@ -74,10 +77,19 @@ func (a *Authenticator) Authenticate(ctx context.Context, header string) (Princi
 	return Principal{ProjectID: key.ProjectID, KeyID: key.ID, User: key.User, Role: role}, nil
 }
 
+// Key returns the key whose secret hashes to hash as Authenticate finds it (from the cache while
+// fresh), without checking that it is usable: for a server that checks later requests against a
+// key it authenticated earlier (a dashboard session), so that Forget ends that key's use in this
+// process too. An unknown key is an errs.CodeUnauthenticated error.
+func (a *Authenticator) Key(ctx context.Context, hash string) (Key, error) {
+	return a.lookup(ctx, hash)
+}
+
 func (a *Authenticator) lookup(ctx context.Context, hash string) (Key, error) {
 	now := a.now()
 	a.mu.Lock()
 	c, ok := a.cache[hash]
+	forgets := a.forgets
 	a.mu.Unlock()
 	if ok && now.Sub(c.fetched) < a.ttl {
 		return c.key, nil
@@ -94,7 +106,9 @@ func (a *Authenticator) lookup(ctx context.Context, hash string) (Key, error) {
 		if len(a.cache) >= maxCacheEntries {
 			clear(a.cache)
 		}
-		a.cache[hash] = cachedKey{key: key, fetched: now}
+		if a.forgets == forgets {
+			a.cache[hash] = cachedKey{key: key, fetched: now}
+		}
 		a.mu.Unlock()
 	}
 	return key, nil
@@ -106,6 +120,7 @@ func (a *Authenticator) lookup(ctx context.Context, hash string) (Key, error) {
 func (a *Authenticator) Forget(hash string) {
 	a.mu.Lock()
 	delete(a.cache, hash)
+	a.forgets++
 	a.mu.Unlock()
 }
 

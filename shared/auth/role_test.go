@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -234,4 +235,44 @@ func TestDelegate(t *testing.T) {
 			}
 		})
 	}
+}
+
+// gatedKeys answers KeyByHash once release is closed (saying on started that a read began, the
+// first time), counting the reads.
+type gatedKeys struct {
+	key      Key
+	started  chan struct{}
+	release  chan struct{}
+	reads    *int
+	announce *sync.Once
+}
+
+func (g gatedKeys) KeyByHash(context.Context, string) (Key, error) {
+	g.announce.Do(func() { close(g.started) })
+	<-g.release
+	*g.reads++
+	return g.key, nil
+}
+
+// TestForgetDuringLookup: a key read while Forget runs is not cached (it may be the key just
+// revoked), and Key reads through the same cache as Authenticate.
+func TestForgetDuringLookup(t *testing.T) {
+	reads := 0
+	g := gatedKeys{key: Key{ID: "k", ProjectID: project, Role: RoleAdmin}, started: make(chan struct{}),
+		release: make(chan struct{}), reads: &reads, announce: &sync.Once{}}
+	a := NewAuthenticator(g, time.Minute)
+	done := make(chan error)
+	go func() {
+		_, err := a.Key(context.Background(), "h")
+		done <- err
+	}()
+	<-g.started
+	a.Forget("h") // revoked while the read is in flight
+	close(g.release)
+	require.NoError(t, <-done)
+	for range 2 {
+		_, err := a.Key(context.Background(), "h")
+		require.NoError(t, err)
+	}
+	assert.Equal(t, 2, reads, "the read in flight at Forget was not cached; the next one was")
 }
