@@ -7,7 +7,6 @@ import (
 	"net/http"
 
 	"github.com/plumehq/plume/client"
-	"github.com/plumehq/plume/shared/auth"
 	"github.com/plumehq/plume/shared/errs"
 	"github.com/plumehq/plume/shared/web"
 )
@@ -23,7 +22,7 @@ const inProcessBase = "http://api.in-process"
 
 // api returns a client of the REST API for the request's session, and the context to make its
 // calls with: the session's project, and its key's role checked by the API's router as any
-// key's (auth.Delegate).
+// key's (auth.Authenticator.Delegate).
 func (s *server) api(r *http.Request) (*client.Client, context.Context) {
 	sess := sessionOf(r)
 	c, err := client.New(
@@ -39,7 +38,7 @@ func (s *server) api(r *http.Request) (*client.Client, context.Context) {
 	if err != nil {
 		panic(err) // every option is fixed above
 	}
-	return c, auth.Delegate(r.Context(), sess.principal())
+	return c, s.d.Authn.Delegate(r.Context(), sess.principal())
 }
 
 // apiError is err as the dashboard shows it: a client error keeps the API's code and message.

@@ -41,7 +41,7 @@ type session struct {
 }
 
 // principal is the session as the API's caller: the dashboard calls the API in-process on
-// behalf of the session's key, with its project and role (auth.Delegate).
+// behalf of the session's key, with its project and role (auth.Authenticator.Delegate).
 func (s session) principal() auth.Principal {
 	return auth.Principal{ProjectID: s.ProjectID, KeyID: s.KeyID, User: s.User, Role: s.Role}
 }

@@ -181,13 +181,22 @@ func FromContext(ctx context.Context) (Principal, bool) {
 
 type delegatedKey struct{}
 
+// delegation is a caller that a server of this process authenticated itself, made by an
+// Authenticator (Delegate) and taken only by that Authenticator's Middleware.
+type delegation struct {
+	by *Authenticator
+	p  Principal
+}
+
 // Delegate returns ctx carrying p as the caller of the requests it is used for in this process:
-// a server that authenticated the person itself (the dashboard's session, whose key it checked)
-// calls the API's handlers in-process on their behalf. Middleware takes p without an
-// Authorization header; the Router's role and project checks apply to p as to any key. Only Go
-// code in this process can set a context value: a request from the network cannot carry one.
-func Delegate(ctx context.Context, p Principal) context.Context {
-	return context.WithValue(ctx, delegatedKey{}, p)
+// a server that authenticated the person itself (the dashboard's session, whose key it checked
+// with a) calls the API's handlers in-process on their behalf. a's Middleware takes p without
+// an Authorization header; the Router's role and project checks apply to p as to any key.
+// Only Go code in this process can set a context value, so a request from the network cannot
+// carry one; and only code given the process's Authenticator (by the composition root) can
+// make one its Middleware takes: a delegation made by another Authenticator is ignored.
+func (a *Authenticator) Delegate(ctx context.Context, p Principal) context.Context {
+	return context.WithValue(ctx, delegatedKey{}, delegation{by: a, p: p})
 }
 
 // RequireProject returns the caller's project id, or a forbidden error when projectID (taken

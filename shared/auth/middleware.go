@@ -128,11 +128,11 @@ func (a *Authenticator) Forget(hash string) {
 const Challenge = `Bearer realm="plume"`
 
 // Middleware authenticates every request it passes on; others get the 401 error answer. A
-// request made in-process on behalf of a caller (Delegate) is that caller's.
+// request made in-process on behalf of a caller by a.Delegate is that caller's.
 func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if p, ok := r.Context().Value(delegatedKey{}).(Principal); ok {
-			next.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), p)))
+		if d, ok := r.Context().Value(delegatedKey{}).(delegation); ok && d.by == a {
+			next.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), d.p)))
 			return
 		}
 		p, err := a.Authenticate(r.Context(), r.Header.Get("Authorization"))

@@ -200,7 +200,8 @@ func TestRouterAccessMisuse(t *testing.T) {
 // TestDelegate: a request made in-process on behalf of a principal needs no Authorization
 // header, and the Router checks that principal's role and project as it checks a key's.
 func TestDelegate(t *testing.T) {
-	rt := NewRouter(NewAuthenticator(roleKeys{}, 0))
+	authn := NewAuthenticator(roleKeys{}, 0)
+	rt := NewRouter(authn)
 	ok := func(w http.ResponseWriter, r *http.Request) {
 		p, _ := FromContext(r.Context())
 		_, _ = w.Write([]byte(p.KeyID))
@@ -225,7 +226,7 @@ func TestDelegate(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := httptest.NewRequest(http.MethodGet, tt.path, nil)
 			if tt.p != nil {
-				r = r.WithContext(Delegate(r.Context(), *tt.p))
+				r = r.WithContext(authn.Delegate(r.Context(), *tt.p))
 			}
 			w := httptest.NewRecorder()
 			rt.ServeHTTP(w, r)
@@ -235,6 +236,15 @@ func TestDelegate(t *testing.T) {
 			}
 		})
 	}
+
+	t.Run("made by another Authenticator", func(t *testing.T) {
+		admin := Principal{ProjectID: project, KeyID: "k1", Role: RoleAdmin}
+		r := httptest.NewRequest(http.MethodGet, "/keys", nil)
+		r = r.WithContext(NewAuthenticator(roleKeys{}, 0).Delegate(r.Context(), admin))
+		w := httptest.NewRecorder()
+		rt.ServeHTTP(w, r)
+		assert.Equal(t, http.StatusUnauthorized, w.Code, "only the Router's own Authenticator delegates")
+	})
 }
 
 // gatedKeys answers KeyByHash once release is closed (saying on started that a read began, the
