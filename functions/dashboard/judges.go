@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/shared/errs"
 	"github.com/plumehq/plume/shared/judge"
@@ -454,37 +456,46 @@ func (s *server) judgePage(r *http.Request, j api.Judge, q url.Values) (judgePag
 	if q := filter.query(filter.Page).Encode(); q != "" {
 		d.Back = "?" + q
 	}
-	if d.Versions, err = c.JudgeVersions(ctx, j.ID); err != nil {
-		return d, err
-	}
-	list, err := s.d.Prompts.List(r.Context(), sessionOf(r).ProjectID)
-	if err != nil {
-		return d, err
-	}
-	for _, p := range list {
-		if !slices.Contains(j.LinkedPrompts, p.Slug) {
-			d.Prompts = append(d.Prompts, p.Slug)
+	// The parts are independent reads, each filling its own fields of d: made at once, the page
+	// takes as long as its slowest part (the weekly chart), not as long as all of them.
+	var g errgroup.Group
+	g.Go(func() (err error) {
+		d.Versions, err = c.JudgeVersions(ctx, j.ID)
+		return err
+	})
+	g.Go(func() error {
+		list, err := s.d.Prompts.List(r.Context(), sessionOf(r).ProjectID)
+		for _, p := range list {
+			if !slices.Contains(j.LinkedPrompts, p.Slug) {
+				d.Prompts = append(d.Prompts, p.Slug)
+			}
 		}
-	}
-	if err := s.judgeEvaluations(r, j, filter, apiQuery, local, &d); err != nil {
-		return d, err
-	}
-	if d.Perf, err = c.JudgePerformance(ctx, j.ID, time.Time{}, time.Time{}); err != nil {
-		return d, err
-	}
-	d.PerfFigures = perfFigures(d.Perf)
-	for _, c := range d.Perf.Criteria {
-		d.Criteria = append(d.Criteria, criterionRow{Key: c.Key, N: strconv.Itoa(c.Verdict.N), Accuracy: percent(c.Verdict.Accuracy),
-			Kappa: decimal(c.Verdict.Kappa), TPR: percent(c.Verdict.TruePositiveRate), TNR: percent(c.Verdict.TrueNegativeRate),
-			MAE: decimal(c.Score.MeanAbsoluteError)})
-	}
-	runs, err := c.JudgeOptimizationRuns(ctx, j.ID, judgeRunsShown+1, 0)
-	if err != nil {
-		return d, err
-	}
-	d.Runs, _, _ = runRows(runs[:min(len(runs), judgeRunsShown)], "", 0)
-	d.MoreRuns = len(runs) > judgeRunsShown
-	if d.Chart, err = s.perfChart(r, j.ID); err != nil {
+		return err
+	})
+	g.Go(func() error { return s.judgeEvaluations(r, j, filter, apiQuery, local, &d) })
+	g.Go(func() (err error) {
+		if d.Perf, err = c.JudgePerformance(ctx, j.ID, time.Time{}, time.Time{}); err != nil {
+			return err
+		}
+		d.PerfFigures = perfFigures(d.Perf)
+		for _, c := range d.Perf.Criteria {
+			d.Criteria = append(d.Criteria, criterionRow{Key: c.Key, N: strconv.Itoa(c.Verdict.N), Accuracy: percent(c.Verdict.Accuracy),
+				Kappa: decimal(c.Verdict.Kappa), TPR: percent(c.Verdict.TruePositiveRate), TNR: percent(c.Verdict.TrueNegativeRate),
+				MAE: decimal(c.Score.MeanAbsoluteError)})
+		}
+		return nil
+	})
+	g.Go(func() error {
+		runs, err := c.JudgeOptimizationRuns(ctx, j.ID, judgeRunsShown+1, 0)
+		d.Runs, _, _ = runRows(runs[:min(len(runs), judgeRunsShown)], "", 0)
+		d.MoreRuns = len(runs) > judgeRunsShown
+		return err
+	})
+	g.Go(func() (err error) {
+		d.Chart, err = s.perfChart(r, j.ID)
+		return err
+	})
+	if err := g.Wait(); err != nil {
 		return d, err
 	}
 	d.Charted = slices.ContainsFunc(d.Chart, func(p perfPoint) bool { return p.Has })
