@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/shared/errs"
@@ -362,17 +363,20 @@ func (s *server) spanDetail(r *http.Request, traceID, spanID string, full bool) 
 		d.FeedbackURL = d.SpanURL + "/feedback"
 	}
 
-	// Attachments (their presigned URLs) and feedback come from the REST API; a failure there
-	// leaves a note, not an error page: the span itself was read. The span's record lists its
-	// attachments, so a span without any (most) costs no attachments request, which would
-	// read the span's record again.
+	// Attachments (their presigned URLs) and feedback come from the REST API, read at once; a
+	// failure there leaves a note, not an error page: the span itself was read. The span's
+	// record lists its attachments, so a span without any (most) costs no attachments request,
+	// which would read the span's record again.
 	c, ctx := s.api(r)
+	var wg sync.WaitGroup
 	if len(sp.Attachments) > 0 {
-		if list, err := c.Attachments(ctx, spanID); err != nil {
-			d.AttachmentsNote = readNote(r, "attachments", err)
-		} else {
-			d.Attachments = s.attachments(list)
-		}
+		wg.Go(func() {
+			if list, err := c.Attachments(ctx, spanID); err != nil {
+				d.AttachmentsNote = readNote(r, "attachments", err)
+			} else {
+				d.Attachments = s.attachments(list)
+			}
+		})
 	}
 	if fb, err := c.UnifiedFeedback(ctx, api.EntitySpan, spanID); err != nil {
 		d.FeedbackNote = readNote(r, "feedback", err)
@@ -386,6 +390,7 @@ func (s *server) spanDetail(r *http.Request, traceID, spanID string, full bool) 
 			}
 		}
 	}
+	wg.Wait()
 	return d, nil
 }
 
