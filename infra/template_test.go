@@ -57,6 +57,19 @@ type policyCase struct {
 	// listPrefixes are exactly the s3:prefix values (StringLike) that s3:ListBucket, granted
 	// on the whole bucket, is restricted to: a grant without that condition lists everything.
 	listPrefixes []string
+	// keys are, by action, the partitions it is confined to: every Allow statement granting
+	// it must allow exactly keys[action].allow (dynamodb:LeadingKeys, ForAllValues:StringLike)
+	// and a Deny statement of it must take back exactly keys[action].deny (ForAnyValue).
+	keys map[string]keyScope
+}
+
+// keyScope is the partition key patterns an action is allowed on, and those taken back.
+type keyScope struct{ allow, deny []string }
+
+// deletesInProject confines DeleteItem to the items of the project's own partition
+// (P#<project id>: price overrides), none of the partitions under it, and allow's others.
+func deletesInProject(allow ...string) map[string]keyScope {
+	return map[string]keyScope{"dynamodb:DeleteItem": {allow: append(allow, "P#*"), deny: []string{"P#*#*"}}}
 }
 
 // functionCases holds every function of template.yaml, by logical id. The list of functions is
@@ -133,6 +146,7 @@ var functionCases = map[string]functionCase{
 			},
 			// Prices and API keys only: no S3, no Scan, no batch reads or writes.
 			forbidden: []string{"dynamodb:Scan", "dynamodb:BatchGetItem", "dynamodb:BatchWriteItem", "s3:"},
+			keys:      deletesInProject(),
 		},
 	},
 	"JudgesFunction": {
@@ -250,6 +264,7 @@ var functionCases = map[string]functionCase{
 				"s3:PutObject":  {"${Bucket.Arn}/backfills/*"},
 			},
 			listPrefixes: []string{"attachments/*"},
+			keys:         deletesInProject("WEBSESSION#*"),
 		},
 	},
 	"EvaluatorFunction": {
@@ -478,6 +493,29 @@ Properties:
 			want:  []string{"s3:ListBucket needs a StringLike s3:prefix condition"},
 		},
 		{
+			name: "a delete of any partition",
+			change: func(t *testing.T, tpl map[string]any, _ *string, _ map[string]functionCase) {
+				policies := mapAt(functionResource(tpl, "DashboardFunction"), "Properties")["Policies"].([]any)
+				for _, s := range policies[0].(map[string]any)["Statement"].([]any) {
+					if st := s.(map[string]any); st["Sid"] == "DashboardDeletes" {
+						delete(st, "Condition")
+					}
+				}
+			},
+			check: all,
+			want:  []string{"the partitions DashboardFunction may dynamodb:DeleteItem"},
+		},
+		{
+			name: "a delete below a project",
+			change: func(t *testing.T, tpl map[string]any, _ *string, _ map[string]functionCase) {
+				policies := mapAt(functionResource(tpl, "SettingsFunction"), "Properties")["Policies"].([]any)
+				doc := policies[0].(map[string]any)
+				doc["Statement"] = slices.DeleteFunc(doc["Statement"].([]any), func(s any) bool { return s.(map[string]any)["Effect"] == "Deny" })
+			},
+			check: all,
+			want:  []string{"the partitions SettingsFunction must not dynamodb:DeleteItem"},
+		},
+		{
 			name: "a SAM policy template",
 			change: func(t *testing.T, tpl map[string]any, _ *string, _ map[string]functionCase) {
 				mapAt(functionResource(tpl, "JudgesFunction"), "Properties")["Policies"] = parseYAML(t, `[{DynamoDBCrudPolicy: {TableName: !Ref Table}}]`)
@@ -678,6 +716,28 @@ func checkPolicy(t checkT, tpl map[string]any, cases map[string]functionCase, id
 		assert.Contains(t, tt.s3, a, "%s is granted %s: list its resources in functionCases", id, a)
 	}
 	assert.ElementsMatch(t, tt.listPrefixes, listPrefixes, "prefixes %s may list", id)
+	for action, scope := range tt.keys {
+		for i, st := range statements(t, props["Policies"], "Allow") {
+			if slices.Contains(stringsOf(st["Action"]), action) {
+				assert.ElementsMatch(t, scope.allow, leadingKeys(st, "ForAllValues:StringLike"),
+					"statement %d: the partitions %s may %s", i, id, action)
+			}
+		}
+		var denied []string
+		for _, st := range statements(t, props["Policies"], "Deny") {
+			if slices.Contains(stringsOf(st["Action"]), action) {
+				denied = append(denied, leadingKeys(st, "ForAnyValue:StringLike")...)
+			}
+		}
+		assert.ElementsMatch(t, scope.deny, denied, "the partitions %s must not %s", id, action)
+	}
+}
+
+// leadingKeys are the dynamodb:LeadingKeys patterns of st's condition op.
+func leadingKeys(st map[string]any, op string) []string {
+	cond, _ := st["Condition"].(map[string]any)
+	keys, _ := cond[op].(map[string]any)
+	return stringsOf(keys["dynamodb:LeadingKeys"])
 }
 
 func TestTemplateLint(t *testing.T) {
@@ -919,6 +979,13 @@ func routeKey(props map[string]any) string {
 // and managed policies are opaque here, so they fail the test.
 func allowStatements(t checkT, policies any) []map[string]any {
 	t.Helper()
+	return statements(t, policies, "Allow")
+}
+
+// statements returns the statements of effect (Allow or Deny) of a SAM function's Policies,
+// as allowStatements reads them.
+func statements(t checkT, policies any, effect string) []map[string]any {
+	t.Helper()
 	list, ok := policies.([]any)
 	require.True(t, ok, "Policies must be a list of inline policy documents, got %T", policies)
 	var out []map[string]any
@@ -935,7 +1002,7 @@ func allowStatements(t checkT, policies any) []map[string]any {
 		for _, s := range stmts {
 			st, ok := s.(map[string]any)
 			require.True(t, ok, "policy %d: statement is not a mapping: %v", i, s)
-			if st["Effect"] == "Allow" {
+			if st["Effect"] == effect {
 				out = append(out, st)
 			}
 		}

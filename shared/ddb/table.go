@@ -26,8 +26,9 @@ type API interface {
 	PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
 	UpdateItem(context.Context, *dynamodb.UpdateItemInput, ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
 	TransactWriteItems(context.Context, *dynamodb.TransactWriteItemsInput, ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error)
-	// DeleteItem is used by the settings area (price overrides) and, inside transactions, by
-	// the heals of trace and session aggregates (the pending deltas they apply).
+	// DeleteItem is used by the settings area (price overrides), the dashboard's sign-out (its
+	// session) and, inside transactions, by the heals of trace and session aggregates (the
+	// pending deltas they apply).
 	DeleteItem(context.Context, *dynamodb.DeleteItemInput, ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error)
 }
 
