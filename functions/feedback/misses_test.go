@@ -17,7 +17,7 @@ import (
 // than feedback.MaxUnknownTokens of them in a minute is answered 429 without a read (issue 11);
 // another client, and the valid link, are not affected.
 func TestUnknownTokensAreLimited(t *testing.T) {
-	f := newPageFixture(t, apitest.Options{LinkRate: 1 << 30}, "Fine.")
+	f := newPageFixture(t, apitest.Options{LinkRate: 1 << 30, Clock: apitest.MinuteStart()}, "Fine.")
 	open := func(token, addr string) *httptest.ResponseRecorder {
 		req := httptest.NewRequest("GET", "/f/"+token, nil)
 		req.RemoteAddr = addr

@@ -66,7 +66,8 @@ type Options struct {
 	LinkRate int
 	// Config changes the configuration the API is built from (attachment hosts, limits ...).
 	Config func(*config.Config)
-	// Clock, when set, is the time the tracing service reads.
+	// Clock, when set, is the time the Env's services read (app.WithClock): the tracing
+	// service, feedback links, the gateway's limits.
 	Clock func() time.Time
 	// Faults puts a fault proxy (internal/faultproxy) between the API and DynamoDB Local, and
 	// another between the API and S3 (API.DDBFaults, API.S3Faults). Their clients make at most
@@ -80,6 +81,15 @@ type Options struct {
 	// Optimizer, when set, changes the in-process optimizer worker (which runs only with
 	// Models) before it serves the runs' queue.
 	Optimizer func(*optimizer.Worker)
+}
+
+// MinuteStart returns a clock (Options.Clock) that runs as the wall clock does from the start
+// of the next minute: a test of a per-minute limit has a whole minute before its count rolls
+// over, however slow the machine.
+func MinuteStart() func() time.Time {
+	start := time.Now()
+	base := start.Truncate(time.Minute).Add(time.Minute)
+	return func() time.Time { return base.Add(time.Since(start)) }
 }
 
 // faultAttempts is how many times the faulted clients send a request: once, and one retry.

@@ -229,7 +229,7 @@ func (e *Env) Feedback() *feedback.Service { return feedback.NewService(e.Feedba
 // unknown tokens per client, so it is shared.
 func (e *Env) FeedbackLinks() *feedback.Links {
 	return e.links.get(func() *feedback.Links {
-		return feedback.NewLinks(ddb.NewLinkStore(e.table), e.Config.FeedbackLinkRate)
+		return feedback.NewLinks(ddb.NewLinkStore(e.table), e.Config.FeedbackLinkRate, e.now)
 	})
 }
 

@@ -92,12 +92,16 @@ type Links struct {
 	misses missLimiter
 }
 
-// NewLinks returns the link service; perMinute <= 0 means DefaultLinkRate.
-func NewLinks(store LinkStore, perMinute int) *Links {
+// NewLinks returns the link service; perMinute <= 0 means DefaultLinkRate. It reads the time
+// from now (time.Now when nil): the links' expiry and the minutes their uses are counted in.
+func NewLinks(store LinkStore, perMinute int, now func() time.Time) *Links {
 	if perMinute <= 0 {
 		perMinute = DefaultLinkRate
 	}
-	return &Links{store: store, rate: perMinute, now: time.Now}
+	if now == nil {
+		now = time.Now
+	}
+	return &Links{store: store, rate: perMinute, now: now}
 }
 
 // Create makes a link for a prompt of projectID and returns it with its token, which is shown

@@ -327,43 +327,46 @@ func testContextEnds(t *testing.T, bin string) {
 	t.Run("caller gives up", func(t *testing.T) {
 		t.Parallel()
 		emu := start(t, lambdaemu.Config{Binary: bin})
-		ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+		invoke(t, emu, `{}`) // the process is up and asking for events
+		// The caller gives up a second into an event the function takes three to answer.
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
 		defer cancel()
-		timed(t, time.Second, func() {
-			_, err := emu.Invoke(ctx, []byte(`{"sleep_ms":500}`))
+		timed(t, prompt, func() {
+			_, err := emu.Invoke(ctx, []byte(`{"sleep_ms":3000}`))
 			require.ErrorIs(t, err, context.DeadlineExceeded)
-			assert.ErrorContains(t, err, "abandoned")
+			assert.ErrorContains(t, err, "abandoned waiting for the function")
 		})
 		// The function finishes the abandoned event, then serves the next one.
 		r := invoke(t, emu, `{"after":true}`)
-		assert.Equal(t, int64(2), r.Seq)
+		assert.Equal(t, int64(3), r.Seq)
 		assert.JSONEq(t, `{"after":true}`, string(r.Echo))
 	})
 
 	t.Run("cancelled while queued", func(t *testing.T) {
 		t.Parallel()
 		emu := start(t, lambdaemu.Config{Binary: bin})
+		invoke(t, emu, `{}`) // the process is up and asking for events
 		first := make(chan error, 1)
 		go func() {
-			_, err := emu.Invoke(t.Context(), []byte(`{"sleep_ms":1000}`))
+			_, err := emu.Invoke(t.Context(), []byte(`{"sleep_ms":3000}`))
 			first <- err
 		}()
-		time.Sleep(100 * time.Millisecond) // let the first call take the environment
+		time.Sleep(500 * time.Millisecond) // let the first call take the environment
 		ctx, cancel := context.WithCancel(t.Context())
 		time.AfterFunc(100*time.Millisecond, cancel)
-		timed(t, 500*time.Millisecond, func() {
+		timed(t, prompt, func() {
 			_, err := emu.Invoke(ctx, []byte(`{}`))
 			require.ErrorIs(t, err, context.Canceled)
 			assert.ErrorContains(t, err, "waiting for earlier invocations")
 		})
 		require.NoError(t, <-first)
-		assert.Equal(t, int64(2), invoke(t, emu, `{}`).Seq, "the cancelled event never reached the function")
+		assert.Equal(t, int64(3), invoke(t, emu, `{}`).Seq, "the cancelled event never reached the function")
 	})
 
 	t.Run("invocation timeout", func(t *testing.T) {
 		t.Parallel()
 		emu := start(t, lambdaemu.Config{Binary: bin, Timeout: 200 * time.Millisecond})
-		timed(t, time.Second, func() {
+		timed(t, prompt, func() {
 			_, err := emu.Invoke(t.Context(), []byte(`{"sleep_ms":2000}`))
 			require.ErrorIs(t, err, context.DeadlineExceeded)
 			assert.ErrorContains(t, err, "timed out after 200ms")
@@ -460,7 +463,7 @@ func testNoLeaks(t *testing.T, bin string) {
 			_, _ = emu.Invoke(ctx, []byte(tt.payload)) // any outcome will do
 			require.NoError(t, emu.Close())
 			// Polled here: assert.Eventually would count its own goroutines.
-			for end := time.Now().Add(time.Second); runtime.NumGoroutine() > before && time.Now().Before(end); {
+			for end := time.Now().Add(10 * time.Second); runtime.NumGoroutine() > before && time.Now().Before(end); {
 				time.Sleep(10 * time.Millisecond)
 			}
 			if after := runtime.NumGoroutine(); after > before {
