@@ -338,3 +338,29 @@ func TestEnsurePinnedConcurrent(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, winner.ID, prod.ID)
 }
+
+// TestEnsurePinnedInvalid: a pin that could never be made is refused before anything is
+// written.
+func TestEnsurePinnedInvalid(t *testing.T) {
+	svc, _, counter := newPromptService(t)
+	ctx := context.Background()
+	project := uuid.NewString()
+
+	tests := []struct {
+		name     string
+		tag      string
+		expected int
+	}{
+		{"latest is reserved", "latest", 0},
+		{"bad tag", "Not A Tag!", 0},
+		{"negative expected version", "production", -1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			counter.Reset()
+			_, _, err := svc.EnsurePinned(ctx, project, "p", prompt.EnsureInput{Content: ptr("text")}, tt.tag, tt.expected, "u")
+			assert.Equal(t, errs.CodeInvalid, errs.CodeOf(err), "error: %v", err)
+			assert.Zero(t, counter.Total(), "no request")
+		})
+	}
+}
