@@ -7,10 +7,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/plumehq/plume/internal/faultproxy"
 	"github.com/plumehq/plume/shared/ddb"
 	"github.com/plumehq/plume/shared/ddb/ddbtest"
 	"github.com/plumehq/plume/shared/errs"
@@ -363,4 +366,37 @@ func TestEnsurePinnedInvalid(t *testing.T) {
 			assert.Zero(t, counter.Total(), "no request")
 		})
 	}
+}
+
+// TestEnsurePinnedAnswerLost: the transaction of a pinned ensure takes effect but its answer is
+// lost, and the SDK sends it again with the same client request token, which DynamoDB answers
+// as the first attempt: the pinned ensure succeeds, with one version, pinned.
+func TestEnsurePinnedAnswerLost(t *testing.T) {
+	client, _, table := ddbtest.NewTable(t)
+	p := faultproxy.New(t, ddbtest.Endpoint(t))
+	viaProxy := dynamodb.New(client.Options(), func(o *dynamodb.Options) {
+		o.BaseEndpoint = aws.String(p.URL())
+	})
+	svc := prompt.NewService(ddb.NewPromptStore(ddb.NewTable(viaProxy, table)))
+	ctx := context.Background()
+	project := uuid.NewString()
+	_, _, err := svc.Ensure(ctx, project, "p", prompt.EnsureInput{Content: ptr("one")}, "u")
+	require.NoError(t, err)
+	_, err = svc.Pin(ctx, project, "p", "production", 1, "u")
+	require.NoError(t, err)
+	p.Reset()
+	p.Fail(faultproxy.Rule{Op: "TransactWriteItems", Fault: faultproxy.DropAfterForward})
+
+	v, res, err := svc.EnsurePinned(ctx, project, "p", prompt.EnsureInput{Content: ptr("two")}, "production", 1, "u")
+	require.NoError(t, err)
+	assert.Equal(t, 2, v.Number)
+	assert.Equal(t, 2, res.Tag.Version)
+	assert.Equal(t, 1, res.Previous)
+	assert.Equal(t, 2, p.Count("TransactWriteItems"), "the first attempt, then the SDK's retry")
+	versions, err := svc.Versions(ctx, project, "p")
+	require.NoError(t, err)
+	assert.Len(t, versions, 2)
+	prod, err := svc.Get(ctx, project, "p", prompt.Selector{Tag: "production"})
+	require.NoError(t, err)
+	assert.Equal(t, v.ID, prod.ID)
 }
