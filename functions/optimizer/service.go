@@ -37,10 +37,12 @@ type Runs interface {
 // Prompts reads, creates and pins prompt versions (prompt.Service).
 type Prompts interface {
 	Get(ctx context.Context, projectID, slug string, sel prompt.Selector) (prompt.Resolved, error)
-	Ensure(ctx context.Context, projectID, slug string, in prompt.EnsureInput, by string) (prompt.Version, bool, error)
-	// PinIfAt pins tag at version n if it points at version expected (nowhere when 0), in the
-	// same write: a deploy never overwrites a pin made since its preview.
-	PinIfAt(ctx context.Context, projectID, slug, tag string, n, expected int, by string) (prompt.PinResult, error)
+	// EnsurePinned ensures the version of the content and pins tag at it if the tag points at
+	// version expected (nowhere when 0), checked in the write that pins: a deploy never
+	// overwrites a pin made since its preview. A new version is created in that same write, so
+	// a refused deploy leaves no new version behind (it would be latest, which SDKs serve by
+	// default).
+	EnsurePinned(ctx context.Context, projectID, slug string, in prompt.EnsureInput, tag string, expected int, by string) (prompt.Version, prompt.PinResult, error)
 }
 
 // Judges reads judges (ddb.JudgeStore).
@@ -407,8 +409,9 @@ type Deployment struct {
 // production still serves the version the preview saw (checked in the pin's own write). A
 // deploy repeated with the same receipt finds production on the candidate and changes nothing.
 // Nothing is written before the reads' checks pass; a pin made by someone else between those
-// reads and this pin is a 409 with the candidate's version created (it is then the prompt's
-// latest) and production unchanged.
+// reads and this pin is a 409 that changes nothing: a new version of the candidate is written
+// in one transaction with the pin, so it is not created (and latest does not move) when the
+// pin is refused.
 func (s *Service) Deploy(ctx context.Context, projectID, runID, receipt, user string) (Deployment, error) {
 	r, err := s.runs.Run(ctx, projectID, runID)
 	if err != nil {
@@ -451,11 +454,8 @@ func (s *Service) Deploy(ctx context.Context, projectID, runID, receipt, user st
 	case current != rec.ProductionVersion:
 		return Deployment{}, errs.Conflict("production serves version %d, not the version %d it served at the preview: preview the deploy again", current, rec.ProductionVersion)
 	}
-	v, _, err := s.prompts.Ensure(ctx, projectID, r.Target.Slug, prompt.EnsureInput{Content: &content, ModelID: r.Baseline.Model}, user)
-	if err != nil {
-		return Deployment{}, err
-	}
-	pin, err := s.prompts.PinIfAt(ctx, projectID, r.Target.Slug, ProductionTag, v.Number, rec.ProductionVersion, user)
+	in := prompt.EnsureInput{Content: &content, ModelID: r.Baseline.Model}
+	v, pin, err := s.prompts.EnsurePinned(ctx, projectID, r.Target.Slug, in, ProductionTag, rec.ProductionVersion, user)
 	if err != nil {
 		return Deployment{}, err
 	}

@@ -28,7 +28,9 @@ import (
 //
 // Requests per operation: get latest 1 Query; get by number 1 BatchGetItem; get by tag 1
 // BatchGetItem + 1 GetItem; ensure of existing content 1 BatchGetItem + 1 GetItem; ensure of new
-// content 1 BatchGetItem + 1 TransactWriteItems (4 items), plus one of each per lost race.
+// content 1 BatchGetItem + 1 TransactWriteItems (4 items), plus one of each per lost race; pin
+// 1 GetItem + 1 PutItem; pinned ensure of existing content 1 BatchGetItem + 1 GetItem + 1
+// PutItem; pinned ensure of new content 1 BatchGetItem + 1 TransactWriteItems (5 items).
 type PromptStore struct{ t *Table }
 
 var _ prompt.Store = (*PromptStore)(nil)
@@ -124,11 +126,50 @@ func versionsOf(projectID, slug string) expression.KeyConditionBuilder {
 
 func promptNotFound(slug string) error { return errs.NotFound("prompt %q not found", slug) }
 
-// EnsureVersion implements prompt.Store. The new version, its hash guard, its id pointer and
-// the head's counter are written in one transaction conditioned on the hash being new and the
-// counter being unchanged since it was read; a lost race reads again and either finds the
-// winner's version (same content) or takes the next number.
+// EnsureVersion implements prompt.Store with ensure.
 func (s *PromptStore) EnsureVersion(ctx context.Context, v prompt.Version) (prompt.Version, bool, error) {
+	return s.ensure(ctx, v, nil)
+}
+
+// EnsureVersionPinned implements prompt.Store. A new version is written by ensure with the tag
+// as one more item of its transaction, under PinTag's condition, so a tag that moved cancels
+// the version too. Content that has a version already is pinned as PinTag pins it, the version
+// being read already.
+func (s *PromptStore) EnsureVersionPinned(ctx context.Context, v prompt.Version, t prompt.Tag, expected int) (prompt.Version, prompt.Tag, int, error) {
+	stored, created, err := s.ensure(ctx, v, &pin{tag: t, expected: expected})
+	if err != nil {
+		return prompt.Version{}, prompt.Tag{}, 0, err
+	}
+	t.Version, t.VersionID = stored.Number, stored.ID
+	if created {
+		// The condition held and no tag can point at a version not yet written: the tag was at
+		// expected.
+		return stored, t, expected, nil
+	}
+	pinned, previous, err := s.putTag(ctx, v.ProjectID, v.Slug, t, &expected)
+	if err != nil {
+		return prompt.Version{}, prompt.Tag{}, 0, err
+	}
+	return stored, pinned, previous, nil
+}
+
+// pin is a tag to point at a new version in the transaction that writes it: the tag's name,
+// UpdatedAt and UpdatedBy, and PinTag's precondition.
+type pin struct {
+	tag      prompt.Tag
+	expected int
+}
+
+// pinItem is the index of the pin's write in putNewVersion's transaction.
+const pinItem = 4
+
+// ensure returns the version of slug whose content hash is v.ContentHash, or writes v as the
+// next one, with p (if any) in the same transaction. The new version, its hash guard, its id
+// pointer and the head's counter are written in one transaction conditioned on the hash being
+// new and the counter being unchanged since it was read; a lost race reads again and either
+// finds the winner's version (same content) or takes the next number. A failed condition on
+// the pin is PinTag's conflict.
+func (s *PromptStore) ensure(ctx context.Context, v prompt.Version, p *pin) (prompt.Version, bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, ensureTimeout)
 	defer cancel()
 	pk := promptPK(v.ProjectID, v.Slug)
@@ -152,9 +193,12 @@ func (s *PromptStore) EnsureVersion(ctx context.Context, v prompt.Version) (prom
 				return prompt.Version{}, false, fmt.Errorf("decode prompt head: %w", err)
 			}
 		}
-		created, err := s.putNewVersion(ctx, head, v)
+		created, err := s.putNewVersion(ctx, head, v, p)
 		if err == nil {
 			return created, true, nil
+		}
+		if raw, failed := failedCondition(err, pinItem); p != nil && failed {
+			return prompt.Version{}, false, s.pinConflict(ctx, pk, v.Slug, p.tag.Name, p.expected, raw)
 		}
 		if !isContention(err) {
 			return prompt.Version{}, false, fmt.Errorf("ensure %q: %w", v.Slug, storageErr("put version", err))
@@ -165,8 +209,9 @@ func (s *PromptStore) EnsureVersion(ctx context.Context, v prompt.Version) (prom
 	}
 }
 
-// putNewVersion writes v as the version after head (nil: the prompt's first version).
-func (s *PromptStore) putNewVersion(ctx context.Context, head *promptHead, v prompt.Version) (prompt.Version, error) {
+// putNewVersion writes v as the version after head (nil: the prompt's first version), and p
+// (if any) as item pinItem of the same transaction.
+func (s *PromptStore) putNewVersion(ctx context.Context, head *promptHead, v prompt.Version, p *pin) (prompt.Version, error) {
 	pk := promptPK(v.ProjectID, v.Slug)
 	v.Number = 1
 	headCond := expression.AttributeNotExists(expression.Name(infra.AttrPK))
@@ -206,7 +251,7 @@ func (s *PromptStore) putNewVersion(ctx context.Context, head *promptHead, v pro
 		return prompt.Version{}, err
 	}
 	notExists := aws.String("attribute_not_exists(PK)")
-	_, err = s.t.api.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+	writes := []types.TransactWriteItem{
 		{Put: &types.Put{TableName: &s.t.name, Item: guardAV, ConditionExpression: notExists}},
 		{Update: &types.Update{
 			TableName: &s.t.name, Key: key(pk, skPrompt),
@@ -215,7 +260,25 @@ func (s *PromptStore) putNewVersion(ctx context.Context, head *promptHead, v pro
 		}},
 		{Put: &types.Put{TableName: &s.t.name, Item: versionAV, ConditionExpression: notExists}},
 		{Put: &types.Put{TableName: &s.t.name, Item: pointerAV, ConditionExpression: notExists}},
-	}})
+	}
+	if p != nil {
+		t := p.tag
+		t.Version, t.VersionID = v.Number, v.ID
+		tagAV, err := marshal(toTagItem(pk, t))
+		if err != nil {
+			return prompt.Version{}, err
+		}
+		cond, err := pinExpression(p.expected, v.Number)
+		if err != nil {
+			return prompt.Version{}, err
+		}
+		writes = append(writes, types.TransactWriteItem{Put: &types.Put{
+			TableName: &s.t.name, Item: tagAV, ConditionExpression: cond.Condition(),
+			ExpressionAttributeNames: cond.Names(), ExpressionAttributeValues: cond.Values(),
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+		}})
+	}
+	_, err = s.t.api.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: writes})
 	if err != nil {
 		return prompt.Version{}, err
 	}
@@ -356,15 +419,22 @@ func (s *PromptStore) PinTag(ctx context.Context, projectID, slug string, t prom
 		return prompt.Tag{}, 0, err
 	}
 	t.VersionID = v.ID
-	item, err := marshal(tagItem{PK: pk, SK: tagSK(t.Name), Name: t.Name, Number: t.Version, VersionID: v.ID, UpdatedAt: t.UpdatedAt, UpdatedBy: t.UpdatedBy})
+	return s.putTag(ctx, projectID, slug, t, expected)
+}
+
+// putTag writes tag t, which names its version (Version and VersionID), with PinTag's
+// precondition when expected is given, and returns it and the version it pointed at before.
+func (s *PromptStore) putTag(ctx context.Context, projectID, slug string, t prompt.Tag, expected *int) (prompt.Tag, int, error) {
+	pk := promptPK(projectID, slug)
+	item, err := marshal(toTagItem(pk, t))
 	if err != nil {
 		return prompt.Tag{}, 0, err
 	}
 	in := &dynamodb.PutItemInput{TableName: &s.t.name, Item: item, ReturnValues: types.ReturnValueAllOld}
 	if expected != nil {
-		expr, err := expression.NewBuilder().WithCondition(pinCondition(*expected, t.Version)).Build()
+		expr, err := pinExpression(*expected, t.Version)
 		if err != nil {
-			return prompt.Tag{}, 0, fmt.Errorf("build pin condition: %w", err)
+			return prompt.Tag{}, 0, err
 		}
 		in.ConditionExpression = expr.Condition()
 		in.ExpressionAttributeNames, in.ExpressionAttributeValues = expr.Names(), expr.Values()
@@ -385,6 +455,20 @@ func (s *PromptStore) PinTag(ctx context.Context, projectID, slug string, t prom
 		}
 	}
 	return t, old.Number, nil
+}
+
+// toTagItem is the item of tag t of the prompt in partition pk.
+func toTagItem(pk string, t prompt.Tag) tagItem {
+	return tagItem{PK: pk, SK: tagSK(t.Name), Name: t.Name, Number: t.Version, VersionID: t.VersionID, UpdatedAt: t.UpdatedAt, UpdatedBy: t.UpdatedBy}
+}
+
+// pinExpression is pinCondition, built.
+func pinExpression(expected, target int) (expression.Expression, error) {
+	expr, err := expression.NewBuilder().WithCondition(pinCondition(expected, target)).Build()
+	if err != nil {
+		return expression.Expression{}, fmt.Errorf("build pin condition: %w", err)
+	}
+	return expr, nil
 }
 
 // pinCondition holds when the tag points at expected (0: the tag does not exist) or already at

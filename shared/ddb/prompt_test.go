@@ -7,10 +7,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/plumehq/plume/internal/faultproxy"
 	"github.com/plumehq/plume/shared/ddb"
 	"github.com/plumehq/plume/shared/ddb/ddbtest"
 	"github.com/plumehq/plume/shared/errs"
@@ -203,4 +206,197 @@ func TestBindModelUpdatesPointer(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, got.ModelID)
 	assert.WithinDuration(t, time.Now(), got.UpdatedAt, time.Minute)
+}
+
+// TestEnsurePinned: a pinned ensure of new content writes the version and the pin in one
+// transaction, so a tag that moved refuses both (no new version, latest where it was); content
+// that has a version already is pinned under the same precondition, without a new version.
+func TestEnsurePinned(t *testing.T) {
+	svc, _, counter := newPromptService(t)
+	ctx := context.Background()
+
+	tests := []struct {
+		name      string
+		content   string
+		tag       string
+		expected  int
+		wantErr   string // the conflict's message; empty: success
+		want      int    // the version pinned
+		previous  int
+		versions  int // how many versions the prompt has after
+		wantCalls map[string]int
+	}{
+		{name: "new content, tag at expected", content: "three", tag: "production", expected: 1,
+			want: 3, previous: 1, versions: 3, wantCalls: map[string]int{"BatchGetItem": 1, "TransactWriteItems": 1}},
+		{name: "new content, new tag", content: "three", tag: "staging", expected: 0,
+			want: 3, previous: 0, versions: 3, wantCalls: map[string]int{"BatchGetItem": 1, "TransactWriteItems": 1}},
+		{name: "new content, tag elsewhere", content: "three", tag: "production", expected: 2,
+			wantErr: `tag "production" of prompt "p" is at version 1 (expected it to be at version 2)`, versions: 2},
+		{name: "new content, tag expected not to exist", content: "three", tag: "production", expected: 0,
+			wantErr: `tag "production" of prompt "p" is at version 1 (expected it not to exist)`, versions: 2},
+		{name: "new content, tag expected but missing", content: "three", tag: "staging", expected: 1,
+			wantErr: `tag "staging" of prompt "p" does not exist (expected it to be at version 1)`, versions: 2},
+		{name: "existing content, tag at expected", content: "two", tag: "production", expected: 1,
+			want: 2, previous: 1, versions: 2, wantCalls: map[string]int{"BatchGetItem": 1, "GetItem": 1, "PutItem": 1}},
+		{name: "existing content, tag there already", content: "one", tag: "production", expected: 2,
+			want: 1, previous: 1, versions: 2},
+		{name: "existing content, tag elsewhere", content: "two", tag: "production", expected: 2,
+			wantErr: `tag "production" of prompt "p" is at version 1 (expected it to be at version 2)`, versions: 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// Versions 1 ("one") and 2 ("two"), production at 1.
+			project := uuid.NewString()
+			for _, c := range []string{"one", "two"} {
+				_, _, err := svc.Ensure(ctx, project, "p", prompt.EnsureInput{Content: ptr(c)}, "u")
+				require.NoError(t, err)
+			}
+			_, err := svc.Pin(ctx, project, "p", "production", 1, "u")
+			require.NoError(t, err)
+			before, err := svc.Tags(ctx, project, "p")
+			require.NoError(t, err)
+
+			counter.Reset()
+			v, res, err := svc.EnsurePinned(ctx, project, "p", prompt.EnsureInput{Content: ptr(tt.content)}, tt.tag, tt.expected, "u2")
+			calls := counter.Counts()
+
+			if tt.wantErr != "" {
+				require.Error(t, err)
+				assert.Equal(t, errs.CodeConflict, errs.CodeOf(err), "error: %v", err)
+				assert.EqualError(t, err, "conflict: "+tt.wantErr)
+				after, err := svc.Tags(ctx, project, "p")
+				require.NoError(t, err)
+				assert.Equal(t, before, after, "latest and every tag where they were")
+			} else {
+				require.NoError(t, err)
+				assert.Equal(t, tt.content, v.Content)
+				assert.Equal(t, tt.want, v.Number)
+				assert.Equal(t, prompt.PinResult{Tag: prompt.Tag{Name: tt.tag, Version: tt.want, VersionID: v.ID, UpdatedAt: res.Tag.UpdatedAt, UpdatedBy: "u2"},
+					Slug: "p", Previous: tt.previous}, res)
+				served, err := svc.Get(ctx, project, "p", prompt.Selector{Tag: tt.tag})
+				require.NoError(t, err)
+				assert.Equal(t, v.ID, served.ID)
+			}
+			if tt.wantCalls != nil {
+				assert.Equal(t, tt.wantCalls, calls)
+			}
+			versions, err := svc.Versions(ctx, project, "p")
+			require.NoError(t, err)
+			assert.Len(t, versions, tt.versions)
+			latest, err := svc.Latest(ctx, project, "p")
+			require.NoError(t, err)
+			assert.Equal(t, tt.versions, latest.Number)
+			_, err = svc.ByHash(ctx, project, "p", prompt.Hash(tt.content))
+			if tt.versions == 2 && tt.content == "three" {
+				assert.Equal(t, errs.CodeNotFound, errs.CodeOf(err), "a refused pin leaves no version of its content: %v", err)
+			} else {
+				assert.NoError(t, err)
+			}
+		})
+	}
+}
+
+// TestEnsurePinnedConcurrent: deploys of different contents racing from the same production
+// version: exactly one creates its version and pins it; the others are refused and create
+// nothing, so the numbers stay gap-free.
+func TestEnsurePinnedConcurrent(t *testing.T) {
+	svc, _, _ := newPromptService(t)
+	ctx := context.Background()
+	project := uuid.NewString()
+	_, _, err := svc.Ensure(ctx, project, "p", prompt.EnsureInput{Content: ptr("base")}, "u")
+	require.NoError(t, err)
+	_, err = svc.Pin(ctx, project, "p", "production", 1, "u")
+	require.NoError(t, err)
+
+	const n = 20
+	var wg sync.WaitGroup
+	results := make([]error, n)
+	pinned := make([]prompt.Version, n)
+	for i := range n {
+		wg.Go(func() {
+			pinned[i], _, results[i] = svc.EnsurePinned(ctx, project, "p", prompt.EnsureInput{Content: ptr(fmt.Sprintf("candidate %d", i))}, "production", 1, "u")
+		})
+	}
+	wg.Wait()
+
+	var winner prompt.Version
+	wins := 0
+	for i, err := range results {
+		if err == nil {
+			wins++
+			winner = pinned[i]
+			continue
+		}
+		assert.Equal(t, errs.CodeConflict, errs.CodeOf(err), "caller %d: %v", i, err)
+	}
+	require.Equal(t, 1, wins, "exactly one deploy wins")
+	versions, err := svc.Versions(ctx, project, "p")
+	require.NoError(t, err)
+	assert.Len(t, versions, 2, "the winner's version and no other")
+	latest, err := svc.Latest(ctx, project, "p")
+	require.NoError(t, err)
+	assert.Equal(t, len(versions), latest.Number, "gap-free")
+	assert.Equal(t, winner.ID, latest.ID)
+	prod, err := svc.Get(ctx, project, "p", prompt.Selector{Tag: "production"})
+	require.NoError(t, err)
+	assert.Equal(t, winner.ID, prod.ID)
+}
+
+// TestEnsurePinnedInvalid: a pin that could never be made is refused before anything is
+// written.
+func TestEnsurePinnedInvalid(t *testing.T) {
+	svc, _, counter := newPromptService(t)
+	ctx := context.Background()
+	project := uuid.NewString()
+
+	tests := []struct {
+		name     string
+		tag      string
+		expected int
+	}{
+		{"latest is reserved", "latest", 0},
+		{"bad tag", "Not A Tag!", 0},
+		{"negative expected version", "production", -1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			counter.Reset()
+			_, _, err := svc.EnsurePinned(ctx, project, "p", prompt.EnsureInput{Content: ptr("text")}, tt.tag, tt.expected, "u")
+			assert.Equal(t, errs.CodeInvalid, errs.CodeOf(err), "error: %v", err)
+			assert.Zero(t, counter.Total(), "no request")
+		})
+	}
+}
+
+// TestEnsurePinnedAnswerLost: the transaction of a pinned ensure takes effect but its answer is
+// lost, and the SDK sends it again with the same client request token, which DynamoDB answers
+// as the first attempt: the pinned ensure succeeds, with one version, pinned.
+func TestEnsurePinnedAnswerLost(t *testing.T) {
+	client, _, table := ddbtest.NewTable(t)
+	p := faultproxy.New(t, ddbtest.Endpoint(t))
+	viaProxy := dynamodb.New(client.Options(), func(o *dynamodb.Options) {
+		o.BaseEndpoint = aws.String(p.URL())
+	})
+	svc := prompt.NewService(ddb.NewPromptStore(ddb.NewTable(viaProxy, table)))
+	ctx := context.Background()
+	project := uuid.NewString()
+	_, _, err := svc.Ensure(ctx, project, "p", prompt.EnsureInput{Content: ptr("one")}, "u")
+	require.NoError(t, err)
+	_, err = svc.Pin(ctx, project, "p", "production", 1, "u")
+	require.NoError(t, err)
+	p.Reset()
+	p.Fail(faultproxy.Rule{Op: "TransactWriteItems", Fault: faultproxy.DropAfterForward})
+
+	v, res, err := svc.EnsurePinned(ctx, project, "p", prompt.EnsureInput{Content: ptr("two")}, "production", 1, "u")
+	require.NoError(t, err)
+	assert.Equal(t, 2, v.Number)
+	assert.Equal(t, 2, res.Tag.Version)
+	assert.Equal(t, 1, res.Previous)
+	assert.Equal(t, 2, p.Count("TransactWriteItems"), "the first attempt, then the SDK's retry")
+	versions, err := svc.Versions(ctx, project, "p")
+	require.NoError(t, err)
+	assert.Len(t, versions, 2)
+	prod, err := svc.Get(ctx, project, "p", prompt.Selector{Tag: "production"})
+	require.NoError(t, err)
+	assert.Equal(t, v.ID, prod.ID)
 }

@@ -262,6 +262,21 @@ func cancellationCodes(err error) []string {
 	return codes
 }
 
+// failedCondition returns the item of a cancelled transaction's i-th write when that write's
+// condition failed (nil when the endpoint did not return it, as DynamoDB Local may not), and
+// whether it failed.
+func failedCondition(err error, i int) (map[string]types.AttributeValue, bool) {
+	var tc *types.TransactionCanceledException
+	if !errors.As(err, &tc) || i >= len(tc.CancellationReasons) {
+		return nil, false
+	}
+	r := tc.CancellationReasons[i]
+	if aws.ToString(r.Code) != "ConditionalCheckFailed" {
+		return nil, false
+	}
+	return r.Item, true
+}
+
 // isContention reports whether a write failed only because another writer got there first or
 // at the same time, so that reading again and retrying can succeed.
 func isContention(err error) bool {

@@ -20,6 +20,12 @@ type Store interface {
 	// as the next version number when there is none (created is then true). Numbers are
 	// gap-free and unique under any concurrency; the new version becomes latest.
 	EnsureVersion(ctx context.Context, v Version) (stored Version, created bool, err error)
+	// EnsureVersionPinned is EnsureVersion that also points tag t (its Name, UpdatedAt and
+	// UpdatedBy) at the version, under PinTag's precondition with expected, and returns the tag
+	// and the version it pointed at before. A new version is created only together with its
+	// pin: when the tag is elsewhere, it returns PinTag's errs.CodeConflict and creates nothing,
+	// so latest does not move. Content that has a version already is pinned as PinTag pins it.
+	EnsureVersionPinned(ctx context.Context, v Version, t Tag, expected int) (stored Version, pinned Tag, previous int, err error)
 	// VersionByHash returns the version of slug with the content hash.
 	VersionByHash(ctx context.Context, projectID, slug, hash string) (Version, error)
 	// LatestVersion returns the newest version of slug.
@@ -72,6 +78,26 @@ func (s *Service) Ensure(ctx context.Context, projectID, slug string, in EnsureI
 		return Version{}, false, err
 	}
 	return s.store.EnsureVersion(ctx, v)
+}
+
+// EnsurePinned is Ensure and PinIfAt of the version in one: the version of the content, new or
+// existing, is pinned as tag if the tag points at version expected (nowhere when 0) or at the
+// version already. A new version is created only together with its pin, so a refused pin
+// (errs.CodeConflict, naming the tag's current version) leaves no new version behind and
+// latest where it was. Errors: those of Ensure and PinIfAt.
+func (s *Service) EnsurePinned(ctx context.Context, projectID, slug string, in EnsureInput, tag string, expected int, by string) (Version, PinResult, error) {
+	v, err := PrepareVersion(projectID, slug, in, by, s.now())
+	if err != nil {
+		return Version{}, PinResult{}, err
+	}
+	if err := checkPin(tag, &expected); err != nil {
+		return Version{}, PinResult{}, err
+	}
+	stored, t, prev, err := s.store.EnsureVersionPinned(ctx, v, Tag{Name: tag, UpdatedAt: v.CreatedAt, UpdatedBy: by}, expected)
+	if err != nil {
+		return Version{}, PinResult{}, err
+	}
+	return stored, PinResult{Tag: t, Slug: slug, Previous: prev}, nil
 }
 
 // PrepareVersion validates an ensure input and returns the version it would create: content
@@ -210,21 +236,29 @@ func (s *Service) Pin(ctx context.Context, projectID, slug, tag string, n int, b
 // pin succeeds. Errors: errs.CodeConflict (naming the tag's current version) when the tag is
 // elsewhere, errs.CodeInvalid for a negative expected, and those of Pin.
 func (s *Service) PinIfAt(ctx context.Context, projectID, slug, tag string, n, expected int, by string) (PinResult, error) {
-	if expected < 0 {
-		return PinResult{}, errs.Invalid("expected_version must be 0 (the tag must not exist) or a version number, not %d", expected)
-	}
 	return s.pin(ctx, projectID, slug, tag, n, &expected, by)
+}
+
+// checkPin validates a tag to pin and, if given, where it must point now.
+func checkPin(tag string, expected *int) error {
+	if err := ValidateTag(tag); err != nil {
+		return err
+	}
+	if tag == LatestTag {
+		return errs.Invalid("the tag %q is reserved: it always follows the newest version", LatestTag)
+	}
+	if expected != nil && *expected < 0 {
+		return errs.Invalid("expected_version must be 0 (the tag must not exist) or a version number, not %d", *expected)
+	}
+	return nil
 }
 
 func (s *Service) pin(ctx context.Context, projectID, slug, tag string, n int, expected *int, by string) (PinResult, error) {
 	if err := ValidateSlug(slug); err != nil {
 		return PinResult{}, err
 	}
-	if err := ValidateTag(tag); err != nil {
+	if err := checkPin(tag, expected); err != nil {
 		return PinResult{}, err
-	}
-	if tag == LatestTag {
-		return PinResult{}, errs.Invalid("the tag %q is reserved: it always follows the newest version", LatestTag)
 	}
 	if err := ValidateNumber(n); err != nil {
 		return PinResult{}, err
