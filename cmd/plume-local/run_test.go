@@ -50,8 +50,8 @@ func startLocal(t *testing.T, env map[string]string) (string, <-chan error) {
 		cancel()
 		select {
 		case <-done:
-		case <-time.After(10 * time.Second):
-			t.Error("plume-local did not stop within 10 s")
+		case <-time.After(time.Minute):
+			t.Error("plume-local did not stop within a minute")
 		}
 	})
 	running := regexp.MustCompile(`Plume is running at (http://\S+)`)
@@ -202,7 +202,7 @@ func TestPlumeLocalSweeps(t *testing.T) {
 		require.NoError(c, err)
 		require.Len(c, traces, 1)
 		assert.Equal(c, 1, traces[0].SpanCount)
-	}, 10*time.Second, 50*time.Millisecond, "no sweep applied the trace")
+	}, time.Minute, 50*time.Millisecond, "no sweep applied the trace")
 }
 
 func TestPlumeLocalRejectsBadSweepInterval(t *testing.T) {

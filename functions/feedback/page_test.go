@@ -182,7 +182,7 @@ func TestPageInBrowser(t *testing.T) {
 	f := newPageFixture(t, apitest.Options{}, "Your refund was sent on Monday.", script)
 	expired := f.createLink(t, pageSlug, map[string]any{"expires_in_hours": 0.0003}) // about a second
 	started := time.Now()
-	ctx := browsertest.Start(t, 1280, 30*time.Second)
+	ctx := browsertest.Start(t, 1280, 2*time.Minute)
 
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Navigate(f.link.URL),
