@@ -25,6 +25,7 @@ type seeded struct {
 	prompt   string // the child is an llm span of this prompt
 	session  string // session id
 	tags     map[string]string
+	steps    int // more child spans, beside the one every trace has
 }
 
 // seedTraces posts the traces to tenant's project and returns their ids and their child spans'
@@ -56,6 +57,9 @@ func (f *fixture) seedTraces(t *testing.T, tenant apitest.Tenant, traces ...seed
 			root["trace_tags"] = s.tags
 		}
 		spans = append(spans, root, child)
+		for range s.steps {
+			spans = append(spans, span(uuid.NewString(), traceID, rootID, "more", s.start, s.duration/4))
+		}
 	}
 	f.api.MustDo(t, "POST", "/spans", tenant.Key, spans)
 	return traceIDs, childIDs

@@ -28,6 +28,23 @@ var traceSorts = []traceSort{
 	{Key: "oldest", Label: "Oldest first", ascending: true},
 	{Key: "duration", Label: "Longest first", by: "duration_ms"},
 	{Key: "cost", Label: "Most expensive first", by: "cost"},
+	{Key: "spans", Label: "Most spans first", by: "span_count"},
+	{Key: "name", Label: "Name A to Z", by: "name", ascending: true},
+}
+
+// traceRanges are the traces page's range filters, in the order the form shows them: a
+// duration in milliseconds and a cost in US dollars, each from and to (inclusive), as GET
+// /traces takes them (duration_min ... cost_max).
+var traceRanges = []traceRange{
+	{Key: "duration_min", Label: "Duration at least", Unit: "ms"},
+	{Key: "duration_max", Label: "Duration at most", Unit: "ms"},
+	{Key: "cost_min", Label: "Cost at least", Unit: "USD"},
+	{Key: "cost_max", Label: "Cost at most", Unit: "USD"},
+}
+
+// traceRange is a range filter of the traces page; Value is what the form shows (as given).
+type traceRange struct {
+	Key, Label, Unit, Value string
 }
 
 // timeInput is the value format of an <input type="datetime-local" step="1">, read as UTC;
@@ -39,16 +56,20 @@ const (
 
 // tracesFilter is the filter of the traces page, read from and written to its query string so
 // that a filtered page is a shareable URL: name, status, tag (key=value, repeated), from and to
-// (UTC, datetime-local or ISO 8601), sort and offset.
+// (UTC, datetime-local or ISO 8601), the ranges of traceRanges, sort and offset.
 type tracesFilter struct {
 	Name, Status string
 	Tags         []string // key=value, as given
 	From, To     string   // as given, trimmed
-	Sort         string   // a traceSorts key; "" is newest
-	Offset       int
+	// Ranges are traceRanges with the values given (trimmed; "" is none).
+	Ranges []traceRange
+	Sort   string // a traceSorts key; "" is newest
+	Offset int
 
 	tags     map[string]string
 	from, to *time.Time
+	// bounds are the values of Ranges, nil where none is given.
+	bounds [4]*float64
 }
 
 func (f tracesFilter) query(offset int) string {
@@ -68,6 +89,11 @@ func (f tracesFilter) query(offset int) string {
 	if f.To != "" {
 		v.Set("to", f.To)
 	}
+	for _, r := range f.Ranges {
+		if r.Value != "" {
+			v.Set(r.Key, r.Value)
+		}
+	}
 	if f.Sort != "" && f.Sort != "newest" {
 		v.Set("sort", f.Sort)
 	}
@@ -75,7 +101,8 @@ func (f tracesFilter) query(offset int) string {
 }
 
 func (f tracesFilter) applied() bool {
-	return f.Name != "" || f.Status != "" || len(f.Tags) > 0 || f.From != "" || f.To != "" || f.Sort != "" && f.Sort != "newest"
+	return f.Name != "" || f.Status != "" || len(f.Tags) > 0 || f.From != "" || f.To != "" || f.Sort != "" && f.Sort != "newest" ||
+		slices.ContainsFunc(f.Ranges, func(r traceRange) bool { return r.Value != "" })
 }
 
 // parseTracesFilter reads the page's query string; a value it cannot use is an errs.Invalid
@@ -90,7 +117,24 @@ func parseTracesFilter(q url.Values) (tracesFilter, error) {
 		return f, errs.Invalid("Status must be one of ok, error or unset.")
 	}
 	if f.Sort != "" && !slices.ContainsFunc(traceSorts, func(s traceSort) bool { return s.Key == f.Sort }) {
-		return f, errs.Invalid("Sort must be one of newest, oldest, duration or cost.")
+		return f, errs.Invalid("Sort must be one of newest, oldest, duration, cost, spans or name.")
+	}
+	f.Ranges = slices.Clone(traceRanges)
+	for i := range f.Ranges {
+		r := &f.Ranges[i]
+		if r.Value = strings.TrimSpace(q.Get(r.Key)); r.Value == "" {
+			continue
+		}
+		n, ok := parseNumber(r.Value)
+		if !ok || n < 0 {
+			return f, errs.Invalid("%s (%s) must be a number from 0, not %q.", r.Label, r.Unit, r.Value)
+		}
+		f.bounds[i] = &n
+	}
+	for i := 0; i < len(f.bounds); i += 2 { // each from and its to
+		if lo, hi := f.bounds[i], f.bounds[i+1]; lo != nil && hi != nil && *lo > *hi {
+			return f, errs.Invalid("%s must not be more than %s.", f.Ranges[i].Label, strings.ToLower(f.Ranges[i+1].Label))
+		}
 	}
 	for _, t := range q["tag"] {
 		if t = strings.TrimSpace(t); t == "" {
@@ -170,7 +214,7 @@ type tracesData struct {
 }
 
 // traces serves GET /ui/traces: the project's traces, 50 a page, filtered by name, status,
-// tags and creation time and sorted as chosen, through the query GET /traces answers (one
+// tags, creation time, duration and cost and sorted as chosen, through the query GET /traces answers (one
 // index walk of at most trace.MaxAggregateScan traces).
 func (s *server) traces(w http.ResponseWriter, r *http.Request) {
 	f, err := parseTracesFilter(r.URL.Query())
@@ -184,6 +228,7 @@ func (s *server) traces(w http.ResponseWriter, r *http.Request) {
 	}
 	tq := trace.TraceQuery{Status: f.Status, Common: trace.Common{
 		Limit: tracesPerPage + 1, Offset: f.Offset, Tags: f.tags, CreatedAfter: f.from, CreatedBefore: f.to,
+		DurationMin: f.bounds[0], DurationMax: f.bounds[1], CostMin: f.bounds[2], CostMax: f.bounds[3],
 		SortBy: sort.by, Ascending: sort.ascending,
 	}}
 	if f.Name != "" {

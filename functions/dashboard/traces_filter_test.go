@@ -29,8 +29,8 @@ func TestTracesFilters(t *testing.T) {
 	mid := time.Now().UTC() // between the creation of prod and of the others
 	f.seedTraces(t, f.api.A,
 		seeded{name: "dev", start: now.Add(-time.Hour), duration: 5 * time.Second, cost: 0.3, failed: true,
-			tags: map[string]string{"env": "dev", "user": "alice"}},
-		seeded{name: "untagged", start: now.Add(-30 * time.Minute), duration: 3 * time.Second, cost: 0.2},
+			tags: map[string]string{"env": "dev", "user": "alice"}, steps: 3},
+		seeded{name: "untagged", start: now.Add(-30 * time.Minute), duration: 3 * time.Second, cost: 0.2, steps: 1},
 	)
 	f.seedTraces(t, f.api.B, seeded{name: "B's prod", start: now, duration: time.Second, tags: map[string]string{"env": "prod"}})
 	b := f.browser(t)
@@ -57,6 +57,14 @@ func TestTracesFilters(t *testing.T) {
 		{"longest first", url.Values{"sort": {"duration"}}, []string{"dev", "untagged", "prod"}, false},
 		{"most expensive first", url.Values{"sort": {"cost"}}, []string{"dev", "untagged", "prod"}, false},
 		{"oldest first, tagged", url.Values{"sort": {"oldest"}, "tag": {"user=alice"}}, []string{"prod", "dev"}, false},
+		{"most spans first", url.Values{"sort": {"spans"}}, []string{"dev", "untagged", "prod"}, false},
+		{"name A to Z", url.Values{"sort": {"name"}}, []string{"dev", "prod", "untagged"}, false},
+		{"at least 3 s", url.Values{"duration_min": {"3000"}}, []string{"dev", "untagged"}, true},
+		{"at most 3 s", url.Values{"duration_max": {"3000"}}, []string{"untagged", "prod"}, true},
+		{"from 2 to 4 s", url.Values{"duration_min": {"2000"}, "duration_max": {"4000"}}, []string{"untagged"}, false},
+		{"at least $0.25", url.Values{"cost_min": {"0.25"}}, []string{"dev"}, false},
+		{"at most $0.2, cheapest last", url.Values{"cost_max": {"0.2"}, "sort": {"cost"}}, []string{"untagged", "prod"}, false},
+		{"a range and a tag", url.Values{"cost_min": {"0.05"}, "tag": {"user=alice"}, "duration_max": {"2000"}}, []string{"prod"}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -77,15 +85,18 @@ func TestTracesFilters(t *testing.T) {
 	}
 
 	t.Run("the filter is kept in the form and the links", func(t *testing.T) {
-		p := b.get(t, "/ui/traces?tag=env%3Dprod&tag=user%3Dalice&sort=cost&from=2026-01-02T03:04&offset=50")
+		p := b.get(t, "/ui/traces?tag=env%3Dprod&tag=user%3Dalice&sort=cost&from=2026-01-02T03:04&offset=50&cost_min=0.01&duration_max=+900+")
 		require.Equal(t, http.StatusOK, p.Status, p.Body)
+		assert.Contains(t, p.Body, `name="cost_min" value="0.01"`)
+		assert.Contains(t, p.Body, `name="duration_max" value="900"`)
+		assert.Contains(t, p.Body, `name="duration_min" value=""`)
 		assert.Contains(t, p.Body, `name="tag" value="env=prod"`)
 		assert.Contains(t, p.Body, `name="tag" value="user=alice"`)
 		assert.Equal(t, 3, strings.Count(p.Body, `name="tag"`), "one empty field to add a tag")
 		assert.Contains(t, p.Body, `<option value="cost" selected>`)
 		assert.Contains(t, p.Body, `name="from" type="datetime-local" step="1" value="2026-01-02T03:04:00"`)
 		prev := regexpFind(t, `<a href="([^"]+)" rel="prev">`, p.Body)
-		assert.Equal(t, "/ui/traces?from=2026-01-02T03%3A04&amp;sort=cost&amp;tag=env%3Dprod&amp;tag=user%3Dalice", prev)
+		assert.Equal(t, "/ui/traces?cost_min=0.01&amp;duration_max=900&amp;from=2026-01-02T03%3A04&amp;sort=cost&amp;tag=env%3Dprod&amp;tag=user%3Dalice", prev)
 	})
 
 	t.Run("bad filters", func(t *testing.T) {
@@ -100,7 +111,11 @@ func TestTracesFilters(t *testing.T) {
 			{"from not a time", "from=yesterday", "From must be a date and time"},
 			{"to not a time", "to=2026-13-01T00:00", "To must be a date and time"},
 			{"from after to", "from=2026-01-02T00:00&to=2026-01-01T00:00", "From must be before To."},
-			{"a sort it does not have", "sort=name", "Sort must be one of newest, oldest, duration or cost."},
+			{"a sort it does not have", "sort=status", "Sort must be one of newest, oldest, duration, cost, spans or name."},
+			{"a duration not a number", "duration_min=slow", "Duration at least (ms) must be a number from 0, not &#34;slow&#34;."},
+			{"a negative cost", "cost_max=-1", "Cost at most (USD) must be a number from 0"},
+			{"a cost that is not finite", "cost_min=NaN", "Cost at least (USD) must be a number from 0"},
+			{"a range upside down", "duration_min=500&duration_max=100", "Duration at least must not be more than duration at most."},
 			{"a status it does not have", "status=failed", "Status must be one of ok, error or unset."},
 			{"a negative offset", "offset=-5", "The page offset must be a whole number"},
 		}
