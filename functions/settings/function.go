@@ -1,9 +1,10 @@
 package settings
 
 import (
+	"cmp"
 	"net/http"
+	"strings"
 
-	"github.com/plumehq/plume/functions/gateway"
 	"github.com/plumehq/plume/internal/app"
 	"github.com/plumehq/plume/shared/ddb"
 )
@@ -13,11 +14,9 @@ var Function = app.Function{
 	Name:   "SettingsFunction",
 	Routes: Routes,
 	Build: func(e *app.Env) (http.Handler, error) {
-		mode, err := gateway.ParseTraceMode(e.Config.GatewayTrace)
-		if err != nil {
-			return nil, err
-		}
-		g := Gateway{Endpoint: e.Config.GatewayURL, Limits: e.Config.GatewayLimits, Trace: string(mode)}
+		// The gateway's default mode is off (gateway.ParseTraceMode); config checked the value.
+		trace := cmp.Or(strings.ToLower(e.Config.GatewayTrace), "off")
+		g := Gateway{Endpoint: e.Config.GatewayURL, Limits: e.Config.GatewayLimits, Trace: trace}
 		if l := e.GatewayLimits(); l != nil {
 			g.Usage = l // not a nil *Limiter in the interface
 		}

@@ -63,7 +63,9 @@ type Config struct {
 	// PLUME_GATEWAY_TPM and PLUME_GATEWAY_DAILY_USD (ratelimit.ConfigFromEnv; unset: none).
 	GatewayLimits ratelimit.Config
 	// GatewayTrace is PLUME_GATEWAY_TRACE: which gateway calls are recorded as llm spans
-	// besides those that ask, "off" (the default) or "all" (gateway.ParseTraceMode).
+	// besides those that ask, "off" (the default, also "") or "all" (gateway.ParseTraceMode),
+	// lowercased. Read here so that the areas that report it (settings) need not import the
+	// gateway.
 	GatewayTrace string
 	// GatewayBedrockModels is PLUME_GATEWAY_BEDROCK_MODELS, comma-separated model ids or their
 	// ARNs (foundation models, inference profiles): the Bedrock models GET /v1/models lists
@@ -161,7 +163,11 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		return Config{}, err
 	}
 	c.GatewayLimits = limits
-	c.GatewayTrace = strings.TrimSpace(getenv("PLUME_GATEWAY_TRACE"))
+	switch c.GatewayTrace = strings.ToLower(strings.TrimSpace(getenv("PLUME_GATEWAY_TRACE"))); c.GatewayTrace {
+	case "", "off", "all":
+	default:
+		return Config{}, fmt.Errorf("PLUME_GATEWAY_TRACE %q: want off or all", getenv("PLUME_GATEWAY_TRACE"))
+	}
 	if v := strings.TrimSpace(getenv("PLUME_GATEWAY_URL")); v != "" {
 		u, err := url.Parse(v)
 		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {

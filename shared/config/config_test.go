@@ -43,6 +43,8 @@ func TestFromEnv(t *testing.T) {
 			Config{Table: "t", AuthCacheTTL: time.Minute, GatewayURL: "https://abc.lambda-url.us-east-1.on.aws/v1"}, ""},
 		{"gateway URL without a scheme", map[string]string{"TABLE_NAME": "t", "PLUME_GATEWAY_URL": "abc.lambda-url.us-east-1.on.aws/v1"}, Config{}, "PLUME_GATEWAY_URL"},
 		{"gateway URL with a query", map[string]string{"TABLE_NAME": "t", "PLUME_GATEWAY_URL": "https://gw.example.com/v1?x=1"}, Config{}, "PLUME_GATEWAY_URL"},
+		{"gateway trace", map[string]string{"TABLE_NAME": "t", "PLUME_GATEWAY_TRACE": " All "}, Config{Table: "t", AuthCacheTTL: time.Minute, GatewayTrace: "all"}, ""},
+		{"gateway trace unknown", map[string]string{"TABLE_NAME": "t", "PLUME_GATEWAY_TRACE": "sometimes"}, Config{}, "PLUME_GATEWAY_TRACE"},
 		{"gateway limit not a number", map[string]string{"TABLE_NAME": "t", "PLUME_GATEWAY_RPM": "sixty"}, Config{}, "PLUME_GATEWAY_RPM"},
 		{"judge concurrency zero", map[string]string{"TABLE_NAME": "t", "PLUME_JUDGE_CONCURRENCY": "0"}, Config{}, "PLUME_JUDGE_CONCURRENCY"},
 		{"span retention", map[string]string{"TABLE_NAME": "t", "PLUME_SPAN_RETENTION_DAYS": "90"}, Config{Table: "t", AuthCacheTTL: time.Minute, SpanRetentionDays: 90}, ""},
