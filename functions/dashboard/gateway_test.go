@@ -20,7 +20,6 @@ import (
 // gatewayConfig configures the gateway of a test deployment: every limit, its streaming URL
 // and tracing of every call.
 func gatewayConfig(c *config.Config) {
-	c.AuthCacheTTL = 0
 	c.GatewayLimits = ratelimit.Config{RequestsPerMinute: 600, TokensPerMinute: 10_000, DailyUSD: 5, MaxStaleness: time.Second}
 	c.GatewayURL = "https://gw.example.com/v1"
 	c.GatewayTrace = "all"
