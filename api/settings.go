@@ -97,3 +97,40 @@ type CreatedAPIKey struct {
 	APIKey
 	Secret string `json:"secret"`
 }
+
+// GatewayStatus answers GET /projects/{project_id}/gateway: where applications send the model
+// gateway's calls, the deployment's limits of every project's calls and what they have counted
+// for this project, and which calls the gateway records as spans.
+type GatewayStatus struct {
+	// Endpoint is the OpenAI base URL of the gateway that streams (the deployment's
+	// PLUME_GATEWAY_URL, ending in /v1); null when the deployment does not say, in which case
+	// the API's own base URL + /v1 serves the same routes.
+	Endpoint *string       `json:"endpoint"`
+	Limits   GatewayLimits `json:"limits"`
+	// Usage is null when no usage limit (tokens per minute, daily spend) is set: then nothing
+	// counts the project's usage.
+	Usage *GatewayUsage `json:"usage"`
+	// Trace is the tracing mode (PLUME_GATEWAY_TRACE): "off" records only the calls that ask
+	// (a traceparent header or X-Plume-Trace: on), "all" every call but those with
+	// X-Plume-Trace: off.
+	Trace string `json:"trace"`
+}
+
+// GatewayLimits are the deployment's limits of each project's gateway calls; null when unset.
+type GatewayLimits struct {
+	RequestsPerMinute *int     `json:"requests_per_minute"`
+	TokensPerMinute   *int     `json:"tokens_per_minute"`
+	DailySpendUSD     *float64 `json:"daily_spend_usd"`
+}
+
+// GatewayUsage is what the limits have counted for the project: the tokens of its calls that
+// ended in the current UTC minute (null without a tokens-per-minute limit) and the cost of
+// those that ended in the current UTC day (null without a daily cap).
+type GatewayUsage struct {
+	// Minute is the start of the minute Tokens counts.
+	Minute time.Time `json:"minute"`
+	Tokens *int64    `json:"tokens"`
+	// Day is the UTC day SpendUSD counts, as 2006-01-02.
+	Day      string   `json:"day"`
+	SpendUSD *float64 `json:"spend_usd"`
+}

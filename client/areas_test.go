@@ -184,3 +184,21 @@ func TestTracingLinksAndPrices(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, prices.Overrides)
 }
+
+// TestGatewayStatus: the gateway's standing as the API answers it, typed; without a project,
+// an error before any request.
+func TestGatewayStatus(t *testing.T) {
+	a, c, _ := served(t)
+	ctx := context.Background()
+	st, err := c.GatewayStatus(ctx)
+	require.NoError(t, err)
+	assert.Nil(t, st.Endpoint)
+	assert.Nil(t, st.Usage, "no usage limit is set")
+	assert.Nil(t, st.Limits.RequestsPerMinute)
+	assert.Equal(t, "off", st.Trace)
+
+	other, err := New(WithBaseURL("http://127.0.0.1:1"), WithAPIKey(a.A.Key), WithEnv(func(string) string { return "" }))
+	require.NoError(t, err)
+	_, err = other.GatewayStatus(ctx)
+	assert.Error(t, err)
+}

@@ -45,3 +45,16 @@ func (c *Client) RevokeKey(ctx context.Context, keyID string) (api.APIKey, error
 	err = c.do(ctx, call{method: http.MethodDelete, path: path, idempotent: true}, &out)
 	return out, err
 }
+
+// GatewayStatus reads how the model gateway stands for the project: its endpoint, the
+// deployment's limits, what they have counted for the project now, and its tracing mode
+// (member and admin keys).
+func (c *Client) GatewayStatus(ctx context.Context) (api.GatewayStatus, error) {
+	path, err := c.projectPath("/gateway")
+	if err != nil {
+		return api.GatewayStatus{}, err
+	}
+	var out api.GatewayStatus
+	err = c.do(ctx, call{method: http.MethodGet, path: path}, &out)
+	return out, err
+}

@@ -141,11 +141,12 @@ var functionCases = map[string]functionCase{
 		routes: stackRoutes("SettingsFunction"),
 		policy: policyCase{
 			actions: []string{
-				"dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem",
+				"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem",
 				"dynamodb:DeleteItem", "dynamodb:ConditionCheckItem",
 			},
-			// Prices and API keys only: no S3, no Scan, no batch reads or writes.
-			forbidden: []string{"dynamodb:Scan", "dynamodb:BatchGetItem", "dynamodb:BatchWriteItem", "s3:"},
+			// Prices, API keys and the gateway limits' sums (one BatchGetItem) only: no S3, no
+			// Scan, no batch writes.
+			forbidden: []string{"dynamodb:Scan", "dynamodb:BatchWriteItem", "s3:"},
 			keys:      deletesInProject(),
 		},
 	},

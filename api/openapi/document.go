@@ -55,7 +55,7 @@ var tagDescriptions = [][2]string{
 	{"prompts", "Prompt versions, tags and model bindings (spec §4.1)."},
 	{"tracing", "Span, trace and session ingestion and queries (spec §4.3-4.5)."},
 	{"otlp", "OpenTelemetry ingestion over OTLP/HTTP (spec §4.6)."},
-	{"settings", "Per-project model prices."},
+	{"settings", "Per-project model prices, API keys and the model gateway's standing."},
 	{"judges", "Judges, their evaluations and their agreement with people (spec §4.7)."},
 	{"feedback", "Completion feedback, unified feedback and feedback links (spec §4.2)."},
 	{"optimization", "Prompt and judge optimization runs, and their deploys."},

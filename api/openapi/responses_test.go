@@ -86,6 +86,7 @@ func TestAnswersMatchSchemas(t *testing.T) {
 		{name: "list attachments", method: "GET", path: "/spans/{span_id}/attachments", target: "/spans/" + spanID + "/attachments", status: 200},
 		{name: "get model price", method: "GET", path: "/projects/{project_id}/model-prices/{model}", target: "/projects/" + pid + "/model-prices/acme/model-1", status: 200},
 		{name: "get table price", method: "GET", path: "/projects/{project_id}/model-prices/{model}", target: "/projects/" + pid + "/model-prices/gpt-4o-mini", status: 200},
+		{name: "gateway status", method: "GET", path: "/projects/{project_id}/gateway", target: "/projects/" + pid + "/gateway", status: 200},
 		{name: "delete model price", method: "DELETE", path: "/projects/{project_id}/model-prices/{model}", target: "/projects/" + pid + "/model-prices/acme/model-1", status: 200},
 		{name: "list prompt optimizations", method: "GET", path: "/projects/{project_id}/prompts/{slug}/optimization-runs", target: "/projects/" + pid + "/prompts/" + slug + "/optimization-runs", status: 200},
 		{name: "unlink judge", method: "DELETE", path: "/projects/{project_id}/prompts/{slug}/judges/{judge_id}", status: 200},

@@ -290,6 +290,10 @@ var routeDocs = []routeDoc{
 		Description: "Idempotent; the key stays listed with its revoked_at. A key may revoke itself. Revoking the project's last usable admin key answers 409 conflict. " +
 			"Other processes may accept the key for up to their key cache's lifetime (at most 60 seconds).",
 		Reply: typeOf[api.APIKey]()},
+	{Route: "GET /projects/{project_id}/gateway", ID: "getGatewayStatus", Tag: "settings", Summary: "How the model gateway stands for the project: endpoint, limits and their usage, tracing mode",
+		Description: "usage counts only what the set limits count: tokens of the current UTC minute with a tokens-per-minute limit, spend of the current UTC day with a daily cap; " +
+			"it is null when neither is set. endpoint is null when the deployment does not name the gateway's URL: the API's own base + /v1 serves the same routes, buffered.",
+		Reply: typeOf[api.GatewayStatus]()},
 
 	// JudgesFunction (functions/judges, spec §4.7).
 	{Route: "POST /projects/{project_id}/judges", ID: "createJudge", Tag: "judges", Summary: "Create a judge",

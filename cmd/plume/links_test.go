@@ -12,7 +12,9 @@ import (
 
 	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/internal/apitest"
+	"github.com/plumehq/plume/shared/config"
 	"github.com/plumehq/plume/shared/errs"
+	"github.com/plumehq/plume/shared/ratelimit"
 )
 
 // TestFeedbackLinksCommands: a link created, listed and revoked, text and json; its URL is
@@ -122,4 +124,32 @@ func TestLinksAndPricesErrors(t *testing.T) {
 	require.NoError(t, json.Unmarshal(h.api.MustDo(t, "GET", "/feedback-links", h.api.B.Key, nil).Body, &links))
 	require.Len(t, links.Links, 1)
 	assert.Equal(t, api.LinkActive, links.Links[0].Status)
+}
+
+// TestGatewayStatusCommand: the gateway's standing, text and json, with the usage the limits
+// counted for the project; "-" where a limit is unset or nothing is counted.
+func TestGatewayStatusCommand(t *testing.T) {
+	h := newClientHarness(t, apitest.Options{Config: func(c *config.Config) {
+		c.GatewayLimits = ratelimit.Config{TokensPerMinute: 10_000, DailyUSD: 5}
+		c.GatewayTrace = "all"
+	}})
+	require.NoError(t, h.api.Env.GatewayLimits().Record(t.Context(), h.api.A.ProjectID, 1234, 1.25))
+	var st api.GatewayStatus
+	h.okJSON(&st, "gateway", "status")
+	require.NotNil(t, st.Usage)
+	require.NotNil(t, st.Usage.Tokens)
+	assert.Equal(t, int64(1234), *st.Usage.Tokens)
+	assert.Nil(t, st.Limits.RequestsPerMinute)
+	assert.Equal(t, "all", st.Trace)
+
+	out := h.ok("gateway", "status")
+	for _, line := range []string{"Endpoint:", "Requests per minute:", "Tokens per minute:", "Tokens this minute:", "Spend today (USD):", "Tracing:"} {
+		assert.Contains(t, out, line)
+	}
+	assert.Regexp(t, `Endpoint:\s+-\n`, out)
+	assert.Regexp(t, `Requests per minute:\s+-\n`, out)
+	assert.Regexp(t, `Tokens per minute:\s+10000\n`, out)
+	assert.Regexp(t, `Tokens this minute:\s+1234\n`, out)
+	assert.Regexp(t, `Spend today \(USD\):\s+1\.25\n`, out)
+	assert.Regexp(t, `Tracing:\s+all\n`, out)
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/plumehq/plume/cmd/plume/internal/admin"
 	"github.com/plumehq/plume/cmd/plume/internal/authcmd"
 	"github.com/plumehq/plume/cmd/plume/internal/cmdutil"
+	"github.com/plumehq/plume/cmd/plume/internal/gatewaycmd"
 	"github.com/plumehq/plume/cmd/plume/internal/judges"
 	"github.com/plumehq/plume/cmd/plume/internal/keys"
 	"github.com/plumehq/plume/cmd/plume/internal/links"
@@ -75,6 +76,7 @@ Exit codes:
 		tracing.NewCmdSessions(f),
 		links.NewCmdFeedbackLinks(f),
 		prices.NewCmdModelPrices(f),
+		gatewaycmd.NewCmdGateway(f),
 		keys.NewCmdKeys(f),
 		speccmd.NewCmdSpec(f),
 		admin.NewCmdAdmin(f),

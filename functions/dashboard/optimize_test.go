@@ -18,6 +18,7 @@ import (
 	"github.com/plumehq/plume/client"
 	"github.com/plumehq/plume/internal/apitest"
 	"github.com/plumehq/plume/shared/asyncinvoke"
+	"github.com/plumehq/plume/shared/config"
 	"github.com/plumehq/plume/shared/llm"
 	"github.com/plumehq/plume/shared/llm/fakemodel/fakemodeltest"
 )
@@ -25,9 +26,12 @@ import (
 // newOptimizeFixture is newFixture with an optimizer: with models, the API's in-process worker
 // runs the runs against the fake model server; without, a worker that leaves every run queued
 // (to start and cancel runs without a model).
-func newOptimizeFixture(t *testing.T, withModels bool) *fixture {
+func newOptimizeFixture(t *testing.T, withModels bool, cfg ...func(*config.Config)) *fixture {
 	t.Helper()
 	var o apitest.Options
+	if len(cfg) > 0 {
+		o.Config = cfg[0]
+	}
 	if withModels {
 		fake := fakemodeltest.Start(t)
 		o.Models = llm.New(llm.Config{Providers: map[string]llm.Endpoint{llm.ProviderOpenAI: {BaseURL: fake.OpenAIBaseURL(), APIKey: "sk-test"}},

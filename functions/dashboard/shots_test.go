@@ -137,8 +137,9 @@ func shapeOf(target string) string {
 // price.
 func newShowcase(t *testing.T) *fixture {
 	t.Helper()
-	f := newOptimizeFixture(t, true)
+	f := newOptimizeFixture(t, true, gatewayConfig)
 	a, ctx := f.api.A, context.Background()
+	require.NoError(t, f.api.Env.GatewayLimits().Record(ctx, a.ProjectID, 4200, 1.23)) // the gateway page's meters
 	rest := f.restClient(t, a)
 	judgeID := f.seedOptimizable(t, a, "support-reply", "You answer support questions for {{product}}. Be brief.")
 	v2 := f.api.EnsurePrompt(t, a, "support-reply", "You answer support questions for {{product}}. Be brief and kind; cite the docs.")

@@ -42,7 +42,7 @@ func newFixture(t *testing.T) *fixture {
 		require.NoError(t, store.CreateKey(context.Background(), k))
 		tn.key = secret
 	}
-	f.h = NewHandler(f.prices, pricing.Default(), store, auth.NewAuthenticator(store, auth.MaxCacheTTL))
+	f.h = NewHandler(f.prices, pricing.Default(), store, auth.NewAuthenticator(store, auth.MaxCacheTTL), Gateway{Trace: "off"})
 	return f
 }
 

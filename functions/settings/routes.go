@@ -1,6 +1,7 @@
 // Package settings is the project settings HTTP area: per-project model prices that override
-// the shipped price table when spans are priced at ingestion, and the project's API keys
-// (admin keys only). It has its own Lambda function (SettingsFunction) because deleting a price
+// the shipped price table when spans are priced at ingestion, the project's API keys (admin
+// keys only), and how the model gateway stands for the project (its endpoint, limits and their
+// usage, tracing mode). It has its own Lambda function (SettingsFunction) because deleting a price
 // needs dynamodb:DeleteItem, which no tracing function is granted, and because issuing and
 // revoking keys is a power no other function should hold.
 package settings
@@ -20,6 +21,7 @@ var Routes = []string{
 	"ANY /projects/{project_id}/model-prices/{proxy+}",
 	"ANY /projects/{project_id}/api-keys",
 	"ANY /projects/{project_id}/api-keys/{proxy+}",
+	"ANY /projects/{project_id}/gateway",
 }
 
 // Prices stores project price overrides.
@@ -30,17 +32,18 @@ type Prices interface {
 }
 
 type server struct {
-	prices Prices
-	table  *pricing.Table
-	keys   Keys
-	authn  *auth.Authenticator
-	now    func() time.Time
+	prices  Prices
+	table   *pricing.Table
+	keys    Keys
+	authn   *auth.Authenticator
+	gateway Gateway
+	now     func() time.Time
 }
 
-// NewHandler returns the settings area over the price store, the shipped price table and the
-// key store. Revoking a key drops it from authn's cache.
-func NewHandler(prices Prices, table *pricing.Table, keys Keys, authn *auth.Authenticator) http.Handler {
-	s := &server{prices: prices, table: table, keys: keys, authn: authn, now: time.Now}
+// NewHandler returns the settings area over the price store, the shipped price table, the key
+// store and what it reports of the gateway. Revoking a key drops it from authn's cache.
+func NewHandler(prices Prices, table *pricing.Table, keys Keys, authn *auth.Authenticator, gateway Gateway) http.Handler {
+	s := &server{prices: prices, table: table, keys: keys, authn: authn, gateway: gateway, now: time.Now}
 	r := auth.NewRouter(authn)
 	for _, rt := range s.routes() {
 		r.HandleFunc(rt.pattern, rt.handler, rt.access)
@@ -64,5 +67,6 @@ func (s *server) routes() []route {
 		{"GET /projects/{project_id}/api-keys", s.listKeys, auth.AdminOnly},
 		{"POST /projects/{project_id}/api-keys", s.createKey, auth.AdminOnly},
 		{"DELETE /projects/{project_id}/api-keys/{key_id}", s.revokeKey, auth.AdminOnly},
+		{"GET /projects/{project_id}/gateway", s.gatewayStatus, auth.Members},
 	}
 }

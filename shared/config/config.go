@@ -63,12 +63,18 @@ type Config struct {
 	// PLUME_GATEWAY_TPM and PLUME_GATEWAY_DAILY_USD (ratelimit.ConfigFromEnv; unset: none).
 	GatewayLimits ratelimit.Config
 	// GatewayTrace is PLUME_GATEWAY_TRACE: which gateway calls are recorded as llm spans
-	// besides those that ask, "off" (the default) or "all" (gateway.ParseTraceMode).
+	// besides those that ask, "off" (the default, also "") or "all" (gateway.ParseTraceMode),
+	// lowercased. Read here so that the areas that report it (settings) need not import the
+	// gateway.
 	GatewayTrace string
 	// GatewayBedrockModels is PLUME_GATEWAY_BEDROCK_MODELS, comma-separated model ids or their
 	// ARNs (foundation models, inference profiles): the Bedrock models GET /v1/models lists
 	// (Bedrock's ids are not the price table's). Any Bedrock model is served either way.
 	GatewayBedrockModels []string
+	// GatewayURL is PLUME_GATEWAY_URL: the OpenAI base URL applications send the gateway's
+	// calls to (the template's GatewayFunctionUrl + "v1", which streams), reported by GET
+	// /projects/{project_id}/gateway; "" when unknown (plume-local: the API's own base + /v1).
+	GatewayURL string
 	// OptimizationQueueURL is PLUME_OPTIMIZATION_QUEUE_URL: the SQS queue of optimization runs
 	// ("" = none: runs cannot start, except in plume-local, which serves its own).
 	OptimizationQueueURL string
@@ -157,7 +163,18 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		return Config{}, err
 	}
 	c.GatewayLimits = limits
-	c.GatewayTrace = strings.TrimSpace(getenv("PLUME_GATEWAY_TRACE"))
+	switch c.GatewayTrace = strings.ToLower(strings.TrimSpace(getenv("PLUME_GATEWAY_TRACE"))); c.GatewayTrace {
+	case "", "off", "all":
+	default:
+		return Config{}, fmt.Errorf("PLUME_GATEWAY_TRACE %q: want off or all", getenv("PLUME_GATEWAY_TRACE"))
+	}
+	if v := strings.TrimSpace(getenv("PLUME_GATEWAY_URL")); v != "" {
+		u, err := url.Parse(v)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+			return Config{}, fmt.Errorf("PLUME_GATEWAY_URL %q: want a base URL such as https://gateway.example.com/v1", v)
+		}
+		c.GatewayURL = strings.TrimSuffix(v, "/")
+	}
 	for m := range strings.SplitSeq(getenv("PLUME_GATEWAY_BEDROCK_MODELS"), ",") {
 		// An ARN's model id follows its resource type: ...:foundation-model/<id>.
 		if _, id, isARN := strings.Cut(strings.TrimSpace(m), "-model/"); isARN {

@@ -176,6 +176,56 @@ func (l *Limiter) Record(ctx context.Context, projectID string, tokens int, cost
 	return nil
 }
 
+// Usage is what a project's usage limits have counted in the windows of an instant.
+type Usage struct {
+	// Minute is the start of the UTC minute Tokens counts; Day the start of the UTC day
+	// SpendUSD counts.
+	Minute, Day time.Time
+	// Tokens is the tokens of the calls the project ended in Minute; nil when no
+	// TokensPerMinute limit is set, since then nothing counts them.
+	Tokens *int64
+	// SpendUSD is the cost in dollars of the calls the project ended in Day; nil when no daily
+	// cap is set, since then nothing counts it.
+	SpendUSD *float64
+}
+
+// Usage reads what the project's usage limits count now: its tokens of the minute when a
+// TokensPerMinute limit is set, its spend of the day when a daily cap is set. It reads the
+// store, never the instance's cache, so it sees every instance's calls; it changes nothing.
+// Cost: one Store.Usage call (one BatchGetItem of the ddb store), none when neither limit is
+// set.
+//
+// Errors: errs.Invalid for an empty project id; storage errors.
+func (l *Limiter) Usage(ctx context.Context, projectID string) (Usage, error) {
+	if projectID == "" {
+		return Usage{}, errs.Invalid("rate limits need a project")
+	}
+	now := l.now().UTC()
+	u := Usage{Minute: now.Truncate(time.Minute), Day: time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)}
+	tokenShards, spendShards := 0, 0
+	if l.cfg.TokensPerMinute > 0 {
+		tokenShards = Shards
+	}
+	if l.capPicos > 0 {
+		spendShards = Shards
+	}
+	if tokenShards == 0 && spendShards == 0 {
+		return u, nil
+	}
+	tokens, spend, err := l.store.Usage(ctx, projectID, now, tokenShards, spendShards)
+	if err != nil {
+		return Usage{}, fmt.Errorf("read usage of project %s: %w", projectID, err)
+	}
+	if tokenShards > 0 {
+		u.Tokens = &tokens
+	}
+	if spendShards > 0 {
+		usd := float64(spend) / picosPerUSD
+		u.SpendUSD = &usd
+	}
+	return u, nil
+}
+
 // checkUsage refuses the call if the project's tokens of the minute or spend of the day, as
 // known at most MaxStaleness ago, have reached their limits.
 func (l *Limiter) checkUsage(ctx context.Context, projectID string, p *project, now time.Time) error {

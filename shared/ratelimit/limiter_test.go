@@ -351,6 +351,67 @@ func TestLimiterRequestsPerOperation(t *testing.T) {
 	}
 }
 
+// TestLimiterUsage: Usage reads what every instance recorded in the current windows, for the
+// usage limits that are set only, in one BatchGetItem (none without a usage limit); a new
+// minute starts the tokens from 0, a new day the spend.
+func TestLimiterUsage(t *testing.T) {
+	store, counter := newStore(t)
+	ctx := context.Background()
+	minute, day := t0.Truncate(time.Minute), time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name string
+		cfg  ratelimit.Config
+		// at is when Usage reads, after 120 tokens and $0.75 recorded at t0 (by two instances).
+		at         time.Time
+		wantTokens *int64
+		wantSpend  *float64
+		wantReads  map[string]int
+	}{
+		{name: "every limit", cfg: ratelimit.Config{RequestsPerMinute: 10, TokensPerMinute: 1000, DailyUSD: 5},
+			at: t0, wantTokens: ptr[int64](120), wantSpend: ptr(0.75), wantReads: map[string]int{"BatchGetItem": 1}},
+		{name: "tokens only", cfg: ratelimit.Config{TokensPerMinute: 1000},
+			at: t0, wantTokens: ptr[int64](120), wantReads: map[string]int{"BatchGetItem": 1}},
+		{name: "spend only", cfg: ratelimit.Config{DailyUSD: 5},
+			at: t0, wantSpend: ptr(0.75), wantReads: map[string]int{"BatchGetItem": 1}},
+		{name: "requests only: nothing counted, nothing read", cfg: ratelimit.Config{RequestsPerMinute: 10},
+			at: t0, wantReads: map[string]int{}},
+		{name: "no limit", cfg: ratelimit.Config{}, at: t0, wantReads: map[string]int{}},
+		{name: "the next minute", cfg: ratelimit.Config{TokensPerMinute: 1000, DailyUSD: 5},
+			at: minute.Add(time.Minute), wantTokens: ptr[int64](0), wantSpend: ptr(0.75), wantReads: map[string]int{"BatchGetItem": 1}},
+		{name: "the next day", cfg: ratelimit.Config{TokensPerMinute: 1000, DailyUSD: 5},
+			at: day.AddDate(0, 0, 1), wantTokens: ptr[int64](0), wantSpend: ptr(0.0), wantReads: map[string]int{"BatchGetItem": 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newClock(t0)
+			ls := instances(2, store, tt.cfg, c)
+			project := uuid.NewString()
+			require.NoError(t, ls[0].Record(ctx, project, 100, 0.5))
+			require.NoError(t, ls[1].Record(ctx, project, 20, 0.25))
+			c.Set(tt.at)
+			counter.Reset()
+			u, err := ls[0].Usage(ctx, project)
+			require.NoError(t, err)
+			assert.Equal(t, tt.wantTokens, u.Tokens)
+			if tt.wantSpend == nil {
+				assert.Nil(t, u.SpendUSD)
+			} else if assert.NotNil(t, u.SpendUSD) {
+				assert.InDelta(t, *tt.wantSpend, *u.SpendUSD, 1e-9)
+			}
+			assert.Equal(t, tt.at.Truncate(time.Minute), u.Minute)
+			assert.Equal(t, time.Date(tt.at.Year(), tt.at.Month(), tt.at.Day(), 0, 0, 0, 0, time.UTC), u.Day)
+			assert.Equal(t, tt.wantReads, counter.Counts())
+		})
+	}
+
+	t.Run("no project", func(t *testing.T) {
+		_, err := ratelimit.New(store, ratelimit.Config{TokensPerMinute: 1}, nil).Usage(ctx, "")
+		assert.Equal(t, errs.CodeInvalid, errs.CodeOf(err))
+	})
+}
+
+func ptr[T any](v T) *T { return &v }
+
 // BenchmarkLimiterAdmit measures Admit with the token and spend sums cached (a frozen clock),
 // against DynamoDB Local: "every limit" is dominated by its one UpdateItem; the others send
 // nothing and measure the limiter itself.
