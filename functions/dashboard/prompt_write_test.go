@@ -381,6 +381,12 @@ func TestPromptFeedbackLinks(t *testing.T) {
 		shown := b.get(t, "/ui/prompts/support-bot/links?revoked="+id)
 		assert.Contains(t, shown.Body, `data-testid="notice"`)
 		assert.Contains(t, shown.Body, `data-testid="link-status">revoked<`)
+
+		again := b.get(t, "/ui/prompts/support-bot/links/"+id+"/revoke")
+		require.Equal(t, http.StatusOK, again.Status, again.Body)
+		assert.Contains(t, again.Body, "This link is revoked already")
+		assert.NotContains(t, again.Body, `data-testid="revoke-confirm"`, "nothing left to confirm")
+		assert.Contains(t, again.Body, `href="/ui/prompts/support-bot/links">Feedback links of support-bot</a>`)
 	})
 	t.Run("another project's link", func(t *testing.T) {
 		for _, path := range []string{"/ui/prompts/support-bot/links/" + bLink + "/revoke", "/ui/prompts/b-secret/links/" + bLink + "/revoke"} {

@@ -459,7 +459,8 @@ func (s *server) revokeConfirm(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	s.render(w, r, http.StatusOK, "prompt-revoke", page{Title: "Revoke a feedback link of " + d.Slug, Nav: "prompts", Data: d})
+	step := revokeLinkStep(d.Link, d.URL+"/links/"+url.PathEscape(d.Link.ID)+"/revoke", d.URL+"/links", "Feedback links of "+d.Slug)
+	s.render(w, r, http.StatusOK, "confirm", page{Title: "Revoke a feedback link of " + d.Slug, Nav: "prompts", Data: step})
 }
 
 // revokeLink serves POST /ui/prompts/{slug}/links/{link_id}/revoke.

@@ -201,6 +201,8 @@ func (s *server) issuedKey(w http.ResponseWriter, r *http.Request) {
 }
 
 // confirmData is a confirm step: what changes, and the form that changes it.
+// confirmData is a confirm step (template confirm): what a change does, and the form that
+// makes it.
 type confirmData struct {
 	Heading  string
 	What     []string // lines describing the change
@@ -208,9 +210,36 @@ type confirmData struct {
 	Action   string // the form's URL
 	Fields   map[string]string
 	Button   string
-	Cancel   string
+	Cancel   string // the page the change starts from, which the step returns to
+	Back     string // the name of that page
 	TestID   string
 	Disabled bool // nothing to do (already revoked)
+}
+
+// revokeLinkStep is the confirm step of revoking feedback link l, posted to action; the
+// change starts from the page cancel, named back.
+func revokeLinkStep(l api.Link, action, cancel, back string) confirmData {
+	d := confirmData{
+		Heading: "Revoke a feedback link of " + l.PromptSlug,
+		What: []string{
+			"Prompt: " + l.PromptSlug, "Created: " + l.CreatedAt.UTC().Format("2006-01-02 15:04 UTC") + createdBy(l.CreatedBy),
+			"Expires: " + l.ExpiresAt.UTC().Format("2006-01-02 15:04 UTC"),
+			"Reviewers who open the link are refused from now on; the feedback already given stays. This cannot be undone: create a new link to share again.",
+		},
+		Action: action, Button: "Revoke the link", Cancel: cancel, Back: back, TestID: "revoke-confirm",
+	}
+	if l.Status != api.LinkActive {
+		d.Warning, d.Disabled = "This link is "+l.Status+" already: it no longer opens, and revoking it changes nothing.", true
+	}
+	return d
+}
+
+// createdBy is " by <email>" when the link's creator has one.
+func createdBy(u api.User) string {
+	if u.Email == "" {
+		return ""
+	}
+	return " by " + u.Email
 }
 
 // findKey returns the key of the session's project with id, or a not-found error.
@@ -244,7 +273,7 @@ func (s *server) confirmRevokeKey(w http.ResponseWriter, r *http.Request) {
 			"Issued: " + k.CreatedAt.UTC().Format("2006-01-02 15:04 UTC"),
 			"Every application and person using this key is refused from now on (other servers within a minute). This cannot be undone.",
 		},
-		Action: "/ui/settings/keys/" + url.PathEscape(k.ID) + "/revoke", Button: "Revoke key", Cancel: "/ui/settings#keys", TestID: "revoke-key",
+		Action: "/ui/settings/keys/" + url.PathEscape(k.ID) + "/revoke", Button: "Revoke key", Cancel: "/ui/settings#keys", Back: "Settings", TestID: "revoke-key",
 	}
 	if k.ID == sessionOf(r).KeyID {
 		d.Warning = "You are signed in with this key: revoking it signs you out."
@@ -252,7 +281,7 @@ func (s *server) confirmRevokeKey(w http.ResponseWriter, r *http.Request) {
 	if k.RevokedAt != nil {
 		d.Warning, d.Disabled = "This key is already revoked.", true
 	}
-	s.render(w, r, http.StatusOK, "settings-confirm", page{Title: "Revoke API key", Nav: "settings", Data: d})
+	s.render(w, r, http.StatusOK, "confirm", page{Title: "Revoke API key", Nav: "settings", Data: d})
 }
 
 // revokeKey serves POST /ui/settings/keys/{key_id}/revoke. The API refuses the project's last
@@ -348,9 +377,9 @@ func (s *server) confirmDeletePrice(w http.ResponseWriter, r *http.Request) {
 			"Input: $" + strconv.FormatFloat(p.Input, 'g', -1, 64) + " per 1M tokens; output: $" + strconv.FormatFloat(p.Output, 'g', -1, 64) + " per 1M tokens.",
 			"Spans ingested from now on are priced with the shipped price table (or not at all when it does not know the model). Spans already stored keep their cost.",
 		},
-		Action: "/ui/settings/prices/delete", Fields: map[string]string{"model": p.Model}, Button: "Delete price", Cancel: "/ui/settings#prices", TestID: "delete-price",
+		Action: "/ui/settings/prices/delete", Fields: map[string]string{"model": p.Model}, Button: "Delete price", Cancel: "/ui/settings#prices", Back: "Settings", TestID: "delete-price",
 	}
-	s.render(w, r, http.StatusOK, "settings-confirm", page{Title: "Delete model price", Nav: "settings", Data: d})
+	s.render(w, r, http.StatusOK, "confirm", page{Title: "Delete model price", Nav: "settings", Data: d})
 }
 
 // deletePrice serves POST /ui/settings/prices/delete.
@@ -388,18 +417,8 @@ func (s *server) confirmRevokeLink(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	l := links.Links[i]
-	d := confirmData{
-		Heading: "Revoke the feedback link of " + l.PromptSlug,
-		What: []string{
-			"Prompt: " + l.PromptSlug, "Created: " + l.CreatedAt.UTC().Format("2006-01-02 15:04 UTC"),
-			"Reviewers who open the link are refused from now on; the feedback already given stays. This cannot be undone.",
-		},
-		Action: "/ui/settings/links/" + url.PathEscape(l.ID) + "/revoke", Button: "Revoke link", Cancel: "/ui/settings#links", TestID: "revoke-link",
-	}
-	if l.RevokedAt != nil {
-		d.Warning, d.Disabled = "This link is already revoked.", true
-	}
-	s.render(w, r, http.StatusOK, "settings-confirm", page{Title: "Revoke feedback link", Nav: "settings", Data: d})
+	d := revokeLinkStep(l, "/ui/settings/links/"+url.PathEscape(l.ID)+"/revoke", "/ui/settings#links", "Settings")
+	s.render(w, r, http.StatusOK, "confirm", page{Title: "Revoke feedback link", Nav: "settings", Data: d})
 }
 
 // revokeSettingsLink serves POST /ui/settings/links/{link_id}/revoke.

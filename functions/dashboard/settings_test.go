@@ -269,7 +269,7 @@ func TestSettingsFeedbackLinks(t *testing.T) {
 	assert.NotContains(t, p.Body, bLink)
 	confirm := b.get(t, "/ui/settings/links/"+id+"/revoke")
 	require.Equal(t, http.StatusOK, confirm.Status, confirm.Body)
-	assert.Contains(t, confirm.Body, `data-testid="revoke-link"`)
+	assert.Contains(t, confirm.Body, `data-testid="revoke-confirm"`)
 	assert.Equal(t, http.StatusNotFound, b.get(t, "/ui/settings/links/"+bLink+"/revoke").Status)
 	assert.Equal(t, http.StatusNotFound, b.post(t, "/ui/settings/links/"+bLink+"/revoke", url.Values{"csrf": {token}}).Status)
 
