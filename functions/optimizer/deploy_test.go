@@ -32,12 +32,7 @@ func (p pinFirst) EnsurePinned(ctx context.Context, projectID, slug string, in p
 // SDKs serve by default: the candidate's version is created only together with its pin.
 func TestDeployRefusedByALatePinCreatesNoVersion(t *testing.T) {
 	s := newStack(t)
-	s.seed(t, 10)
-	id := s.start(t, map[string]any{"optimizer_type": "quick_refine", "config": map[string]any{"seed": 7}})
-	run := s.await(t, id)
-	require.Equal(t, "succeeded", run["status"], "error: %v", run["error"])
-	base := "/projects/" + s.pid + "/optimization-runs/" + id
-	receipt := s.api.MustDo(t, "POST", base+":preview-deploy", s.api.A.Key, nil).Map(t)["receipt"].(string)
+	base, receipt := s.previewed(t)
 
 	env := s.api.Env
 	svc := optimizer.NewService(env.Optimizations(), pinFirst{Service: env.Prompts(), t: t}, env.JudgeStore(), env.Judges(), s.api.Optimizations, env.Now)
@@ -53,6 +48,6 @@ func TestDeployRefusedByALatePinCreatesNoVersion(t *testing.T) {
 	assert.Len(t, s.versions(t), 1, "no version of the candidate")
 	production := s.api.MustDo(t, "GET", "/v1/prompts/support?tag=production", s.api.A.Key, nil).Map(t)
 	assert.Equal(t, 1.0, production["version"], "the other pin stands")
-	run = s.api.MustDo(t, "GET", base, s.api.A.Key, nil).Map(t)
+	run := s.api.MustDo(t, "GET", base, s.api.A.Key, nil).Map(t)
 	assert.Nil(t, run["deployed_version_id"])
 }

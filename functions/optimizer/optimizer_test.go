@@ -113,6 +113,19 @@ func (s *stack) await(t *testing.T, id string) map[string]any {
 	return run
 }
 
+// previewed seeds the project, runs a Quick Refine to success and previews its deploy: the
+// run's path and the receipt to deploy it with.
+func (s *stack) previewed(t *testing.T) (base, receipt string) {
+	t.Helper()
+	s.seed(t, 10)
+	id := s.start(t, map[string]any{"optimizer_type": "quick_refine", "config": map[string]any{"seed": 7}})
+	run := s.await(t, id)
+	require.Equal(t, "succeeded", run["status"], "error: %v", run["error"])
+	base = "/projects/" + s.pid + "/optimization-runs/" + id
+	receipt = s.api.MustDo(t, "POST", base+":preview-deploy", s.api.A.Key, nil).Map(t)["receipt"].(string)
+	return base, receipt
+}
+
 func (s *stack) versions(t *testing.T) []any {
 	t.Helper()
 	var vs []any
@@ -193,19 +206,14 @@ func TestQuickRefineEndToEnd(t *testing.T) {
 // hand) and records it, instead of answering that production moved; no version is added.
 func TestDeployFinishesWhenProductionServesTheCandidate(t *testing.T) {
 	s := newStack(t)
-	s.seed(t, 10)
-	id := s.start(t, map[string]any{"optimizer_type": "quick_refine", "config": map[string]any{"seed": 7}})
-	run := s.await(t, id)
-	require.Equal(t, "succeeded", run["status"], "error: %v", run["error"])
-	base := "/projects/" + s.pid + "/optimization-runs/" + id
-	receipt := s.api.MustDo(t, "POST", base+":preview-deploy", s.api.A.Key, nil).Map(t)["receipt"].(string)
+	base, receipt := s.previewed(t)
 
 	v := s.api.MustDo(t, "POST", "/v1/tasks/support/prompt/versions/ensure", s.api.A.Key, map[string]any{"content": improvedPrompt}).Map(t)
 	s.api.MustDo(t, "POST", "/projects/"+s.pid+"/prompts/support/tags/production:pin", s.api.A.Key, map[string]any{"version": v["version"]})
 	deployed := s.api.MustDo(t, "POST", base+":deploy", s.api.A.Key, map[string]any{"receipt": receipt, "confirm": true}).Map(t)
 	assert.Equal(t, v["id"], deployed["version_id"])
 	assert.Len(t, s.versions(t), 2, "the version pinned by hand, none more")
-	run = s.api.MustDo(t, "GET", "/projects/"+s.pid+"/optimization-runs/"+id, s.api.A.Key, nil).Map(t)
+	run := s.api.MustDo(t, "GET", base, s.api.A.Key, nil).Map(t)
 	assert.Equal(t, v["id"], run["deployed_version_id"])
 }
 
