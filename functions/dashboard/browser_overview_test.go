@@ -15,7 +15,7 @@ import (
 
 // TestOverviewSessionsInBrowser drives the overview, sessions and traces filter in headless
 // Chromium: sign in on the overview (its SVG charts have a bar per hour and a point per hour
-// with traces), open the sessions, a session, one of its traces, and filter the traces by tag
+// with traces), open the sessions, filter them through the form, open a session, one of its traces, and filter the traces by tag
 // through the form. Trace names, session names, tags and judge names carry markup and
 // javascript: links: no dialog may open and no element may be made from them.
 func TestOverviewSessionsInBrowser(t *testing.T) {
@@ -86,6 +86,28 @@ func TestOverviewSessionsInBrowser(t *testing.T) {
 	assert.Contains(t, browsertest.Text(t, ctx, `[data-testid="session-row"]`), xssScript)
 	assert.Empty(t, overflowing(), "the sessions fit 360 px")
 	noInjected("sessions")
+
+	// Filter the sessions through the form at 360 px: by a tag carrying markup and without
+	// errors, none; with errors, the one session (it has a failed trace).
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.SendKeys(chromedp.CSS(`#f-tag-0`), "html="+xssImg),
+		chromedp.SetValue(chromedp.CSS(`#f-has_error`), "false"),
+		chromedp.Click(chromedp.CSS(`[data-testid="filter-sessions"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="no-sessions"]`)),
+	))
+	assert.Contains(t, browsertest.Value(t, ctx, chromedp.Location()), "has_error=false")
+	assert.Contains(t, browsertest.Value(t, ctx, chromedp.Location()), "tag=html%3D%3Cimg")
+	assert.Contains(t, browsertest.Text(t, ctx, `[data-testid="no-sessions"]`), "No sessions match this filter.")
+	assert.Empty(t, overflowing(), "the sessions filter fits 360 px")
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.SetValue(chromedp.CSS(`#f-has_error`), "true"),
+		chromedp.Click(chromedp.CSS(`[data-testid="filter-sessions"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="sessions"]`)),
+	))
+	assert.Contains(t, browsertest.Value(t, ctx, chromedp.Location()), "has_error=true")
+	assert.Equal(t, 1, count(`[data-testid="session-row"]`))
+	assert.Equal(t, "html="+xssImg, browsertest.Value(t, ctx, chromedp.Evaluate[string](`document.querySelector("#f-tag-0").value`)), "the tag kept in the form")
+	noInjected("filtered sessions")
 
 	// A session: its traces in the order they started, with totals.
 	require.NoError(t, chromedp.Do(ctx,

@@ -19,7 +19,27 @@ const (
 	sessionTracesPerPage = 200
 )
 
+// sessionsPage is the sessions page's filter: the list filter (filter.go) with has_error and
+// the sessions' sorts (keys of trace.SessionSorts).
+var sessionsPage = filterPage{
+	Path: "/ui/sessions", Noun: "sessions", One: "session",
+	Own: choice{Key: "has_error", Label: "Errors", Options: []option{
+		{Value: "", Label: "Any"},
+		{Value: "true", Label: "With errors", Summary: "with errors"},
+		{Value: "false", Label: "Without errors", Summary: "without errors"},
+	}},
+	Sorts: []listSort{
+		{Key: "newest", Label: "Newest first"},
+		{Key: "oldest", Label: "Oldest first", ascending: true},
+		{Key: "traces", Label: "Most traces first", by: "trace_count"},
+		{Key: "cost", Label: "Most expensive first", by: "cost"},
+		{Key: "duration", Label: "Longest first", by: "duration"},
+		{Key: "name", Label: "Name A to Z", by: "name", ascending: true},
+	},
+}
+
 type sessionsData struct {
+	Filter      listFilter
 	Sessions    []trace.Session
 	First, Last int
 	Prev, Next  string
@@ -29,29 +49,33 @@ type sessionsData struct {
 	Cost           float64
 }
 
-// sessions serves GET /ui/sessions (?offset=): the project's sessions newest first, 50 a page,
-// from the query GET /sessions answers (one index walk, session items only).
+// sessions serves GET /ui/sessions: the project's sessions, 50 a page, filtered by name,
+// errors, tags, creation time, duration and cost and sorted as chosen, through the query GET
+// /sessions answers (one index walk, session items only).
 func (s *server) sessions(w http.ResponseWriter, r *http.Request) {
-	offset, err := offsetOf(r.URL.Query())
+	f, err := parseFilter(sessionsPage, r.URL.Query())
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	ss, info, err := s.d.Queries.Sessions(r.Context(), sessionOf(r).ProjectID, trace.SessionQuery{
-		Common: trace.Common{Limit: sessionsPerPage + 1, Offset: offset},
-	})
+	c := f.common(sessionsPerPage + 1)
+	if f.Own.Value != "" {
+		hasError := f.Own.Value == "true"
+		c.HasError = &hasError
+	}
+	ss, info, err := s.d.Queries.Sessions(r.Context(), sessionOf(r).ProjectID, trace.SessionQuery{Common: c})
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	d := sessionsData{Truncated: info.Truncated}
-	ss, d.Prev, d.Next = paginate(ss, offset, sessionsPerPage, pathPages("/ui/sessions"))
+	d := sessionsData{Filter: f, Truncated: info.Truncated}
+	ss, d.Prev, d.Next = paginate(ss, f.Offset, sessionsPerPage, f.query)
 	for _, x := range ss {
 		d.Traces += x.TraceCount
 		d.Errors += x.ErrorCount
 		d.Cost += x.Cost
 	}
-	d.Sessions, d.First, d.Last = ss, offset+1, offset+len(ss)
+	d.Sessions, d.First, d.Last = ss, f.Offset+1, f.Offset+len(ss)
 	s.render(w, r, http.StatusOK, "sessions", page{Title: "Sessions", Nav: "sessions", Data: d})
 }
 

@@ -1,0 +1,290 @@
+package dashboard
+
+import (
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/plumehq/plume/shared/errs"
+	"github.com/plumehq/plume/shared/trace"
+)
+
+// The list filter is what the traces and sessions pages share: the form of
+// templates/list-filter-fragment.html over the filters common to GET /traces and GET /sessions
+// (spec §4.4-4.5), read from and written to the page's query string so that a filtered page is
+// a shareable URL. Each page brings its own select (traces: status; sessions: has_error) and
+// its own sorts, in a filterPage.
+
+// maxTagFilters bounds a list page's tag filters.
+const maxTagFilters = 10
+
+// timeInput is the value format of an <input type="datetime-local" step="1">, read as UTC;
+// browsers may leave the seconds out (timeInputMinutes).
+const (
+	timeInput        = "2006-01-02T15:04:05"
+	timeInputMinutes = "2006-01-02T15:04"
+)
+
+// filterPage is what a list page brings to its filter.
+type filterPage struct {
+	// Path is the page's URL path; Noun names its rows ("traces") and One a row ("trace"),
+	// for the form's label, test ids and help.
+	Path, Noun, One string
+	// Own is the page's own select, its Value empty.
+	Own choice
+	// Sorts are the page's orders, the default (newest first) first.
+	Sorts []listSort
+}
+
+// choice is a list page's own select filter: a query key, its label and its options, the
+// first of them ("", Any) no filter.
+type choice struct {
+	Key, Label string
+	Options    []option
+	// Value is the option chosen, as given.
+	Value string
+}
+
+// option is an option of a choice; Summary is what the table's caption says of it ("" for
+// nothing).
+type option struct {
+	Value, Label, Summary string
+}
+
+// listSort is a choice of a list page's ?sort=: a sort key of its query ("" for the default,
+// creation time) and its order.
+type listSort struct {
+	Key, Label string
+	by         string
+	ascending  bool
+}
+
+// rangeField is a range filter; Value is what the form shows (as given, trimmed).
+type rangeField struct {
+	Key, Label, Unit, Value string
+}
+
+// rangeFields are the range filters, in the order the form shows them: a duration in
+// milliseconds and a cost in US dollars, each from and to (inclusive), as GET /traces and GET
+// /sessions take them. listFilter.common relies on this order.
+var rangeFields = []rangeField{
+	{Key: "duration_min", Label: "Duration at least", Unit: "ms"},
+	{Key: "duration_max", Label: "Duration at most", Unit: "ms"},
+	{Key: "cost_min", Label: "Cost at least", Unit: "USD"},
+	{Key: "cost_max", Label: "Cost at most", Unit: "USD"},
+}
+
+// listFilter is a list page's filter: name, the page's own choice, tag (key=value, repeated),
+// from and to (UTC, datetime-local or ISO 8601), the ranges of rangeFields, sort and offset.
+type listFilter struct {
+	filterPage
+	Name     string
+	Tags     []string // key=value, as given
+	From, To string   // as given, trimmed
+	// Ranges are rangeFields with the values given (trimmed; "" is none).
+	Ranges []rangeField
+	Sort   string // a key of Sorts; "" is newest
+	Offset int
+
+	sort     listSort // the chosen sort
+	tags     map[string]string
+	from, to *time.Time
+	// bounds are the values of Ranges, nil where none is given.
+	bounds [4]*float64
+}
+
+// parseFilter reads page's filter from a query string; a value it cannot use is an
+// errs.Invalid error naming the field.
+func parseFilter(page filterPage, q url.Values) (listFilter, error) {
+	f := listFilter{filterPage: page, Name: strings.TrimSpace(q.Get("name")),
+		From: strings.TrimSpace(q.Get("from")), To: strings.TrimSpace(q.Get("to")), Sort: q.Get("sort")}
+	f.Own.Value = q.Get(f.Own.Key)
+	if len(f.Name) > maxNameFilter {
+		return f, errs.Invalid("The name filter is longer than %d bytes.", maxNameFilter)
+	}
+	if i := slices.IndexFunc(f.Own.Options, func(o option) bool { return o.Value == f.Own.Value }); i < 0 {
+		var values []string
+		for _, o := range f.Own.Options[1:] {
+			values = append(values, o.Value)
+		}
+		return f, errs.Invalid("%s must be %s.", f.Own.Label, oneOf(values))
+	}
+	f.sort = f.Sorts[0]
+	if f.Sort != "" {
+		i := slices.IndexFunc(f.Sorts, func(s listSort) bool { return s.Key == f.Sort })
+		if i < 0 {
+			var keys []string
+			for _, s := range f.Sorts {
+				keys = append(keys, s.Key)
+			}
+			return f, errs.Invalid("Sort must be %s.", oneOf(keys))
+		}
+		f.sort = f.Sorts[i]
+	}
+	f.Ranges = slices.Clone(rangeFields)
+	for i := range f.Ranges {
+		r := &f.Ranges[i]
+		if r.Value = strings.TrimSpace(q.Get(r.Key)); r.Value == "" {
+			continue
+		}
+		n, ok := parseNumber(r.Value)
+		if !ok || n < 0 {
+			return f, errs.Invalid("%s (%s) must be a number from 0, not %q.", r.Label, r.Unit, r.Value)
+		}
+		f.bounds[i] = &n
+	}
+	for i := 0; i < len(f.bounds); i += 2 { // each from and its to
+		if lo, hi := f.bounds[i], f.bounds[i+1]; lo != nil && hi != nil && *lo > *hi {
+			return f, errs.Invalid("%s must not be more than %s.", f.Ranges[i].Label, strings.ToLower(f.Ranges[i+1].Label))
+		}
+	}
+	for _, t := range q["tag"] {
+		if t = strings.TrimSpace(t); t == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(t, "=")
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		switch {
+		case !ok || k == "":
+			return f, errs.Invalid("A tag filter is key=value, like env=prod; %q is not.", t)
+		case len(k) > trace.MaxTagKeyLen || len(v) > trace.MaxTagValueLen || !utf8.ValidString(t):
+			return f, errs.Invalid("A tag filter's key is at most %d bytes and its value at most %d.", trace.MaxTagKeyLen, trace.MaxTagValueLen)
+		case len(f.Tags) == maxTagFilters:
+			return f, errs.Invalid("At most %d tag filters.", maxTagFilters)
+		}
+		if _, dup := f.tags[k]; dup {
+			return f, errs.Invalid("The tag %q is filtered on twice.", k)
+		}
+		if f.tags == nil {
+			f.tags = map[string]string{}
+		}
+		f.tags[k] = v
+		f.Tags = append(f.Tags, k+"="+v)
+	}
+	var err error
+	if f.from, err = parseTimeFilter("From", f.From); err != nil {
+		return f, err
+	}
+	if f.to, err = parseTimeFilter("To", f.To); err != nil {
+		return f, err
+	}
+	if f.from != nil && f.to != nil && !f.from.Before(*f.to) {
+		return f, errs.Invalid("From must be before To.")
+	}
+	if f.Offset, err = offsetOf(q); err != nil {
+		return f, err
+	}
+	return f, nil
+}
+
+// oneOf is "a or b", or "one of a, b or c".
+func oneOf(values []string) string {
+	if len(values) < 3 {
+		return strings.Join(values, " or ")
+	}
+	return "one of " + strings.Join(values[:len(values)-1], ", ") + " or " + values[len(values)-1]
+}
+
+// parseTimeFilter reads a time of the filter: a datetime-local value (UTC) or ISO 8601.
+func parseTimeFilter(field, v string) (*time.Time, error) {
+	if v == "" {
+		return nil, nil
+	}
+	for _, layout := range []string{timeInputMinutes, timeInput} {
+		if t, err := time.Parse(layout, v); err == nil {
+			return &t, nil
+		}
+	}
+	t, err := trace.ParseTimeString(v)
+	if err != nil {
+		return nil, errs.Invalid("%s must be a date and time such as 2026-01-31T09:30 (UTC), not %q.", field, v)
+	}
+	t = t.UTC()
+	return &t, nil
+}
+
+// common is the query of the filter's page of limit rows (the page's own choice aside).
+func (f listFilter) common(limit int) trace.Common {
+	c := trace.Common{
+		Limit: limit, Offset: f.Offset, Tags: f.tags, CreatedAfter: f.from, CreatedBefore: f.to,
+		DurationMin: f.bounds[0], DurationMax: f.bounds[1], CostMin: f.bounds[2], CostMax: f.bounds[3],
+		SortBy: f.sort.by, Ascending: f.sort.ascending,
+	}
+	if f.Name != "" {
+		c.Names = []string{f.Name}
+	}
+	return c
+}
+
+// query is the URL of the filtered page at offset.
+func (f listFilter) query(offset int) string {
+	v := url.Values{}
+	if f.Name != "" {
+		v.Set("name", f.Name)
+	}
+	if f.Own.Value != "" {
+		v.Set(f.Own.Key, f.Own.Value)
+	}
+	for _, t := range f.Tags {
+		v.Add("tag", t)
+	}
+	if f.From != "" {
+		v.Set("from", f.From)
+	}
+	if f.To != "" {
+		v.Set("to", f.To)
+	}
+	for _, r := range f.Ranges {
+		if r.Value != "" {
+			v.Set(r.Key, r.Value)
+		}
+	}
+	if f.Sort != "" && f.Sort != f.Sorts[0].Key {
+		v.Set("sort", f.Sort)
+	}
+	return pageURL(f.Path, v, offset)
+}
+
+// Applied reports whether the filter selects or orders anything other than the unfiltered page.
+func (f listFilter) Applied() bool {
+	return f.Name != "" || f.Own.Value != "" || len(f.Tags) > 0 || f.From != "" || f.To != "" ||
+		f.Sort != "" && f.Sort != f.Sorts[0].Key ||
+		slices.ContainsFunc(f.Ranges, func(r rangeField) bool { return r.Value != "" })
+}
+
+// FromInput and ToInput are the from and to filters as datetime-local values.
+func (f listFilter) FromInput() string { return timeInputOf(f.from) }
+
+// ToInput: see FromInput.
+func (f listFilter) ToInput() string { return timeInputOf(f.to) }
+
+func timeInputOf(t *time.Time) string {
+	if t == nil {
+		return ""
+	}
+	return t.Format(timeInput)
+}
+
+// TagInputs are the tag filters' fields: one per tag filter, and an empty one while there is
+// room.
+func (f listFilter) TagInputs() []string {
+	if len(f.Tags) < maxTagFilters {
+		return append(slices.Clip(f.Tags), "")
+	}
+	return f.Tags
+}
+
+// SortLabel is the chosen order for the table's caption ("most expensive first").
+func (f listFilter) SortLabel() string { return strings.ToLower(f.sort.Label) }
+
+// OwnSummary is what the table's caption says of the page's own choice ("" for nothing).
+func (f listFilter) OwnSummary() string {
+	for _, o := range f.Own.Options {
+		if o.Value == f.Own.Value {
+			return o.Summary
+		}
+	}
+	return ""
+}
