@@ -11,11 +11,11 @@ import (
 	"github.com/plumehq/plume/shared/trace"
 )
 
-// The list filter is what the traces and sessions pages share: the form of
-// templates/list-filter-fragment.html over the filters common to GET /traces and GET /sessions
-// (spec §4.4-4.5), read from and written to the page's query string so that a filtered page is
-// a shareable URL. Each page brings its own select (traces: status; sessions: has_error) and
-// its own sorts, in a filterPage.
+// The list filter is what the spans, traces and sessions pages share: the form of
+// templates/list-filter-fragment.html over the filters common to GET /spans, GET /traces and
+// GET /sessions (spec §4.3-4.5), read from and written to the page's query string so that a filtered page is
+// a shareable URL. Each page brings its own select (traces: status; sessions: has_error;
+// spans: kind, and has_error as a further one) and its own sorts, in a filterPage.
 
 // maxTagFilters bounds a list page's tag filters.
 const maxTagFilters = 10
@@ -32,8 +32,10 @@ type filterPage struct {
 	// Path is the page's URL path; Noun names its rows ("traces") and One a row ("trace"),
 	// for the form's label, test ids and help.
 	Path, Noun, One string
-	// Own is the page's own select, its Value empty.
-	Own choice
+	// Own is the page's own select, its Value empty; More are further selects, after it,
+	// parsed and kept alike.
+	Own  choice
+	More []choice
 	// Sorts are the page's orders, the default (newest first) first.
 	Sorts []listSort
 }
@@ -67,8 +69,8 @@ type rangeField struct {
 }
 
 // rangeFields are the range filters, in the order the form shows them: a duration in
-// milliseconds and a cost in US dollars, each from and to (inclusive), as GET /traces and GET
-// /sessions take them. listFilter.common relies on this order.
+// milliseconds and a cost in US dollars, each from and to (inclusive), as GET /spans, GET
+// /traces and GET /sessions take them. listFilter.common relies on this order.
 var rangeFields = []rangeField{
 	{Key: "duration_min", Label: "Duration at least", Unit: "ms"},
 	{Key: "duration_max", Label: "Duration at most", Unit: "ms"},
@@ -100,16 +102,14 @@ type listFilter struct {
 func parseFilter(page filterPage, q url.Values) (listFilter, error) {
 	f := listFilter{filterPage: page, Name: strings.TrimSpace(q.Get("name")),
 		From: strings.TrimSpace(q.Get("from")), To: strings.TrimSpace(q.Get("to")), Sort: q.Get("sort")}
-	f.Own.Value = q.Get(f.Own.Key)
 	if len(f.Name) > maxNameFilter {
 		return f, errs.Invalid("The name filter is longer than %d bytes.", maxNameFilter)
 	}
-	if i := slices.IndexFunc(f.Own.Options, func(o option) bool { return o.Value == f.Own.Value }); i < 0 {
-		var values []string
-		for _, o := range f.Own.Options[1:] {
-			values = append(values, o.Value)
+	f.More = slices.Clone(page.More) // the page's own stay without values
+	for _, c := range append([]*choice{&f.Own}, pointers(f.More)...) {
+		if err := c.parse(q); err != nil {
+			return f, err
 		}
-		return f, errs.Invalid("%s must be %s.", f.Own.Label, oneOf(values))
 	}
 	f.sort = f.Sorts[0]
 	if f.Sort != "" {
@@ -179,6 +179,41 @@ func parseFilter(page filterPage, q url.Values) (listFilter, error) {
 	return f, nil
 }
 
+// parse sets the choice's value from q: one of its options.
+func (c *choice) parse(q url.Values) error {
+	c.Value = q.Get(c.Key)
+	if slices.ContainsFunc(c.Options, func(o option) bool { return o.Value == c.Value }) {
+		return nil
+	}
+	var values []string
+	for _, o := range c.Options[1:] {
+		values = append(values, o.Value)
+	}
+	return errs.Invalid("%s must be %s.", c.Label, oneOf(values))
+}
+
+// pointers are pointers to the elements of s.
+func pointers[T any](s []T) []*T {
+	out := make([]*T, len(s))
+	for i := range s {
+		out[i] = &s[i]
+	}
+	return out
+}
+
+// Choices are the page's selects: Own, then More.
+func (f listFilter) Choices() []choice { return append([]choice{f.Own}, f.More...) }
+
+// Choice is the value chosen of the select of key ("" when none, or no such select).
+func (f listFilter) Choice(key string) string {
+	for _, c := range f.Choices() {
+		if c.Key == key {
+			return c.Value
+		}
+	}
+	return ""
+}
+
 // oneOf is "a or b", or "one of a, b or c".
 func oneOf(values []string) string {
 	if len(values) < 3 {
@@ -224,8 +259,10 @@ func (f listFilter) query(offset int) string {
 	if f.Name != "" {
 		v.Set("name", f.Name)
 	}
-	if f.Own.Value != "" {
-		v.Set(f.Own.Key, f.Own.Value)
+	for _, c := range f.Choices() {
+		if c.Value != "" {
+			v.Set(c.Key, c.Value)
+		}
 	}
 	for _, t := range f.Tags {
 		v.Add("tag", t)
@@ -249,7 +286,7 @@ func (f listFilter) query(offset int) string {
 
 // Applied reports whether the filter selects or orders anything other than the unfiltered page.
 func (f listFilter) Applied() bool {
-	return f.Name != "" || f.Own.Value != "" || len(f.Tags) > 0 || f.From != "" || f.To != "" ||
+	return f.Name != "" || slices.ContainsFunc(f.Choices(), func(c choice) bool { return c.Value != "" }) || len(f.Tags) > 0 || f.From != "" || f.To != "" ||
 		f.Sort != "" && f.Sort != f.Sorts[0].Key ||
 		slices.ContainsFunc(f.Ranges, func(r rangeField) bool { return r.Value != "" })
 }
@@ -279,12 +316,16 @@ func (f listFilter) TagInputs() []string {
 // SortLabel is the chosen order for the table's caption ("most expensive first").
 func (f listFilter) SortLabel() string { return strings.ToLower(f.sort.Label) }
 
-// OwnSummary is what the table's caption says of the page's own choice ("" for nothing).
+// OwnSummary is what the table's caption says of the page's selects ("" for nothing): their
+// options' summaries, joined by commas.
 func (f listFilter) OwnSummary() string {
-	for _, o := range f.Own.Options {
-		if o.Value == f.Own.Value {
-			return o.Summary
+	var said []string
+	for _, c := range f.Choices() {
+		for _, o := range c.Options {
+			if o.Value == c.Value && o.Summary != "" {
+				said = append(said, o.Summary)
+			}
 		}
 	}
-	return ""
+	return strings.Join(said, ", ")
 }

@@ -17,6 +17,7 @@ func TestListSortsAreQuerySorts(t *testing.T) {
 	}{
 		{tracesPage, trace.TraceSorts},
 		{sessionsPage, trace.SessionSorts},
+		{spansPage, trace.SpanSorts},
 	}
 	for _, tt := range tests {
 		t.Run(tt.page.Noun, func(t *testing.T) {
@@ -27,6 +28,10 @@ func TestListSortsAreQuerySorts(t *testing.T) {
 				}
 			}
 			assert.Equal(t, "", tt.page.Own.Options[0].Value, "the first option is no filter")
+			for _, c := range tt.page.More {
+				assert.Equal(t, "", c.Options[0].Value, "the first option of %s is no filter", c.Key)
+				assert.NotEqual(t, tt.page.Own.Key, c.Key)
+			}
 		})
 	}
 }

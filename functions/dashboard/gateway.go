@@ -17,12 +17,11 @@ func (s *server) gatewayRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /ui/gateway", s.gatewayPage)
 }
 
-// gatewaySpanName is the name of the llm span the gateway records for a call
-// (functions/gateway, spanName): a call recorded without a traceparent starts a trace of its
-// own, whose root it is, so the traces page can find those traces by name. Spans that join a
-// caller's trace are found in that trace; their tag integration=gateway is a span tag, which
-// the traces page (filtering traces by their own tags) cannot filter on.
-const gatewaySpanName = "chat.completions"
+// gatewaySpanTag is the span tag of the llm spans the gateway records (functions/gateway,
+// spanTag), whether a call started a trace of its own (whose root its span is, named
+// chat.completions) or joined a caller's trace through its traceparent: the spans page, which
+// filters spans by their own tags, finds them all.
+const gatewaySpanTag = "integration=gateway"
 
 // gatewayExampleModel is the model of the snippets: a provider/model id, the form that always
 // routes (functions/gateway).
@@ -41,7 +40,8 @@ type gatewayData struct {
 	// UsageMinute and UsageDay say which windows the meters count (UTC), when they count any.
 	UsageMinute, UsageDay string
 	Trace                 string
-	TracesURL             string
+	// SpansURL is the spans page of the calls the gateway recorded.
+	SpansURL string
 }
 
 // gatewayMeter is a usage limit with what it has counted.
@@ -67,7 +67,7 @@ func (s *server) gatewayPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d := gatewayData{Endpoint: s.baseURL(r) + "/v1", Model: gatewayExampleModel, Trace: st.Trace,
-		TracesURL: "/ui/traces?" + url.Values{"name": {gatewaySpanName}}.Encode()}
+		SpansURL: "/ui/spans?" + url.Values{"tag": {gatewaySpanTag}}.Encode()}
 	if st.Endpoint != nil {
 		d.Endpoint, d.Streaming = *st.Endpoint, true
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -62,7 +63,7 @@ func TestGatewayPage(t *testing.T) {
 	assert.NotContains(t, body, "8,000", "another project's usage")
 	assert.NotContains(t, body, "4.56", "another project's usage")
 	assert.Contains(t, body, "Every call is recorded")
-	assert.Contains(t, body, `href="/ui/traces?name=chat.completions" data-testid="gateway-traces"`)
+	assert.Contains(t, body, `href="/ui/spans?tag=integration%3Dgateway" data-testid="gateway-spans"`)
 
 	t.Run("a limit reached", func(t *testing.T) {
 		require.NoError(t, limits.Record(ctx, f.api.A.ProjectID, 0, 4))
@@ -71,13 +72,26 @@ func TestGatewayPage(t *testing.T) {
 		assert.Contains(t, html.UnescapeString(p.Body), "Spend today $5.23 of $5.00 (100%): reached")
 	})
 
-	t.Run("the link finds the traces the gateway started", func(t *testing.T) {
-		// A root span as the gateway records one (functions/gateway, spanOf), and another trace.
-		f.seedTrace(t, f.api.A.Key, "chat.completions", 0, nil)
-		f.seedTrace(t, f.api.A.Key, "answer-ticket", 0, nil)
-		p := b.get(t, "/ui/traces?name=chat.completions")
+	t.Run("the link finds every call the gateway recorded", func(t *testing.T) {
+		// Spans as the gateway records them (functions/gateway, spanOf and spanTag): the root of
+		// a trace of its own, and a span that joined an application's trace; beside them an
+		// application's own spans, one of them of the same name.
+		call := func(traceID, parent string) map[string]any {
+			s := span(uuid.NewString(), traceID, parent, "chat.completions", time.Now().Add(-time.Minute), time.Second)
+			s["kind"], s["tags"] = "llm", map[string]string{"integration": "gateway"}
+			return s
+		}
+		own := uuid.NewString()
+		f.api.MustDo(t, "POST", "/spans", f.api.A.Key, []any{call(own, "")})
+		joined, ids := f.seedTrace(t, f.api.A.Key, "answer-ticket", 0, nil)
+		f.api.MustDo(t, "POST", "/spans", f.api.A.Key, []any{call(joined, ids[0])})
+		f.seedTrace(t, f.api.A.Key, "chat.completions", 0, nil) // an application's span of that name
+		href := html.UnescapeString(regexpFind(t, `href="([^"]+)" data-testid="gateway-spans"`, b.get(t, "/ui/gateway").Body))
+		p := b.get(t, href)
 		require.Equal(t, http.StatusOK, p.Status, p.Body)
-		assert.Equal(t, 1, strings.Count(p.Body, `data-testid="trace-row"`), "only the gateway's trace")
+		assert.Equal(t, 2, strings.Count(p.Body, `data-testid="span-row"`), "the gateway's two calls only")
+		assert.Contains(t, p.Body, `<a href="/ui/traces/`+own+`" data-testid="span-trace">`, "the call of a trace of its own")
+		assert.Contains(t, p.Body, `<a href="/ui/traces/`+joined+`" data-testid="span-trace">`, "the call that joined a trace")
 		assert.NotContains(t, p.Body, "answer-ticket")
 	})
 

@@ -207,8 +207,34 @@ func optFloat(f *float64) any {
 	return *f
 }
 
-// Spans answers GET /spans: the matching spans as full records.
+// Spans answers GET /spans: the matching spans as full records (SpanSummaries, then the
+// records of the page's spans from the bucket).
 func (q *Queries) Spans(ctx context.Context, projectID string, sq SpanQuery) ([]Span, QueryInfo, error) {
+	hits, info, err := q.SpanSummaries(ctx, projectID, sq)
+	if err != nil {
+		return nil, info, err
+	}
+	locs := make(map[string]Location, len(hits))
+	for _, h := range hits {
+		locs[h.SpanID] = h.Location
+	}
+	recs, err := LoadRecords(ctx, q.blobs, locs)
+	if err != nil {
+		return nil, info, err
+	}
+	out := make([]Span, 0, len(hits))
+	for _, h := range hits {
+		if rec, ok := recs[h.SpanID]; ok { // else expired (LoadRecords)
+			out = append(out, rec)
+		}
+	}
+	return out, info, nil
+}
+
+// SpanSummaries selects spans as Spans does and returns their summaries, reading no span body
+// but those of the few hits that matched only on a cut name, error code or tags (confirm).
+// A summary may name a span whose body has expired, which Spans leaves out.
+func (q *Queries) SpanSummaries(ctx context.Context, projectID string, sq SpanQuery) ([]Summary, QueryInfo, error) {
 	var info QueryInfo
 	var hits []Summary
 	var walk walkState
@@ -293,21 +319,7 @@ func (q *Queries) Spans(ctx context.Context, projectID string, sq SpanQuery) ([]
 		}
 		return s.CreatedAt, s.CreatedAt, s.SpanID
 	})
-	locs := make(map[string]Location, len(hits))
-	for _, h := range hits {
-		locs[h.SpanID] = h.Location
-	}
-	recs, err := LoadRecords(ctx, q.blobs, locs)
-	if err != nil {
-		return nil, info, err
-	}
-	out := make([]Span, 0, len(hits))
-	for _, h := range hits {
-		if rec, ok := recs[h.SpanID]; ok { // else expired (LoadRecords)
-			out = append(out, rec)
-		}
-	}
-	return out, info, nil
+	return hits, info, nil
 }
 
 // lookUpSpanIDs returns the ids of the spans a direct look-up names: the span ID, else the

@@ -1,0 +1,115 @@
+package dashboard
+
+import (
+	"net/http"
+	"net/url"
+
+	"github.com/plumehq/plume/shared/trace"
+)
+
+// spanRoutes registers the spans page: GET /ui/spans.
+func (s *server) spanRoutes(mux *http.ServeMux) {
+	mux.HandleFunc("GET /ui/spans", s.spans)
+}
+
+// spansPerListPage is the spans page's page size (spansPerPage is a trace's tree).
+const spansPerListPage = 50
+
+// kindTool is the kind of the agents' tool calls that OTLP ingestion gives (shared/otlp,
+// kindTool); trace names no constant for it.
+const kindTool = "tool"
+
+// spansPage is the spans page's filter: the list filter (filter.go) with the span's kind, its
+// errors as a further select, and the spans' sorts (keys of trace.SpanSorts). The kinds are
+// those Plume knows (trace's constants and OTLP's tool); a span of another kind is found by
+// name or tag.
+var spansPage = filterPage{
+	Path: "/ui/spans", Noun: "spans", One: "span",
+	Own: choice{Key: "kind", Label: "Kind", Options: kindOptions(trace.KindLLM, trace.KindGeneric, kindTool,
+		trace.KindHTTP, trace.KindDatabase, trace.KindVectorStore, trace.KindTTS)},
+	More: []choice{{Key: "has_error", Label: "Errors", Options: []option{
+		{Value: "", Label: "Any"},
+		{Value: "true", Label: "With errors", Summary: "with errors"},
+		{Value: "false", Label: "Without errors", Summary: "without errors"},
+	}}},
+	Sorts: []listSort{
+		{Key: "newest", Label: "Newest first"},
+		{Key: "oldest", Label: "Oldest first", ascending: true},
+		{Key: "duration", Label: "Longest first", by: "duration_ms"},
+		{Key: "cost", Label: "Most expensive first", by: "cost"},
+		{Key: "name", Label: "Name A to Z", by: "name", ascending: true},
+		{Key: "kind", Label: "Kind A to Z", by: "kind", ascending: true},
+	},
+}
+
+// kindOptions are the options of the kind select: Any, then kinds.
+func kindOptions(kinds ...string) []option {
+	out := []option{{Value: "", Label: "Any"}}
+	for _, k := range kinds {
+		out = append(out, option{Value: k, Label: k, Summary: "of kind " + k})
+	}
+	return out
+}
+
+type spansData struct {
+	Filter      listFilter
+	Spans       []spanListRow
+	First, Last int
+	Prev, Next  string
+	Truncated   bool
+}
+
+// spanListRow is a row of the spans page: a span's summary and its links.
+type spanListRow struct {
+	trace.Summary
+	URL, TraceURL, PromptURL string
+	// TraceShort is the start of the trace's id, the trace link's text.
+	TraceShort string
+}
+
+// spans serves GET /ui/spans: the project's spans across traces, 50 a page, filtered by name,
+// kind, errors, span tags, creation time, duration and cost and sorted as chosen, through the
+// query GET /spans answers, but returning the spans' summaries (Queries.SpanSummaries): the
+// page reads no span body, so it has no token counts (they are in the body's attributes).
+//
+// Cost (TestSpansPageRequests): the session and its key (two GetItem); the span index's days
+// (one GetItem); per day of the range with spans, newest first, one Query per index shard
+// (four) per 200 entries; per 200 entries walked, one BatchGetItem per 100 trace writes they
+// name (the spans of one POST are one write) and one per 100 summaries. The newest-first order stops once the page is full;
+// the other orders and filters walk the whole range (30 days unless "Received from" is set),
+// up to trace.MaxSpanScan spans (the caption then says it shows the newest part). No S3 read,
+// but for a hit that matched only on a cut name or cut tags (a summary keeps 160 bytes of
+// name and 256 of tags), whose body is read to confirm it.
+func (s *server) spans(w http.ResponseWriter, r *http.Request) {
+	f, err := parseFilter(spansPage, r.URL.Query())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	c := f.common(spansPerListPage + 1)
+	if v := f.Choice("has_error"); v != "" {
+		hasError := v == "true"
+		c.HasError = &hasError
+	}
+	sums, info, err := s.d.Queries.SpanSummaries(r.Context(), sessionOf(r).ProjectID,
+		trace.SpanQuery{Kind: f.Own.Value, Common: c})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	d := spansData{Filter: f, Truncated: info.Truncated}
+	sums, d.Prev, d.Next = paginate(sums, f.Offset, spansPerListPage, f.query)
+	for _, sum := range sums {
+		row := spanListRow{Summary: sum, URL: spanURL(sum.TraceID, sum.SpanID),
+			TraceURL: "/ui/traces/" + url.PathEscape(sum.TraceID), TraceShort: sum.TraceID}
+		if len(row.TraceShort) > 8 {
+			row.TraceShort = row.TraceShort[:8] + "…"
+		}
+		if sum.PromptSlug != "" {
+			row.PromptURL = "/ui/prompts/" + url.PathEscape(sum.PromptSlug)
+		}
+		d.Spans = append(d.Spans, row)
+	}
+	d.First, d.Last = f.Offset+1, f.Offset+len(sums)
+	s.render(w, r, http.StatusOK, "spans", page{Title: "Spans", Nav: "spans", Data: d})
+}

@@ -1,0 +1,237 @@
+package dashboard_test
+
+import (
+	"html"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/plumehq/plume/internal/apitest"
+)
+
+// spanRowNames are the span names of a spans page's rows, in order.
+func spanRowNames(body string) []string {
+	var out []string
+	for _, m := range regexp.MustCompile(`(?s)data-testid="span-row".*?<a href="/ui/traces/[^"]+/spans/[^"]+">([^<]*)</a>`).FindAllStringSubmatch(body, -1) {
+		out = append(out, html.UnescapeString(m[1]))
+	}
+	return out
+}
+
+// postSpan posts one span to tenant's project, in a request of its own: spans posted one after
+// another are created (received) in that order.
+func (f *fixture) postSpan(t *testing.T, tenant apitest.Tenant, s map[string]any) {
+	t.Helper()
+	f.api.MustDo(t, "POST", "/spans", tenant.Key, []any{s})
+}
+
+func TestSpansFilters(t *testing.T) {
+	f := newFixture(t)
+	now := time.Now().UTC()
+	t1, t2 := uuid.NewString(), uuid.NewString()
+	planID, askID, searchID, fetchID := uuid.NewString(), uuid.NewString(), uuid.NewString(), uuid.NewString()
+
+	plan := span(planID, t1, "", "plan", now.Add(-time.Hour), time.Second)
+	plan["tags"] = map[string]string{"env": "prod"}
+	f.postSpan(t, f.api.A, plan)
+	mid := time.Now().UTC() // between the creation of plan and of the others
+	ask := span(askID, t1, planID, "ask", now.Add(-50*time.Minute), 3*time.Second)
+	ask["kind"], ask["cost"] = "llm", 0.3
+	ask["attributes"] = map[string]any{"zeroeval": map[string]any{"prompt_slug": "greeter"}}
+	ask["tags"] = map[string]string{"integration": "gateway"}
+	f.postSpan(t, f.api.A, ask)
+	search := span(searchID, t1, planID, "search", now.Add(-40*time.Minute), 500*time.Millisecond)
+	search["kind"], search["status"], search["error_code"], search["error_message"] = "tool", "error", "TIMEOUT", "boom"
+	search["tags"] = map[string]string{"env": "prod"}
+	f.postSpan(t, f.api.A, search)
+	fetch := span(fetchID, t2, "", "fetch", now.Add(-30*time.Minute), 2*time.Second)
+	fetch["kind"], fetch["cost"] = "http", 0.1
+	fetch["tags"] = map[string]string{"integration": "gateway"}
+	f.postSpan(t, f.api.A, fetch)
+	f.seedTraces(t, f.api.B, seeded{name: "B's span", start: now, duration: time.Second, cost: 0.5,
+		tags: map[string]string{"integration": "gateway", "env": "prod"}})
+
+	b := f.browser(t)
+	b.signIn(t, f.api.A.Key)
+	midISO := mid.Format(time.RFC3339Nano)
+
+	tests := []struct {
+		name  string
+		query url.Values
+		want  []string // in order
+	}{
+		{"no filter, newest first", nil, []string{"fetch", "search", "ask", "plan"}},
+		{"oldest first", url.Values{"sort": {"oldest"}}, []string{"plan", "ask", "search", "fetch"}},
+		{"name", url.Values{"name": {"ask"}}, []string{"ask"}},
+		{"kind llm", url.Values{"kind": {"llm"}}, []string{"ask"}},
+		{"kind tool", url.Values{"kind": {"tool"}}, []string{"search"}},
+		{"kind generic", url.Values{"kind": {"generic"}}, []string{"plan"}},
+		{"a kind no span has", url.Values{"kind": {"tts"}}, nil},
+		{"with errors", url.Values{"has_error": {"true"}}, []string{"search"}},
+		{"without errors", url.Values{"has_error": {"false"}}, []string{"fetch", "ask", "plan"}},
+		{"the gateway's calls", url.Values{"tag": {"integration=gateway"}}, []string{"fetch", "ask"}},
+		{"a tag and errors", url.Values{"tag": {"env=prod"}, "has_error": {"true"}}, []string{"search"}},
+		{"a tag and a kind", url.Values{"tag": {"integration=gateway"}, "kind": {"llm"}}, []string{"ask"}},
+		{"a tag no span has", url.Values{"tag": {"user=bob"}}, nil},
+		{"from", url.Values{"from": {midISO}}, []string{"fetch", "search", "ask"}},
+		{"to", url.Values{"to": {midISO}}, []string{"plan"}},
+		{"longest first", url.Values{"sort": {"duration"}}, []string{"ask", "fetch", "plan", "search"}},
+		{"most expensive first, costed", url.Values{"sort": {"cost"}, "cost_min": {"0"}}, []string{"ask", "fetch"}},
+		{"name A to Z", url.Values{"sort": {"name"}}, []string{"ask", "fetch", "plan", "search"}},
+		{"kind A to Z", url.Values{"sort": {"kind"}}, []string{"plan", "fetch", "ask", "search"}},
+		{"from 1 to 2.5 s", url.Values{"duration_min": {"1000"}, "duration_max": {"2500"}}, []string{"fetch", "plan"}},
+		{"at most $0.2", url.Values{"cost_max": {"0.2"}}, []string{"fetch"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := b.get(t, "/ui/spans?"+tt.query.Encode())
+			require.Equal(t, http.StatusOK, p.Status, p.Body)
+			assertPage(t, p)
+			assert.Equal(t, tt.want, spanRowNames(p.Body))
+			assert.NotContains(t, p.Body, "B&#39;s span", "another project's span")
+			assert.NotContains(t, p.Body, ">step<", "another project's span")
+			if tt.want == nil {
+				assert.Contains(t, p.Body, "No spans match this filter.")
+				assert.Contains(t, p.Body, `<a href="/ui/spans">Clear the filter</a>`)
+			}
+		})
+	}
+
+	t.Run("the rows", func(t *testing.T) {
+		p := b.get(t, "/ui/spans")
+		require.Equal(t, http.StatusOK, p.Status, p.Body)
+		assert.Contains(t, p.Body, `<a href="/ui/spans" aria-current="page">Spans</a>`)
+		assert.Contains(t, p.Body, "<h1>Spans</h1>")
+		assert.Contains(t, p.Body, `<a href="/ui/traces/`+t1+`/spans/`+askID+`">ask</a>`)
+		assert.Contains(t, p.Body, `href="/ui/prompts/greeter" data-testid="span-prompt"`, "an llm span's prompt")
+		assert.Contains(t, p.Body, `<a href="/ui/traces/`+t2+`" data-testid="span-trace">`)
+		row := regexpFind(t, `(?s)(<tr data-testid="span-row" class="err">.*?</tr>)`, p.Body)
+		assert.Contains(t, row, ">search<", "the failed span is highlighted")
+		assert.Contains(t, row, `<span class="status s-error">error</span> <span class="help">TIMEOUT</span>`)
+		assert.Equal(t, 1, strings.Count(p.Body, `class="err"`))
+		assert.Contains(t, p.Body, "$0.300000")
+		assert.Contains(t, p.Body, "3.00 s")
+		assert.Contains(t, p.Body, "Spans 1–4, newest first</caption>")
+	})
+
+	t.Run("the filter is kept in the form, the caption and the links", func(t *testing.T) {
+		p := b.get(t, "/ui/spans?kind=llm&has_error=false&tag=integration%3Dgateway&sort=cost&name=+ask+&offset=50&duration_max=9000")
+		require.Equal(t, http.StatusOK, p.Status, p.Body)
+		assert.Contains(t, p.Body, `name="name" value="ask"`)
+		assert.Contains(t, p.Body, `<option value="llm" selected>llm</option>`)
+		assert.Contains(t, p.Body, `<option value="false" selected>Without errors</option>`)
+		assert.Contains(t, p.Body, `<option value="cost" selected>Most expensive first</option>`)
+		assert.Contains(t, p.Body, `name="tag" value="integration=gateway"`)
+		assert.Contains(t, p.Body, `name="duration_max" value="9000"`)
+		prev := regexpFind(t, `<a href="([^"]+)" rel="prev">`, p.Body)
+		assert.Equal(t, "/ui/spans?duration_max=9000&amp;has_error=false&amp;kind=llm&amp;name=ask&amp;sort=cost&amp;tag=integration%3Dgateway", prev)
+
+		p = b.get(t, "/ui/spans?kind=llm&has_error=false&tag=integration%3Dgateway&sort=cost")
+		require.Equal(t, http.StatusOK, p.Status, p.Body)
+		assert.Contains(t, p.Body, "Spans 1–1, most expensive first, of kind llm, without errors, tagged integration=gateway</caption>")
+	})
+
+	t.Run("pages of 50", func(t *testing.T) {
+		traceID, _ := f.seedTrace(t, f.api.A.Key, "many", 60, nil)
+		p := b.get(t, "/ui/spans?tag=&name=step+7")
+		require.Equal(t, http.StatusOK, p.Status, p.Body)
+		assert.Equal(t, []string{"step 7"}, spanRowNames(p.Body))
+		assert.Contains(t, p.Body, `<a href="/ui/traces/`+traceID+`" data-testid="span-trace">`)
+
+		p = b.get(t, "/ui/spans?sort=oldest")
+		require.Equal(t, http.StatusOK, p.Status, p.Body)
+		assert.Len(t, spanRowNames(p.Body), 50)
+		next := html.UnescapeString(regexpFind(t, `<a href="([^"]+)" rel="next">`, p.Body))
+		assert.Equal(t, "/ui/spans?offset=50&sort=oldest", next)
+		assert.NotContains(t, p.Body, `rel="prev"`)
+		p = b.get(t, next)
+		require.Equal(t, http.StatusOK, p.Status, p.Body)
+		assert.Len(t, spanRowNames(p.Body), 4+61-50, "the rest")
+		assert.NotContains(t, p.Body, `rel="next"`)
+		assert.Equal(t, "/ui/spans?sort=oldest", html.UnescapeString(regexpFind(t, `<a href="([^"]+)" rel="prev">`, p.Body)))
+	})
+
+	t.Run("bad filters", func(t *testing.T) {
+		tests := []struct {
+			name, query, want string
+		}{
+			{"a kind it does not know", "kind=agent", "Kind must be one of llm, generic, tool, http, database, vector_store or tts."},
+			{"errors neither true nor false", "has_error=yes", "Errors must be true or false."},
+			{"a tag without a value", "tag=integration", "A tag filter is key=value"},
+			{"a sort it does not have", "sort=spans", "Sort must be one of newest, oldest, duration, cost, name or kind."},
+			{"from not a time", "from=yesterday", "From must be a date and time"},
+			{"a range upside down", "cost_min=2&cost_max=1", "Cost at least must not be more than cost at most."},
+			{"a long name", "name=" + strings.Repeat("n", 1025), "The name filter is longer than"},
+			{"a negative offset", "offset=-1", "The page offset must be a whole number"},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				p := b.get(t, "/ui/spans?"+tt.query)
+				assert.Equal(t, http.StatusBadRequest, p.Status, p.Body)
+				assertPage(t, p)
+				assert.Contains(t, p.Body, tt.want)
+				assert.NotContains(t, p.Body, `data-testid="span-row"`)
+			})
+		}
+	})
+
+	t.Run("another project sees its own spans only", func(t *testing.T) {
+		other := f.browser(t)
+		other.signIn(t, f.api.B.Key)
+		p := other.get(t, "/ui/spans?tag=integration%3Dgateway")
+		require.Equal(t, http.StatusOK, p.Status, p.Body)
+		assert.ElementsMatch(t, []string{"B's span", "step"}, spanRowNames(p.Body))
+		for _, name := range []string{">ask<", ">fetch<", askID, fetchID} {
+			assert.NotContains(t, p.Body, name)
+		}
+	})
+}
+
+// TestSpansPageEmptyAndEscaped: an empty project's page says how to send spans; a span name
+// carrying markup is shown as text.
+func TestSpansPageEmptyAndEscaped(t *testing.T) {
+	f := newFixture(t)
+	b := f.browser(t)
+	b.signIn(t, f.api.A.Key)
+	p := b.get(t, "/ui/spans")
+	require.Equal(t, http.StatusOK, p.Status, p.Body)
+	assertPage(t, p)
+	assert.Contains(t, p.Body, `No spans. Send spans from an SDK: the <a href="/ui/">overview</a> shows how.`)
+	assert.NotContains(t, p.Body, "Clear the filter")
+
+	f.postSpan(t, f.api.A, span(uuid.NewString(), uuid.NewString(), "", `<script>alert(1)</script>`, time.Now().Add(-time.Minute), time.Second))
+	p = b.get(t, "/ui/spans")
+	require.Equal(t, http.StatusOK, p.Status, p.Body)
+	assertPage(t, p)
+	assert.Contains(t, p.Body, "&lt;script&gt;alert(1)&lt;/script&gt;")
+	assert.NotContains(t, p.Body, "<script>alert")
+}
+
+// TestSpansPageRequests counts the AWS requests of a spans page (our users' bill): the
+// session and its key, the span index's days, the index's four shards of the one day, the
+// write item the 150 entries name and their 150 summaries in batches of 100; no span body.
+func TestSpansPageRequests(t *testing.T) {
+	f := newFixture(t)
+	f.seedTrace(t, f.api.A.Key, "many", 149, nil)
+	b := f.browser(t)
+	b.signIn(t, f.api.A.Key)
+
+	want := map[string]int{"GetItem": 3, "Query": 4, "BatchGetItem": 3}
+	for _, query := range []string{"", "?sort=duration&kind=generic&tag=", "?has_error=false&sort=name"} {
+		f.api.DDB.Reset()
+		f.api.S3.Reset()
+		p := b.get(t, "/ui/spans"+query)
+		require.Equal(t, http.StatusOK, p.Status)
+		require.Len(t, spanRowNames(p.Body), 50)
+		t.Logf("spans page %q: DynamoDB %v, S3 GET %d", query, f.api.DDB.Counts(), f.api.S3.Count("GetObject"))
+		assert.Equal(t, want, f.api.DDB.Counts(), query)
+		assert.Zero(t, f.api.S3.Count("GetObject"), "no span body")
+	}
+}
