@@ -75,11 +75,11 @@ type spanListRow struct {
 // Cost (TestSpansPageRequests): the session and its key (two GetItem); the span index's days
 // (one GetItem); per day of the range with spans, newest first, one Query per index shard
 // (four) per 200 entries; per 200 entries walked, one BatchGetItem per 100 trace writes they
-// name (the spans of one POST are one write) and one per 100 summaries. The newest-first order stops once the page is full;
-// the other orders and filters walk the whole range (30 days unless "Received from" is set),
-// up to trace.MaxSpanScan spans (the caption then says it shows the newest part). No S3 read,
-// but for a hit that matched only on a cut name or cut tags (a summary keeps 160 bytes of
-// name and 256 of tags), whose body is read to confirm it.
+// name (the spans of one POST are one write) and one per 100 summaries. The newest-first
+// order stops once the page is full; the other orders and filters walk the whole range (30
+// days unless "Received from" is set), up to trace.MaxSpanScan spans (the caption then says
+// it shows the newest part). No S3 read, but for a hit that matched only on a cut name or cut
+// tags (a summary keeps 160 bytes of name and 256 of tags), whose body is read to confirm it.
 func (s *server) spans(w http.ResponseWriter, r *http.Request) {
 	f, err := parseFilter(spansPage, r.URL.Query())
 	if err != nil {
