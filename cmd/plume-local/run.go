@@ -96,6 +96,10 @@ func run(ctx context.Context, getenv func(string) string, stdout, stderr io.Writ
 		// (functions/feedback linkURL): plume-local's public address is its own.
 		cfg.PublicURL = base
 	}
+	if cfg.GatewayURL == "" {
+		// The gateway is served here too, streaming natively (no API Gateway buffers it).
+		cfg.GatewayURL = base + "/v1"
+	}
 
 	client := ddb.NewClient(awsCfg, cfg.CustomDynamoDBEndpoint)
 	if err := infra.CreateTable(ctx, client, cfg.Table); err != nil {

@@ -116,6 +116,10 @@ func TestPlumeLocalServesTheAPI(t *testing.T) {
 	page.Body.Close()
 	assert.Equal(t, http.StatusOK, page.StatusCode, "the link's URL is served by plume-local")
 	assert.Contains(t, page.Header.Get("Content-Type"), "text/html")
+	// The gateway streams here: its endpoint is plume-local's own.
+	status, v = call("GET", "/projects/"+project+"/gateway", "")
+	require.Equal(t, http.StatusOK, status, "%v", v)
+	assert.Equal(t, base+"/v1", v["endpoint"])
 	// The MCP tool server is mounted too, with the same key.
 	req, err := http.NewRequest("POST", base+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
 	require.NoError(t, err)

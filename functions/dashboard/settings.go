@@ -200,7 +200,6 @@ func (s *server) issuedKey(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, http.StatusOK, "settings-issued", page{Title: "New API key", Nav: "settings", Data: d})
 }
 
-// confirmData is a confirm step: what changes, and the form that changes it.
 // confirmData is a confirm step (template confirm): what a change does, and the form that
 // makes it.
 type confirmData struct {
