@@ -287,7 +287,7 @@ var routeDocs = []routeDoc{
 		Description: "The answer holds the key's secret: the only time it is ever sent, as Plume stores only its hash.",
 		Body:        typeOf[api.CreateAPIKeyRequest](), Required: []string{"role"}, Reply: typeOf[api.CreatedAPIKey]()},
 	{Route: "DELETE /projects/{project_id}/api-keys/{key_id}", ID: "revokeAPIKey", Tag: "settings", Summary: "Revoke an API key of the project (admin keys only)",
-		Description: "Idempotent; the key stays listed with its revoked_at. A key may revoke itself. Revoking the project's last usable admin key answers 409 conflict. " +
+		Description: "Idempotent; the key stays listed with its revoked_at. A key may revoke itself. Revoking the project's last usable admin key (another must stay usable for at least an hour) answers 409 conflict. " +
 			"Other processes may accept the key for up to their key cache's lifetime (at most 60 seconds).",
 		Reply: typeOf[api.APIKey]()},
 	{Route: "GET /projects/{project_id}/gateway", ID: "getGatewayStatus", Tag: "settings", Summary: "How the model gateway stands for the project: endpoint, limits and their usage, tracing mode",

@@ -136,7 +136,8 @@ func (s *server) revokeKey(w http.ResponseWriter, r *http.Request) {
 		var keep string
 		if isUsableAdmin(k, now) {
 			if keep = keeper(list, id, now); keep == "" {
-				web.Error(w, r, errs.Conflict("API key %s is the project's last usable admin key: issue another admin key before revoking it", k.Display))
+				web.Error(w, r, errs.Conflict("API key %s is the project's last usable admin key (another must stay usable for at "+
+					"least an hour): issue another admin key before revoking it", k.Display))
 				return
 			}
 		}
@@ -160,12 +161,17 @@ func (s *server) revokeKey(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// keeper picks the usable admin key other than id that stays usable longest (one without
-// expiry first), or "" when there is none.
+// keeperMargin is how long past the revocation the admin key kept must stay usable (the
+// conflict's message says an hour): a key that expires minutes later would leave the project
+// without an admin as surely.
+const keeperMargin = time.Hour
+
+// keeper picks the admin key other than id that stays usable longest (one without expiry
+// first), or "" when none stays usable for keeperMargin from now.
 func keeper(list []auth.Key, id string, now time.Time) string {
 	var best *auth.Key
 	for i, k := range list {
-		if k.ID == id || !isUsableAdmin(k, now) {
+		if k.ID == id || !isUsableAdmin(k, now.Add(keeperMargin)) {
 			continue
 		}
 		if best == nil || (best.ExpiresAt != nil && (k.ExpiresAt == nil || k.ExpiresAt.After(*best.ExpiresAt))) {

@@ -136,18 +136,23 @@ func TestAPIKeysLastAdmin(t *testing.T) {
 	assert.Equal(t, http.StatusConflict, status, "%v", body)
 	assert.Contains(t, body["error"].(map[string]any)["message"], "last usable admin key")
 
-	// A revoked or expired admin key does not count.
+	// A revoked or expired admin key does not count, nor one that expires within the hour.
 	_, old := f.issue(t, f.a.pid, auth.RoleAdmin)
 	_, err := f.keys.RevokeKey(context.Background(), f.a.pid, old.ID, time.Now())
 	require.NoError(t, err)
 	expired := f.issueExpired(t, f.a.pid, auth.RoleAdmin)
-	status, _ = f.do(t, "DELETE", base+first, f.a.key, nil)
+	soon := time.Now().Add(10 * time.Minute)
+	_, expiring, err := auth.NewKey(auth.KeySpec{ProjectID: f.a.pid, User: auth.User{ID: "u-soon"}, Role: auth.RoleAdmin, ExpiresAt: &soon}, time.Now())
+	require.NoError(t, err)
+	require.NoError(t, f.keys.CreateKey(context.Background(), expiring))
+	status, body = f.do(t, "DELETE", base+first, f.a.key, nil)
 	assert.Equal(t, http.StatusConflict, status)
+	assert.Contains(t, body["error"].(map[string]any)["message"], "another must stay usable for at least an hour")
 
 	// Keys other than the last usable admin key are revoked as ever: a member key, an expired
 	// admin key, a revoked one again.
 	_, member := f.issue(t, f.a.pid, auth.RoleMember)
-	for _, id := range []string{member.ID, expired.ID, old.ID} {
+	for _, id := range []string{member.ID, expired.ID, old.ID, expiring.ID} {
 		status, body = f.do(t, "DELETE", base+id, f.a.key, nil)
 		assert.Equal(t, http.StatusOK, status, "%s: %v", id, body)
 		assert.NotEmpty(t, body["revoked_at"], id)
