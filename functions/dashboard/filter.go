@@ -106,8 +106,11 @@ func parseFilter(page filterPage, q url.Values) (listFilter, error) {
 		return f, errs.Invalid("The name filter is longer than %d bytes.", maxNameFilter)
 	}
 	f.More = slices.Clone(page.More) // the page's own stay without values
-	for _, c := range append([]*choice{&f.Own}, pointers(f.More)...) {
-		if err := c.parse(q); err != nil {
+	if err := f.Own.parse(q); err != nil {
+		return f, err
+	}
+	for i := range f.More {
+		if err := f.More[i].parse(q); err != nil {
 			return f, err
 		}
 	}
@@ -190,15 +193,6 @@ func (c *choice) parse(q url.Values) error {
 		values = append(values, o.Value)
 	}
 	return errs.Invalid("%s must be %s.", c.Label, oneOf(values))
-}
-
-// pointers are pointers to the elements of s.
-func pointers[T any](s []T) []*T {
-	out := make([]*T, len(s))
-	for i := range s {
-		out[i] = &s[i]
-	}
-	return out
 }
 
 // Choices are the page's selects: Own, then More.
@@ -286,8 +280,8 @@ func (f listFilter) query(offset int) string {
 
 // Applied reports whether the filter selects or orders anything other than the unfiltered page.
 func (f listFilter) Applied() bool {
-	return f.Name != "" || slices.ContainsFunc(f.Choices(), func(c choice) bool { return c.Value != "" }) || len(f.Tags) > 0 || f.From != "" || f.To != "" ||
-		f.Sort != "" && f.Sort != f.Sorts[0].Key ||
+	return f.Name != "" || len(f.Tags) > 0 || f.From != "" || f.To != "" || f.Sort != "" && f.Sort != f.Sorts[0].Key ||
+		slices.ContainsFunc(f.Choices(), func(c choice) bool { return c.Value != "" }) ||
 		slices.ContainsFunc(f.Ranges, func(r rangeField) bool { return r.Value != "" })
 }
 
