@@ -154,6 +154,8 @@ var funcs = template.FuncMap{
 	"ms":       formatMS,
 	"cost":     func(c float64) string { return fmt.Sprintf("$%.6f", c) },
 	"costp":    func(c *float64) string { return costOrDash(c) },
+	"tokens":   tokensOrDash,
+	"count":    formatCount,
 	"deref":    func(s *string) string { return deref(s) },
 	"add":      func(a, b int) int { return a + b },
 	"depthCls": func(d int) string { return fmt.Sprintf("d%d", min(d, maxIndent)) },
@@ -171,6 +173,14 @@ func formatMS(ms *float64) string {
 		return fmt.Sprintf("%.2f s", *ms/1000)
 	}
 	return fmt.Sprintf("%.1f ms", *ms)
+}
+
+// tokensOrDash writes a token count with thousands separators, "–" for none.
+func tokensOrDash(n int64) string {
+	if n == 0 {
+		return "–"
+	}
+	return formatCount(n)
 }
 
 func costOrDash(c *float64) string {

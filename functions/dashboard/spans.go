@@ -70,7 +70,9 @@ type spanListRow struct {
 // spans serves GET /ui/spans: the project's spans across traces, 50 a page, filtered by name,
 // kind, errors, span tags, creation time, duration and cost and sorted as chosen, through the
 // query GET /spans answers, but returning the spans' summaries (Queries.SpanSummaries): the
-// page reads no span body, so it has no token counts (they are in the body's attributes).
+// page reads no span body. The tokens column is the summaries' (an llm span's input and
+// output tokens; "–" for a span without usage, and for one stored before summaries carried
+// them).
 //
 // Cost (TestSpansPageRequests): the session and its key (two GetItem); the span index's days
 // (one GetItem); per day of the range with spans, newest first, one Query per index shard

@@ -26,11 +26,16 @@ type row struct {
 	BarX, BarW  int
 	DetailURL   string
 	// The span's subtree (itself and every span under it): its spans, its spans with an
-	// error, and the sum of its known costs (SubCosted false when no span of it has one).
+	// error, the sum of its known costs (SubCosted false when no span of it has one) and of
+	// its llm spans' input and output tokens.
 	SubSpans, SubErrors int
 	SubCost             float64
 	SubCosted           bool // some span of the subtree has a cost
+	SubIn, SubOut       int64
 }
+
+// SubTokens is the subtree's tokens, input and output.
+func (r row) SubTokens() int64 { return r.SubIn + r.SubOut }
 
 type traceData struct {
 	Trace      trace.Trace
@@ -40,11 +45,19 @@ type traceData struct {
 	Pages      int
 	Prev, Next string
 	First      int
+
+	// TokensIn and TokensOut are the trace's tokens: the sums over all its spans' summaries
+	// (every page's), which the tree reads anyway.
+	TokensIn, TokensOut int64
 }
 
-// trace serves GET /ui/traces/{trace_id}: the trace's figures and its span tree as a
-// waterfall, 200 spans a page in tree order. The tree is built from the span summaries in
-// DynamoDB; the spans' bodies are read only when a span is opened.
+// Tokens is the trace's tokens, input and output.
+func (d traceData) Tokens() int64 { return d.TokensIn + d.TokensOut }
+
+// trace serves GET /ui/traces/{trace_id}: the trace's figures (its tokens summed from the
+// summaries) and its span tree as a waterfall, 200 spans a page in tree order, each span with
+// its subtree's totals: spans, errors, cost and tokens. The tree is built from the span
+// summaries in DynamoDB; the spans' bodies are read only when a span is opened.
 func (s *server) trace(w http.ResponseWriter, r *http.Request) {
 	traceID := r.PathValue("trace_id")
 	if err := validID("trace", traceID); err != nil {
@@ -88,6 +101,9 @@ func (s *server) trace(w http.ResponseWriter, r *http.Request) {
 	}
 	base := "/ui/traces/" + url.PathEscape(traceID)
 	d := traceData{Trace: ts[0], SpanTotal: len(rows), Page: pageNo, Pages: pages, First: (pageNo-1)*spansPerPage + 1}
+	for _, r := range rows {
+		d.TokensIn, d.TokensOut = d.TokensIn+r.InputTokens, d.TokensOut+r.OutputTokens
+	}
 	d.Rows = rows[(pageNo-1)*spansPerPage : min(pageNo*spansPerPage, len(rows))]
 	for i := range d.Rows {
 		d.Rows[i].DetailURL = spanURL(traceID, d.Rows[i].SpanID)
@@ -215,8 +231,12 @@ func rollUp(rows []row) {
 		spans, errors int
 		cost          float64
 		costed        bool
+		in, out       int64
 	}
-	var pending []total // by depth: the totals of rows at that depth not yet taken by a parent
+	// By depth: the totals of rows at that depth not yet taken by a parent. Its first 16
+	// levels are on the stack (a constant size that does not escape): most trees need no
+	// allocation here.
+	pending := make([]total, 0, 16)
 	for i := len(rows) - 1; i >= 0; i-- {
 		d := rows[i].Depth
 		for len(pending) < d+2 {
@@ -231,10 +251,13 @@ func rollUp(rows []row) {
 		if c := rows[i].Cost; c != nil {
 			t.cost, t.costed = t.cost+*c, true
 		}
+		t.in, t.out = t.in+rows[i].InputTokens, t.out+rows[i].OutputTokens
 		rows[i].SubSpans, rows[i].SubErrors = t.spans, t.errors
 		rows[i].SubCost, rows[i].SubCosted = t.cost, t.costed
+		rows[i].SubIn, rows[i].SubOut = t.in, t.out
 		p := &pending[d]
 		p.spans, p.errors, p.cost, p.costed = p.spans+t.spans, p.errors+t.errors, p.cost+t.cost, p.costed || t.costed
+		p.in, p.out = p.in+t.in, p.out+t.out
 	}
 }
 

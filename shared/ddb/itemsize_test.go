@@ -16,7 +16,8 @@ import (
 func itemSize(av map[string]types.AttributeValue) int { return ddbtest.ItemSize(av) }
 
 // TestSummaryItemUnderOneKB: a span summary at every bound (name, error code, tags, a 128-byte
-// prompt slug, a content hash, the TTL of span retention) is still one write unit.
+// prompt slug, a content hash, token counts at trace.MaxTokens, the TTL of span retention) is
+// still one write unit.
 func TestSummaryItemUnderOneKB(t *testing.T) {
 	uuid := "0f8fad5b-d9cb-469f-a165-70867728950e"
 	tags := map[string]string{}
@@ -29,6 +30,7 @@ func TestSummaryItemUnderOneKB(t *testing.T) {
 		StartedAt: end.Add(-time.Hour), EndedAt: &end, DurationMS: new(3600000.123), Cost: new(12.345678901234),
 		SessionID: &uuid, Status: new("error"), ErrorCode: new(strings.Repeat("E", 1024)), Tags: trace.TagsOf(tags),
 		Link:      &trace.PromptLink{PromptSlug: strings.Repeat("s", 128), ContentHash: strings.Repeat("f", 64)},
+		LLM:       &trace.LLMUsage{InputTokens: trace.MaxTokens, OutputTokens: trace.MaxTokens - 1},
 		CreatedAt: end, UpdatedAt: end,
 	}
 	loc := trace.Location{Key: "spans/project=" + uuid + "/date=2026-11-22/hour=23/" + uuid + ".ndjson", Offset: 123456789, Length: 987654}
@@ -42,5 +44,7 @@ func TestSummaryItemUnderOneKB(t *testing.T) {
 	require.Contains(t, item, "ps")
 	require.Contains(t, item, "w")
 	require.Contains(t, item, "ttl")
+	require.Contains(t, item, "ti")
+	require.Contains(t, item, "to")
 	assert.LessOrEqual(t, itemSize(item), 1024, "span summary item size")
 }

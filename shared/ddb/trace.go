@@ -68,6 +68,8 @@ type summaryItem struct {
 	End      *int64            `dynamodbav:"ea,omitempty"`
 	Duration *float64          `dynamodbav:"d,omitempty"`
 	Cost     *float64          `dynamodbav:"c,omitempty"`
+	TokIn    int64             `dynamodbav:"ti,omitempty"` // absent (0) in summaries of earlier releases
+	TokOut   int64             `dynamodbav:"to,omitempty"`
 	Session  string            `dynamodbav:"ss,omitempty"`
 	ErrCode  string            `dynamodbav:"ec,omitempty"`
 	ErrCut   bool              `dynamodbav:"ecc,omitempty"`
@@ -91,7 +93,8 @@ func toSummaryItem(projectID string, s trace.Summary) summaryItem {
 	it := summaryItem{
 		PK: spanPK(projectID, s.SpanID), SK: skSpan, Trace: s.TraceID, Parent: s.ParentSpanID,
 		Name: s.Name, NameCut: s.NameCut, Kind: s.Kind, Status: s.Status, Start: s.StartedAt.UnixMicro(),
-		Duration: s.DurationMS, Cost: s.Cost, Session: s.SessionID, ErrCode: s.ErrorCode, ErrCut: s.ErrorCodeCut,
+		Duration: s.DurationMS, Cost: s.Cost, TokIn: s.InputTokens, TokOut: s.OutputTokens,
+		Session: s.SessionID, ErrCode: s.ErrorCode, ErrCut: s.ErrorCodeCut,
 		HasError: s.HasError, Tags: s.Tags, TagsCut: s.TagsCut, Prompt: s.PromptVersionID, Slug: s.PromptSlug, Hash: s.PromptHash,
 		Created: s.CreatedAt.UnixMicro(), Updated: s.UpdatedAt.UnixMicro(),
 		Object: strings.TrimPrefix(s.Location.Key, trace.BatchPrefix(projectID)), Offset: s.Location.Offset, Length: s.Location.Length,
@@ -110,7 +113,8 @@ func (it summaryItem) toSummary(projectID string) trace.Summary {
 	s := trace.Summary{
 		SpanID: strings.TrimPrefix(it.PK, spanPK(projectID, "")), TraceID: it.Trace, ParentSpanID: it.Parent,
 		Name: it.Name, NameCut: it.NameCut, Kind: it.Kind, Status: it.Status, StartedAt: time.UnixMicro(it.Start).UTC(),
-		DurationMS: it.Duration, Cost: it.Cost, SessionID: it.Session, ErrorCode: it.ErrCode, ErrorCodeCut: it.ErrCut,
+		DurationMS: it.Duration, Cost: it.Cost, InputTokens: it.TokIn, OutputTokens: it.TokOut,
+		SessionID: it.Session, ErrorCode: it.ErrCode, ErrorCodeCut: it.ErrCut,
 		HasError: it.HasError, Tags: it.Tags, TagsCut: it.TagsCut, PromptVersionID: it.Prompt, PromptSlug: it.Slug, PromptHash: it.Hash,
 		CreatedAt: time.UnixMicro(it.Created).UTC(), UpdatedAt: time.UnixMicro(it.Updated).UTC(),
 		Location: trace.Location{Key: trace.BatchPrefix(projectID) + it.Object, Offset: it.Offset, Length: it.Length},

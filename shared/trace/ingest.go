@@ -149,6 +149,9 @@ func (s *Service) putRound(ctx context.Context, projectID string, spans []Span) 
 			toWrite = append(toWrite, written{span: sp, prev: &pc})
 			continue
 		}
+		// A record does not keep its usage (Span.LLM is parsed from a write, not stored), its
+		// summary does: a later write that names none keeps the stored token counts.
+		old.LLM = p.usage()
 		m := Merge(old, sp)
 		m.Attachments = mergeAttachments(old.Attachments, sp.Attachments)
 		if sameRecord(old, m) {

@@ -22,6 +22,8 @@ type Summary struct {
 	EndedAt         *time.Time
 	DurationMS      *float64
 	Cost            *float64
+	InputTokens     int64 // an llm span's usage (Span.LLM); 0 without one, and in summaries of earlier releases
+	OutputTokens    int64
 	SessionID       string
 	ErrorCode       string
 	ErrorCodeCut    bool

@@ -30,6 +30,9 @@ func Summarize(s Span, loc Location) Summary {
 	if s.Status != nil {
 		sum.Status = *s.Status
 	}
+	if s.LLM != nil {
+		sum.InputTokens, sum.OutputTokens = s.LLM.InputTokens, s.LLM.OutputTokens
+	}
 	if s.SessionID != nil {
 		sum.SessionID = *s.SessionID
 	}
@@ -68,6 +71,14 @@ func boundTags(tags Tags, n int) (map[string]string, bool) {
 		out[t.Key] = t.Value
 	}
 	return out, false
+}
+
+// usage is the model usage the summary keeps: its token counts, nil when it has none.
+func (s Summary) usage() *LLMUsage {
+	if s.InputTokens == 0 && s.OutputTokens == 0 {
+		return nil
+	}
+	return &LLMUsage{InputTokens: s.InputTokens, OutputTokens: s.OutputTokens}
 }
 
 // End is the span's end: ended_at, else started_at plus duration_ms, else nil.
