@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,9 +22,6 @@ import (
 
 	"github.com/plumehq/plume/shared/lambdaemu"
 )
-
-// prompt bounds how long a failure may take to surface; far below Config.Timeout (30s).
-const prompt = 5 * time.Second
 
 // reply mirrors the answer of testdata/echo.
 type reply struct {
@@ -83,12 +81,30 @@ func invoke(t *testing.T, emu *lambdaemu.Emulator, payload string) reply {
 	return r
 }
 
-// timed runs f and fails the test if it takes longer than limit.
-func timed(t *testing.T, limit time.Duration, f func()) {
+// hold is an invocation the function keeps running until the test lets it go: it streams two
+// chunks and asks the test's gate before the second. reached is closed once the function runs
+// it; release lets it finish (and is called when the test ends, before the gate closes).
+type hold struct {
+	payload []byte
+	reached <-chan struct{}
+	release func()
+}
+
+func newHold(t *testing.T) hold {
 	t.Helper()
-	begin := time.Now()
-	f()
-	assert.Less(t, time.Since(begin), limit)
+	reached, released := make(chan struct{}), make(chan struct{})
+	var arrived, freed sync.Once
+	gate := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived.Do(func() { close(reached) })
+		select {
+		case <-released:
+		case <-r.Context().Done(): // the process is gone
+		}
+	}))
+	release := func() { freed.Do(func() { close(released) }) }
+	t.Cleanup(gate.Close)
+	t.Cleanup(release) // runs first
+	return hold{payload: payload(t, map[string]any{"chunks": []string{"a", "b"}, "gate": gate.URL}), reached: reached, release: release}
 }
 
 func testInvokeOutcomes(t *testing.T, bin string) {
@@ -172,10 +188,8 @@ func testInvokeOutcomes(t *testing.T, bin string) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			emu := start(t, lambdaemu.Config{Binary: bin})
-			timed(t, prompt, func() {
-				out, err := emu.Invoke(t.Context(), []byte(tt.payload))
-				tt.check(t, out, err)
-			})
+			out, err := emu.Invoke(t.Context(), []byte(tt.payload))
+			tt.check(t, out, err)
 		})
 	}
 
@@ -287,19 +301,17 @@ func testStartFailures(t *testing.T, bin string) {
 			t.Parallel()
 			emu := start(t, lambdaemu.Config{Binary: bin, Env: tt.env})
 			for range 2 { // the invocation that finds the process dead, and a later one
-				timed(t, prompt, func() {
-					_, err := emu.Invoke(t.Context(), []byte(`{}`))
-					require.ErrorIs(t, err, lambdaemu.ErrExited)
-					assert.ErrorContains(t, err, tt.wantErr)
-					fe, ok := errors.AsType[*lambdaemu.FunctionError](err)
-					if tt.wantInit == "" {
-						assert.False(t, ok, "unexpected init error %v", fe)
-						return
-					}
-					require.True(t, ok, "want an init error in %v", err)
-					assert.Equal(t, "EchoInitError", fe.Type)
-					assert.Equal(t, tt.wantInit, fe.Message)
-				})
+				_, err := emu.Invoke(t.Context(), []byte(`{}`))
+				require.ErrorIs(t, err, lambdaemu.ErrExited)
+				assert.ErrorContains(t, err, tt.wantErr)
+				fe, ok := errors.AsType[*lambdaemu.FunctionError](err)
+				if tt.wantInit == "" {
+					assert.False(t, ok, "unexpected init error %v", fe)
+					continue
+				}
+				require.True(t, ok, "want an init error in %v", err)
+				assert.Equal(t, "EchoInitError", fe.Type)
+				assert.Equal(t, tt.wantInit, fe.Message)
 			}
 		})
 	}
@@ -315,11 +327,9 @@ func testStartFailures(t *testing.T, bin string) {
 		emu := start(t, lambdaemu.Config{Binary: bin})
 		_, err := emu.Invoke(t.Context(), []byte(`{"panic":"once"}`))
 		require.IsType(t, &lambdaemu.FunctionError{}, err)
-		timed(t, prompt, func() {
-			_, err = emu.Invoke(t.Context(), []byte(`{}`))
-			require.ErrorIs(t, err, lambdaemu.ErrExited)
-			assert.ErrorContains(t, err, "exit status 1")
-		})
+		_, err = emu.Invoke(t.Context(), []byte(`{}`))
+		require.ErrorIs(t, err, lambdaemu.ErrExited)
+		assert.ErrorContains(t, err, "exit status 1")
 	})
 }
 
@@ -327,50 +337,51 @@ func testContextEnds(t *testing.T, bin string) {
 	t.Run("caller gives up", func(t *testing.T) {
 		t.Parallel()
 		emu := start(t, lambdaemu.Config{Binary: bin})
-		invoke(t, emu, `{}`) // the process is up and asking for events
-		// The caller gives up a second into an event the function takes three to answer.
-		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
-		defer cancel()
-		timed(t, prompt, func() {
-			_, err := emu.Invoke(ctx, []byte(`{"sleep_ms":3000}`))
-			require.ErrorIs(t, err, context.DeadlineExceeded)
-			assert.ErrorContains(t, err, "abandoned waiting for the function")
-		})
+		h := newHold(t)
+		ctx, cancel := context.WithCancel(t.Context())
+		errc := make(chan error, 1)
+		go func() {
+			_, err := emu.Invoke(ctx, h.payload)
+			errc <- err
+		}()
+		<-h.reached // the function runs the event
+		cancel()
+		err := <-errc
+		require.ErrorIs(t, err, context.Canceled)
+		assert.ErrorContains(t, err, "abandoned waiting for the function")
 		// The function finishes the abandoned event, then serves the next one.
+		h.release()
 		r := invoke(t, emu, `{"after":true}`)
-		assert.Equal(t, int64(3), r.Seq)
+		assert.Equal(t, int64(2), r.Seq)
 		assert.JSONEq(t, `{"after":true}`, string(r.Echo))
 	})
 
 	t.Run("cancelled while queued", func(t *testing.T) {
 		t.Parallel()
 		emu := start(t, lambdaemu.Config{Binary: bin})
-		invoke(t, emu, `{}`) // the process is up and asking for events
+		h := newHold(t)
 		first := make(chan error, 1)
 		go func() {
-			_, err := emu.Invoke(t.Context(), []byte(`{"sleep_ms":3000}`))
+			_, err := emu.Invoke(t.Context(), h.payload)
 			first <- err
 		}()
-		time.Sleep(500 * time.Millisecond) // let the first call take the environment
+		<-h.reached // the first call holds the environment
 		ctx, cancel := context.WithCancel(t.Context())
 		time.AfterFunc(100*time.Millisecond, cancel)
-		timed(t, prompt, func() {
-			_, err := emu.Invoke(ctx, []byte(`{}`))
-			require.ErrorIs(t, err, context.Canceled)
-			assert.ErrorContains(t, err, "waiting for earlier invocations")
-		})
+		_, err := emu.Invoke(ctx, []byte(`{}`))
+		require.ErrorIs(t, err, context.Canceled)
+		assert.ErrorContains(t, err, "waiting for earlier invocations")
+		h.release()
 		require.NoError(t, <-first)
-		assert.Equal(t, int64(3), invoke(t, emu, `{}`).Seq, "the cancelled event never reached the function")
+		assert.Equal(t, int64(2), invoke(t, emu, `{}`).Seq, "the cancelled event never reached the function")
 	})
 
 	t.Run("invocation timeout", func(t *testing.T) {
 		t.Parallel()
 		emu := start(t, lambdaemu.Config{Binary: bin, Timeout: 200 * time.Millisecond})
-		timed(t, prompt, func() {
-			_, err := emu.Invoke(t.Context(), []byte(`{"sleep_ms":2000}`))
-			require.ErrorIs(t, err, context.DeadlineExceeded)
-			assert.ErrorContains(t, err, "timed out after 200ms")
-		})
+		_, err := emu.Invoke(t.Context(), []byte(`{"sleep_ms":2000}`))
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+		assert.ErrorContains(t, err, "timed out after 200ms")
 	})
 }
 
@@ -388,14 +399,15 @@ func testClose(t *testing.T, bin string) {
 			emu := start(t, lambdaemu.Config{Binary: bin, Env: tt.env})
 			invoke(t, emu, `{}`) // the process is up and past its signal setup
 
+			h := newHold(t)
 			pending := make(chan error, 1)
 			go func() {
-				_, err := emu.Invoke(t.Context(), []byte(`{"sleep_ms":10000}`))
+				_, err := emu.Invoke(t.Context(), h.payload)
 				pending <- err
 			}()
-			time.Sleep(50 * time.Millisecond) // let the slow invocation reach the function
+			<-h.reached // the function runs the invocation
 
-			timed(t, prompt, func() { require.NoError(t, emu.Close()) })
+			require.NoError(t, emu.Close())
 			assert.ErrorIs(t, syscall.Kill(emu.PID(), 0), syscall.ESRCH, "process %d still exists", emu.PID())
 			assert.ErrorIs(t, <-pending, lambdaemu.ErrClosed)
 			_, err := emu.Invoke(t.Context(), []byte(`{}`))
@@ -463,7 +475,7 @@ func testNoLeaks(t *testing.T, bin string) {
 			_, _ = emu.Invoke(ctx, []byte(tt.payload)) // any outcome will do
 			require.NoError(t, emu.Close())
 			// Polled here: assert.Eventually would count its own goroutines.
-			for end := time.Now().Add(10 * time.Second); runtime.NumGoroutine() > before && time.Now().Before(end); {
+			for end := time.Now().Add(time.Minute); runtime.NumGoroutine() > before && time.Now().Before(end); {
 				time.Sleep(10 * time.Millisecond)
 			}
 			if after := runtime.NumGoroutine(); after > before {
