@@ -1,7 +1,6 @@
 package dashboard_test
 
 import (
-	"fmt"
 	"testing"
 	"time"
 
@@ -34,19 +33,6 @@ func TestOverviewSessionsInBrowser(t *testing.T) {
 	ctx := browsertest.Start(t, 360, 2*time.Minute)
 	dialogs := browsertest.CountDialogs(ctx)
 	base := f.srv.URL
-	count := func(sel string) int {
-		return browsertest.Value(t, ctx, chromedp.Evaluate[int](fmt.Sprintf(`document.querySelectorAll(%q).length`, sel)))
-	}
-	// overflowing names the elements wider than the window (none when the page fits).
-	overflowing := func() string {
-		return browsertest.Value(t, ctx, chromedp.Evaluate[string](`Array.from(document.querySelectorAll('body *')).
-			filter(e => e.getBoundingClientRect().right > window.innerWidth + 1 && !e.closest('.scroll')).
-			map(e => e.tagName + '.' + e.className).join(' ')`))
-	}
-	noInjected := func(where string) {
-		t.Helper()
-		assert.Zero(t, count(`main img, main script, main a[href^="javascript"], main [onerror]`), "an element made from user data on the %s", where)
-	}
 	// Sign in on the overview: four bar charts of 24 bars, p50 and p95 points in two hours.
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Navigate(base+"/ui/"),
@@ -58,20 +44,20 @@ func TestOverviewSessionsInBrowser(t *testing.T) {
 	assert.Equal(t, "3", browsertest.Text(t, ctx, `[data-testid="trace-count"]`))
 	assert.Equal(t, "$0.750000", browsertest.Text(t, ctx, `[data-testid="cost"]`))
 	for _, id := range []string{"chart-traces", "chart-spans", "chart-cost", "chart-errors"} {
-		assert.Equal(t, 24, count(`[data-testid="`+id+`"] svg rect[data-testid="bar"]`), id)
+		assert.Equal(t, 24, countOf(t, ctx, `[data-testid="`+id+`"] svg rect[data-testid="bar"]`), id)
 	}
-	assert.Equal(t, 4, count(`[data-testid="chart-latency"] svg circle[data-testid="point"]`))
-	assert.Equal(t, 5, count(`svg[role="img"][aria-labelledby]`), "every chart has a text alternative")
+	assert.Equal(t, 4, countOf(t, ctx, `[data-testid="chart-latency"] svg circle[data-testid="point"]`))
+	assert.Equal(t, 5, countOf(t, ctx, `svg[role="img"][aria-labelledby]`), "every chart has a text alternative")
 	assert.Contains(t, browsertest.Text(t, ctx, `[data-testid="failing-judges"]`), xssImg, "the judge's name as text")
-	assert.Empty(t, overflowing(), "the overview fits 360 px")
-	noInjected("overview")
+	assert.Empty(t, browsertest.Value(t, ctx, overflowing), "the overview fits 360 px")
+	assertNoInjected(t, ctx, "user data on the overview")
 
 	// A week: seven daily bars.
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Click(chromedp.CSS(`[data-testid="range-7d"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="range-7d"][aria-current="page"]`)),
 	))
-	assert.Equal(t, 7, count(`[data-testid="chart-traces"] svg rect[data-testid="bar"]`))
+	assert.Equal(t, 7, countOf(t, ctx, `[data-testid="chart-traces"] svg rect[data-testid="bar"]`))
 
 	// The sessions, as the API lists them.
 	apiSessions := f.api.MustDo(t, "GET", "/sessions", f.api.A.Key, nil)
@@ -82,10 +68,10 @@ func TestOverviewSessionsInBrowser(t *testing.T) {
 		chromedp.Navigate(base+"/ui/sessions"),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="sessions"]`)),
 	))
-	assert.Equal(t, len(listed), count(`[data-testid="session-row"]`))
+	assert.Equal(t, len(listed), countOf(t, ctx, `[data-testid="session-row"]`))
 	assert.Contains(t, browsertest.Text(t, ctx, `[data-testid="session-row"]`), xssScript)
-	assert.Empty(t, overflowing(), "the sessions fit 360 px")
-	noInjected("sessions")
+	assert.Empty(t, browsertest.Value(t, ctx, overflowing), "the sessions fit 360 px")
+	assertNoInjected(t, ctx, "user data on the sessions")
 
 	// Filter the sessions through the form at 360 px: by a tag carrying markup and without
 	// errors, none; with errors, the one session (it has a failed trace).
@@ -98,16 +84,16 @@ func TestOverviewSessionsInBrowser(t *testing.T) {
 	assert.Contains(t, browsertest.Value(t, ctx, chromedp.Location()), "has_error=false")
 	assert.Contains(t, browsertest.Value(t, ctx, chromedp.Location()), "tag=html%3D%3Cimg")
 	assert.Contains(t, browsertest.Text(t, ctx, `[data-testid="no-sessions"]`), "No sessions match this filter.")
-	assert.Empty(t, overflowing(), "the sessions filter fits 360 px")
+	assert.Empty(t, browsertest.Value(t, ctx, overflowing), "the sessions filter fits 360 px")
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.SetValue(chromedp.CSS(`#f-has_error`), "true"),
 		chromedp.Click(chromedp.CSS(`[data-testid="filter-sessions"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="sessions"]`)),
 	))
 	assert.Contains(t, browsertest.Value(t, ctx, chromedp.Location()), "has_error=true")
-	assert.Equal(t, 1, count(`[data-testid="session-row"]`))
+	assert.Equal(t, 1, countOf(t, ctx, `[data-testid="session-row"]`))
 	assert.Equal(t, "html="+xssImg, browsertest.Value(t, ctx, chromedp.Evaluate[string](`document.querySelector("#f-tag-0").value`)), "the tag kept in the form")
-	noInjected("filtered sessions")
+	assertNoInjected(t, ctx, "user data on the filtered sessions")
 
 	// A session: its traces in the order they started, with totals.
 	require.NoError(t, chromedp.Do(ctx,
@@ -116,11 +102,11 @@ func TestOverviewSessionsInBrowser(t *testing.T) {
 	))
 	assert.Equal(t, base+"/ui/sessions/"+sessionID, browsertest.Value(t, ctx, chromedp.Location()))
 	assert.Equal(t, xssScript, browsertest.Text(t, ctx, `[data-testid="session-name"]`))
-	assert.Equal(t, 2, count(`[data-testid="session-trace"]`))
+	assert.Equal(t, 2, countOf(t, ctx, `[data-testid="session-trace"]`))
 	assert.Equal(t, "$0.750000", browsertest.Text(t, ctx, `[data-testid="session-cost"]`))
 	assert.Equal(t, "1", browsertest.Text(t, ctx, `[data-testid="session-errors"]`))
 	assert.Equal(t, xssImg, browsertest.Text(t, ctx, `[data-testid="session-trace"] td:nth-child(2)`), "the first to start first")
-	noInjected("session")
+	assertNoInjected(t, ctx, "user data on the session")
 
 	// Follow the first trace.
 	require.NoError(t, chromedp.Do(ctx,
@@ -134,7 +120,7 @@ func TestOverviewSessionsInBrowser(t *testing.T) {
 		chromedp.Navigate(base+"/ui/traces"),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="traces"]`)),
 	))
-	assert.Equal(t, 3, count(`[data-testid="trace-row"]`))
+	assert.Equal(t, 3, countOf(t, ctx, `[data-testid="trace-row"]`))
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.SendKeys(chromedp.CSS(`#f-tag-0`), "html="+xssImg),
 		chromedp.Click(chromedp.CSS(`[data-testid="filter-traces"]`)),
@@ -142,15 +128,15 @@ func TestOverviewSessionsInBrowser(t *testing.T) {
 	))
 	assert.Contains(t, browsertest.Value(t, ctx, chromedp.Location()), "/ui/traces?")
 	assert.Contains(t, browsertest.Value(t, ctx, chromedp.Location()), "tag=html%3D%3Cimg")
-	assert.Equal(t, 1, count(`[data-testid="trace-row"]`))
+	assert.Equal(t, 1, countOf(t, ctx, `[data-testid="trace-row"]`))
 	assert.Equal(t, xssImg, browsertest.Text(t, ctx, `[data-testid="trace-row"] a`))
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.SendKeys(chromedp.CSS(`#f-tag-1`), "env=dev"),
 		chromedp.Click(chromedp.CSS(`[data-testid="filter-traces"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="no-traces"]`)),
 	))
-	assert.Zero(t, count(`[data-testid="trace-row"]`), "html=<img...> and env=dev: no trace has both")
-	noInjected("traces")
+	assert.Zero(t, countOf(t, ctx, `[data-testid="trace-row"]`), "html=<img...> and env=dev: no trace has both")
+	assertNoInjected(t, ctx, "user data on the traces")
 
 	// A bad filter is a page saying what is wrong.
 	require.NoError(t, chromedp.Do(ctx,
@@ -158,7 +144,7 @@ func TestOverviewSessionsInBrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="error-message"]`)),
 	))
 	assert.Contains(t, browsertest.Text(t, ctx, `[data-testid="error-message"]`), "A tag filter is key=value")
-	noInjected("error page")
+	assertNoInjected(t, ctx, "user data on the error page")
 
 	assert.Zero(t, dialogs.Load(), "a dialog opened: user data ran as script")
 }

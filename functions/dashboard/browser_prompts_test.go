@@ -99,7 +99,6 @@ func TestPromptWriteInBrowser(t *testing.T) {
 		chromedp.Navigate(base+"/ui/prompts/xss-bot"),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="versions"]`)),
 	))
-	injected := browsertest.Value(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll('main script, main img, main a[href^="javascript"]').length`))
-	assert.Zero(t, injected, "no element made from a prompt's text or model")
+	assertNoInjected(t, ctx, "a prompt's text or model")
 	assert.Zero(t, dialogs.Load(), "a dialog opened: user data ran as script")
 }

@@ -1,7 +1,6 @@
 package dashboard_test
 
 import (
-	"fmt"
 	"testing"
 	"time"
 
@@ -33,18 +32,6 @@ func TestSpansInBrowser(t *testing.T) {
 	ctx := browsertest.Start(t, 360, 2*time.Minute)
 	dialogs := browsertest.CountDialogs(ctx)
 	base := f.srv.URL
-	count := func(sel string) int {
-		return browsertest.Value(t, ctx, chromedp.Evaluate[int](fmt.Sprintf(`document.querySelectorAll(%q).length`, sel)))
-	}
-	overflowing := func() string {
-		return browsertest.Value(t, ctx, chromedp.Evaluate[string](`Array.from(document.querySelectorAll('body *')).
-			filter(e => e.getBoundingClientRect().right > window.innerWidth + 1 && !e.closest('.scroll')).
-			map(e => e.tagName + '.' + e.className).join(' ')`))
-	}
-	noInjected := func(where string) {
-		t.Helper()
-		assert.Zero(t, count(`main img, main script, main a[href^="javascript"], main [onerror]`), "an element made from user data on the %s", where)
-	}
 
 	// Sign in, then the nav's Spans: every span, newest first.
 	require.NoError(t, chromedp.Do(ctx,
@@ -56,10 +43,10 @@ func TestSpansInBrowser(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`nav a[href="/ui/spans"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="spans"]`)),
 	))
-	assert.Equal(t, 5, count(`[data-testid="span-row"]`), "two traces of two spans and the gateway's call")
+	assert.Equal(t, 5, countOf(t, ctx, `[data-testid="span-row"]`), "two traces of two spans and the gateway's call")
 	assert.Equal(t, xssScript, browsertest.Text(t, ctx, `[data-testid="span-row"] td a`), "the newest first, its name as text")
-	assert.Empty(t, overflowing(), "the spans fit 360 px")
-	noInjected("spans")
+	assert.Empty(t, browsertest.Value(t, ctx, overflowing), "the spans fit 360 px")
+	assertNoInjected(t, ctx, "user data on the spans")
 
 	// Filter through the form: the failed llm calls, as GET /spans answers them.
 	var apiSpans []map[string]any
@@ -73,10 +60,10 @@ func TestSpansInBrowser(t *testing.T) {
 	))
 	assert.Contains(t, browsertest.Value(t, ctx, chromedp.Location()), "kind=llm")
 	assert.Contains(t, browsertest.Value(t, ctx, chromedp.Location()), "has_error=true")
-	assert.Equal(t, 1, count(`[data-testid="span-row"]`))
-	assert.Equal(t, 1, count(`[data-testid="span-row"].err`), "its error highlighted")
+	assert.Equal(t, 1, countOf(t, ctx, `[data-testid="span-row"]`))
+	assert.Equal(t, 1, countOf(t, ctx, `[data-testid="span-row"].err`), "its error highlighted")
 	assert.Equal(t, "llm", browsertest.Value(t, ctx, chromedp.Evaluate[string](`document.querySelector("#f-kind").value`)), "the kind kept in the form")
-	assert.Empty(t, overflowing(), "the filtered spans fit 360 px")
+	assert.Empty(t, browsertest.Value(t, ctx, overflowing), "the filtered spans fit 360 px")
 
 	// Open it: the span's page.
 	require.NoError(t, chromedp.Do(ctx,
@@ -94,8 +81,8 @@ func TestSpansInBrowser(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`[data-testid="filter-spans"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#f-tag-1`)),
 	))
-	assert.Equal(t, 1, count(`[data-testid="span-row"]`), "the llm child of the tagged trace")
-	noInjected("spans by tag")
+	assert.Equal(t, 1, countOf(t, ctx, `[data-testid="span-row"]`), "the llm child of the tagged trace")
+	assertNoInjected(t, ctx, "user data on the spans by tag")
 
 	// The gateway page's link: every call the gateway recorded.
 	require.NoError(t, chromedp.Do(ctx,
@@ -104,10 +91,10 @@ func TestSpansInBrowser(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`[data-testid="gateway-spans"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="spans"]`)),
 	))
-	assert.Equal(t, 1, count(`[data-testid="span-row"]`))
+	assert.Equal(t, 1, countOf(t, ctx, `[data-testid="span-row"]`))
 	assert.Equal(t, xssScript, browsertest.Text(t, ctx, `[data-testid="span-row"] td a`))
 	assert.Equal(t, "integration=gateway", browsertest.Value(t, ctx, chromedp.Evaluate[string](`document.querySelector("#f-tag-0").value`)))
-	noInjected("gateway's spans")
+	assertNoInjected(t, ctx, "user data on the gateway's spans")
 
 	assert.Zero(t, dialogs.Load(), "a dialog opened: user data ran as script")
 }

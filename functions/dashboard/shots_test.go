@@ -14,6 +14,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/plumehq/plume/api"
@@ -65,6 +66,24 @@ func TestScreenshots(t *testing.T) {
 var overflowing = chromedp.Evaluate[string](`Array.from(document.querySelectorAll("body *")).
 	filter(e => e.getBoundingClientRect().right > innerWidth + 1 && !e.closest(".scroll")).
 	map(e => e.tagName + "." + e.className).join(" ")`)
+
+// madeFromText counts the elements in the page's main content that user text could have made
+// if it were not escaped: images, scripts, javascript: links, event handlers. (A trace's page
+// shows attachment images: its test counts without them.)
+var madeFromText = chromedp.Evaluate[int](`document.querySelectorAll('main img, main script, main a[href^="javascript"], main [onerror], main [onclick]').length`)
+
+// assertNoInjected checks that the page of ctx has no element made from user text;
+// from says whose text.
+func assertNoInjected(t *testing.T, ctx context.Context, from string) {
+	t.Helper()
+	assert.Zero(t, browsertest.Value(t, ctx, madeFromText), "an element made from %s", from)
+}
+
+// countOf is the number of elements sel selects in the page of ctx.
+func countOf(t *testing.T, ctx context.Context, sel string) int {
+	t.Helper()
+	return browsertest.Value(t, ctx, chromedp.Evaluate[int](fmt.Sprintf(`document.querySelectorAll(%q).length`, sel)))
+}
 
 // signInBrowser signs in to f's dashboard in the browser ctx with the key of f's project A.
 func signInBrowser(t *testing.T, ctx context.Context, f *fixture) {
