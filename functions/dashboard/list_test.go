@@ -1,13 +1,35 @@
 package dashboard_test
 
 import (
+	"html"
 	"net/http"
 	"net/url"
+	"regexp"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
+
+// The names of a list page's rows, in order.
+var (
+	rowNames        = rowsNamed("trace-row", `/ui/traces/[^"]+`)
+	sessionRowNames = rowsNamed("session-row", `/ui/sessions/[^"]+`)
+	spanRowNames    = rowsNamed("span-row", `/ui/traces/[^"]+/spans/[^"]+`)
+)
+
+// rowsNamed reads the names of a list page's rows (data-testid rowID), in order: the text of
+// each row's link whose URL matches href (a regular expression).
+func rowsNamed(rowID, href string) func(body string) []string {
+	re := regexp.MustCompile(`(?s)data-testid="` + rowID + `".*?<a href="` + href + `">([^<]*)</a>`)
+	return func(body string) []string {
+		var out []string
+		for _, m := range re.FindAllStringSubmatch(body, -1) {
+			out = append(out, html.UnescapeString(m[1]))
+		}
+		return out
+	}
+}
 
 // listCase is a filter of a list page (traces, sessions, spans) and the rows it must show.
 type listCase struct {

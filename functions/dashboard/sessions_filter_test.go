@@ -3,7 +3,6 @@ package dashboard_test
 import (
 	"net/http"
 	"net/url"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -14,15 +13,6 @@ import (
 
 	"github.com/plumehq/plume/internal/apitest"
 )
-
-// sessionRowNames are the session names of a sessions page's rows, in order.
-func sessionRowNames(body string) []string {
-	var out []string
-	for _, m := range regexp.MustCompile(`(?s)data-testid="session-row".*?<a href="/ui/sessions/[^"]+">([^<]*)</a>`).FindAllStringSubmatch(body, -1) {
-		out = append(out, m[1])
-	}
-	return out
-}
 
 // nameSession names the session id of tenant's project and sets its tags, through POST
 // /sessions.

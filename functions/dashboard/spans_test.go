@@ -4,7 +4,6 @@ import (
 	"html"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -15,15 +14,6 @@ import (
 
 	"github.com/plumehq/plume/internal/apitest"
 )
-
-// spanRowNames are the span names of a spans page's rows, in order.
-func spanRowNames(body string) []string {
-	var out []string
-	for _, m := range regexp.MustCompile(`(?s)data-testid="span-row".*?<a href="/ui/traces/[^"]+/spans/[^"]+">([^<]*)</a>`).FindAllStringSubmatch(body, -1) {
-		out = append(out, html.UnescapeString(m[1]))
-	}
-	return out
-}
 
 // postSpan posts one span to tenant's project, in a request of its own: spans posted one after
 // another are created (received) in that order.

@@ -3,7 +3,6 @@ package dashboard_test
 import (
 	"net/http"
 	"net/url"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -11,15 +10,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// rowNames are the trace names of a traces page's rows, in order.
-func rowNames(body string) []string {
-	var out []string
-	for _, m := range regexp.MustCompile(`(?s)data-testid="trace-row".*?<a href="/ui/traces/[^"]+">([^<]*)</a>`).FindAllStringSubmatch(body, -1) {
-		out = append(out, m[1])
-	}
-	return out
-}
 
 func TestTracesFilters(t *testing.T) {
 	f := newFixture(t)
