@@ -276,3 +276,43 @@ func TestPromptCompletionsFullPage(t *testing.T) {
 		assert.Len(t, c.Evaluations, 1)
 	}
 }
+
+// TestResentCompletionListedOnce: an llm span sent again with a changed field (an SDK ending it
+// in a second POST, a retry with a later ended_at) stays one completion, answered with what the
+// later write changed. The list answered 500 for good once a span was re-sent.
+func TestResentCompletionListedOnce(t *testing.T) {
+	srv := apitest.New(t, apitest.Options{})
+	a := srv.A
+	v := srv.EnsurePrompt(t, a, "bot", "Answer.")
+	at := time.Now().Add(-time.Hour)
+	first, second := uuid.NewString(), uuid.NewString()
+	span := apitest.LLMSpan(first, uuid.NewString(), "", "bot", v, "q1", "a1", at)
+	srv.MustDo(t, "POST", "/spans", a.Key, []any{span, apitest.LLMSpan(second, uuid.NewString(), "", "bot", v, "q2", "a2", at.Add(time.Minute))})
+	srv.MustDo(t, "GET", completionsPath(a.ProjectID, "bot", nil), a.Key, nil)
+
+	span["output_data"] = "a1, ended"
+	srv.MustDo(t, "POST", "/spans", a.Key, []any{span})
+	srv.MustDo(t, "POST", "/spans", a.Key, []any{span}) // and once more, unchanged
+	for _, limit := range []string{"1", "2", "50"} {
+		t.Run("limit "+limit, func(t *testing.T) {
+			var ids []string
+			q := url.Values{"limit": {limit}}
+			for range 4 {
+				var page api.CompletionList
+				srv.MustDo(t, "GET", completionsPath(a.ProjectID, "bot", q), a.Key, nil).Decode(t, &page)
+				for _, c := range page.Completions {
+					ids = append(ids, c.SpanID)
+					if c.SpanID == first {
+						require.NotNil(t, c.Output.Text)
+						assert.Equal(t, "a1, ended", *c.Output.Text)
+					}
+				}
+				if page.NextCursor == nil {
+					break
+				}
+				q.Set("cursor", *page.NextCursor)
+			}
+			assert.Equal(t, []string{second, first}, ids, "newest first, each once")
+		})
+	}
+}

@@ -81,16 +81,23 @@ func (s *FeedbackStore) PromptCompletions(ctx context.Context, projectID, slug s
 		if err != nil {
 			return feedback.CompletionPage{}, err
 		}
+		// A span listed by two batches (stored before a re-sent span stopped being listed again)
+		// is read and answered once: BatchGetItem refuses a key named twice.
+		ids = slices.DeleteFunc(ids, func(id string) bool {
+			if seen[id] {
+				return true
+			}
+			seen[id] = true
+			return false
+		})
 		sums, err := s.summaries(ctx, projectID, ids)
 		if err != nil {
 			return feedback.CompletionPage{}, err
 		}
 		for _, sum := range sums {
-			if seen[sum.Summary.SpanID] || (want != nil && !sameVersion(sum, *want)) {
-				continue
+			if want == nil || sameVersion(sum, *want) {
+				page.Completions = append(page.Completions, sum)
 			}
-			seen[sum.Summary.SpanID] = true
-			page.Completions = append(page.Completions, sum)
 		}
 		if next == nil {
 			cur = nil

@@ -247,16 +247,24 @@ func traceWrites(changed []written, puts []SummaryPut, batchID string, now time.
 }
 
 // addListings adds what a written span lists besides the aggregates: a prompt's completions,
-// and its session's name and tags.
+// and its session's name and tags. A span is listed among a prompt's completions by the write
+// that first links it to the prompt, not again by a later write of it (an SDK ending the span
+// in a second request, a retry): the index lists each completion once.
 func addListings(d *TraceDelta, w written, sum Summary) {
 	sp := w.span
-	if sum.Kind == KindLLM && sum.PromptSlug != "" {
+	if sum.Kind == KindLLM && sum.PromptSlug != "" && !listedAs(w.prev, sum.PromptSlug) {
 		d.Changes[len(d.Changes)-1].Completion = sum.PromptSlug
 	}
 	if sp.SessionName != nil {
 		d.SessionName = *sp.SessionName
 	}
 	d.SessionTags = withTags(d.SessionTags, sp.SessionTags)
+}
+
+// listedAs reports whether the stored summary prev already made its span a completion of the
+// prompt slug.
+func listedAs(prev *Summary, slug string) bool {
+	return prev != nil && prev.Kind == KindLLM && prev.PromptSlug == slug
 }
 
 // records loads the full stored records of the summaries, grouped by batch object.
