@@ -279,15 +279,16 @@ func TestPromptCompletionsFullPage(t *testing.T) {
 
 // TestResentCompletionListedOnce: an llm span sent again with a changed field (an SDK ending it
 // in a second POST, a retry with a later ended_at) stays one completion, answered with what the
-// later write changed. The list answered 500 for good once a span was re-sent.
+// later write changed, in the place of its latest write. The list answered 500 for good once a
+// span was re-sent.
 func TestResentCompletionListedOnce(t *testing.T) {
 	srv := apitest.New(t, apitest.Options{})
 	a := srv.A
 	v := srv.EnsurePrompt(t, a, "bot", "Answer.")
 	at := time.Now().Add(-time.Hour)
 	first, second := uuid.NewString(), uuid.NewString()
-	span := apitest.LLMSpan(first, uuid.NewString(), "", "bot", v, "q1", "a1", at)
-	srv.MustDo(t, "POST", "/spans", a.Key, []any{span, apitest.LLMSpan(second, uuid.NewString(), "", "bot", v, "q2", "a2", at.Add(time.Minute))})
+	span := apitest.LLMSpan(first, uuid.NewString(), "", "bot", v, "q1", "a1", at.Add(time.Minute))
+	srv.MustDo(t, "POST", "/spans", a.Key, []any{span, apitest.LLMSpan(second, uuid.NewString(), "", "bot", v, "q2", "a2", at)})
 	srv.MustDo(t, "GET", completionsPath(a.ProjectID, "bot", nil), a.Key, nil)
 
 	span["output_data"] = "a1, ended"
@@ -312,7 +313,7 @@ func TestResentCompletionListedOnce(t *testing.T) {
 				}
 				q.Set("cursor", *page.NextCursor)
 			}
-			assert.Equal(t, []string{second, first}, ids, "newest first, each once")
+			assert.Equal(t, []string{first, second}, ids, "newest write first, each once")
 		})
 	}
 }

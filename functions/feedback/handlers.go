@@ -34,6 +34,10 @@ func (s *server) submit(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
+	if !auth.MayRead(r) {
+		// What the completion's span says (its trace, its version) is not an ingest key's to read.
+		f.TraceID, f.PromptVersionID = "", ""
+	}
 	web.OK(w, toFeedback(f))
 }
 

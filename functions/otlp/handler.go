@@ -85,13 +85,17 @@ func (s *server) traces(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	spans, rejected, reasons := otlpmap.Map(td, p.ProjectID, s.svc.Now())
+	stored := 0
 	if len(spans) > 0 {
-		if _, err := s.svc.Ingest(r.Context(), p.ProjectID, spans); err != nil {
+		res, err := s.svc.IngestBatch(r.Context(), p.ProjectID, spans)
+		if err != nil {
 			writeStatus(w, r, enc, err)
 			return
 		}
+		stored = len(res.Stored)
+		rejected, reasons = otlpmap.AddRefused(rejected, reasons, res.Refused)
 	}
-	metrics.Emit(r.Context(), nil, s.svc.Now(), p.ProjectID, metrics.Count(metrics.SpansIngested, len(spans)), metrics.Count(metrics.SpansRejected, rejected))
+	metrics.Emit(r.Context(), nil, s.svc.Now(), p.ProjectID, metrics.Count(metrics.SpansIngested, stored), metrics.Count(metrics.SpansRejected, rejected))
 	resp := ptraceotlp.NewExportResponse()
 	if rejected > 0 {
 		// https://opentelemetry.io/docs/specs/otlp/#partial-success-1

@@ -1,6 +1,9 @@
 package tracing
 
 import (
+	"encoding/json"
+	"time"
+
 	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/shared/trace"
 )
@@ -66,6 +69,59 @@ func toSessions(sessions []trace.Session) []api.Session {
 			Cost: s.Cost, Duration: s.Duration, StartedAt: s.StartedAt, EndedAt: s.EndedAt, Tags: s.Tags,
 			Attributes: s.Attributes, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
 		}
+	}
+	return out
+}
+
+// sentTraces is the API form of traces as a POST /traces request sent them, at now: the answer
+// to a caller that may not read the project's traces, which must not learn what its spans or
+// others' added (counts, root span input and output).
+func sentTraces(in []trace.TraceInput, projectID string, now time.Time) []api.Trace {
+	out := make([]api.Trace, len(in))
+	for i, t := range in {
+		out[i] = api.Trace{
+			ID: t.ID, ProjectID: projectID, Name: t.Name, Status: t.Status, StartedAt: &t.StartedAt,
+			EndedAt: t.EndedAt, DurationMS: t.DurationMS, Tags: tagsOrEmpty(t.Tags), Attributes: attributes(t.Attributes),
+			CreatedAt: now, UpdatedAt: now,
+		}
+		if t.SessionID != "" {
+			out[i].SessionID = &t.SessionID
+		}
+		if t.Cost != nil {
+			out[i].Cost = *t.Cost
+		}
+	}
+	return out
+}
+
+// sentSessions is the API form of sessions as a POST /sessions request sent them, at now: the
+// answer to a caller that may not read the project's sessions.
+func sentSessions(in []trace.SessionInput, now time.Time) []api.Session {
+	out := make([]api.Session, len(in))
+	for i, s := range in {
+		out[i] = api.Session{
+			ID: s.ID, ProjectID: s.ProjectID, Tags: tagsOrEmpty(s.Tags), Attributes: attributes(s.Attributes),
+			CreatedAt: now, UpdatedAt: now,
+		}
+		if s.Name != "" {
+			out[i].Name = &s.Name
+		}
+	}
+	return out
+}
+
+func tagsOrEmpty(tags map[string]string) map[string]string {
+	if tags == nil {
+		return map[string]string{}
+	}
+	return tags
+}
+
+// attributes is a request's attributes object as the API answers it; nil when there is none.
+func attributes(raw json.RawMessage) map[string]any {
+	var out map[string]any
+	if len(raw) > 0 && json.Unmarshal(raw, &out) != nil {
+		return nil
 	}
 	return out
 }

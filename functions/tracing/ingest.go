@@ -31,9 +31,12 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 }
 
 // postSpans serves POST /spans: a JSON array of spans. Valid spans are stored and returned as
-// an array of SpanRead; spans that cannot be stored do not fail the batch: their count is in
-// X-Plume-Rejected and their positions and reasons in X-Plume-Rejected-Spans (JSON, cut at
-// 4 KB). A batch without one valid span is 400.
+// an array of SpanRead; spans that cannot be stored (invalid, or stored under another trace)
+// do not fail the batch: their count is in X-Plume-Rejected and their positions and reasons in
+// X-Plume-Rejected-Spans (JSON, cut at 4 KB). A batch without one stored span is 400.
+//
+// A caller that may not read the project's spans (an ingest key) is answered the spans as it
+// sent them, not as stored: a span id it re-sends must not read back what others stored.
 func (s *ingestServer) postSpans(w http.ResponseWriter, r *http.Request) {
 	body, err := readBody(w, r, trace.MaxBatchBytes)
 	if err != nil {
@@ -46,17 +49,26 @@ func (s *ingestServer) postSpans(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
-	stored, err := s.svc.Ingest(r.Context(), pid, spans)
+	res, err := s.svc.IngestBatch(r.Context(), pid, spans)
 	if err != nil {
 		web.Error(w, r, err)
 		return
 	}
-	metrics.Emit(r.Context(), nil, s.svc.Now(), pid, metrics.Count(metrics.SpansIngested, len(stored)), metrics.Count(metrics.SpansRejected, len(rejected)))
+	rejected = trace.InRequest(rejected, res.Refused)
+	metrics.Emit(r.Context(), nil, s.svc.Now(), pid, metrics.Count(metrics.SpansIngested, len(res.Stored)), metrics.Count(metrics.SpansRejected, len(rejected)))
+	if len(res.Stored) == 0 {
+		web.Error(w, r, trace.NoValidSpan(rejected))
+		return
+	}
 	if len(rejected) > 0 {
 		w.Header().Set("X-Plume-Rejected", strconv.Itoa(len(rejected)))
 		w.Header().Set("X-Plume-Rejected-Spans", rejectedHeader(rejected))
 	}
-	web.OK(w, toSpans(stored))
+	answer := res.Stored
+	if !auth.MayRead(r) {
+		answer = res.Sent
+	}
+	web.OK(w, toSpans(answer))
 }
 
 // rejectedHeader encodes as many rejections as fit the header cap, as ASCII-only JSON (reasons
@@ -93,7 +105,8 @@ func asciiJSON(b []byte) string {
 	return sb.String()
 }
 
-// postTraces serves POST /traces: creates or updates traces, answers them as read.
+// postTraces serves POST /traces: creates or updates traces, answers them as read, or, to a
+// caller that may not read the project's traces (an ingest key), as sent.
 func (s *ingestServer) postTraces(w http.ResponseWriter, r *http.Request) {
 	body, err := readBody(w, r, web.DefaultBodyLimit)
 	if err != nil {
@@ -111,10 +124,15 @@ func (s *ingestServer) postTraces(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
+	if !auth.MayRead(r) {
+		web.OK(w, sentTraces(traces, pid, s.svc.Now().UTC()))
+		return
+	}
 	web.OK(w, toTraces(out))
 }
 
-// postSessions serves POST /sessions. A session naming another project is 403.
+// postSessions serves POST /sessions. A session naming another project is 403. A caller that
+// may not read the project's sessions (an ingest key) is answered the sessions as sent.
 func (s *ingestServer) postSessions(w http.ResponseWriter, r *http.Request) {
 	body, err := readBody(w, r, web.DefaultBodyLimit)
 	if err != nil {
@@ -129,6 +147,10 @@ func (s *ingestServer) postSessions(w http.ResponseWriter, r *http.Request) {
 	out, err := s.svc.PutSessions(r.Context(), auth.ProjectID(r), sessions)
 	if err != nil {
 		web.Error(w, r, err)
+		return
+	}
+	if !auth.MayRead(r) {
+		web.OK(w, sentSessions(sessions, s.svc.Now().UTC()))
 		return
 	}
 	web.OK(w, toSessions(out))

@@ -112,6 +112,14 @@ func requireProject(next http.Handler) http.Handler {
 	})
 }
 
+// MayRead reports whether the request's caller may read what its project stores: its role
+// admits the routes of Members. A write route answers a caller that may not (an ingest key)
+// with what its request sent, never with what was stored before it.
+func MayRead(r *http.Request) bool {
+	p, _ := FromContext(r.Context())
+	return Members.Allows(p.Role)
+}
+
 // ProjectID returns the project of the request's caller. Every authenticated route has one;
 // on a project-scoped route it equals the path's {project_id}.
 func ProjectID(r *http.Request) string {

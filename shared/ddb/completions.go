@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"path"
 	"regexp"
 	"slices"
 	"strconv"
@@ -30,9 +31,16 @@ const completionRounds = 4
 const feedbackSlack = time.Hour
 
 // PromptCompletions returns a page of a prompt's completions, newest first: the llm spans of
-// the prompt's completions index (completionsPK) by the batch that stored them, newest batch
-// first, spans of one batch by start, newest first, then by id. Each comes with its version,
-// its human feedback and the evaluations of the judges linked to the prompt, read in batches.
+// the prompt's completions index (completionsPK) by the batch that last wrote them, newest
+// batch first, spans of one batch by start, newest first, then by id. Each comes with its
+// version, its human feedback and the evaluations of the judges linked to the prompt, read in
+// batches.
+//
+// Every write of a linked span lists it by its batch (an SDK ending a span in a second
+// request, a retry with a later ended_at), so that its listing expires with its latest write;
+// a span's older listings, and a listing under a prompt the span no longer names, are left
+// out: the one kept is that of the batch its summary's record is in (current). So each
+// completion appears once, on one page.
 //
 // Requests per page, unfiltered: one BatchGetItem (the prompt, and the version asked for), one
 // Query of the completions index, one BatchGetItem of the summaries, one Query of the project's
@@ -40,8 +48,8 @@ const feedbackSlack = time.Hour
 // per completion and linked judge), one Query of the prompt's feedback since the page's oldest
 // completion: 6 in all, whatever the number of completions, while the evaluations' BatchGetItem
 // has at most 100 keys (one more per further 100 keys; a Query of more than 1 MB takes more
-// pages). A version filter adds one Query and one BatchGetItem per further round, at most
-// completionRounds in all.
+// pages). A version filter, or listings left out, add one Query and one BatchGetItem per
+// further round, at most completionRounds in all.
 //
 // Errors: NotFound for an unknown prompt or version, Invalid for a malformed cursor.
 func (s *FeedbackStore) PromptCompletions(ctx context.Context, projectID, slug string, q feedback.CompletionQuery) (feedback.CompletionPage, error) {
@@ -75,22 +83,12 @@ func (s *FeedbackStore) PromptCompletions(ctx context.Context, projectID, slug s
 	}
 
 	var page feedback.CompletionPage
-	seen := map[string]bool{}
 	for round := 0; round < completionRounds && len(page.Completions) < q.Limit; round++ {
-		ids, next, err := s.completionIDs(ctx, projectID, slug, cur, q.Limit-len(page.Completions))
+		listed, next, err := s.completionListings(ctx, projectID, slug, cur, q.Limit-len(page.Completions))
 		if err != nil {
 			return feedback.CompletionPage{}, err
 		}
-		// A span listed by two batches (stored before a re-sent span stopped being listed again)
-		// is read and answered once: BatchGetItem refuses a key named twice.
-		ids = slices.DeleteFunc(ids, func(id string) bool {
-			if seen[id] {
-				return true
-			}
-			seen[id] = true
-			return false
-		})
-		sums, err := s.summaries(ctx, projectID, ids)
+		sums, err := s.current(ctx, projectID, listed)
 		if err != nil {
 			return feedback.CompletionPage{}, err
 		}
@@ -99,12 +97,7 @@ func (s *FeedbackStore) PromptCompletions(ctx context.Context, projectID, slug s
 				page.Completions = append(page.Completions, sum)
 			}
 		}
-		if next == nil {
-			cur = nil
-			break
-		}
-		cur = next
-		if want == nil {
+		if cur = next; cur == nil {
 			break
 		}
 	}
@@ -159,10 +152,13 @@ func parseCompletionCursor(s string) (*completionCursor, error) {
 	return &completionCursor{SK: sk, Skip: n}, nil
 }
 
-// completionIDs reads up to limit span ids from the completions index, starting at cur (nil:
-// the newest batch), in one Query of at most limit batches. next is where the following page
-// starts, nil when the index has no more.
-func (s *FeedbackStore) completionIDs(ctx context.Context, projectID, slug string, cur *completionCursor, limit int) (ids []string, next *completionCursor, err error) {
+// listing is a span listed in the completions index by the batch of one of its writes.
+type listing struct{ span, batch string }
+
+// completionListings reads up to limit listings from the completions index, starting at cur
+// (nil: the newest batch), in one Query of at most limit batches. next is where the following
+// page starts, nil when the index has no more.
+func (s *FeedbackStore) completionListings(ctx context.Context, projectID, slug string, cur *completionCursor, limit int) (out []listing, next *completionCursor, err error) {
 	cond := partition(completionsPK(projectID, slug))
 	switch {
 	case cur != nil && cur.Skip == 0:
@@ -183,44 +179,48 @@ func (s *FeedbackStore) completionIDs(ctx context.Context, projectID, slug strin
 		if err := attributevalue.UnmarshalMap(raw, &it); err != nil {
 			return nil, nil, fmt.Errorf("decode completions: %w", err)
 		}
-		batch := memberIDs(memberItem{Spans: it.Spans})
-		slices.Sort(batch)
+		_, batch, _ := strings.Cut(it.SK, "#") // timeIndexSK(at, batch)
+		spans := memberIDs(memberItem{Spans: it.Spans})
+		slices.Sort(spans)
 		skip := 0
 		if cur != nil && it.SK == cur.SK {
-			skip = min(cur.Skip, len(batch))
+			skip = min(cur.Skip, len(spans))
 		}
-		take := min(len(batch)-skip, limit-len(ids))
-		ids = append(ids, batch[skip:skip+take]...)
+		take := min(len(spans)-skip, limit-len(out))
+		for _, id := range spans[skip : skip+take] {
+			out = append(out, listing{span: id, batch: batch})
+		}
 		switch {
-		case skip+take < len(batch):
-			return ids, &completionCursor{SK: it.SK, Skip: skip + take}, nil
-		case len(ids) == limit && (i < len(res.Items)-1 || len(res.LastEvaluatedKey) > 0):
-			return ids, &completionCursor{SK: it.SK}, nil
+		case skip+take < len(spans):
+			return out, &completionCursor{SK: it.SK, Skip: skip + take}, nil
+		case len(out) == limit && (i < len(res.Items)-1 || len(res.LastEvaluatedKey) > 0):
+			return out, &completionCursor{SK: it.SK}, nil
 		}
 	}
 	if len(res.LastEvaluatedKey) > 0 { // the key of the last item read, or where an empty page stopped
-		return ids, &completionCursor{SK: strAttr(res.LastEvaluatedKey, infra.AttrSK)}, nil
+		return out, &completionCursor{SK: strAttr(res.LastEvaluatedKey, infra.AttrSK)}, nil
 	}
-	return ids, nil, nil
+	return out, nil, nil
 }
 
-// summaries reads the summaries of ids (one BatchGetItem per 100), keeping the order of ids
-// but newest start first within the page; ids without a summary are left out.
-func (s *FeedbackStore) summaries(ctx context.Context, projectID string, ids []string) ([]feedback.Completion, error) {
-	if len(ids) == 0 {
+// current reads the summaries of the listed spans (one BatchGetItem per 100 distinct spans) and
+// keeps each span's listing by the batch that last wrote it, newest start first within the
+// page; spans without a summary are left out.
+func (s *FeedbackStore) current(ctx context.Context, projectID string, listed []listing) ([]feedback.Completion, error) {
+	if len(listed) == 0 {
 		return nil, nil
 	}
-	keys := make([]map[string]types.AttributeValue, len(ids))
-	for i, id := range ids {
-		keys[i] = key(spanPK(projectID, id), skSpan)
+	keys := make([]map[string]types.AttributeValue, 0, len(listed))
+	for _, l := range listed {
+		keys = append(keys, key(spanPK(projectID, l.span), skSpan))
 	}
-	found, err := s.t.batchGet(ctx, keys)
+	found, err := s.t.batchGet(ctx, dedupKeys(keys)) // a page may list a span by two of its writes
 	if err != nil {
 		return nil, err
 	}
 	out := make([]feedback.Completion, 0, len(found))
-	for _, k := range keys {
-		raw, ok := found[keyString(k)]
+	for _, l := range listed {
+		raw, ok := found[keyString(key(spanPK(projectID, l.span), skSpan))]
 		if !ok {
 			continue
 		}
@@ -228,12 +228,21 @@ func (s *FeedbackStore) summaries(ctx context.Context, projectID string, ids []s
 		if err := attributevalue.UnmarshalMap(raw, &it); err != nil {
 			return nil, fmt.Errorf("decode span summary: %w", err)
 		}
-		out = append(out, feedback.Completion{Summary: it.toSummary(projectID)})
+		sum := it.toSummary(projectID)
+		if batchOf(sum.Location.Key) != l.batch {
+			continue // listed by an earlier write: the span's current listing is elsewhere
+		}
+		out = append(out, feedback.Completion{Summary: sum})
 	}
 	slices.SortStableFunc(out, func(a, b feedback.Completion) int {
 		return cmp.Or(b.Summary.StartedAt.Compare(a.Summary.StartedAt), strings.Compare(a.Summary.SpanID, b.Summary.SpanID))
 	})
 	return out, nil
+}
+
+// batchOf is the batch id of a span batch object's key (trace.BatchKey: ".../<batch>.ndjson").
+func batchOf(objectKey string) string {
+	return strings.TrimSuffix(path.Base(objectKey), ".ndjson")
 }
 
 // addDetails sets the version, feedback and evaluations of cs: one Query of the project's

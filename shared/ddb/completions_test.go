@@ -1,7 +1,6 @@
 package ddb
 
 import (
-	"slices"
 	"testing"
 	"time"
 
@@ -17,11 +16,11 @@ import (
 	"github.com/plumehq/plume/shared/trace"
 )
 
-// TestCompletionsListedTwiceReadOnce: a completions index written before a re-sent span stopped
-// being listed again names one span in two batches. The page answers it once (it answered 500:
-// its BatchGetItem named one key twice). Paged one by one, every page answers; a later page may
-// show the older listing again (telling it apart would take a read per listing).
-func TestCompletionsListedTwiceReadOnce(t *testing.T) {
+// TestCompletionsListedByTheirLatestWrite: every write of a linked span lists it by its batch
+// (a span ended in a second request is listed twice), and a page answers each span once, by
+// its latest write: the page answered 500 (its BatchGetItem named one key twice), and pages of
+// one repeated the span.
+func TestCompletionsListedByTheirLatestWrite(t *testing.T) {
 	client, _, name := ddbtest.NewTable(t)
 	table := NewTable(client, name)
 	ctx := t.Context()
@@ -30,27 +29,38 @@ func TestCompletionsListedTwiceReadOnce(t *testing.T) {
 	_, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: &name, Item: key(promptPK(projectID, slug), skPrompt)})
 	require.NoError(t, err)
 
-	resent, other := uuid.NewString(), uuid.NewString()
+	// The first batch wrote both spans; the second, newer, wrote the first span again. A third
+	// span was listed by the first batch under this prompt, then written again naming another.
+	resent, other, moved := uuid.NewString(), uuid.NewString(), uuid.NewString()
+	first, second := uuid.NewString(), uuid.NewString()
+	latest := map[string]string{resent: second, other: first, moved: second}
+	start := map[string]time.Time{resent: at.Add(time.Second), other: at, moved: at}
 	var puts []trace.SummaryPut
-	for _, id := range []string{resent, other} {
+	for _, id := range []string{resent, other, moved} {
+		names := slug
+		if id == moved {
+			names = "another-bot"
+		}
 		puts = append(puts, trace.SummaryPut{Summary: trace.Summary{SpanID: id, TraceID: traceID, Name: "chat", Kind: trace.KindLLM,
-			StartedAt: at, PromptSlug: slug, CreatedAt: at, UpdatedAt: at,
-			Location: trace.Location{Key: trace.BatchKey(projectID, at, uuid.NewString()), Length: 10}}})
+			StartedAt: start[id], PromptSlug: names, CreatedAt: at, UpdatedAt: at,
+			Location: trace.Location{Key: trace.BatchKey(projectID, at, latest[id]), Length: 10}}})
 	}
 	_, err = NewTraceStore(table).WriteTrace(ctx, projectID, trace.TraceWrite{
 		ID: uuid.Must(uuid.NewV7()).String(), Delta: trace.TraceDelta{TraceID: traceID, MinStart: at, At: at}, Puts: puts,
 	})
 	require.NoError(t, err)
-	// The first batch listed both spans; the re-send's batch, newer, listed the first again.
-	for i, spans := range [][]string{{resent, other}, {resent}} {
+	for i, l := range []struct {
+		batch string
+		spans []string
+	}{{first, []string{resent, other, moved}}, {second, []string{resent}}} {
 		var set [][]byte
-		for _, id := range spans {
+		for _, id := range l.spans {
 			b, err := binaryID(id)
 			require.NoError(t, err)
 			set = append(set, b)
 		}
 		_, err := client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-			TableName: &name, Key: key(completionsPK(projectID, slug), timeIndexSK(at.Add(time.Duration(i)*time.Second), uuid.NewString())),
+			TableName: &name, Key: key(completionsPK(projectID, slug), timeIndexSK(at.Add(time.Duration(i)*time.Second), l.batch)),
 			UpdateExpression:          aws.String("ADD s :s"),
 			ExpressionAttributeValues: map[string]types.AttributeValue{":s": &types.AttributeValueMemberBS{Value: set}},
 		})
@@ -58,23 +68,20 @@ func TestCompletionsListedTwiceReadOnce(t *testing.T) {
 	}
 
 	store := NewFeedbackStore(table)
-	page, err := store.PromptCompletions(ctx, projectID, slug, feedback.CompletionQuery{Limit: 10})
-	require.NoError(t, err)
-	assert.Equal(t, []string{resent, other}, completionIDsOf(page), "each completion once")
-	assert.Empty(t, page.NextCursor)
-
-	var seen []string
-	q := feedback.CompletionQuery{Limit: 1}
-	for range 4 {
-		page, err := store.PromptCompletions(ctx, projectID, slug, q)
-		require.NoError(t, err)
-		seen = append(seen, completionIDsOf(page)...)
-		if q.Cursor = page.NextCursor; q.Cursor == "" {
-			break
+	for _, limit := range []int{1, 2, 10} {
+		var seen []string
+		q := feedback.CompletionQuery{Limit: limit}
+		for range 8 {
+			page, err := store.PromptCompletions(ctx, projectID, slug, q)
+			require.NoError(t, err)
+			assert.LessOrEqual(t, len(page.Completions), limit)
+			seen = append(seen, completionIDsOf(page)...)
+			if q.Cursor = page.NextCursor; q.Cursor == "" {
+				break
+			}
 		}
+		assert.Equal(t, []string{resent, other}, seen, "limit %d: by their latest write, each once", limit)
 	}
-	slices.Sort(seen)
-	assert.ElementsMatch(t, []string{resent, other}, slices.Compact(seen), "pages of one: every completion")
 }
 
 func completionIDsOf(p feedback.CompletionPage) []string {

@@ -18,9 +18,6 @@ import (
 	"github.com/plumehq/plume/shared/jsonscan"
 )
 
-// maxReasonsInError is how many per-span reasons the error of an all-invalid batch lists.
-const maxReasonsInError = 3
-
 // DecodeBatch parses the body of POST /spans, a JSON array of spans, by the rules of WIRE.md
 // (next to this file). It returns an errs.CodeInvalid error only when the body as a whole is
 // unusable (not JSON, not an array, more than MaxSpansPerBatch spans, or no valid span at all:
@@ -41,9 +38,8 @@ func DecodeBatch(body []byte, projectID string, now time.Time) (spans []Span, re
 	}
 	elemsStart := r.Pos()
 	var (
-		n       int
-		reasons []string
-		text    = spanText{src: body, text: unsafe.String(unsafe.SliceData(body), len(body)), tags: new(tagArena)}
+		n    int
+		text = spanText{src: body, text: unsafe.String(unsafe.SliceData(body), len(body)), tags: new(tagArena)}
 	)
 	for first := true; ; first = false {
 		more, err := r.Next(']', first)
@@ -87,9 +83,6 @@ func DecodeBatch(body []byte, projectID string, now time.Time) (spans []Span, re
 		}
 		if reason != nil {
 			rejected = append(rejected, Rejected{Index: n, ID: w.rejectedID(), Error: reason.Error()})
-			if len(reasons) < maxReasonsInError {
-				reasons = append(reasons, fmt.Sprintf("[%d] %v", n, reason))
-			}
 		} else {
 			spans = spans[:len(spans)+1]
 		}
@@ -102,11 +95,7 @@ func DecodeBatch(body []byte, projectID string, now time.Time) (spans []Span, re
 		return nil, nil, errs.Invalid("the batch has no spans")
 	}
 	if len(spans) == 0 {
-		more := ""
-		if n > len(reasons) {
-			more = fmt.Sprintf(" (and %d more)", n-len(reasons))
-		}
-		return nil, rejected, errs.Invalid("no valid span in the batch: %s%s", strings.Join(reasons, "; "), more)
+		return nil, rejected, NoValidSpan(rejected)
 	}
 	return spans, rejected, nil
 }

@@ -18,6 +18,8 @@ import (
 	"github.com/plumehq/plume/shared/ddb"
 	"github.com/plumehq/plume/shared/ddb/ddbtest"
 	"github.com/plumehq/plume/shared/errs"
+	"github.com/plumehq/plume/shared/feedback"
+	"github.com/plumehq/plume/shared/prompt"
 	"github.com/plumehq/plume/shared/trace"
 )
 
@@ -81,7 +83,9 @@ func (c *crashAPI) DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput,
 
 // crashBatch is a batch that exercises every write of ingestion: two traces, one of which joins
 // a session only with this batch (its first span came before without one), a span updated with
-// a later start (the trace's extent shrinks) and a new cost, and an llm span linked to a prompt.
+// a later start (the trace's extent shrinks) and a new cost, an llm span linked to a prompt, an
+// llm span of the prompt ended in this second request (listed again by its new batch), and a
+// span stored under the second trace sent with the first (refused alone: stray, the last).
 func crashBatch(project string, store *ddb.TraceStore, svc *trace.Service, t *testing.T) (batch []trace.Span, traceIDs []string, sessionID string) {
 	t.Helper()
 	ctx := context.Background()
@@ -89,8 +93,15 @@ func crashBatch(project string, store *ddb.TraceStore, svc *trace.Service, t *te
 	t1, t2, sessionID := uuid.NewString(), uuid.NewString(), uuid.NewString()
 	early := span(t1, "early", ptr(uuid.NewString()), start, 100)
 	early.Cost = ptr(0.25)
-	_, err := svc.Ingest(ctx, project, []trace.Span{early})
+	started := span(t1, "openai.chat", ptr(uuid.NewString()), start.Add(700*time.Millisecond), 0)
+	started.Kind, started.EndedAt, started.DurationMS = trace.KindLLM, nil, nil
+	started.Link = &trace.PromptLink{PromptSlug: "support-bot"}
+	stray := span(t2, "stray", nil, start, 10)
+	_, err := svc.Ingest(ctx, project, []trace.Span{early, started, stray})
 	require.NoError(t, err)
+	ended := started
+	ended.EndedAt, ended.OutputData = ptr(start.Add(time.Second)), ptr("the answer")
+	stray.TraceID = t1
 
 	moved := early
 	moved.StartedAt = start.Add(time.Second) // later: the trace's start must follow
@@ -105,7 +116,7 @@ func crashBatch(project string, store *ddb.TraceStore, svc *trace.Service, t *te
 	other := span(t2, "other-root", nil, start, 50)
 	other.SessionID = &sessionID
 	other.Cost = ptr(1.0)
-	return []trace.Span{moved, root, llm, other}, []string{t1, t2}, sessionID
+	return []trace.Span{moved, root, llm, other, ended, stray}, []string{t1, t2}, sessionID
 }
 
 // TestIngestCrashAtEveryStep stops ingestion at every DynamoDB request of a batch in turn,
@@ -123,8 +134,7 @@ func TestIngestCrashAtEveryStep(t *testing.T) {
 	// The reference: the batch without a fault.
 	refProject := uuid.NewString()
 	batch, refTraces, refSession := crashBatch(refProject, healthy, healthySvc, t)
-	_, err := healthySvc.Ingest(ctx, refProject, batch)
-	require.NoError(t, err)
+	require.NoError(t, ingestCrashBatch(t, healthySvc, refProject, batch, "reference"))
 	want := map[string]trace.Totals{}
 	for _, id := range refTraces {
 		r, err := healthy.RecountTrace(ctx, refProject, id)
@@ -137,7 +147,7 @@ func TestIngestCrashAtEveryStep(t *testing.T) {
 	require.True(t, r.Exact(), "reference session: %+v", r)
 	require.Equal(t, 2, r.Stored.Count)
 	wantSession := r.Stored
-	assert.Equal(t, 3, want[refTraces[0]].Count)
+	assert.Equal(t, 4, want[refTraces[0]].Count)
 	assert.Equal(t, 1, want[refTraces[0]].Errors)
 	assert.InDelta(t, 0.6875, want[refTraces[0]].Cost, 1e-12)
 	assert.Equal(t, time.Date(2026, 11, 20, 10, 0, 0, 500e6, time.UTC), *want[refTraces[0]].Start, "the moved span's old start is gone")
@@ -150,7 +160,8 @@ func TestIngestCrashAtEveryStep(t *testing.T) {
 			batch, traceIDs, sessionID := crashBatch(project, healthy, healthySvc, t)
 			crash := &crashAPI{API: client, at: at, after: after}
 			crashed := trace.NewService(ddb.NewTraceStore(ddb.NewTable(crash, name)), blobs, nil)
-			_, err := crashed.Ingest(ctx, project, batch)
+			label := fmt.Sprintf("crash at request %d (after: %v)", at, after)
+			err := ingestCrashBatch(t, crashed, project, batch, label)
 			tried++
 			if err == nil {
 				require.Less(t, crash.n.Load(), at, "no request failed, so none may have been refused")
@@ -159,7 +170,6 @@ func TestIngestCrashAtEveryStep(t *testing.T) {
 			require.ErrorIs(t, err, errCrashed)
 			failed++
 
-			label := fmt.Sprintf("crash at request %d (after: %v)", at, after)
 			if at%2 == 1 {
 				// The sweeper alone leaves every aggregate equal to what is stored of the batch.
 				sweep(t, healthy, label)
@@ -169,8 +179,7 @@ func TestIngestCrashAtEveryStep(t *testing.T) {
 			// failed request left (each span is now stored by one of the two), so every
 			// aggregate is at once what the batch without a fault made; the sweeper changes
 			// nothing after that.
-			_, err = healthySvc.Ingest(ctx, project, batch)
-			require.NoError(t, err, label)
+			require.NoError(t, ingestCrashBatch(t, healthySvc, project, batch, label), label)
 			for _, step := range []string{"sent again", "sent again and swept"} {
 				if step == "sent again and swept" {
 					sweep(t, healthy, label)
@@ -185,11 +194,49 @@ func TestIngestCrashAtEveryStep(t *testing.T) {
 				r, err := healthy.RecountSession(ctx, project, sessionID)
 				require.NoError(t, err, label)
 				assert.True(t, r.Stored.Equal(wantSession), "%s: session %+v, want %+v", label, r.Stored, wantSession)
+				checkCompletions(t, ddb.NewTable(client, name), project, batch, label)
 			}
 		}
 	}
 	t.Logf("%d crashed ingests of %d, every one healed exactly", failed, tried)
 	assert.Greater(t, failed, 10)
+}
+
+// ingestCrashBatch ingests a crashBatch: on success, its stray span (the last) is the one span
+// refused.
+func ingestCrashBatch(t *testing.T, svc *trace.Service, project string, batch []trace.Span, label string) error {
+	t.Helper()
+	res, err := svc.IngestBatch(context.Background(), project, batch)
+	if err != nil {
+		return err
+	}
+	stray := len(batch) - 1
+	require.Len(t, res.Refused, 1, label)
+	assert.Equal(t, stray, res.Refused[0].Index, label)
+	assert.Equal(t, batch[stray].ID, res.Refused[0].ID, label)
+	assert.Len(t, res.Stored, stray, label)
+	return nil
+}
+
+// checkCompletions checks the prompt's completions after a crashBatch was stored: its two llm
+// spans, each once, the one ended in a second request with its output.
+func checkCompletions(t *testing.T, table *ddb.Table, project string, batch []trace.Span, label string) {
+	t.Helper()
+	ctx := context.Background()
+	content := "You help."
+	_, _, err := ddb.NewPromptStore(table).EnsureVersion(ctx, prompt.Version{ID: uuid.NewString(), PromptID: uuid.NewString(),
+		ProjectID: project, Slug: "support-bot", Content: content, ContentHash: prompt.Hash(content), CreatedAt: time.Now().UTC()})
+	require.NoError(t, err, label)
+	page, err := ddb.NewFeedbackStore(table).PromptCompletions(ctx, project, "support-bot", feedback.CompletionQuery{Limit: 50})
+	require.NoError(t, err, label)
+	var got []string
+	for _, c := range page.Completions {
+		got = append(got, c.Summary.SpanID)
+		if c.Summary.SpanID == batch[4].ID {
+			assert.NotNil(t, c.Summary.EndedAt, "%s: the completion as ended", label)
+		}
+	}
+	assert.ElementsMatch(t, []string{batch[2].ID, batch[4].ID}, got, "%s: the prompt's completions, each once", label)
 }
 
 // sweep runs the sweeper as if every request had ended.

@@ -58,88 +58,161 @@ type written struct {
 	same bool
 }
 
-// Ingest stores a batch of valid spans of one project and returns them as stored (merged with
-// earlier writes of the same ids, in request order).
+// Ingested is what IngestBatch did with a batch.
+type Ingested struct {
+	// Stored are the spans stored, merged with earlier writes of the same ids, in request order
+	// (a span sent twice in the batch once, at its first position).
+	Stored []Span
+	// Sent are the same spans as the request sent them, merged with nothing stored (attachments
+	// moved to their objects and costs priced all the same): the answer to a caller that may not
+	// read the project's spans.
+	Sent []Span
+	// Refused are the spans that could not be stored, each alone: the rest of the batch is.
+	// Index is the span's position in the batch given to IngestBatch.
+	Refused []Rejected
+}
+
+// IngestBatch stores a batch of valid spans of one project.
 //
 // The rule for a span id sent again: the later write wins field by field (Merge); the trace and
 // session aggregates change by the difference between the new and the replaced version, so an
 // identical re-send adds nothing and writes nothing. Attachments are the exception to "later
 // wins": they add up, by key. With WithExtractor, the attachments the spans carry inline are
-// first moved to their own objects (Extractor.Extract).
+// first moved to their own objects (Extractor.Extract). A span that names another trace than
+// the one it is stored under (or than its first copy in the batch) is refused alone: a span
+// cannot move between traces, and the rest of the batch is stored. Its reason names no stored
+// value (the trace it is under is not the caller's to learn).
 //
 // Every trace of the batch is healed at the end (Index.HealTrace), changed or not: a re-send
 // of a batch whose request failed half-way finishes its aggregates.
-func (s *Service) Ingest(ctx context.Context, projectID string, spans []Span) ([]Span, error) {
-	spans = dedupe(spans)
+func (s *Service) IngestBatch(ctx context.Context, projectID string, spans []Span) (Ingested, error) {
+	spans, pos := dedupe(spans)
 	if s.extractor != nil {
 		if err := s.extractor.Extract(ctx, projectID, spans); err != nil {
-			return nil, err
+			return Ingested{}, err
 		}
 	}
 	if err := s.price(ctx, projectID, spans); err != nil {
-		return nil, err
+		return Ingested{}, err
 	}
 	stored := make(map[string]Span, len(spans))
+	moved := map[spanRef]bool{}
 	var own []Written // the writes of this request, all settled once putRound returns
 	pending := spans
 	for round := 1; len(pending) > 0; round++ {
 		if round > maxPutRounds {
-			return nil, errs.Unavailable("spans %v are being written concurrently by other requests; retry", ids(pending))
+			return Ingested{}, errs.Unavailable("spans %v are being written concurrently by other requests; retry", ids(pending))
 		}
-		done, writes, conflicts, err := s.putRound(ctx, projectID, pending)
+		r, err := s.putRound(ctx, projectID, pending)
 		if err != nil {
-			return nil, err
+			return Ingested{}, err
 		}
-		own = append(own, writes...)
-		for _, w := range done {
+		own = append(own, r.writes...)
+		for _, w := range r.done {
 			stored[w.span.ID] = w.span
+		}
+		for _, m := range r.moved {
+			moved[m] = true
 		}
 		var again []Span // a new slice: pending shares its array with spans
 		for _, sp := range pending {
-			if slices.Contains(conflicts, sp.ID) {
+			if slices.Contains(r.conflicts, sp.ID) && !moved[refOf(sp)] {
 				again = append(again, sp)
 			}
 		}
 		pending = again
 	}
+	var out Ingested
 	traceIDs := make([]string, 0, len(spans))
-	for _, sp := range spans {
+	for i, sp := range spans {
+		if moved[refOf(sp)] {
+			for _, p := range pos[i] {
+				out.Refused = append(out.Refused, Rejected{Index: p, ID: sp.ID, Error: movedReason(sp)})
+			}
+			continue
+		}
+		out.Stored = append(out.Stored, stored[sp.ID])
+		out.Sent = append(out.Sent, sp)
 		if !slices.Contains(traceIDs, sp.TraceID) {
 			traceIDs = append(traceIDs, sp.TraceID)
 		}
 	}
 	if err := s.heal(ctx, projectID, traceIDs, own); err != nil {
+		return Ingested{}, err
+	}
+	slices.SortFunc(out.Refused, func(a, b Rejected) int { return a.Index - b.Index })
+	return out, nil
+}
+
+// Ingest is IngestBatch for callers whose every span must be stored: it returns the spans as
+// stored, in request order, or an errs.CodeInvalid error naming the first refused span (after
+// storing the others).
+func (s *Service) Ingest(ctx context.Context, projectID string, spans []Span) ([]Span, error) {
+	res, err := s.IngestBatch(ctx, projectID, spans)
+	if err != nil {
 		return nil, err
 	}
-	out := make([]Span, 0, len(spans))
-	for _, sp := range spans {
-		out = append(out, stored[sp.ID])
+	if len(res.Refused) > 0 {
+		return nil, errs.Invalid("%s", res.Refused[0].Error)
 	}
-	return out, nil
+	return res.Stored, nil
+}
+
+// spanRef names a span of a batch, where one id may come with two traces (one of them moved).
+type spanRef struct{ id, trace string }
+
+func refOf(sp Span) spanRef { return spanRef{sp.ID, sp.TraceID} }
+
+// movedReason is why sp, already stored under another trace, is refused.
+func movedReason(sp Span) string {
+	return fmt.Sprintf("span %s is stored under another trace; a span cannot move to trace %s", sp.ID, sp.TraceID)
+}
+
+// round is what one putRound did: the spans it stored (or found unchanged), its writes, the
+// spans that lost a race to another writer (conflicts, to go round again), and the spans
+// refused because they name another trace than the one they are stored under.
+type round struct {
+	done      []written
+	writes    []Written
+	conflicts []string
+	moved     []spanRef
 }
 
 // putRound reads the stored versions of spans, merges, writes one batch object with every span
 // that changes, then each trace's changed spans with their pending delta (Index.WriteTrace).
 // It returns the spans stored and the ids of its writes; spans whose summary changed meanwhile
-// are returned as conflicts, to go round again.
-func (s *Service) putRound(ctx context.Context, projectID string, spans []Span) ([]written, []Written, []string, error) {
+// are returned as conflicts, to go round again. A span id's trace is the one it is stored
+// under, else that of its first copy in the batch: a copy naming another is returned as moved.
+func (s *Service) putRound(ctx context.Context, projectID string, spans []Span) (round, error) {
 	prev, err := s.index.Summaries(ctx, projectID, ids(spans))
 	if err != nil {
-		return nil, nil, nil, err
+		return round{}, err
+	}
+	var r round
+	home := make(map[string]string, len(spans))
+	for _, sp := range spans {
+		if _, ok := home[sp.ID]; ok {
+			continue
+		}
+		home[sp.ID] = sp.TraceID
+		if p, ok := prev[sp.ID]; ok {
+			home[sp.ID] = p.TraceID
+		}
 	}
 	olds, err := s.records(ctx, prev)
 	if err != nil {
-		return nil, nil, nil, err
+		return round{}, err
 	}
-	var out, toWrite []written
+	var toWrite []written
 	for _, sp := range spans {
+		if home[sp.ID] != sp.TraceID {
+			r.moved = append(r.moved, refOf(sp))
+			continue
+		}
 		p, ok := prev[sp.ID]
 		if !ok {
 			toWrite = append(toWrite, written{span: sp})
 			continue
-		}
-		if p.TraceID != sp.TraceID {
-			return nil, nil, nil, errs.Invalid("span %s belongs to trace %s; a span cannot move to trace %s", sp.ID, p.TraceID, sp.TraceID)
 		}
 		old, ok := olds[sp.ID]
 		if !ok {
@@ -155,14 +228,14 @@ func (s *Service) putRound(ctx context.Context, projectID string, spans []Span) 
 		m := Merge(old, sp)
 		m.Attachments = mergeAttachments(old.Attachments, sp.Attachments)
 		if sameRecord(old, m) {
-			out = append(out, written{span: old, prev: &p, same: true})
+			r.done = append(r.done, written{span: old, prev: &p, same: true})
 			continue
 		}
 		pc := p
 		toWrite = append(toWrite, written{span: m, prev: &pc})
 	}
 	if len(toWrite) == 0 {
-		return out, nil, nil, nil
+		return r, nil
 	}
 	now := s.now().UTC()
 	batchID := uuid.Must(uuid.NewV7()).String()
@@ -181,7 +254,7 @@ func (s *Service) putRound(ctx context.Context, projectID string, spans []Span) 
 		}
 	}
 	if err := s.blobs.Put(ctx, key, body, "application/x-ndjson"); err != nil {
-		return nil, nil, nil, fmt.Errorf("write batch object: %w", err)
+		return round{}, fmt.Errorf("write batch object: %w", err)
 	}
 
 	writes := traceWrites(toWrite, puts, batchID, now)
@@ -195,24 +268,24 @@ func (s *Service) putRound(ctx context.Context, projectID string, spans []Span) 
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return nil, nil, nil, err
+		return round{}, err
 	}
-	conflicts := slices.Concat(conflicted...)
+	r.conflicts = slices.Concat(conflicted...)
 	for _, w := range toWrite {
-		if !slices.Contains(conflicts, w.span.ID) {
-			out = append(out, w)
+		if !slices.Contains(r.conflicts, w.span.ID) {
+			r.done = append(r.done, w)
 		}
 	}
-	own := make([]Written, len(writes))
+	r.writes = make([]Written, len(writes))
 	for i, w := range writes {
-		own[i].WriteID = w.ID
+		r.writes[i].WriteID = w.ID
 		for _, p := range w.Puts {
 			if !slices.Contains(conflicted[i], p.Summary.SpanID) {
-				own[i].Stored = append(own[i].Stored, p.Summary.SpanID)
+				r.writes[i].Stored = append(r.writes[i].Stored, p.Summary.SpanID)
 			}
 		}
 	}
-	return out, own, conflicts, nil
+	return r, nil
 }
 
 // traceWrites groups the changed spans by trace, in writes of at most MaxSpansPerWrite spans,
@@ -247,24 +320,18 @@ func traceWrites(changed []written, puts []SummaryPut, batchID string, now time.
 }
 
 // addListings adds what a written span lists besides the aggregates: a prompt's completions,
-// and its session's name and tags. A span is listed among a prompt's completions by the write
-// that first links it to the prompt, not again by a later write of it (an SDK ending the span
-// in a second request, a retry): the index lists each completion once.
+// and its session's name and tags. Every write of an llm span linked to a prompt lists it by
+// its batch, so that its listing lives as long as the span (retention); readers keep the
+// listing by the batch that last wrote it (ddb's PromptCompletions).
 func addListings(d *TraceDelta, w written, sum Summary) {
 	sp := w.span
-	if sum.Kind == KindLLM && sum.PromptSlug != "" && !listedAs(w.prev, sum.PromptSlug) {
+	if sum.Kind == KindLLM && sum.PromptSlug != "" {
 		d.Changes[len(d.Changes)-1].Completion = sum.PromptSlug
 	}
 	if sp.SessionName != nil {
 		d.SessionName = *sp.SessionName
 	}
 	d.SessionTags = withTags(d.SessionTags, sp.SessionTags)
-}
-
-// listedAs reports whether the stored summary prev already made its span a completion of the
-// prompt slug.
-func listedAs(prev *Summary, slug string) bool {
-	return prev != nil && prev.Kind == KindLLM && prev.PromptSlug == slug
 }
 
 // records loads the full stored records of the summaries, grouped by batch object.
@@ -310,14 +377,26 @@ func (s *Service) price(ctx context.Context, projectID string, spans []Span) err
 
 // heal applies the pending deltas of traces, then of their sessions. own are the writes of the
 // calling request, whose summary puts are all done.
+//
+// Heals that keep losing to concurrent writers of the same trace or session are not failures:
+// the Index leaves their deltas to the next healer and succeeds (HealTrace). What fails here is
+// storage itself, and the request with it. Its cause is logged here when the error carries a
+// client code (storage throttling, answered 503 without its cause); an internal error is
+// logged where it is answered (shared/web.Error), so each is logged once.
 func (s *Service) heal(ctx context.Context, projectID string, traceIDs []string, own []Written) error {
+	failed := func(key, id string, err error) error {
+		if err != nil && errs.CodeOf(err) != errs.CodeInternal {
+			slog.WarnContext(ctx, "heal failed", "project_id", projectID, key, id, "error", err)
+		}
+		return err
+	}
 	sessions := make([]string, len(traceIDs))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(writeConcurrency)
 	for i, id := range traceIDs {
 		g.Go(func() (err error) {
 			sessions[i], err = s.index.HealTrace(gctx, projectID, id, own...)
-			return err
+			return failed("trace_id", id, err)
 		})
 	}
 	if err := g.Wait(); err != nil {
@@ -329,7 +408,7 @@ func (s *Service) heal(ctx context.Context, projectID string, traceIDs []string,
 	g.SetLimit(writeConcurrency)
 	for _, id := range sessions {
 		if id != "" {
-			g.Go(func() error { return s.index.HealSession(gctx, projectID, id) })
+			g.Go(func() error { return failed("session_id", id, s.index.HealSession(gctx, projectID, id)) })
 		}
 	}
 	if err := g.Wait(); err != nil {
@@ -385,25 +464,35 @@ func spanEnd(sp Span) *time.Time {
 	return nil
 }
 
-// dedupe merges repeated ids of one batch in order, keeping the first position.
-func dedupe(spans []Span) []Span {
-	at := make(map[string]int, len(spans))
-	out := spans[:0:0]
-	for _, sp := range spans {
-		if i, ok := at[sp.ID]; ok {
-			out[i] = Merge(out[i], sp)
+// dedupe merges the copies of one span (one id and trace) in a batch, in order, at the first
+// one's place; pos holds the batch indexes of the copies of each span it returns. Copies of
+// one id with different traces stay apart: the one of them that is not moving is stored
+// (putRound).
+func dedupe(spans []Span) (out []Span, pos [][]int) {
+	at := make(map[spanRef]int, len(spans))
+	out = spans[:0:0]
+	for i, sp := range spans {
+		if j, ok := at[refOf(sp)]; ok {
+			out[j] = Merge(out[j], sp)
+			pos[j] = append(pos[j], i)
 			continue
 		}
-		at[sp.ID] = len(out)
+		at[refOf(sp)] = len(out)
 		out = append(out, sp)
+		pos = append(pos, []int{i})
 	}
-	return out
+	return out, pos
 }
 
+// ids are the distinct ids of spans, in order (a batch may carry one id with two traces).
 func ids(spans []Span) []string {
-	out := make([]string, len(spans))
-	for i, sp := range spans {
-		out[i] = sp.ID
+	out := make([]string, 0, len(spans))
+	seen := make(map[string]bool, len(spans))
+	for _, sp := range spans {
+		if !seen[sp.ID] {
+			seen[sp.ID] = true
+			out = append(out, sp.ID)
+		}
 	}
 	return out
 }
