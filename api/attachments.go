@@ -13,7 +13,10 @@ type AttachmentList struct {
 
 // Attachment is one file of a span, kept in the bucket. ID is the object's name, which the
 // span's attributes or output_data reference ("attachment": id) for attachments extracted at
-// ingestion.
+// ingestion. URL answers with ContentType and a Content-Disposition, both signed: inline for
+// images (not SVG), audio, video and PDF, attachment (a download) for any other file;
+// ContentType is application/octet-stream for a type a browser would run (HTML, SVG, XML,
+// JavaScript).
 type Attachment struct {
 	ID          string `json:"id"`
 	Type        string `json:"type"`
@@ -25,8 +28,8 @@ type Attachment struct {
 }
 
 // AttachmentUploadRequest is the body of POST /spans/{span_id}/attachments. ContentType and
-// Size are required; the upload must then be sent with exactly that Content-Type and a
-// Content-Length of exactly Size bytes (both are signed).
+// Size are required; the upload must then be sent with the Content-Type of the answer's
+// Headers and a Content-Length of exactly Size bytes (both are signed).
 type AttachmentUploadRequest struct {
 	Type        string `json:"type"`
 	Label       string `json:"label"`
@@ -42,7 +45,8 @@ type AttachmentUpload struct {
 	UploadURL string `json:"upload_url"`
 	Method    string `json:"method"`
 	// Headers are every header the upload must send, with these exact values: Content-Type
-	// and Content-Length, which the URL's signature covers.
+	// and Content-Length, which the URL's signature covers. Content-Type is the declared type,
+	// or application/octet-stream for a type a browser would run (HTML, SVG, XML, JavaScript).
 	Headers   map[string]string `json:"headers"`
 	Key       string            `json:"key"`
 	ID        string            `json:"id"`

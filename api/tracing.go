@@ -5,6 +5,14 @@ import (
 	"time"
 )
 
+// MaxTagFilters is the most tag filters (query parameters that are not the route's own) that
+// GET /spans, /traces and /sessions take; more answer 400 invalid_request. A query narrows by a
+// few tags (env, user, feature: the dashboard's form offers 10), and each filter is compared
+// on every item the query examines and named back in X-Plume-Tag-Filters, so a request of
+// thousands of parameters would cost the reader and grow the answer's header without finding
+// anything a handful would not; 20 is room to spare for any real query.
+const MaxTagFilters = 20
+
 // RejectedSpan is one entry of the X-Plume-Rejected-Spans header of POST /spans: a span of the
 // batch that was not stored (the others were), by its position in the request array, with its
 // id when it had a readable one and the reason. The header holds a JSON array of these, ASCII

@@ -1,6 +1,7 @@
 package openapi
 
 import (
+	"fmt"
 	"reflect"
 
 	"github.com/plumehq/plume/api"
@@ -89,9 +90,9 @@ func listParams(def, maxLimit int, sorts ...any) []param {
 }
 
 // tagFilters stands for every other query parameter: key=value filters on tags, named back in
-// the X-Plume-Tag-Filters header.
-var tagFilters = param{"tags", "any other parameter filters on a tag: ?env=prod", map[string]any{
-	"type": "object", "additionalProperties": map[string]any{"type": "string"},
+// the X-Plume-Tag-Filters header, at most api.MaxTagFilters of them.
+var tagFilters = param{"tags", fmt.Sprintf("any other parameter filters on a tag: ?env=prod; at most %d (more: 400)", api.MaxTagFilters), map[string]any{
+	"type": "object", "additionalProperties": map[string]any{"type": "string"}, "maxProperties": api.MaxTagFilters,
 }}
 
 var dateRange = []param{
@@ -241,7 +242,7 @@ var routeDocs = []routeDoc{
 
 	// TracingIngestFunction and TracingQueryFunction (functions/tracing, spec §4.3-4.5).
 	{Route: "POST /spans", ID: "ingestSpans", Tag: "tracing", Summary: "Ingest a batch of spans",
-		Description: "Valid spans are stored and answered; the others are counted in X-Plume-Rejected and listed in X-Plume-Rejected-Spans. A batch without one valid span is 400.",
+		Description: "Valid spans are stored and answered (to an ingest key, as sent); the others (invalid, or sent with another trace than the one they are stored under) are counted in X-Plume-Rejected and listed by position in X-Plume-Rejected-Spans. A batch without one stored span is 400.",
 		BodyContent: jsonContent(arrayOf(spanInput)), Reply: typeOf[[]api.Span]()},
 	{Route: "POST /traces", ID: "putTraces", Tag: "tracing", Summary: "Create or update traces", BodyContent: jsonContent(arrayOf(traceInput)), Reply: typeOf[[]api.Trace]()},
 	{Route: "POST /sessions", ID: "putSessions", Tag: "tracing", Summary: "Create or update sessions", BodyContent: jsonContent(arrayOf(sessionInput)), Reply: typeOf[[]api.Session]()},

@@ -14,6 +14,7 @@ import (
 
 	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/shared/auth"
+	"github.com/plumehq/plume/shared/blob"
 	"github.com/plumehq/plume/shared/errs"
 	"github.com/plumehq/plume/shared/textcut"
 	"github.com/plumehq/plume/shared/trace"
@@ -27,7 +28,9 @@ const DefaultAttachmentURLTTL = 15 * time.Minute
 // sends nothing, but the URLs carry the signer's permissions: a GET URL needs s3:GetObject,
 // a PUT URL s3:PutObject, on the object. Sizes needs s3:ListBucket on the span's prefix.
 type Bucket interface {
-	PresignGet(ctx context.Context, key string, ttl time.Duration) (string, error)
+	// PresignGetAs signs a GET whose answer has the Content-Type and Content-Disposition of r
+	// (blob.Store.PresignGetAs).
+	PresignGetAs(ctx context.Context, key string, ttl time.Duration, r blob.Response) (string, error)
 	// PresignPut signs a PUT of exactly size bytes with contentType (blob.Store.PresignPut).
 	PresignPut(ctx context.Context, key, contentType string, size int64, ttl time.Duration) (string, error)
 	// Sizes returns the size of every object under prefix, by key.
@@ -59,6 +62,11 @@ type attachmentServer struct {
 
 // getAttachments serves GET /spans/{span_id}/attachments: the span's attachments, each with a
 // presigned GET URL that lasts the configured TTL. A span of another project is 404.
+//
+// Each URL makes S3 answer with the type and disposition of trace.ServedAs, whatever the
+// object's metadata: a file a browser would run is a download of application/octet-stream,
+// and only images, audio, video and PDF are shown in place. The listed content_type is the
+// one served.
 //
 // Only attachments whose object is in the bucket are listed, each with the object's size as
 // S3 stored it, not the size the span records (for an upload, the size its client declared).
@@ -96,13 +104,15 @@ func (s *attachmentServer) getAttachments(w http.ResponseWriter, r *http.Request
 		if !stored {
 			continue // not uploaded (yet)
 		}
-		u, err := s.urls.Bucket.PresignGet(ctx, a.Key, ttl)
+		id := path.Base(a.Key)
+		ct, disposition := trace.ServedAs(a.ContentType, fileName(a.Label, id, a.ContentType))
+		u, err := s.urls.Bucket.PresignGetAs(ctx, a.Key, ttl, blob.Response{ContentType: ct, ContentDisposition: disposition})
 		if err != nil {
 			web.Error(w, r, err)
 			return
 		}
 		out.Attachments = append(out.Attachments, api.Attachment{
-			ID: path.Base(a.Key), Type: a.Type, URL: u, Label: a.Label, ContentType: a.ContentType, Size: size,
+			ID: id, Type: a.Type, URL: u, Label: a.Label, ContentType: ct, Size: size,
 		})
 	}
 	out.Count = len(out.Attachments)
@@ -111,9 +121,11 @@ func (s *attachmentServer) getAttachments(w http.ResponseWriter, r *http.Request
 
 // postAttachment serves POST /spans/{span_id}/attachments: body {type?, label?, content_type,
 // size}; the answer is a presigned PUT URL for a new object of the span, which the client
-// uploads to with exactly the Content-Type and the Content-Length it declared: both are
-// signed, so S3 refuses any other upload (403 SignatureDoesNotMatch) and the size bound
-// (AttachmentURLs.MaxBytes) holds for what is stored, not only for what is declared.
+// uploads to with exactly the Content-Type and the Content-Length of the answer's headers:
+// both are signed, so S3 refuses any other upload (403 SignatureDoesNotMatch) and the size
+// bound (AttachmentURLs.MaxBytes) holds for what is stored, not only for what is declared.
+// The Content-Type is the declared one, except that a type a browser would run (HTML, SVG,
+// XML, JavaScript: trace.StoredMediaType) is application/octet-stream.
 //
 // The attachment is recorded on the span at once (a span update, Service.Attach); GET lists
 // it once the upload is done. A span of another project is 404.
@@ -163,14 +175,15 @@ func (a AttachmentURLs) upload(in api.AttachmentUploadRequest) (trace.Attachment
 	if err != nil || !strings.Contains(mt, "/") || len(ct) > maxContentTypeLen {
 		return trace.Attachment{}, errs.Invalid("content_type %q is not a media type", textcut.Quote(ct, 64))
 	}
-	ct = mime.FormatMediaType(mt, params)
-	if ct == "" {
+	if mime.FormatMediaType(mt, params) == "" {
 		return trace.Attachment{}, errs.Invalid("content_type %q is not a media type", textcut.Quote(in.ContentType, 64))
 	}
+	// Stored, not refused: why is at trace.StoredMediaType.
+	ct = trace.StoredMediaType(ct)
 	typ := strings.ToLower(strings.TrimSpace(in.Type))
 	if typ == "" {
 		typ = "file"
-		if major, _, _ := strings.Cut(mt, "/"); major == "image" || major == "audio" || major == "video" {
+		if major, _, _ := strings.Cut(ct, "/"); major == "image" || major == "audio" || major == "video" {
 			typ = major
 		}
 	}
@@ -188,6 +201,22 @@ func (a AttachmentURLs) upload(in api.AttachmentUploadRequest) (trace.Attachment
 		return trace.Attachment{}, errs.Invalid("size must be from 1 to %d bytes, not %d", limit, size)
 	}
 	return trace.Attachment{Type: typ, Label: in.Label, ContentType: ct, Size: *in.Size}, nil
+}
+
+// maxFileNameLen bounds the file name a download is saved under.
+const maxFileNameLen = 128
+
+// fileName is the name a download of an attachment is saved under: its label, with the
+// extension of its content type when the label has none, else its id (the object's name).
+func fileName(label, id, contentType string) string {
+	name := textcut.Prefix(strings.TrimSpace(label), maxFileNameLen)
+	if name == "" {
+		return id
+	}
+	if !strings.Contains(name, ".") {
+		name += "." + trace.Extension(trace.StoredMediaType(contentType))
+	}
+	return name
 }
 
 // spanIDParam reads the span id of the path: a UUID, returned in its canonical form.

@@ -546,3 +546,134 @@ func TestAttachmentUploadSize(t *testing.T) {
 	}
 	assert.Equal(t, []int64{1, testAttachmentMaxBytes}, sizes)
 }
+
+// TestAttachmentsServedSafely is issue 25: any key, an ingest key included, could store HTML
+// that the bucket then served as text/html. A type a browser would run is stored as
+// application/octet-stream, at upload and at extraction, and every URL makes S3 answer with a
+// signed Content-Type and Content-Disposition: a download, but for images, audio, video and
+// PDF, which are shown in place. The embedded S3 adds nosniff, which S3 cannot.
+func TestAttachmentsServedSafely(t *testing.T) {
+	api := newTestAPI(t)
+	html := []byte("<!DOCTYPE html><html><body><script>alert(document.domain)</script></body></html>")
+	svg := []byte(`<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"/>`)
+	b64 := base64.StdEncoding.EncodeToString
+
+	type served struct {
+		contentType, disposition string // the answer's headers
+		body                     []byte
+	}
+	// check lists the span's attachments and fetches each, as a browser opening it would.
+	check := func(t *testing.T, spanID string, want []served) listed {
+		t.Helper()
+		got := api.listAttachments(t, api.a, spanID)
+		require.Len(t, got.Attachments, len(want))
+		for i, w := range want {
+			a := got.Attachments[i]
+			assert.Equal(t, w.contentType, a.ContentType, "the listing says what is served")
+			status, header, body := httpDo(t, http.MethodGet, a.URL, nil, nil)
+			require.Equal(t, http.StatusOK, status, string(body))
+			assert.Equal(t, w.body, body)
+			assert.Equal(t, w.contentType, header.Get("Content-Type"))
+			assert.Equal(t, w.disposition, header.Get("Content-Disposition"))
+			assert.Equal(t, "nosniff", header.Get("X-Content-Type-Options"))
+		}
+		return got
+	}
+
+	uploads := []struct {
+		name, contentType, label string
+		body                     []byte
+		stored                   string // the type the upload must send and is stored with
+		// disposition is the answer's; "id" stands for "attachment; filename=<the id>", and ""
+		// for "inline; filename=<the id>".
+		disposition string
+	}{
+		{"HTML", "text/html; charset=utf-8", "page", html, "application/octet-stream", "attachment; filename=page.bin"},
+		{"SVG", "image/svg+xml", "", svg, "application/octet-stream", "id"},
+		{"XHTML", "application/xhtml+xml", "doc.xhtml", html, "application/octet-stream", "attachment; filename=doc.xhtml"},
+		{"JavaScript", "text/javascript", "app.js", []byte("alert(1)"), "application/octet-stream", "attachment; filename=app.js"},
+		{"plain text", "text/plain", "notes", []byte("some notes"), "text/plain", "attachment; filename=notes.txt"},
+		{"a PNG", "image/png", "chart", testPNG, "image/png", "inline; filename=chart.png"},
+		{"a PDF", "application/pdf", "report.pdf", []byte("%PDF-1.7"), "application/pdf", "inline; filename=report.pdf"},
+		{"audio", "audio/mpeg", "", []byte("ID3"), "audio/mpeg", ""},
+		{"a name no header can hold", "text/plain", "résumé \"final\"\r\nX: 1", []byte("cv"), "text/plain",
+			`attachment; filename*=utf-8''r%C3%A9sum%C3%A9%20%22final%22%0D%0AX%3A%201.txt`},
+	}
+	for _, tt := range uploads {
+		t.Run("upload of "+tt.name, func(t *testing.T) {
+			spanID, _ := api.postSpan(t, api.a, map[string]any{}, nil)
+			res := api.do(t, http.MethodPost, "/spans/"+spanID+"/attachments", api.a.key,
+				map[string]any{"content_type": tt.contentType, "label": tt.label, "size": len(tt.body)})
+			require.Equal(t, http.StatusOK, res.status, string(res.raw))
+			var up uploaded
+			res.decode(t, &up)
+			require.Equal(t, tt.stored, up.Headers["Content-Type"])
+			// The type the upload declared is refused by the signature when it is not the stored one.
+			if tt.stored != tt.contentType {
+				status, _, _ := httpDo(t, http.MethodPut, up.UploadURL, tt.body, http.Header{"Content-Type": {tt.contentType}})
+				require.Equal(t, http.StatusForbidden, status)
+			}
+			status, _, body := httpDo(t, http.MethodPut, up.UploadURL, tt.body, uploadHeader(up))
+			require.Equal(t, http.StatusOK, status, string(body))
+			disposition := tt.disposition
+			if disposition == "id" {
+				disposition = "attachment; filename=" + up.ID
+			}
+			if disposition == "" {
+				disposition = "inline; filename=" + up.ID
+			}
+			check(t, spanID, []served{{tt.stored, disposition, tt.body}})
+		})
+	}
+
+	t.Run("extracted at ingestion", func(t *testing.T) {
+		spanID, _ := api.postSpan(t, api.a, map[string]any{"attachments": []any{
+			map[string]any{"type": "file", "label": "declared.html", "base64": "data:text/html;base64," + b64(html)},
+			map[string]any{"type": "file", "label": "sniffed", "base64": b64(html)},
+			map[string]any{"type": "image", "label": "drawn", "base64": b64(svg), "content_type": "image/svg+xml"},
+			map[string]any{"type": "image", "label": "photo", "base64": b64(testPNG)},
+		}}, nil)
+		got := check(t, spanID, []served{
+			{"application/octet-stream", "attachment; filename=declared.html", html},
+			{"application/octet-stream", "attachment; filename=sniffed.bin", html},
+			{"application/octet-stream", "attachment; filename=drawn.bin", svg},
+			{"image/png", "inline; filename=photo.png", testPNG},
+		})
+		for _, a := range got.Attachments[:3] {
+			assert.True(t, strings.HasSuffix(a.ID, ".bin"), "stored as bytes: %s", a.ID)
+		}
+	})
+
+	t.Run("stored before the fix", func(t *testing.T) {
+		// An attachment recorded and stored as text/html, as the routes let in before: its URL
+		// serves it as a download of bytes all the same.
+		spanID, _ := api.postSpan(t, api.a, map[string]any{}, nil)
+		key := trace.AttachmentPrefix(api.a.projectID, spanID) + "old.html"
+		require.NoError(t, api.blobs.Put(t.Context(), key, html, "text/html"))
+		require.NoError(t, api.svc.Attach(t.Context(), api.a.projectID, spanID,
+			trace.Attachment{Type: "file", Key: key, ContentType: "text/html", Size: int64(len(html))}))
+		check(t, spanID, []served{{"application/octet-stream", "attachment; filename=old.html", html}})
+	})
+
+	t.Run("the headers are signed", func(t *testing.T) {
+		spanID, _ := api.postSpan(t, api.a, map[string]any{"attachments": []any{
+			map[string]any{"base64": "data:text/html;base64," + b64(html)},
+		}}, nil)
+		signed := api.listAttachments(t, api.a, spanID).Attachments[0].URL
+		for name, edit := range map[string]func(q url.Values){
+			"disposition dropped":  func(q url.Values) { q.Del("response-content-disposition") },
+			"shown inline":         func(q url.Values) { q.Set("response-content-disposition", "inline") },
+			"content type dropped": func(q url.Values) { q.Del("response-content-type") },
+			"served as HTML":       func(q url.Values) { q.Set("response-content-type", "text/html") },
+		} {
+			u, err := url.Parse(signed)
+			require.NoError(t, err)
+			q := u.Query()
+			require.NotEmpty(t, q.Get("response-content-disposition"))
+			edit(q)
+			u.RawQuery = q.Encode()
+			status, _, body := httpDo(t, http.MethodGet, u.String(), nil, nil)
+			assert.Equal(t, http.StatusForbidden, status, "%s: %s", name, body)
+		}
+	})
+}

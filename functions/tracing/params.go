@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/shared/errs"
 	"github.com/plumehq/plume/shared/trace"
 )
@@ -70,10 +71,12 @@ func (p *params) tagFilters() []string {
 }
 
 // setTagFilters sets tagFiltersHeader to the tag filter names, query-escaped (a name may hold a
-// comma or bytes a header cannot), comma-separated; it sets nothing when there are none.
+// comma or bytes a header cannot), comma-separated; it sets nothing when there are none, nor
+// when there are more than api.MaxTagFilters (common refuses them, and the error says how
+// many: the header would only echo the query back).
 func (p *params) setTagFilters(h http.Header) {
 	names := p.tagFilters()
-	if len(names) == 0 {
+	if len(names) == 0 || len(names) > api.MaxTagFilters {
 		return
 	}
 	for i, n := range names {
@@ -167,7 +170,8 @@ func (p *params) int(name string, def, lo, hi int) int {
 	return n
 }
 
-// common reads the shared filters, sort and paging, and the tag filters.
+// common reads the shared filters, sort and paging, and the tag filters: at most
+// api.MaxTagFilters of them.
 func (p *params) common(l limits, sorts []string) trace.Common {
 	c := trace.Common{
 		CreatedBefore: p.time("created_before"), CreatedAfter: p.time("created_after"),
@@ -187,7 +191,12 @@ func (p *params) common(l limits, sorts []string) trace.Common {
 	default:
 		p.fail(errs.Invalid("sort_order must be asc or desc, not %q", p.str("sort_order")))
 	}
-	for _, k := range p.tagFilters() {
+	tags := p.tagFilters()
+	if len(tags) > api.MaxTagFilters {
+		p.fail(errs.Invalid("at most %d tag filters (query parameters other than the route's own), not %d", api.MaxTagFilters, len(tags)))
+		return c
+	}
+	for _, k := range tags {
 		if c.Tags == nil {
 			c.Tags = map[string]string{}
 		}

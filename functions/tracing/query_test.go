@@ -1,8 +1,10 @@
 package tracing_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"testing"
 	"time"
 
@@ -10,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	wire "github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/shared/trace"
 )
 
@@ -64,6 +67,40 @@ func TestQueryParameters(t *testing.T) {
 			assert.Equal(t, tt.header, res.header.Get("X-Plume-Tag-Filters"))
 			if tt.status == http.StatusOK {
 				assert.Equal(t, "[]\n", string(res.raw))
+			}
+		})
+	}
+}
+
+// TestTagFilterBound: each list takes up to wire.MaxTagFilters tag filters; more answer 400
+// invalid_request naming the limit, before any read, and without echoing the names in
+// X-Plume-Tag-Filters (issue 25: 5,000 names made a 28.9 KB header).
+func TestTagFilterBound(t *testing.T) {
+	api := newTestAPI(t)
+	tags := func(n int) string {
+		q := url.Values{"limit": {"10"}}
+		for i := range n {
+			q.Set(fmt.Sprintf("tag%04d", i), "v")
+		}
+		return q.Encode()
+	}
+	for _, path := range []string{"/spans", "/traces", "/sessions"} {
+		t.Run(path, func(t *testing.T) {
+			res := api.do(t, "GET", path+"?"+tags(wire.MaxTagFilters), api.a.key, nil)
+			require.Equal(t, http.StatusOK, res.status, string(res.raw))
+			assert.Equal(t, "[]\n", string(res.raw))
+			assert.Contains(t, res.header.Get("X-Plume-Tag-Filters"), fmt.Sprintf("tag%04d", wire.MaxTagFilters-1))
+
+			for _, n := range []int{wire.MaxTagFilters + 1, 5000} {
+				api.ddb.Reset()
+				res := api.do(t, "GET", path+"?"+tags(n), api.a.key, nil)
+				require.Equal(t, http.StatusBadRequest, res.status, "%d tag filters: %s", n, res.raw)
+				var body wire.ErrorBody
+				res.decode(t, &body)
+				assert.Equal(t, wire.ErrorCode("invalid_request"), body.Error.Code)
+				assert.Contains(t, body.Error.Message, "at most "+strconv.Itoa(wire.MaxTagFilters)+" tag filters")
+				assert.Empty(t, res.header.Get("X-Plume-Tag-Filters"))
+				assert.Empty(t, api.ddb.Counts(), "a refused query reads nothing")
 			}
 		})
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/plumehq/plume/shared/config"
 	"github.com/plumehq/plume/shared/ddb"
 	"github.com/plumehq/plume/shared/ddb/ddbtest"
+	"github.com/plumehq/plume/shared/trace"
 )
 
 // testAPI is the whole API, built by the composition root as plume-local builds it, over a
@@ -31,6 +32,7 @@ type testAPI struct {
 	auth    *ddb.AuthStore
 	authn   *auth.Authenticator
 	traces  *ddb.TraceStore
+	svc     *trace.Service // the ingest side's service, for what the routes no longer let in
 	blobs   *blob.Store
 	table   string // the DynamoDB table's name
 	s3URL   string // the embedded S3 server
@@ -60,6 +62,8 @@ func newTestAPI(t testing.TB) *testAPI {
 	api.query, err = tracing.QueryFunction.Build(whole.Env)
 	require.NoError(t, err)
 	api.h, api.auth, api.authn, api.traces, api.blobs = whole.Handler, whole.Auth, whole.Env.Authn(), whole.Env.Traces(), whole.Blobs
+	api.svc, err = whole.Env.TraceService()
+	require.NoError(t, err)
 	api.table, api.s3URL, api.ddb, api.s3 = whole.TableName, whole.S3URL, whole.DDB, whole.S3
 	api.a = tenant{projectID: whole.A.ProjectID, key: whole.A.Key}
 	api.b = tenant{projectID: whole.B.ProjectID, key: whole.B.Key}

@@ -216,7 +216,9 @@ func (s *TraceStore) Completions(ctx context.Context, projectID, slug string, li
 	}
 	out := make([]trace.Summary, 0, len(sums))
 	for _, sum := range sums {
-		out = append(out, sum)
+		if sum.PromptSlug == slug { // not a span written again naming another prompt
+			out = append(out, sum)
+		}
 	}
 	slices.SortFunc(out, func(a, b trace.Summary) int {
 		return cmp.Or(b.StartedAt.Compare(a.StartedAt), strings.Compare(a.SpanID, b.SpanID))

@@ -172,7 +172,11 @@ func (s *OptimizationStore) Run(ctx context.Context, projectID, runID string) (o
 }
 
 // Runs lists the runs of target, newest first, skipping offset and returning at most limit.
-// Cost: one GSI1 Query per 1 MB of the runs read (offset + limit of them).
+// Errors: errs.NotFound when the project has no such prompt or judge, as the target's other
+// routes answer. A run is made only of a target that exists, and prompts and judges are never
+// deleted (only with their project), so a run read proves the target; only a target of no runs
+// at all is looked up. Cost: one GSI1 Query per 1 MB of the runs read (offset + limit of
+// them), and one GetItem of the prompt's or judge's record when the Query finds no run.
 func (s *OptimizationStore) Runs(ctx context.Context, projectID string, target optimize.Target, limit, offset int) ([]optimize.Run, error) {
 	cond := expression.Key(infra.AttrGSI1PK).Equal(expression.Value(optimizationRunsGSI1PK(projectID, target.Kind, targetID(target))))
 	in, err := s.t.queryInput(cond, queryOpts{index: infra.IndexGSI1, reverse: true, limit: int32(min(offset+limit, 1000))})
@@ -203,7 +207,32 @@ func (s *OptimizationStore) Runs(ctx context.Context, projectID string, target o
 			out = append(out, r)
 		}
 	}
+	if seen == 0 {
+		if err := s.targetExists(ctx, projectID, target); err != nil {
+			return nil, err
+		}
+	}
 	return out, nil
+}
+
+// targetExists returns nil when the project has target's prompt or judge, else errs.NotFound,
+// with one GetItem of its record that returns the key alone.
+func (s *OptimizationStore) targetExists(ctx context.Context, projectID string, target optimize.Target) error {
+	pk, sk, notFound := promptPK(projectID, target.Slug), skPrompt, promptNotFound(target.Slug)
+	if target.Kind == optimize.TargetJudge {
+		pk, sk, notFound = judgePK(projectID, target.JudgeID), skJudge, judgeNotFound(target.JudgeID)
+	}
+	res, err := s.t.api.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: &s.t.name, Key: key(pk, sk), ConsistentRead: aws.Bool(true),
+		ProjectionExpression: aws.String(infra.AttrPK),
+	})
+	if err != nil {
+		return storageErr("get the target of optimization runs", err)
+	}
+	if res.Item == nil {
+		return notFound
+	}
+	return nil
 }
 
 // ErrRunChanged is the error (errors.Is) of an update whose run was written by someone else

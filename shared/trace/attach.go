@@ -592,9 +592,11 @@ func (e *Extractor) store(ctx context.Context, projectID, spanID string, c *cand
 		c.data, c.contentType = data, contentType
 	}
 	contentType := canonicalMediaType(c.contentType)
-	if contentType == "" || contentType == "application/octet-stream" {
+	if contentType == "" || contentType == octetStream {
 		contentType = http.DetectContentType(c.data)
 	}
+	// A type a browser would run is stored as bytes (StoredMediaType says why).
+	contentType = StoredMediaType(contentType)
 	sum := sha256.Sum256(c.data)
 	key := AttachmentKey(projectID, spanID, c.n, sum[:], contentType)
 	if err := e.blobs.Put(ctx, key, c.data, contentType); err != nil {

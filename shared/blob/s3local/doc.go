@@ -20,6 +20,9 @@
 // signature may do anything). Its signature checks use the real clock: gofakes3's
 // WithTimeSource does not reach them, so tests of expiry wait or sign with a shifted clock.
 //
+// Unlike S3, it answers every request with X-Content-Type-Options: nosniff: where Plume serves
+// the bytes itself (plume-local), it says what S3 cannot.
+//
 // Point the AWS SDK at URL() through its own configuration (AWS_ENDPOINT_URL_S3 or
 // aws.Config.BaseEndpoint) with path-style addressing, as blob.NewClient does.
 package s3local

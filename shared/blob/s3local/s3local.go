@@ -39,7 +39,7 @@ func Start(addr, accessKey, secretKey string) (*Server, error) {
 		return nil, fmt.Errorf("s3local: listen on %s: %w", addr, err)
 	}
 	s := &Server{
-		srv:  &http.Server{Handler: faker.Server(), ReadHeaderTimeout: 10 * time.Second},
+		srv:  &http.Server{Handler: nosniff(faker.Server()), ReadHeaderTimeout: 10 * time.Second},
 		ln:   ln,
 		done: make(chan struct{}),
 	}
@@ -48,6 +48,15 @@ func Start(addr, accessKey, secretKey string) (*Server, error) {
 		_ = s.srv.Serve(ln) // returns http.ErrServerClosed after Close
 	}()
 	return s, nil
+}
+
+// nosniff makes every answer of h carry X-Content-Type-Options: nosniff, which S3 cannot
+// send: objects served locally are never sniffed into a type they were not served as.
+func nosniff(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		h.ServeHTTP(w, r)
+	})
 }
 
 // URL returns the server's endpoint, such as "http://127.0.0.1:41234", for
