@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"log/slog"
 	"maps"
 	"slices"
 	"strings"
@@ -57,7 +58,11 @@ import (
 //
 // Who heals: the writing request, right after its writes; any later write of the trace (a
 // re-send of the same spans writes nothing but still heals); and the sweeper, which finds
-// pending items through their entry in the PENDING partitions of GSI2.
+// pending items through their entry in the PENDING partitions of GSI2. Concurrent writers of
+// one trace (a hot trace) contend for its heal: each lost transaction is tried again after a
+// jittered backoff, a writer whose own items the winner applied stops there, and one that
+// still loses after maxHealRetries leaves its items to the next healer and succeeds (its spans
+// are stored; the items are what makes their counts safe to leave for later).
 //
 // A trace that joins a session adds its whole aggregate to the session at that moment (its
 // later writes add their deltas), so spans written before the trace named its session are
@@ -71,7 +76,8 @@ const (
 	tracePendingPerHeal = 97
 	// sessionPendingPerHeal leaves room for one trace link per pending item.
 	sessionPendingPerHeal = 49
-	// maxHealRetries bounds the heals lost to concurrent healers of the same trace or session.
+	// maxHealRetries bounds the heals lost to concurrent healers of the same trace or session
+	// by one call, with backoff between them (well under a second in all).
 	maxHealRetries = 8
 )
 
@@ -382,20 +388,55 @@ func (a *aggregate) widen(start, end *int64) {
 	}
 }
 
-// HealTrace implements trace.Index.
+// HealTrace implements trace.Index. A heal that keeps losing to concurrent healers of the
+// trace (a hot trace: many requests writing it at once) stops after maxHealRetries, logs a
+// warning and succeeds: it leaves the pending deltas, its own writes' included, to the next
+// healer (a later write of the trace, or the sweeper), which adds each once. The caller's spans
+// are stored; only their counts in the aggregates are late.
 func (s *TraceStore) HealTrace(ctx context.Context, projectID, traceID string, own ...trace.Written) (string, error) {
 	grace := time.Now().Add(-trace.PendingGrace)
-	return s.healTrace(ctx, projectID, traceID, own, func(p pendingItem) bool {
+	sessionID, err := s.healTrace(ctx, projectID, traceID, own, func(p pendingItem) bool {
 		return slices.ContainsFunc(own, func(w trace.Written) bool { return w.WriteID == p.id() }) || p.at().Before(grace)
 	})
+	if lost := (*lostHeals)(nil); errors.As(err, &lost) {
+		slog.WarnContext(ctx, "trace heal left to the next healer: it kept losing to concurrent heals",
+			"project_id", projectID, "trace_id", traceID, "attempts", lost.attempts, "cause", lost.last)
+		return lost.session, nil
+	}
+	return sessionID, err
+}
+
+// lostHeals is the error of a heal whose transaction lost maxHealRetries+1 times to concurrent
+// healers of the same aggregate. The lost transactions took no effect: the pending deltas they
+// tried to apply are still there for the next heal.
+type lostHeals struct {
+	aggregate string // "trace <id>", "session <id>"
+	attempts  int
+	last      error // the last transaction's cancellation
+	session   string
+}
+
+func (e *lostHeals) Error() string {
+	return fmt.Sprintf("heal of %s lost %d times to concurrent heals, the last: %v", e.aggregate, e.attempts, e.last)
+}
+
+// Unwrap gives the error its client code (503) for the caller that reports it rather than
+// leaving the deltas to the next heal (the sweeper's heal of a trace), and keeps the cause.
+func (e *lostHeals) Unwrap() []error {
+	return []error{errs.Unavailable("%s is being written by many requests at once; retry", e.aggregate), e.last}
 }
 
 // healTrace applies the trace's pending items that resolve decides; settled tells whether a
-// pending item's writer is done putting summaries.
+// pending item's writer is done putting summaries. After maxHealRetries lost transactions it
+// returns a *lostHeals; own's caller stops sooner, as soon as a concurrent heal has applied all
+// of own (the rest is not its to wait for).
 func (s *TraceStore) healTrace(ctx context.Context, projectID, traceID string, own []trace.Written, settled func(pendingItem) bool) (string, error) {
 	pk := tracePK(projectID, traceID)
 	direct := true // update the session in the trace's transaction, until that contends
 	toHeal := ""   // the session, once a heal gave it a pending delta
+	isOwn := func(p pendingItem) bool {
+		return slices.ContainsFunc(own, func(w trace.Written) bool { return w.WriteID == p.id() })
+	}
 	for lost := 0; ; {
 		cur, pend, err := s.readPending(ctx, pk, skTrace)
 		if err != nil {
@@ -403,6 +444,11 @@ func (s *TraceStore) healTrace(ctx context.Context, projectID, traceID string, o
 		}
 		if len(pend) == 0 {
 			return strAttr(cur, "ss"), nil // a failed request may have left the session a delta
+		}
+		if lost > 0 && len(own) > 0 && !slices.ContainsFunc(pend, isOwn) {
+			// The heal that won applied the caller's writes: the rest is other writers' to heal
+			// (or the sweeper's), and one fewer healer contends for the trace.
+			return cmp.Or(toHeal, strAttr(cur, "ss")), nil
 		}
 		more := len(pend) > tracePendingPerHeal
 		pend = pend[:min(len(pend), tracePendingPerHeal)]
@@ -421,7 +467,7 @@ func (s *TraceStore) healTrace(ctx context.Context, projectID, traceID string, o
 			direct = false
 		case isContention(err):
 			if lost++; lost > maxHealRetries {
-				return "", errs.Unavailable("trace %s is being written by many requests at once; retry", traceID)
+				return "", &lostHeals{aggregate: "trace " + traceID, attempts: lost, last: err, session: cmp.Or(toHeal, strAttr(cur, "ss"))}
 			}
 			if err := sleep(ctx, backoff(lost)); err != nil {
 				return "", err
@@ -858,8 +904,22 @@ func (s *TraceStore) spanExtent(ctx context.Context, projectID, traceID string, 
 	return start, end, nil
 }
 
-// HealSession implements trace.Index.
+// HealSession implements trace.Index. Like HealTrace, a heal that keeps losing to concurrent
+// healers of the session stops, logs a warning and succeeds, leaving the deltas to the next
+// healer.
 func (s *TraceStore) HealSession(ctx context.Context, projectID, sessionID string) error {
+	err := s.healSession(ctx, projectID, sessionID)
+	if lost := (*lostHeals)(nil); errors.As(err, &lost) {
+		slog.WarnContext(ctx, "session heal left to the next healer: it kept losing to concurrent heals",
+			"project_id", projectID, "session_id", sessionID, "attempts", lost.attempts, "cause", lost.last)
+		return nil
+	}
+	return err
+}
+
+// healSession applies the session's pending items; after maxHealRetries lost transactions it
+// returns a *lostHeals.
+func (s *TraceStore) healSession(ctx context.Context, projectID, sessionID string) error {
 	pk := sessionPK(projectID, sessionID)
 	for lost := 0; ; {
 		cur, pend, err := s.readPending(ctx, pk, skSession)
@@ -875,7 +935,7 @@ func (s *TraceStore) HealSession(ctx context.Context, projectID, sessionID strin
 		switch {
 		case isContention(err):
 			if lost++; lost > maxHealRetries {
-				return errs.Unavailable("session %s is being written by many requests at once; retry", sessionID)
+				return &lostHeals{aggregate: "session " + sessionID, attempts: lost, last: err}
 			}
 			if err := sleep(ctx, backoff(lost)); err != nil {
 				return err
