@@ -43,6 +43,9 @@ type prepared struct {
 	// traces and sessions are the aggregates the request changes, for RecountTrace and
 	// RecountSession.
 	traces, sessions []string
+	// rejected is how many spans of the request are refused alone (stored under another
+	// trace): a 200 reports them, and nothing else.
+	rejected int
 }
 
 // state is what a request stored, as read back: the records of each kind and the numbers
@@ -208,9 +211,9 @@ func runCase(t *testing.T, api *apitest.API, op faultOp, fk faultKind, writeOp s
 	switch res.Status {
 	case http.StatusOK:
 		r.ok++
-		// 200: everything is stored, nothing rejected, as read back before any retry or sweep.
-		assert.Empty(t, res.Header.Get("X-Plume-Rejected"), label)
-		assert.NotContains(t, string(res.Body), "rejectedSpans", label)
+		// 200: everything is stored, and only the spans refused by design are reported, as read
+		// back before any retry or sweep.
+		checkRejected(t, op, p, res, label)
 		lost, double := compare(t, want, p.read(t), label+", answered 200")
 		r.lost += lost
 		r.double += double
@@ -227,6 +230,7 @@ func runCase(t *testing.T, api *apitest.API, op faultOp, fk faultKind, writeOp s
 		r.lost++
 		return
 	}
+	checkRejected(t, op, p, again, label+", retry")
 	if len(p.traces)+len(p.sessions) > 0 {
 		// The retry's own heal decides what the failed request left (each span is now stored
 		// by one of the two): exact before any sweeper.
@@ -301,6 +305,31 @@ func maxCounts(a, b []opCount) []opCount {
 func send(t *testing.T, api *apitest.API, p prepared, key string) apitest.Response {
 	t.Helper()
 	return api.Do(t, p.method, p.path, key, p.body)
+}
+
+// checkRejected checks that a 200 reports as rejected exactly the spans p's request sends to be
+// refused.
+func checkRejected(t *testing.T, op faultOp, p prepared, res apitest.Response, label string) {
+	t.Helper()
+	if op.otlp {
+		var body struct {
+			PartialSuccess struct {
+				RejectedSpans string `json:"rejectedSpans"`
+			} `json:"partialSuccess"`
+		}
+		require.NoError(t, json.Unmarshal(res.Body, &body), "%s: body %s", label, res.Body)
+		want := ""
+		if p.rejected > 0 {
+			want = fmt.Sprint(p.rejected)
+		}
+		assert.Equal(t, want, body.PartialSuccess.RejectedSpans, "%s: spans rejected: %s", label, res.Body)
+		return
+	}
+	want := ""
+	if p.rejected > 0 {
+		want = fmt.Sprint(p.rejected)
+	}
+	assert.Equal(t, want, res.Header.Get("X-Plume-Rejected"), "%s: spans rejected: %s", label, res.Header.Get("X-Plume-Rejected-Spans"))
 }
 
 // checkFailure checks a 5xx answer: 503 with Retry-After, or 500, and a throttle always 503;
@@ -416,9 +445,10 @@ func spanTime() time.Time { return time.Now().Add(-time.Hour).Truncate(time.Mill
 func secs(at time.Time) float64 { return float64(at.UnixMicro()) / 1e6 }
 
 // prepareSpans: a batch of two traces and a session, as the SDKs send it. The first trace
-// existed before without a session (one span, which the batch moves and re-prices), joins the
-// session with this batch, has an error and an llm span linked to a prompt version (priced by
-// the price table); the second is new.
+// existed before without a session (one span, which the batch moves and re-prices; an llm span
+// of the prompt, which the batch ends), joins the session with this batch, has an error and an
+// llm span linked to a prompt version (priced by the price table); the second is new. A span
+// stored under the second trace is sent with the first: it is refused alone.
 func prepareSpans(t *testing.T, api *apitest.API, tenant apitest.Tenant) prepared {
 	t.Helper()
 	slug := "support-bot"
@@ -426,7 +456,15 @@ func prepareSpans(t *testing.T, api *apitest.API, tenant apitest.Tenant) prepare
 	t1, t2, session := uuid.NewString(), uuid.NewString(), uuid.NewString()
 	at := spanTime()
 	early := map[string]any{"id": uuid.NewString(), "trace_id": t1, "name": "retrieve", "started_at": secs(at), "ended_at": secs(at.Add(100 * time.Millisecond)), "cost": 0.25}
-	api.MustDo(t, "POST", "/spans", tenant.Key, []any{early})
+	started := apitest.LLMSpan(uuid.NewString(), t1, "", slug, versionID, "And my order?", "", at.Add(700*time.Millisecond))
+	delete(started, "ended_at")
+	delete(started, "output_data")
+	stray := map[string]any{"id": uuid.NewString(), "trace_id": t2, "name": "stray", "started_at": secs(at), "cost": 2.0}
+	api.MustDo(t, "POST", "/spans", tenant.Key, []any{early, started, stray})
+	ended := maps.Clone(started)
+	ended["ended_at"], ended["output_data"] = secs(at.Add(1500*time.Millisecond)), "It shipped."
+	stray = maps.Clone(stray)
+	stray["trace_id"] = t1
 
 	moved := map[string]any{"id": early["id"], "trace_id": t1, "name": "retrieve", "started_at": secs(at.Add(time.Second)), "ended_at": secs(at.Add(2 * time.Second)), "cost": 0.5}
 	rootID := uuid.NewString()
@@ -438,20 +476,41 @@ func prepareSpans(t *testing.T, api *apitest.API, tenant apitest.Tenant) prepare
 	llm := apitest.LLMSpan(uuid.NewString(), t1, session, slug, versionID, "Where is my refund?", "On its way.", at.Add(600*time.Millisecond))
 	llm["parent_span_id"] = rootID
 	other := map[string]any{"id": uuid.NewString(), "trace_id": t2, "name": "other", "session_id": session, "started_at": secs(at), "ended_at": secs(at.Add(50 * time.Millisecond)), "cost": 1.0}
-	body, err := json.Marshal([]any{moved, root, llm, other})
+	body, err := json.Marshal([]any{moved, root, llm, other, ended, stray})
 	require.NoError(t, err)
 	return prepared{
 		method: "POST", path: "/spans", body: body,
-		read:   func(t *testing.T) state { return readTraces(t, api, tenant, []string{t1, t2}, session) },
-		traces: []string{t1, t2}, sessions: []string{session},
+		read: func(t *testing.T) state {
+			s := readTraces(t, api, tenant, []string{t1, t2}, session)
+			addCompletions(t, api, tenant, slug, s)
+			return s
+		},
+		traces: []string{t1, t2}, sessions: []string{session}, rejected: 1,
 	}
 }
 
+// addCompletions adds the completions of a prompt to s: how many, and how many distinct.
+func addCompletions(t *testing.T, api *apitest.API, tenant apitest.Tenant, slug string, s state) {
+	t.Helper()
+	var page wire.CompletionList
+	api.MustDo(t, "GET", "/projects/"+tenant.ProjectID+"/prompts/"+slug+"/completions?limit=50", tenant.Key, nil).Decode(t, &page)
+	ids := map[string]bool{}
+	for _, c := range page.Completions {
+		ids[c.SpanID] = true
+		if c.Output.Text != nil {
+			s["completions with an output"]++
+		}
+	}
+	s["completions"], s["completions distinct"] = float64(len(page.Completions)), float64(len(ids))
+}
+
 // prepareOTLP: an OTLP/JSON export of two traces, one a session's with an llm span, the other
-// an error.
+// an error, and a span stored under the second trace sent with the first (refused alone).
 func prepareOTLP(t *testing.T, api *apitest.API, tenant apitest.Tenant) prepared {
 	t.Helper()
 	t1, t2, session := uuid.NewString(), uuid.NewString(), uuid.NewString()
+	api.MustDo(t, "POST", "/spans", tenant.Key, []any{map[string]any{"id": "00f067aa-0ba9-02c0-0000-000000000000", "trace_id": t2,
+		"name": "stray", "started_at": secs(spanTime()), "session_id": session, "cost": 2.0}})
 	hex := func(u string) string { return strings.ReplaceAll(u, "-", "") }
 	at := spanTime()
 	nanos := func(d time.Duration) string { return fmt.Sprint(at.Add(d).UnixNano()) }
@@ -471,6 +530,8 @@ func prepareOTLP(t *testing.T, api *apitest.API, tenant apitest.Tenant) prepared
 		map[string]any{"traceId": hex(t2), "spanId": "00f067aa0ba902b9", "name": "batch job",
 			"startTimeUnixNano": nanos(0), "endTimeUnixNano": nanos(time.Second), "status": map[string]any{"code": 2, "message": "boom"},
 			"attributes": []any{str("session.id", session), map[string]any{"key": "gen_ai.usage.cost", "value": map[string]any{"doubleValue": 0.5}}}},
+		map[string]any{"traceId": hex(t1), "spanId": "00f067aa0ba902c0", "name": "stray",
+			"startTimeUnixNano": nanos(0), "endTimeUnixNano": nanos(time.Second), "attributes": []any{str("session.id", session)}},
 	}
 	body, err := json.Marshal(map[string]any{"resourceSpans": []any{map[string]any{
 		"resource":   map[string]any{"attributes": []any{str("service.name", "support-bot")}},
@@ -480,7 +541,7 @@ func prepareOTLP(t *testing.T, api *apitest.API, tenant apitest.Tenant) prepared
 	return prepared{
 		method: "POST", path: "/v1/traces", body: body,
 		read:   func(t *testing.T) state { return readTraces(t, api, tenant, []string{t1, t2}, session) },
-		traces: []string{t1, t2}, sessions: []string{session},
+		traces: []string{t1, t2}, sessions: []string{session}, rejected: 1,
 	}
 }
 

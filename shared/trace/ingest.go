@@ -384,19 +384,13 @@ func (s *Service) price(ctx context.Context, projectID string, spans []Span) err
 // client code (storage throttling, answered 503 without its cause); an internal error is
 // logged where it is answered (shared/web.Error), so each is logged once.
 func (s *Service) heal(ctx context.Context, projectID string, traceIDs []string, own []Written) error {
-	failed := func(key, id string, err error) error {
-		if err != nil && errs.CodeOf(err) != errs.CodeInternal {
-			slog.WarnContext(ctx, "heal failed", "project_id", projectID, key, id, "error", err)
-		}
-		return err
-	}
 	sessions := make([]string, len(traceIDs))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(writeConcurrency)
 	for i, id := range traceIDs {
 		g.Go(func() (err error) {
 			sessions[i], err = s.index.HealTrace(gctx, projectID, id, own...)
-			return failed("trace_id", id, err)
+			return err
 		})
 	}
 	if err := g.Wait(); err != nil {
@@ -408,7 +402,7 @@ func (s *Service) heal(ctx context.Context, projectID string, traceIDs []string,
 	g.SetLimit(writeConcurrency)
 	for _, id := range sessions {
 		if id != "" {
-			g.Go(func() error { return failed("session_id", id, s.index.HealSession(gctx, projectID, id)) })
+			g.Go(func() error { return s.index.HealSession(gctx, projectID, id) })
 		}
 	}
 	if err := g.Wait(); err != nil {

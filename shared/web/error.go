@@ -47,6 +47,11 @@ func Error(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	code, msg := e.Code, e.Message
 	status := Status(code)
+	if status == http.StatusServiceUnavailable {
+		// The client is told to retry; why (storage throttling, a trace written by many requests
+		// at once) is the operator's to know: the whole chain, once, here.
+		slog.WarnContext(ctx, "request unavailable", "error", err, "method", r.Method, "path", loggedPath(r))
+	}
 	if status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable {
 		w.Header().Set("Retry-After", strconv.Itoa(RetryAfterSeconds))
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -75,7 +76,7 @@ func TestErrorWriter(t *testing.T) {
 	}{
 		{"not found", errs.NotFound("prompt %q not found", "x"), 404, "not_found", `prompt "x" not found`, "", false},
 		{"wrapped coded", errors.Join(errors.New("ctx"), errs.Invalid("bad")), 400, "invalid_request", "bad", "", false},
-		{"unavailable", errs.Unavailable("busy"), 503, "unavailable", "busy", "1", false},
+		{"unavailable, its cause logged", fmt.Errorf("put trace: %w: %w", errs.Unavailable("busy"), errors.New("ThrottlingException: secret detail")), 503, "unavailable", "busy", "1", true},
 		{"rate limited", errs.Errorf(errs.CodeRateLimited, "slow down"), 429, "rate_limited", "slow down", "1", false},
 		{"internal is hidden", errors.New("dial tcp 10.0.0.1: secret detail"), 500, "internal", "internal error; quote the request id when reporting it", "", true},
 	}
