@@ -38,16 +38,16 @@ import (
 // pending items waiting), a pending item for the session, which HealSession applies the same
 // way. The deletion and the addition commit together, so a delta is added once or not at all.
 //
-// A span change counts only if its summary was stored (resolve): the span's summary was
-// written by that write, or by a later write whose own change replaced it (a chain through the
-// pending items' "replaces" links). A change whose summary is not stored is dropped when its
-// put can never take effect (it was conditioned on a version that is gone: the span now exists,
-// or its write id moved on, as after a re-send stored it), or when its write is settled, that
-// is its request no longer puts summaries: the healer's own writes, or writes older than
-// trace.PendingGrace. Until then the item waits, and so does any item whose counted change
-// replaced one of a waiting item. So a crash, a throttle or a timeout
-// between or inside any of these requests leaves either pending items that a later heal
-// decides, or nothing, and no order of failures counts a change twice or counts a span that
+// A span change counts only if its summary was stored (resolve.go states the rules precisely):
+// the span's summary was written by that write, or by a later write whose own change replaced
+// it (a chain through the pending items' "replaces" links). A change whose summary is not
+// stored is dropped when its put can never take effect (it was conditioned on a version that
+// is gone: the span now exists, or its write id moved on, as after a re-send stored it), or
+// when its write is settled, that is its request no longer puts summaries: the healer's own
+// writes, or writes older than trace.PendingGrace. Until then the item waits, and so does any
+// item whose counted change replaced one of a waiting item. So a crash, a throttle or a
+// timeout between or inside any of these requests leaves either pending items that a later
+// heal decides, or nothing, and no order of failures counts a change twice or counts a span that
 // was not stored. Only the pending item is written before the summaries, so the summaries
 // cost one write unit each, as before pending deltas; what exactness costs is the pending
 // item and the heal's transaction, per trace and batch.
@@ -67,6 +67,9 @@ import (
 // A trace that joins a session adds its whole aggregate to the session at that moment (its
 // later writes add their deltas), so spans written before the trace named its session are
 // counted there too.
+//
+// Beside this file: resolve.go decides which changes a heal counts, session_heal.go applies a
+// session's pending items, aggregate.go is what both heals read, change and write back.
 const (
 	prefixPending = "PEND#"
 	// pendingShards spreads the sweeper's index over this many GSI2 partitions.
@@ -315,79 +318,6 @@ func (s *TraceStore) readPending(ctx context.Context, pk, sk string) (map[string
 	return cur, pend, err
 }
 
-// aggregate is the part of a trace or session item that heals compute: the counters and the
-// times, read, changed in Go and written back under a condition on the version v.
-type aggregate struct {
-	exists  bool
-	version *int64
-	count   int64 // span_count of a trace, trace_count of a session
-	errors  int64
-	cost    float64
-	start   *int64
-	end     *int64
-	session string
-	name    string
-}
-
-func aggregateOf(item map[string]types.AttributeValue, countAttr string) aggregate {
-	a := aggregate{exists: item != nil}
-	if item == nil {
-		return a
-	}
-	if v, ok := intAttr(item, "v"); ok {
-		a.version = &v
-	}
-	a.count, a.errors, a.cost = intOr(item, countAttr), intOr(item, "ec"), floatAttr(item, "cost")
-	if v, ok := intAttr(item, "sa"); ok {
-		a.start = &v
-	}
-	if v, ok := intAttr(item, "ea"); ok {
-		a.end = &v
-	}
-	a.session, a.name = strAttr(item, "ss"), strAttr(item, "n")
-	return a
-}
-
-// guard is the condition of a heal's update: the aggregate is still as read.
-func (a aggregate) guard() expression.ConditionBuilder {
-	switch {
-	case !a.exists:
-		return expression.AttributeNotExists(expression.Name(infra.AttrPK))
-	case a.version == nil:
-		return expression.AttributeExists(expression.Name(infra.AttrPK)).And(expression.AttributeNotExists(expression.Name("v")))
-	default:
-		return expression.Name("v").Equal(expression.Value(*a.version))
-	}
-}
-
-// set writes the counters, times and next version.
-func (a aggregate) set(up expression.UpdateBuilder, countAttr string) expression.UpdateBuilder {
-	next := int64(1)
-	if a.version != nil {
-		next = *a.version + 1
-	}
-	up = up.Set(expression.Name("v"), expression.Value(next)).
-		Set(expression.Name(countAttr), expression.Value(a.count)).
-		Set(expression.Name("ec"), expression.Value(a.errors)).
-		Set(expression.Name("cost"), expression.Value(costSum(a.cost)))
-	if a.start != nil {
-		up = up.Set(expression.Name("sa"), expression.Value(*a.start))
-	}
-	if a.end != nil {
-		up = up.Set(expression.Name("ea"), expression.Value(*a.end))
-	}
-	return up
-}
-
-func (a *aggregate) widen(start, end *int64) {
-	if start != nil && (a.start == nil || *start < *a.start) {
-		a.start = start
-	}
-	if end != nil && (a.end == nil || *end > *a.end) {
-		a.end = end
-	}
-}
-
 // HealTrace implements trace.Index. A heal that keeps losing to concurrent healers of the
 // trace (a hot trace: many requests writing it at once) stops after maxHealRetries, logs a
 // warning and succeeds: it leaves the pending deltas, its own writes' included, to the next
@@ -483,9 +413,6 @@ func (s *TraceStore) healTrace(ctx context.Context, projectID, traceID string, o
 	}
 }
 
-// change is one span's change by one write.
-type change struct{ write, span string }
-
 // storedBy lists the changes whose summary put their own writer saw succeed.
 func storedBy(own []trace.Written) map[change]bool {
 	out := map[change]bool{}
@@ -524,120 +451,6 @@ func (s *TraceStore) summaryWrites(ctx context.Context, projectID string, pend [
 		out[id] = sum.WriteID
 	}
 	return out, nil
-}
-
-// resolve decides which pending items a heal applies, and what each adds: the returned items
-// carry, in Spans, Errors, Cost, Members and Completions, their own counts plus those of their
-// counted span changes.
-//
-// A change of span s by write W is counted when W's summary put took effect: W's own writer saw
-// it succeed (stored), or the summary now stored for s (writes) was written by W, or by a later
-// write whose change of s replaced W's (the chain of Prev links from there through the pending
-// changes of s). A change that is not on the chain is dropped when its put can never take
-// effect (its condition names a version that is gone: a re-send that stored the span decides
-// the failed write at once), or when W is settled: its request no longer puts summaries (the
-// caller's own, or older than trace.PendingGrace). An item with undecided changes waits, and so
-// does an item with a counted change that replaced the change of a waiting item (its
-// difference is relative to the waiting one's version).
-func resolve(pend []pendingItem, writes map[string]string, stored map[change]bool, settled func(pendingItem) bool) []pendingItem {
-	byChange := map[change]entryAttr{}
-	pendingWrite := map[string]bool{}
-	for _, p := range pend {
-		pendingWrite[p.id()] = true
-		for _, e := range p.Entries {
-			byChange[change{p.id(), idOf(e.Span)}] = e
-		}
-	}
-	counted := map[change]bool{}
-	walk := func(w, span string) {
-		for range len(pend) { // a chain has at most one change per item
-			e, ok := byChange[change{w, span}]
-			if !ok || counted[change{w, span}] {
-				return
-			}
-			counted[change{w, span}] = true
-			w = idOf(e.Prev)
-		}
-	}
-	for span, w := range writes {
-		walk(w, span)
-	}
-	for c := range stored {
-		walk(c.write, c.span)
-	}
-	// dead reports whether a change's summary put can never take effect: its condition names
-	// a version that is gone (a new span that now exists, or a replaced write id; nothing
-	// deletes summaries and write ids are unique).
-	dead := func(e entryAttr) bool {
-		w, exists := writes[idOf(e.Span)]
-		return exists && (e.New || (len(e.Prev) > 0 && w != idOf(e.Prev)))
-	}
-	ready := map[string]bool{}
-	for _, p := range pend {
-		decided := true
-		for _, e := range p.Entries {
-			if !counted[change{p.id(), idOf(e.Span)}] && !dead(e) && !settled(p) {
-				decided = false
-			}
-		}
-		ready[p.id()] = decided
-	}
-	for changed := true; changed; {
-		changed = false
-		for _, p := range pend {
-			if !ready[p.id()] {
-				continue
-			}
-			for _, e := range p.Entries {
-				span, prev := idOf(e.Span), idOf(e.Prev)
-				if counted[change{p.id(), span}] && pendingWrite[prev] && counted[change{prev, span}] && !ready[prev] {
-					ready[p.id()], changed = false, true
-					break
-				}
-			}
-		}
-	}
-	var out []pendingItem
-	for _, p := range pend {
-		if !ready[p.id()] {
-			continue
-		}
-		in, dropped := 0, 0
-		for _, e := range p.Entries {
-			if !counted[change{p.id(), idOf(e.Span)}] {
-				dropped++
-				continue
-			}
-			in++
-			p.Spans += btoi(e.New)
-			p.Errors += e.Errors
-			p.Cost += e.Cost
-			if e.New {
-				p.Members = append(p.Members, e.Span)
-			}
-			if e.Slug != "" {
-				p.Completions = append(p.Completions, completionAttr{Slug: e.Slug, Span: e.Span})
-			}
-		}
-		if dropped > 0 && in == 0 {
-			// None of its spans was stored: it adds nothing, and is only deleted.
-			p = pendingItem{PK: p.PK, SK: p.SK, At: p.At, void: true}
-		} else if dropped > 0 {
-			p.Shrink = true // its start and end may come from spans that were not stored
-			if p.Root != nil && !counted[change{p.id(), p.Root.SpanID}] {
-				p.Root = nil
-			}
-		}
-		out = append(out, p)
-	}
-	return out
-}
-
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // applyTrace applies pend to the trace read as cur: the idempotent effects first, then one
@@ -799,28 +612,6 @@ func (s *TraceStore) applyTrace(ctx context.Context, projectID, traceID string, 
 // delta for the session instead.
 var errSessionContended = errors.New("session updated concurrently")
 
-// toSession is what a trace's heal writes for its session: the session's update itself when
-// direct and the session has no pending delta waiting (one transaction does it all), else the
-// session's pending delta sp, which HealSession applies.
-// It reports whether it wrote the pending delta.
-func (s *TraceStore) toSession(ctx context.Context, projectID, sessionID string, sp pendingItem, direct bool) ([]types.TransactWriteItem, bool, error) {
-	if direct {
-		cur, pend, err := s.readPending(ctx, sessionPK(projectID, sessionID), skSession)
-		if err != nil {
-			return nil, false, err
-		}
-		if len(pend) == 0 {
-			actions, err := s.sessionActions(ctx, projectID, sessionID, cur, []pendingItem{sp})
-			return actions, false, err
-		}
-	}
-	item, err := marshal(sp)
-	if err != nil {
-		return nil, false, err
-	}
-	return []types.TransactWriteItem{{Put: &types.Put{TableName: &s.t.name, Item: item}}}, true, nil
-}
-
 // putSideItems writes what pending trace items add besides the trace's aggregate: the member
 // items listing new spans (and their time-index day) and the completions of prompts. Keys are
 // derived from the pending item, so writing them again changes nothing.
@@ -904,172 +695,6 @@ func (s *TraceStore) spanExtent(ctx context.Context, projectID, traceID string, 
 	return start, end, nil
 }
 
-// HealSession implements trace.Index. Like HealTrace, a heal that keeps losing to concurrent
-// healers of the session stops, logs a warning and succeeds, leaving the deltas to the next
-// healer.
-func (s *TraceStore) HealSession(ctx context.Context, projectID, sessionID string) error {
-	err := s.healSession(ctx, projectID, sessionID)
-	if lost := (*lostHeals)(nil); errors.As(err, &lost) {
-		slog.WarnContext(ctx, "session heal left to the next healer: it kept losing to concurrent heals",
-			"project_id", projectID, "session_id", sessionID, "attempts", lost.attempts, "cause", lost.last)
-		return nil
-	}
-	return err
-}
-
-// healSession applies the session's pending items; after maxHealRetries lost transactions it
-// returns a *lostHeals.
-func (s *TraceStore) healSession(ctx context.Context, projectID, sessionID string) error {
-	pk := sessionPK(projectID, sessionID)
-	for lost := 0; ; {
-		cur, pend, err := s.readPending(ctx, pk, skSession)
-		if err != nil {
-			return err
-		}
-		if len(pend) == 0 {
-			return nil
-		}
-		more := len(pend) > sessionPendingPerHeal
-		pend = pend[:min(len(pend), sessionPendingPerHeal)]
-		err = s.applySession(ctx, projectID, sessionID, cur, pend)
-		switch {
-		case isContention(err):
-			if lost++; lost > maxHealRetries {
-				return &lostHeals{aggregate: "session " + sessionID, attempts: lost, last: err}
-			}
-			if err := sleep(ctx, backoff(lost)); err != nil {
-				return err
-			}
-		case err != nil:
-			return err
-		case !more:
-			return nil
-		}
-	}
-}
-
-func (s *TraceStore) applySession(ctx context.Context, projectID, sessionID string, cur map[string]types.AttributeValue, pend []pendingItem) error {
-	actions, err := s.sessionActions(ctx, projectID, sessionID, cur, pend)
-	if err != nil {
-		return err
-	}
-	actions = append(actions, deletes(s.t.name, pend)...)
-	if _, err := s.t.api.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: actions}); err != nil {
-		if isContention(err) {
-			return err
-		}
-		return storageErr("apply pending deltas of session "+sessionID, err)
-	}
-	return nil
-}
-
-// sessionActions are the writes that add deltas to the session read as cur: its update, first,
-// under its version condition, and the listing of each trace that joins it.
-func (s *TraceStore) sessionActions(ctx context.Context, projectID, sessionID string, cur map[string]types.AttributeValue, deltas []pendingItem) ([]types.TransactWriteItem, error) {
-	pk := sessionPK(projectID, sessionID)
-	first := deltas[0].at()
-	if cur == nil {
-		if err := s.days.note(ctx, projectID, trace.IndexSessions, first); err != nil {
-			return nil, err
-		}
-	}
-	agg := aggregateOf(cur, "tc")
-	name := ""
-	tags := map[string]string{}
-	var traces []string              // the traces of deltas, in order
-	joined := map[string]bool{}      // those that join the session with these deltas
-	lastOf := map[string]time.Time{} // the latest delta of each
-	last := first
-	for _, p := range deltas {
-		if _, ok := lastOf[p.Trace]; !ok {
-			traces = append(traces, p.Trace)
-		}
-		lastOf[p.Trace] = p.at()
-		if p.Joined {
-			agg.count++
-			joined[p.Trace] = true
-		}
-		agg.errors += int64(p.Errors)
-		agg.cost += p.Cost
-		agg.widen(p.Start, p.End)
-		name = cmp.Or(p.SessionName, name)
-		maps.Copy(tags, p.SessionTags)
-		last = p.at()
-	}
-	up := agg.set(expression.Set(expression.Name("ua"), expression.Value(last.UnixMicro())), "tc").
-		Set(expression.Name("ca"), ifNotExists("ca", first.UnixMicro())).
-		Set(expression.Name(infra.AttrGSI2PK), ifNotExists(infra.AttrGSI2PK, timeIndexPK(projectID, trace.IndexSessions, first, shardOf(sessionID)))).
-		Set(expression.Name(infra.AttrGSI2SK), ifNotExists(infra.AttrGSI2SK, timeIndexSK(first, sessionID)))
-	if name != "" {
-		up = up.Set(expression.Name("n"), expression.Value(name))
-	}
-	up = setTags(up, tags)
-	if ttl := s.laterExpiry(cur, last); ttl != 0 {
-		up = up.Set(expression.Name(infra.AttrTTL), expression.Value(ttl))
-	}
-	update, err := s.updateAction(pk, skSession, up, agg.guard())
-	if err != nil {
-		return nil, err
-	}
-	actions := []types.TransactWriteItem{update}
-	for _, traceID := range traces {
-		link, err := s.traceLink(pk, traceID, first, lastOf[traceID], joined[traceID])
-		if err != nil {
-			return nil, err
-		}
-		actions = append(actions, link...)
-	}
-	return actions, nil
-}
-
-// traceLink is the write of a session's item listing one of its traces (T#<trace>) by deltas
-// of the trace from first to last: a put when the trace joins the session, else, with
-// retention on, the refresh of its TTL (an upsert: the trace is in the session either way), so
-// that the listing lives as long as the trace; else nothing. A session heal applies at most
-// sessionPendingPerHeal deltas, which leaves a link for each.
-func (s *TraceStore) traceLink(pk, traceID string, first, last time.Time, joins bool) ([]types.TransactWriteItem, error) {
-	if traceID == "" {
-		return nil, nil
-	}
-	ttl := s.expiry(last)
-	if joins {
-		it := map[string]any{infra.AttrPK: pk, infra.AttrSK: prefixSessTrace + traceID, "ca": first.UnixMicro()}
-		if ttl != 0 {
-			it[infra.AttrTTL] = ttl
-		}
-		item, err := marshal(it)
-		if err != nil {
-			return nil, err
-		}
-		return []types.TransactWriteItem{{Put: &types.Put{TableName: &s.t.name, Item: item}}}, nil
-	}
-	if ttl == 0 {
-		return nil, nil
-	}
-	up := expression.Set(expression.Name("ca"), ifNotExists("ca", first.UnixMicro())).
-		Set(expression.Name(infra.AttrTTL), expression.Value(ttl))
-	expr, err := expression.NewBuilder().WithUpdate(up).Build()
-	if err != nil {
-		return nil, fmt.Errorf("build update of trace link %s: %w", traceID, err)
-	}
-	return []types.TransactWriteItem{{Update: &types.Update{
-		TableName: &s.t.name, Key: key(pk, prefixSessTrace+traceID), UpdateExpression: expr.Update(),
-		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-	}}}, nil
-}
-
-// updateAction is a transaction's conditional UpdateItem.
-func (s *TraceStore) updateAction(pk, sk string, up expression.UpdateBuilder, cond expression.ConditionBuilder) (types.TransactWriteItem, error) {
-	expr, err := expression.NewBuilder().WithUpdate(up).WithCondition(cond).Build()
-	if err != nil {
-		return types.TransactWriteItem{}, fmt.Errorf("build update of %s: %w", sk, err)
-	}
-	return types.TransactWriteItem{Update: &types.Update{
-		TableName: &s.t.name, Key: key(pk, sk), UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
-		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-	}}, nil
-}
-
 // deletes are the deletions of applied pending items; each must still exist, so a delta that
 // another heal applied first cancels the transaction instead of being added twice.
 func deletes(table string, pend []pendingItem) []types.TransactWriteItem {
@@ -1080,33 +705,4 @@ func deletes(table string, pend []pendingItem) []types.TransactWriteItem {
 		}}
 	}
 	return out
-}
-
-func micros(t time.Time) *int64 {
-	if t.IsZero() {
-		return nil
-	}
-	v := t.UnixMicro()
-	return &v
-}
-
-func optMicros(t *time.Time) *int64 {
-	if t == nil {
-		return nil
-	}
-	return micros(*t)
-}
-
-func minPtr(a, b *int64) *int64 {
-	if a == nil || (b != nil && *b < *a) {
-		return b
-	}
-	return a
-}
-
-func maxPtr(a, b *int64) *int64 {
-	if a == nil || (b != nil && *b > *a) {
-		return b
-	}
-	return a
 }

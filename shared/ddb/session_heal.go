@@ -1,0 +1,194 @@
+package ddb
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/plumehq/plume/infra"
+	"github.com/plumehq/plume/shared/trace"
+)
+
+// toSession is what a trace's heal writes for its session: the session's update itself when
+// direct and the session has no pending delta waiting (one transaction does it all), else the
+// session's pending delta sp, which HealSession applies.
+// It reports whether it wrote the pending delta.
+func (s *TraceStore) toSession(ctx context.Context, projectID, sessionID string, sp pendingItem, direct bool) ([]types.TransactWriteItem, bool, error) {
+	if direct {
+		cur, pend, err := s.readPending(ctx, sessionPK(projectID, sessionID), skSession)
+		if err != nil {
+			return nil, false, err
+		}
+		if len(pend) == 0 {
+			actions, err := s.sessionActions(ctx, projectID, sessionID, cur, []pendingItem{sp})
+			return actions, false, err
+		}
+	}
+	item, err := marshal(sp)
+	if err != nil {
+		return nil, false, err
+	}
+	return []types.TransactWriteItem{{Put: &types.Put{TableName: &s.t.name, Item: item}}}, true, nil
+}
+
+// HealSession implements trace.Index. Like HealTrace, a heal that keeps losing to concurrent
+// healers of the session stops, logs a warning and succeeds, leaving the deltas to the next
+// healer.
+func (s *TraceStore) HealSession(ctx context.Context, projectID, sessionID string) error {
+	err := s.healSession(ctx, projectID, sessionID)
+	if lost := (*lostHeals)(nil); errors.As(err, &lost) {
+		slog.WarnContext(ctx, "session heal left to the next healer: it kept losing to concurrent heals",
+			"project_id", projectID, "session_id", sessionID, "attempts", lost.attempts, "cause", lost.last)
+		return nil
+	}
+	return err
+}
+
+// healSession applies the session's pending items; after maxHealRetries lost transactions it
+// returns a *lostHeals.
+func (s *TraceStore) healSession(ctx context.Context, projectID, sessionID string) error {
+	pk := sessionPK(projectID, sessionID)
+	for lost := 0; ; {
+		cur, pend, err := s.readPending(ctx, pk, skSession)
+		if err != nil {
+			return err
+		}
+		if len(pend) == 0 {
+			return nil
+		}
+		more := len(pend) > sessionPendingPerHeal
+		pend = pend[:min(len(pend), sessionPendingPerHeal)]
+		err = s.applySession(ctx, projectID, sessionID, cur, pend)
+		switch {
+		case isContention(err):
+			if lost++; lost > maxHealRetries {
+				return &lostHeals{aggregate: "session " + sessionID, attempts: lost, last: err}
+			}
+			if err := sleep(ctx, backoff(lost)); err != nil {
+				return err
+			}
+		case err != nil:
+			return err
+		case !more:
+			return nil
+		}
+	}
+}
+
+func (s *TraceStore) applySession(ctx context.Context, projectID, sessionID string, cur map[string]types.AttributeValue, pend []pendingItem) error {
+	actions, err := s.sessionActions(ctx, projectID, sessionID, cur, pend)
+	if err != nil {
+		return err
+	}
+	actions = append(actions, deletes(s.t.name, pend)...)
+	if _, err := s.t.api.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: actions}); err != nil {
+		if isContention(err) {
+			return err
+		}
+		return storageErr("apply pending deltas of session "+sessionID, err)
+	}
+	return nil
+}
+
+// sessionActions are the writes that add deltas to the session read as cur: its update, first,
+// under its version condition, and the listing of each trace that joins it.
+func (s *TraceStore) sessionActions(ctx context.Context, projectID, sessionID string, cur map[string]types.AttributeValue, deltas []pendingItem) ([]types.TransactWriteItem, error) {
+	pk := sessionPK(projectID, sessionID)
+	first := deltas[0].at()
+	if cur == nil {
+		if err := s.days.note(ctx, projectID, trace.IndexSessions, first); err != nil {
+			return nil, err
+		}
+	}
+	agg := aggregateOf(cur, "tc")
+	name := ""
+	tags := map[string]string{}
+	var traces []string              // the traces of deltas, in order
+	joined := map[string]bool{}      // those that join the session with these deltas
+	lastOf := map[string]time.Time{} // the latest delta of each
+	last := first
+	for _, p := range deltas {
+		if _, ok := lastOf[p.Trace]; !ok {
+			traces = append(traces, p.Trace)
+		}
+		lastOf[p.Trace] = p.at()
+		if p.Joined {
+			agg.count++
+			joined[p.Trace] = true
+		}
+		agg.errors += int64(p.Errors)
+		agg.cost += p.Cost
+		agg.widen(p.Start, p.End)
+		name = cmp.Or(p.SessionName, name)
+		maps.Copy(tags, p.SessionTags)
+		last = p.at()
+	}
+	up := agg.set(expression.Set(expression.Name("ua"), expression.Value(last.UnixMicro())), "tc").
+		Set(expression.Name("ca"), ifNotExists("ca", first.UnixMicro())).
+		Set(expression.Name(infra.AttrGSI2PK), ifNotExists(infra.AttrGSI2PK, timeIndexPK(projectID, trace.IndexSessions, first, shardOf(sessionID)))).
+		Set(expression.Name(infra.AttrGSI2SK), ifNotExists(infra.AttrGSI2SK, timeIndexSK(first, sessionID)))
+	if name != "" {
+		up = up.Set(expression.Name("n"), expression.Value(name))
+	}
+	up = setTags(up, tags)
+	if ttl := s.laterExpiry(cur, last); ttl != 0 {
+		up = up.Set(expression.Name(infra.AttrTTL), expression.Value(ttl))
+	}
+	update, err := s.updateAction(pk, skSession, up, agg.guard())
+	if err != nil {
+		return nil, err
+	}
+	actions := []types.TransactWriteItem{update}
+	for _, traceID := range traces {
+		link, err := s.traceLink(pk, traceID, first, lastOf[traceID], joined[traceID])
+		if err != nil {
+			return nil, err
+		}
+		actions = append(actions, link...)
+	}
+	return actions, nil
+}
+
+// traceLink is the write of a session's item listing one of its traces (T#<trace>) by deltas
+// of the trace from first to last: a put when the trace joins the session, else, with
+// retention on, the refresh of its TTL (an upsert: the trace is in the session either way), so
+// that the listing lives as long as the trace; else nothing. A session heal applies at most
+// sessionPendingPerHeal deltas, which leaves a link for each.
+func (s *TraceStore) traceLink(pk, traceID string, first, last time.Time, joins bool) ([]types.TransactWriteItem, error) {
+	if traceID == "" {
+		return nil, nil
+	}
+	ttl := s.expiry(last)
+	if joins {
+		it := map[string]any{infra.AttrPK: pk, infra.AttrSK: prefixSessTrace + traceID, "ca": first.UnixMicro()}
+		if ttl != 0 {
+			it[infra.AttrTTL] = ttl
+		}
+		item, err := marshal(it)
+		if err != nil {
+			return nil, err
+		}
+		return []types.TransactWriteItem{{Put: &types.Put{TableName: &s.t.name, Item: item}}}, nil
+	}
+	if ttl == 0 {
+		return nil, nil
+	}
+	up := expression.Set(expression.Name("ca"), ifNotExists("ca", first.UnixMicro())).
+		Set(expression.Name(infra.AttrTTL), expression.Value(ttl))
+	expr, err := expression.NewBuilder().WithUpdate(up).Build()
+	if err != nil {
+		return nil, fmt.Errorf("build update of trace link %s: %w", traceID, err)
+	}
+	return []types.TransactWriteItem{{Update: &types.Update{
+		TableName: &s.t.name, Key: key(pk, prefixSessTrace+traceID), UpdateExpression: expr.Update(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+	}}}, nil
+}
