@@ -8,9 +8,6 @@ import (
 	"github.com/plumehq/plume/shared/trace"
 )
 
-// What the package's external tests (package otlp_test) need of its unexported names.
-const MaxBodyBytes = maxBodyBytes
-
 // TracesWithDecoder is the POST /v1/traces handler with its decoder replaced.
 func TracesWithDecoder(svc *trace.Service, authn *auth.Authenticator, decode func([]byte, string) (*otlpmap.Export, error)) http.HandlerFunc {
 	s := &server{svc: svc, authn: authn, decode: decode}

@@ -24,13 +24,6 @@ import (
 	"github.com/plumehq/plume/shared/web"
 )
 
-// Body limits: the compressed body stays below Lambda's 6 MB payload limit; the decompressed one
-// is capped too, so that a small gzip bomb cannot exhaust memory.
-const (
-	maxBodyBytes         = 5 << 20
-	maxDecompressedBytes = 32 << 20
-)
-
 const (
 	contentProtobuf = "application/x-protobuf"
 	contentJSON     = "application/json"
@@ -56,9 +49,10 @@ func encoding(r *http.Request) string {
 	return ""
 }
 
-// traces serves POST /v1/traces. An export of more than otlpmap.MaxSpansPerExport spans is
-// refused by the decoder, counted as it reads, with 413 and a google.rpc.Status naming the
-// limit: nothing of it is mapped or stored (the limit's doc says why).
+// traces serves POST /v1/traces. An export of more than otlpmap.MaxExportBytes bytes
+// (gunzipped) is refused as it is read, one of more than otlpmap.MaxSpansPerExport spans by the
+// decoder, counted as it reads: both with 413 and a google.rpc.Status naming the limit, nothing
+// of the export mapped or stored (the limits' docs say why).
 func (s *server) traces(w http.ResponseWriter, r *http.Request) {
 	enc := encoding(r)
 	if enc == "" {
@@ -117,7 +111,7 @@ func (s *server) discard(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, r, enc, err)
 		return
 	}
-	_, _ = io.Copy(io.Discard, http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	_, _ = io.Copy(io.Discard, http.MaxBytesReader(w, r.Body, otlpmap.MaxExportBytes))
 	w.Header().Set("Content-Type", enc)
 	w.WriteHeader(http.StatusOK)
 	if enc == contentJSON {
@@ -125,9 +119,13 @@ func (s *server) discard(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// readBody reads the body, gunzipping it when Content-Encoding says gzip, within the limits.
+// readBody reads the body, gunzipping it as it reads when Content-Encoding says gzip: at most
+// otlpmap.MaxExportBytes bytes as sent and as gunzipped, POST /spans's bound. A larger body is
+// refused (otlpmap.BodyTooLarge) once a byte past the limit is read, so that a gzip bomb costs
+// what the largest export accepted costs.
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	var rd io.Reader = http.MaxBytesReader(w, r.Body, maxBodyBytes)
+	const limit = otlpmap.MaxExportBytes
+	var rd io.Reader = http.MaxBytesReader(w, r.Body, limit)
 	switch strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding"))) {
 	case "", "identity":
 	case "gzip":
@@ -136,18 +134,15 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 			return nil, errs.Invalid("body is not valid gzip: %v", err)
 		}
 		defer gz.Close()
-		rd = io.LimitReader(gz, maxDecompressedBytes+1)
+		rd = io.LimitReader(gz, limit+1)
 	default:
 		return nil, errs.Errorf(errs.CodeUnsupportedMedia, "content encoding %q is not supported; send gzip or none", r.Header.Get("Content-Encoding"))
 	}
-	body, err := web.ReadAll(rd, maxBodyBytes)
-	if err != nil {
-		return nil, err
+	body, err := web.ReadAll(rd, limit)
+	if errs.CodeOf(err) == errs.CodeTooLarge || len(body) > limit {
+		return nil, otlpmap.BodyTooLarge()
 	}
-	if len(body) > maxDecompressedBytes {
-		return nil, errs.Errorf(errs.CodeTooLarge, "decompressed body exceeds %d bytes; export smaller batches", maxDecompressedBytes)
-	}
-	return body, nil
+	return body, err
 }
 
 func writeResponse(w http.ResponseWriter, enc string, resp ptraceotlp.ExportResponse) {
@@ -178,7 +173,7 @@ var grpcCode = map[errs.Code]int32{
 // google.rpc.Status body in the request's encoding; 401 carries WWW-Authenticate as the JSON
 // API's do, 429 and 503 Retry-After. Internal errors, decoder panics among them, are logged
 // once here with the request id (and the stack of a panic) and answered with a generic
-// message: 500, google.rpc.Code INTERNAL.
+// message: 500, google.rpc.Code INTERNAL; the cause of a 503 is logged as a warning.
 func writeStatus(w http.ResponseWriter, r *http.Request, enc string, err error) {
 	code := errs.CodeOf(err)
 	msg := "internal error"
@@ -191,6 +186,10 @@ func writeStatus(w http.ResponseWriter, r *http.Request, enc string, err error) 
 			args = append(args, "stack", string(p.Stack))
 		}
 		slog.ErrorContext(r.Context(), "otlp export failed", args...)
+	}
+	if code == errs.CodeUnavailable {
+		// The exporter retries; why is the operator's to know (shared/web logs the same).
+		slog.WarnContext(r.Context(), "otlp export unavailable", "error", err)
 	}
 	msg = fmt.Sprintf("%s (request id %s)", msg, web.RequestID(r.Context()))
 	st := &status.Status{Code: grpcCode[code], Message: msg}

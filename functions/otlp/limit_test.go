@@ -2,11 +2,13 @@ package otlp_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -73,6 +75,71 @@ func postExport(t *testing.T, h http.Handler, key, contentType string, body []by
 	return w
 }
 
+// postGzipExport sends an export to POST /v1/traces of h gzipped and returns the recorded answer.
+func postGzipExport(t *testing.T, h http.Handler, key, contentType string, body []byte) *httptest.ResponseRecorder {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	_, err := zw.Write(body)
+	require.NoError(t, err)
+	require.NoError(t, zw.Close())
+	t.Logf("%d bytes gzipped to %d", len(body), buf.Len())
+	req := httptest.NewRequest("POST", "/v1/traces", &buf)
+	req.Header.Set("Content-Type", contentType)
+	req.Header.Set("Content-Encoding", "gzip")
+	req.Header.Set("Authorization", "Bearer "+key)
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	return w
+}
+
+// exportOfSize returns exportOf(n, traces) encoded as contentType in exactly size bytes: each
+// span carries a "payload" attribute of repetitive text sized to fill the body, which gzips
+// about a hundredfold (as the 298 KB export of issue 25 that inflated to 30 MB).
+func exportOfSize(t *testing.T, contentType string, n, traces, size int) ([]byte, []pcommon.TraceID) {
+	t.Helper()
+	td, ids := exportOf(n, traces)
+	spans := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+	text := strings.Repeat("The quick brown fox jumps over the lazy dog. ", (size/n+n)/45+1)
+	lengths := make([]int, n)
+	var body []byte
+	for range 8 { // the sizes of length prefixes settle in two or three rounds
+		for i, l := range lengths {
+			spans.At(i).Attributes().PutStr("payload", text[:l])
+		}
+		body = encodeExport(t, td, contentType)
+		diff := size - len(body)
+		if diff == 0 {
+			break
+		}
+		for i := range lengths {
+			lengths[i] += diff / n
+		}
+		lengths[n-1] += diff % n
+	}
+	require.Len(t, body, size)
+	return body, ids
+}
+
+// requireStatus checks that res is an OTLP error answer: a google.rpc.Status in the encoding of
+// contentType, of code INVALID_ARGUMENT (not worth retrying), without Retry-After. It returns
+// the Status's message.
+func requireStatus(t *testing.T, res *httptest.ResponseRecorder, contentType string) string {
+	t.Helper()
+	assert.Equal(t, contentType, res.Header().Get("Content-Type"))
+	var st status.Status
+	raw, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	if contentType == otlpmap.ContentTypeProtobuf {
+		require.NoError(t, proto.Unmarshal(raw, &st), "an error is a google.rpc.Status")
+	} else {
+		require.NoError(t, protojson.Unmarshal(raw, &st), "an error is a google.rpc.Status")
+	}
+	assert.EqualValues(t, 3, st.Code, "INVALID_ARGUMENT: not worth retrying")
+	assert.Empty(t, res.Header().Get("Retry-After"))
+	return st.Message
+}
+
 // writes counts the DynamoDB requests that write.
 func writes(api *apitest.API) int {
 	n := 0
@@ -125,17 +192,8 @@ func TestOTLPSpanLimit(t *testing.T) {
 				return
 			}
 
-			var st status.Status
-			raw, err := io.ReadAll(res.Body)
-			require.NoError(t, err)
-			if tt.contentType == otlpmap.ContentTypeProtobuf {
-				require.NoError(t, proto.Unmarshal(raw, &st), "a 413 is a google.rpc.Status")
-			} else {
-				require.NoError(t, protojson.Unmarshal(raw, &st), "a 413 is a google.rpc.Status")
-			}
-			assert.EqualValues(t, 3, st.Code, "INVALID_ARGUMENT: not worth retrying")
-			assert.Contains(t, st.Message, fmt.Sprintf("at most %d spans per request", otlpmap.MaxSpansPerExport))
-			assert.Empty(t, res.Header().Get("Retry-After"))
+			msg := requireStatus(t, res, tt.contentType)
+			assert.Contains(t, msg, fmt.Sprintf("at most %d spans per request", otlpmap.MaxSpansPerExport))
 			assert.Zero(t, writes(api), "nothing written: %s", api.DDB)
 			assert.Zero(t, api.S3.Count("PutObject"), "nothing written to S3")
 			assert.JSONEq(t, "[]", string(api.MustDo(t, "GET", "/traces?id="+traceID, api.A.Key, nil).Body), "no trace stored")
@@ -143,12 +201,12 @@ func TestOTLPSpanLimit(t *testing.T) {
 	}
 }
 
-// TestOTLPAtTheLimits sends the largest export Plume accepts (MaxSpansPerExport spans) through
-// the handler against DynamoDB Local, as one trace and as a trace per span (the costliest
-// shape: ingestion costs about six DynamoDB requests per trace), and checks what it costs: a
-// number of DynamoDB requests bounded by the traces and spans of the export, and one S3
-// object. Requests, not time: the test must hold on any machine; the time it takes is what
-// the limit is chosen for (otlpmap.MaxSpansPerExport).
+// TestOTLPAtTheLimits sends the largest export Plume accepts (MaxSpansPerExport spans in
+// MaxExportBytes bytes) through the handler against DynamoDB Local, as one trace and as a trace
+// per span (the costliest shape: ingestion costs about six DynamoDB requests per trace), and
+// checks what it costs: a number of DynamoDB requests bounded by the traces and spans of the
+// export, and one S3 object. Requests, not time: the test must hold on any machine; the time
+// it takes is what the limits are chosen for (otlpmap.MaxSpansPerExport, MaxExportBytes).
 func TestOTLPAtTheLimits(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -160,8 +218,7 @@ func TestOTLPAtTheLimits(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			api := apitest.New(t, apitest.Options{})
-			td, _ := exportOf(otlpmap.MaxSpansPerExport, tt.traces)
-			body := encodeExport(t, td, otlpmap.ContentTypeProtobuf)
+			body, _ := exportOfSize(t, otlpmap.ContentTypeProtobuf, otlpmap.MaxSpansPerExport, tt.traces, otlpmap.MaxExportBytes)
 			api.DDB.Reset()
 			api.S3.Reset()
 
@@ -182,6 +239,52 @@ func TestOTLPAtTheLimits(t *testing.T) {
 			assert.LessOrEqual(t, requests, bound, "DynamoDB requests: %s", api.DDB)
 			assert.Equal(t, 1, api.S3.Count("PutObject"), "one S3 object per export")
 			assert.Zero(t, api.S3.Count("GetObject"))
+		})
+	}
+}
+
+// TestOTLPBodyLimit: an export of exactly MaxExportBytes bytes once gunzipped is stored whole;
+// one byte more, or the 30 MB that a small gzip body inflated to in issue 25 (298 KB there,
+// about 100 KB here; accepted then, under a 32 MB cap), and the export is refused with 413 and a google.rpc.Status naming the
+// limit, in the request's encoding, and nothing is written; in protobuf and in OTLP/JSON, every
+// export of MaxSpansPerExport spans, so that only its bytes decide.
+func TestOTLPBodyLimit(t *testing.T) {
+	tests := []struct {
+		contentType string
+		size        int
+		status      int
+	}{
+		{otlpmap.ContentTypeProtobuf, otlpmap.MaxExportBytes, http.StatusOK},
+		{otlpmap.ContentTypeProtobuf, otlpmap.MaxExportBytes + 1, http.StatusRequestEntityTooLarge},
+		{otlpmap.ContentTypeProtobuf, 30 << 20, http.StatusRequestEntityTooLarge},
+		{otlpmap.ContentTypeJSON, otlpmap.MaxExportBytes, http.StatusOK},
+		{otlpmap.ContentTypeJSON, otlpmap.MaxExportBytes + 1, http.StatusRequestEntityTooLarge},
+		{otlpmap.ContentTypeJSON, 30 << 20, http.StatusRequestEntityTooLarge},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%s %d bytes", tt.contentType, tt.size), func(t *testing.T) {
+			api := apitest.New(t, apitest.Options{})
+			body, traceIDs := exportOfSize(t, tt.contentType, otlpmap.MaxSpansPerExport, 1, tt.size)
+			traceID := otlpmap.TraceID(traceIDs[0])
+			api.DDB.Reset()
+			api.S3.Reset()
+
+			res := postGzipExport(t, api.Handler, api.A.Key, tt.contentType, body)
+			require.Equal(t, tt.status, res.Code, res.Body.String())
+			if tt.status == http.StatusOK {
+				assert.Equal(t, tt.contentType, res.Header().Get("Content-Type"))
+				got := api.MustDo(t, "GET", "/traces?id="+traceID, api.A.Key, nil)
+				var traces []map[string]any
+				require.NoError(t, json.Unmarshal(got.Body, &traces))
+				require.Len(t, traces, 1)
+				assert.EqualValues(t, otlpmap.MaxSpansPerExport, traces[0]["span_count"], "every span stored")
+				return
+			}
+			msg := requireStatus(t, res, tt.contentType)
+			assert.Contains(t, msg, fmt.Sprintf("at most %d bytes per request", otlpmap.MaxExportBytes))
+			assert.Zero(t, writes(api), "nothing written: %s", api.DDB)
+			assert.Zero(t, api.S3.Count("PutObject"), "nothing written to S3")
+			assert.JSONEq(t, "[]", string(api.MustDo(t, "GET", "/traces?id="+traceID, api.A.Key, nil).Body), "no trace stored")
 		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -22,7 +23,6 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/plumehq/plume/functions/otlp"
 	"github.com/plumehq/plume/internal/apitest"
 	"github.com/plumehq/plume/shared/config"
 	otlpmap "github.com/plumehq/plume/shared/otlp"
@@ -106,6 +106,13 @@ func TestOpenTelemetrySDKExport(t *testing.T) {
 	assert.Equal(t, trace.SessionIDOf("conv-42"), byName["handle_request"]["session_id"])
 }
 
+// incompressible returns n bytes that gzip cannot shrink.
+func incompressible(n int) []byte {
+	b := make([]byte, n)
+	_, _ = rand.NewChaCha8([32]byte{}).Read(b)
+	return b
+}
+
 func TestOTLPErrors(t *testing.T) {
 	st := newStack(t)
 	gzipped := func(b []byte) []byte {
@@ -127,7 +134,8 @@ func TestOTLPErrors(t *testing.T) {
 		{"malformed JSON", "/v1/traces", "application/json", "", st.key, []byte(`{"resourceSpans": [`), 400},
 		{"truncated gzip", "/v1/traces", "application/json", "gzip", st.key, gzipped([]byte(`{}`))[:10], 400},
 		{"unknown encoding", "/v1/traces", "application/json", "br", st.key, []byte(`{}`), 415},
-		{"oversized", "/v1/traces", "application/x-protobuf", "", st.key, make([]byte, otlp.MaxBodyBytes+1), 413},
+		{"oversized", "/v1/traces", "application/x-protobuf", "", st.key, make([]byte, otlpmap.MaxExportBytes+1), 413},
+		{"oversized gzip", "/v1/traces", "application/x-protobuf", "gzip", st.key, gzipped(incompressible(otlpmap.MaxExportBytes + 1)), 413},
 		{"empty export", "/v1/traces", "application/json", "", st.key, []byte(`{}`), 200},
 		{"metrics discarded", "/v1/metrics", "application/json", "", st.key, []byte(`{"resourceMetrics":[]}`), 200},
 		{"logs discarded", "/v1/logs", "application/x-protobuf", "", st.key, nil, 200},

@@ -133,6 +133,9 @@ func (m *mapper) attributes(attrs []keyValue, llm *llmAttrs) []byte {
 		b = appendString(b, kv.key)
 		b = append(b, ':')
 		b = appendAttribute(b, kv.key, kv.value)
+		if len(b) > trace.MaxAttributeBytes {
+			return m.fit(attrs, llm) // it only grows: fit it now rather than finish it first
+		}
 	}
 	if len(m.resourceJSON) > 0 {
 		b = appendKey(b, start, keyResource)

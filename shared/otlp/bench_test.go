@@ -176,3 +176,134 @@ func BenchmarkDecodeMap(b *testing.B) {
 		perSpan(b)
 	})
 }
+
+// atLimit returns the export that build(n) makes, in the encoding of contentType, for an n
+// that makes its body just under MaxExportBytes (the size must grow about linearly with n).
+func atLimit(tb testing.TB, contentType string, build func(n int) ptrace.Traces) []byte {
+	tb.Helper()
+	const n1, n2 = 10_000, 20_000
+	s1, s2 := len(encode(tb, build(n1), contentType)), len(encode(tb, build(n2), contentType))
+	perN := float64(s2-s1) / (n2 - n1)
+	n := n1 + int((0.995*MaxExportBytes-float64(s1))/perN)
+	body := encode(tb, build(n), contentType)
+	for len(body) > MaxExportBytes {
+		n -= n / 100
+		body = encode(tb, build(n), contentType)
+	}
+	require.Greater(tb, len(body), MaxExportBytes*9/10)
+	return body
+}
+
+// BenchmarkDecodeMapAtLimit measures Decode + Map of exports of MaxExportBytes bytes (the
+// largest body the handler reads) in each encoding, in shapes that cost the most per byte:
+// MaxSpansPerExport spans of one large attribute each; spans of many small attributes; spans of
+// GenAI messages flattened into attributes (gen_ai.prompt.<i>.content, unflattened into
+// input_data), and one span of all of them, whose unflattening sorted the attributes with
+// O(n log² n) comparisons of parsed path segments before it grouped them in linear time; and
+// one span of a tag object in a string (zeroeval.tags), of which 64 tags are kept:
+//
+//	go test -run '^$' -bench DecodeMapAtLimit -count 10 ./shared/otlp/ | benchstat -
+func BenchmarkDecodeMapAtLimit(b *testing.B) {
+	// spans returns an export of n spans, attrs setting the attributes of each.
+	spans := func(n int, attrs func(a pcommon.Map, i int)) ptrace.Traces {
+		td := ptrace.NewTraces()
+		ss := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty()
+		for i := range n {
+			sp := ss.Spans().AppendEmpty()
+			sp.SetTraceID(pcommon.TraceID{0x0a, 0xf7, 0x65, 0x19, byte(i >> 8), byte(i), 1, 2, 3, 4, 5, 6, 7, 8, 9, 10})
+			sp.SetSpanID(pcommon.SpanID{0xb7, 0xad, byte(i >> 8), byte(i), 1, 2, 3, 4})
+			sp.SetName("chat gpt-4o")
+			sp.SetStartTimestamp(pcommon.NewTimestampFromTime(testStart))
+			sp.SetEndTimestamp(pcommon.NewTimestampFromTime(testStart.Add(time.Second)))
+			attrs(sp.Attributes(), i)
+		}
+		return td
+	}
+	// share is span i's share of n things spread over MaxSpansPerExport spans.
+	share := func(n, i int) int {
+		if i < n%MaxSpansPerExport {
+			return n/MaxSpansPerExport + 1
+		}
+		return n / MaxSpansPerExport
+	}
+	messages := func(a pcommon.Map, n int) {
+		raw := map[string]any{"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o"}
+		for j := range n {
+			raw[fmt.Sprintf("gen_ai.prompt.%d.role", j)] = "user"
+			raw[fmt.Sprintf("gen_ai.prompt.%d.content", j)] = "Where is my order?"
+		}
+		_ = a.FromRaw(raw) // linear, where Map.Put* is quadratic
+	}
+	shapes := []struct {
+		name  string
+		build func(n int) ptrace.Traces
+	}{
+		{"one large attribute a span", func(n int) ptrace.Traces {
+			return spans(MaxSpansPerExport, func(a pcommon.Map, i int) {
+				a.PutStr("payload", strings.Repeat("Where is my order? ", share(n, i)))
+			})
+		}},
+		{"many small attributes", func(n int) ptrace.Traces {
+			return spans(MaxSpansPerExport, func(a pcommon.Map, i int) {
+				raw := make(map[string]any, share(n, i))
+				for j := range share(n, i) {
+					raw[fmt.Sprintf("app.attribute.%d", j)] = "value"
+				}
+				_ = a.FromRaw(raw)
+			})
+		}},
+		{"flattened messages", func(n int) ptrace.Traces {
+			return spans(MaxSpansPerExport, func(a pcommon.Map, i int) { messages(a, share(n, i)) })
+		}},
+		{"flattened messages in one span", func(n int) ptrace.Traces {
+			return spans(1, func(a pcommon.Map, _ int) { messages(a, n) })
+		}},
+		{"tag object in a string", func(n int) ptrace.Traces {
+			return spans(1, func(a pcommon.Map, _ int) {
+				a.PutStr("zeroeval.tags", jsonOf('{', n, func(b *strings.Builder, j int) { fmt.Fprintf(b, `"tag%d":"value"`, j) }))
+			})
+		}},
+		{"tag list in a string", func(n int) ptrace.Traces {
+			return spans(1, func(a pcommon.Map, _ int) {
+				a.PutStr("tag.tags", jsonOf('[', n, func(b *strings.Builder, j int) { fmt.Fprintf(b, `"tag%d"`, j) }))
+			})
+		}},
+		{"zeroeval object in a string", func(n int) ptrace.Traces {
+			return spans(1, func(a pcommon.Map, _ int) {
+				a.PutStr("zeroeval", jsonOf('{', n, func(b *strings.Builder, j int) { fmt.Fprintf(b, `"key%d":"value"`, j) }))
+			})
+		}},
+	}
+	for _, sh := range shapes {
+		for _, enc := range []struct{ name, contentType string }{{"protobuf", ContentTypeProtobuf}, {"json", ContentTypeJSON}} {
+			b.Run(sh.name+"/"+enc.name, func(b *testing.B) {
+				body := atLimit(b, enc.contentType, sh.build)
+				b.ReportAllocs()
+				b.SetBytes(int64(len(body)))
+				for b.Loop() {
+					x, err := Decode(body, enc.contentType)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if got, rejected, reasons := Map(x, testProject, testNow); len(got) != x.SpanCount() {
+						b.Fatalf("mapped %d of %d, rejected %d: %v", len(got), x.SpanCount(), rejected, reasons)
+					}
+				}
+			})
+		}
+	}
+}
+
+// jsonOf returns a JSON object (open is '{') or array of n members, each written by member.
+func jsonOf(open byte, n int, member func(b *strings.Builder, i int)) string {
+	var b strings.Builder
+	b.WriteByte(open)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		member(&b, i)
+	}
+	b.WriteByte(open + 2) // '}' or ']'
+	return b.String()
+}

@@ -67,7 +67,7 @@ func manyAttributes(t testing.TB, n int) []byte {
 }
 
 // A large resource is cut once (its largest attributes dropped) rather than copied whole into
-// the attributes of each of its spans.
+// the attributes of each of its spans, to the export's budget shared between them.
 func TestMapLargeResource(t *testing.T) {
 	td, sp := oneSpan(t, nil)
 	res := td.ResourceSpans().At(0).Resource().Attributes()
@@ -85,21 +85,34 @@ func TestMapLargeResource(t *testing.T) {
 	require.Len(t, got, 1000)
 	x := pdataExport(t, td)
 	allocated := bytesAllocated(func() { Map(x, testProject, testNow) })
-	// Work done, not time taken: the 4 MB resource is cut once, so each span carries at
-	// most maxResourceBytes of it; copied whole into each span it would be 4 GB.
-	assert.Less(t, allocated, uint64(1000*(maxResourceBytes+8<<10)+resourceBytes(res)))
+	// Work done, not time taken: the 4 MB resource is cut once, so each of the 1,000 spans
+	// carries at most resourceLimit(1000) of it (the export's resourceBudget shared between its
+	// spans); copied whole into each span it would be 4 GB, and at maxResourceBytes a span, 64 MB.
+	// The resource itself is read, encoded and sorted by size once: a few times its size.
+	assert.Less(t, allocated, uint64(1000*8<<10+resourceBudget+4*resourceBytes(res)))
 	for _, s := range []trace.Span{got[0], got[999]} {
 		checkSpan(t, s, testNow)
 		attrs := attrsOf(t, s)
 		resource := attrs["resource"].(map[string]any)
 		assert.Equal(t, "svc", resource["service.name"])
-		assert.Len(t, resource, 2, "service.name and the smallest big value fit in 64 KiB")
-		assert.Contains(t, resource, "big.00")
+		assert.Len(t, resource, 1, "service.name alone fits in resourceLimit(1000)")
 		note := attrs["plume.truncated"].(map[string]any)["attributes"].(map[string]any)
-		assert.Equal(t, 99.0, note["dropped"])
+		assert.Equal(t, 100.0, note["dropped"])
 		assert.Equal(t, []any{"resource.big.99", "resource.big.98", "resource.big.97", "resource.big.96",
 			"resource.big.95", "resource.big.94", "resource.big.93", "resource.big.92"}, note["keys"])
 	}
+}
+
+// TestResourceLimit: a span's copy of its resource is at most maxResourceBytes, and the copies
+// of one export at most resourceBudget together.
+func TestResourceLimit(t *testing.T) {
+	for _, spans := range []int{0, 1, 10, 80, 512, 1000} {
+		limit := resourceLimit(spans)
+		assert.LessOrEqual(t, limit, maxResourceBytes, "%d spans", spans)
+		assert.LessOrEqual(t, spans*limit, resourceBudget, "%d spans", spans)
+		assert.GreaterOrEqual(t, limit, 4<<10, "%d spans: a service's usual resource still fits", spans)
+	}
+	assert.Equal(t, maxResourceBytes, resourceLimit(1))
 }
 
 // maxAllocPerBodyByte bounds the bytes Decode and Map allocate per byte of a protobuf body of

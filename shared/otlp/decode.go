@@ -32,6 +32,9 @@ const maxErrorDetail = 200
 // follows the OTLP rules (hex ids, int64 as strings or numbers, enums as numbers or names),
 // and the Export is made of what it decodes (exportOf), with the same bound on nesting.
 //
+// Decode does not bound the body's size: its caller does (the OTLP handler reads at most
+// MaxExportBytes), and Decode and Map take time about linear in the body, whatever its shape.
+//
 // An export of more than MaxSpansPerExport spans is refused, counted as it is read: the
 // protobuf decoder counts each ScopeSpans' spans before it reads them, OTLP/JSON is counted in
 // place (jsonSpansOver) before pdata reads it, so a huge export costs no more than the

@@ -1,7 +1,8 @@
 // Package otlp turns OpenTelemetry trace exports (OTLP/HTTP, protobuf or JSON) into Plume spans.
 //
 // Decode reads an export body into an Export, of at most MaxSpansPerExport spans (counted as it
-// reads, so a larger export is refused early). The binary protobuf encoding is read by a
+// reads, so a larger export is refused early); the body itself is at most MaxExportBytes,
+// POST /spans's limit, which the OTLP handler applies as it reads (gunzipped). The binary protobuf encoding is read by a
 // decoder of its own, straight from the wire form (protobuf.go): it accepts exactly the bodies
 // that the OpenTelemetry Collector's pdata accepts, builds no pdata objects, and leaves
 // attributes in their wire form until Map reads them. OTLP/JSON is read with the Collector's

@@ -11,8 +11,8 @@ import (
 // MaxSpansPerExport is the most spans one export may carry; Decode refuses a larger one with
 // errs.CodeTooLarge (HTTP 413) before it decodes the spans past the limit.
 //
-// Why a count at all: the body caps (5 MB sent, 32 MB gunzipped) let through about 90,000 and
-// 600,000 minimal spans, and ingestion costs per span and per trace (about four DynamoDB
+// Why a count at all: the body cap (MaxExportBytes) lets through about 68,000 minimal spans in
+// protobuf (21,000 in OTLP/JSON), and ingestion costs per span and per trace (about four DynamoDB
 // requests per trace), so 20,000 spans took 32 s, past the functions' 29 s timeout. Why this
 // count: it is POST /spans's (trace.MaxSpansPerBatch), because both go through the same
 // ingestion: 1,000 spans of 1,000 distinct traces, the costliest shape, take about 4 s
@@ -31,6 +31,39 @@ import (
 // exporter reports as a permanent error and does not retry, stores nothing, costs nothing, and
 // puts the limit in the exporter's log, where the batch size is fixed.
 const MaxSpansPerExport = trace.MaxSpansPerBatch
+
+// MaxExportBytes is the most bytes an export body may hold, as sent and once gunzipped: POST
+// /spans's limit (trace.MaxBatchBytes), so that one bound holds the work of a request on both
+// paths. The OTLP handler reads at most this much of a body, gunzipping as it reads, and
+// refuses a larger one with BodyTooLarge (HTTP 413) before decoding any of it: a small gzip
+// body that inflates past it (a "bomb") costs no more than the largest export accepted.
+//
+// Why not more: the work of an export follows its bytes as well as its spans. Every byte is
+// decoded, mapped, copied into the spans and written to S3 in the batch object, in a 512 MB
+// function with a 29 s timeout, and some shapes cost far more per byte than others (one span
+// of 400,000 small attributes, a tag object of 250,000 members in a string). A 32 MB cap on
+// the gunzipped body (the one before) let a 298 KB gzip body inflate to 30 MB, six times what
+// POST /spans reads, which took 18.8 s (issue 25). At this limit the costliest shapes take a
+// third of a second of CPU to decode and map (BenchmarkDecodeMapAtLimit).
+//
+// Why it is enough: an SDK's BatchSpanProcessor exports at most 512 spans, and 512 spans of
+// 4 KiB of attributes each (16 string attributes of 256 bytes, key included) weigh 2.12 MiB in
+// protobuf (4,350 bytes a span) and 2.42 MiB in OTLP/JSON (4,960 bytes a span): under half the
+// limit. 1,000 such spans (MaxSpansPerExport, the Collector's send_batch_max_size that Plume
+// asks for) weigh 4.15 and 4.73 MiB, still under it. Spans as instrumented services send them
+// (an HTTP server span, GenAI calls with their messages, database queries: benchTraces) weigh
+// 0.5 KB each in protobuf and 0.9 KB in JSON: 1,000 of them take a tenth and a fifth of the
+// limit. TestDefaultBatchFits holds these figures.
+const MaxExportBytes = trace.MaxBatchBytes
+
+// BodyTooLarge is the error for an export body of more than MaxExportBytes bytes, as sent or
+// gunzipped: errs.CodeTooLarge, HTTP 413, which an exporter does not retry
+// (https://opentelemetry.io/docs/specs/otlp/#failures-1).
+func BodyTooLarge() error {
+	return errs.Errorf(errs.CodeTooLarge,
+		"the export is larger than %d bytes (gunzipped); Plume takes at most %d bytes per request, as POST /spans does: export smaller batches (BatchSpanProcessor max_export_batch_size, the Collector's send_batch_max_size)",
+		MaxExportBytes, MaxExportBytes)
+}
 
 // errTooManySpans stops a decoder at the first span past MaxSpansPerExport.
 var errTooManySpans = errors.New("too many spans")

@@ -175,3 +175,57 @@ func FuzzJSONSpansOver(f *testing.F) {
 		}
 	})
 }
+
+// sdkBatch returns an export of n spans as an SDK's BatchSpanProcessor sends them, each with
+// 4 KiB of attributes: 16 string attributes of 256 bytes, key included.
+func sdkBatch(n int) ptrace.Traces {
+	td := ptrace.NewTraces()
+	rs := td.ResourceSpans().AppendEmpty()
+	rs.Resource().Attributes().PutStr("service.name", "checkout")
+	ss := rs.ScopeSpans().AppendEmpty()
+	ss.Scope().SetName("io.opentelemetry.http")
+	for i := range n {
+		sp := ss.Spans().AppendEmpty()
+		sp.SetTraceID(pcommon.TraceID{0xa1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, byte(i >> 8), byte(i)})
+		sp.SetSpanID(pcommon.SpanID{0xb1, 2, 3, 4, 5, 6, byte(i >> 8), byte(i)})
+		sp.SetParentSpanID(pcommon.SpanID{0xc1, 2, 3, 4, 5, 6, byte(i >> 8), byte(i)})
+		sp.SetName("chat gpt-4o")
+		sp.SetKind(ptrace.SpanKindClient)
+		sp.SetStartTimestamp(pcommon.NewTimestampFromTime(testStart))
+		sp.SetEndTimestamp(pcommon.NewTimestampFromTime(testStart.Add(time.Second)))
+		sp.Status().SetCode(ptrace.StatusCodeOk)
+		for j := range 16 {
+			key := fmt.Sprintf("app.attribute.number_%02d", j)
+			sp.Attributes().PutStr(key, strings.Repeat("v", 256-len(key)))
+		}
+	}
+	return td
+}
+
+// TestDefaultBatchFits holds the figures of MaxExportBytes's doc: what real exporters send fits
+// it with room to spare, in both encodings. An SDK's default batch (512 spans) of 4 KiB of
+// attributes a span takes under half of it; MaxSpansPerExport such spans fit; and as many spans
+// as instrumented services send them (benchTraces) take under a fifth.
+func TestDefaultBatchFits(t *testing.T) {
+	tests := []struct {
+		name   string
+		td     ptrace.Traces
+		within int
+	}{
+		{"512 spans of 4 KiB of attributes", sdkBatch(512), MaxExportBytes / 2},
+		{"MaxSpansPerExport spans of 4 KiB of attributes", sdkBatch(MaxSpansPerExport), MaxExportBytes},
+		{"MaxSpansPerExport spans of instrumented services", benchTraces(t, MaxSpansPerExport), MaxExportBytes / 5},
+	}
+	for _, tt := range tests {
+		for _, contentType := range []string{ContentTypeProtobuf, ContentTypeJSON} {
+			t.Run(tt.name+" "+contentType, func(t *testing.T) {
+				body := encode(t, tt.td, contentType)
+				t.Logf("%d bytes (%.2f MiB, %d a span)", len(body), float64(len(body))/(1<<20), len(body)/tt.td.SpanCount())
+				assert.LessOrEqual(t, len(body), tt.within)
+				x, err := Decode(body, contentType)
+				require.NoError(t, err)
+				assert.Equal(t, tt.td.SpanCount(), x.SpanCount())
+			})
+		}
+	}
+}

@@ -18,9 +18,6 @@ import (
 // maxReasons is how many rejection reasons Map keeps.
 const maxReasons = 10
 
-// Kinds that trace does not name as constants.
-const kindTool = "tool"
-
 // Map converts every span of x into a Plume span of projectID (CreatedAt = UpdatedAt = now),
 // by the rules of MAPPING.md. Spans that cannot be stored (an all-zero trace or span id, a
 // missing name or start time, a time before 2000 or more than a day after now, an end before
@@ -37,7 +34,7 @@ const kindTool = "tool"
 // check at run time could only drop a span for a bug of Map's. The spans may share strings
 // with x, which is never modified.
 func Map(x *Export, projectID string, now time.Time) (spans []trace.Span, rejected int, reasons []string) {
-	m := &mapper{projectID: projectID, now: now.UTC()}
+	m := &mapper{projectID: projectID, now: now.UTC(), resourceLimit: resourceLimit(x.spans)}
 	spans = make([]trace.Span, 0, x.spans)
 	for i := range x.resources {
 		r := &x.resources[i]
@@ -70,9 +67,10 @@ type mapper struct {
 	resource     list
 	resourceJSON []byte // the resource attributes as a JSON object; empty when there are none
 	// resourceMembers are the resource attributes kept, encoded (built when needed), and
-	// resourceDropped the keys of those dropped to keep resourceJSON within maxResourceBytes.
+	// resourceDropped the keys of those dropped to keep resourceJSON within resourceLimit.
 	resourceMembers []member
 	resourceDropped []string
+	resourceLimit   int    // resourceLimit of the export's span count
 	scopeJSON       []byte // {"name":...,"version":...}; empty when both are
 
 	a     attrs
@@ -147,6 +145,21 @@ func (m *mapper) newValues() *spanValues {
 // large resource over many small spans cannot multiply its size.
 const maxResourceBytes = 64 << 10
 
+// resourceBudget bounds the resource objects copied into the spans of one export, together:
+// the export's own bound (MaxExportBytes). Without it a 132 KB body of 1,000 small spans and a
+// 64 KB resource mapped to 60 MB of span attributes, all of it kept in memory and written to
+// S3, far more than any accepted body. With it, what an export stores is at most about twice
+// its bound, whatever its resource.
+const resourceBudget = MaxExportBytes
+
+// resourceLimit is the most bytes of resource attributes copied into each of an export's
+// spans: maxResourceBytes, or less when the export has so many spans that their copies would
+// exceed resourceBudget. A resource as SDKs describe a service (service, SDK, host, process:
+// under 2 KB) is copied whole into each of 1,000 spans (5 KB each).
+func resourceLimit(spans int) int {
+	return min(maxResourceBytes, resourceBudget/max(spans, 1))
+}
+
 // setResource makes attrs the resource attributes of the next spans, written as a JSON object.
 func (m *mapper) setResource(attrs list) {
 	m.resource = attrs
@@ -156,7 +169,7 @@ func (m *mapper) setResource(attrs list) {
 		return
 	}
 	m.resourceJSON = appendMap(m.resourceJSON, m.resource, 1)
-	if len(m.resourceJSON) <= maxResourceBytes {
+	if len(m.resourceJSON) <= m.resourceLimit {
 		return
 	}
 	members := m.resourceEntries()
@@ -169,7 +182,7 @@ func (m *mapper) setResource(attrs list) {
 }
 
 // resourceEntries returns the resource attributes as members (the first of duplicate keys),
-// without the largest ones when they take more than maxResourceBytes (recorded in
+// without the largest ones when they take more than resourceLimit (recorded in
 // resourceDropped).
 func (m *mapper) resourceEntries() []member {
 	if m.resourceMembers != nil || m.resource.empty() {
@@ -187,12 +200,12 @@ func (m *mapper) resourceEntries() []member {
 			total += mb.size
 		}
 	}
-	if total > maxResourceBytes {
+	if total > m.resourceLimit {
 		bySize := slices.Clone(members)
 		slices.SortStableFunc(bySize, func(a, b member) int { return b.size - a.size })
 		drop := map[string]bool{}
 		for _, mb := range bySize {
-			if total <= maxResourceBytes {
+			if total <= m.resourceLimit {
 				break
 			}
 			drop[mb.key] = true
@@ -387,7 +400,7 @@ func (a *attrs) kind() (string, bool) {
 		case "LLM", "EMBEDDING":
 			return trace.KindLLM, true
 		case "TOOL":
-			return kindTool, false
+			return trace.KindTool, false
 		case "RETRIEVER", "RERANKER":
 			return trace.KindVectorStore, true
 		case "AGENT":
@@ -398,14 +411,14 @@ func (a *attrs) kind() (string, bool) {
 	if op := a.str(fOperationName); op != "" {
 		switch op {
 		case "execute_tool":
-			return kindTool, false
+			return trace.KindTool, false
 		case "invoke_agent", "create_agent", "invoke_workflow":
 			return trace.KindGeneric, false
 		}
 		return trace.KindLLM, true
 	}
 	if strings.EqualFold(a.str(fTraceloopKind), "tool") {
-		return kindTool, false
+		return trace.KindTool, false
 	}
 	if a.str(fResponseModel, fRequestModel, fLLMModelName, fLLMModel) != "" || a.str(fLLMRequestType) != "" ||
 		a.str(fModel) != "" && (a.has(fProvider) || a.has(fPlainInputTokens) || a.has(fPlainOutputTokens)) {

@@ -17,7 +17,14 @@ const maxPathDepth = 16
 type pathEntry struct {
 	rest string
 	v    value
-	rank int // order of first appearance of the current segment, for object keys
+}
+
+// pathGroup is the entries of one level that share a first segment.
+type pathGroup struct {
+	seg   string
+	index int // seg as an array index, when every segment of the level is one
+	size  int // how many entries share seg
+	next  int // where the group's next entry goes in the grouped entries
 }
 
 // indexedJSON returns the JSON text of the flattened attributes of fam, unflattened: numeric
@@ -68,50 +75,59 @@ func appendTree(b []byte, entries []pathEntry, depth int) []byte {
 		}
 		return append(b, '}')
 	}
+	// Group the entries by first segment, the groups in order of first appearance and the
+	// entries of a group in their order (a counting sort: linear, where a comparison sort of
+	// the entries cost O(n log n) segment cuts), then an array's groups in index order.
 	array := true
-	ranks := map[string]int{}
+	groupOf := make(map[string]int)
+	var groups []pathGroup
+	ranks := make([]int, len(entries))
 	for i := range entries {
-		seg, _, _ := strings.Cut(entries[i].rest, ".")
-		if _, ok := index(seg); !ok {
-			array = false
-		}
-		r, ok := ranks[seg]
+		seg := firstSegment(entries[i].rest)
+		r, ok := groupOf[seg]
 		if !ok {
-			r = len(ranks)
-			ranks[seg] = r
+			r = len(groups)
+			groupOf[seg] = r
+			n, isIndex := index(seg)
+			array = array && isIndex
+			groups = append(groups, pathGroup{seg: seg, index: n})
 		}
-		entries[i].rank = r
+		ranks[i] = r
+		groups[r].size++
+	}
+	order := make([]int, len(groups))
+	for r := range order {
+		order[r] = r
 	}
 	if array {
-		slices.SortStableFunc(entries, func(x, y pathEntry) int {
-			i, _ := index(firstSegment(x.rest))
-			j, _ := index(firstSegment(y.rest))
-			return cmp.Or(cmp.Compare(i, j), cmp.Compare(x.rank, y.rank))
-		})
-	} else {
-		slices.SortStableFunc(entries, func(x, y pathEntry) int { return cmp.Compare(x.rank, y.rank) })
+		slices.SortFunc(order, func(x, y int) int { return cmp.Or(cmp.Compare(groups[x].index, groups[y].index), cmp.Compare(x, y)) })
 	}
+	at := 0
+	for _, r := range order {
+		groups[r].next = at
+		at += groups[r].size
+	}
+	grouped := make([]pathEntry, len(entries))
+	for i, r := range ranks {
+		grouped[groups[r].next] = entries[i]
+		groups[r].next++
+	}
+
 	open, closing := byte('{'), byte('}')
 	if array {
 		open, closing = '[', ']'
 	}
 	b = append(b, open)
-	for start := 0; start < len(entries); {
-		seg := firstSegment(entries[start].rest)
-		end := start + 1
-		for end < len(entries) && entries[end].rank == entries[start].rank {
-			end++
-		}
-		group := entries[start:end]
-		if start > 0 {
+	for i, r := range order {
+		g := groups[r]
+		if i > 0 {
 			b = append(b, ',')
 		}
 		if !array {
-			b = appendString(b, seg)
+			b = appendString(b, g.seg)
 			b = append(b, ':')
 		}
-		b = appendGroup(b, group, depth)
-		start = end
+		b = appendGroup(b, grouped[g.next-g.size:g.next], depth)
 	}
 	return append(b, closing)
 }

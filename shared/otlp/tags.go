@@ -1,15 +1,14 @@
 package otlp
 
 import (
-	"bytes"
-	"encoding/json"
-	"maps"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/google/uuid"
 
+	"github.com/plumehq/plume/shared/jsonscan"
 	"github.com/plumehq/plume/shared/trace"
 )
 
@@ -59,83 +58,166 @@ func (t *tagSet) add(v value) {
 	}
 }
 
-// addString adds the tags of a string value (see add).
+// addString adds the tags of a string value (see add). The JSON is read in place
+// (jsonscan), in time linear in s: a tag string may be most of a 5 MB export, of which 64
+// tags are kept.
 func (t *tagSet) addString(s string) {
 	switch {
 	case s == "":
-	case s[0] == '{':
-		var obj map[string]json.RawMessage
-		if json.Unmarshal([]byte(s), &obj) != nil {
-			t.put(s, listTagValue)
-			return
-		}
-		for _, k := range slices.Sorted(maps.Keys(obj)) {
-			raw := obj[k]
-			switch raw[0] {
-			case 'n':
-				continue
-			case '"':
-				var str string
-				_ = json.Unmarshal(raw, &str)
-				t.put(k, str)
-			default:
-				var buf bytes.Buffer
-				_ = json.Compact(&buf, raw)
-				t.put(k, buf.String())
-			}
-		}
-	case s[0] == '[':
-		var names []json.RawMessage
-		if json.Unmarshal([]byte(s), &names) != nil {
-			t.put(s, listTagValue)
-			return
-		}
-		for _, raw := range names {
-			var name string
-			if json.Unmarshal(raw, &name) == nil && name != "" {
-				t.put(name, listTagValue)
-			}
-		}
-	default:
+	case s[0] == '{' && validJSON(s):
+		t.addObject([]byte(s))
+	case s[0] == '[' && validJSON(s):
+		t.addNames([]byte(s))
+	default: // not JSON, or not valid: one name
 		t.put(s, listTagValue)
 	}
 }
 
-// jsonObjectMap returns the JSON object in s; false when s is not one, or when
-// compactJSONObject would not write it as an object (so that the link read from it is the one
-// POST /spans reads back from the attributes).
-func jsonObjectMap(s string) (map[string]any, bool) {
-	s = strings.TrimSpace(s)
-	if len(s) < 2 || s[0] != '{' || jsonDepth(s) > maxValueDepth {
-		return nil, false
-	}
-	var obj map[string]any
-	if json.Unmarshal([]byte(s), &obj) != nil {
-		return nil, false
-	}
-	return obj, true
+// validJSON reports whether s is one JSON value, whitespace around it allowed: what
+// encoding/json.Unmarshal accepts.
+func validJSON(s string) bool {
+	r := jsonscan.NewReader([]byte(s))
+	return r.SkipValue() == nil && r.End() == nil
 }
 
-// jsonScalar returns a JSON value decoded by encoding/json as an attribute value of the same
-// type (numbers are doubles), as pcommon.Value.FromRaw makes it; of an array or an object only
-// the type is kept.
-func jsonScalar(raw any) value {
-	switch r := raw.(type) {
-	case string:
-		return value{typ: valueStr, str: r}
-	case float64:
-		return value{typ: valueDouble, num: math.Float64bits(r)}
-	case bool:
-		if r {
-			return value{typ: valueBool, num: 1}
-		}
-		return value{typ: valueBool}
-	case []any:
-		return value{typ: valueSlice}
-	case map[string]any:
-		return value{typ: valueMap}
+// addObject adds the tags of a valid JSON object as encoding/json would read it into a map (of
+// duplicate keys the last wins; invalid UTF-8 in keys becomes U+FFFD), each member put in key
+// order: members of null value are skipped, strings are the tag's value, other values their
+// compact JSON text. A key that is already a tag is set wherever it comes in that order, so
+// the order decides only which new keys fill the room left: the least ones (kept in fresh, at
+// most room of them, without sorting all the keys).
+func (t *tagSet) addObject(obj []byte) {
+	type member struct {
+		key   string
+		value []byte
 	}
-	return value{}
+	var members []member
+	index := make(map[string]int)
+	for it := jsonscan.Members(obj); it.Next(); {
+		key := string(jsonscan.AppendValidUTF8(nil, it.Key))
+		if i, ok := index[key]; ok {
+			members[i].value = it.Value
+			continue
+		}
+		index[key] = len(members)
+		members = append(members, member{key, it.Value})
+	}
+	room := trace.MaxTagKeys - len(t.tags)
+	var fresh trace.Tags // the least new keys that fit, in order
+	for _, m := range members {
+		if m.value[0] == 'n' {
+			continue
+		}
+		k, v := m.key, jsonValueText(m.value)
+		if _, exists := t.tags.Get(k); exists || !tagFits(k, v) {
+			t.put(k, v) // set, or dropped and counted
+			continue
+		}
+		i, _ := slices.BinarySearchFunc(fresh, k, func(tg trace.Tag, k string) int { return strings.Compare(tg.Key, k) })
+		if i >= room {
+			t.dropped++
+			continue
+		}
+		if len(fresh) == room {
+			fresh = fresh[:room-1]
+			t.dropped++
+		}
+		fresh = slices.Insert(fresh, i, trace.Tag{Key: k, Value: v})
+	}
+	for _, tg := range fresh {
+		t.tags.Set(tg.Key, tg.Value)
+	}
+}
+
+// addNames adds a tag of value "true" for each non-empty string of a valid JSON array, in
+// order; its other elements are skipped.
+func (t *tagSet) addNames(list []byte) {
+	r := jsonscan.NewReader(list)
+	r.SkipSpace()
+	if r.Enter() != nil {
+		return
+	}
+	for first := true; ; first = false {
+		more, err := r.Next(']', first)
+		if err != nil || !more {
+			return
+		}
+		start := r.Pos()
+		if r.SkipValue() != nil {
+			return
+		}
+		if raw := list[start:r.Pos()]; raw[0] == '"' {
+			if name := jsonscan.Unescape(raw[1 : len(raw)-1]); name != "" {
+				t.put(name, listTagValue)
+			}
+		}
+	}
+}
+
+// tagFits reports whether a tag of key k and value v is within Plume's limits.
+func tagFits(k, v string) bool {
+	return len(k) > 0 && len(k) <= trace.MaxTagKeyLen && len(v) <= trace.MaxTagValueLen
+}
+
+// jsonValueText returns a valid JSON value as a tag or link reads it: a string as its value
+// (invalid UTF-8 as U+FFFD, as encoding/json decodes it), anything else as its compact JSON
+// text.
+func jsonValueText(raw []byte) string {
+	if raw[0] == '"' {
+		return jsonscan.Unescape(raw[1 : len(raw)-1])
+	}
+	return string(jsonscan.AppendCompact(nil, raw))
+}
+
+// linkKeys are the members of a zeroeval object that the prompt link reads.
+var linkKeys = [...]string{"task", "prompt_slug", "prompt_version", "prompt_version_id", "content_hash"}
+
+// jsonLinkMembers returns the members of the JSON object in s that the prompt link reads (of
+// duplicate keys the last), as attribute values: strings, numbers as doubles, booleans; an
+// array or an object only as its type; null members left out. False when s is not a JSON
+// object, or when compactJSONObject would not write it as an object (so that the link read
+// from it is the one POST /spans reads back from the attributes). The object is read in place
+// (jsonscan), in time linear in s, whatever its size.
+func jsonLinkMembers(s string) (map[string]value, bool) {
+	s = strings.TrimSpace(s)
+	if len(s) < 2 || s[0] != '{' || jsonDepth(s) > maxValueDepth || !validJSON(s) {
+		return nil, false
+	}
+	members := make(map[string]value, len(linkKeys))
+	for it := jsonscan.Members([]byte(s)); it.Next(); {
+		if !slices.Contains(linkKeys[:], string(it.Key)) {
+			continue
+		}
+		key := string(it.Key)
+		switch raw := it.Value; raw[0] {
+		case 'n':
+			delete(members, key)
+		case '"':
+			members[key] = value{typ: valueStr, str: jsonValueText(raw)}
+		case 't', 'f':
+			members[key] = value{typ: valueBool, num: uint64(btoi(raw[0] == 't'))}
+		case '[':
+			members[key] = value{typ: valueSlice}
+		case '{':
+			members[key] = value{typ: valueMap}
+		default:
+			f, err := strconv.ParseFloat(string(raw), 64)
+			if err != nil { // out of a double's range: not a number the link reads
+				delete(members, key)
+				continue
+			}
+			members[key] = value{typ: valueDouble, num: math.Float64bits(f)}
+		}
+	}
+	return members, true
+}
+
+// btoi returns 1 for true, 0 for false.
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // compactJSONObject returns the compact form of the JSON object s, invalid UTF-8 replaced by
@@ -143,14 +225,10 @@ func jsonScalar(raw any) value {
 // than maxValueDepth deep (then it is kept as a string).
 func compactJSONObject(s string) ([]byte, bool) {
 	s = strings.TrimSpace(s)
-	if len(s) < 2 || s[0] != '{' || jsonDepth(s) > maxValueDepth {
+	if len(s) < 2 || s[0] != '{' || jsonDepth(s) > maxValueDepth || !validJSON(s) {
 		return nil, false
 	}
-	var buf bytes.Buffer
-	if json.Compact(&buf, []byte(validUTF8(s))) != nil {
-		return nil, false
-	}
-	return buf.Bytes(), true
+	return jsonscan.AppendCompact(make([]byte, 0, len(s)), []byte(s)), true
 }
 
 // jsonDepth returns the deepest nesting of arrays and objects in the JSON text s.
@@ -186,8 +264,8 @@ func (a *attrs) link() (l trace.PromptLink, flat bool) {
 		return trace.PromptLink{}, false
 	}
 	var (
-		obj     list           // a map value
-		jsonObj map[string]any // a JSON object in a string value
+		obj     list             // a map value
+		jsonObj map[string]value // the members of a JSON object in a string value
 		hasObj  bool
 	)
 	if v, ok := a.get(fZeroeval); ok {
@@ -195,14 +273,14 @@ func (a *attrs) link() (l trace.PromptLink, flat bool) {
 		case valueMap:
 			obj, hasObj = v.list(), true
 		case valueStr:
-			jsonObj, hasObj = jsonObjectMap(v.str)
+			jsonObj, hasObj = jsonLinkMembers(v.str)
 		}
 	}
 	lookup := func(key string, flatField field) (value, bool) {
 		switch {
 		case jsonObj != nil:
-			raw, ok := jsonObj[key]
-			return jsonScalar(raw), ok && raw != nil
+			v, ok := jsonObj[key]
+			return v, ok
 		case hasObj:
 			v, ok := obj.get(key)
 			return v, ok && v.typ != valueEmpty
