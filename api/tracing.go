@@ -13,6 +13,39 @@ import (
 // anything a handful would not; 20 is room to spare for any real query.
 const MaxTagFilters = 20
 
+// SpanKind is what a span times (spec §2.6, kind): a model call, a tool run, a request.
+//
+// The set is open, as the server treats it: POST /spans stores any kind of 1 to
+// MaxSpanKindLength letters, digits, '_' and '-', lowercased (absent, null or "" is
+// SpanKindGeneric), and GET /spans?span_kind= filters on any stored kind. SpanKinds are the
+// kinds Plume itself knows: an llm span is a completion of its prompt and what judges
+// evaluate; OTLP ingestion maps tool calls to tool; the dashboard's kind select offers these.
+// The Go client, the CLI, the OpenAPI document and the dashboard take their kinds from here.
+type SpanKind string
+
+// The known span kinds: the spec's six, and tool, an agent's tool call (what the Go client
+// sends for one, and what OTLP ingestion makes of an OpenInference, GenAI or Traceloop tool
+// span).
+const (
+	SpanKindLLM         SpanKind = "llm"
+	SpanKindGeneric     SpanKind = "generic"
+	SpanKindTool        SpanKind = "tool"
+	SpanKindHTTP        SpanKind = "http"
+	SpanKindDatabase    SpanKind = "database"
+	SpanKindVectorStore SpanKind = "vector_store"
+	SpanKindTTS         SpanKind = "tts"
+)
+
+// SpanKinds lists the known span kinds, the most common first (the order of the dashboard's
+// select). It is not the set the server accepts: see SpanKind.
+var SpanKinds = []SpanKind{
+	SpanKindLLM, SpanKindGeneric, SpanKindTool, SpanKindHTTP, SpanKindDatabase, SpanKindVectorStore, SpanKindTTS,
+}
+
+// MaxSpanKindLength is the longest span kind POST /spans takes, in bytes; a longer one rejects
+// the span.
+const MaxSpanKindLength = 64
+
 // RejectedSpan is one entry of the X-Plume-Rejected-Spans header of POST /spans: a span of the
 // batch that was not stored (the others were), by its position in the request array, with its
 // id when it had a readable one and the reason. The header holds a JSON array of these, ASCII

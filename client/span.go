@@ -9,21 +9,23 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/plumehq/plume/api"
 )
 
-// SpanKind is the kind of a span (spec §2.6). The API takes any lowercase word; these are the
-// kinds its views know.
-type SpanKind string
+// SpanKind is the kind of a span (spec §2.6): api.SpanKind, whose doc says which kinds the
+// API takes (any lowercase word) and which it knows (api.SpanKinds).
+type SpanKind = api.SpanKind
 
-// Span kinds.
+// The known span kinds (api.SpanKinds).
 const (
-	KindGeneric     SpanKind = "generic"
-	KindLLM         SpanKind = "llm"
-	KindTool        SpanKind = "tool"
-	KindHTTP        SpanKind = "http"
-	KindDatabase    SpanKind = "database"
-	KindVectorStore SpanKind = "vector_store"
-	KindTTS         SpanKind = "tts"
+	KindGeneric     = api.SpanKindGeneric
+	KindLLM         = api.SpanKindLLM
+	KindTool        = api.SpanKindTool
+	KindHTTP        = api.SpanKindHTTP
+	KindDatabase    = api.SpanKindDatabase
+	KindVectorStore = api.SpanKindVectorStore
+	KindTTS         = api.SpanKindTTS
 )
 
 // Span statuses (spec §3): a span that ends without one is "ok", or "error" after RecordError.

@@ -24,7 +24,7 @@ func (c *Client) IngestSpans(ctx context.Context, spans any) ([]api.Span, error)
 }
 
 // Spans lists spans (GET /spans) with the filters of spec §4.4 in q (trace_id, session_id,
-// kind, start_date, limit, ...).
+// span_kind, start_date, limit, ...).
 func (c *Client) Spans(ctx context.Context, q url.Values) ([]api.Span, error) {
 	var out []api.Span
 	err := c.do(ctx, call{method: http.MethodGet, path: "/spans", query: q}, &out)

@@ -2,7 +2,8 @@
 # make dev: the whole API on one local port, in the foreground until Ctrl-C. It starts the
 # DynamoDB emulator (DynamoDB Local by default, EMULATOR=moto for moto) and plume-local, which
 # creates the table and bucket, embeds S3 (gofakes3) unless AWS_ENDPOINT_URL_S3 is set, seeds
-# the dev project and key and prints how to call it. Ctrl-C stops everything it started.
+# the dev project and key and prints how to call it and where the dashboard is (sign in with
+# the printed key). Ctrl-C stops everything it started.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$PLUME_ROOT"

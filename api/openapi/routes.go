@@ -3,6 +3,7 @@ package openapi
 import (
 	"fmt"
 	"reflect"
+	"strings"
 
 	"github.com/plumehq/plume/api"
 )
@@ -100,6 +101,15 @@ var dateRange = []param{
 	{"end_date", "to this ISO 8601 date or time (a date includes the whole day)", str},
 }
 
+// knownKinds are api.SpanKinds as JSON values, knownKindNames as strings.
+var knownKinds, knownKindNames = func() ([]any, []string) {
+	values, names := make([]any, len(api.SpanKinds)), make([]string, len(api.SpanKinds))
+	for i, k := range api.SpanKinds {
+		values[i], names[i] = string(k), string(k)
+	}
+	return values, names
+}()
+
 // JSON contents of the routes whose bodies are not api types.
 var (
 	anyObject = map[string]any{"type": "object"}
@@ -110,13 +120,23 @@ var (
 	optNum    = map[string]any{"type": []any{"number", "null"}}
 	status    = map[string]any{"type": []any{"string", "null"}, "enum": []any{"unset", "ok", "error", nil}}
 
+	// spanKind is the kind of a span of POST /spans. The set is open (api.SpanKind), so the
+	// schema is shared/trace's rule (decode.go, kindField) and the known kinds its examples:
+	// any case (stored lowercased), "" or null for generic.
+	spanKind = map[string]any{
+		"type": []any{"string", "null"}, "pattern": fmt.Sprintf("^[A-Za-z0-9_-]{0,%d}$", api.MaxSpanKindLength),
+		"default": string(api.SpanKindGeneric), "examples": knownKinds,
+		"description": fmt.Sprintf("known kinds: %s; any other word of up to %d letters, digits, _ and - is stored too (lowercased; \"\" or null is generic)",
+			strings.Join(knownKindNames, ", "), api.MaxSpanKindLength),
+	}
+
 	// spanInput is an element of POST /spans (spec §2.6): decoded by shared/trace, leniently.
 	spanInput = map[string]any{
 		"type":     "object",
 		"required": []any{"trace_id", "name", "started_at"},
 		"properties": map[string]any{
 			"id": optStr, "trace_id": str, "parent_span_id": optStr, "name": str,
-			"kind":   map[string]any{"type": []any{"string", "null"}, "enum": []any{"generic", "llm", "tts", "http", "database", "vector_store", nil}},
+			"kind":   spanKind,
 			"status": status, "started_at": timestamp, "ended_at": nullable(timestamp), "duration_ms": optNum, "cost": optNum,
 			"session_id": optStr, "session": map[string]any{"type": []any{"object", "null"}, "properties": map[string]any{"id": str, "name": optStr}},
 			"input_data": map[string]any{}, "output_data": map[string]any{}, "attributes": map[string]any{"type": []any{"object", "null"}},
@@ -251,7 +271,8 @@ var routeDocs = []routeDoc{
 	{Route: "GET /spans", ID: "listSpans", Tag: "tracing", Summary: "Query spans, newest first",
 		Query: append([]param{
 			{"id", "a span id", uuidStr}, {"trace_id", "spans of a trace", uuidStr}, {"session_id", "spans of a session", uuidStr},
-			{"parent_span_id", "children of a span, or null for root spans", str}, {"span_kind", "spans of a kind", str},
+			{"parent_span_id", "children of a span, or null for root spans", str}, {"span_kind", "spans of a kind, as stored (lowercase): " + strings.Join(knownKindNames, ", ") + " or any other",
+				map[string]any{"type": "string", "examples": knownKinds}},
 			{"error_codes", "spans with one of these error codes", csv},
 		}, listParams(5000, 10000, "started_at", "name", "status", "duration_ms", "cost", "kind")...),
 		Reply: typeOf[[]api.Span]()},

@@ -270,8 +270,13 @@ Plume is running at %[1]s
   S3         : %[6]s (bucket %[7]s)
   Sweeper    : every %[8]s (PLUME_SWEEP_INTERVAL)
   Judges     : %[9]s
+  Dashboard  : %[1]s/ui/ (sign in with the API key)
   MCP        : %[1]s/mcp (tool server for coding agents, Streamable HTTP, same key)
   Gateway    : %[1]s/v1/chat/completions (OpenAI-compatible, any configured provider, same key)
+
+Open the dashboard in a browser and paste the API key into its sign-in page (the key is the
+dev project's admin key; its Settings page issues more):
+  %[1]s/ui/
 
 Point the SDKs at it:
   export ZEROEVAL_API_URL=%[1]s ZEROEVAL_BASE_URL=%[1]s ZEROEVAL_API_KEY=%[3]s

@@ -5,8 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"regexp"
 	"strings"
 	"testing"
@@ -23,8 +26,9 @@ import (
 )
 
 // startLocal runs plume-local on a free port against DynamoDB Local with a fresh table name and
-// returns its base URL; the stack stops when the test ends. env overrides variables.
-func startLocal(t *testing.T, env map[string]string) (string, <-chan error) {
+// returns its base URL and the banner it printed (from "Plume is running at" to "Ctrl-C stops
+// everything."); the stack stops when the test ends. env overrides variables.
+func startLocal(t *testing.T, env map[string]string) (base, banner string) {
 	t.Helper()
 	// The AWS SDK reads its configuration from the process environment only.
 	t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", ddbtest.Endpoint(t))
@@ -54,16 +58,24 @@ func startLocal(t *testing.T, env map[string]string) (string, <-chan error) {
 			t.Error("plume-local did not stop within a minute")
 		}
 	})
-	running := regexp.MustCompile(`Plume is running at (http://\S+)`)
+	running := regexp.MustCompile(`^Plume is running at (http://\S+)`)
+	var printed strings.Builder
 	lines := bufio.NewScanner(stdout)
 	for lines.Scan() {
 		if m := running.FindStringSubmatch(lines.Text()); m != nil {
+			base = m[1]
+		}
+		if base == "" {
+			continue
+		}
+		printed.WriteString(lines.Text() + "\n")
+		if lines.Text() == "Ctrl-C stops everything." {
 			go func() { _, _ = io.Copy(io.Discard, stdout) }()
-			return m[1], done
+			return base, printed.String()
 		}
 	}
 	t.Fatalf("plume-local never announced itself: %v", <-done)
-	return "", nil
+	return "", ""
 }
 
 // caller sends requests to plume-local at base with key: a JSON body (none when ""), the
@@ -88,9 +100,21 @@ func caller(t *testing.T, base, key string) func(method, path, body string) (int
 func TestPlumeLocalServesTheAPI(t *testing.T) {
 	project := uuid.NewString()
 	key := "plm_local_test_key_0123456789"
-	base, _ := startLocal(t, map[string]string{"PLUME_DEV_PROJECT_ID": project, "PLUME_DEV_API_KEY": key})
+	base, banner := startLocal(t, map[string]string{"PLUME_DEV_PROJECT_ID": project, "PLUME_DEV_API_KEY": key})
 
 	call := caller(t, base, key)
+
+	// The banner names the dashboard and says to sign in there with the key it prints: doing
+	// just that lands on the project's pages.
+	dashboard := regexp.MustCompile(`(?m)^  Dashboard  : (\S+) \(sign in with the API key\)$`).FindStringSubmatch(banner)
+	require.NotNil(t, dashboard, "the banner names the dashboard:\n%s", banner)
+	assert.Equal(t, base+"/ui/", dashboard[1])
+	assert.Contains(t, banner, "\n  API key    : "+key+"\n")
+	assert.Contains(t, banner, "sign-in page", "the banner says how to sign in:\n%s", banner)
+	signedIn := signIn(t, dashboard[1], key)
+	assert.Equal(t, base+"/ui/", signedIn.URL)
+	assert.Equal(t, http.StatusOK, signedIn.Status)
+	assert.Contains(t, signedIn.Body, `action="/ui/logout"`, "signed in")
 
 	res, err := http.Get(base + "/healthz")
 	require.NoError(t, err)
@@ -142,6 +166,47 @@ func TestPlumeLocalServesTheAPI(t *testing.T) {
 	status, v = call("GET", "/no/such/route", "")
 	assert.Equal(t, http.StatusNotFound, status)
 	assert.Contains(t, v, "error")
+}
+
+// signedInPage is the page a browser ends on after signIn.
+type signedInPage struct {
+	URL    string
+	Status int
+	Body   string
+}
+
+// signIn does what the banner tells a person: open the dashboard's URL in a browser (here, a
+// client with a cookie jar), which shows the sign-in page, and send the key in its form.
+func signIn(t *testing.T, dashboard, key string) signedInPage {
+	t.Helper()
+	jar, err := cookiejar.New(nil)
+	require.NoError(t, err)
+	browser := &http.Client{Jar: jar}
+	read := func(res *http.Response) signedInPage {
+		defer res.Body.Close()
+		b, err := io.ReadAll(res.Body)
+		require.NoError(t, err)
+		return signedInPage{URL: res.Request.URL.String(), Status: res.StatusCode, Body: string(b)}
+	}
+	res, err := browser.Get(dashboard)
+	require.NoError(t, err)
+	login := read(res)
+	require.Contains(t, login.Body, `name="api_key"`, "the dashboard asks for a key (status %d)", login.Status)
+	// The form's action and hidden fields, as the browser would send them.
+	field := func(name string) string {
+		re := `name="` + name + `" value="([^"]*)"`
+		if name == "action" {
+			re = `<form [^>]*method="post" action="([^"]+)"`
+		}
+		m := regexp.MustCompile(re).FindStringSubmatch(login.Body)
+		require.NotNil(t, m, "the sign-in form has %s", name)
+		return html.UnescapeString(m[1])
+	}
+	action, err := res.Request.URL.Parse(field("action"))
+	require.NoError(t, err)
+	res, err = browser.PostForm(action.String(), url.Values{"csrf": {field("csrf")}, "next": {field("next")}, "api_key": {key}})
+	require.NoError(t, err)
+	return read(res)
 }
 
 func TestPlumeLocalSeedIsIdempotent(t *testing.T) {

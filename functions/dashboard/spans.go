@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 
+	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/shared/trace"
 )
 
@@ -15,18 +16,12 @@ func (s *server) spanRoutes(mux *http.ServeMux) {
 // spansPerListPage is the spans page's page size (spansPerPage is a trace's tree).
 const spansPerListPage = 50
 
-// kindTool is the kind of the agents' tool calls that OTLP ingestion gives (shared/otlp,
-// kindTool); trace names no constant for it.
-const kindTool = "tool"
-
 // spansPage is the spans page's filter: the list filter (filter.go) with the span's kind, its
 // errors as a further select, and the spans' sorts (keys of trace.SpanSorts). The kinds are
-// those Plume knows (trace's constants and OTLP's tool); a span of another kind is found by
-// name or tag.
+// those Plume knows (api.SpanKinds); a span of another kind is found by name or tag.
 var spansPage = filterPage{
 	Path: "/ui/spans", Noun: "spans", One: "span",
-	Own: choice{Key: "kind", Label: "Kind", Options: kindOptions(trace.KindLLM, trace.KindGeneric, kindTool,
-		trace.KindHTTP, trace.KindDatabase, trace.KindVectorStore, trace.KindTTS)},
+	Own: choice{Key: "kind", Label: "Kind", Options: kindOptions(api.SpanKinds)},
 	More: []choice{{Key: "has_error", Label: "Errors", Options: []option{
 		{Value: "", Label: "Any"},
 		{Value: "true", Label: "With errors", Summary: "with errors"},
@@ -43,10 +38,10 @@ var spansPage = filterPage{
 }
 
 // kindOptions are the options of the kind select: Any, then kinds.
-func kindOptions(kinds ...string) []option {
+func kindOptions(kinds []api.SpanKind) []option {
 	out := []option{{Value: "", Label: "Any"}}
 	for _, k := range kinds {
-		out = append(out, option{Value: k, Label: k, Summary: "of kind " + k})
+		out = append(out, option{Value: string(k), Label: string(k), Summary: "of kind " + string(k)})
 	}
 	return out
 }

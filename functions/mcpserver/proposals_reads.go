@@ -44,7 +44,7 @@ func judgeCounts(ctx context.Context, c *client.Client, j api.Judge, since time.
 // project that match q, newest first (by start); scanned tells whether the scan was cut at
 // its bound.
 func completionsOf(ctx context.Context, c *client.Client, slug string, q url.Values, scan int) ([]api.Span, bool, error) {
-	v := url.Values{"span_kind": {"llm"}, "limit": {strconv.Itoa(scan)}}
+	v := url.Values{"span_kind": {string(api.SpanKindLLM)}, "limit": {strconv.Itoa(scan)}}
 	for k, vs := range q {
 		v[k] = vs
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/shared/bound"
 	"github.com/plumehq/plume/shared/jsonscan"
 )
@@ -156,10 +157,10 @@ func checkString(name, s string, max int) error {
 	return nil
 }
 
-// checkKind checks a stored kind: 1 to 64 characters of [a-z0-9_-].
+// checkKind checks a stored kind: 1 to api.MaxSpanKindLength characters of [a-z0-9_-].
 func checkKind(k string) error {
-	if k == "" || len(k) > 64 {
-		return fmt.Errorf("kind: %q must have 1 to 64 characters", truncate([]byte(k)))
+	if k == "" || len(k) > api.MaxSpanKindLength {
+		return fmt.Errorf("kind: %q must have 1 to %d characters", truncate([]byte(k)), api.MaxSpanKindLength)
 	}
 	for i := 0; i < len(k); i++ {
 		if c := k[i]; !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_' || c == '-') {

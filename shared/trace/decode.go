@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/shared/bound"
 	"github.com/plumehq/plume/shared/errs"
 	"github.com/plumehq/plume/shared/jsonscan"
@@ -542,14 +543,13 @@ func (t *spanText) uuidField(name string, raw []byte) (string, error) {
 	return id, nil
 }
 
-var kinds = [...]string{KindGeneric, KindLLM, KindTTS, KindHTTP, KindDatabase, KindVectorStore}
-
-// kindField returns the span kind: KindGeneric when absent, else lowercase [a-z0-9_-]{1,64}.
+// kindField returns the span kind: KindGeneric when absent, else lowercase
+// [a-z0-9_-]{1,api.MaxSpanKindLength} (the set is open: api.SpanKind).
 func (t *spanText) kindField(raw []byte) (string, error) {
 	if len(raw) > 2 && raw[0] == '"' {
-		for _, k := range kinds { // the spec's kinds, without decoding
-			if string(raw[1:len(raw)-1]) == k {
-				return k, nil
+		for _, k := range api.SpanKinds { // the known kinds, without decoding
+			if string(raw[1:len(raw)-1]) == string(k) {
+				return string(k), nil
 			}
 		}
 	}
@@ -560,8 +560,8 @@ func (t *spanText) kindField(raw []byte) (string, error) {
 	if s == "" {
 		return KindGeneric, nil
 	}
-	if len(s) > 64 {
-		return "", fmt.Errorf("kind: longer than 64 characters")
+	if len(s) > api.MaxSpanKindLength {
+		return "", fmt.Errorf("kind: longer than %d characters", api.MaxSpanKindLength)
 	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]

@@ -106,7 +106,7 @@ func TestDecodeBatchPythonSDK(t *testing.T) {
 	assert.Equal(t, "d4e5f6a7-b8c9-4d0e-9f1a-2b3c4d5e6f70", tool.ID)
 	assert.Equal(t, new(rootID), tool.ParentSpanID)
 	assert.Equal(t, "lookup_order", tool.Name)
-	assert.Equal(t, "tool", tool.Kind, "kinds beyond the spec's list are kept")
+	assert.Equal(t, KindTool, tool.Kind)
 	assert.Equal(t, new(StatusError), tool.Status)
 	assert.Equal(t, utc("2024-11-21T18:05:44.5Z"), tool.StartedAt)
 	assert.Equal(t, new(utc("2024-11-21T18:05:44.75Z")), tool.EndedAt)

@@ -4,17 +4,20 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/shared/bound"
 )
 
-// Span kinds named by the spec; any other non-empty kind is accepted and stored as given.
+// The known span kinds (api.SpanKinds), as the strings a Span holds; any other kind of
+// [a-z0-9_-]{1,64} is accepted and stored as given (api.SpanKind).
 const (
-	KindGeneric     = "generic"
-	KindLLM         = "llm"
-	KindTTS         = "tts"
-	KindHTTP        = "http"
-	KindDatabase    = "database"
-	KindVectorStore = "vector_store"
+	KindGeneric     = string(api.SpanKindGeneric)
+	KindLLM         = string(api.SpanKindLLM)
+	KindTool        = string(api.SpanKindTool)
+	KindTTS         = string(api.SpanKindTTS)
+	KindHTTP        = string(api.SpanKindHTTP)
+	KindDatabase    = string(api.SpanKindDatabase)
+	KindVectorStore = string(api.SpanKindVectorStore)
 )
 
 // Span statuses.

@@ -2,6 +2,7 @@ package tracing
 
 import (
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -69,9 +70,18 @@ func newSpanFilters() *spanFilters {
 func (l *spanFilters) add(cmd *cobra.Command) {
 	l.filters.add(cmd)
 	fl := cmd.Flags()
-	fl.StringVar(&l.kind, "kind", "", "only spans of this `kind`: llm, generic, tts, http, database, vector_store, ...")
+	fl.StringVar(&l.kind, "kind", "", "only spans of this `kind`: "+knownKinds()+", or any other, as stored (lowercase)")
 	fl.StringVar(&l.parent, "parent-span-id", "", "only the children of this `span` (null: only root spans)")
 	fl.StringArrayVar(&l.errorCodes, "error-code", nil, "only spans with this error `code`; repeatable, any may match")
+}
+
+// knownKinds lists the span kinds Plume knows (api.SpanKinds); the server takes others too.
+func knownKinds() string {
+	names := make([]string, len(api.SpanKinds))
+	for i, k := range api.SpanKinds {
+		names[i] = string(k)
+	}
+	return strings.Join(names, ", ")
 }
 
 func (l *spanFilters) query(cmd *cobra.Command, o *cmdutil.ListOptions, now time.Time) (url.Values, error) {
