@@ -156,11 +156,9 @@ func generateBatch(rng *rand.Rand, spans [][8]byte, traces [][16]byte, home map[
 	out := make([]mixedSpan, 0, n)
 	inBatch := map[[8]byte][16]byte{}
 	for range n {
-		// A span's times are its id's: a re-send changes its cost and status, not its extent (a
-		// session's start and end only widen; a span ending earlier than before narrows its
-		// trace, not its session, which a recount would tell).
-		i := rng.IntN(len(spans))
-		e := mixedSpan{span: spans[i], start: 37 * i, seconds: 1 + i,
+		// A re-send changes a span's times too: a span may start later or end earlier than
+		// before, narrowing its trace and its session.
+		e := mixedSpan{span: spans[rng.IntN(len(spans))], start: rng.IntN(600), seconds: 1 + rng.IntN(30),
 			cost: float64(1+rng.IntN(1000)) / 1e4, failed: rng.IntN(5) == 0}
 		where, known := inBatch[e.span]
 		if !known {

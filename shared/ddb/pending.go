@@ -584,6 +584,11 @@ func (s *TraceStore) applyTrace(ctx context.Context, projectID, traceID string, 
 		sp := newPending(sessionPK(projectID, agg.session), last, uuid.Must(uuid.NewV7()).String())
 		sp.Trace, sp.Joined, sp.Errors, sp.Cost = toSession.Trace, toSession.Joined, toSession.Errors, costSum(toSession.Cost)
 		sp.Start, sp.End, sp.SessionName, sp.SessionTags = toSession.Start, toSession.End, toSession.SessionName, toSession.SessionTags
+		if shrink {
+			// The trace may have narrowed: its session recomputes its own extent, from this
+			// trace's whole one (sessionExtent).
+			sp.Shrink, sp.Start, sp.End = true, agg.start, agg.end
+		}
 		more, viaPending, err := s.toSession(ctx, projectID, agg.session, sp, direct)
 		if err != nil {
 			return "", err

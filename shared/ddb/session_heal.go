@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"slices"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -131,6 +132,12 @@ func (s *TraceStore) sessionActions(ctx context.Context, projectID, sessionID st
 		maps.Copy(tags, p.SessionTags)
 		last = p.at()
 	}
+	if slices.ContainsFunc(deltas, func(p pendingItem) bool { return p.Shrink }) {
+		var err error
+		if agg.start, agg.end, err = s.sessionExtent(ctx, projectID, sessionID, deltas); err != nil {
+			return nil, err
+		}
+	}
 	up := agg.set(expression.Set(expression.Name("ua"), expression.Value(last.UnixMicro())), "tc").
 		Set(expression.Name("ca"), ifNotExists("ca", first.UnixMicro())).
 		Set(expression.Name(infra.AttrGSI2PK), ifNotExists(infra.AttrGSI2PK, timeIndexPK(projectID, trace.IndexSessions, first, shardOf(sessionID)))).
@@ -155,6 +162,55 @@ func (s *TraceStore) sessionActions(ctx context.Context, projectID, sessionID st
 		actions = append(actions, link...)
 	}
 	return actions, nil
+}
+
+// sessionExtent is a session's start and end recomputed from its traces, for deltas of which
+// one narrowed its trace (Shrink: a span of it moved its start later or its end earlier): a
+// minimum and a maximum cannot be undone by a difference. Each trace counts with its stored
+// extent brought up to date by the deltas, in order: a narrowing delta carries its trace's
+// whole extent and replaces it, another widens it (a direct heal stores its trace only with
+// the session's update). Cost, only for such deltas: one Query of the session's traces and one
+// BatchGetItem per 100 of them.
+func (s *TraceStore) sessionExtent(ctx context.Context, projectID, sessionID string, deltas []pendingItem) (start, end *int64, err error) {
+	ids, err := s.SessionTraceIDs(ctx, projectID, sessionID)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, p := range deltas {
+		if p.Trace != "" && !slices.Contains(ids, p.Trace) {
+			ids = append(ids, p.Trace) // joins the session with these deltas
+		}
+	}
+	keys := make([]map[string]types.AttributeValue, len(ids))
+	for i, id := range ids {
+		keys[i] = key(tracePK(projectID, id), skTrace)
+	}
+	found, err := s.t.batchGet(ctx, keys)
+	if err != nil {
+		return nil, nil, err
+	}
+	type extent struct{ start, end *int64 }
+	of := make(map[string]extent, len(ids))
+	for i, id := range ids {
+		a := aggregateOf(found[keyString(keys[i])], "sc")
+		of[id] = extent{a.start, a.end}
+	}
+	for _, p := range deltas {
+		if p.Trace == "" {
+			continue
+		}
+		e := of[p.Trace]
+		if p.Shrink {
+			e = extent{p.Start, p.End}
+		} else {
+			e = extent{minPtr(e.start, p.Start), maxPtr(e.end, p.End)}
+		}
+		of[p.Trace] = e
+	}
+	for _, e := range of {
+		start, end = minPtr(start, e.start), maxPtr(end, e.end)
+	}
+	return start, end, nil
 }
 
 // traceLink is the write of a session's item listing one of its traces (T#<trace>) by deltas

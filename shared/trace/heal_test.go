@@ -486,3 +486,49 @@ func TestSessionOfConcurrentTraces(t *testing.T) {
 	assert.Equal(t, traces, r.Stored.Errors)
 	assert.InDelta(t, traces*0.25, r.Stored.Cost, 1e-12)
 }
+
+// TestSessionNarrows: a span sent again with a later start or an earlier end narrows its trace,
+// and its session too when that trace made the session's start or end, whether the session is
+// updated with the trace (direct) or through a pending delta (its update contended). A session
+// kept its widest extent for good.
+func TestSessionNarrows(t *testing.T) {
+	for _, contended := range []bool{false, true} {
+		t.Run(fmt.Sprintf("contended %v", contended), func(t *testing.T) {
+			client, _, name := ddbtest.NewTable(t)
+			blobs, _, _ := blobtest.New(t)
+			store := ddb.NewTraceStore(ddb.NewTable(client, name))
+			svc := trace.NewService(store, blobs, nil)
+			ctx, project, sessionID := context.Background(), uuid.NewString(), uuid.NewString()
+			at := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
+			a := span(uuid.NewString(), "a", nil, at, float64(10*time.Minute/time.Millisecond))
+			b := span(uuid.NewString(), "b", nil, at.Add(time.Minute), float64(time.Minute/time.Millisecond))
+			a.SessionID, b.SessionID = &sessionID, &sessionID
+			_, err := svc.Ingest(ctx, project, []trace.Span{a, b})
+			require.NoError(t, err)
+
+			// a now starts at 10:03 and ends at 10:05: the session spans b's 10:01 to a's 10:05.
+			a.StartedAt, a.EndedAt, a.DurationMS = at.Add(3*time.Minute), ptr(at.Add(5*time.Minute)), nil
+			a.UpdatedAt = a.UpdatedAt.Add(time.Second)
+			if contended {
+				lost := &faultyHeals{API: client, lose: func(n int64, in *dynamodb.TransactWriteItemsInput) int {
+					if n == 1 {
+						return updateOf(in, sessionID) // another trace's heal changed the session first
+					}
+					return -1
+				}}
+				svc = trace.NewService(ddb.NewTraceStore(ddb.NewTable(lost, name)), blobs, nil)
+			}
+			_, err = svc.Ingest(ctx, project, []trace.Span{a})
+			require.NoError(t, err)
+
+			r, err := store.RecountSession(ctx, project, sessionID)
+			require.NoError(t, err)
+			assert.Zero(t, r.Pending)
+			assert.True(t, r.Exact(), "%+v", r)
+			require.NotNil(t, r.Stored.Start)
+			require.NotNil(t, r.Stored.End)
+			assert.Equal(t, at.Add(time.Minute), *r.Stored.Start, "b's start")
+			assert.Equal(t, at.Add(5*time.Minute), *r.Stored.End, "a's new end")
+		})
+	}
+}
