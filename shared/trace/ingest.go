@@ -380,9 +380,8 @@ func (s *Service) price(ctx context.Context, projectID string, spans []Span) err
 //
 // Heals that keep losing to concurrent writers of the same trace or session are not failures:
 // the Index leaves their deltas to the next healer and succeeds (HealTrace). What fails here is
-// storage itself, and the request with it. Its cause is logged here when the error carries a
-// client code (storage throttling, answered 503 without its cause); an internal error is
-// logged where it is answered (shared/web.Error), so each is logged once.
+// storage itself, and the request with it. Its cause travels in the error and is logged once,
+// where the request is answered (shared/web.Error, the OTLP handler: 500s and 503s).
 func (s *Service) heal(ctx context.Context, projectID string, traceIDs []string, own []Written) error {
 	sessions := make([]string, len(traceIDs))
 	g, gctx := errgroup.WithContext(ctx)
