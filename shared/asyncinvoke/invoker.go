@@ -58,7 +58,7 @@ type Config struct {
 type Stats struct {
 	// Invocations is the number of events Invoke accepted.
 	Invocations int
-	// Retries is the number of attempts that were not an event's first.
+	// Retries is the number of attempts that were not an event's first, counted as each starts.
 	Retries int
 	// Successes is the number of events an attempt handled.
 	Successes int
@@ -202,12 +202,9 @@ func (inv *Invoker) run(payload []byte, requestID string) {
 		if inv.ctx.Err() != nil {
 			break
 		}
-		ran, attemptErr := inv.attempt(payload, requestID)
+		ran, attemptErr := inv.attempt(payload, requestID, attempts > 0)
 		if !ran {
 			break
-		}
-		if attempts > 0 {
-			inv.count(func(s *Stats) { s.Retries++ })
 		}
 		attempts, err = attempts+1, attemptErr
 		if err == nil {
@@ -227,9 +224,10 @@ func (inv *Invoker) run(payload []byte, requestID string) {
 	inv.giveUp(payload, requestID, attempts, condition, err)
 }
 
-// attempt runs one attempt once a slot is free; ran is false when the invoker was aborted
-// first.
-func (inv *Invoker) attempt(payload []byte, requestID string) (ran bool, err error) {
+// attempt runs one attempt once a slot is free, counted in Stats.Retries as it starts when it
+// is a retry (what the attempt does, such as storing a run's outcome, may be seen before it
+// returns); ran is false when the invoker was aborted first.
+func (inv *Invoker) attempt(payload []byte, requestID string, retry bool) (ran bool, err error) {
 	select {
 	case inv.slots <- struct{}{}:
 	case <-inv.ctx.Done():
@@ -238,6 +236,9 @@ func (inv *Invoker) attempt(payload []byte, requestID string) (ran bool, err err
 	defer func() { <-inv.slots }()
 	if inv.ctx.Err() != nil { // both were ready
 		return false, nil
+	}
+	if retry {
+		inv.count(func(s *Stats) { s.Retries++ })
 	}
 	ctx := lambdacontext.NewContext(inv.ctx, &lambdacontext.LambdaContext{AwsRequestID: requestID, InvokedFunctionArn: inv.cfg.FunctionArn})
 	return true, inv.handle(ctx, payload)

@@ -332,3 +332,27 @@ func TestInvokeCopiesPayload(t *testing.T) {
 		assert.Equal(t, []string{`{"n":1}`}, got)
 	})
 }
+
+// TestRetryCountedAsItStarts: a retry is in Stats while it runs, so that what its handler does
+// (a worker that stores a run's outcome, which a caller may read at once) is never seen before
+// the retry that did it is counted.
+func TestRetryCountedAsItStarts(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		running, release := make(chan struct{}), make(chan struct{})
+		var calls int
+		inv := asyncinvoke.New(func(context.Context, []byte) error {
+			if calls++; calls == 1 {
+				return errors.New("the worker died")
+			}
+			close(running)
+			<-release
+			return nil
+		}, asyncinvoke.Config{FunctionArn: arn, Delay: func(int) time.Duration { return time.Second }, Logger: (&logs{}).logger()})
+		inv.Invoke([]byte(`{"n":1}`))
+		<-running
+		assert.Equal(t, 1, inv.Stats().Retries, "the retry, while it runs")
+		close(release)
+		require.NoError(t, inv.Close(t.Context()))
+		assert.Equal(t, asyncinvoke.Stats{Invocations: 1, Retries: 1, Successes: 1}, inv.Stats())
+	})
+}
