@@ -150,6 +150,8 @@ type call struct {
 	body   any
 	// idempotent calls are retried.
 	idempotent bool
+	// header, when not nil, receives the headers of the 2xx answer (a list's ListInfo).
+	header *http.Header
 }
 
 // do sends cl and decodes a 2xx answer into out (nil: discard). Other answers are *Error.
@@ -172,7 +174,7 @@ func (c *Client) do(ctx context.Context, cl call, out any) error {
 		retries = c.retries
 	}
 	for attempt := 0; ; attempt++ {
-		wait, err := c.once(ctx, cl.method, target, body, out)
+		wait, err := c.once(ctx, cl.method, target, body, out, cl.header)
 		if err == nil || attempt >= retries || wait < 0 {
 			return err
 		}
@@ -185,9 +187,10 @@ func (c *Client) do(ctx context.Context, cl call, out any) error {
 	}
 }
 
-// once sends one request. wait is how long to wait before retrying (0: the backoff's choice)
-// or -1 when the failure is not worth a retry.
-func (c *Client) once(ctx context.Context, method, u string, body []byte, out any) (wait time.Duration, err error) {
+// once sends one request; a 2xx answer's headers go to header when it is not nil. wait is how
+// long to wait before retrying (0: the backoff's choice) or -1 when the failure is not worth a
+// retry.
+func (c *Client) once(ctx context.Context, method, u string, body []byte, out any, header *http.Header) (wait time.Duration, err error) {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
@@ -210,6 +213,9 @@ func (c *Client) once(ctx context.Context, method, u string, body []byte, out an
 	}
 	defer res.Body.Close()
 	if res.StatusCode/100 == 2 {
+		if header != nil {
+			*header = res.Header
+		}
 		if out == nil {
 			_, _ = io.Copy(io.Discard, res.Body)
 			return 0, nil

@@ -135,6 +135,13 @@ func build(docs []routeDoc) (map[string]any, error) {
 		"description": "any other error, in the same shape",
 		"content":     jsonContent(map[string]any{"$ref": "#/components/schemas/ErrorBody"}),
 	}
+	headers := map[string]any{
+		"X-Request-Id": map[string]any{"description": "the request's id, also in error bodies", "schema": str},
+		"Retry-After":  map[string]any{"description": "seconds to wait before retrying", "schema": map[string]any{"type": "integer"}},
+	}
+	for name, h := range answerHeaders {
+		headers[name] = h
+	}
 	tags := make([]any, len(tagDescriptions))
 	for i, t := range tagDescriptions {
 		tags[i] = map[string]any{"name": t[0], "description": t[1]}
@@ -157,10 +164,7 @@ func build(docs []routeDoc) (map[string]any, error) {
 		"components": map[string]any{
 			"schemas":   s.components,
 			"responses": responses,
-			"headers": map[string]any{
-				"X-Request-Id": map[string]any{"description": "the request's id, also in error bodies", "schema": str},
-				"Retry-After":  map[string]any{"description": "seconds to wait before retrying", "schema": map[string]any{"type": "integer"}},
-			},
+			"headers":   headers,
 			"securitySchemes": map[string]any{
 				"apiKey": map[string]any{"type": "http", "scheme": "bearer", "description": "A Plume API key: Authorization: Bearer <key>. The key names its project and user."},
 			},
@@ -248,6 +252,16 @@ func (d routeDoc) operation(s *schemas, path string) (map[string]any, error) {
 		ok["content"] = d.ReplyContent
 	case d.Reply != nil:
 		ok["content"] = jsonContent(s.of(d.Reply, answer))
+	}
+	if len(d.ReplyHeaders) > 0 {
+		headers := map[string]any{}
+		for _, h := range d.ReplyHeaders {
+			if answerHeaders[h] == nil {
+				return nil, fmt.Errorf("route %s: no description of answer header %s", d.Route, h)
+			}
+			headers[h] = map[string]any{"$ref": "#/components/headers/" + h}
+		}
+		ok["headers"] = headers
 	}
 	responses[status] = ok
 	if d.ErrorContent != nil {

@@ -31,8 +31,10 @@ type routeDoc struct {
 	// Body is the JSON request body's type; Required are its required top-level fields.
 	Body     reflect.Type
 	Required []string
-	// Reply is the JSON body of the 200 answer.
-	Reply reflect.Type
+	// Reply is the JSON body of the 200 answer; ReplyHeaders name the headers it may carry
+	// (keys of answerHeaders).
+	Reply        reflect.Type
+	ReplyHeaders []string
 	// BodyContent and ReplyContent are the request and answer contents (media type -> media
 	// type object) of a route that is not plain JSON; ReplyStatus is its success status when
 	// not 200. ErrorContent replaces the JSON error body for routes that answer errors in
@@ -95,6 +97,20 @@ func listParams(def, maxLimit int, sorts ...any) []param {
 var tagFilters = param{"tags", fmt.Sprintf("any other parameter filters on a tag: ?env=prod; at most %d (more: 400)", api.MaxTagFilters), map[string]any{
 	"type": "object", "additionalProperties": map[string]any{"type": "string"}, "maxProperties": api.MaxTagFilters,
 }}
+
+// listHeaders are the headers of a tracing list's answer (functions/tracing/query.go).
+var listHeaders = []string{"X-Plume-Scanned", "X-Plume-Scan-Truncated", "X-Plume-Tag-Filters", api.NextOffsetHeader, "Link"}
+
+// answerHeaders describe the headers of 200 answers, in components/headers.
+var answerHeaders = map[string]map[string]any{
+	"X-Plume-Scanned":        {"description": "how many items the query examined", "schema": map[string]any{"type": "integer"}},
+	"X-Plume-Scan-Truncated": {"description": "true when the query stopped at its scan bound: the answer covers the newest part of the window only", "schema": map[string]any{"type": "string", "enum": []any{"true"}}},
+	"X-Plume-Tag-Filters":    {"description": "the query parameters read as tag filters, query-escaped and comma-separated", "schema": str},
+	api.NextOffsetHeader: {"description": fmt.Sprintf("present when the answer holds only part of the page, to stay within %d bytes: "+
+		"the offset of the first item left out (the request's offset plus the items answered); request it to read on", api.MaxAnswerBytes),
+		"schema": map[string]any{"type": "integer"}},
+	"Link": {"description": "with " + api.NextOffsetHeader + `: <the request's URL with that offset>; rel="next" (RFC 8288)`, "schema": str},
+}
 
 var dateRange = []param{
 	{"start_date", "from this ISO 8601 date or time", str},
@@ -277,15 +293,15 @@ var routeDocs = []routeDoc{
 				map[string]any{"type": "string", "examples": knownKinds}},
 			{"error_codes", "spans with one of these error codes", csv},
 		}, listParams(5000, 10000, "started_at", "name", "status", "duration_ms", "cost", "kind")...),
-		Reply: typeOf[[]api.Span]()},
+		Reply: typeOf[[]api.Span](), ReplyHeaders: listHeaders},
 	{Route: "GET /traces", ID: "listTraces", Tag: "tracing", Summary: "Query traces, newest first",
 		Query: append([]param{
 			{"id", "a trace id", uuidStr}, {"session_id", "traces of a session", uuidStr}, {"status", "traces of a status", str},
 		}, listParams(50, 500, "started_at", "name", "status", "span_count", "duration_ms", "cost")...),
-		Reply: typeOf[[]api.Trace]()},
+		Reply: typeOf[[]api.Trace](), ReplyHeaders: listHeaders},
 	{Route: "GET /sessions", ID: "listSessions", Tag: "tracing", Summary: "Query sessions, newest first",
 		Query: append([]param{{"id", "a session id", uuidStr}}, listParams(50, 500, "created_at", "name", "trace_count", "cost", "duration")...),
-		Reply: typeOf[[]api.Session]()},
+		Reply: typeOf[[]api.Session](), ReplyHeaders: listHeaders},
 	{Route: "GET /spans/{span_id}/attachments", ID: "listAttachments", Tag: "tracing", Summary: "List a span's files with presigned download URLs", Reply: typeOf[api.AttachmentList]()},
 
 	// OTLPFunction (functions/otlp, spec §4.6): OTLP/HTTP, authenticated by the handler.

@@ -35,7 +35,7 @@ const (
 // summaryDescription is get-project-summary's description: what it reads and its limits.
 var summaryDescription = fmt.Sprintf("Summarize the project over the last window_hours (default %d, up to %d): "+
 	"trace and span counts, cost (USD), error rates, the judges with the most failing evaluations and the prompts with the most negative feedback. "+
-	"It is computed from REST reads: GET /traces created in the window (newest %d at most: coverage.traces_truncated says when the window has more); "+
+	"It is computed from REST reads: GET /traces created in the window (newest %d at most: coverage.traces_truncated says when the window has more, or when the API stopped at its scan bound of 10,000 traces); "+
 	"the judges (the %d with the most evaluations) and, for each, the number of its evaluations and failing evaluations made in the window; "+
 	"the human feedback on the newest %d traces of the window, attributed to prompts by the prompt link of the span it is about (at most %d spans looked up). "+
 	"At most %d API calls; coverage says what was read and notes what was left out.",
@@ -85,7 +85,7 @@ type PromptFeedback struct {
 // SummaryCoverage is what get-project-summary read.
 type SummaryCoverage struct {
 	TracesRead         int      `json:"traces_read" jsonschema:"traces of the window read for the counts"`
-	TracesTruncated    bool     `json:"traces_truncated" jsonschema:"true when the window has more traces than were read: the counts are of the newest only"`
+	TracesTruncated    bool     `json:"traces_truncated" jsonschema:"true when the window has more traces than were read (the API's scan bound or the summary's): the counts are of the newest only"`
 	JudgesRead         int      `json:"judges_read" jsonschema:"judges whose evaluations in the window were counted"`
 	JudgesTotal        int      `json:"judges_total" jsonschema:"the project's judges"`
 	FeedbackTracesRead int      `json:"feedback_traces_read" jsonschema:"traces whose human feedback was read"`
@@ -119,12 +119,12 @@ type summarizer struct {
 }
 
 func (sm *summarizer) run(ctx context.Context) (ProjectSummaryOutput, error) {
+	sm.out.Coverage.Notes = []string{}
 	traces, err := sm.traces(ctx)
 	if err != nil {
 		return ProjectSummaryOutput{}, err
 	}
 	out := &sm.out
-	out.Coverage.Notes = []string{}
 	for _, t := range traces {
 		out.TraceCount++
 		out.SpanCount += t.SpanCount
@@ -141,9 +141,6 @@ func (sm *summarizer) run(ctx context.Context) (ProjectSummaryOutput, error) {
 		out.SpanErrorRate = new(float64(out.ErrorSpanCount) / float64(out.SpanCount))
 	}
 	out.Coverage.TracesRead = len(traces)
-	if out.Coverage.TracesTruncated {
-		out.Coverage.Notes = append(out.Coverage.Notes, fmt.Sprintf("the window has more than %d traces: the counts, cost and feedback are of the newest %d", maxSummaryTraces, maxSummaryTraces))
-	}
 	if out.TopFailingJudges, err = sm.failingJudges(ctx); err != nil {
 		return ProjectSummaryOutput{}, err
 	}
@@ -154,22 +151,41 @@ func (sm *summarizer) run(ctx context.Context) (ProjectSummaryOutput, error) {
 	return *out, nil
 }
 
-// traces reads the window's traces, newest first, up to maxSummaryTraces.
+// traces reads the window's traces, newest first, up to maxSummaryTraces in at most
+// maxSummaryTraces/summaryTracePage calls. An answer the API cut by size goes on from its next
+// offset; one its scan bound cut ends the reading, as no offset reaches what it left out.
 func (sm *summarizer) traces(ctx context.Context) ([]api.Trace, error) {
 	var all []api.Trace
-	for offset := 0; offset < maxSummaryTraces; offset += summaryTracePage {
+	offset := 0
+	for range maxSummaryTraces / summaryTracePage {
 		sm.calls.Add(1)
-		page, err := sm.c.Traces(ctx, url.Values{"created_after": {sm.out.From.Format(time.RFC3339Nano)},
-			"limit": {strconv.Itoa(summaryTracePage)}, "offset": {strconv.Itoa(offset)}})
+		page, info, err := sm.c.TracesPage(ctx, url.Values{"created_after": {sm.out.From.Format(time.RFC3339Nano)},
+			"limit": {strconv.Itoa(min(summaryTracePage, maxSummaryTraces-offset))}, "offset": {strconv.Itoa(offset)}})
 		if err != nil {
 			return nil, err
 		}
 		all = append(all, page...)
-		if len(page) < summaryTracePage {
+		if info.Truncated {
+			sm.out.Coverage.TracesTruncated = true
+			sm.out.Coverage.Notes = append(sm.out.Coverage.Notes, fmt.Sprintf("the API stopped at its scan bound after examining %d traces "+
+				"of the window: the counts, cost and feedback are of the newest traces only", info.Scanned))
 			return all, nil
+		}
+		switch {
+		case info.NextOffset > 0:
+			offset = info.NextOffset
+		case len(page) < summaryTracePage:
+			return all, nil
+		default:
+			offset += len(page)
+		}
+		if offset >= maxSummaryTraces {
+			break
 		}
 	}
 	sm.out.Coverage.TracesTruncated = true
+	sm.out.Coverage.Notes = append(sm.out.Coverage.Notes, fmt.Sprintf("the window has more than the %d traces read: "+
+		"the counts, cost and feedback are of the newest %d", len(all), len(all)))
 	return all, nil
 }
 

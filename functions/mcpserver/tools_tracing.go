@@ -64,6 +64,10 @@ type ListTracesOutput struct {
 	// NextOffset is null on the last page.
 	NextOffset     *int `json:"next_offset" jsonschema:"offset of the next page; null when this is the last page"`
 	TruncatedTexts int  `json:"truncated_texts" jsonschema:"how many root span inputs and outputs were cut; each ends with a [truncated ...] marker, and get-trace shows more"`
+	// Truncated is the API's X-Plume-Scan-Truncated.
+	Truncated bool   `json:"truncated" jsonschema:"true when the API stopped at its scan bound (10,000 traces examined): the list, every page of it, covers only the newest traces of the time window and may miss older matches; narrow created_after and created_before to reach them"`
+	Scanned   int    `json:"scanned" jsonschema:"how many traces the API examined for this page"`
+	Note      string `json:"note,omitempty" jsonschema:"what the list lacks and how to get it, when it is partial"`
 }
 
 // GetTraceInput names a trace and a page of its spans.
@@ -84,6 +88,9 @@ type GetTraceOutput struct {
 	Truncated      bool `json:"truncated" jsonschema:"true when the trace has spans after this page: call get-trace again with span_offset set to next_span_offset"`
 	NextSpanOffset *int `json:"next_span_offset" jsonschema:"span_offset of the next page; null when this is the last page"`
 	TruncatedTexts int  `json:"truncated_texts" jsonschema:"how many span fields of this page were cut (see each span's truncated_fields)"`
+	// ScanTruncated is the API's X-Plume-Scan-Truncated on the trace's spans.
+	ScanTruncated bool   `json:"scan_truncated" jsonschema:"true when the API stopped at its scan bound (50,000 spans of the trace examined): the spans listed are not all of the trace's"`
+	Note          string `json:"note,omitempty" jsonschema:"what the span list lacks, when it is partial"`
 }
 
 // TraceSpan is a span of get-trace: the span as GET /spans answers it, with its place in the
@@ -101,13 +108,16 @@ func (s *server) traceTools() []tool {
 		newTool(s, &mcp.Tool{Name: "list-traces",
 			Description: "List the project's traces, newest first unless sorted otherwise, with the filters of GET /traces " +
 				"(session, status, names, errors, creation time, duration, cost, tags) and paging (limit up to 100, next_offset). " +
-				"Without created_after the API looks back 30 days. Each trace carries its cost, span and error counts; " +
+				"Without created_after the API looks back 30 days, and examines at most 10,000 traces: truncated (and note) says when it " +
+				"stopped there, so that the list may miss older matches; narrow created_after and created_before to reach them. " +
+				"Each trace carries its cost, span and error counts; " +
 				"root span input and output are cut at 500 characters (get-trace shows a trace's spans).",
 			Annotations: readOnly("List traces")},
 			withEmptyMaps(listTraces)),
 		newTool(s, &mcp.Tool{Name: "get-trace",
 			Description: "Read a trace and its span tree: the spans nested by parent_span_id (depth first, with depth and child ids), " +
-				"paged in start order (span_limit up to 500, span_offset; truncated and next_span_offset say when there are more). " +
+				"paged in start order (span_limit up to 500, span_offset; truncated and next_span_offset say when there are more; " +
+				"scan_truncated when the API stopped at its bound of 50,000 spans). " +
 				"Span input, output and error stack are cut at 2,000 characters and attributes over 4,000 bytes are replaced, " +
 				"each said in the span's truncated_fields.",
 			Annotations: readOnly("Get a trace with its spans")},
@@ -157,7 +167,7 @@ func listTraces(ctx context.Context, c *client.Client, in ListTracesInput) (List
 	if in.Offset > 0 {
 		q.Set("offset", strconv.Itoa(in.Offset))
 	}
-	traces, err := c.Traces(ctx, q)
+	traces, info, err := c.TracesPage(ctx, q)
 	if err != nil {
 		return ListTracesOutput{}, err
 	}
@@ -167,9 +177,17 @@ func listTraces(ctx context.Context, c *client.Client, in ListTracesInput) (List
 			return ListTracesOutput{}, err
 		}
 	}
-	out := ListTracesOutput{Traces: traces, Limit: limit, Offset: in.Offset}
-	if len(traces) > limit {
+	out := ListTracesOutput{Traces: traces, Limit: limit, Offset: in.Offset, Truncated: info.Truncated, Scanned: info.Scanned}
+	switch {
+	case len(traces) > limit:
 		out.Traces, out.NextOffset = traces[:limit], new(in.Offset+limit)
+	case info.NextOffset > 0: // the API cut its answer by size
+		out.NextOffset = new(info.NextOffset)
+	}
+	if out.Truncated {
+		out.Note = fmt.Sprintf("Partial list: the API stopped after examining %d traces (its scan bound), so traces older than those "+
+			"examined are missing from every page, whatever the offset. Narrow the time window with created_after and "+
+			"created_before (a created_before earlier than the oldest trace listed reaches further back).", info.Scanned)
 	}
 	if out.Traces == nil {
 		out.Traces = []api.Trace{}
@@ -216,14 +234,22 @@ func getTrace(ctx context.Context, c *client.Client, in GetTraceInput) (GetTrace
 	if len(traces) == 0 {
 		return GetTraceOutput{}, errNotFound("trace %s not found", in.TraceID)
 	}
-	spans, err := c.Spans(ctx, url.Values{"trace_id": {in.TraceID}, "sort_by": {"started_at"}, "sort_order": {"asc"},
+	spans, info, err := c.SpansPage(ctx, url.Values{"trace_id": {in.TraceID}, "sort_by": {"started_at"}, "sort_order": {"asc"},
 		"limit": {strconv.Itoa(limit + 1)}, "offset": {strconv.Itoa(in.SpanOffset)}})
 	if err != nil {
 		return GetTraceOutput{}, err
 	}
-	out := GetTraceOutput{Trace: traces[0], SpanCount: traces[0].SpanCount, SpanLimit: limit, SpanOffset: in.SpanOffset}
-	if len(spans) > limit {
+	out := GetTraceOutput{Trace: traces[0], SpanCount: traces[0].SpanCount, SpanLimit: limit, SpanOffset: in.SpanOffset,
+		ScanTruncated: info.Truncated}
+	switch {
+	case len(spans) > limit:
 		spans, out.Truncated, out.NextSpanOffset = spans[:limit], true, new(in.SpanOffset+limit)
+	case info.NextOffset > 0: // the API cut its answer by size
+		out.Truncated, out.NextSpanOffset = true, new(info.NextOffset)
+	}
+	if out.ScanTruncated {
+		out.Note = fmt.Sprintf("Partial span list: the API stopped after examining %d spans of the trace (its scan bound); "+
+			"the trace has %d spans in all, and those not examined are on no page.", info.Scanned, out.SpanCount)
 	}
 	out.Trace.RootSpanInput, _ = cutText(out.Trace.RootSpanInput, listTextLimit)
 	out.Trace.RootSpanOutput, _ = cutText(out.Trace.RootSpanOutput, listTextLimit)

@@ -4,10 +4,15 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/shared/auth"
 	"github.com/plumehq/plume/shared/trace"
 	"github.com/plumehq/plume/shared/web"
 )
+
+// answerBytes is the byte budget of a list answer (web.Page): api.MaxAnswerBytes, smaller only
+// in tests, to cut pages of small spans.
+var answerBytes = api.MaxAnswerBytes
 
 type queryServer struct {
 	q *trace.Queries
@@ -22,7 +27,8 @@ func scanHeaders(w http.ResponseWriter, info trace.QueryInfo) {
 }
 
 // getSpans serves GET /spans (spec §4.3), and GET /spans?session_id= (the spans of every trace
-// of a session), which the spec does not have.
+// of a session), which the spec does not have. Like GET /traces and /sessions, it answers as
+// much of the page as fits in answerBytes and says where the rest starts (web.Page).
 func (s *queryServer) getSpans(w http.ResponseWriter, r *http.Request) {
 	p := newParams(r.URL.Query(), spanParams)
 	p.setTagFilters(w.Header())
@@ -52,7 +58,7 @@ func (s *queryServer) getSpans(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	scanHeaders(w, info)
-	web.OK(w, toSpans(spans))
+	web.Page(w, r, toSpans(spans), q.Offset, answerBytes)
 }
 
 // getTraces serves GET /traces (spec §4.4).
@@ -75,7 +81,7 @@ func (s *queryServer) getTraces(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	scanHeaders(w, info)
-	web.OK(w, toTraces(traces))
+	web.Page(w, r, toTraces(traces), q.Offset, answerBytes)
 }
 
 // getSessions serves GET /sessions (spec §4.5).
@@ -93,5 +99,5 @@ func (s *queryServer) getSessions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	scanHeaders(w, info)
-	web.OK(w, toSessions(sessions))
+	web.Page(w, r, toSessions(sessions), q.Offset, answerBytes)
 }

@@ -1,10 +1,12 @@
 package tracing_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	wire "github.com/plumehq/plume/api"
+	"github.com/plumehq/plume/functions/tracing"
 	"github.com/plumehq/plume/shared/trace"
 )
 
@@ -182,4 +185,83 @@ func TestSpansBySession(t *testing.T) {
 	res = api.do(t, "GET", "/spans?session_id=not-a-uuid", api.a.key, nil)
 	assert.Equal(t, http.StatusBadRequest, res.status)
 	assert.Equal(t, "invalid_request", res.errCode(t))
+}
+
+// TestAnswersCutAtTheByteBudget: GET /spans, /traces and /sessions answer the longest prefix
+// of the page that fits the byte budget (issue 27: 5,000 spans of 1 KB made a 13.4 MB answer,
+// which Lambda refuses), with X-Plume-Next-Offset and a Link of rel "next"; following them
+// reads the rest of the page in order, without a gap or a repeat. A page that fits carries
+// neither header. The budget is made small so that a few spans are past it.
+func TestAnswersCutAtTheByteBudget(t *testing.T) {
+	api := newTestAPI(t)
+	started := time.Now().UTC().Add(-time.Minute)
+	text := strings.Repeat(`a "quoted" <b> & \ line`+"\n", 200) // ~5 KB, escaped in JSON
+	var spans []map[string]any
+	for i := range 5 {
+		spans = append(spans, map[string]any{
+			"id": uuid.NewString(), "trace_id": uuid.NewString(), "session_id": uuid.NewString(),
+			"name": fmt.Sprintf("span %d", i), "started_at": started.Add(time.Duration(i) * time.Second).Format(time.RFC3339Nano),
+			"input_data": text, "output_data": text,
+		})
+	}
+	res := api.do(t, "POST", "/spans", api.a.key, spans)
+	require.Equal(t, http.StatusOK, res.status, string(res.raw))
+
+	ids := func(t *testing.T, raw []byte) []string {
+		var items []struct {
+			ID string `json:"id"`
+		}
+		require.NoError(t, json.Unmarshal(raw, &items), "body: %s", raw)
+		out := make([]string, len(items))
+		for i, it := range items {
+			out[i] = it.ID
+		}
+		return out
+	}
+	for _, path := range []string{"/spans", "/traces", "/sessions"} {
+		t.Run(path, func(t *testing.T) {
+			first := path + "?limit=5&sort_by=name&sort_order=asc&offset=0"
+			if path == "/sessions" {
+				first = path + "?limit=5&sort_order=asc&offset=0"
+			}
+			whole := api.do(t, "GET", first, api.a.key, nil)
+			require.Equal(t, http.StatusOK, whole.status, string(whole.raw))
+			want := ids(t, whole.raw)
+			require.Len(t, want, 5)
+			assert.Empty(t, whole.header.Get(wire.NextOffsetHeader), "a page that fits is whole")
+			assert.Empty(t, whole.header.Get("Link"))
+
+			budget := len(whole.raw) / 2 // two items a page; each item is a fifth of the page
+			tracing.SetAnswerBytes(t, budget)
+			var got []string
+			followed := 0 // links followed
+			for target := first; target != ""; followed++ {
+				require.Less(t, followed, 5, "paging ends")
+				res := api.do(t, "GET", target, api.a.key, nil)
+				require.Equal(t, http.StatusOK, res.status, string(res.raw))
+				assert.LessOrEqual(t, len(res.raw), budget)
+				page := ids(t, res.raw)
+				require.NotEmpty(t, page)
+				got = append(got, page...)
+				next := res.header.Get(wire.NextOffsetHeader)
+				link := res.header.Get("Link")
+				if len(got) == len(want) {
+					assert.Empty(t, next, "the last page is whole")
+					assert.Empty(t, link)
+					break
+				}
+				require.Equal(t, strconv.Itoa(len(got)), next, "the offset of the first item left out")
+				ref, ok := strings.CutSuffix(link, `>; rel="next"`)
+				require.True(t, ok, "Link %q", link)
+				u, err := url.Parse(strings.TrimPrefix(ref, "<"))
+				require.NoError(t, err)
+				assert.Equal(t, path, u.Path)
+				assert.Equal(t, next, u.Query().Get("offset"))
+				assert.Equal(t, "5", u.Query().Get("limit"), "the link keeps the query")
+				target = u.RequestURI()
+			}
+			assert.Equal(t, want, got, "the pages, in order, are the whole page")
+			assert.Equal(t, 2, followed, "pages of 2, 2 and 1 items")
+		})
+	}
 }

@@ -65,6 +65,12 @@ func (s *IOStreams) Infof(format string, args ...any) {
 	}
 }
 
+// Warnf writes a warning line to ErrOut, "warning: " first, even with Quiet: it says that
+// the data on Out is not what it seems (a partial list).
+func (s *IOStreams) Warnf(format string, args ...any) {
+	fmt.Fprintf(s.ErrOut, "warning: "+format+"\n", args...)
+}
+
 // IsTerminal reports whether r is a character device (a terminal) other than the null device:
 // destructive commands ask for confirmation there, and refuse without --yes anywhere else.
 func IsTerminal(r io.Reader) bool {

@@ -2,6 +2,7 @@ package tracing
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"slices"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/client"
 	"github.com/plumehq/plume/cmd/plume/internal/cmdutil"
 )
@@ -45,6 +47,8 @@ type filters struct {
 	costMin, costMax            float64
 	sortBy, sortOrder           string
 	tags                        []string
+	// all follows the server's next offset when it cuts an answer by size.
+	all bool
 }
 
 // add adds the filter flags to cmd.
@@ -61,7 +65,11 @@ func (l *filters) add(cmd *cobra.Command) {
 	fl.StringVar(&l.sortBy, "sort-by", "", "the server sorts by this `key`: "+strings.Join(l.sorts, ", ")+" (default: newest stored first)")
 	fl.StringVar(&l.sortOrder, "sort-order", "", "the server's sort `order`: asc or desc (default desc)")
 	fl.StringArrayVar(&l.tags, "tag", nil, "only "+l.noun+" with this tag, as `key=value`; repeatable, all must match")
+	fl.BoolVar(&l.all, "all", false, fmt.Sprintf("when the server cuts its answer by size, ask for the rest (up to %d requests) until --limit %s are listed", client.MaxFollowedPages, l.noun))
 }
+
+// following is whether the --all flag was given.
+func (l *filters) following() bool { return l.all }
 
 // query returns the query parameters of the list flags and the filters: o's paging, then each
 // filter flag given. now is the clock relative times are read against.
@@ -147,29 +155,82 @@ func setIf(q url.Values, name, value string) {
 // querier builds a list command's query from its flags: filters and spanFilters.
 type querier interface {
 	query(cmd *cobra.Command, o *cmdutil.ListOptions, now time.Time) (url.Values, error)
+	following() bool
+}
+
+// lister is a list method of the client in its two forms: one request (SpansPage), and one
+// that follows the server's next offsets (AllSpans).
+type lister[T any] struct {
+	page, all func(*client.Client, context.Context, url.Values) ([]T, client.ListInfo, error)
+}
+
+var (
+	spanLister    = lister[api.Span]{(*client.Client).SpansPage, (*client.Client).AllSpans}
+	traceLister   = lister[api.Trace]{(*client.Client).TracesPage, (*client.Client).AllTraces}
+	sessionLister = lister[api.Session]{(*client.Client).SessionsPage, (*client.Client).AllSessions}
+)
+
+// list sends q with the page method, or the following one when all; a partial answer is
+// warned of on stderr (warnPartial).
+func (l lister[T]) list(ctx context.Context, c *client.Client, ios *cmdutil.IOStreams, noun string, q url.Values, all bool) ([]T, error) {
+	list := l.page
+	if all {
+		list = l.all
+	}
+	recs, info, err := list(c, ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	lookup := q.Get("trace_id") != "" || q.Get("session_id") != ""
+	warnPartial(ios, noun, info, all, lookup)
+	return recs, nil
+}
+
+// warnPartial tells on stderr, whatever the output format, what a partial answer lacks and
+// how to get it; stdout keeps the records only. lookup is a list of a trace's or a session's
+// spans, which no time window narrows.
+func warnPartial(ios *cmdutil.IOStreams, noun string, info client.ListInfo, all, lookup bool) {
+	switch {
+	case info.Truncated && lookup:
+		ios.Warnf("the server stopped at its scan bound after examining %d %s (%s: true): %s past those "+
+			"are not listed, at any offset", info.Scanned, noun, client.HeaderScanTruncated, noun)
+	case info.Truncated:
+		ios.Warnf("the server stopped at its scan bound after examining %d %s (%s: true): this list covers only "+
+			"the newest %s of the time window and may miss older matches; narrow the window with --created-after "+
+			"and --created-before (--created-before moves it back)", info.Scanned, noun, client.HeaderScanTruncated, noun)
+	}
+	if info.NextOffset > 0 {
+		if all {
+			ios.Warnf("the server cut its answers by size and %d requests were not enough: %s from offset %d on "+
+				"are not listed; rerun with --offset %d", client.MaxFollowedPages, noun, info.NextOffset, info.NextOffset)
+			return
+		}
+		ios.Warnf("the server cut its answer by size (%s: %d): %s from offset %d on are not listed; "+
+			"rerun with --all to fetch them, or with --offset %d", client.HeaderNextOffset, info.NextOffset, noun,
+			info.NextOffset, info.NextOffset)
+	}
 }
 
 // fetchList runs a list command's request: the list options checked, the query of fl with the
-// parameters of set (those not empty), sent with list through the factory's client under the
-// command's deadline.
+// parameters of set (those not empty), sent with l through the factory's client under the
+// command's deadline, a partial answer warned of.
 func fetchList[T any](cmd *cobra.Command, f *cmdutil.Factory, fl querier, o *cmdutil.ListOptions, set map[string]string,
-	list func(*client.Client, context.Context, url.Values) (T, error)) (T, error) {
-	var zero T
+	noun string, l lister[T]) ([]T, error) {
 	if err := o.Check(); err != nil {
-		return zero, err
+		return nil, err
 	}
 	q, err := fl.query(cmd, o, f.Now())
 	if err != nil {
-		return zero, err
+		return nil, err
 	}
 	for name, value := range set {
 		setIf(q, name, value)
 	}
 	c, err := f.Client()
 	if err != nil {
-		return zero, err
+		return nil, err
 	}
 	ctx, cancel := f.Context(cmd.Context())
 	defer cancel()
-	return list(c, ctx, q)
+	return l.list(ctx, c, f.IO, noun, q, fl.following())
 }

@@ -6,7 +6,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plumehq/plume/api"
-	"github.com/plumehq/plume/client"
 	"github.com/plumehq/plume/cmd/plume/internal/cmdutil"
 	"github.com/plumehq/plume/shared/errs"
 )
@@ -51,7 +50,7 @@ answered. The server looks at sessions stored in the last 30 days (or from --cre
   plume sessions list --name checkout --has-error --output json`,
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			list, err := fetchList(cmd, f, &fl, &o, nil, (*client.Client).Sessions)
+			list, err := fetchList(cmd, f, &fl, &o, nil, "sessions", sessionLister)
 			if err != nil {
 				return err
 			}

@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plumehq/plume/api"
-	"github.com/plumehq/plume/client"
 	"github.com/plumehq/plume/cmd/plume/internal/cmdutil"
 	"github.com/plumehq/plume/shared/errs"
 )
@@ -113,7 +112,7 @@ server looks at spans stored in the last 30 days (or from --created-after).`,
   plume spans list --session-id 0192f5d4-7c1e-7a3b-9f00-5a1c2e3d4b5f --has-error --output json`,
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			list, err := fetchList(cmd, f, fl, &o, map[string]string{"trace_id": traceID, "session_id": sessionID}, (*client.Client).Spans)
+			list, err := fetchList(cmd, f, fl, &o, map[string]string{"trace_id": traceID, "session_id": sessionID}, "spans", spanLister)
 			if err != nil {
 				return err
 			}

@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plumehq/plume/api"
-	"github.com/plumehq/plume/client"
 	"github.com/plumehq/plume/cmd/plume/internal/cmdutil"
 	"github.com/plumehq/plume/shared/errs"
 )
@@ -60,7 +59,7 @@ Without --session-id, the server looks at traces stored in the last 30 days (or 
   plume traces list --tag env=production --sort-by cost --limit 10`,
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			list, err := fetchList(cmd, f, &fl, &o, map[string]string{"session_id": sessionID, "status": status}, (*client.Client).Traces)
+			list, err := fetchList(cmd, f, &fl, &o, map[string]string{"session_id": sessionID, "status": status}, "traces", traceLister)
 			if err != nil {
 				return err
 			}
@@ -128,7 +127,7 @@ whose parent is not listed at the top.`,
 				return err
 			}
 			defer cancel()
-			spans, err := c.Spans(ctx, q)
+			spans, err := spanLister.list(ctx, c, f.IO, "spans", q, fl.all)
 			if err != nil {
 				return err
 			}

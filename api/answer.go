@@ -1,0 +1,26 @@
+package api
+
+// MaxAnswerBytes bounds the body of a list answer that pages by bytes as well as by count
+// (GET /spans, /traces, /sessions): the answer holds the longest prefix of the page whose JSON
+// encoding, as sent, is at most this many bytes, and says where the rest starts in
+// NextOffsetHeader and a Link header of rel "next".
+//
+// Lambda refuses a response payload over 6 MB (6,291,456 bytes). Behind API Gateway that
+// payload is the proxy response envelope, a JSON object whose "body" is the answer as a JSON
+// string, so every byte of the answer that JSON escapes grows in it. The answer is JSON text,
+// valid UTF-8 with its control characters already escaped, so at worst a byte doubles: '"'
+// and '\' become two bytes, U+2028 and U+2029 (three bytes) become six; the Lambda runtime
+// does not escape '<', '>' or '&' (aws-lambda-go's default, SetEscapeHTML(false)). An answer
+// of 3,000,000 bytes is thus at most 6,000,000 in the envelope, which leaves 291,456 bytes
+// for the status, the headers and the envelope's own keys; the headers are bounded by the
+// request's (API Gateway takes 10 KB of request line and headers, and Link and
+// X-Plume-Tag-Filters echo parts of it). A span of text that needs no escaping fits whole
+// (its fields' limits add up to about 2.8 MB: input and output 1 MB each, attributes 256 KB,
+// three tag sets of 64 tags, error message, stack and file 64 KB each); a page always holds
+// its first item, so a span past the budget is answered alone.
+const MaxAnswerBytes = 3_000_000
+
+// NextOffsetHeader, on a list answer cut at MaxAnswerBytes, is the offset of the first item
+// it left out: the request's offset plus the items answered. It is absent when the answer
+// holds the whole page.
+const NextOffsetHeader = "X-Plume-Next-Offset"

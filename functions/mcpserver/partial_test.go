@@ -1,0 +1,113 @@
+package mcpserver_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/plumehq/plume/client"
+	"github.com/plumehq/plume/functions/mcpserver"
+	"github.com/plumehq/plume/internal/apitest"
+)
+
+// partialAPI serves the API with its tracing lists made partial: with scanCut, every list
+// answer says the scan bound cut it; with sizeCut, a first request (no offset, or offset 0)
+// for more than one record is answered one record and X-Plume-Next-Offset: 1, as a server
+// that cut its answer by size.
+func partialAPI(api http.Handler, scanCut, sizeCut bool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet || !slices.Contains([]string{"/spans", "/traces", "/sessions"}, r.URL.Path) {
+			api.ServeHTTP(w, r)
+			return
+		}
+		if scanCut {
+			w.Header().Set(client.HeaderScanTruncated, "true")
+		}
+		q := r.URL.Query()
+		offset, _ := strconv.Atoi(q.Get("offset"))
+		if limit, _ := strconv.Atoi(q.Get("limit")); sizeCut && offset == 0 && limit > 1 && q.Get("id") == "" {
+			q.Set("limit", "1")
+			r.URL.RawQuery = q.Encode()
+			w.Header().Set(client.HeaderNextOffset, "1")
+		}
+		api.ServeHTTP(w, r)
+	})
+}
+
+// partialStack is s's tool server over partialAPI.
+func partialStack(t *testing.T, s *toolStack, scanCut, sizeCut bool) *toolStack {
+	t.Helper()
+	srv := httptest.NewServer(mcpserver.NewHandler(partialAPI(s.api.Handler, scanCut, sizeCut), s.api.Env.Authn(), mcpserver.Config{}))
+	t.Cleanup(srv.Close)
+	return &toolStack{api: s.api, url: srv.URL + "/mcp"}
+}
+
+// TestToolsSayPartial: the tracing tools tell an agent, in their structured output and their
+// text, when the API's answer was partial, and page on from where a cut by size left off.
+func TestToolsSayPartial(t *testing.T) {
+	s := newToolStack(t, apitest.Options{})
+	d := seed(t, s)
+	complete, err := s.connect(t, s.api.A.Key)
+	require.NoError(t, err)
+	scanCut, err := partialStack(t, s, true, false).connect(t, s.api.A.Key)
+	require.NoError(t, err)
+	sizeCut, err := partialStack(t, s, false, true).connect(t, s.api.A.Key)
+	require.NoError(t, err)
+
+	var full mcpserver.ListTracesOutput
+	res := call(t, complete, "list-traces", map[string]any{}, &full)
+	require.False(t, res.IsError, text(res))
+	assert.False(t, full.Truncated)
+	assert.Empty(t, full.Note)
+	assert.Positive(t, full.Scanned)
+
+	var cut mcpserver.ListTracesOutput
+	res = call(t, scanCut, "list-traces", map[string]any{}, &cut)
+	require.False(t, res.IsError, text(res))
+	assert.True(t, cut.Truncated)
+	assert.Contains(t, cut.Note, "Partial list")
+	assert.Contains(t, text(res), `"truncated":true`, "the text says it too")
+	assert.Contains(t, text(res), "created_before")
+	assert.Len(t, cut.Traces, d.tracesInProject)
+
+	var trace mcpserver.GetTraceOutput
+	res = call(t, scanCut, "get-trace", map[string]any{"trace_id": d.trace}, &trace)
+	require.False(t, res.IsError, text(res))
+	assert.True(t, trace.ScanTruncated)
+	assert.Contains(t, text(res), "Partial span list")
+
+	var summary mcpserver.ProjectSummaryOutput
+	res = call(t, scanCut, "get-project-summary", map[string]any{}, &summary)
+	require.False(t, res.IsError, text(res))
+	assert.True(t, summary.Coverage.TracesTruncated)
+	assert.Contains(t, summary.Coverage.Notes[0], "scan bound")
+
+	// Cut by size: the page says where the rest starts, though it is shorter than asked.
+	var first mcpserver.ListTracesOutput
+	res = call(t, sizeCut, "list-traces", map[string]any{}, &first)
+	require.False(t, res.IsError, text(res))
+	require.Len(t, first.Traces, 1)
+	require.NotNil(t, first.NextOffset, "a page cut by size is not the last")
+	assert.Equal(t, 1, *first.NextOffset)
+	var rest mcpserver.ListTracesOutput
+	res = call(t, sizeCut, "list-traces", map[string]any{"offset": *first.NextOffset}, &rest)
+	require.False(t, res.IsError, text(res))
+	assert.Equal(t, full.Traces, append(first.Traces, rest.Traces...))
+
+	res = call(t, sizeCut, "get-trace", map[string]any{"trace_id": d.trace}, &trace)
+	require.False(t, res.IsError, text(res))
+	assert.Len(t, trace.Spans, 1)
+	assert.True(t, trace.Truncated)
+	require.NotNil(t, trace.NextSpanOffset)
+	assert.Equal(t, 1, *trace.NextSpanOffset)
+
+	res = call(t, sizeCut, "get-project-summary", map[string]any{}, &summary)
+	require.False(t, res.IsError, text(res))
+	assert.Equal(t, d.tracesInProject, summary.TraceCount, "the summary reads on from the next offset")
+	assert.False(t, summary.Coverage.TracesTruncated)
+}
