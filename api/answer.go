@@ -20,6 +20,19 @@ package api
 // its first item, so a span past the budget is answered alone.
 const MaxAnswerBytes = 3_000_000
 
+// Headers of the tracing lists (GET /spans, /traces, /sessions) that say what an answer is.
+const (
+	// ScannedHeader is how many items the query examined.
+	ScannedHeader = "X-Plume-Scanned"
+	// ScanTruncatedHeader is "true" when the query stopped at its scan bound (50,000 spans,
+	// 10,000 traces or sessions, 30 days without created_after): the answer covers the newest
+	// part of the window only, and no offset reaches the rest; a narrower window does.
+	ScanTruncatedHeader = "X-Plume-Scan-Truncated"
+	// TagFiltersHeader names the query parameters read as tag filters, query-escaped and
+	// comma-separated, so that a misspelt parameter is seen as the filter it became.
+	TagFiltersHeader = "X-Plume-Tag-Filters"
+)
+
 // NextOffsetHeader, on a list answer cut at MaxAnswerBytes, is the offset of the first item
 // it left out: the request's offset plus the items answered. It is absent when the answer
 // holds the whole page.

@@ -15,11 +15,11 @@ import (
 // answer is.
 const (
 	// HeaderScanned is how many items the server examined.
-	HeaderScanned = "X-Plume-Scanned"
+	HeaderScanned = api.ScannedHeader
 	// HeaderScanTruncated is "true" when the server stopped at its scan bound (50,000 spans,
 	// 10,000 traces or sessions, 30 days without created_after): the answer covers the newest
 	// part of the window only.
-	HeaderScanTruncated = "X-Plume-Scan-Truncated"
+	HeaderScanTruncated = api.ScanTruncatedHeader
 	// HeaderNextOffset is the offset of the records the server left out of an answer it cut by
 	// size (api.MaxAnswerBytes); the same query from that offset answers them.
 	HeaderNextOffset = api.NextOffsetHeader

@@ -99,13 +99,13 @@ var tagFilters = param{"tags", fmt.Sprintf("any other parameter filters on a tag
 }}
 
 // listHeaders are the headers of a tracing list's answer (functions/tracing/query.go).
-var listHeaders = []string{"X-Plume-Scanned", "X-Plume-Scan-Truncated", "X-Plume-Tag-Filters", api.NextOffsetHeader, "Link"}
+var listHeaders = []string{api.ScannedHeader, api.ScanTruncatedHeader, api.TagFiltersHeader, api.NextOffsetHeader, "Link"}
 
 // answerHeaders describe the headers of 200 answers, in components/headers.
 var answerHeaders = map[string]map[string]any{
-	"X-Plume-Scanned":        {"description": "how many items the query examined", "schema": map[string]any{"type": "integer"}},
-	"X-Plume-Scan-Truncated": {"description": "true when the query stopped at its scan bound: the answer covers the newest part of the window only", "schema": map[string]any{"type": "string", "enum": []any{"true"}}},
-	"X-Plume-Tag-Filters":    {"description": "the query parameters read as tag filters, query-escaped and comma-separated", "schema": str},
+	api.ScannedHeader:       {"description": "how many items the query examined", "schema": map[string]any{"type": "integer"}},
+	api.ScanTruncatedHeader: {"description": "true when the query stopped at its scan bound: the answer covers the newest part of the window only", "schema": map[string]any{"type": "string", "enum": []any{"true"}}},
+	api.TagFiltersHeader:    {"description": "the query parameters read as tag filters, query-escaped and comma-separated", "schema": str},
 	api.NextOffsetHeader: {"description": fmt.Sprintf("present when the answer holds only part of the page, to stay within %d bytes: "+
 		"the offset of the first item left out (the request's offset plus the items answered); request it to read on", api.MaxAnswerBytes),
 		"schema": map[string]any{"type": "integer"}},

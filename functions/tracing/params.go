@@ -34,11 +34,6 @@ var (
 // filter, so a tag of one of these names cannot be filtered on.
 func TraceQueryParams() []string { return slices.Concat(listParams, traceParams) }
 
-// tagFiltersHeader names the query parameters that were read as tag filters, so that a
-// misspelt or unsupported parameter (?kind=llm for ?span_kind=llm) is visible rather than a
-// silent empty result.
-const tagFiltersHeader = "X-Plume-Tag-Filters"
-
 // limits of one list endpoint.
 type limits struct{ def, max int }
 
@@ -70,7 +65,7 @@ func (p *params) tagFilters() []string {
 	return out
 }
 
-// setTagFilters sets tagFiltersHeader to the tag filter names, query-escaped (a name may hold a
+// setTagFilters sets api.TagFiltersHeader to the tag filter names, query-escaped (a name may hold a
 // comma or bytes a header cannot), comma-separated; it sets nothing when there are none, nor
 // when there are more than api.MaxTagFilters (common refuses them, and the error says how
 // many: the header would only echo the query back).
@@ -82,7 +77,7 @@ func (p *params) setTagFilters(h http.Header) {
 	for i, n := range names {
 		names[i] = url.QueryEscape(n)
 	}
-	h.Set(tagFiltersHeader, strings.Join(names, ","))
+	h.Set(api.TagFiltersHeader, strings.Join(names, ","))
 }
 
 func (p *params) fail(err error) {

@@ -20,9 +20,9 @@ type queryServer struct {
 
 // scanHeaders tell the client how much a query examined and whether its scan bound cut it.
 func scanHeaders(w http.ResponseWriter, info trace.QueryInfo) {
-	w.Header().Set("X-Plume-Scanned", strconv.Itoa(info.Scanned))
+	w.Header().Set(api.ScannedHeader, strconv.Itoa(info.Scanned))
 	if info.Truncated {
-		w.Header().Set("X-Plume-Scan-Truncated", "true")
+		w.Header().Set(api.ScanTruncatedHeader, "true")
 	}
 }
 
