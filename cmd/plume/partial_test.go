@@ -2,10 +2,7 @@ package main
 
 import (
 	"encoding/json"
-	"net/http"
 	"net/http/httptest"
-	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -16,36 +13,13 @@ import (
 	"github.com/plumehq/plume/internal/apitest"
 )
 
-// partialAPI serves the API with the tracing lists made partial: with scanCut, every list
-// answer says the scan bound cut it; with sizeCut, a first request (no offset) for more than
-// one record is answered one record and X-Plume-Next-Offset: 1, as a server that cut its
-// answer by size.
-func partialAPI(api http.Handler, scanCut, sizeCut bool) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet || !slices.Contains([]string{"/spans", "/traces", "/sessions"}, r.URL.Path) {
-			api.ServeHTTP(w, r)
-			return
-		}
-		if scanCut {
-			w.Header().Set(client.HeaderScanTruncated, "true")
-		}
-		q := r.URL.Query()
-		if limit, _ := strconv.Atoi(q.Get("limit")); sizeCut && !q.Has("offset") && limit > 1 {
-			q.Set("limit", "1")
-			r.URL.RawQuery = q.Encode()
-			w.Header().Set(client.HeaderNextOffset, "1")
-		}
-		api.ServeHTTP(w, r)
-	})
-}
-
 // TestPartialListsWarn: a list the server cut says so on stderr, in text and json output and
 // with --quiet, and stdout holds the records only; --all fetches what a cut by size left.
 func TestPartialListsWarn(t *testing.T) {
 	h := newClientHarness(t, apitest.Options{})
 	fx := newTraceFixture(t, h)
 	use := func(scanCut, sizeCut bool) *clientHarness {
-		srv := httptest.NewServer(partialAPI(h.api.Handler, scanCut, sizeCut))
+		srv := httptest.NewServer(apitest.PartialLists(h.api.Handler, scanCut, sizeCut))
 		t.Cleanup(srv.Close)
 		p := *h
 		p.env = maps(h.env, map[string]string{"PLUME_BASE_URL": srv.URL})

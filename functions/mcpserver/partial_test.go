@@ -1,48 +1,20 @@
 package mcpserver_test
 
 import (
-	"net/http"
 	"net/http/httptest"
-	"slices"
-	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/plumehq/plume/client"
 	"github.com/plumehq/plume/functions/mcpserver"
 	"github.com/plumehq/plume/internal/apitest"
 )
 
-// partialAPI serves the API with its tracing lists made partial: with scanCut, every list
-// answer says the scan bound cut it; with sizeCut, a first request (no offset, or offset 0)
-// for more than one record is answered one record and X-Plume-Next-Offset: 1, as a server
-// that cut its answer by size.
-func partialAPI(api http.Handler, scanCut, sizeCut bool) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet || !slices.Contains([]string{"/spans", "/traces", "/sessions"}, r.URL.Path) {
-			api.ServeHTTP(w, r)
-			return
-		}
-		if scanCut {
-			w.Header().Set(client.HeaderScanTruncated, "true")
-		}
-		q := r.URL.Query()
-		offset, _ := strconv.Atoi(q.Get("offset"))
-		if limit, _ := strconv.Atoi(q.Get("limit")); sizeCut && offset == 0 && limit > 1 && q.Get("id") == "" {
-			q.Set("limit", "1")
-			r.URL.RawQuery = q.Encode()
-			w.Header().Set(client.HeaderNextOffset, "1")
-		}
-		api.ServeHTTP(w, r)
-	})
-}
-
-// partialStack is s's tool server over partialAPI.
+// partialStack is s's tool server over apitest.PartialLists.
 func partialStack(t *testing.T, s *toolStack, scanCut, sizeCut bool) *toolStack {
 	t.Helper()
-	srv := httptest.NewServer(mcpserver.NewHandler(partialAPI(s.api.Handler, scanCut, sizeCut), s.api.Env.Authn(), mcpserver.Config{}))
+	srv := httptest.NewServer(mcpserver.NewHandler(apitest.PartialLists(s.api.Handler, scanCut, sizeCut), s.api.Env.Authn(), mcpserver.Config{}))
 	t.Cleanup(srv.Close)
 	return &toolStack{api: s.api, url: srv.URL + "/mcp"}
 }

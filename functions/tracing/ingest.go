@@ -119,13 +119,21 @@ func (s *ingestServer) postTraces(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	pid := auth.ProjectID(r)
-	out, err := s.svc.PutTraces(r.Context(), pid, traces)
-	if err != nil {
+	if err := s.svc.PutTraces(r.Context(), pid, traces); err != nil {
 		web.Error(w, r, err)
 		return
 	}
 	if !auth.MayRead(r) {
 		web.OK(w, sentTraces(traces, pid, s.svc.Now().UTC()))
+		return
+	}
+	ids := make([]string, len(traces))
+	for i, t := range traces {
+		ids[i] = t.ID
+	}
+	out, err := s.svc.Traces(r.Context(), pid, ids)
+	if err != nil {
+		web.Error(w, r, err)
 		return
 	}
 	web.OK(w, toTraces(out))
@@ -144,13 +152,22 @@ func (s *ingestServer) postSessions(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
-	out, err := s.svc.PutSessions(r.Context(), auth.ProjectID(r), sessions)
-	if err != nil {
+	pid := auth.ProjectID(r)
+	if err := s.svc.PutSessions(r.Context(), pid, sessions); err != nil {
 		web.Error(w, r, err)
 		return
 	}
 	if !auth.MayRead(r) {
 		web.OK(w, sentSessions(sessions, s.svc.Now().UTC()))
+		return
+	}
+	ids := make([]string, len(sessions))
+	for i, in := range sessions {
+		ids[i] = in.ID
+	}
+	out, err := s.svc.Sessions(r.Context(), pid, ids)
+	if err != nil {
+		web.Error(w, r, err)
 		return
 	}
 	web.OK(w, toSessions(out))

@@ -237,10 +237,10 @@ func decodeArray(body []byte, v any) error {
 	return nil
 }
 
-// PutTraces creates or updates traces and their sessions and returns the traces as stored.
-// Each trace's fields are written as a pending delta of the trace, then every trace is healed,
-// as a span batch is: what a failed request leaves is finished by the next write or the sweeper.
-func (s *Service) PutTraces(ctx context.Context, projectID string, traces []TraceInput) ([]Trace, error) {
+// PutTraces creates or updates traces and their sessions (Traces reads them back). Each
+// trace's fields are written as a pending delta of the trace, then every trace is healed, as a
+// span batch is: what a failed request leaves is finished by the next write or the sweeper.
+func (s *Service) PutTraces(ctx context.Context, projectID string, traces []TraceInput) error {
 	now := s.now().UTC()
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(writeConcurrency)
@@ -256,20 +256,27 @@ func (s *Service) PutTraces(ctx context.Context, projectID string, traces []Trac
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return nil, err
+		return err
 	}
-	if err := s.heal(ctx, projectID, ids, own); err != nil {
-		return nil, err
-	}
+	return s.heal(ctx, projectID, ids, own)
+}
+
+// Traces returns the stored traces of ids (Index.Traces).
+func (s *Service) Traces(ctx context.Context, projectID string, ids []string) ([]Trace, error) {
 	return s.index.Traces(ctx, projectID, ids)
 }
 
-// PutSessions creates or updates sessions of the caller's project and returns them as stored.
+// Sessions returns the stored sessions of ids (Index.Sessions).
+func (s *Service) Sessions(ctx context.Context, projectID string, ids []string) ([]Session, error) {
+	return s.index.Sessions(ctx, projectID, ids)
+}
+
+// PutSessions creates or updates sessions of the caller's project (Sessions reads them back).
 // A session naming another project is refused (errs.CodeForbidden) before anything is written.
-func (s *Service) PutSessions(ctx context.Context, projectID string, sessions []SessionInput) ([]Session, error) {
+func (s *Service) PutSessions(ctx context.Context, projectID string, sessions []SessionInput) error {
 	for _, in := range sessions {
 		if in.ProjectID != projectID {
-			return nil, errs.Forbidden("session %s names project %s; this API key belongs to another project", in.ID, in.ProjectID)
+			return errs.Forbidden("session %s names project %s; this API key belongs to another project", in.ID, in.ProjectID)
 		}
 	}
 	now := s.now().UTC()
@@ -277,12 +284,8 @@ func (s *Service) PutSessions(ctx context.Context, projectID string, sessions []
 		if err := s.index.ApplySession(ctx, projectID, SessionDelta{
 			SessionID: in.ID, Name: in.Name, Tags: in.Tags, Attributes: string(in.Attributes), At: now,
 		}); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	ids := make([]string, len(sessions))
-	for i, in := range sessions {
-		ids[i] = in.ID
-	}
-	return s.index.Sessions(ctx, projectID, ids)
+	return nil
 }
