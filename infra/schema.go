@@ -61,6 +61,8 @@ func TableDefinition(name string) *dynamodb.CreateTableInput {
 			str(AttrGSI3PK), str(AttrGSI3SK),
 		},
 		KeySchema: keys(AttrPK, AttrSK),
+		// The change stream feeds RollupFunction, which keeps the metrics' rollups.
+		StreamSpecification: &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewTypeNewAndOldImages},
 		GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{
 			gsi(IndexGSI1, AttrGSI1PK, AttrGSI1SK, types.ProjectionTypeAll),
 			// GSI2 holds the time indexes of spans, traces and sessions. It projects keys only, so
@@ -78,12 +80,31 @@ type TableAPI interface {
 	CreateTable(context.Context, *dynamodb.CreateTableInput, ...func(*dynamodb.Options)) (*dynamodb.CreateTableOutput, error)
 	DescribeTable(context.Context, *dynamodb.DescribeTableInput, ...func(*dynamodb.Options)) (*dynamodb.DescribeTableOutput, error)
 	UpdateTimeToLive(context.Context, *dynamodb.UpdateTimeToLiveInput, ...func(*dynamodb.Options)) (*dynamodb.UpdateTimeToLiveOutput, error)
+	UpdateTable(context.Context, *dynamodb.UpdateTableInput, ...func(*dynamodb.Options)) (*dynamodb.UpdateTableOutput, error)
 }
 
-// CreateTable creates the table named name if it does not exist, waits until it is active and
-// enables TTL on AttrTTL. It is safe to call on an existing table.
+// CreateTable creates the table named name if it does not exist, waits until it is active,
+// enables TTL on AttrTTL and the change stream (a table of an earlier release has none). It is
+// safe to call on an existing table.
 func CreateTable(ctx context.Context, api TableAPI, name string) error {
-	_, err := api.CreateTable(ctx, TableDefinition(name))
+	if err := createTable(ctx, api, TableDefinition(name)); err != nil {
+		return err
+	}
+	return enableStream(ctx, api, name)
+}
+
+// CreateTableWithoutStream is CreateTable without the change stream, for tests that do not
+// read it: DynamoDB Local serves every request on a table with a stream about ten times slower.
+func CreateTableWithoutStream(ctx context.Context, api TableAPI, name string) error {
+	def := TableDefinition(name)
+	def.StreamSpecification = nil
+	return createTable(ctx, api, def)
+}
+
+// createTable creates the table def unless it exists, waits until it is active and enables TTL.
+func createTable(ctx context.Context, api TableAPI, def *dynamodb.CreateTableInput) error {
+	name := aws.ToString(def.TableName)
+	_, err := api.CreateTable(ctx, def)
 	var inUse *types.ResourceInUseException
 	switch {
 	case errors.As(err, &inUse):
@@ -108,6 +129,22 @@ func CreateTable(ctx context.Context, api TableAPI, name string) error {
 	var invalid interface{ ErrorCode() string }
 	if err != nil && !(errors.As(err, &invalid) && invalid.ErrorCode() == "ValidationException") {
 		return fmt.Errorf("enable ttl on %s: %w", name, err)
+	}
+	return nil
+}
+
+// enableStream turns on the table's change stream unless it is on.
+func enableStream(ctx context.Context, api TableAPI, name string) error {
+	out, err := api.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)})
+	if err != nil {
+		return fmt.Errorf("describe table %s: %w", name, err)
+	}
+	if spec := out.Table.StreamSpecification; spec != nil && aws.ToBool(spec.StreamEnabled) {
+		return nil
+	}
+	_, err = api.UpdateTable(ctx, &dynamodb.UpdateTableInput{TableName: aws.String(name), StreamSpecification: TableDefinition(name).StreamSpecification})
+	if err != nil {
+		return fmt.Errorf("enable the stream of %s: %w", name, err)
 	}
 	return nil
 }

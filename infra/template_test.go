@@ -212,7 +212,19 @@ var functionCases = map[string]functionCase{
 				"s3:PutObject": {"${Bucket.Arn}/optimizations/*"},
 			},
 		},
+	},	"RollupFunction": {
+		worker: true,
+		policy: policyCase{
+			actions: []string{
+				"dynamodb:GetItem", "dynamodb:UpdateItem",
+				"dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator", "dynamodb:ListStreams",
+			},
+			// The consumer adds to rollup items only: it reads no index, puts, deletes or
+			// scans nothing, and touches no object.
+			forbidden: []string{"dynamodb:Scan", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:DeleteItem", "dynamodb:BatchGetItem", "s3:"},
+		},
 	},
+
 	"MCPFunction": {
 		routes: stackRoutes("MCPFunction"),
 		policy: policyCase{

@@ -303,6 +303,21 @@ var routeDocs = []routeDoc{
 		Query: append([]param{{"id", "a session id", uuidStr}}, listParams(50, 500, "created_at", "name", "trace_count", "cost", "duration")...),
 		Reply: typeOf[[]api.Session](), ReplyHeaders: listHeaders},
 	{Route: "GET /spans/{span_id}/attachments", ID: "listAttachments", Tag: "tracing", Summary: "List a span's files with presigned download URLs", Reply: typeOf[api.AttachmentList]()},
+	{Route: "GET /projects/{project_id}/metrics", ID: "getMetrics", Tag: "tracing",
+		Summary: "The project's counters per minute, hour or day: traces, spans, errors, cost, tokens, latency percentiles, llm calls by model, judge pass rates, feedback",
+		Description: "Read from rollups kept from the table's change stream (a second or so behind the writes), in O(buckets) whatever the project's size. " +
+			"At most one span filter; under it the trace, judge and feedback counters are null. Minute buckets for the whole project only.",
+		Query: []param{
+			{api.MetricsFrom, "the window's start (RFC 3339), rounded down to the bucket; default: 24 hours before to", map[string]any{"type": "string", "format": "date-time"}},
+			{api.MetricsTo, "the window's end (RFC 3339), rounded up to the bucket; default: now", map[string]any{"type": "string", "format": "date-time"}},
+			{api.MetricsBucketParam, "the bucket size (at most 1,440 minutes, 2,160 hours or 400 days per query)", map[string]any{"type": "string", "enum": []string{"minute", "hour", "day"}, "default": "hour"}},
+			{api.MetricsSpanKind, "only the spans of this kind", str},
+			{api.MetricsSpanName, "only the spans of this name", str},
+			{api.MetricsModel, "only the spans of this model", str},
+			{api.MetricsPrompt, "only the spans linked to this prompt (its slug)", str},
+			{api.MetricsTag, "only the spans with this tag, as key:value", str},
+		},
+		Reply: typeOf[api.Metrics]()},
 
 	// OTLPFunction (functions/otlp, spec §4.6): OTLP/HTTP, authenticated by the handler.
 	{Route: "POST /v1/traces", ID: "exportOTLPTraces", Tag: "otlp", Summary: "Export OpenTelemetry traces (OTLP/HTTP, protobuf or JSON, optionally gzip)",

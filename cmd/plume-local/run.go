@@ -135,6 +135,7 @@ func run(ctx context.Context, getenv func(string) string, stdout, stderr io.Writ
 		return err
 	}
 	defer stopOptimizer()
+	defer rollups(ctx, plume, client, awsCfg, env)()
 	sweepCtx, stopSweeps := context.WithCancel(ctx)
 	var sweeps sync.WaitGroup
 	sweeps.Go(func() { every(sweepCtx, sweepInterval, sweep) })
@@ -269,6 +270,7 @@ Plume is running at %[1]s
   DynamoDB   : %[4]s (table %[5]s)
   S3         : %[6]s (bucket %[7]s)
   Sweeper    : every %[8]s (PLUME_SWEEP_INTERVAL)
+  Metrics    : %[1]s/projects/<project>/metrics (rollups kept from the table's stream, in-process)
   Judges     : %[9]s
   Dashboard  : %[1]s/ui/ (sign in with the API key)
   MCP        : %[1]s/mcp (tool server for coding agents, Streamable HTTP, same key)

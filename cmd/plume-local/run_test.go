@@ -163,6 +163,22 @@ func TestPlumeLocalServesTheAPI(t *testing.T) {
 	res.Body.Close()
 	assert.Equal(t, http.StatusOK, res.StatusCode)
 	assert.NotEmpty(t, tools.Result.Tools, "tools/list at /mcp")
+	// The metrics count a span once the in-process stream poller has applied its change (it
+	// polls every half second: the loop is bounded, not timed).
+	start := time.Now().UTC().Add(-time.Minute)
+	status, v = call("POST", "/spans", fmt.Sprintf(`[{"id":%q,"trace_id":%q,"name":"chat","kind":"llm","started_at":%d,"duration_ms":20}]`,
+		uuid.NewString(), uuid.NewString(), start.Unix()))
+	require.Equal(t, http.StatusOK, status, "%v", v)
+	var spans any
+	for range 600 {
+		status, v = call("GET", "/projects/"+project+"/metrics", "")
+		require.Equal(t, http.StatusOK, status, "%v", v)
+		if spans = v["totals"].(map[string]any)["spans"]; spans != float64(0) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	assert.Equal(t, float64(1), spans, "the metrics count the span")
 	status, v = call("GET", "/no/such/route", "")
 	assert.Equal(t, http.StatusNotFound, status)
 	assert.Contains(t, v, "error")

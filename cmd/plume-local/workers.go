@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -19,6 +20,7 @@ import (
 	"github.com/plumehq/plume/shared/asyncinvoke"
 	"github.com/plumehq/plume/shared/blob"
 	"github.com/plumehq/plume/shared/config"
+	"github.com/plumehq/plume/shared/ddb"
 	"github.com/plumehq/plume/shared/deadletter"
 	"github.com/plumehq/plume/shared/llm"
 	"github.com/plumehq/plume/shared/llm/fakemodel"
@@ -138,4 +140,22 @@ func optimizations(ctx context.Context, plume *app.Env, runs *app.LocalQueue, in
 			slog.Warn("plume-local: optimization runs still in progress at exit", "error", err)
 		}
 	}, nil
+}
+
+// rollups applies the table's change stream to the metrics' rollups in-process, as
+// RollupFunction's event source mapping does in a deployment: every shard in order, a failed
+// batch read again after a second. DynamoDB Local serves the Streams API on its own endpoint
+// (AWS_ENDPOINT_URL_DYNAMODB), which AWS_ENDPOINT_URL_DYNAMODB_STREAMS overrides. The returned
+// function stops polling and waits for the batch in progress.
+func rollups(ctx context.Context, plume *app.Env, db ddb.TableDescriber, awsCfg aws.Config, env func(string) string) func() {
+	endpoint := cmp.Or(env("AWS_ENDPOINT_URL_DYNAMODB_STREAMS"), env("AWS_ENDPOINT_URL_DYNAMODB"), env("AWS_ENDPOINT_URL"))
+	p := &ddb.StreamPoller{DB: db, TableName: plume.Config.Table, Streams: ddb.NewStreamsClient(awsCfg, endpoint),
+		Apply: plume.Rollups().Apply, Interval: 500 * time.Millisecond, Retry: time.Second}
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = p.Run(ctx) })
+	return func() {
+		cancel()
+		wg.Wait()
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/plumehq/plume/cmd/plume/internal/judges"
 	"github.com/plumehq/plume/cmd/plume/internal/keys"
 	"github.com/plumehq/plume/cmd/plume/internal/links"
+	"github.com/plumehq/plume/cmd/plume/internal/metricscmd"
 	"github.com/plumehq/plume/cmd/plume/internal/optimize"
 	"github.com/plumehq/plume/cmd/plume/internal/prices"
 	"github.com/plumehq/plume/cmd/plume/internal/prompts"
@@ -74,6 +75,7 @@ Exit codes:
 		tracing.NewCmdTraces(f),
 		tracing.NewCmdSpans(f),
 		tracing.NewCmdSessions(f),
+		metricscmd.NewCmdMetrics(f),
 		links.NewCmdFeedbackLinks(f),
 		prices.NewCmdModelPrices(f),
 		gatewaycmd.NewCmdGateway(f),

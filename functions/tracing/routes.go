@@ -6,8 +6,10 @@ package tracing
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/plumehq/plume/shared/auth"
+	"github.com/plumehq/plume/shared/rollup"
 	"github.com/plumehq/plume/shared/trace"
 )
 
@@ -25,6 +27,7 @@ var QueryRoutes = []string{
 	"GET /traces",
 	"GET /sessions",
 	"GET /spans/{span_id}/attachments",
+	"GET /projects/{project_id}/metrics",
 }
 
 // route is one ServeMux pattern and its handler.
@@ -40,10 +43,13 @@ func NewIngestHandler(svc *trace.Service, authn *auth.Authenticator, urls Attach
 	return newHandler(authn, s.routes(&attachmentServer{svc: svc, urls: urls}))
 }
 
-// NewQueryHandler returns the reading half of the area; urls signs attachment downloads.
-func NewQueryHandler(q *trace.Queries, authn *auth.Authenticator, urls AttachmentURLs) http.Handler {
+// NewQueryHandler returns the reading half of the area; urls signs attachment downloads,
+// rollups are the metrics' counters and now their clock.
+func NewQueryHandler(q *trace.Queries, rollups rollup.Reader, now func() time.Time, authn *auth.Authenticator, urls AttachmentURLs) http.Handler {
 	s := &queryServer{q: q}
-	return newHandler(authn, s.routes(&attachmentServer{q: q, urls: urls}))
+	m := &metricsServer{rollups: rollups, now: now}
+	return newHandler(authn, append(s.routes(&attachmentServer{q: q, urls: urls}),
+		route{"GET /projects/{project_id}/metrics", m.getMetrics, auth.Members}))
 }
 
 func newHandler(authn *auth.Authenticator, routes []route) http.Handler {

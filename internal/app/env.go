@@ -84,6 +84,7 @@ type Env struct {
 
 	authn        lazy[*auth.Authenticator]
 	traces       lazy[*ddb.TraceStore]
+	rollups      lazy[*ddb.RollupStore]
 	prices       lazy[*ddb.PriceStore]
 	pricer       lazy[*pricing.Pricer]
 	traceService lazy[*trace.Service]
@@ -178,6 +179,12 @@ func (e *Env) Traces() *ddb.TraceStore {
 	return e.traces.get(func() *ddb.TraceStore {
 		return ddb.NewTraceStore(e.table, ddb.WithRetention(e.Config.SpanRetention()))
 	})
+}
+
+// Rollups are the metrics' counters per time bucket (GET /projects/{project_id}/metrics,
+// RollupFunction); they expire with the spans they count.
+func (e *Env) Rollups() *ddb.RollupStore {
+	return e.rollups.get(func() *ddb.RollupStore { return ddb.NewRollupStore(e.table, e.Config.SpanRetention()) })
 }
 
 // TraceService ingests spans, traces and sessions (POST /spans and OTLP): priced, with

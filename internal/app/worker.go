@@ -21,6 +21,9 @@ type Worker struct {
 	// Build makes the function's job from the Env, failing for configuration it cannot run
 	// with, as Function.Build does.
 	Build func(*Env) (Job, error)
+	// Answer is what a successful invocation answers the event source: null when nil. A
+	// stream consumer with a tumbling window must answer a state.
+	Answer []byte
 }
 
 // Job is one invocation of a Worker with its event, the JSON the event source sent. The error
@@ -39,7 +42,7 @@ func MainWorker(w Worker) {
 		slog.Error("cannot start", "function", w.Name, "error", err)
 		os.Exit(1)
 	}
-	lambda.Start(jobHandler(job))
+	lambda.Start(handlerOf(w, job))
 }
 
 // buildWorker is MainWorker up to the job.
@@ -53,17 +56,28 @@ func buildWorker(ctx context.Context, w Worker, getenv func(string) string) (Job
 
 // jobHandler runs a Job as a Lambda handler. The job's logs carry the invocation's request
 // id, as the HTTP functions' logs carry theirs.
-type jobHandler Job
+type jobHandler struct {
+	job    Job
+	answer []byte
+}
 
-var _ lambda.Handler = jobHandler(nil)
+var _ lambda.Handler = jobHandler{}
 
-// Invoke runs the job on the event and answers null.
+// handlerOf is the handler of w's job.
+func handlerOf(w Worker, job Job) jobHandler {
+	if w.Answer == nil {
+		return jobHandler{job: job, answer: []byte("null")}
+	}
+	return jobHandler{job: job, answer: w.Answer}
+}
+
+// Invoke runs the job on the event and answers h.answer.
 func (h jobHandler) Invoke(ctx context.Context, event []byte) ([]byte, error) {
 	if lc, ok := lambdacontext.FromContext(ctx); ok {
 		ctx = web.WithRequestID(ctx, lc.AwsRequestID)
 	}
-	if err := h(ctx, event); err != nil {
+	if err := h.job(ctx, event); err != nil {
 		return nil, err
 	}
-	return []byte("null"), nil
+	return h.answer, nil
 }

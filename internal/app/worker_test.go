@@ -24,6 +24,7 @@ func TestJobHandler(t *testing.T) {
 	failed := errors.New("sweep failed")
 	tests := []struct {
 		name    string
+		answer  []byte
 		event   []byte
 		err     error
 		want    []byte
@@ -32,11 +33,12 @@ func TestJobHandler(t *testing.T) {
 		{name: "scheduled event", event: event, want: []byte("null")},
 		{name: "manual invoke", event: []byte("{}"), want: []byte("null")},
 		{name: "failed run", event: event, err: failed, wantErr: failed},
+		{name: "stream consumer", answer: []byte(`{"state":{}}`), event: event, want: []byte(`{"state":{}}`)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			runs, requestID := 0, ""
-			h := jobHandler(func(ctx context.Context, _ []byte) error {
+			h := handlerOf(Worker{Answer: tt.answer}, func(ctx context.Context, _ []byte) error {
 				runs++
 				requestID = web.RequestID(ctx)
 				return tt.err

@@ -1,6 +1,7 @@
 package stack_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/functions/sweeper"
 	"github.com/plumehq/plume/internal/apitest"
 	"github.com/plumehq/plume/internal/stack"
@@ -24,6 +26,7 @@ import (
 	"github.com/plumehq/plume/shared/ddb/ddbtest"
 	"github.com/plumehq/plume/shared/lambdaemu"
 	"github.com/plumehq/plume/shared/lambdaemu/emutest"
+	"github.com/plumehq/plume/shared/rollup"
 	"github.com/plumehq/plume/shared/trace"
 )
 
@@ -76,10 +79,13 @@ func TestMainsStart(t *testing.T) {
 var workerCases = map[string]struct {
 	event string
 	seed  func(t *testing.T, api *apitest.API) (check func(t *testing.T))
+	// answer is what the run answers: null unless set.
+	answer string
 }{
 	"SweeperFunction":         {event: "sweeper/scheduled.json", seed: seedUnhealedTrace},
 	"EvaluatorFunction":       {event: "evaluator/object-created.json", seed: func(*testing.T, *apitest.API) func(*testing.T) { return func(*testing.T) {} }},
 	"OptimizerWorkerFunction": {event: "optimizer/run-message.json", seed: func(*testing.T, *apitest.API) func(*testing.T) { return func(*testing.T) {} }},
+	"RollupFunction":          {event: "rollups/stream-batch.json", seed: checkSampleSpanCounted, answer: `{"state":{}}`},
 }
 
 // TestWorkerMainsStart builds the real bootstrap of every worker of the stack, as its Makefile
@@ -107,7 +113,7 @@ func TestWorkerMainsStart(t *testing.T) {
 			emu := start(t, ctx, pkg, functionEnv(t, api, "TABLE_NAME="+api.TableName))
 			raw, err := emu.Invoke(ctx, event)
 			require.NoError(t, err, "%s did not start or failed the invocation", w.Name)
-			assert.Equal(t, "null", string(raw))
+			assert.Equal(t, cmp.Or(tc.answer, "null"), string(raw))
 			check(t)
 		})
 	}
@@ -138,6 +144,20 @@ func seedUnhealedTrace(t *testing.T, api *apitest.API) func(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, traces, 1, "the sweep applied the pending delta")
 		assert.Equal(t, 1, traces[0].SpanCount)
+	}
+}
+
+// checkSampleSpanCounted checks that the span of the sample stream event (events/rollups) was
+// counted in its project's rollups.
+func checkSampleSpanCounted(t *testing.T, srv *apitest.API) func(t *testing.T) {
+	return func(t *testing.T) {
+		at := time.UnixMicro(1764644400000000).UTC()
+		m, err := rollup.Metrics(context.Background(), srv.Env.Rollups(), "events-sample",
+			api.MetricsQuery{From: at.Truncate(time.Hour), To: at.Truncate(time.Hour).Add(time.Hour), Bucket: api.BucketHour})
+		require.NoError(t, err)
+		assert.Equal(t, int64(1), m.Totals.Spans)
+		assert.Equal(t, int64(1), m.Totals.LLMCalls)
+		assert.InDelta(t, 0.0021, m.Totals.Cost, 1e-12)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/plumehq/plume/functions/gateway"
 	"github.com/plumehq/plume/functions/mcpserver"
 	"github.com/plumehq/plume/functions/optimizer"
+	"github.com/plumehq/plume/functions/rollups"
 	"github.com/plumehq/plume/functions/sweeper"
 	"github.com/plumehq/plume/internal/app"
 	"github.com/plumehq/plume/internal/stack/restapi"
@@ -33,6 +34,7 @@ var Workers = []app.Worker{
 	sweeper.Function,
 	evaluator.Function,
 	optimizer.WorkerFunction,
+	rollups.Function,
 }
 
 // Handler is the whole stack on one handler, every function mounted on its route keys.

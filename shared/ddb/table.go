@@ -147,6 +147,8 @@ type queryOpts struct {
 	index   string
 	reverse bool
 	limit   int32
+	// eventual reads the table eventually consistent (half the read units); an index always is.
+	eventual bool
 }
 
 // queryInput builds the Query for a key condition.
@@ -163,7 +165,7 @@ func (t *Table) queryInput(cond expression.KeyConditionBuilder, o queryOpts) (*d
 	if o.index != "" {
 		in.IndexName = aws.String(o.index)
 	} else {
-		in.ConsistentRead = aws.Bool(true)
+		in.ConsistentRead = aws.Bool(!o.eventual)
 	}
 	if o.limit > 0 {
 		in.Limit = aws.Int32(o.limit)

@@ -79,6 +79,7 @@ type summaryItem struct {
 	Prompt   string            `dynamodbav:"pv,omitempty"`
 	Slug     string            `dynamodbav:"ps,omitempty"`
 	Hash     string            `dynamodbav:"ph,omitempty"`
+	Model    string            `dynamodbav:"md,omitempty"`
 	Created  int64             `dynamodbav:"ca"`
 	Updated  int64             `dynamodbav:"ua"`
 	Object   string            `dynamodbav:"o"` // the batch key without trace.BatchPrefix
@@ -95,7 +96,7 @@ func toSummaryItem(projectID string, s trace.Summary) summaryItem {
 		Name: s.Name, NameCut: s.NameCut, Kind: s.Kind, Status: s.Status, Start: s.StartedAt.UnixMicro(),
 		Duration: s.DurationMS, Cost: s.Cost, TokIn: s.InputTokens, TokOut: s.OutputTokens,
 		Session: s.SessionID, ErrCode: s.ErrorCode, ErrCut: s.ErrorCodeCut,
-		HasError: s.HasError, Tags: s.Tags, TagsCut: s.TagsCut, Prompt: s.PromptVersionID, Slug: s.PromptSlug, Hash: s.PromptHash,
+		HasError: s.HasError, Tags: s.Tags, TagsCut: s.TagsCut, Prompt: s.PromptVersionID, Slug: s.PromptSlug, Hash: s.PromptHash, Model: s.Model,
 		Created: s.CreatedAt.UnixMicro(), Updated: s.UpdatedAt.UnixMicro(),
 		Object: strings.TrimPrefix(s.Location.Key, trace.BatchPrefix(projectID)), Offset: s.Location.Offset, Length: s.Location.Length,
 	}
@@ -115,7 +116,7 @@ func (it summaryItem) toSummary(projectID string) trace.Summary {
 		Name: it.Name, NameCut: it.NameCut, Kind: it.Kind, Status: it.Status, StartedAt: time.UnixMicro(it.Start).UTC(),
 		DurationMS: it.Duration, Cost: it.Cost, InputTokens: it.TokIn, OutputTokens: it.TokOut,
 		SessionID: it.Session, ErrorCode: it.ErrCode, ErrorCodeCut: it.ErrCut,
-		HasError: it.HasError, Tags: it.Tags, TagsCut: it.TagsCut, PromptVersionID: it.Prompt, PromptSlug: it.Slug, PromptHash: it.Hash,
+		HasError: it.HasError, Tags: it.Tags, TagsCut: it.TagsCut, PromptVersionID: it.Prompt, PromptSlug: it.Slug, PromptHash: it.Hash, Model: it.Model,
 		CreatedAt: time.UnixMicro(it.Created).UTC(), UpdatedAt: time.UnixMicro(it.Updated).UTC(),
 		Location: trace.Location{Key: trace.BatchPrefix(projectID) + it.Object, Offset: it.Offset, Length: it.Length},
 	}

@@ -37,9 +37,12 @@ type Summary struct {
 	// PromptHash is the linkage's content_hash, kept only when it names no prompt_version_id,
 	// so that the version can still be resolved by hash.
 	PromptHash string
-	CreatedAt  time.Time
-	UpdatedAt  time.Time
-	Location   Location
+	// Model is the model the span's usage names (cut to summaryModelBytes), for the metrics by
+	// model; "" for spans without one and for summaries of earlier releases.
+	Model     string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+	Location  Location
 	// WriteID is the TraceWrite that stored this version ("" for summaries of earlier releases).
 	WriteID string
 }

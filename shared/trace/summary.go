@@ -14,6 +14,7 @@ const (
 	summaryNameBytes      = 160
 	summaryErrorCodeBytes = 64
 	summaryTagBytes       = 256
+	summaryModelBytes     = 64
 	rootPreviewBytes      = 256 // root_span_input and root_span_output of a trace
 )
 
@@ -32,6 +33,7 @@ func Summarize(s Span, loc Location) Summary {
 	}
 	if s.LLM != nil {
 		sum.InputTokens, sum.OutputTokens = s.LLM.InputTokens, s.LLM.OutputTokens
+		sum.Model, _ = textcut.Cut(s.LLM.Model, summaryModelBytes)
 	}
 	if s.SessionID != nil {
 		sum.SessionID = *s.SessionID
@@ -49,8 +51,8 @@ func Summarize(s Span, loc Location) Summary {
 	if s.ErrorCode != nil {
 		sum.ErrorCode, sum.ErrorCodeCut = textcut.Cut(*s.ErrorCode, summaryErrorCodeBytes)
 	}
-	// The prompt linkage takes room in the item; tags give it up.
-	tagBytes := summaryTagBytes - len(sum.PromptSlug) - len(sum.PromptHash)
+	// The prompt linkage and the model take room in the item; tags give it up.
+	tagBytes := summaryTagBytes - len(sum.PromptSlug) - len(sum.PromptHash) - len(sum.Model)
 	sum.Tags, sum.TagsCut = boundTags(s.Tags, tagBytes)
 	return sum
 }

@@ -55,16 +55,28 @@ func Client(t testing.TB, counter *Counter) *dynamodb.Client {
 	})
 }
 
-// NewTable creates a fresh, uniquely named Plume table and deletes it when t ends. It returns
-// a counted client and the table's name.
+// NewTable creates a fresh, uniquely named Plume table, without the change stream that only
+// the rollups' tests read (infra.CreateTableWithoutStream), and deletes it when t ends. It
+// returns a counted client and the table's name.
 func NewTable(t testing.TB) (*dynamodb.Client, *Counter, string) {
+	t.Helper()
+	return newTable(t, infra.CreateTableWithoutStream)
+}
+
+// NewStreamTable is NewTable with the change stream, as deployed.
+func NewStreamTable(t testing.TB) (*dynamodb.Client, *Counter, string) {
+	t.Helper()
+	return newTable(t, infra.CreateTable)
+}
+
+func newTable(t testing.TB, create func(context.Context, infra.TableAPI, string) error) (*dynamodb.Client, *Counter, string) {
 	t.Helper()
 	counter := &Counter{}
 	client := Client(t, counter)
 	name := "plume-test-" + strings.ReplaceAll(uuid.NewString(), "-", "")[:16]
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := infra.CreateTable(ctx, client, name); err != nil {
+	if err := create(ctx, client, name); err != nil {
 		t.Fatalf("create table in DynamoDB Local at %s: %v", Endpoint(t), err)
 	}
 	t.Cleanup(func() {

@@ -1,0 +1,358 @@
+package stack_test
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"net/http/httptest"
+	"reflect"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/plumehq/plume/api"
+	"github.com/plumehq/plume/client"
+	"github.com/plumehq/plume/internal/apitest"
+	"github.com/plumehq/plume/shared/ddb"
+	"github.com/plumehq/plume/shared/ddb/ddbtest"
+	"github.com/plumehq/plume/shared/rollup"
+)
+
+// sentSpan is what the test sent of a span, in its last version.
+type sentSpan struct {
+	id, trace, name, kind, model, env string
+	start                             time.Time
+	ms                                float64
+	cost                              float64
+	in, out                           int64
+	failed                            bool
+}
+
+// TestMetricsEqualARecount sends random spans over three hours through POST /spans (some sent
+// again with another cost, another status and another duration), applies the table's stream
+// to the rollups in between and at the end, and reads GET /projects/{project_id}/metrics
+// through the Go client: every bucket of every bucket size, unfiltered and under each filter,
+// equals a recount of the spans as last sent, and the latency percentiles are within the
+// sketch's relative error of the true ones. The other project's metrics stay empty.
+func TestMetricsEqualARecount(t *testing.T) {
+	srv := apitest.New(t, apitest.Options{Stream: true})
+	web := httptest.NewServer(srv.Handler)
+	t.Cleanup(web.Close)
+	c, err := client.New(client.WithBaseURL(web.URL), client.WithAPIKey(srv.A.Key), client.WithProject(srv.A.ProjectID),
+		client.WithEnv(func(string) string { return "" }))
+	require.NoError(t, err)
+	ctx := context.Background()
+
+	base := time.Now().UTC().Truncate(time.Hour).Add(-3 * time.Hour)
+	rng := rand.New(rand.NewPCG(7, 27))
+	sent := map[string]*sentSpan{}
+	var ids []string
+	for round := range 4 {
+		var batch []map[string]any
+		for i := range 30 {
+			s := &sentSpan{}
+			if round > 0 && i%3 == 0 {
+				s = sent[ids[rng.IntN(len(ids))]] // sent again, changed
+			} else {
+				s.id = uuidOf(binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, rng.Uint64()), rng.Uint64()))
+				s.trace = uuidOf(binary.BigEndian.AppendUint64(make([]byte, 8), uint64(1+rng.IntN(12))))
+				s.name = []string{"retrieve", "answer", "plan"}[rng.IntN(3)]
+				s.kind = []string{"llm", "tool", "custom"}[rng.IntN(3)]
+				s.env = []string{"prod", "dev"}[rng.IntN(2)]
+				s.start = base.Add(time.Duration(rng.IntN(3*3600)) * time.Second)
+				if s.kind == "llm" {
+					s.model = []string{"gpt-4o-mini", "claude-sonnet-4"}[rng.IntN(2)]
+					s.in, s.out = int64(1+rng.IntN(500)), int64(1+rng.IntN(200))
+				}
+				sent[s.id] = s
+				ids = append(ids, s.id)
+			}
+			s.ms = float64(1 + rng.IntN(5000))
+			s.cost = float64(rng.IntN(1000)) / 1e4
+			s.failed = rng.IntN(5) == 0
+			batch = append(batch, s.wire())
+		}
+		srv.MustDo(t, "POST", "/spans", srv.A.Key, batch)
+		srv.DrainStream(t)
+	}
+
+	spans := slices.Collect(func(yield func(*sentSpan) bool) {
+		for _, s := range sent {
+			if !yield(s) {
+				return
+			}
+		}
+	})
+	from, to := base, base.Add(3*time.Hour)
+	for _, tt := range []struct {
+		name   string
+		q      api.MetricsQuery
+		filter func(*sentSpan) bool
+	}{
+		{"hours", api.MetricsQuery{Bucket: api.BucketHour}, nil},
+		{"minutes", api.MetricsQuery{Bucket: api.BucketMinute}, nil},
+		{"days", api.MetricsQuery{Bucket: api.BucketDay}, nil},
+		{"kind", api.MetricsQuery{Bucket: api.BucketHour, SpanKind: "llm"}, func(s *sentSpan) bool { return s.kind == "llm" }},
+		{"name", api.MetricsQuery{Bucket: api.BucketHour, SpanName: "plan"}, func(s *sentSpan) bool { return s.name == "plan" }},
+		{"model", api.MetricsQuery{Bucket: api.BucketHour, Model: "gpt-4o-mini"}, func(s *sentSpan) bool { return s.model == "gpt-4o-mini" }},
+		{"tag", api.MetricsQuery{Bucket: api.BucketDay, TagKey: "env", TagValue: "prod"}, func(s *sentSpan) bool { return s.env == "prod" }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			q := tt.q
+			q.From, q.To = from, to
+			if q.Bucket == api.BucketMinute {
+				q.From = to.Add(-time.Hour) // a day of minutes at most: the last hour
+			}
+			got, err := c.Metrics(ctx, q)
+			require.NoError(t, err)
+			step := q.Bucket.Step()
+			wantFrom := q.From.Truncate(step)
+			require.Equal(t, int(ceilTo(q.To, step).Sub(wantFrom)/step), len(got.Buckets))
+			for i, b := range got.Buckets {
+				assert.Equal(t, wantFrom.Add(time.Duration(i)*step), b.Start.UTC())
+				end := b.Start.Add(step)
+				expectValues(t, fmt.Sprintf("bucket %s", b.Start), b.MetricsValues, spans, tt.filter, b.Start, end)
+			}
+			expectValues(t, "totals", got.Totals, spans, tt.filter, got.From, got.To)
+		})
+	}
+
+	other, err := client.New(client.WithBaseURL(web.URL), client.WithAPIKey(srv.B.Key), client.WithProject(srv.B.ProjectID),
+		client.WithEnv(func(string) string { return "" }))
+	require.NoError(t, err)
+	empty, err := other.Metrics(ctx, api.MetricsQuery{From: from, To: to})
+	require.NoError(t, err)
+	assert.Zero(t, empty.Totals.Spans, "another project's metrics count nothing of this one")
+	assert.Zero(t, *empty.Totals.Traces)
+}
+
+func (s *sentSpan) wire() map[string]any {
+	status := "ok"
+	if s.failed {
+		status = "error"
+	}
+	w := map[string]any{
+		"id": s.id, "trace_id": s.trace, "name": s.name, "kind": s.kind, "status": status, "cost": s.cost,
+		"started_at": float64(s.start.UnixMicro()) / 1e6, "duration_ms": s.ms, "tags": map[string]string{"env": s.env},
+	}
+	if s.model != "" {
+		w["attributes"] = map[string]any{"provider": "openai", "model": s.model, "inputTokens": s.in, "outputTokens": s.out}
+	}
+	return w
+}
+
+// expectValues checks v against a recount of spans in [from, to) (those filter keeps; nil
+// keeps all and counts traces too).
+func expectValues(t *testing.T, what string, v api.MetricsValues, spans []*sentSpan, filter func(*sentSpan) bool, from, to time.Time) {
+	t.Helper()
+	in := func(at time.Time) bool { return !at.Before(from) && at.Before(to) }
+	var n, failed, calls, tokIn, tokOut int64
+	var cost float64
+	var durations []float64
+	type traceOf struct {
+		start, end time.Time
+		failed     bool
+	}
+	traces := map[string]*traceOf{}
+	for _, s := range spans {
+		end := s.start.Add(time.Duration(s.ms * float64(time.Millisecond)))
+		tr := traces[s.trace]
+		if tr == nil {
+			tr = &traceOf{start: s.start, end: end}
+			traces[s.trace] = tr
+		}
+		tr.start, tr.end, tr.failed = minTime(tr.start, s.start), maxTime(tr.end, end), tr.failed || s.failed
+		if (filter != nil && !filter(s)) || !in(s.start) {
+			continue
+		}
+		n++
+		cost += s.cost
+		durations = append(durations, s.ms)
+		if s.failed {
+			failed++
+		}
+		if s.model != "" {
+			calls++
+			tokIn += s.in
+			tokOut += s.out
+		}
+	}
+	assert.Equal(t, n, v.Spans, "%s: spans", what)
+	assert.Equal(t, failed, v.ErrorSpans, "%s: error spans", what)
+	assert.InDelta(t, cost, v.Cost, 1e-9, "%s: cost", what)
+	assert.Equal(t, calls, v.LLMCalls, "%s: llm calls", what)
+	assert.Equal(t, tokIn, v.InputTokens, "%s: input tokens", what)
+	assert.Equal(t, tokOut, v.OutputTokens, "%s: output tokens", what)
+	expectPercentiles(t, what+": span latency", v.SpanLatencyMS, durations)
+	if filter != nil {
+		assert.Nil(t, v.Traces, "%s: no trace counts under a span filter", what)
+		return
+	}
+	var nt, ft int64
+	var traceMS []float64
+	for _, tr := range traces {
+		if !in(tr.start) {
+			continue
+		}
+		nt++
+		if tr.failed {
+			ft++
+		}
+		traceMS = append(traceMS, float64(tr.end.Sub(tr.start).Microseconds())/1000)
+	}
+	require.NotNil(t, v.Traces, what)
+	assert.Equal(t, nt, *v.Traces, "%s: traces", what)
+	assert.Equal(t, ft, *v.ErrorTraces, "%s: error traces", what)
+	expectPercentiles(t, what+": trace latency", v.LatencyMS, traceMS)
+}
+
+// expectPercentiles checks p against the nearest-rank percentiles of ds, within the relative
+// error the answer promises.
+func expectPercentiles(t *testing.T, what string, p *api.Percentiles, ds []float64) {
+	t.Helper()
+	if len(ds) == 0 {
+		assert.Nil(t, p, what)
+		return
+	}
+	require.NotNil(t, p, what)
+	slices.Sort(ds)
+	assert.Equal(t, int64(len(ds)), p.Count, what)
+	for _, c := range []struct {
+		q   float64
+		got float64
+	}{{0.50, p.P50}, {0.95, p.P95}, {0.99, p.P99}} {
+		want := ds[max(int(math.Ceil(c.q*float64(len(ds)))), 1)-1]
+		assert.InEpsilon(t, want, c.got, api.MetricsRelativeError*1.0001, "%s: p%.0f", what, c.q*100)
+	}
+}
+
+func ceilTo(t time.Time, step time.Duration) time.Time {
+	if f := t.Truncate(step); !f.Equal(t) {
+		return f.Add(step)
+	}
+	return t
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// failingUpdates is DynamoDB whose UpdateItem fails from the (after+1)th call on, as if the
+// consumer died there: the updates before it are stored.
+type failingUpdates struct {
+	ddb.API
+	after, n int
+	mu       sync.Mutex
+}
+
+func (f *failingUpdates) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, o ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	f.mu.Lock()
+	f.n++
+	fail := f.n > f.after
+	f.mu.Unlock()
+	if fail {
+		return nil, errors.New("crashed")
+	}
+	return f.API.UpdateItem(ctx, in, o...)
+}
+
+// TestRollupsCountEachRecordOnce delivers one batch of stream records again and again, whole,
+// in halves, overlapping what was added, record by record, and after a consumer that died after
+// each number of its updates: the metrics stay those of the batch applied once.
+func TestRollupsCountEachRecordOnce(t *testing.T) {
+	srv := apitest.New(t, apitest.Options{Stream: true})
+	base := time.Now().UTC().Truncate(time.Hour).Add(-2 * time.Hour)
+	rng := rand.New(rand.NewPCG(3, 25))
+	var batch []map[string]any
+	for i := range 24 {
+		s := &sentSpan{id: uuidOf(binary.BigEndian.AppendUint64(make([]byte, 8), uint64(i+1))),
+			trace: uuidOf(binary.BigEndian.AppendUint64(make([]byte, 8), uint64(100+i%5))),
+			name:  "step", kind: []string{"llm", "tool"}[i%2], env: "prod", start: base.Add(time.Duration(rng.IntN(7200)) * time.Second),
+			ms: float64(1 + rng.IntN(900)), cost: 0.001, failed: i%4 == 0}
+		if s.kind == "llm" {
+			s.model, s.in, s.out = "gpt-4o-mini", 10, 5
+		}
+		batch = append(batch, s.wire())
+	}
+	srv.MustDo(t, "POST", "/spans", srv.A.Key, batch)
+	shard, records := captureStream(t, srv)
+	require.NotEmpty(t, records)
+
+	ctx := context.Background()
+	q := api.MetricsQuery{From: base, To: base.Add(2 * time.Hour), Bucket: api.BucketMinute}
+	metricsOf := func(r rollup.Reader) api.Metrics {
+		m, err := rollup.Metrics(ctx, r, srv.A.ProjectID, q)
+		require.NoError(t, err)
+		return m
+	}
+	store := srv.Env.Rollups()
+	require.NoError(t, store.Apply(ctx, shard, records))
+	want := metricsOf(store)
+	require.Equal(t, int64(len(batch)), want.Totals.Spans)
+
+	half := len(records) / 2
+	for name, redelivery := range map[string][][]ddb.StreamRecord{
+		"whole":       {records},
+		"halves":      {records[:half], records[half:]},
+		"overlapping": {records[half/2 : half+half/2], records[1:]},
+		"one by one":  slices.Collect(slices.Chunk(records, 1)),
+	} {
+		for _, part := range redelivery {
+			require.NoError(t, store.Apply(ctx, shard, part), name)
+		}
+		assert.True(t, reflect.DeepEqual(want, metricsOf(store)), "%s: a record delivered again is not counted again", name)
+	}
+
+	for after := range 12 {
+		other := apitest.New(t, apitest.Options{})
+		crashing := ddb.NewRollupStore(ddb.NewTable(&failingUpdates{API: ddbtest.Client(t, nil), after: after}, other.TableName), 0)
+		require.Error(t, crashing.Apply(ctx, shard, records), "a consumer that dies after %d updates fails its batch", after)
+		fresh := ddb.NewRollupStore(ddb.NewTable(ddbtest.Client(t, nil), other.TableName), 0)
+		require.NoError(t, fresh.Apply(ctx, shard, records), "Lambda retries the batch")
+		assert.True(t, reflect.DeepEqual(want, metricsOf(fresh)), "after a consumer died after %d updates", after)
+	}
+}
+
+// captureStream reads the records the table's stream holds, without applying them: the batch
+// Lambda would deliver (the stream has one shard here).
+func captureStream(t *testing.T, srv *apitest.API) (string, []ddb.StreamRecord) {
+	t.Helper()
+	var shard string
+	var records []ddb.StreamRecord
+	o := ddbtest.Client(t, nil).Options()
+	p := &ddb.StreamPoller{DB: ddbtest.Client(t, nil), TableName: srv.TableName,
+		Streams: dynamodbstreams.New(dynamodbstreams.Options{Region: o.Region, Credentials: o.Credentials, BaseEndpoint: aws.String(ddbtest.Endpoint(t))}),
+		Apply: func(_ context.Context, s string, rs []ddb.StreamRecord) error {
+			require.True(t, shard == "" || shard == s, "one shard")
+			shard, records = s, append(records, rs...)
+			return nil
+		}}
+	for idle := 0; idle < 2; {
+		busy, err := p.Poll(context.Background())
+		require.NoError(t, err)
+		if idle++; busy {
+			idle = 0
+		}
+	}
+	return shard, records
+}
