@@ -212,7 +212,7 @@ var functionCases = map[string]functionCase{
 				"s3:PutObject": {"${Bucket.Arn}/optimizations/*"},
 			},
 		},
-	},	"RollupFunction": {
+	}, "RollupFunction": {
 		worker: true,
 		policy: policyCase{
 			actions: []string{
