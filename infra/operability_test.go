@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The operations part of template.yaml (README, "Operating a deployment"), checked against the
+// The operations part of template.yaml (docs/operations.md), checked against the
 // rest of the template: the functions, queues, APIs and tables are read from the file, so a
 // function, queue or index added without its log group or alarm fails here.
 

@@ -21,6 +21,7 @@ import (
 	"github.com/plumehq/plume/functions/feedback"
 	"github.com/plumehq/plume/internal/apitest"
 	"github.com/plumehq/plume/internal/browsertest"
+	"github.com/plumehq/plume/internal/testlog"
 	"github.com/plumehq/plume/shared/auth"
 )
 
@@ -555,6 +556,7 @@ func FuzzPageForm(f *testing.F) {
 }
 
 func TestPagePanicIsAnHTMLPage(t *testing.T) {
+	testlog.Capture(t) // the panic's error line
 	// Without its dependencies, the page handler panics.
 	h := feedback.NewHandler(feedback.Deps{}, auth.NewAuthenticator(nil, 0))
 	for _, method := range []string{"GET", "POST"} {

@@ -16,8 +16,8 @@ import (
 // deployed: preview-optimization-deploy reads what the deploy would change and the API issues
 // a receipt (valid 10 minutes) bound to the run's candidate and to the version production
 // serves then; deploy-optimization-run, with confirm: true and the receipt, deploys only if
-// nothing moved since. The API checks the receipt (README "API reference: prompt
-// optimization"); the tools say what to do when it refuses.
+// nothing moved since. The API checks the receipt (docs/optimization.md); the tools say what to
+// do when it refuses.
 
 // maxDeployContent bounds each content a preview shows.
 const maxDeployContent = 8000

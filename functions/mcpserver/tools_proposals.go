@@ -49,8 +49,8 @@ const (
 	preparedSeed = 1
 )
 
-// defaultBudgetCalls are the model calls of the types' default budgets (README "Budget and
-// cost"; functions/optimizer defaultBudgets).
+// defaultBudgetCalls are the model calls of the types' default budgets (docs/optimization.md,
+// "Budget and cost"; functions/optimizer defaultBudgets).
 var defaultBudgetCalls = map[string]int{optimize.TypeQuickRefine: 200, optimize.TypeBootstrap: 1000, optimize.TypeGEPA: 3000}
 
 // NextCall is a call of one of this server's tools, as an agent makes it.
@@ -157,7 +157,7 @@ type PreparePromptOutput struct {
 	EnoughSignal    bool         `json:"enough_signal" jsonschema:"whether a run can succeed and has something to learn"`
 	Missing         []string     `json:"missing" jsonschema:"what is missing when enough_signal is false"`
 	AutoPicks       string       `json:"auto_picks" jsonschema:"the type auto would pick"`
-	Why             string       `json:"why" jsonschema:"the rule that picks it (README: API reference: prompt optimization)"`
+	Why             string       `json:"why" jsonschema:"the rule that picks it (docs/optimization.md)"`
 	ModelCalls      int          `json:"model_calls" jsonschema:"the budget's model calls"`
 	ComparisonCalls int          `json:"comparison_calls" jsonschema:"the calls reserved for comparing candidate and baseline on the holdout"`
 	Notes           []string     `json:"notes" jsonschema:"bounds of the reads, and the seed pinned"`

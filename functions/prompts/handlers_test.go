@@ -15,8 +15,8 @@ import (
 
 const ensurePath = "/v1/tasks/support-bot/prompt/versions/ensure"
 
-// TestWalkthrough is the README's first session: ensure, dedupe, normalise, a second version,
-// latest, pin production, fetch by tag.
+// TestWalkthrough is a first session with prompts (docs/prompts.md): ensure, dedupe,
+// normalise, a second version, latest, pin production, fetch by tag.
 func TestWalkthrough(t *testing.T) {
 	api := newTestAPI(t)
 	key, pid := api.a.key, api.a.projectID

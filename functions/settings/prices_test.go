@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/plumehq/plume/internal/testlog"
 	"github.com/plumehq/plume/shared/auth"
 	"github.com/plumehq/plume/shared/ddb"
 	"github.com/plumehq/plume/shared/ddb/ddbtest"
@@ -29,7 +30,9 @@ type fixture struct {
 	a, b   struct{ pid, key string }
 }
 
+// newFixture builds the settings area over a fresh table; what it logs goes to t's output.
 func newFixture(t *testing.T) *fixture {
+	testlog.Capture(t)
 	client, counter, name := ddbtest.NewTable(t)
 	table := ddb.NewTable(client, name)
 	store := ddb.NewAuthStore(table)

@@ -13,7 +13,7 @@ import (
 )
 
 // AWS list prices (us-east-1, on-demand, checked 2026-11-21) and the assumptions behind the
-// dollars per million spans that README.md reports.
+// dollars per million spans that docs/tracing.md reports.
 const (
 	apiGatewayPerMillion = 1.00         // HTTP API, per million requests
 	lambdaPerMillion     = 0.20         // per million invocations

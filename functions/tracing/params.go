@@ -16,8 +16,9 @@ import (
 )
 
 // listParams are the query parameters every list endpoint shares; any other parameter is a tag
-// filter (spec §4.3-4.5), named back in the X-Plume-Tag-Filters header. The README's list of
-// parameters is this one plus each endpoint's own (spanParams, traceParams, sessionParams).
+// filter (spec §4.3-4.5), named back in the X-Plume-Tag-Filters header. The parameters
+// docs/tracing.md lists are these plus each endpoint's own (spanParams, traceParams,
+// sessionParams).
 var listParams = []string{
 	"created_before", "created_after", "names", "has_error", "duration_min", "duration_max",
 	"cost_min", "cost_max", "sort_by", "sort_order", "limit", "offset",

@@ -19,12 +19,12 @@ import (
 	"github.com/plumehq/plume/shared/trace"
 )
 
-// TestQueryParameters: every parameter the README lists is read as itself, and any other is
+// TestQueryParameters: every parameter docs/tracing.md lists is read as itself, and any other is
 // a tag filter named in X-Plume-Tag-Filters, on success and on error alike.
 func TestQueryParameters(t *testing.T) {
 	api := newTestAPI(t)
 	id := uuid.NewString()
-	// The README's lists, with a valid value each.
+	// The lists of docs/tracing.md, with a valid value each.
 	common := url.Values{
 		"created_before": {"2026-11-24T00:00:00Z"}, "created_after": {"2026-11-01T00:00:00+01:00"}, "names": {"a,b"},
 		"has_error": {"true"}, "duration_min": {"1"}, "duration_max": {"2"}, "cost_min": {"0"},

@@ -23,6 +23,7 @@ import (
 	"github.com/plumehq/plume/internal/app"
 	"github.com/plumehq/plume/internal/faultproxy"
 	"github.com/plumehq/plume/internal/stack/restapi"
+	"github.com/plumehq/plume/internal/testlog"
 	"github.com/plumehq/plume/internal/webtest"
 	"github.com/plumehq/plume/shared/asyncinvoke"
 	"github.com/plumehq/plume/shared/auth"
@@ -113,9 +114,11 @@ func fastRetryer() aws.Retryer {
 }
 
 // New starts the API for t: every function of the REST API, built by the composition root as
-// plume-local and the deployed functions build them.
+// plume-local and the deployed functions build them. What the API logs goes to t's output
+// (internal/testlog): shown when t fails, not when it passes.
 func New(t testing.TB, o Options) *API {
 	t.Helper()
+	testlog.Capture(t)
 	newTable := ddbtest.NewTable
 	if o.Stream {
 		newTable = ddbtest.NewStreamTable

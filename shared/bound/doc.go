@@ -11,7 +11,7 @@
 // grid (Round): a cost then has no decimal digit below 1e-13, so neither has any sum of costs,
 // and a sum below 1e25 needs at most 38 digits.
 //
-// The ranges (README, "Numbers"):
+// The ranges (docs/api.md, "Numbers"):
 //
 //	Cost        0 .. 1e9 USD, rounded to 1e-12 USD       span, trace and OTLP cost
 //	DurationMS  0 .. 1e12 ms (about 31.7 years)          span, trace and evaluation durations

@@ -18,7 +18,7 @@ const (
 	TypeAuto = "auto"
 )
 
-// AutoType is the type auto picks, and why (the rule the README documents): quick_refine while
+// AutoType is the type auto picks, and why (the rule docs/optimization.md documents): quick_refine while
 // there is little to learn from or little to spend (fewer than 10 examples, or a budget under
 // 100 model calls); dspy_gepa with at least 30 examples and a budget of at least 1,000 calls
 // (maxCalls 0: the default budget); dspy_bootstrap when at least two training examples offer a

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/plumehq/plume/internal/testlog"
 	"github.com/plumehq/plume/shared/blob/blobtest"
 	"github.com/plumehq/plume/shared/safefetch"
 )
@@ -54,8 +55,10 @@ func fileServer(t *testing.T, limit int) *httptest.Server {
 	return srv
 }
 
+// newExtractor returns an extractor whose warnings (a URL not fetched) go to t's output.
 func newExtractor(t *testing.T, blobs Blobs, cfg ExtractorConfig) *Extractor {
 	t.Helper()
+	testlog.Capture(t)
 	e, err := NewExtractor(blobs, cfg)
 	require.NoError(t, err)
 	return e

@@ -17,7 +17,7 @@ import (
 func BatchPrefix(projectID string) string { return "spans/project=" + projectID + "/" }
 
 // BatchKey is the S3 key of a batch object: Hive-style partitions by project, date and hour, so
-// that Athena (or any engine reading S3) can query every span as a table (see README):
+// that Athena (or any engine reading S3) can query every span as a table (see docs/tracing.md):
 //
 //	spans/project=<id>/date=<yyyy-mm-dd>/hour=<hh>/<batch>.ndjson
 func BatchKey(projectID string, at time.Time, batchID string) string {

@@ -7,8 +7,9 @@ import (
 
 // Record is one line of a span batch object in S3 (spans/project=<id>/date=<day>/hour=<hh>/
 // <batch>.ndjson): the full span as stored, and the schema of the Athena table over the bucket
-// (README "Querying every span with Athena"). It is its own type, not the API's answer, so that
-// a change of the API cannot silently change the table: TestRecordGolden pins its bytes.
+// (docs/tracing.md, "Querying every span with Athena"). It is its own type, not the API's
+// answer, so that a change of the API cannot silently change the table: TestRecordGolden pins
+// its bytes.
 //
 // Span.AppendJSON writes it (byte for byte json.Marshal(RecordOf(span)), several times faster)
 // and LoadRecords reads it back. The API's api.Span has today the same bytes, and the tracing

@@ -44,7 +44,7 @@ func recordSpan() trace.Span {
 }
 
 // TestRecordGolden pins the bytes of a span's S3 record, the Athena table's schema: a change
-// here changes every batch object written from then on, and needs the table (README) changed
+// here changes every batch object written from then on, and needs the table (docs/tracing.md) changed
 // with it. Run with -update to accept a deliberate change.
 func TestRecordGolden(t *testing.T) {
 	s := recordSpan()
