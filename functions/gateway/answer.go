@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/plumehq/plume/shared/llm/wire"
 	"github.com/plumehq/plume/shared/textcut"
 )
 
@@ -202,6 +203,11 @@ type answer struct {
 	Error *answerError
 }
 
+// usageOfChat is the Usage of an OpenAI-shaped answer's usage.
+func usageOfChat(u *wire.ChatUsage) Usage {
+	return Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens}
+}
+
 // answerError is an OpenAI error object.
 type answerError struct {
 	Message, Type, Code string
@@ -270,42 +276,6 @@ func (t *answerText) String() string {
 	return string(b)
 }
 
-// The parts of OpenAI's answers the recorder reads.
-type (
-	wireAnswer struct {
-		ID      string `json:"id"`
-		Choices []struct {
-			Index        int         `json:"index"`
-			Message      wireMessage `json:"message"`
-			FinishReason string      `json:"finish_reason"`
-		} `json:"choices"`
-		Usage *Usage          `json:"usage"`
-		Error json.RawMessage `json:"error"`
-	}
-	wireChunk struct {
-		ID      string `json:"id"`
-		Choices []struct {
-			Index        int         `json:"index"`
-			Delta        wireMessage `json:"delta"`
-			FinishReason string      `json:"finish_reason"`
-		} `json:"choices"`
-		Usage *Usage          `json:"usage"`
-		Error json.RawMessage `json:"error"`
-	}
-	// wireMessage is an answer's message, or the part of it a stream's chunk adds (its delta).
-	wireMessage struct {
-		Content   json.RawMessage `json:"content"`
-		ToolCalls []wireToolCall  `json:"tool_calls"`
-	}
-	wireToolCall struct {
-		Index    int `json:"index"`
-		Function struct {
-			Name      string `json:"name"`
-			Arguments string `json:"arguments"`
-		} `json:"function"`
-	}
-)
-
 // decodeLoosely decodes data into v, keeping what fits where a value has another type than
 // expected (json.Unmarshal skips those): false when data is not JSON.
 func decodeLoosely(data []byte, v any) bool {
@@ -320,13 +290,13 @@ func (a *answerRecorder) readJSON() {
 		a.ans.Truncated = true
 		return
 	}
-	var v wireAnswer
+	var v wire.ChatCompletion
 	if len(a.body) == 0 || !decodeLoosely(a.body, &v) {
 		return
 	}
 	a.ans.ID, a.ans.Error = v.ID, errorOf(v.Error)
 	if v.Usage != nil {
-		a.ans.Usage, a.ans.HasUsage = *v.Usage, true
+		a.ans.Usage, a.ans.HasUsage = usageOfChat(v.Usage), true
 	}
 	for _, c := range v.Choices {
 		if c.Index != 0 {
@@ -352,7 +322,7 @@ func (a *answerRecorder) streamLine(line []byte) {
 		return
 	}
 	data = bytes.TrimSpace(data)
-	var c wireChunk
+	var c wire.ChatChunk
 	if len(data) == 0 || data[0] != '{' || !decodeLoosely(data, &c) {
 		return
 	}
@@ -360,7 +330,7 @@ func (a *answerRecorder) streamLine(line []byte) {
 		a.ans.ID = c.ID
 	}
 	if c.Usage != nil {
-		a.ans.Usage, a.ans.HasUsage = *c.Usage, true
+		a.ans.Usage, a.ans.HasUsage = usageOfChat(c.Usage), true
 	}
 	if e := errorOf(c.Error); e != nil {
 		a.ans.Error = e
@@ -369,8 +339,8 @@ func (a *answerRecorder) streamLine(line []byte) {
 		if ch.Index != 0 {
 			continue
 		}
-		if ch.FinishReason != "" {
-			a.ans.FinishReason = ch.FinishReason
+		if ch.FinishReason != nil && *ch.FinishReason != "" {
+			a.ans.FinishReason = *ch.FinishReason
 		}
 		content := textOf(ch.Delta.Content)
 		a.out.keep(&a.out.content, content)
@@ -392,8 +362,16 @@ func (a *answerRecorder) streamLine(line []byte) {
 	}
 }
 
-// textOf is the text of a JSON value: a string's, "" for null or nothing, else its JSON text.
-func textOf(raw json.RawMessage) string {
+// textOf is the text of a message's content, "" for none.
+func textOf(t *wire.ChatText) string {
+	if t == nil {
+		return ""
+	}
+	return string(*t)
+}
+
+// jsonTextOf is the text of a JSON value: a string's, "" for null or nothing, else its JSON text.
+func jsonTextOf(raw json.RawMessage) string {
 	if len(raw) == 0 || string(raw) == "null" {
 		return ""
 	}
@@ -422,5 +400,5 @@ func errorOf(raw json.RawMessage) *answerError {
 	if len(raw) == 0 || raw[0] != '{' || !decodeLoosely(raw, &e) {
 		return nil
 	}
-	return &answerError{Message: textOf(e.Message), Type: textOf(e.Type), Code: textOf(e.Code)}
+	return &answerError{Message: jsonTextOf(e.Message), Type: jsonTextOf(e.Type), Code: jsonTextOf(e.Code)}
 }

@@ -61,7 +61,7 @@ func (s *server) account(ctx context.Context, projectID string, t llm.Target, ou
 	if s.Pricer != nil {
 		c, _, ok, err := s.Pricer.Cost(ctx, projectID, trace.LLMUsage{
 			Provider: t.Provider, Model: t.Model,
-			InputTokens: int64(out.usage.PromptTokens), OutputTokens: int64(out.usage.CompletionTokens),
+			InputTokens: out.usage.PromptTokens, OutputTokens: out.usage.CompletionTokens,
 		})
 		switch {
 		case err != nil:
@@ -73,11 +73,11 @@ func (s *server) account(ctx context.Context, projectID string, t llm.Target, ou
 		}
 	}
 	metrics.Emit(ctx, nil, time.Now(), projectID, metrics.Count(metrics.ModelCalls, 1),
-		metrics.Count(metrics.ModelTokens, out.usage.Total()), metrics.Amount(metrics.ModelCostUSD, cost))
+		metrics.Count(metrics.ModelTokens, int(out.usage.Total())), metrics.Amount(metrics.ModelCostUSD, cost))
 	if s.Limits == nil {
 		return
 	}
-	if err := s.Limits.Record(ctx, projectID, out.usage.Total(), cost); err != nil {
+	if err := s.Limits.Record(ctx, projectID, int(out.usage.Total()), cost); err != nil {
 		slog.ErrorContext(ctx, "gateway: the call's usage cannot be counted", "error", err)
 	}
 }

@@ -373,11 +373,11 @@ func clean(s string, n int) string {
 
 // tokenCount is n as an attribute's token count; nil outside what ingestion reads
 // (0 to trace.MaxTokens).
-func tokenCount(n int) *int64 {
-	if n < 0 || int64(n) > trace.MaxTokens {
+func tokenCount(n int64) *int64 {
+	if n < 0 || n > trace.MaxTokens {
 		return nil
 	}
-	return ptr(int64(n))
+	return ptr(n)
 }
 
 // spanTime is t as spans store times: UTC, whole microseconds.

@@ -12,12 +12,12 @@ import (
 // Usage is what a call consumed, as the relay read it from the provider's answer: what the
 // limits and the cost are counted from.
 type Usage struct {
-	PromptTokens     int `json:"prompt_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
+	PromptTokens     int64 `json:"prompt_tokens"`
+	CompletionTokens int64 `json:"completion_tokens"`
 }
 
 // Total is every token of the call.
-func (u Usage) Total() int { return u.PromptTokens + u.CompletionTokens }
+func (u Usage) Total() int64 { return u.PromptTokens + u.CompletionTokens }
 
 // outcome is what a relay learned of its call that the gateway accounts for after it: the
 // usage the limits and the span count, the provider's request id.
