@@ -24,60 +24,63 @@ import (
 // translated (toMessages), sent with the deployment's key, the answer translated back, a
 // stream event by event as it arrives (relay_anthropic_stream.go). What cannot be translated
 // (n > 1, audio and file parts, the legacy functions) is refused with 400 before any call.
-func relayMessages(w http.ResponseWriter, r *http.Request, up llm.Upstream, fields map[string]json.RawMessage) {
+func relayMessages(w http.ResponseWriter, r *http.Request, up llm.Upstream, fields map[string]json.RawMessage, traced bool) outcome {
 	call, err := toMessages(up.Target.Model, fields)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, typeInvalidRequest, "", err.Error(), 0)
-		return
+		return outcome{}.failed(w, http.StatusBadRequest, typeInvalidRequest, "", err.Error())
 	}
-	res, ok := send(w, r, up, call.req, call.req.Stream)
+	res, out, ok := send(w, r, up, call.req, call.req.Stream)
 	if !ok {
-		return
+		return out
 	}
 	defer res.Body.Close()
 	if res.StatusCode/100 != 2 {
-		writeMessagesError(w, r, up.Target.Provider, res)
-		return
+		return writeMessagesError(w, r, up.Target.Provider, res, out)
 	}
 	if call.req.Stream {
-		streamMessages(w, r, res.Body, up.Target, call)
-		return
+		return streamMessages(w, r, res.Body, up.Target, call, out, traced)
 	}
 	var msg wire.MessagesResponse
-	if readAnswer(w, r, up.Target.Provider, res.Body, &msg) {
-		writeCompletion(w, r, up.Target.Provider, fromMessages(&msg, call.answerTool, up.Target.Model, time.Now()))
+	if !readAnswer(r, up.Target.Provider, res.Body, &msg) {
+		return out.failed(w, http.StatusBadGateway, typeServer, "upstream_invalid", up.Target.Provider+"'s answer cannot be read")
 	}
+	return writeCompletion(w, up.Target.Provider, fromMessages(&msg, call.answerTool, up.Target.Model, time.Now()), out, traced)
 }
 
 // maxAnswerBytes bounds a non-streamed answer read from a translating relay's provider.
 const maxAnswerBytes = 32 << 20
 
-// readAnswer reads a translating relay's non-streamed answer from provider into v. An answer
-// that cannot be read is answered with 502, and readAnswer reports false.
-func readAnswer(w http.ResponseWriter, r *http.Request, provider string, body io.Reader, v any) bool {
+// readAnswer reads a translating relay's non-streamed answer from provider into v; an answer
+// that cannot be read is logged, and readAnswer reports false.
+func readAnswer(r *http.Request, provider string, body io.Reader, v any) bool {
 	data, err := io.ReadAll(io.LimitReader(body, maxAnswerBytes))
 	if err == nil {
 		err = json.Unmarshal(data, v)
 	}
 	if err != nil {
 		slog.WarnContext(r.Context(), "gateway: unreadable answer", "provider", provider, "error", err)
-		writeError(w, http.StatusBadGateway, typeServer, "upstream_invalid", provider+"'s answer cannot be read", 0)
 		return false
 	}
 	return true
 }
 
-// writeCompletion answers with out, a translating relay's completion, its usage reported.
-func writeCompletion(w http.ResponseWriter, r *http.Request, provider string, out *wire.ChatCompletion) {
-	reportUsage(r, Usage{PromptTokens: out.Usage.PromptTokens, CompletionTokens: out.Usage.CompletionTokens})
-	b, err := json.Marshal(out)
+// writeCompletion answers with c, a translating relay's completion, and returns out with its
+// usage and, when traced, the answer read from c.
+func writeCompletion(w http.ResponseWriter, provider string, c *wire.ChatCompletion, out outcome, traced bool) outcome {
+	out = out.metered(Usage{PromptTokens: c.Usage.PromptTokens, CompletionTokens: c.Usage.CompletionTokens})
+	b, err := json.Marshal(c)
 	if err != nil { // only strings, numbers and the provider's valid JSON inputs
-		writeError(w, http.StatusBadGateway, typeServer, "upstream_invalid", provider+"'s answer cannot be translated", 0)
-		return
+		return out.failed(w, http.StatusBadGateway, typeServer, "upstream_invalid", provider+"'s answer cannot be translated")
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(b)
+	if _, err := w.Write(b); err == nil && traced {
+		var rd answerReader
+		rd.completion(c)
+		a := rd.answer()
+		out.answer = &a
+	}
+	return out
 }
 
 // amCall is a translated request and what translating its answer needs.
@@ -232,8 +235,8 @@ func chatUsage(u wire.MessagesUsage) wire.ChatUsage {
 }
 
 // writeMessagesError answers a provider's error (https://docs.anthropic.com/en/api/errors) in
-// OpenAI's shape, Retry-After passed on.
-func writeMessagesError(w http.ResponseWriter, r *http.Request, provider string, res *http.Response) {
+// OpenAI's shape, Retry-After passed on, and returns out failed so.
+func writeMessagesError(w http.ResponseWriter, r *http.Request, provider string, res *http.Response, out outcome) outcome {
 	data, _ := io.ReadAll(io.LimitReader(res.Body, 1<<20))
 	var e wire.MessagesErrorBody
 	msg := fmt.Sprintf("%s answered %d %s", provider, res.StatusCode, http.StatusText(res.StatusCode))
@@ -250,7 +253,7 @@ func writeMessagesError(w http.ResponseWriter, r *http.Request, provider string,
 			w.Header().Set(h, v)
 		}
 	}
-	writeError(w, status, typ, code, msg, 0)
+	return out.failed(w, status, typ, code, msg)
 }
 
 // amErrorFor is the status, type and code of the OpenAI error for an Anthropic error status. A

@@ -51,23 +51,22 @@ type amStream struct {
 	usage     wire.MessagesUsage
 	stop      string
 	buf       bytes.Buffer // one data line, reused
+	// rd reads the chunks written, for the call's span; nil when the call is not traced.
+	rd *answerReader
 }
 
 // errStreamEnded is a stream that ended without message_stop.
 var errStreamEnded = errors.New("the stream ended before the answer did")
 
 // streamMessages relays a Messages stream: each event is read as it arrives and its chunk, if
-// it makes one, written and flushed at once.
-func streamMessages(w http.ResponseWriter, r *http.Request, body io.Reader, t llm.Target, call *amCall) {
-	s := newAMStream(w, call, t.Model, time.Now())
+// it makes one, written and flushed at once. It returns out with the stream's usage and, when
+// traced, what it answered.
+func streamMessages(w http.ResponseWriter, r *http.Request, body io.Reader, t llm.Target, call *amCall, out outcome, traced bool) outcome {
+	s := newAMStream(w, call, t.Model, time.Now(), traced)
 	err := s.read(body)
-	if u := chatUsage(s.usage); s.started {
-		reportUsage(r, Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens})
-	}
 	var e *amStreamError
 	switch {
 	case err == nil:
-		return
 	case errors.As(err, &e):
 		slog.WarnContext(r.Context(), "gateway: the provider's stream failed", "provider", t.Provider, "type", e.typ, "message", e.msg)
 		s.fail(amErrorStatuses[e.typ], t.Provider+": "+e.msg)
@@ -77,11 +76,30 @@ func streamMessages(w http.ResponseWriter, r *http.Request, body io.Reader, t ll
 		slog.WarnContext(r.Context(), "gateway: the provider's stream was cut", "provider", t.Provider, "error", err)
 		s.fail(http.StatusBadGateway, fmt.Sprintf("%s: %v", t.Provider, err))
 	}
+	return s.outcome(out)
 }
 
-func newAMStream(w http.ResponseWriter, call *amCall, model string, now time.Time) *amStream {
-	return &amStream{w: w, rc: http.NewResponseController(w), answerTool: call.answerTool,
+// newAMStream returns a stream writing to w, reading what it writes when traced.
+func newAMStream(w http.ResponseWriter, call *amCall, model string, now time.Time, traced bool) *amStream {
+	s := &amStream{w: w, rc: http.NewResponseController(w), answerTool: call.answerTool,
 		includeUsage: call.includeUsage, model: model, created: now.Unix(), blocks: map[int]amBlockState{}}
+	if traced {
+		s.rd = &answerReader{now: time.Now}
+	}
+	return s
+}
+
+// outcome is out with what the stream came to: its usage once it started, and what it answered.
+func (s *amStream) outcome(out outcome) outcome {
+	if s.started {
+		u := chatUsage(s.usage)
+		out = out.metered(Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens})
+	}
+	if s.rd != nil {
+		a := s.rd.answer()
+		out.answer, out.firstToken = &a, s.rd.firstToken
+	}
+	return out
 }
 
 // amStreamError is an error event of the stream.
@@ -232,7 +250,13 @@ func (s *amStream) chunk(delta wire.ChatDelta, finish *string, usage *wire.ChatU
 	if err != nil {
 		return err
 	}
-	return s.line(b)
+	if err := s.line(b); err != nil {
+		return err
+	}
+	if s.rd != nil {
+		s.rd.chunk(&c)
+	}
+	return nil
 }
 
 // line writes "data: <data>" and flushes it, the status first if it is not written yet.
@@ -259,6 +283,9 @@ func (s *amStream) line(data []byte) error {
 // error object as a data line after (the stream then ends without [DONE]).
 func (s *amStream) fail(anthropicStatus int, msg string) {
 	status, typ, code := amErrorFor(cmp.Or(anthropicStatus, http.StatusInternalServerError))
+	if s.rd != nil {
+		s.rd.failed(typ, code, msg)
+	}
 	if !s.started {
 		writeError(s.w, status, typ, code, msg, 0)
 		return

@@ -30,30 +30,28 @@ import (
 // stream (ConverseStream, an AWS event stream) event by event as it arrives. What Converse
 // cannot take (n > 1, image URLs, audio and file parts, the legacy functions) is refused with
 // 400 before any call.
-func relayConverse(w http.ResponseWriter, r *http.Request, up llm.Upstream, fields map[string]json.RawMessage) {
+func relayConverse(w http.ResponseWriter, r *http.Request, up llm.Upstream, fields map[string]json.RawMessage, traced bool) outcome {
 	call, err := toConverse(fields)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, typeInvalidRequest, "", err.Error(), 0)
-		return
+		return outcome{}.failed(w, http.StatusBadRequest, typeInvalidRequest, "", err.Error())
 	}
-	res, ok := send(w, r, up, call.req, call.stream)
+	res, out, ok := send(w, r, up, call.req, call.stream)
 	if !ok {
-		return
+		return out
 	}
 	defer res.Body.Close()
 	if res.StatusCode/100 != 2 {
-		writeConverseError(w, r, up.Target.Provider, res)
-		return
+		return writeConverseError(w, r, up.Target.Provider, res, out)
 	}
 	id := cvCompletionID(res.Header.Get("X-Amzn-Requestid"))
 	if call.stream {
-		streamConverse(w, r, res.Body, up.Target, call, id)
-		return
+		return streamConverse(w, r, res.Body, up.Target, call, id, out, traced)
 	}
 	var answer wire.ConverseResponse
-	if readAnswer(w, r, up.Target.Provider, res.Body, &answer) {
-		writeCompletion(w, r, up.Target.Provider, fromConverse(&answer, id, call.answerTool, up.Target.Model, time.Now()))
+	if !readAnswer(r, up.Target.Provider, res.Body, &answer) {
+		return out.failed(w, http.StatusBadGateway, typeServer, "upstream_invalid", up.Target.Provider+"'s answer cannot be read")
 	}
+	return writeCompletion(w, up.Target.Provider, fromConverse(&answer, id, call.answerTool, up.Target.Model, time.Now()), out, traced)
 }
 
 // cvCall is a translated request and what translating its answer needs.
@@ -279,7 +277,7 @@ func cvErrorType(header, bodyType string) string {
 // refused credential is logged by its type only and answered with a generic message: AWS's
 // message may name the deployment's account and role, and an InvalidSignatureException's
 // quotes the canonical request, the session token among its signed headers.
-func writeConverseError(w http.ResponseWriter, r *http.Request, provider string, res *http.Response) {
+func writeConverseError(w http.ResponseWriter, r *http.Request, provider string, res *http.Response, out outcome) outcome {
 	data, _ := io.ReadAll(io.LimitReader(res.Body, 1<<20))
 	var e wire.ConverseErrorBody
 	_ = json.Unmarshal(data, &e) // an unreadable body leaves the status to go by
@@ -299,5 +297,5 @@ func writeConverseError(w http.ResponseWriter, r *http.Request, provider string,
 	if v := res.Header.Get("Retry-After"); v != "" {
 		w.Header().Set("Retry-After", v)
 	}
-	writeError(w, f.status, f.typ, f.code, msg, 0)
+	return out.failed(w, f.status, f.typ, f.code, msg)
 }

@@ -91,17 +91,13 @@ func (e *cvStreamError) Error() string { return e.typ + ": " + e.msg }
 // (the same chunks, from Converse's events). Converse sends the usage (metadata) after
 // messageStop: the finish reason is written at messageStop, the usage chunk and [DONE] once the
 // usage is known.
-func streamConverse(w http.ResponseWriter, r *http.Request, body io.Reader, t llm.Target, call *cvCall, id string) {
-	s := newAMStream(w, &amCall{answerTool: call.answerTool, includeUsage: call.includeUsage}, t.Model, time.Now())
+func streamConverse(w http.ResponseWriter, r *http.Request, body io.Reader, t llm.Target, call *cvCall, id string, out outcome, traced bool) outcome {
+	s := newAMStream(w, &amCall{answerTool: call.answerTool, includeUsage: call.includeUsage}, t.Model, time.Now(), traced)
 	s.id = id
 	err := readConverseStream(s, body)
-	if u := chatUsage(s.usage); s.started {
-		reportUsage(r, Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens})
-	}
 	var e *cvStreamError
 	switch {
 	case err == nil:
-		return
 	case errors.As(err, &e):
 		slog.WarnContext(r.Context(), "gateway: the provider's stream failed", "provider", t.Provider, "type", e.typ, "message", e.msg)
 		s.fail(cvFailureOf(e.typ, http.StatusBadGateway).status, fmt.Sprintf("%s (%s): %s", t.Provider, e.typ, e.msg))
@@ -111,6 +107,7 @@ func streamConverse(w http.ResponseWriter, r *http.Request, body io.Reader, t ll
 		slog.WarnContext(r.Context(), "gateway: the provider's stream was cut", "provider", t.Provider, "error", err)
 		s.fail(http.StatusBadGateway, fmt.Sprintf("%s: %v", t.Provider, err))
 	}
+	return s.outcome(out)
 }
 
 // readConverseStream relays the events of body to s. It returns nil once the answer is
