@@ -7,13 +7,14 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/plumehq/plume/shared/llm/wire"
 )
 
 // Usage is what a call consumed, as the relay read it from the provider's answer: what the
 // limits and the cost are counted from.
 type Usage struct {
-	PromptTokens     int64 `json:"prompt_tokens"`
-	CompletionTokens int64 `json:"completion_tokens"`
+	PromptTokens, CompletionTokens int64
 }
 
 // Total is every token of the call.
@@ -60,11 +61,11 @@ func usageOf(data []byte) (Usage, bool) {
 	if !ok {
 		return Usage{}, false
 	}
-	var u *Usage
+	var u *wire.ChatUsage
 	if err := json.NewDecoder(bytes.NewReader(value)).Decode(&u); err != nil || u == nil {
 		return Usage{}, false
 	}
-	return *u, true
+	return usageOfChat(u), true
 }
 
 // watcher reads the usage of an answer as it is passed on.
@@ -223,7 +224,7 @@ func (h *usageHider) drop(line []byte) bool {
 	}
 	var chunk struct {
 		Choices []json.RawMessage `json:"choices"`
-		Usage   *Usage            `json:"usage"`
+		Usage   *wire.ChatUsage   `json:"usage"`
 	}
 	if json.Unmarshal(bytes.TrimSpace(data), &chunk) != nil || len(chunk.Choices) > 0 || chunk.Usage == nil {
 		return false
