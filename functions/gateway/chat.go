@@ -71,11 +71,15 @@ func (s *server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	}
 	messages := fields["messages"] // as sent: the relays change only the model and stream options
 	out := serve(w, r, up, fields, traced)
-	price := s.settle(r.Context(), projectID, up.Target, out)
+	// The client may be gone: what it used is counted, and its call recorded, all the same.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), accountTimeout)
+	defer cancel()
+	price := s.price(ctx, projectID, up.Target, out)
+	s.account(ctx, projectID, out, price.cost)
 	if traced {
 		var stream bool
 		_ = json.Unmarshal(fields["stream"], &stream)
-		s.record(r.Context(), &gatewayCall{
+		s.record(ctx, &gatewayCall{
 			ProjectID: projectID, Model: model, Target: up.Target, Messages: messages, Stream: stream,
 			Started: started, Ended: time.Now(), Answer: answer, Relayed: out.answer, FirstToken: out.firstToken,
 			Usage: out.usage, HasUsage: out.hasUsage, ProviderRequestID: out.requestID, Link: link, Price: price,
@@ -90,8 +94,6 @@ const SpanIDHeader = "X-Plume-Span-Id"
 // record writes a traced call's span. A span that cannot be written is logged: the call is
 // answered already, and tracing never fails it.
 func (s *server) record(ctx context.Context, c *gatewayCall, tc traceContext) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), accountTimeout)
-	defer cancel()
 	if err := recordCall(ctx, s.Traces, c, tc); err != nil {
 		slog.ErrorContext(ctx, "gateway: the call's span cannot be recorded", "error", err)
 	}

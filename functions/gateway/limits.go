@@ -42,18 +42,8 @@ func (s *server) admit(w http.ResponseWriter, r *http.Request, projectID string)
 	return false
 }
 
-// accountTimeout bounds pricing and counting a call once it is answered, and recording it.
+// accountTimeout bounds pricing, counting and recording a call once it is answered.
 const accountTimeout = 5 * time.Second
-
-// settle prices a call once and counts its usage and that cost (price, account), and returns
-// the price for its span. The client may be gone: what it used is counted all the same.
-func (s *server) settle(ctx context.Context, projectID string, t llm.Target, out outcome) callPrice {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), accountTimeout)
-	defer cancel()
-	p := s.price(ctx, projectID, t, out)
-	s.account(ctx, projectID, out, p.cost)
-	return p
-}
 
 // callPrice is what a call cost, priced once for the spend limit, the metrics and its span.
 type callPrice struct {
