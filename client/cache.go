@@ -74,7 +74,7 @@ type promptState struct {
 	cfg        PromptCacheConfig
 	off        bool
 	now        func() time.Time
-	style      LinkageStyle
+	style      api.LinkageStyle
 	defaultTag string
 	cache      *promptCache
 }

@@ -43,21 +43,3 @@ func ExampleClient_GetPrompt() {
 	}
 	fmt.Println(p.Source, p.Version, p.Content)
 }
-
-func ExampleStripLinkage() {
-	l, system, ok := client.StripLinkage(`<zeroeval>{"task": "support-bot", "variables": {"product": "Plume"}, "prompt_version": 3}</zeroeval>You help with {{product}}.`)
-	fmt.Println(ok, l.Task, l.PromptVersion, l.Variables["product"])
-	fmt.Println(system)
-	// Output:
-	// true support-bot 3 Plume
-	// You help with {{product}}.
-}
-
-func ExampleLinkage_Decorate() {
-	l := client.Linkage{Task: "support-bot", Variables: map[string]string{"city": "Zürich"}, PromptVersion: 3}
-	fmt.Println(l.Decorate("You help.", client.LinkagePython))
-	fmt.Println(l.Decorate("You help.", client.LinkageTypeScript))
-	// Output:
-	// <zeroeval>{"task": "support-bot", "variables": {"city": "Z\u00fcrich"}, "prompt_version": 3}</zeroeval>You help.
-	// <zeroeval>{"task":"support-bot","variables":{"city":"Zürich"},"prompt_version":3}</zeroeval>You help.
-}

@@ -8,13 +8,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/plumehq/plume/api"
@@ -59,7 +54,7 @@ type PromptRequest struct {
 }
 
 // Prompt resolves a prompt version as spec §4.8 says and returns its content prefixed with the
-// hidden linkage metadata (see Linkage), which the integrations strip, read and record so that
+// hidden linkage metadata (see api.Linkage), which the integrations strip, read and record so that
 // a completion is linked to the version. The modes:
 //
 //   - Content alone (default): the latest version of the task if one exists, else Content,
@@ -162,8 +157,8 @@ func (r PromptRequest) check() error {
 }
 
 // linkageOf is the linkage metadata of version v resolved for task.
-func linkageOf(task string, variables map[string]string, v api.PromptVersion) Linkage {
-	return Linkage{
+func linkageOf(task string, variables map[string]string, v api.PromptVersion) api.Linkage {
+	return api.Linkage{
 		Task: task, Variables: variables, PromptSlug: v.Prompt, PromptVersion: v.Version,
 		PromptVersionID: cmp.Or(v.VersionID, v.ID), ContentHash: v.ContentHash,
 	}
@@ -280,7 +275,7 @@ func (c *Client) GetPrompt(ctx context.Context, slug string, opts *GetPromptOpti
 		}
 	}
 	if o.TaskName != "" {
-		l := Linkage{Task: o.TaskName, Variables: o.Variables, PromptSlug: slug,
+		l := api.Linkage{Task: o.TaskName, Variables: o.Variables, PromptSlug: slug,
 			PromptVersion: p.Version, PromptVersionID: p.VersionID, ContentHash: p.ContentHash}
 		p.Content = l.Decorate(p.Content, c.prompt.style)
 	}
@@ -388,7 +383,7 @@ func templateToken(s string) (name string, n int) {
 	skip := func() {
 		for i < len(s) {
 			r, w := utf8.DecodeRuneInString(s[i:])
-			if !promptTextSpace(r) {
+			if !api.PromptSpace(r) {
 				return
 			}
 			i += w
@@ -455,14 +450,10 @@ func normalizePromptText(text string) string {
 	text = strings.ReplaceAll(text, "\r", "\n")
 	lines := strings.Split(text, "\n")
 	for i, l := range lines {
-		lines[i] = strings.TrimRightFunc(l, promptTextSpace)
+		lines[i] = strings.TrimRightFunc(l, api.PromptSpace)
 	}
-	return strings.TrimFunc(strings.Join(lines, "\n"), promptTextSpace)
+	return strings.TrimFunc(strings.Join(lines, "\n"), api.PromptSpace)
 }
-
-// promptTextSpace is Python's str.isspace, which the SDKs strip: Unicode White_Space and the
-// ASCII separators U+001C to U+001F.
-func promptTextSpace(r rune) bool { return unicode.IsSpace(r) || (r >= 0x1c && r <= 0x1f) }
 
 // hashPromptText is the content_hash of normalised text: lowercase hex SHA-256.
 func hashPromptText(norm string) string {
@@ -470,227 +461,5 @@ func hashPromptText(norm string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// Linkage is the hidden metadata a prompt helper puts in front of a prompt, written
-// <zeroeval>{json}</zeroeval> (COMPAT.md, "Hidden linkage metadata"). The integrations strip
-// it from the first system message, substitute Variables in the messages and record it on the
-// LLM span, which links the completion to the prompt version. Zero fields are unknown and not
-// written.
-type Linkage struct {
-	// Task is "task": the task name the helper was called with.
-	Task string
-	// Variables is "variables": the values of the {{var}} tokens.
-	Variables map[string]string
-	// PromptSlug is "prompt_slug": the prompt the version belongs to.
-	PromptSlug string
-	// PromptVersion is "prompt_version": the version's number (0: unknown).
-	PromptVersion int
-	// PromptVersionID is "prompt_version_id", by which the API links the completion.
-	PromptVersionID string
-	// ContentHash is "content_hash": the version's, by which the API links the completion
-	// when there is no PromptVersionID.
-	ContentHash string
-}
-
-// LinkageStyle is how the metadata's JSON is written: as the zeroeval Python SDK writes it, or
-// as the TypeScript SDK does. Readers parse either; the styles exist so that the bytes can be
-// the same as one SDK's.
-type LinkageStyle int
-
-// Linkage styles.
-const (
-	// LinkagePython is Python's json.dumps with its defaults: ", " and ": " separators, every
-	// character outside printable ASCII escaped (\u00e9, a surrogate pair for 😀, \u007f).
-	// The default: the Python SDK is the one the TypeScript SDK ports, and ASCII survives any
-	// log line, header or terminal the prompt passes through.
-	LinkagePython LinkageStyle = iota
-	// LinkageTypeScript is JSON.stringify: no spaces, only '"', '\\' and control characters
-	// escaped, everything else as UTF-8.
-	LinkageTypeScript
-)
-
-// WithLinkageStyle sets how Prompt and GetPrompt write the linkage metadata (LinkagePython).
-func WithLinkageStyle(s LinkageStyle) Option { return func(c *Client) { c.prompt.style = s } }
-
-const (
-	linkageOpenTag  = "<zeroeval>"
-	linkageCloseTag = "</zeroeval>"
-)
-
-// Decorate returns content prefixed with l's metadata, with no separator:
-// <zeroeval>{"task": ...}</zeroeval>content.
-func (l Linkage) Decorate(content string, style LinkageStyle) string {
-	b := make([]byte, 0, 160+len(content))
-	b = append(b, linkageOpenTag...)
-	b = l.AppendJSON(b, style)
-	b = append(b, linkageCloseTag...)
-	return string(append(b, content...))
-}
-
-// AppendJSON appends l's JSON object in style to b. Keys come in the order the SDKs write
-// them: task, variables, prompt_slug, prompt_version, prompt_version_id, content_hash.
-// Variables are written in the order of their names: a Go map has no order, and the SDKs
-// write theirs in insertion order, so the bytes are the SDKs' when the application's keys were
-// sorted (what a reader of the JSON sees is the same either way).
-func (l Linkage) AppendJSON(b []byte, style LinkageStyle) []byte {
-	w := linkageWriter{b: append(b, '{'), style: style}
-	if l.Task != "" {
-		w.member("task").string(l.Task)
-	}
-	if len(l.Variables) > 0 {
-		w.member("variables")
-		inner := linkageWriter{b: append(w.b, '{'), style: style}
-		for _, name := range slices.Sorted(maps.Keys(l.Variables)) {
-			inner.member(name).string(l.Variables[name])
-		}
-		w.b = append(inner.b, '}')
-	}
-	if l.PromptSlug != "" {
-		w.member("prompt_slug").string(l.PromptSlug)
-	}
-	if l.PromptVersion > 0 {
-		w.member("prompt_version")
-		w.b = strconv.AppendInt(w.b, int64(l.PromptVersion), 10)
-	}
-	if l.PromptVersionID != "" {
-		w.member("prompt_version_id").string(l.PromptVersionID)
-	}
-	if l.ContentHash != "" {
-		w.member("content_hash").string(l.ContentHash)
-	}
-	return append(w.b, '}')
-}
-
-// MarshalJSON writes l as JSON.stringify does (LinkageTypeScript).
-func (l Linkage) MarshalJSON() ([]byte, error) { return l.AppendJSON(nil, LinkageTypeScript), nil }
-
-// UnmarshalJSON reads a metadata object leniently, as the API does: a field of the wrong type
-// is left zero, prompt_version may be a numeric string, and a variable whose value is not a
-// string keeps its JSON text ("" for null). Only a value that is not a JSON object is an error.
-func (l *Linkage) UnmarshalJSON(data []byte) error {
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(data, &fields); err != nil || fields == nil {
-		return errors.New("client: linkage metadata is not a JSON object")
-	}
-	*l = Linkage{
-		Task: linkageString(fields["task"]), PromptSlug: linkageString(fields["prompt_slug"]),
-		PromptVersionID: linkageString(fields["prompt_version_id"]), ContentHash: linkageString(fields["content_hash"]),
-	}
-	if n, err := strconv.Atoi(linkageScalar(fields["prompt_version"])); err == nil && n > 0 {
-		l.PromptVersion = n
-	}
-	var vars map[string]json.RawMessage
-	if json.Unmarshal(fields["variables"], &vars) == nil && len(vars) > 0 {
-		l.Variables = make(map[string]string, len(vars))
-		for name, raw := range vars {
-			l.Variables[name] = linkageScalar(raw)
-		}
-	}
-	return nil
-}
-
-// StripLinkage finds the first <zeroeval>{json}</zeroeval> in content, as the SDKs'
-// integrations do, and returns its metadata with content less the tag, stripped of surrounding
-// white space as the Python SDK strips it. The object is read as JSON, so "</zeroeval>" inside
-// one of its strings does not end it. ok is false, and content returned unchanged, when there
-// is no tag or its content is not a JSON object.
-func StripLinkage(content string) (l Linkage, rest string, ok bool) {
-	start := strings.Index(content, linkageOpenTag)
-	if start < 0 {
-		return Linkage{}, content, false
-	}
-	body := content[start+len(linkageOpenTag):]
-	dec := json.NewDecoder(strings.NewReader(body))
-	var raw json.RawMessage
-	if err := dec.Decode(&raw); err != nil || raw[0] != '{' {
-		return Linkage{}, content, false
-	}
-	after, found := strings.CutPrefix(strings.TrimLeftFunc(body[dec.InputOffset():], promptTextSpace), linkageCloseTag)
-	if !found || l.UnmarshalJSON(raw) != nil {
-		return Linkage{}, content, false
-	}
-	return l, strings.TrimFunc(content[:start]+after, promptTextSpace), true
-}
-
-// linkageWriter writes the members of one JSON object in a LinkageStyle.
-type linkageWriter struct {
-	b     []byte
-	style LinkageStyle
-	n     int
-}
-
-// member writes the separator and the key of the next member.
-func (w *linkageWriter) member(key string) *linkageWriter {
-	if w.n > 0 {
-		w.b = append(w.b, ',')
-		if w.style == LinkagePython {
-			w.b = append(w.b, ' ')
-		}
-	}
-	w.n++
-	w.string(key)
-	w.b = append(w.b, ':')
-	if w.style == LinkagePython {
-		w.b = append(w.b, ' ')
-	}
-	return w
-}
-
-// string writes s as a JSON string: Python escapes everything outside printable ASCII
-// (ensure_ascii), JSON.stringify only what JSON requires. Invalid UTF-8 is written as U+FFFD.
-func (w *linkageWriter) string(s string) {
-	const hexDigits = "0123456789abcdef"
-	u := func(r rune) {
-		w.b = append(w.b, '\\', 'u', hexDigits[r>>12&0xf], hexDigits[r>>8&0xf], hexDigits[r>>4&0xf], hexDigits[r&0xf])
-	}
-	w.b = append(w.b, '"')
-	for _, r := range s {
-		switch r {
-		case '"':
-			w.b = append(w.b, '\\', '"')
-		case '\\':
-			w.b = append(w.b, '\\', '\\')
-		case '\n':
-			w.b = append(w.b, '\\', 'n')
-		case '\r':
-			w.b = append(w.b, '\\', 'r')
-		case '\t':
-			w.b = append(w.b, '\\', 't')
-		case '\b':
-			w.b = append(w.b, '\\', 'b')
-		case '\f':
-			w.b = append(w.b, '\\', 'f')
-		default:
-			switch {
-			case r < 0x20 || (w.style == LinkagePython && r > 0x7e && r <= 0xffff):
-				u(r)
-			case w.style == LinkagePython && r > 0xffff:
-				hi, lo := utf16.EncodeRune(r)
-				u(hi)
-				u(lo)
-			default:
-				w.b = utf8.AppendRune(w.b, r)
-			}
-		}
-	}
-	w.b = append(w.b, '"')
-}
-
-// linkageString is the value of a JSON string, "" for anything else.
-func linkageString(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
-		return ""
-	}
-	return s
-}
-
-// linkageScalar is a string's value, "" for null or nothing, and the JSON text of anything else.
-func linkageScalar(raw json.RawMessage) string {
-	switch {
-	case len(raw) == 0 || string(raw) == "null":
-		return ""
-	case raw[0] == '"':
-		return linkageString(raw)
-	}
-	return string(raw)
-}
+// WithLinkageStyle sets how Prompt and GetPrompt write the linkage metadata (api.LinkagePython).
+func WithLinkageStyle(s api.LinkageStyle) Option { return func(c *Client) { c.prompt.style = s } }

@@ -95,10 +95,10 @@ func TestPromptModes(t *testing.T) {
 			versions, err := c.PromptVersions(ctx, "support-bot")
 			require.NoError(t, err)
 			v := versions[s.version-1]
-			l, rest, ok := StripLinkage(out)
+			l, rest, ok := api.StripLinkage(out)
 			require.True(t, ok)
 			assert.Equal(t, v.Content, rest)
-			assert.Equal(t, Linkage{Task: "support-bot", Variables: s.req.Variables, PromptSlug: "support-bot",
+			assert.Equal(t, api.Linkage{Task: "support-bot", Variables: s.req.Variables, PromptSlug: "support-bot",
 				PromptVersion: s.version, PromptVersionID: v.ID, ContentHash: v.ContentHash}, l)
 		})
 	}
@@ -114,7 +114,7 @@ func TestPromptModes(t *testing.T) {
 	v1 := versions[0]
 	assert.Equal(t, `<zeroeval>{"task": "support-bot", "variables": {"product": "Plume"}, "prompt_slug": "support-bot", "prompt_version": 1, "prompt_version_id": "`+
 		v1.ID+`", "content_hash": "`+v1.ContentHash+`"}</zeroeval>`+first, out, "the cached latest, in the Python SDK's bytes")
-	ts := p.client(t, WithLinkageStyle(LinkageTypeScript))
+	ts := p.client(t, WithLinkageStyle(api.LinkageTypeScript))
 	out, err = ts.Prompt(ctx, PromptRequest{Name: "support-bot", Content: first, From: FromExplicit})
 	require.NoError(t, err)
 	assert.Equal(t, `<zeroeval>{"task":"support-bot","prompt_slug":"support-bot","prompt_version":1,"prompt_version_id":"`+
@@ -314,92 +314,6 @@ func TestNormalizeMatchesAPI(t *testing.T) {
 	}
 }
 
-// TestLinkageEncoding: the two SDKs' JSON, character by character.
-func TestLinkageEncoding(t *testing.T) {
-	tests := []struct {
-		name    string
-		l       Linkage
-		py, ts  string
-		decoded *Linkage // nil: l
-	}{
-		{name: "nothing known", py: `{}`, ts: `{}`},
-		{name: "every field",
-			l:  Linkage{Task: "t", Variables: map[string]string{"b": "2", "a": "1"}, PromptSlug: "s", PromptVersion: 3, PromptVersionID: "id", ContentHash: "h"},
-			py: `{"task": "t", "variables": {"a": "1", "b": "2"}, "prompt_slug": "s", "prompt_version": 3, "prompt_version_id": "id", "content_hash": "h"}`,
-			ts: `{"task":"t","variables":{"a":"1","b":"2"},"prompt_slug":"s","prompt_version":3,"prompt_version_id":"id","content_hash":"h"}`},
-		{name: "empty variables are not written", l: Linkage{Task: "t", Variables: map[string]string{}}, py: `{"task": "t"}`, ts: `{"task":"t"}`,
-			decoded: &Linkage{Task: "t"}},
-		{name: "escapes",
-			l:  Linkage{Task: "q\" b\\ n\n r\r t\t b\b f\f \x01\x1f"},
-			py: `{"task": "q\" b\\ n\n r\r t\t b\b f\f \u0001\u001f"}`,
-			ts: `{"task":"q\" b\\ n\n r\r t\t b\b f\f \u0001\u001f"}`},
-		{name: "beyond ASCII",
-			l:  Linkage{Task: "\x7f é \u2028 😀 <&> /"},
-			py: `{"task": "\u007f \u00e9 \u2028 \ud83d\ude00 <&> /"}`,
-			ts: "{\"task\":\"\x7f é \u2028 😀 <&> /\"}"},
-		{name: "invalid UTF-8", l: Linkage{Task: "a\xffb"}, py: `{"task": "a\ufffdb"}`, ts: "{\"task\":\"a\ufffdb\"}",
-			decoded: &Linkage{Task: "a\ufffdb"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.py, string(tt.l.AppendJSON(nil, LinkagePython)))
-			assert.Equal(t, tt.ts, string(tt.l.AppendJSON(nil, LinkageTypeScript)))
-			want := tt.l
-			if tt.decoded != nil {
-				want = *tt.decoded
-			}
-			for _, raw := range []string{tt.py, tt.ts} {
-				var got Linkage
-				require.NoError(t, json.Unmarshal([]byte(raw), &got))
-				assert.Equal(t, want, got)
-			}
-			m, err := json.Marshal(tt.l)
-			require.NoError(t, err)
-			var got Linkage
-			require.NoError(t, json.Unmarshal(m, &got))
-			assert.Equal(t, want, got)
-		})
-	}
-}
-
-// TestStripLinkage: the metadata is found, read leniently and cut out as the SDKs do.
-func TestStripLinkage(t *testing.T) {
-	tests := []struct {
-		name, content string
-		want          Linkage
-		rest          string
-		ok            bool
-	}{
-		{name: "prefix", content: `<zeroeval>{"task": "t", "prompt_version_id": "v"}</zeroeval>You help.`,
-			want: Linkage{Task: "t", PromptVersionID: "v"}, rest: "You help.", ok: true},
-		{name: "inside, with white space", content: "Intro\n<zeroeval> {\"task\":\"t\"}\n</zeroeval>\n Rest \n",
-			want: Linkage{Task: "t"}, rest: "Intro\n\n Rest", ok: true},
-		{name: "the close tag inside a string", content: `<zeroeval>{"task": "a</zeroeval>b"}</zeroeval>x`,
-			want: Linkage{Task: "a</zeroeval>b"}, rest: "x", ok: true},
-		{name: "the first of two", content: `<zeroeval>{"task":"1"}</zeroeval>a<zeroeval>{"task":"2"}</zeroeval>b`,
-			want: Linkage{Task: "1"}, rest: `a<zeroeval>{"task":"2"}</zeroeval>b`, ok: true},
-		{name: "lenient fields",
-			content: `<zeroeval>{"task": 5, "prompt_slug": ["s"], "prompt_version": "3", "variables": {"n": 2, "b": true, "z": null, "o": {"a": 1}, "s": "x"}, "extra": 1}</zeroeval>x`,
-			want:    Linkage{PromptVersion: 3, Variables: map[string]string{"n": "2", "b": "true", "z": "", "o": `{"a": 1}`, "s": "x"}},
-			rest:    "x", ok: true},
-		{name: "variables that are no object", content: `<zeroeval>{"task":"t","variables":"x","prompt_version":1.5}</zeroeval>x`,
-			want: Linkage{Task: "t"}, rest: "x", ok: true},
-		{name: "no tag", content: "You help.", rest: "You help."},
-		{name: "not JSON", content: "<zeroeval>{task}</zeroeval>x", rest: "<zeroeval>{task}</zeroeval>x"},
-		{name: "not an object", content: "<zeroeval>[1]</zeroeval>x", rest: "<zeroeval>[1]</zeroeval>x"},
-		{name: "null", content: "<zeroeval>null</zeroeval>x", rest: "<zeroeval>null</zeroeval>x"},
-		{name: "no close tag", content: `<zeroeval>{"task":"t"} x`, rest: `<zeroeval>{"task":"t"} x`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			l, rest, ok := StripLinkage(tt.content)
-			assert.Equal(t, tt.ok, ok)
-			assert.Equal(t, tt.want, l)
-			assert.Equal(t, tt.rest, rest)
-		})
-	}
-}
-
 // sdkCase is a case of testdata/linkage/cases.json: a call of the SDKs' prompt helper.
 type sdkCase struct {
 	Name      string            `json:"name"`
@@ -504,14 +418,14 @@ func newSDKStub(t *testing.T, stub sdkStub) *httptest.Server {
 // TestLinkageFixtures: every string the zeroeval SDKs returned (testdata/linkage) is read and
 // written back byte for byte in its SDK's style.
 func TestLinkageFixtures(t *testing.T) {
-	for sdk, style := range map[string]LinkageStyle{"python": LinkagePython, "typescript": LinkageTypeScript} {
+	for sdk, style := range map[string]api.LinkageStyle{"python": api.LinkagePython, "typescript": api.LinkageTypeScript} {
 		files, err := filepath.Glob(filepath.Join("testdata", "linkage", sdk, "*.txt"))
 		require.NoError(t, err)
 		require.NotEmpty(t, files)
 		for _, f := range files {
 			raw, err := os.ReadFile(f)
 			require.NoError(t, err)
-			l, rest, ok := StripLinkage(string(raw))
+			l, rest, ok := api.StripLinkage(string(raw))
 			require.True(t, ok, f)
 			assert.Equal(t, string(raw), l.Decorate(rest, style), f)
 		}
@@ -559,7 +473,7 @@ func TestPromptMatchesSDKs(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			ours, content, ok := StripLinkage(out)
+			ours, content, ok := api.StripLinkage(out)
 			require.True(t, ok)
 
 			py := ours
@@ -570,18 +484,18 @@ func TestPromptMatchesSDKs(t *testing.T) {
 			ts := ours
 			ts.Task = promptID[tc.Task]
 			for sdk, want := range map[string]struct {
-				l     Linkage
-				style LinkageStyle
-			}{"python": {py, LinkagePython}, "typescript": {ts, LinkageTypeScript}} {
+				l     api.Linkage
+				style api.LinkageStyle
+			}{"python": {py, api.LinkagePython}, "typescript": {ts, api.LinkageTypeScript}} {
 				raw, err := os.ReadFile(filepath.Join(dir, sdk, tc.Name+".txt"))
 				require.NoError(t, err)
 				assert.Equal(t, string(raw), want.l.Decorate(content, want.style), sdk)
 			}
-			styled, err := New(WithBaseURL(srv.URL), WithAPIKey("k"), WithEnv(func(string) string { return "" }), WithLinkageStyle(LinkageTypeScript))
+			styled, err := New(WithBaseURL(srv.URL), WithAPIKey("k"), WithEnv(func(string) string { return "" }), WithLinkageStyle(api.LinkageTypeScript))
 			require.NoError(t, err)
 			out, err = styled.Prompt(context.Background(), req)
 			require.NoError(t, err)
-			assert.Equal(t, ours.Decorate(content, LinkageTypeScript), out)
+			assert.Equal(t, ours.Decorate(content, api.LinkageTypeScript), out)
 		})
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/plumehq/plume/api"
 )
 
 // How the transport reads model bindings (GET /v1/prompt-versions/{id}/model).
@@ -147,7 +149,7 @@ func (t *transport) prepare(ctx context.Context, u *url.URL, body []byte) (*chat
 
 	var msgs []map[string]json.RawMessage
 	_ = json.Unmarshal(req["messages"], &msgs) // messages that are no array are sent as they are
-	link, template, found := ApplyLinkage(msgs)
+	link, template, found := api.ApplyLinkage(msgs)
 	call.attributes = map[string]any{"provider": provider, "model": model, "streaming": call.stream, "base_url": base}
 	if !found {
 		return call, nil
@@ -255,92 +257,6 @@ func jsonText(raw json.RawMessage) string {
 		return s
 	}
 	return string(raw)
-}
-
-// ApplyLinkage does to the messages of a chat completion request what the zeroeval SDKs'
-// integrations do with a prompt's linkage metadata (COMPAT.md, "Hidden linkage metadata"): it
-// strips the metadata from the first system or developer message and substitutes its
-// {{variables}} in every message, in place, and returns it with the prompt template (the
-// message's text before substitution). found is false, and msgs untouched, without metadata.
-func ApplyLinkage(msgs []map[string]json.RawMessage) (link Linkage, template string, found bool) {
-	link, template, found = stripSystemLinkage(msgs)
-	if found && len(link.Variables) > 0 {
-		substituteAll(msgs, link.Variables)
-	}
-	return link, template, found
-}
-
-// stripSystemLinkage strips the linkage metadata from the first system message of msgs (in
-// place) and returns it with the prompt template left there.
-func stripSystemLinkage(msgs []map[string]json.RawMessage) (Linkage, string, bool) {
-	for _, m := range msgs {
-		role := jsonText(m["role"])
-		if role != "system" && role != "developer" {
-			continue
-		}
-		var found bool
-		var link Linkage
-		var template string
-		m["content"] = mapText(m["content"], true, func(text string) string {
-			if link, template, found = StripLinkage(text); found {
-				return template
-			}
-			return text
-		})
-		return link, template, found
-	}
-	return Linkage{}, "", false
-}
-
-// substituteAll replaces {{name}} by the value of variable name in every message, as the
-// zeroeval SDKs do, in one pass: a value that holds {{another}} is not substituted again.
-func substituteAll(msgs []map[string]json.RawMessage, variables map[string]string) {
-	pairs := make([]string, 0, 2*len(variables))
-	for name, v := range variables {
-		pairs = append(pairs, "{{"+name+"}}", v)
-	}
-	r := strings.NewReplacer(pairs...)
-	for _, m := range msgs {
-		if c, ok := m["content"]; ok {
-			m["content"] = mapText(c, false, r.Replace)
-		}
-	}
-}
-
-// mapText applies f to the text of a message's content: a string, or the text parts of an
-// array of parts (only the first one when first is set). Content of another shape is
-// returned as it is.
-func mapText(content json.RawMessage, first bool, f func(string) string) json.RawMessage {
-	var s string
-	if json.Unmarshal(content, &s) == nil {
-		if out, err := json.Marshal(f(s)); err == nil {
-			return out
-		}
-		return content
-	}
-	var parts []map[string]json.RawMessage
-	if json.Unmarshal(content, &parts) != nil {
-		return content
-	}
-	for _, p := range parts {
-		if jsonText(p["type"]) != "text" {
-			continue
-		}
-		if json.Unmarshal(p["text"], &s) != nil {
-			continue
-		}
-		if out, err := json.Marshal(f(s)); err == nil {
-			p["text"] = out
-		}
-		if first {
-			break
-		}
-	}
-	out, err := json.Marshal(parts)
-	if err != nil {
-		return content
-	}
-	return out
 }
 
 // modelCache holds the models bound to prompt versions.

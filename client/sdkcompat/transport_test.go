@@ -88,8 +88,8 @@ func (g *gatewayAPI) prompt(t *testing.T, slug, content, model string, vars map[
 		_, err = g.c.BindModel(ctx, slug, v.Version, &model)
 		require.NoError(t, err)
 	}
-	link := client.Linkage{Task: slug, Variables: vars, PromptSlug: slug, PromptVersion: v.Version, PromptVersionID: v.ID, ContentHash: v.ContentHash}
-	return v, link.Decorate(v.Content, client.LinkagePython)
+	link := api.Linkage{Task: slug, Variables: vars, PromptSlug: slug, PromptVersion: v.Version, PromptVersionID: v.ID, ContentHash: v.ContentHash}
+	return v, link.Decorate(v.Content, api.LinkagePython)
 }
 
 // llmSpans reads back the llm spans of a trace, after sending what waits.

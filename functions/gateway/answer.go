@@ -1,8 +1,11 @@
 package gateway
 
-// This file reads the OpenAI-shaped answer of a recorded call as it is passed on
-// (answerRecorder): its status, when its first byte and first token left, its text, finish
-// reason and usage, for the call's span (trace.go).
+// This file reads what a recorded call was answered, for its span (trace.go): an
+// answerReader takes the answer's values (chat completions, chunks, errors) and keeps its
+// text, finish reason, usage and the time of its first token; an answerRecorder is the writer
+// the call is answered through, which notes the status and when the first byte left and, for
+// a relay that passes the provider's answer on as it is, reads those bytes into its reader.
+// The translating relays hand their reader the values they write: nothing is read back.
 
 import (
 	"bytes"
@@ -12,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/plumehq/plume/shared/llm/wire"
 	"github.com/plumehq/plume/shared/textcut"
 )
 
@@ -30,34 +34,34 @@ const (
 
 // answerRecorder is the http.ResponseWriter a recorded call is answered through. Everything is
 // passed on to the writer it wraps as it comes, unchanged (Flush and, through Unwrap,
-// http.ResponseController reach it); on the way it notes the status, the time of the first
-// byte and of the first token, and reads the OpenAI-shaped answer every relay writes: a JSON
-// chat.completion, kept up to maxAnswerJSON and read at the end, or a stream of
-// chat.completion.chunk data lines, read line by line as they pass (never kept whole). What it
-// cannot read it ignores: reading never fails or changes the client's answer.
+// http.ResponseController reach it); on the way it notes the status and the time of the first
+// byte. When it reads (a passthrough relay's answer, the provider's own bytes), it also reads
+// the OpenAI-shaped answer into its reader: a JSON chat.completion, kept up to maxAnswerJSON
+// and read at the end, or a stream of chat.completion.chunk data lines, read line by line as
+// they pass (never kept whole). What it cannot read it ignores: reading never fails or changes
+// the client's answer.
 type answerRecorder struct {
-	w   http.ResponseWriter
-	now func() time.Time
-
-	status     int // 0 until the status is committed
-	sse        bool
-	firstByte  time.Time
-	firstToken time.Time
-	writeErr   error
-	finished   bool
+	w         http.ResponseWriter
+	now       func() time.Time
+	reads     bool
+	status    int // 0 until the status is committed
+	sse       bool
+	firstByte time.Time
+	writeErr  error
+	finished  bool
 
 	body     []byte // JSON: the answer so far
 	tooLarge bool   // JSON: larger than maxAnswerJSON, not kept
 	line     []byte // stream: the part of a line not ended yet
 	longLine bool   // stream: in a line longer than maxAnswerLine, skipped
 
-	ans answer
-	out answerText
+	rd answerReader
 }
 
-// newAnswerRecorder returns a recorder passing an answer on to w; now is its clock.
-func newAnswerRecorder(w http.ResponseWriter, now func() time.Time) *answerRecorder {
-	return &answerRecorder{w: w, now: now}
+// newAnswerRecorder returns a recorder passing an answer on to w; now is its clock. reads says
+// whether it reads the bytes written as the answer (Answer, FirstToken).
+func newAnswerRecorder(w http.ResponseWriter, now func() time.Time, reads bool) *answerRecorder {
+	return &answerRecorder{w: w, now: now, reads: reads, rd: answerReader{now: now}}
 }
 
 // Header is the wrapped writer's header.
@@ -109,7 +113,7 @@ func (a *answerRecorder) FirstByte() time.Time { return a.firstByte }
 
 // FirstToken is when a stream's first content or tool call delta was written; zero for a JSON
 // answer and a stream without any.
-func (a *answerRecorder) FirstToken() time.Time { return a.firstToken }
+func (a *answerRecorder) FirstToken() time.Time { return a.rd.firstToken }
 
 // WriteErr is the first error of the wrapped writer (the client went away); nil when none.
 func (a *answerRecorder) WriteErr() error { return a.writeErr }
@@ -129,10 +133,9 @@ func (a *answerRecorder) Answer() answer {
 		} else {
 			a.readJSON()
 		}
-		a.ans.Text, a.ans.Truncated = a.out.String(), a.out.truncated || a.ans.Truncated
 		a.body, a.line = nil, nil
 	}
-	return a.ans
+	return a.rd.answer()
 }
 
 // commit notes the status of the answer, and its kind from its content type, once.
@@ -147,7 +150,7 @@ func (a *answerRecorder) commit(code int) {
 
 // read takes in bytes of the body as they are written.
 func (a *answerRecorder) read(p []byte) {
-	if a.finished || len(p) == 0 {
+	if !a.reads || a.finished || len(p) == 0 {
 		return
 	}
 	if !a.sse {
@@ -162,7 +165,7 @@ func (a *answerRecorder) read(p []byte) {
 		i := bytes.IndexByte(rest, '\n')
 		if i < 0 {
 			if !a.longLine && len(a.line)+len(rest) > maxAnswerLine {
-				a.longLine, a.line, a.ans.Truncated = true, a.line[:0], true
+				a.longLine, a.line, a.rd.ans.Truncated = true, a.line[:0], true
 			}
 			if !a.longLine {
 				a.line = append(a.line, rest...)
@@ -172,7 +175,7 @@ func (a *answerRecorder) read(p []byte) {
 		switch {
 		case a.longLine:
 		case len(a.line)+i > maxAnswerLine:
-			a.ans.Truncated = true
+			a.rd.ans.Truncated = true
 		default:
 			a.line = append(a.line, rest[:i]...)
 			a.streamLine(a.line)
@@ -200,6 +203,11 @@ type answer struct {
 	// Error is the error the answer carried (an error body, a stream's error line); nil when
 	// none.
 	Error *answerError
+}
+
+// usageOfChat is the Usage of an OpenAI-shaped answer's usage.
+func usageOfChat(u *wire.ChatUsage) Usage {
+	return Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens}
 }
 
 // answerError is an OpenAI error object.
@@ -270,42 +278,6 @@ func (t *answerText) String() string {
 	return string(b)
 }
 
-// The parts of OpenAI's answers the recorder reads.
-type (
-	wireAnswer struct {
-		ID      string `json:"id"`
-		Choices []struct {
-			Index        int         `json:"index"`
-			Message      wireMessage `json:"message"`
-			FinishReason string      `json:"finish_reason"`
-		} `json:"choices"`
-		Usage *Usage          `json:"usage"`
-		Error json.RawMessage `json:"error"`
-	}
-	wireChunk struct {
-		ID      string `json:"id"`
-		Choices []struct {
-			Index        int         `json:"index"`
-			Delta        wireMessage `json:"delta"`
-			FinishReason string      `json:"finish_reason"`
-		} `json:"choices"`
-		Usage *Usage          `json:"usage"`
-		Error json.RawMessage `json:"error"`
-	}
-	// wireMessage is an answer's message, or the part of it a stream's chunk adds (its delta).
-	wireMessage struct {
-		Content   json.RawMessage `json:"content"`
-		ToolCalls []wireToolCall  `json:"tool_calls"`
-	}
-	wireToolCall struct {
-		Index    int `json:"index"`
-		Function struct {
-			Name      string `json:"name"`
-			Arguments string `json:"arguments"`
-		} `json:"function"`
-	}
-)
-
 // decodeLoosely decodes data into v, keeping what fits where a value has another type than
 // expected (json.Unmarshal skips those): false when data is not JSON.
 func decodeLoosely(data []byte, v any) bool {
@@ -317,30 +289,12 @@ func decodeLoosely(data []byte, v any) bool {
 // readJSON reads a JSON answer.
 func (a *answerRecorder) readJSON() {
 	if a.tooLarge {
-		a.ans.Truncated = true
+		a.rd.ans.Truncated = true
 		return
 	}
-	var v wireAnswer
-	if len(a.body) == 0 || !decodeLoosely(a.body, &v) {
-		return
-	}
-	a.ans.ID, a.ans.Error = v.ID, errorOf(v.Error)
-	if v.Usage != nil {
-		a.ans.Usage, a.ans.HasUsage = *v.Usage, true
-	}
-	for _, c := range v.Choices {
-		if c.Index != 0 {
-			continue
-		}
-		a.ans.FinishReason = c.FinishReason
-		a.out.keep(&a.out.content, textOf(c.Message.Content))
-		for i, call := range c.Message.ToolCalls {
-			if tc := a.out.tool(i); tc != nil {
-				a.out.name(tc, call.Function.Name)
-				a.out.keep(&tc.arguments, call.Function.Arguments)
-			}
-		}
-		break
+	var v wire.ChatCompletion
+	if len(a.body) > 0 && decodeLoosely(a.body, &v) {
+		a.rd.completion(&v)
 	}
 }
 
@@ -352,48 +306,104 @@ func (a *answerRecorder) streamLine(line []byte) {
 		return
 	}
 	data = bytes.TrimSpace(data)
-	var c wireChunk
-	if len(data) == 0 || data[0] != '{' || !decodeLoosely(data, &c) {
-		return
+	var c wire.ChatChunk
+	if len(data) > 0 && data[0] == '{' && decodeLoosely(data, &c) {
+		a.rd.chunk(&c)
 	}
-	if a.ans.ID == "" {
-		a.ans.ID = c.ID
+}
+
+// answerReader reads an OpenAI-shaped answer from its values as they are written: a chat
+// completion, or a stream's chunks one by one, and the error a relay answered with. Its zero
+// value, with a clock, is ready.
+type answerReader struct {
+	now        func() time.Time
+	firstToken time.Time
+	ans        answer
+	out        answerText
+}
+
+// completion reads a JSON answer.
+func (r *answerReader) completion(v *wire.ChatCompletion) {
+	r.ans.ID, r.ans.Error = v.ID, errorOf(v.Error)
+	if v.Usage != nil {
+		r.ans.Usage, r.ans.HasUsage = usageOfChat(v.Usage), true
+	}
+	for _, c := range v.Choices {
+		if c.Index != 0 {
+			continue
+		}
+		r.ans.FinishReason = c.FinishReason
+		r.out.keep(&r.out.content, textOf(c.Message.Content))
+		for i, call := range c.Message.ToolCalls {
+			if tc := r.out.tool(i); tc != nil {
+				r.out.name(tc, call.Function.Name)
+				r.out.keep(&tc.arguments, call.Function.Arguments)
+			}
+		}
+		break
+	}
+}
+
+// chunk reads one chunk of a stream, or its error line.
+func (r *answerReader) chunk(c *wire.ChatChunk) {
+	if r.ans.ID == "" {
+		r.ans.ID = c.ID
 	}
 	if c.Usage != nil {
-		a.ans.Usage, a.ans.HasUsage = *c.Usage, true
+		r.ans.Usage, r.ans.HasUsage = usageOfChat(c.Usage), true
 	}
 	if e := errorOf(c.Error); e != nil {
-		a.ans.Error = e
+		r.ans.Error = e
 	}
 	for _, ch := range c.Choices {
 		if ch.Index != 0 {
 			continue
 		}
-		if ch.FinishReason != "" {
-			a.ans.FinishReason = ch.FinishReason
+		if ch.FinishReason != nil && *ch.FinishReason != "" {
+			r.ans.FinishReason = *ch.FinishReason
 		}
 		content := textOf(ch.Delta.Content)
-		a.out.keep(&a.out.content, content)
+		r.out.keep(&r.out.content, content)
 		token := content != ""
 		for _, call := range ch.Delta.ToolCalls {
-			tc := a.out.tool(call.Index)
+			tc := r.out.tool(call.Index)
 			if tc == nil {
 				continue
 			}
 			if call.Function.Name != "" {
-				a.out.name(tc, call.Function.Name)
+				r.out.name(tc, call.Function.Name)
 			}
-			a.out.keep(&tc.arguments, call.Function.Arguments)
+			r.out.keep(&tc.arguments, call.Function.Arguments)
 			token = true
 		}
-		if token && a.firstToken.IsZero() {
-			a.firstToken = a.now()
+		if token && r.firstToken.IsZero() {
+			r.firstToken = r.now()
 		}
 	}
 }
 
-// textOf is the text of a JSON value: a string's, "" for null or nothing, else its JSON text.
-func textOf(raw json.RawMessage) string {
+// failed reads the error a relay answered with.
+func (r *answerReader) failed(typ, code, message string) {
+	r.ans.Error = &answerError{Message: message, Type: typ, Code: code}
+}
+
+// answer is what was read, its text made.
+func (r *answerReader) answer() answer {
+	a := r.ans
+	a.Text, a.Truncated = r.out.String(), r.out.truncated || a.Truncated
+	return a
+}
+
+// textOf is the text of a message's content, "" for none.
+func textOf(t *wire.ChatText) string {
+	if t == nil {
+		return ""
+	}
+	return string(*t)
+}
+
+// jsonTextOf is the text of a JSON value: a string's, "" for null or nothing, else its JSON text.
+func jsonTextOf(raw json.RawMessage) string {
 	if len(raw) == 0 || string(raw) == "null" {
 		return ""
 	}
@@ -422,5 +432,5 @@ func errorOf(raw json.RawMessage) *answerError {
 	if len(raw) == 0 || raw[0] != '{' || !decodeLoosely(raw, &e) {
 		return nil
 	}
-	return &answerError{Message: textOf(e.Message), Type: textOf(e.Type), Code: textOf(e.Code)}
+	return &answerError{Message: jsonTextOf(e.Message), Type: jsonTextOf(e.Type), Code: jsonTextOf(e.Code)}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/plumehq/plume/shared/auth"
 	"github.com/plumehq/plume/shared/llm"
 	"github.com/plumehq/plume/shared/pricing"
+	"github.com/plumehq/plume/shared/trace"
 )
 
 // The gateway's own cost, without the provider's: the benchmarks serve the handler with an
@@ -51,8 +52,17 @@ func (c cannedUpstream) RoundTrip(r *http.Request) (*http.Response, error) {
 	}, nil
 }
 
-// benchHandler is the gateway whose providers all answer through rt.
-func benchHandler(b *testing.B, rt http.RoundTripper) http.Handler {
+// discardSpans takes the spans of traced calls and keeps none: the span's making is the
+// gateway's cost, its storage the tracing service's.
+type discardSpans struct{}
+
+func (discardSpans) Ingest(_ context.Context, _ string, spans []trace.Span) ([]trace.Span, error) {
+	return spans, nil
+}
+
+// benchHandler is the gateway whose providers all answer through rt, every call priced and,
+// when traced, recorded as a span.
+func benchHandler(b *testing.B, rt http.RoundTripper, traced bool) http.Handler {
 	b.Helper()
 	logger := slog.Default() // the request log line is part of the cost; not of the output
 	slog.SetDefault(slog.New(slog.NewJSONHandler(io.Discard, nil)))
@@ -62,11 +72,16 @@ func benchHandler(b *testing.B, rt http.RoundTripper) http.Handler {
 		llm.ProviderOpenAI:    {BaseURL: "http://openai.invalid/v1", APIKey: "sk-bench"},
 		llm.ProviderAnthropic: {BaseURL: "http://anthropic.invalid", APIKey: "sk-ant-bench"},
 	}}, llm.Options{HTTPClient: &http.Client{Transport: rt}})
-	return gateway.NewHandler(gateway.Deps{
+	d := gateway.Deps{
 		Models: func(context.Context) (*llm.Client, error) { return models, nil },
 		Prices: pricing.Default(),
+		Pricer: pricing.NewPricer(pricing.Default()),
 		Authn:  auth.NewAuthenticator(oneKey{key}, auth.MaxCacheTTL),
-	})
+	}
+	if traced {
+		d.Traces, d.Trace = discardSpans{}, gateway.TraceAll
+	}
+	return gateway.NewHandler(d)
 }
 
 const benchRequest = `{"model":"%s","messages":[{"role":"system","content":"You are a support agent for Plume."},` +
@@ -74,21 +89,26 @@ const benchRequest = `{"model":"%s","messages":[{"role":"system","content":"You 
 
 // BenchmarkChatCompletion is the gateway's overhead per non-streamed request: reading and
 // routing the request, the relay (a passthrough for OpenAI, a translation both ways for
-// Anthropic), writing the answer.
+// Anthropic), writing the answer, pricing it and, for the traced cases, making its span.
 func BenchmarkChatCompletion(b *testing.B) {
+	openAIAnswer := cannedUpstream{"application/json", []byte(`{"id":"chatcmpl-1","object":"chat.completion","created":1,` +
+		`"model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":"Open Settings, then Security, then Reset password."},` +
+		`"finish_reason":"stop"}],"usage":{"prompt_tokens":41,"completion_tokens":12,"total_tokens":53}}`)}
+	anthropicAnswer := cannedUpstream{"application/json", []byte(`{"id":"msg_1","type":"message","role":"assistant",` +
+		`"model":"claude-haiku-4-5","content":[{"type":"text","text":"Open Settings, then Security, then Reset password."}],` +
+		`"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":41,"output_tokens":12}}`)}
 	for _, tt := range []struct {
 		name, model string
 		upstream    cannedUpstream
+		traced      bool
 	}{
-		{"openai", "openai/gpt-4o-mini", cannedUpstream{"application/json", []byte(`{"id":"chatcmpl-1","object":"chat.completion","created":1,` +
-			`"model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":"Open Settings, then Security, then Reset password."},` +
-			`"finish_reason":"stop"}],"usage":{"prompt_tokens":41,"completion_tokens":12,"total_tokens":53}}`)}},
-		{"anthropic", "anthropic/claude-haiku-4-5", cannedUpstream{"application/json", []byte(`{"id":"msg_1","type":"message","role":"assistant",` +
-			`"model":"claude-haiku-4-5","content":[{"type":"text","text":"Open Settings, then Security, then Reset password."}],` +
-			`"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":41,"output_tokens":12}}`)}},
+		{"openai", "openai/gpt-4o-mini", openAIAnswer, false},
+		{"anthropic", "anthropic/claude-haiku-4-5", anthropicAnswer, false},
+		{"openai-traced", "openai/gpt-4o-mini", openAIAnswer, true},
+		{"anthropic-traced", "anthropic/claude-haiku-4-5", anthropicAnswer, true},
 	} {
 		b.Run(tt.name, func(b *testing.B) {
-			h := benchHandler(b, tt.upstream)
+			h := benchHandler(b, tt.upstream, tt.traced)
 			body := []byte(fmt.Sprintf(benchRequest, tt.model))
 			b.ReportAllocs()
 			for b.Loop() {
@@ -118,7 +138,7 @@ func (p pipeUpstream) RoundTrip(r *http.Request) (*http.Response, error) {
 // (the connection's own cost included): one operation is one chunk through.
 func BenchmarkStreamedChunk(b *testing.B) {
 	pr, pw := io.Pipe()
-	srv := httptest.NewServer(benchHandler(b, pipeUpstream{pr}))
+	srv := httptest.NewServer(benchHandler(b, pipeUpstream{pr}, false))
 	defer srv.Close()
 	req, err := http.NewRequest(http.MethodPost, srv.URL+"/v1/chat/completions",
 		strings.NewReader(`{"model":"openai/gpt-4o-mini","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"hi"}]}`))

@@ -8,7 +8,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/plumehq/plume/client"
+	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/shared/errs"
 	"github.com/plumehq/plume/shared/llm"
 	"github.com/plumehq/plume/shared/trace"
@@ -35,9 +35,9 @@ func (s *server) checkBinding(w http.ResponseWriter, r *http.Request, projectID 
 	}
 	var msgs []map[string]json.RawMessage
 	// Only messages that name the metadata's tag are decoded for it (most do not). Its angle
-	// brackets may be escaped (Go's encoder writes \u003c): the word is looked for.
-	if bytes.Contains(fields["messages"], []byte("zeroeval")) && json.Unmarshal(fields["messages"], &msgs) == nil {
-		if l, _, found := client.ApplyLinkage(msgs); found {
+	// brackets may be escaped (Go's encoder writes \u003c): the tag's word is looked for.
+	if bytes.Contains(fields["messages"], []byte(api.LinkageAttribute)) && json.Unmarshal(fields["messages"], &msgs) == nil {
+		if l, _, found := api.ApplyLinkage(msgs); found {
 			stripped, err := json.Marshal(msgs)
 			if err != nil {
 				writeError(w, http.StatusBadRequest, typeInvalidRequest, "", "messages: "+err.Error(), 0)
@@ -45,8 +45,7 @@ func (s *server) checkBinding(w http.ResponseWriter, r *http.Request, projectID 
 			}
 			fields["messages"] = stripped
 			if link.PromptVersionID == "" || link.PromptVersionID == l.PromptVersionID {
-				link = trace.PromptLink{Task: l.Task, PromptSlug: l.PromptSlug, PromptVersion: l.PromptVersion,
-					PromptVersionID: l.PromptVersionID, ContentHash: l.ContentHash}
+				link = trace.PromptLink(l.PromptLink())
 			}
 		}
 	}

@@ -18,10 +18,11 @@ import (
 // maxRequestBytes bounds a chat completion request: images inline as base64 make them large.
 const maxRequestBytes = 20 << 20
 
-// relay serves one chat completion with a provider API: it sends the request upstream and
-// writes the answer, or the error, in OpenAI's shape. fields is the request's JSON object, its
-// model already checked.
-type relay func(w http.ResponseWriter, r *http.Request, up llm.Upstream, fields map[string]json.RawMessage)
+// relay serves one chat completion with a provider API: it sends the request upstream, writes
+// the answer, or the error, in OpenAI's shape, and returns what the call came to. fields is the
+// request's JSON object, its model already checked; traced says whether the call is recorded
+// (a translating relay then reads what it answers, from the values it writes).
+type relay func(w http.ResponseWriter, r *http.Request, up llm.Upstream, fields map[string]json.RawMessage, traced bool) outcome
 
 // relays are the provider APIs the gateway serves, by llm API.
 var relays = map[string]relay{
@@ -32,7 +33,8 @@ var relays = map[string]relay{
 
 // chatCompletions serves POST /v1/chat/completions: the request read and routed, its prompt
 // version's binding checked, admitted by the project's limits, served by its provider's relay,
-// then its usage counted.
+// then, from the relay's outcome, the call priced once, its usage and cost counted and, when
+// traced, its span recorded with that cost.
 func (s *server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	started := time.Now()
 	fields, model, ok := readChatRequest(w, r)
@@ -61,21 +63,26 @@ func (s *server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	traced = traced && s.Traces != nil
 	var answer *answerRecorder
 	if traced {
-		answer = newAnswerRecorder(w, time.Now)
+		// The passthrough relay's answer is the provider's, read as it passes; the translating
+		// relays return what they answered.
+		answer = newAnswerRecorder(w, time.Now, up.Target.API == llm.APIChatCompletions)
 		w = answer
 		w.Header().Set(SpanIDHeader, tc.spanID)
 	}
 	messages := fields["messages"] // as sent: the relays change only the model and stream options
-	r, out := withOutcome(r)
-	serve(w, r, up, fields)
-	s.account(r.Context(), projectID, up.Target, out)
+	out := serve(w, r, up, fields, traced)
+	// The client may be gone: what it used is counted, and its call recorded, all the same.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), accountTimeout)
+	defer cancel()
+	price := s.price(ctx, projectID, up.Target, out)
+	s.account(ctx, projectID, out, price.cost)
 	if traced {
 		var stream bool
 		_ = json.Unmarshal(fields["stream"], &stream)
-		s.record(r.Context(), &gatewayCall{
+		s.record(ctx, &gatewayCall{
 			ProjectID: projectID, Model: model, Target: up.Target, Messages: messages, Stream: stream,
-			Started: started, Ended: time.Now(), Answer: answer,
-			Usage: out.usage, HasUsage: out.hasUsage, ProviderRequestID: out.requestID, Link: link,
+			Started: started, Ended: time.Now(), Answer: answer, Relayed: out.answer, FirstToken: out.firstToken,
+			Usage: out.usage, HasUsage: out.hasUsage, ProviderRequestID: out.requestID, Link: link, Price: price,
 		}, tc)
 	}
 }
@@ -87,8 +94,6 @@ const SpanIDHeader = "X-Plume-Span-Id"
 // record writes a traced call's span. A span that cannot be written is logged: the call is
 // answered already, and tracing never fails it.
 func (s *server) record(ctx context.Context, c *gatewayCall, tc traceContext) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), accountTimeout)
-	defer cancel()
 	if err := recordCall(ctx, s.Traces, c, tc); err != nil {
 		slog.ErrorContext(ctx, "gateway: the call's span cannot be recorded", "error", err)
 	}
@@ -147,15 +152,15 @@ func (s *server) route(w http.ResponseWriter, r *http.Request, model string) (ll
 // (OpenAI and most OpenAI-compatible providers), request-id (Anthropic), x-amzn-RequestId (AWS).
 var requestIDHeaders = []string{"X-Request-Id", "Request-Id", "X-Amzn-Requestid"}
 
-// send encodes req and sends it to up, as a stream when stream is set (llm.Upstream.DoStream),
-// and reports the provider's id of the call. It answers 400 for a request that cannot be
-// encoded and 502 for a provider that cannot be reached, and then returns false; otherwise the
-// caller reads and closes the answer, whatever its status.
-func send(w http.ResponseWriter, r *http.Request, up llm.Upstream, req any, stream bool) (*http.Response, bool) {
+// send encodes req and sends it to up, as a stream when stream is set (llm.Upstream.DoStream).
+// It answers 400 for a request that cannot be encoded and 502 for a provider that cannot be
+// reached, and then returns false with the failed outcome; otherwise the caller reads and
+// closes the answer, whatever its status, and the outcome so far has the provider's id of the
+// call.
+func send(w http.ResponseWriter, r *http.Request, up llm.Upstream, req any, stream bool) (*http.Response, outcome, bool) {
 	body, err := json.Marshal(req)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, typeInvalidRequest, "", "the request cannot be encoded: "+err.Error(), 0)
-		return nil, false
+		return nil, outcome{}.failed(w, http.StatusBadRequest, typeInvalidRequest, "", "the request cannot be encoded: "+err.Error()), false
 	}
 	do := up.Do
 	if stream {
@@ -163,16 +168,16 @@ func send(w http.ResponseWriter, r *http.Request, up llm.Upstream, req any, stre
 	}
 	res, err := do(r.Context(), body)
 	if err != nil {
-		writeError(w, http.StatusBadGateway, typeServer, "upstream_unreachable", fmt.Sprintf("%s cannot be reached: %v", up.Target.Provider, err), 0)
-		return nil, false
+		return nil, outcome{}.failed(w, http.StatusBadGateway, typeServer, "upstream_unreachable", fmt.Sprintf("%s cannot be reached: %v", up.Target.Provider, err)), false
 	}
+	var out outcome
 	for _, h := range requestIDHeaders {
 		if id := res.Header.Get(h); id != "" {
-			reportRequestID(r, id)
+			out.requestID = id
 			break
 		}
 	}
-	return res, true
+	return res, out, true
 }
 
 // providerOf names a model's provider for messages ("unknown" when Route cannot place it).

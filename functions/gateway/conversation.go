@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/plumehq/plume/shared/llm/wire"
 )
 
 // This file reads an OpenAI request (as readOAChat has it) once into what the translating
@@ -126,7 +128,7 @@ func readConversation[I any](c *oaChat, d dialect[I]) (*conversation[I], error) 
 }
 
 // addMessage adds OpenAI message i to conv: to the system prompt, or as blocks of a turn.
-func (conv *conversation[I]) addMessage(i int, m oaMessage, d dialect[I]) error {
+func (conv *conversation[I]) addMessage(i int, m wire.ChatMessage, d dialect[I]) error {
 	text, parts, err := readContent(m.Content)
 	if err != nil {
 		return invalidf("messages[%d].content: %v", i, err)
@@ -187,7 +189,7 @@ func (conv *conversation[I]) addMessage(i int, m oaMessage, d dialect[I]) error 
 // blocks reads a user, assistant or tool message's content: text (a refusal part of an
 // assistant message is text too) and, in a user message, images. An error starts with the
 // part it is about ("[2].image_url: ...").
-func (d dialect[I]) blocks(text string, parts []oaPart, role string) ([]block[I], error) {
+func (d dialect[I]) blocks(text string, parts []wire.ChatPart, role string) ([]block[I], error) {
 	if text != "" {
 		return []block[I]{{kind: blockText, text: text}}, nil
 	}
@@ -199,7 +201,7 @@ func (d dialect[I]) blocks(text string, parts []oaPart, role string) ([]block[I]
 				blocks = append(blocks, block[I]{kind: blockText, text: t})
 			}
 		case p.Type == "image_url" && role == "user":
-			img, err := readImageURL(string(p.ImageURL))
+			img, err := readImageURL(p.ImageURL.URL)
 			var out I
 			if err == nil {
 				out, err = d.imageOf(img)
@@ -316,7 +318,7 @@ func readToolChoice(raw json.RawMessage, tools []tool) (toolChoice, error) {
 // prompt. json_schema is a tool whose input schema is the schema, forced when the request has
 // no tools of its own (or tool_choice none); with tools, the model must call one of them or
 // the answer tool ("any"), unless tool_choice names a tool or asks for one already.
-func (conv *conversation[I]) addFormat(f oaFormat) error {
+func (conv *conversation[I]) addFormat(f wire.ChatResponseFormat) error {
 	switch f.Type {
 	case "", "text":
 		return nil

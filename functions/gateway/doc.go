@@ -8,8 +8,12 @@
 // A call goes through chatCompletions (chat.go) in this order: the request read; its prompt
 // version, if it names one, checked against the version's binding (binding.go); the model
 // routed; the project's limits admitting it (limits.go, shared/ratelimit); the provider's relay
-// serving it; its tokens and cost counted for the limits; and, when the call is traced, its llm
-// span written (trace.go, answer.go).
+// serving it and returning its outcome (usage.go: the usage, the provider's request id and,
+// when traced, what it answered); the call priced once, its tokens and that cost counted for
+// the limits; and, when the call is traced, its llm span written with that cost (trace.go,
+// answer.go). Nothing travels through the request's context, and a relay's own answer is
+// never parsed back: the passthrough relay's answer, the provider's bytes, is read as it
+// passes; the translating relays hand over the values they write.
 //
 // OpenAI-compatible providers (OpenAI, Azure, OpenRouter, Groq, Together, Fireworks, Gemini's
 // OpenAI endpoint, vLLM, Ollama) are relayed as they are, the model renamed and the key

@@ -5,19 +5,9 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/plumehq/plume/shared/llm/wire"
 )
-
-// openAIError is OpenAI's error body, which OpenAI clients parse: {"error": {...}}.
-type openAIError struct {
-	Error openAIErrorDetail `json:"error"`
-}
-
-type openAIErrorDetail struct {
-	Message string  `json:"message"`
-	Type    string  `json:"type"`
-	Param   *string `json:"param"`
-	Code    *string `json:"code"`
-}
 
 // Error types of OpenAI's error body, by status.
 const (
@@ -29,7 +19,7 @@ const (
 
 // writeError answers an error in OpenAI's shape; retryAfter > 0 sets Retry-After.
 func writeError(w http.ResponseWriter, status int, typ, code, message string, retryAfter time.Duration) {
-	body := openAIError{Error: openAIErrorDetail{Message: message, Type: typ}}
+	body := wire.ChatErrorBody{Error: wire.ChatError{Message: message, Type: typ}}
 	if code != "" {
 		body.Error.Code = &code
 	}

@@ -42,42 +42,55 @@ func (s *server) admit(w http.ResponseWriter, r *http.Request, projectID string)
 	return false
 }
 
-// accountTimeout bounds counting a call's usage once it is answered.
+// accountTimeout bounds pricing, counting and recording a call once it is answered.
 const accountTimeout = 5 * time.Second
 
-// account counts what a call used: its tokens, and its cost at the project's prices or the
-// price table's, against the project's token and spend limits and in the deployment's metrics
-// (ModelCalls, ModelTokens, ModelCostUSD). A model without a price counts no spend (logged).
+// callPrice is what a call cost, priced once for the spend limit, the metrics and its span.
+type callPrice struct {
+	// cost is in USD; 0 when the call was not priced.
+	cost float64
+	// source is the pricer's (pricing.SourceTable, ..., pricing.SourceUnknownModel); "" when
+	// the call was not priced (no usage, no pricer, or pricing failed), which leaves its span
+	// to be priced at ingestion.
+	source string
+	// known is true when cost is a price, false for a model without one.
+	known bool
+}
+
+// price prices a call's usage at the project's prices or the price table's. A model without a
+// price costs nothing here (logged), and a call that cannot be priced too.
+func (s *server) price(ctx context.Context, projectID string, t llm.Target, out outcome) callPrice {
+	if !out.hasUsage || s.Pricer == nil {
+		return callPrice{}
+	}
+	cost, source, ok, err := s.Pricer.Cost(ctx, projectID, trace.LLMUsage{
+		Provider: t.Provider, Model: t.Model, InputTokens: out.usage.PromptTokens, OutputTokens: out.usage.CompletionTokens,
+	})
+	switch {
+	case err != nil:
+		slog.WarnContext(ctx, "gateway: the call cannot be priced", "model", t.Model, "error", err)
+		return callPrice{}
+	case !ok:
+		slog.WarnContext(ctx, "gateway: no price for the model: its calls count no spend", "provider", t.Provider, "model", t.Model)
+		return callPrice{source: source}
+	}
+	return callPrice{cost: cost, source: source, known: true}
+}
+
+// account counts what a call used, its tokens and its cost, against the project's token and
+// spend limits and in the deployment's metrics (ModelCalls, ModelTokens, ModelCostUSD).
 // Failures are logged: the call is already answered.
-func (s *server) account(ctx context.Context, projectID string, t llm.Target, out *outcome) {
+func (s *server) account(ctx context.Context, projectID string, out outcome, cost float64) {
 	if !out.hasUsage {
 		metrics.Emit(ctx, nil, time.Now(), projectID, metrics.Count(metrics.ModelCalls, 1))
 		return
 	}
-	// The client may be gone; what it used is counted all the same.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), accountTimeout)
-	defer cancel()
-	var cost float64
-	if s.Pricer != nil {
-		c, _, ok, err := s.Pricer.Cost(ctx, projectID, trace.LLMUsage{
-			Provider: t.Provider, Model: t.Model,
-			InputTokens: int64(out.usage.PromptTokens), OutputTokens: int64(out.usage.CompletionTokens),
-		})
-		switch {
-		case err != nil:
-			slog.WarnContext(ctx, "gateway: the call cannot be priced", "model", t.Model, "error", err)
-		case !ok:
-			slog.WarnContext(ctx, "gateway: no price for the model: its calls count no spend", "provider", t.Provider, "model", t.Model)
-		default:
-			cost = c
-		}
-	}
 	metrics.Emit(ctx, nil, time.Now(), projectID, metrics.Count(metrics.ModelCalls, 1),
-		metrics.Count(metrics.ModelTokens, out.usage.Total()), metrics.Amount(metrics.ModelCostUSD, cost))
+		metrics.Count(metrics.ModelTokens, int(out.usage.Total())), metrics.Amount(metrics.ModelCostUSD, cost))
 	if s.Limits == nil {
 		return
 	}
-	if err := s.Limits.Record(ctx, projectID, out.usage.Total(), cost); err != nil {
+	if err := s.Limits.Record(ctx, projectID, int(out.usage.Total()), cost); err != nil {
 		slog.ErrorContext(ctx, "gateway: the call's usage cannot be counted", "error", err)
 	}
 }

@@ -13,60 +13,8 @@ import (
 	"time"
 
 	"github.com/plumehq/plume/shared/llm"
+	"github.com/plumehq/plume/shared/llm/wire"
 )
-
-// The streamed OpenAI answer: chat.completion.chunk objects
-// (https://platform.openai.com/docs/api-reference/chat-streaming).
-type (
-	oaChunk struct {
-		ID      string          `json:"id"`
-		Object  string          `json:"object"`
-		Created int64           `json:"created"`
-		Model   string          `json:"model"`
-		Choices []oaChunkChoice `json:"choices"`
-		Usage   *oaUsage        `json:"usage,omitempty"`
-	}
-	oaChunkChoice struct {
-		Index        int       `json:"index"`
-		Delta        oaDelta   `json:"delta"`
-		Logprobs     *struct{} `json:"logprobs"`
-		FinishReason *string   `json:"finish_reason"`
-	}
-	oaDelta struct {
-		Role      string            `json:"role,omitempty"`
-		Content   *string           `json:"content,omitempty"`
-		ToolCalls []oaToolCallDelta `json:"tool_calls,omitempty"`
-	}
-	oaToolCallDelta struct {
-		Index    int    `json:"index"`
-		ID       string `json:"id,omitempty"`
-		Type     string `json:"type,omitempty"`
-		Function struct {
-			Name      string `json:"name,omitempty"`
-			Arguments string `json:"arguments"`
-		} `json:"function"`
-	}
-)
-
-// amEvent is one event of a Messages stream
-// (https://docs.anthropic.com/en/docs/build-with-claude/streaming), its fields by type.
-type amEvent struct {
-	Type         string      `json:"type"`
-	Message      *amResponse `json:"message"`       // message_start
-	Index        int         `json:"index"`         // content_block_*
-	ContentBlock *amOutBlock `json:"content_block"` // content_block_start
-	Delta        *struct {
-		Type        string `json:"type"` // "text_delta", "input_json_delta", ...
-		Text        string `json:"text"`
-		PartialJSON string `json:"partial_json"`
-		StopReason  string `json:"stop_reason"` // message_delta
-	} `json:"delta"`
-	Usage *amUsage `json:"usage"` // message_delta
-	Error *struct {
-		Type    string `json:"type"`
-		Message string `json:"message"`
-	} `json:"error"`
-}
 
 // amMaxEvent bounds one event's line; Anthropic's events are small deltas.
 const amMaxEvent = 4 << 20
@@ -100,26 +48,25 @@ type amStream struct {
 	started   bool // the status and the first chunk are written
 	blocks    map[int]amBlockState
 	tools     int // tool calls so far
-	usage     amUsage
+	usage     wire.MessagesUsage
 	stop      string
 	buf       bytes.Buffer // one data line, reused
+	// rd reads the chunks written, for the call's span; nil when the call is not traced.
+	rd *answerReader
 }
 
 // errStreamEnded is a stream that ended without message_stop.
 var errStreamEnded = errors.New("the stream ended before the answer did")
 
 // streamMessages relays a Messages stream: each event is read as it arrives and its chunk, if
-// it makes one, written and flushed at once.
-func streamMessages(w http.ResponseWriter, r *http.Request, body io.Reader, t llm.Target, call *amCall) {
-	s := newAMStream(w, call, t.Model, time.Now())
+// it makes one, written and flushed at once. It returns out with the stream's usage and, when
+// traced, what it answered.
+func streamMessages(w http.ResponseWriter, r *http.Request, body io.Reader, t llm.Target, call *amCall, out outcome, traced bool) outcome {
+	s := newAMStream(w, call, t.Model, time.Now(), traced)
 	err := s.read(body)
-	if u := s.usage.openAI(); s.started {
-		reportUsage(r, Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens})
-	}
 	var e *amStreamError
 	switch {
 	case err == nil:
-		return
 	case errors.As(err, &e):
 		slog.WarnContext(r.Context(), "gateway: the provider's stream failed", "provider", t.Provider, "type", e.typ, "message", e.msg)
 		s.fail(amErrorStatuses[e.typ], t.Provider+": "+e.msg)
@@ -129,11 +76,30 @@ func streamMessages(w http.ResponseWriter, r *http.Request, body io.Reader, t ll
 		slog.WarnContext(r.Context(), "gateway: the provider's stream was cut", "provider", t.Provider, "error", err)
 		s.fail(http.StatusBadGateway, fmt.Sprintf("%s: %v", t.Provider, err))
 	}
+	return s.outcome(out)
 }
 
-func newAMStream(w http.ResponseWriter, call *amCall, model string, now time.Time) *amStream {
-	return &amStream{w: w, rc: http.NewResponseController(w), answerTool: call.answerTool,
+// newAMStream returns a stream writing to w, reading what it writes when traced.
+func newAMStream(w http.ResponseWriter, call *amCall, model string, now time.Time, traced bool) *amStream {
+	s := &amStream{w: w, rc: http.NewResponseController(w), answerTool: call.answerTool,
 		includeUsage: call.includeUsage, model: model, created: now.Unix(), blocks: map[int]amBlockState{}}
+	if traced {
+		s.rd = &answerReader{now: time.Now}
+	}
+	return s
+}
+
+// outcome is out with what the stream came to: its usage once it started, and what it answered.
+func (s *amStream) outcome(out outcome) outcome {
+	if s.started {
+		u := chatUsage(s.usage)
+		out = out.metered(Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens})
+	}
+	if s.rd != nil {
+		a := s.rd.answer()
+		out.answer, out.firstToken = &a, s.rd.firstToken
+	}
+	return out
 }
 
 // amStreamError is an error event of the stream.
@@ -180,7 +146,7 @@ func (s *amStream) read(body io.Reader) error {
 
 // event relays one event; done is true after message_stop.
 func (s *amStream) event(data []byte) (done bool, err error) {
-	var ev amEvent
+	var ev wire.MessagesEvent
 	if err := json.Unmarshal(data, &ev); err != nil {
 		return false, fmt.Errorf("unreadable event: %w", err)
 	}
@@ -189,8 +155,7 @@ func (s *amStream) event(data []byte) (done bool, err error) {
 		if m := ev.Message; m != nil {
 			s.id, s.model, s.usage = m.ID, cmp.Or(m.Model, s.model), m.Usage
 		}
-		empty := ""
-		return false, s.chunk(oaDelta{Role: "assistant", Content: &empty}, nil, nil)
+		return false, s.chunk(wire.ChatDelta{Role: "assistant", Content: ptr(wire.ChatText(""))}, nil, nil)
 	case "content_block_start":
 		return false, s.blockStart(ev.Index, ev.ContentBlock)
 	case "content_block_delta":
@@ -200,13 +165,13 @@ func (s *amStream) event(data []byte) (done bool, err error) {
 		b := s.blocks[ev.Index]
 		switch {
 		case ev.Delta.Type == "text_delta" && b.kind == amBlockText && ev.Delta.Text != "":
-			return false, s.chunk(oaDelta{Content: &ev.Delta.Text}, nil, nil)
+			return false, s.chunk(wire.ChatDelta{Content: ptr(wire.ChatText(ev.Delta.Text))}, nil, nil)
 		case ev.Delta.Type == "input_json_delta" && b.kind == amBlockAnswer && ev.Delta.PartialJSON != "":
-			return false, s.chunk(oaDelta{Content: &ev.Delta.PartialJSON}, nil, nil)
+			return false, s.chunk(wire.ChatDelta{Content: ptr(wire.ChatText(ev.Delta.PartialJSON))}, nil, nil)
 		case ev.Delta.Type == "input_json_delta" && b.kind == amBlockTool && ev.Delta.PartialJSON != "":
-			d := oaToolCallDelta{Index: b.tool}
+			d := wire.ChatToolCallDelta{Index: b.tool}
 			d.Function.Arguments = ev.Delta.PartialJSON
-			return false, s.chunk(oaDelta{ToolCalls: []oaToolCallDelta{d}}, nil, nil)
+			return false, s.chunk(wire.ChatDelta{ToolCalls: []wire.ChatToolCallDelta{d}}, nil, nil)
 		}
 	case "message_delta":
 		if ev.Delta != nil && ev.Delta.StopReason != "" {
@@ -231,7 +196,7 @@ func (s *amStream) event(data []byte) (done bool, err error) {
 }
 
 // blockStart opens content block i: a tool call starts with its id and name.
-func (s *amStream) blockStart(i int, b *amOutBlock) error {
+func (s *amStream) blockStart(i int, b *wire.MessagesOutBlock) error {
 	if b == nil {
 		return nil
 	}
@@ -239,16 +204,16 @@ func (s *amStream) blockStart(i int, b *amOutBlock) error {
 	case b.Type == "text":
 		s.blocks[i] = amBlockState{kind: amBlockText}
 		if b.Text != "" {
-			return s.chunk(oaDelta{Content: &b.Text}, nil, nil)
+			return s.chunk(wire.ChatDelta{Content: ptr(wire.ChatText(b.Text))}, nil, nil)
 		}
 	case b.Type == "tool_use" && s.answerTool != "" && b.Name == s.answerTool:
 		s.blocks[i] = amBlockState{kind: amBlockAnswer}
 	case b.Type == "tool_use":
-		d := oaToolCallDelta{Index: s.tools, ID: b.ID, Type: "function"}
+		d := wire.ChatToolCallDelta{Index: s.tools, ID: b.ID, Type: "function"}
 		d.Function.Name = b.Name
 		s.blocks[i] = amBlockState{kind: amBlockTool, tool: s.tools}
 		s.tools++
-		return s.chunk(oaDelta{ToolCalls: []oaToolCallDelta{d}}, nil, nil)
+		return s.chunk(wire.ChatDelta{ToolCalls: []wire.ChatToolCallDelta{d}}, nil, nil)
 	default:
 		s.blocks[i] = amBlockState{kind: amBlockIgnored}
 	}
@@ -259,12 +224,12 @@ func (s *amStream) blockStart(i int, b *amOutBlock) error {
 // it, and [DONE].
 func (s *amStream) finish() error {
 	reason := amFinishReason(s.stop, s.tools > 0)
-	if err := s.chunk(oaDelta{}, &reason, nil); err != nil {
+	if err := s.chunk(wire.ChatDelta{}, &reason, nil); err != nil {
 		return err
 	}
 	if s.includeUsage {
-		u := s.usage.openAI()
-		if err := s.chunk(oaDelta{}, nil, &u); err != nil {
+		u := chatUsage(s.usage)
+		if err := s.chunk(wire.ChatDelta{}, nil, &u); err != nil {
 			return err
 		}
 	}
@@ -272,20 +237,26 @@ func (s *amStream) finish() error {
 }
 
 // chunk writes one chunk; a usage chunk has no choices.
-func (s *amStream) chunk(delta oaDelta, finish *string, usage *oaUsage) error {
-	c := oaChunk{ID: s.id, Object: "chat.completion.chunk", Created: s.created, Model: s.model,
-		Choices: []oaChunkChoice{{Delta: delta, FinishReason: finish}}, Usage: usage}
+func (s *amStream) chunk(delta wire.ChatDelta, finish *string, usage *wire.ChatUsage) error {
+	c := wire.ChatChunk{ID: s.id, Object: "chat.completion.chunk", Created: s.created, Model: s.model,
+		Choices: []wire.ChatChunkChoice{{Delta: delta, FinishReason: finish}}, Usage: usage}
 	if !s.started {
 		c.Choices[0].Delta.Role = "assistant"
 	}
 	if usage != nil {
-		c.Choices = []oaChunkChoice{}
+		c.Choices = []wire.ChatChunkChoice{}
 	}
 	b, err := json.Marshal(c)
 	if err != nil {
 		return err
 	}
-	return s.line(b)
+	if err := s.line(b); err != nil {
+		return err
+	}
+	if s.rd != nil {
+		s.rd.chunk(&c)
+	}
+	return nil
 }
 
 // line writes "data: <data>" and flushes it, the status first if it is not written yet.
@@ -312,11 +283,14 @@ func (s *amStream) line(data []byte) error {
 // error object as a data line after (the stream then ends without [DONE]).
 func (s *amStream) fail(anthropicStatus int, msg string) {
 	status, typ, code := amErrorFor(cmp.Or(anthropicStatus, http.StatusInternalServerError))
+	if s.rd != nil {
+		s.rd.failed(typ, code, msg)
+	}
 	if !s.started {
 		writeError(s.w, status, typ, code, msg, 0)
 		return
 	}
-	body := openAIError{Error: openAIErrorDetail{Message: msg, Type: typ}}
+	body := wire.ChatErrorBody{Error: wire.ChatError{Message: msg, Type: typ}}
 	if code != "" {
 		body.Error.Code = &code
 	}

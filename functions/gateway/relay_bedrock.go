@@ -14,14 +14,15 @@ import (
 	"time"
 
 	"github.com/plumehq/plume/shared/llm"
+	"github.com/plumehq/plume/shared/llm/wire"
 )
 
 // This file translates OpenAI's Chat Completions to Amazon Bedrock's Converse
 // (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html) and back;
-// relay_bedrock_stream.go does the same for ConverseStream. Types named cv* are Converse's side
-// of the wire. The OpenAI side is shared with the Messages relay: the request is read once as a
-// conversation (request.go, conversation.go), which toConverse writes in Converse's words, and
-// answers are written with relay_anthropic.go's oa* types. Converse was modelled on Messages,
+// relay_bedrock_stream.go does the same for ConverseStream; Converse's side of the wire is
+// wire.Converse*. The OpenAI side is shared with the Messages relay: the request is read once
+// as a conversation (request.go, conversation.go), which toConverse writes in Converse's words,
+// and answers are written as wire.ChatCompletion and wire.ChatChunk. Converse was modelled on Messages,
 // so tool choices (auto, any, a named tool) and stop reasons go through Messages' words too.
 
 // relayConverse serves a chat completion with Bedrock's Converse API: the request translated
@@ -29,131 +30,33 @@ import (
 // stream (ConverseStream, an AWS event stream) event by event as it arrives. What Converse
 // cannot take (n > 1, image URLs, audio and file parts, the legacy functions) is refused with
 // 400 before any call.
-func relayConverse(w http.ResponseWriter, r *http.Request, up llm.Upstream, fields map[string]json.RawMessage) {
+func relayConverse(w http.ResponseWriter, r *http.Request, up llm.Upstream, fields map[string]json.RawMessage, traced bool) outcome {
 	call, err := toConverse(fields)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, typeInvalidRequest, "", err.Error(), 0)
-		return
+		return outcome{}.failed(w, http.StatusBadRequest, typeInvalidRequest, "", err.Error())
 	}
-	res, ok := send(w, r, up, call.req, call.stream)
+	res, out, ok := send(w, r, up, call.req, call.stream)
 	if !ok {
-		return
+		return out
 	}
 	defer res.Body.Close()
 	if res.StatusCode/100 != 2 {
-		writeConverseError(w, r, up.Target.Provider, res)
-		return
+		return writeConverseError(w, r, up.Target.Provider, res, out)
 	}
 	id := cvCompletionID(res.Header.Get("X-Amzn-Requestid"))
 	if call.stream {
-		streamConverse(w, r, res.Body, up.Target, call, id)
-		return
+		return streamConverse(w, r, res.Body, up.Target, call, id, out, traced)
 	}
-	var answer cvResponse
-	if readAnswer(w, r, up.Target.Provider, res.Body, &answer) {
-		writeCompletion(w, r, up.Target.Provider, fromConverse(&answer, id, call.answerTool, up.Target.Model, time.Now()))
+	var answer wire.ConverseResponse
+	if !readAnswer(r, up.Target.Provider, res.Body, &answer) {
+		return out.failed(w, http.StatusBadGateway, typeServer, "upstream_invalid", up.Target.Provider+"'s answer cannot be read")
 	}
+	return writeCompletion(w, up.Target.Provider, fromConverse(&answer, id, call.answerTool, up.Target.Model, time.Now()), out, traced)
 }
-
-// The Converse request the relay sends.
-type (
-	cvRequest struct {
-		Messages        []cvMessage   `json:"messages"`
-		System          []cvBlock     `json:"system,omitempty"`
-		InferenceConfig *cvInference  `json:"inferenceConfig,omitempty"`
-		ToolConfig      *cvToolConfig `json:"toolConfig,omitempty"`
-	}
-	cvMessage struct {
-		Role    string    `json:"role"` // "user" or "assistant"
-		Content []cvBlock `json:"content"`
-	}
-	// cvBlock is a content block, a union: exactly one member is set. Text is never empty
-	// (Converse refuses blank text blocks).
-	cvBlock struct {
-		Text       string        `json:"text,omitempty"`
-		Image      *cvImage      `json:"image,omitempty"`
-		ToolUse    *cvToolUse    `json:"toolUse,omitempty"`
-		ToolResult *cvToolResult `json:"toolResult,omitempty"`
-	}
-	cvImage struct {
-		Format string `json:"format"` // png, jpeg, gif or webp
-		Source struct {
-			Bytes []byte `json:"bytes"` // base64 in JSON
-		} `json:"source"`
-	}
-	cvToolUse struct {
-		ToolUseID string          `json:"toolUseId"`
-		Name      string          `json:"name"`
-		Input     json.RawMessage `json:"input"`
-	}
-	cvToolResult struct {
-		ToolUseID string    `json:"toolUseId"`
-		Content   []cvBlock `json:"content"`
-	}
-	cvInference struct {
-		MaxTokens     *int     `json:"maxTokens,omitempty"`
-		Temperature   *float64 `json:"temperature,omitempty"`
-		TopP          *float64 `json:"topP,omitempty"`
-		StopSequences []string `json:"stopSequences,omitempty"`
-	}
-	cvToolConfig struct {
-		Tools      []cvTool      `json:"tools"`
-		ToolChoice *cvToolChoice `json:"toolChoice,omitempty"`
-	}
-	cvTool struct {
-		ToolSpec struct {
-			Name        string `json:"name"`
-			Description string `json:"description,omitempty"`
-			InputSchema struct {
-				JSON json.RawMessage `json:"json"`
-			} `json:"inputSchema"`
-		} `json:"toolSpec"`
-	}
-	// cvToolChoice is a union: {"auto": {}}, {"any": {}} or {"tool": {"name": ...}}.
-	cvToolChoice struct {
-		Auto *struct{} `json:"auto,omitempty"`
-		Any  *struct{} `json:"any,omitempty"`
-		Tool *struct {
-			Name string `json:"name"`
-		} `json:"tool,omitempty"`
-	}
-)
-
-// The Converse answer the relay reads, and its errors
-// (https://docs.aws.amazon.com/bedrock/latest/APIReference/CommonErrors.html).
-type (
-	cvResponse struct {
-		Output struct {
-			Message struct {
-				Content []cvOutBlock `json:"content"`
-			} `json:"message"`
-		} `json:"output"`
-		StopReason string  `json:"stopReason"`
-		Usage      cvUsage `json:"usage"`
-	}
-	// cvOutBlock is an answer's content block; reasoning and other blocks OpenAI's answer
-	// has no place for are left unread.
-	cvOutBlock struct {
-		Text    *string    `json:"text"`
-		ToolUse *cvToolUse `json:"toolUse"`
-	}
-	cvUsage struct {
-		InputTokens           int `json:"inputTokens"`
-		OutputTokens          int `json:"outputTokens"`
-		CacheReadInputTokens  int `json:"cacheReadInputTokens"`
-		CacheWriteInputTokens int `json:"cacheWriteInputTokens"`
-	}
-	// cvError is an error's body: {"message": ...} ("Message" from some AWS front ends, which
-	// encoding/json matches too), the type in the x-amzn-ErrorType header or in __type.
-	cvError struct {
-		Message string `json:"message"`
-		Type    string `json:"__type"`
-	}
-)
 
 // cvCall is a translated request and what translating its answer needs.
 type cvCall struct {
-	req cvRequest
+	req wire.ConverseRequest
 	// answerTool is the forced tool standing for response_format json_schema: its input is
 	// the answer's content. "" when the request has none.
 	answerTool   string
@@ -180,7 +83,7 @@ func toConverse(fields map[string]json.RawMessage) (*cvCall, error) {
 		return nil, invalidf("messages[%d]: a Converse conversation starts with a user message, not %s", i, c.Messages[i].Role)
 	}
 	call := &cvCall{stream: c.Stream, includeUsage: c.IncludeUsage}
-	inference := cvInference{MaxTokens: c.MaxTokens, Temperature: c.Temperature, TopP: c.TopP}
+	inference := wire.ConverseInference{MaxTokens: c.MaxTokens, Temperature: c.Temperature, TopP: c.TopP}
 	for _, s := range c.Stop {
 		if s != "" { // Converse refuses empty stop sequences; OpenAI's matches nothing
 			inference.StopSequences = append(inference.StopSequences, s)
@@ -189,16 +92,16 @@ func toConverse(fields map[string]json.RawMessage) (*cvCall, error) {
 	if inference.MaxTokens != nil || inference.Temperature != nil || inference.TopP != nil || len(inference.StopSequences) > 0 {
 		call.req.InferenceConfig = &inference
 	}
-	conv, err := readConversation(c, dialect[*cvImage]{provider: llm.ProviderBedrock, imageOf: cvImageOf})
+	conv, err := readConversation(c, dialect[*wire.ConverseImage]{provider: llm.ProviderBedrock, imageOf: cvImageOf})
 	if err != nil {
 		return nil, err
 	}
 	call.answerTool = conv.answerTool
 	for _, s := range conv.system {
-		call.req.System = append(call.req.System, cvBlock{Text: s})
+		call.req.System = append(call.req.System, wire.ConverseBlock{Text: s})
 	}
 	for _, t := range conv.turns {
-		call.req.Messages = append(call.req.Messages, cvMessage{Role: t.role, Content: cvBlocks(t.blocks)})
+		call.req.Messages = append(call.req.Messages, wire.ConverseMessage{Role: t.role, Content: cvBlocks(t.blocks)})
 	}
 	call.req.ToolConfig = cvToolConfigOf(conv)
 	return call, nil
@@ -206,22 +109,22 @@ func toConverse(fields map[string]json.RawMessage) (*cvCall, error) {
 
 // cvBlocks writes a conversation's blocks as Converse content blocks. A tool result must say
 // something: an empty one is one space.
-func cvBlocks(blocks []block[*cvImage]) []cvBlock {
-	var out []cvBlock
+func cvBlocks(blocks []block[*wire.ConverseImage]) []wire.ConverseBlock {
+	var out []wire.ConverseBlock
 	for _, b := range blocks {
 		switch b.kind {
 		case blockText:
-			out = append(out, cvBlock{Text: b.text})
+			out = append(out, wire.ConverseBlock{Text: b.text})
 		case blockImage:
-			out = append(out, cvBlock{Image: b.image})
+			out = append(out, wire.ConverseBlock{Image: b.image})
 		case blockToolUse:
-			out = append(out, cvBlock{ToolUse: &cvToolUse{ToolUseID: b.id, Name: b.name, Input: b.input}})
+			out = append(out, wire.ConverseBlock{ToolUse: &wire.ConverseToolUse{ToolUseID: b.id, Name: b.name, Input: b.input}})
 		case blockToolResult:
 			content := cvBlocks(b.content)
 			if len(content) == 0 {
-				content = []cvBlock{{Text: " "}}
+				content = []wire.ConverseBlock{{Text: " "}}
 			}
-			out = append(out, cvBlock{ToolResult: &cvToolResult{ToolUseID: b.id, Content: content}})
+			out = append(out, wire.ConverseBlock{ToolResult: &wire.ConverseToolResult{ToolUseID: b.id, Content: content}})
 		}
 	}
 	return out
@@ -229,7 +132,7 @@ func cvBlocks(blocks []block[*cvImage]) []cvBlock {
 
 // cvImageOf is an image as Converse takes it, only its bytes: a data URL's are decoded, an
 // http(s) URL is refused (the gateway does not fetch), and so are formats Converse lacks.
-func cvImageOf(img image) (*cvImage, error) {
+func cvImageOf(img image) (*wire.ConverseImage, error) {
 	if img.url != "" {
 		return nil, fmt.Errorf("%s takes no image URLs, only the image itself: send it as a base64 data URL (data:image/png;base64,...)", llm.ProviderBedrock)
 	}
@@ -241,7 +144,7 @@ func cvImageOf(img image) (*cvImage, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the data URL's data is not valid base64")
 	}
-	out := &cvImage{Format: format}
+	out := &wire.ConverseImage{Format: format}
 	out.Source.Bytes = data
 	return out, nil
 }
@@ -250,13 +153,13 @@ func cvImageOf(img image) (*cvImage, error) {
 // has no tools. Converse has no choice "none": then no toolConfig is sent, unless the
 // conversation holds tool calls (Converse wants the tools then), when the tools go without a
 // choice. parallel_tool_calls (conv.oneCall) is not translated: Converse cannot say it.
-func cvToolConfigOf(conv *conversation[*cvImage]) *cvToolConfig {
+func cvToolConfigOf(conv *conversation[*wire.ConverseImage]) *wire.ConverseToolConfig {
 	if len(conv.tools) == 0 {
 		return nil
 	}
-	cfg := &cvToolConfig{}
+	cfg := &wire.ConverseToolConfig{}
 	for _, t := range conv.tools {
-		var ct cvTool
+		var ct wire.ConverseTool
 		ct.ToolSpec.Name, ct.ToolSpec.Description, ct.ToolSpec.InputSchema.JSON = t.name, t.description, t.schema
 		cfg.Tools = append(cfg.Tools, ct)
 	}
@@ -266,13 +169,11 @@ func cvToolConfigOf(conv *conversation[*cvImage]) *cvToolConfig {
 			return nil
 		}
 	case "auto":
-		cfg.ToolChoice = &cvToolChoice{Auto: &struct{}{}}
+		cfg.ToolChoice = &wire.ConverseToolChoice{Auto: &struct{}{}}
 	case "any":
-		cfg.ToolChoice = &cvToolChoice{Any: &struct{}{}}
+		cfg.ToolChoice = &wire.ConverseToolChoice{Any: &struct{}{}}
 	case "tool":
-		cfg.ToolChoice = &cvToolChoice{Tool: &struct {
-			Name string `json:"name"`
-		}{Name: c.name}}
+		cfg.ToolChoice = &wire.ConverseToolChoice{Tool: &wire.ConverseToolNamed{Name: c.name}}
 	}
 	return cfg
 }
@@ -286,14 +187,14 @@ func cvCompletionID(requestID string) string {
 // fromConverse translates a Converse answer to a chat completion: as a Messages answer, which
 // fromMessages translates (the answer tool's input is the content, other toolUse blocks are
 // tool calls).
-func fromConverse(res *cvResponse, id, answerTool, model string, now time.Time) *oaCompletion {
-	m := amResponse{ID: id, StopReason: cvStopReason(res.StopReason), Usage: res.Usage.messages()}
+func fromConverse(res *wire.ConverseResponse, id, answerTool, model string, now time.Time) *wire.ChatCompletion {
+	m := wire.MessagesResponse{ID: id, StopReason: cvStopReason(res.StopReason), Usage: messagesUsage(res.Usage)}
 	for _, b := range res.Output.Message.Content {
 		switch {
 		case b.Text != nil:
-			m.Content = append(m.Content, amOutBlock{Type: "text", Text: *b.Text})
+			m.Content = append(m.Content, wire.MessagesOutBlock{Type: "text", Text: *b.Text})
 		case b.ToolUse != nil:
-			m.Content = append(m.Content, amOutBlock{Type: "tool_use", ID: b.ToolUse.ToolUseID, Name: b.ToolUse.Name, Input: b.ToolUse.Input})
+			m.Content = append(m.Content, wire.MessagesOutBlock{Type: "tool_use", ID: b.ToolUse.ToolUseID, Name: b.ToolUse.Name, Input: b.ToolUse.Input})
 		}
 	}
 	return fromMessages(&m, answerTool, model, now)
@@ -310,10 +211,10 @@ func cvStopReason(stop string) string {
 	return stop
 }
 
-// messages is Converse's usage in Messages' words: as there, inputTokens excludes the tokens
+// messagesUsage is Converse's usage in Messages' words: as there, inputTokens excludes the tokens
 // read from and written to the prompt cache.
-func (u cvUsage) messages() amUsage {
-	return amUsage{
+func messagesUsage(u wire.ConverseUsage) wire.MessagesUsage {
+	return wire.MessagesUsage{
 		InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
 		CacheReadInputTokens: u.CacheReadInputTokens, CacheCreationInputTokens: u.CacheWriteInputTokens,
 	}
@@ -376,9 +277,9 @@ func cvErrorType(header, bodyType string) string {
 // refused credential is logged by its type only and answered with a generic message: AWS's
 // message may name the deployment's account and role, and an InvalidSignatureException's
 // quotes the canonical request, the session token among its signed headers.
-func writeConverseError(w http.ResponseWriter, r *http.Request, provider string, res *http.Response) {
+func writeConverseError(w http.ResponseWriter, r *http.Request, provider string, res *http.Response, out outcome) outcome {
 	data, _ := io.ReadAll(io.LimitReader(res.Body, 1<<20))
-	var e cvError
+	var e wire.ConverseErrorBody
 	_ = json.Unmarshal(data, &e) // an unreadable body leaves the status to go by
 	typ := cvErrorType(res.Header.Get("X-Amzn-Errortype"), e.Type)
 	f := cvFailureOf(typ, res.StatusCode)
@@ -396,5 +297,5 @@ func writeConverseError(w http.ResponseWriter, r *http.Request, provider string,
 	if v := res.Header.Get("Retry-After"); v != "" {
 		w.Header().Set("Retry-After", v)
 	}
-	writeError(w, f.status, f.typ, f.code, msg, 0)
+	return out.failed(w, f.status, f.typ, f.code, msg)
 }

@@ -17,28 +17,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
 
 	"github.com/plumehq/plume/shared/llm"
+	"github.com/plumehq/plume/shared/llm/wire"
 )
-
-// cvEvent is the payload of one ConverseStream event
-// (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ConverseStream.html),
-// its fields by event type. Events also carry a "p" of padding letters, left unread.
-type cvEvent struct {
-	ContentBlockIndex int `json:"contentBlockIndex"` // contentBlock*
-	Start             *struct {
-		ToolUse *cvToolUse `json:"toolUse"`
-	} `json:"start"` // contentBlockStart
-	Delta *struct {
-		Text    *string `json:"text"`
-		ToolUse *struct {
-			Input string `json:"input"`
-		} `json:"toolUse"`
-	} `json:"delta"` // contentBlockDelta
-	StopReason string   `json:"stopReason"` // messageStop
-	Usage      *cvUsage `json:"usage"`      // metadata
-	// Message and OriginalMessage are an exception's.
-	Message         string `json:"message"`
-	OriginalMessage string `json:"originalMessage"`
-}
 
 // cvMaxFrame bounds one message of the event stream; Bedrock's events are small deltas.
 const cvMaxFrame = 8 << 20
@@ -111,17 +91,13 @@ func (e *cvStreamError) Error() string { return e.typ + ": " + e.msg }
 // (the same chunks, from Converse's events). Converse sends the usage (metadata) after
 // messageStop: the finish reason is written at messageStop, the usage chunk and [DONE] once the
 // usage is known.
-func streamConverse(w http.ResponseWriter, r *http.Request, body io.Reader, t llm.Target, call *cvCall, id string) {
-	s := newAMStream(w, &amCall{answerTool: call.answerTool, includeUsage: call.includeUsage}, t.Model, time.Now())
+func streamConverse(w http.ResponseWriter, r *http.Request, body io.Reader, t llm.Target, call *cvCall, id string, out outcome, traced bool) outcome {
+	s := newAMStream(w, &amCall{answerTool: call.answerTool, includeUsage: call.includeUsage}, t.Model, time.Now(), traced)
 	s.id = id
 	err := readConverseStream(s, body)
-	if u := s.usage.openAI(); s.started {
-		reportUsage(r, Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens})
-	}
 	var e *cvStreamError
 	switch {
 	case err == nil:
-		return
 	case errors.As(err, &e):
 		slog.WarnContext(r.Context(), "gateway: the provider's stream failed", "provider", t.Provider, "type", e.typ, "message", e.msg)
 		s.fail(cvFailureOf(e.typ, http.StatusBadGateway).status, fmt.Sprintf("%s (%s): %s", t.Provider, e.typ, e.msg))
@@ -131,6 +107,7 @@ func streamConverse(w http.ResponseWriter, r *http.Request, body io.Reader, t ll
 		slog.WarnContext(r.Context(), "gateway: the provider's stream was cut", "provider", t.Provider, "error", err)
 		s.fail(http.StatusBadGateway, fmt.Sprintf("%s: %v", t.Provider, err))
 	}
+	return s.outcome(out)
 }
 
 // readConverseStream relays the events of body to s. It returns nil once the answer is
@@ -152,7 +129,7 @@ func readConverseStream(s *amStream, body io.Reader) error {
 		switch kind := cvHeader(msg, ":message-type"); kind {
 		case "event":
 		case "exception":
-			var ev cvEvent
+			var ev wire.ConverseEvent
 			_ = json.Unmarshal(msg.Payload, &ev) // an unreadable one is still an exception
 			return &cvStreamError{typ: cvExceptionType(cvHeader(msg, ":exception-type")), msg: cmp.Or(ev.Message, ev.OriginalMessage, "the stream failed")}
 		case "error":
@@ -160,14 +137,13 @@ func readConverseStream(s *amStream, body io.Reader) error {
 		default:
 			return fmt.Errorf("event stream: a message of type %q", kind)
 		}
-		var ev cvEvent
+		var ev wire.ConverseEvent
 		if err := json.Unmarshal(msg.Payload, &ev); err != nil {
 			return fmt.Errorf("unreadable %s event: %w", cvHeader(msg, ":event-type"), err)
 		}
 		switch cvHeader(msg, ":event-type") {
 		case "messageStart":
-			empty := ""
-			err = s.chunk(oaDelta{Role: "assistant", Content: &empty}, nil, nil)
+			err = s.chunk(wire.ChatDelta{Role: "assistant", Content: ptr(wire.ChatText(""))}, nil, nil)
 		case "contentBlockStart":
 			err = cvBlockStart(s, ev)
 		case "contentBlockDelta":
@@ -176,10 +152,10 @@ func readConverseStream(s *amStream, body io.Reader) error {
 			stopped = true
 			s.stop = cvStopReason(ev.StopReason)
 			reason := amFinishReason(s.stop, s.tools > 0)
-			err = s.chunk(oaDelta{}, &reason, nil)
+			err = s.chunk(wire.ChatDelta{}, &reason, nil)
 		case "metadata":
 			if ev.Usage != nil {
-				s.usage, metered = ev.Usage.messages(), true
+				s.usage, metered = messagesUsage(*ev.Usage), true
 			}
 		} // contentBlockStop, and events added later, say nothing a chunk carries
 		if err != nil {
@@ -193,10 +169,10 @@ func readConverseStream(s *amStream, body io.Reader) error {
 
 // cvBlockStart opens a content block: a tool call starts with its id and name. Text blocks
 // have no start event: their first delta opens them (cvBlockDelta).
-func cvBlockStart(s *amStream, ev cvEvent) error {
+func cvBlockStart(s *amStream, ev wire.ConverseEvent) error {
 	if ev.Start != nil && ev.Start.ToolUse != nil {
 		tu := ev.Start.ToolUse
-		return s.blockStart(ev.ContentBlockIndex, &amOutBlock{Type: "tool_use", ID: tu.ToolUseID, Name: tu.Name})
+		return s.blockStart(ev.ContentBlockIndex, &wire.MessagesOutBlock{Type: "tool_use", ID: tu.ToolUseID, Name: tu.Name})
 	}
 	s.blocks[ev.ContentBlockIndex] = amBlockState{kind: amBlockIgnored} // reasoning, and blocks added later
 	return nil
@@ -204,7 +180,7 @@ func cvBlockStart(s *amStream, ev cvEvent) error {
 
 // cvBlockDelta relays a delta: text as content, a tool call's input as its arguments (or as
 // content, for the answer tool). Reasoning and other deltas are not relayed.
-func cvBlockDelta(s *amStream, ev cvEvent) error {
+func cvBlockDelta(s *amStream, ev wire.ConverseEvent) error {
 	d, i := ev.Delta, ev.ContentBlockIndex
 	if d == nil {
 		return nil
@@ -214,13 +190,13 @@ func cvBlockDelta(s *amStream, ev cvEvent) error {
 	}
 	switch b := s.blocks[i]; {
 	case d.Text != nil && *d.Text != "" && b.kind == amBlockText:
-		return s.chunk(oaDelta{Content: d.Text}, nil, nil)
+		return s.chunk(wire.ChatDelta{Content: (*wire.ChatText)(d.Text)}, nil, nil)
 	case d.ToolUse != nil && d.ToolUse.Input != "" && b.kind == amBlockAnswer:
-		return s.chunk(oaDelta{Content: &d.ToolUse.Input}, nil, nil)
+		return s.chunk(wire.ChatDelta{Content: ptr(wire.ChatText(d.ToolUse.Input))}, nil, nil)
 	case d.ToolUse != nil && d.ToolUse.Input != "" && b.kind == amBlockTool:
-		td := oaToolCallDelta{Index: b.tool}
+		td := wire.ChatToolCallDelta{Index: b.tool}
 		td.Function.Arguments = d.ToolUse.Input
-		return s.chunk(oaDelta{ToolCalls: []oaToolCallDelta{td}}, nil, nil)
+		return s.chunk(wire.ChatDelta{ToolCalls: []wire.ChatToolCallDelta{td}}, nil, nil)
 	}
 	return nil
 }
@@ -228,8 +204,8 @@ func cvBlockDelta(s *amStream, ev cvEvent) error {
 // cvFinish ends the answer: the usage chunk when the request asked for it, and [DONE].
 func cvFinish(s *amStream) error {
 	if s.includeUsage {
-		u := s.usage.openAI()
-		if err := s.chunk(oaDelta{}, nil, &u); err != nil {
+		u := chatUsage(s.usage)
+		if err := s.chunk(wire.ChatDelta{}, nil, &u); err != nil {
 			return err
 		}
 	}

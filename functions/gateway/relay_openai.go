@@ -21,27 +21,26 @@ import (
 // A stream always asks for the usage chunk (stream_options.include_usage), which is how the
 // gateway counts a streamed call's tokens; when the client did not ask for it, the chunk is
 // not passed on (usageHider).
-func relayChatCompletions(w http.ResponseWriter, r *http.Request, up llm.Upstream, fields map[string]json.RawMessage) {
+//
+// The answer it passes on is the provider's: when the call is traced, the call's recorder reads
+// it as it passes, and the outcome carries no answer of its own.
+func relayChatCompletions(w http.ResponseWriter, r *http.Request, up llm.Upstream, fields map[string]json.RawMessage, _ bool) outcome {
 	fields["model"], _ = json.Marshal(up.Target.Model)
 	hideUsage := askForUsage(fields)
-	res, ok := send(w, r, up, fields, false) // a stream's answer comes from the same endpoint
+	res, out, ok := send(w, r, up, fields, false) // a stream's answer comes from the same endpoint
 	if !ok {
-		return
+		return out
 	}
 	defer res.Body.Close()
 	if res.StatusCode == http.StatusUnauthorized || res.StatusCode == http.StatusForbidden {
 		slog.WarnContext(r.Context(), "gateway: the provider refused the deployment's key", "provider", up.Target.Provider, "status", res.StatusCode)
-		writeError(w, http.StatusBadGateway, typeServer, "upstream_auth",
-			fmt.Sprintf("%s refused the deployment's provider key (%d)", up.Target.Provider, res.StatusCode), 0)
-		return
+		return out.failed(w, http.StatusBadGateway, typeServer, "upstream_auth",
+			fmt.Sprintf("%s refused the deployment's provider key (%d)", up.Target.Provider, res.StatusCode))
 	}
 	for _, h := range []string{"Content-Type", "Retry-After", "Retry-After-Ms"} {
 		if v := res.Header.Get(h); v != "" {
 			w.Header().Set(h, v)
 		}
-	}
-	if id := res.Header.Get("X-Request-Id"); id != "" {
-		reportRequestID(r, id)
 	}
 	w.WriteHeader(res.StatusCode)
 	contentType := res.Header.Get("Content-Type")
@@ -56,8 +55,9 @@ func relayChatCompletions(w http.ResponseWriter, r *http.Request, up llm.Upstrea
 		slog.WarnContext(r.Context(), "gateway: the answer was cut", "provider", up.Target.Provider, "error", err)
 	}
 	if u, ok := watch.Usage(); ok && res.StatusCode/100 == 2 {
-		reportUsage(r, u)
+		out = out.metered(u)
 	}
+	return out
 }
 
 // askForUsage makes a streamed request ask for the usage chunk, and reports whether the client

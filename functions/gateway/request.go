@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+
+	"github.com/plumehq/plume/shared/llm/wire"
 )
 
 // This file reads an OpenAI chat completion request (https://platform.openai.com/docs/api-reference/chat)
@@ -15,9 +17,9 @@ import (
 // oaChat is an OpenAI chat completion request as the translating relays (Anthropic's,
 // Bedrock's) read it: every field they translate, each checked for its JSON type.
 type oaChat struct {
-	Messages          []oaMessage
-	Tools             []oaTool
-	Format            oaFormat
+	Messages          []wire.ChatMessage
+	Tools             []wire.ChatTool
+	Format            wire.ChatResponseFormat
 	Temperature, TopP *float64
 	// MaxTokens is max_completion_tokens, else max_tokens; nil when neither is set.
 	MaxTokens *int
@@ -29,67 +31,6 @@ type oaChat struct {
 	User         string
 	Stop         []string
 	ToolChoice   json.RawMessage
-}
-
-// The OpenAI request, as far as the translating relays read it. Polymorphic fields stay raw.
-type (
-	oaMessage struct {
-		Role       string          `json:"role"`
-		Content    json.RawMessage `json:"content"` // a string, content parts, or null
-		ToolCalls  []oaToolCall    `json:"tool_calls"`
-		ToolCallID string          `json:"tool_call_id"`
-	}
-	oaPart struct {
-		Type     string     `json:"type"` // "text", "image_url", "refusal", ...
-		Text     string     `json:"text"`
-		Refusal  string     `json:"refusal"`
-		ImageURL oaImageURL `json:"image_url"`
-	}
-	oaTool struct {
-		Type     string `json:"type"`
-		Function struct {
-			Name        string          `json:"name"`
-			Description string          `json:"description"`
-			Parameters  json.RawMessage `json:"parameters"`
-		} `json:"function"`
-	}
-	// oaToolCall is an assistant message's tool call, in a request or an answer.
-	oaToolCall struct {
-		ID       string         `json:"id"`
-		Type     string         `json:"type"`
-		Function oaFunctionCall `json:"function"`
-	}
-	oaFunctionCall struct {
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
-	}
-	oaFormat struct {
-		Type       string `json:"type"` // "text", "json_object" or "json_schema"
-		JSONSchema *struct {
-			Name        string          `json:"name"`
-			Description string          `json:"description"`
-			Schema      json.RawMessage `json:"schema"`
-		} `json:"json_schema"`
-	}
-)
-
-// oaImageURL is an image_url part's URL: {"url": ...} as OpenAI has it, or a bare string as
-// some clients send.
-type oaImageURL string
-
-// UnmarshalJSON reads {"url": ...} or a bare string.
-func (u *oaImageURL) UnmarshalJSON(b []byte) error {
-	var v struct {
-		URL string `json:"url"`
-	}
-	if len(b) > 0 && b[0] == '"' {
-		return json.Unmarshal(b, (*string)(u))
-	}
-	if err := json.Unmarshal(b, &v); err != nil {
-		return err
-	}
-	*u = oaImageURL(v.URL)
-	return nil
 }
 
 // invalidError is a request a relay cannot translate: a 400 whose message names the parameter.
@@ -158,7 +99,7 @@ func readOAChat(fields map[string]json.RawMessage, provider string) (*oaChat, er
 }
 
 // isTurn reports whether m is a turn of the conversation rather than a system prompt.
-func isTurn(m oaMessage) bool { return m.Role != "system" && m.Role != "developer" }
+func isTurn(m wire.ChatMessage) bool { return m.Role != "system" && m.Role != "developer" }
 
 // readField decodes fields[name] into dst; a missing or null field leaves dst as it is.
 func readField(fields map[string]json.RawMessage, name, want string, dst any) error {
@@ -190,7 +131,7 @@ func readStop(raw json.RawMessage) ([]string, error) {
 }
 
 // readContent reads a message's content: a string, an array of parts, or null.
-func readContent(raw json.RawMessage) (string, []oaPart, error) {
+func readContent(raw json.RawMessage) (string, []wire.ChatPart, error) {
 	raw = bytes.TrimSpace(raw)
 	switch {
 	case len(raw) == 0 || string(raw) == "null":
@@ -202,7 +143,7 @@ func readContent(raw json.RawMessage) (string, []oaPart, error) {
 		}
 		return s, nil, nil
 	case raw[0] == '[':
-		var parts []oaPart
+		var parts []wire.ChatPart
 		if err := json.Unmarshal(raw, &parts); err != nil {
 			return "", nil, fmt.Errorf("not a valid array of content parts")
 		}

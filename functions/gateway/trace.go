@@ -166,12 +166,20 @@ type gatewayCall struct {
 	Started, Ended time.Time
 	// Answer is the recorder the call was answered through.
 	Answer *answerRecorder
-	// Usage is the usage the relay reported (reportUsage); HasUsage is false when it reported
-	// none, and the answer's is used.
+	// Relayed is what the relay answered, when it said (a translating relay, or a failure of
+	// the gateway's own); nil when the recorder read the answer. FirstToken is when the first
+	// token of Relayed's stream left; zero when the recorder knows.
+	Relayed    *answer
+	FirstToken time.Time
+	// Usage is the usage of the relay's outcome; HasUsage is false when it had none, and the
+	// answer's is used.
 	Usage    Usage
 	HasUsage bool
-	// ProviderRequestID is the provider's id of the call (reportRequestID); "" when unknown.
+	// ProviderRequestID is the provider's id of the call; "" when unknown.
 	ProviderRequestID string
+	// Price is what the call cost, priced once by the gateway: the span carries it, and
+	// ingestion does not price it again. A zero Price leaves the span to ingestion's pricer.
+	Price callPrice
 	// Link is the prompt version the call was made with (the X-Plume-Prompt-Version header or
 	// the linkage metadata); zero when none.
 	Link trace.PromptLink
@@ -216,8 +224,8 @@ type spanAttributes struct {
 // llm; status error when the answer is not 2xx, carried an error, could not be written, or c.Err
 // says so; input_data the messages (compact JSON, cut to trace.MaxDataBytes, marked
 // input_truncated), output_data the answer's text; LLM read from the attributes as ingestion
-// reads them, the tokens the relay's usage, else the answer's. Cost is left to Ingest, which
-// prices llm spans.
+// reads them, the tokens the relay's usage, else the answer's; the cost the gateway priced
+// (c.Price), else none, which Ingest prices.
 func spanOf(c *gatewayCall, tc traceContext) trace.Span {
 	start, end := spanTime(c.Started), spanTime(c.Ended)
 	if end.Before(start) {
@@ -232,9 +240,12 @@ func spanOf(c *gatewayCall, tc traceContext) trace.Span {
 	if c.Answer != nil {
 		ans, status, writeErr = c.Answer.Answer(), c.Answer.Status(), c.Answer.WriteErr()
 		ttft = c.Answer.FirstByte()
-		if t := c.Answer.FirstToken(); !t.IsZero() {
+		if t := cmp.Or(c.FirstToken, c.Answer.FirstToken()); !t.IsZero() {
 			ttft = t
 		}
+	}
+	if c.Relayed != nil {
+		ans = *c.Relayed
 	}
 	usage, hasUsage := c.Usage, c.HasUsage
 	if !hasUsage {
@@ -297,6 +308,12 @@ func spanOf(c *gatewayCall, tc traceContext) trace.Span {
 		}
 	}
 	sp.Link = attrs.Zeroeval
+	if c.Price.source != "" && sp.LLM != nil {
+		sp.CostSource = ptr(c.Price.source)
+		if c.Price.known {
+			sp.Cost = ptr(c.Price.cost)
+		}
+	}
 	return sp
 }
 
@@ -373,11 +390,11 @@ func clean(s string, n int) string {
 
 // tokenCount is n as an attribute's token count; nil outside what ingestion reads
 // (0 to trace.MaxTokens).
-func tokenCount(n int) *int64 {
-	if n < 0 || int64(n) > trace.MaxTokens {
+func tokenCount(n int64) *int64 {
+	if n < 0 || n > trace.MaxTokens {
 		return nil
 	}
-	return ptr(int64(n))
+	return ptr(n)
 }
 
 // spanTime is t as spans store times: UTC, whole microseconds.

@@ -261,7 +261,7 @@ func TestAnswerRecorderStream(t *testing.T) {
 		for _, n := range []int{1, 2, 3, 5, 7, 13, 64, len(tt.body)} {
 			t.Run(tt.name, func(t *testing.T) {
 				rw := httptest.NewRecorder()
-				rec := newAnswerRecorder(rw, (&clock{t0}).now)
+				rec := newAnswerRecorder(rw, (&clock{t0}).now, true)
 				rec.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
 				writeIn(t, rec, tt.body, n)
 				assert.Equal(t, tt.want, rec.Answer(), "writes of %d bytes", n)
@@ -307,7 +307,7 @@ func TestAnswerRecorderJSON(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rw := httptest.NewRecorder()
-			rec := newAnswerRecorder(rw, (&clock{t0}).now)
+			rec := newAnswerRecorder(rw, (&clock{t0}).now, true)
 			rec.Header().Set("Content-Type", "application/json")
 			rec.WriteHeader(tt.status)
 			writeIn(t, rec, tt.body, 3)
@@ -360,7 +360,7 @@ func TestAnswerRecorderTruncates(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rw := httptest.NewRecorder()
-			rec := newAnswerRecorder(rw, (&clock{t0}).now)
+			rec := newAnswerRecorder(rw, (&clock{t0}).now, true)
 			rec.Header().Set("Content-Type", tt.contentType)
 			writeIn(t, rec, tt.body, 4093)
 			got := rec.Answer()
@@ -395,7 +395,7 @@ func cutRunes(s string, n int) (string, bool) {
 
 func TestAnswerRecorderTimes(t *testing.T) {
 	c := &clock{t0}
-	rec := newAnswerRecorder(httptest.NewRecorder(), c.now)
+	rec := newAnswerRecorder(httptest.NewRecorder(), c.now, true)
 	rec.Header().Set("Content-Type", "text/event-stream")
 	assert.Zero(t, rec.FirstByte())
 	writeIn(t, rec, sse(`{"choices":[{"delta":{"role":"assistant","content":""}}]}`), 1000)
@@ -412,7 +412,7 @@ func TestAnswerRecorderTimes(t *testing.T) {
 
 func TestAnswerRecorderPassesThrough(t *testing.T) {
 	rw := httptest.NewRecorder()
-	rec := newAnswerRecorder(rw, (&clock{t0}).now)
+	rec := newAnswerRecorder(rw, (&clock{t0}).now, true)
 	rec.Header().Set("Content-Type", "text/event-stream")
 	rec.Header().Set("X-Request-Id", "req_1")
 	rec.WriteHeader(http.StatusOK)
@@ -432,13 +432,13 @@ func TestAnswerRecorderPassesThrough(t *testing.T) {
 	assert.Equal(t, textStream, rw.Body.String(), "byte for byte")
 
 	rw = httptest.NewRecorder()
-	rec = newAnswerRecorder(rw, (&clock{t0}).now)
+	rec = newAnswerRecorder(rw, (&clock{t0}).now, true)
 	rec.Flush()
 	assert.True(t, rw.Flushed, "Flush reaches the wrapped writer")
 	assert.Equal(t, http.StatusOK, rec.Status(), "a flush commits the status")
 
 	// A writer that cannot flush (a buffered Lambda answer) says so through the recorder.
-	rec = newAnswerRecorder(struct{ http.ResponseWriter }{httptest.NewRecorder()}, (&clock{t0}).now)
+	rec = newAnswerRecorder(struct{ http.ResponseWriter }{httptest.NewRecorder()}, (&clock{t0}).now, true)
 	assert.ErrorIs(t, http.NewResponseController(rec).Flush(), http.ErrNotSupported)
 	assert.Zero(t, rec.Status())
 }
@@ -451,7 +451,7 @@ var errGone = errors.New("client gone")
 func (brokenWriter) Write([]byte) (int, error) { return 0, errGone }
 
 func TestAnswerRecorderWriteError(t *testing.T) {
-	rec := newAnswerRecorder(brokenWriter{httptest.NewRecorder()}, (&clock{t0}).now)
+	rec := newAnswerRecorder(brokenWriter{httptest.NewRecorder()}, (&clock{t0}).now, true)
 	rec.Header().Set("Content-Type", "text/event-stream")
 	n, err := rec.Write([]byte(sse(`{"choices":[{"delta":{"content":"Hi"}}]}`)))
 	assert.Zero(t, n)
@@ -463,7 +463,7 @@ func TestAnswerRecorderWriteError(t *testing.T) {
 // recorded is the recorder of an answer written with status and content type.
 func recorded(t *testing.T, c *clock, status int, contentType, body string) *answerRecorder {
 	t.Helper()
-	rec := newAnswerRecorder(httptest.NewRecorder(), c.now)
+	rec := newAnswerRecorder(httptest.NewRecorder(), c.now, true)
 	rec.Header().Set("Content-Type", contentType)
 	rec.WriteHeader(status)
 	writeIn(t, rec, body, 11)
@@ -591,13 +591,13 @@ func TestSpanOfCalls(t *testing.T) {
 			}},
 		{name: "the client went away", status: trace.StatusError, code: "answer_not_delivered", message: "the answer could not be written to the client: client gone", noTokens: true,
 			call: func(c *clock) *gatewayCall {
-				rec := newAnswerRecorder(brokenWriter{httptest.NewRecorder()}, c.now)
+				rec := newAnswerRecorder(brokenWriter{httptest.NewRecorder()}, c.now, true)
 				_, _ = rec.Write([]byte("data: {}\n\n"))
 				return &gatewayCall{Answer: rec}
 			}},
 		{name: "nothing answered", status: trace.StatusError, code: "no_answer", message: "no answer was written", noTokens: true,
 			call: func(c *clock) *gatewayCall {
-				return &gatewayCall{Answer: newAnswerRecorder(httptest.NewRecorder(), c.now)}
+				return &gatewayCall{Answer: newAnswerRecorder(httptest.NewRecorder(), c.now, true)}
 			}},
 		{name: "messages past MaxDataBytes", status: trace.StatusOK, tokens: [2]int64{7, 2},
 			call: func(c *clock) *gatewayCall {
@@ -759,7 +759,7 @@ func FuzzAnswerRecorder(f *testing.F) {
 	f.Add([]byte(`{"error":"x"}`), uint8(0), false)
 	f.Fuzz(func(t *testing.T, body []byte, split uint8, stream bool) {
 		rw := httptest.NewRecorder()
-		rec := newAnswerRecorder(rw, (&clock{t0}).now)
+		rec := newAnswerRecorder(rw, (&clock{t0}).now, true)
 		if stream {
 			rec.Header().Set("Content-Type", "text/event-stream")
 		}

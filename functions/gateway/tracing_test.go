@@ -1,17 +1,25 @@
 package gateway_test
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/plumehq/plume/functions/gateway"
 	"github.com/plumehq/plume/internal/apitest"
+	"github.com/plumehq/plume/shared/llm"
 	"github.com/plumehq/plume/shared/llm/fakemodel"
 	"github.com/plumehq/plume/shared/llm/fakemodel/fakemodeltest"
+	"github.com/plumehq/plume/shared/pricing"
+	"github.com/plumehq/plume/shared/trace"
 )
 
 // storedSpan is the part of a span of GET /spans the tests read.
@@ -21,6 +29,7 @@ type storedSpan struct {
 	ParentSpanID *string         `json:"parent_span_id"`
 	Kind         string          `json:"kind"`
 	Cost         *float64        `json:"cost"`
+	CostSource   *string         `json:"cost_source"`
 	InputData    *string         `json:"input_data"`
 	OutputData   *string         `json:"output_data"`
 	Attributes   json.RawMessage `json:"attributes"`
@@ -111,4 +120,63 @@ func TestTraceAll(t *testing.T) {
 	require.Len(t, spans, 1)
 	assert.Equal(t, res.Header.Get(gateway.SpanIDHeader), spans[0].ID)
 	assert.Empty(t, projectSpans(t, g.api, g.api.B.Key, ""), "another project sees nothing")
+}
+
+// countingPricer counts the calls it prices.
+type countingPricer struct {
+	trace.Pricer
+	n atomic.Int32
+}
+
+func (p *countingPricer) Cost(ctx context.Context, projectID string, u trace.LLMUsage) (float64, string, bool, error) {
+	p.n.Add(1)
+	return p.Pricer.Cost(ctx, projectID, u)
+}
+
+// TestTracedTranslatedCalls: a call relayed to Anthropic, streamed or not, is recorded with
+// what the relay answered (its text, finish reason, tokens, time to first token), and priced
+// once: the gateway's price, which its limits counted, is the span's, and ingestion, which
+// prices with the same pricer, does not price it again.
+func TestTracedTranslatedCalls(t *testing.T) {
+	fake := fakemodeltest.Start(t, fakemodel.WithAPIKey(providerKey), fakemodel.WithRules(fakemodel.Rule{
+		Reply: fakemodel.Reply{Text: "Reset it under Settings."}}))
+	a := apitest.New(t, apitest.Options{})
+	pricer := &countingPricer{Pricer: a.Env.Pricer()}
+	blobs, err := a.Env.Blobs()
+	require.NoError(t, err)
+	models := llm.New(llm.Config{Providers: map[string]llm.Endpoint{llm.ProviderAnthropic: {BaseURL: fake.URL, APIKey: providerKey}}},
+		llm.Options{BaseDelay: time.Millisecond})
+	srv := httptest.NewServer(gateway.NewHandler(gateway.Deps{
+		Models: func(context.Context) (*llm.Client, error) { return models, nil },
+		Prices: pricing.Default(), Pricer: pricer,
+		Traces: trace.NewService(a.Env.Traces(), blobs, pricer), Trace: gateway.TraceAll,
+		Authn: a.Env.Authn(),
+	}))
+	t.Cleanup(srv.Close)
+	for _, stream := range []bool{false, true} {
+		t.Run(fmt.Sprint("stream=", stream), func(t *testing.T) {
+			before := pricer.n.Load()
+			res, body := call(t, srv.URL, a.A.Key, map[string]any{"model": "anthropic/claude-3-5-haiku-latest", "stream": stream,
+				"messages": messages("s", "translated")})
+			require.Equal(t, http.StatusOK, res.StatusCode, "%s", body)
+			assert.EqualValues(t, 1, pricer.n.Load()-before, "priced once")
+			spans := projectSpans(t, a, a.A.Key, "?id="+res.Header.Get(gateway.SpanIDHeader))
+			require.Len(t, spans, 1)
+			sp := spans[0]
+			require.NotNil(t, sp.OutputData)
+			assert.Equal(t, "Reset it under Settings.", *sp.OutputData)
+			require.NotNil(t, sp.Cost)
+			assert.Positive(t, *sp.Cost)
+			require.NotNil(t, sp.CostSource)
+			assert.Equal(t, pricing.SourceTable, *sp.CostSource)
+			var attrs map[string]any
+			require.NoError(t, json.Unmarshal(sp.Attributes, &attrs))
+			assert.Equal(t, "anthropic", attrs["provider"])
+			assert.Equal(t, "stop", attrs["finish_reason"])
+			assert.Positive(t, attrs["inputTokens"])
+			assert.Positive(t, attrs["outputTokens"])
+			assert.Contains(t, attrs, "ttft_ms")
+			assert.NotEmpty(t, attrs["openai_id"], "the message's id")
+		})
+	}
 }

@@ -2,53 +2,49 @@ package gateway
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
+	"time"
+
+	"github.com/plumehq/plume/shared/llm/wire"
 )
 
 // Usage is what a call consumed, as the relay read it from the provider's answer: what the
 // limits and the cost are counted from.
 type Usage struct {
-	PromptTokens     int `json:"prompt_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
+	PromptTokens, CompletionTokens int64
 }
 
 // Total is every token of the call.
-func (u Usage) Total() int { return u.PromptTokens + u.CompletionTokens }
+func (u Usage) Total() int64 { return u.PromptTokens + u.CompletionTokens }
 
-// outcome is what a relay learned of its call that the gateway accounts for after it: the
-// usage the limits and the span count, the provider's request id.
+// outcome is what a relay's call came to, returned to the gateway, which accounts for it and
+// records it after the relay: the usage the limits, the metrics and the span count, the
+// provider's request id and, from a translating relay when the call is traced, what it
+// answered (the answer and when its first token left), read from the values it wrote.
 type outcome struct {
 	usage     Usage
 	hasUsage  bool
 	requestID string
+	// answer is what a translating relay answered; nil from the passthrough relay, whose
+	// answer, the provider's own bytes, the call's recorder reads as it passes.
+	answer     *answer
+	firstToken time.Time
 }
 
-type outcomeKey struct{}
-
-// withOutcome returns r carrying an outcome its relay fills in (reportUsage, reportRequestID).
-func withOutcome(r *http.Request) (*http.Request, *outcome) {
-	o := &outcome{}
-	return r.WithContext(context.WithValue(r.Context(), outcomeKey{}, o)), o
+// failed answers an error in OpenAI's shape (writeError) and returns o with it as its answer.
+func (o outcome) failed(w http.ResponseWriter, status int, typ, code, message string) outcome {
+	writeError(w, status, typ, code, message, 0)
+	o.answer = &answer{Error: &answerError{Message: message, Type: typ, Code: code}}
+	return o
 }
 
-// reportUsage records a call's usage on r (a relay calls it once it knows); a request without
-// an outcome (a test calling a relay directly) ignores it.
-func reportUsage(r *http.Request, u Usage) {
-	if o, ok := r.Context().Value(outcomeKey{}).(*outcome); ok {
-		o.usage, o.hasUsage = u, true
-	}
-}
-
-// reportRequestID records the provider's id of the call (its x-request-id, request-id or
-// x-amzn-RequestId header), for the call's span.
-func reportRequestID(r *http.Request, id string) {
-	if o, ok := r.Context().Value(outcomeKey{}).(*outcome); ok {
-		o.requestID = id
-	}
+// metered is o with u as its usage.
+func (o outcome) metered(u Usage) outcome {
+	o.usage, o.hasUsage = u, true
+	return o
 }
 
 // usageOf reads the usage of an OpenAI-shaped answer or stream chunk ({"usage": {...}});
@@ -65,11 +61,11 @@ func usageOf(data []byte) (Usage, bool) {
 	if !ok {
 		return Usage{}, false
 	}
-	var u *Usage
+	var u *wire.ChatUsage
 	if err := json.NewDecoder(bytes.NewReader(value)).Decode(&u); err != nil || u == nil {
 		return Usage{}, false
 	}
-	return *u, true
+	return usageOfChat(u), true
 }
 
 // watcher reads the usage of an answer as it is passed on.
@@ -228,7 +224,7 @@ func (h *usageHider) drop(line []byte) bool {
 	}
 	var chunk struct {
 		Choices []json.RawMessage `json:"choices"`
-		Usage   *Usage            `json:"usage"`
+		Usage   *wire.ChatUsage   `json:"usage"`
 	}
 	if json.Unmarshal(bytes.TrimSpace(data), &chunk) != nil || len(chunk.Choices) > 0 || chunk.Usage == nil {
 		return false

@@ -43,7 +43,7 @@ func TestUsageWatchers(t *testing.T) {
 			assert.Equal(t, tt.want, got)
 		})
 	}
-	assert.Equal(t, 15, Usage{12, 3}.Total())
+	assert.Equal(t, int64(15), Usage{12, 3}.Total())
 }
 
 // TestUsageHider: the usage chunk and the blank line ending its event are dropped, everything

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/plumehq/plume/shared/llm/wire"
 )
 
 // anthropicVersion is the anthropic-version header sent
@@ -23,87 +25,28 @@ type messages struct {
 	endpoint Endpoint
 }
 
-type amRequest struct {
-	Model       string      `json:"model"`
-	System      string      `json:"system,omitempty"`
-	Messages    []amMessage `json:"messages"`
-	MaxTokens   int         `json:"max_tokens"`
-	Temperature *float64    `json:"temperature,omitempty"`
-	Tools       []amTool    `json:"tools,omitempty"`
-	ToolChoice  *amChoice   `json:"tool_choice,omitempty"`
-}
-
-// amMessage.Content is a string, or a list of amBlocks when the message has images.
-type amMessage struct {
-	Role    string `json:"role"`
-	Content any    `json:"content"`
-}
-
-type amBlock struct {
-	Type   string    `json:"type"` // "text" or "image"
-	Text   string    `json:"text,omitempty"`
-	Source *amSource `json:"source,omitempty"`
-}
-
-type amSource struct {
-	Type      string `json:"type"` // "base64" or "url"
-	MediaType string `json:"media_type,omitempty"`
-	Data      string `json:"data,omitempty"`
-	URL       string `json:"url,omitempty"`
-}
-
-type amTool struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description,omitempty"`
-	InputSchema json.RawMessage `json:"input_schema"`
-}
-
-type amChoice struct {
-	Type string `json:"type"` // "tool"
-	Name string `json:"name"`
-}
-
-type amResponse struct {
-	Model   string `json:"model"`
-	Content []struct {
-		Type  string          `json:"type"` // "text", "tool_use", "thinking", ...
-		Text  string          `json:"text"`
-		Name  string          `json:"name"`
-		Input json.RawMessage `json:"input"`
-	} `json:"content"`
-	StopReason string `json:"stop_reason"`
-	Usage      struct {
-		InputTokens              int64 `json:"input_tokens"`
-		OutputTokens             int64 `json:"output_tokens"`
-		CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
-		CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
-	} `json:"usage"`
-}
-
 func (m *messages) encode(model string, req Request, schemaName string) ([]byte, error) {
-	body := amRequest{Model: model, System: req.System, Temperature: req.Temperature,
-		MaxTokens: cmp.Or(req.MaxTokens, DefaultMaxTokens)}
+	body := wire.MessagesRequest{Model: model, Temperature: req.Temperature, MaxTokens: cmp.Or(req.MaxTokens, DefaultMaxTokens)}
+	if req.System != "" {
+		body.System = []wire.MessagesBlock{{Type: "text", Text: req.System}}
+	}
 	for _, msg := range req.Messages {
-		if len(msg.Images) == 0 {
-			body.Messages = append(body.Messages, amMessage{Role: msg.Role, Content: msg.Text})
-			continue
-		}
-		blocks := make([]amBlock, 0, len(msg.Images)+1)
+		blocks := make([]wire.MessagesBlock, 0, len(msg.Images)+1)
 		for _, img := range msg.Images {
-			src := &amSource{Type: "url", URL: img.URL}
+			src := &wire.MessagesSource{Type: "url", URL: img.URL}
 			if len(img.Data) > 0 {
-				src = &amSource{Type: "base64", MediaType: img.MediaType, Data: base64.StdEncoding.EncodeToString(img.Data)}
+				src = &wire.MessagesSource{Type: "base64", MediaType: img.MediaType, Data: base64.StdEncoding.EncodeToString(img.Data)}
 			}
-			blocks = append(blocks, amBlock{Type: "image", Source: src})
+			blocks = append(blocks, wire.MessagesBlock{Type: "image", Source: src})
 		}
 		if msg.Text != "" {
-			blocks = append(blocks, amBlock{Type: "text", Text: msg.Text})
+			blocks = append(blocks, wire.MessagesBlock{Type: "text", Text: msg.Text})
 		}
-		body.Messages = append(body.Messages, amMessage{Role: msg.Role, Content: blocks})
+		body.Messages = append(body.Messages, wire.MessagesMessage{Role: msg.Role, Content: blocks})
 	}
 	if s := req.Schema; s != nil {
-		body.Tools = []amTool{{Name: schemaName, Description: s.Description, InputSchema: s.JSON}}
-		body.ToolChoice = &amChoice{Type: "tool", Name: schemaName}
+		body.Tools = []wire.MessagesTool{{Name: schemaName, Description: s.Description, InputSchema: s.JSON}}
+		body.ToolChoice = &wire.MessagesToolChoice{Type: "tool", Name: schemaName}
 	}
 	return json.Marshal(body)
 }
@@ -120,7 +63,7 @@ func (m *messages) newRequest(ctx context.Context, _ string, body []byte) (*http
 }
 
 func (m *messages) decode(data []byte, _ bool) (answer, error) {
-	var res amResponse
+	var res wire.MessagesResponse
 	if err := json.Unmarshal(data, &res); err != nil {
 		return answer{}, err
 	}

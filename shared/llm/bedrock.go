@@ -15,6 +15,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+
+	"github.com/plumehq/plume/shared/llm/wire"
 )
 
 // converse calls Amazon Bedrock's Converse API: POST {endpoint}/model/{modelId}/converse
@@ -28,105 +30,39 @@ type converse struct {
 	now      func() time.Time
 }
 
-type cvRequest struct {
-	Messages        []cvMessage  `json:"messages"`
-	System          []cvBlock    `json:"system,omitempty"`
-	InferenceConfig *cvInference `json:"inferenceConfig,omitempty"`
-	ToolConfig      *cvTools     `json:"toolConfig,omitempty"`
-}
-
-type cvMessage struct {
-	Role    string    `json:"role"`
-	Content []cvBlock `json:"content"`
-}
-
-type cvBlock struct {
-	Text  string   `json:"text,omitempty"`
-	Image *cvImage `json:"image,omitempty"`
-}
-
-type cvImage struct {
-	Format string `json:"format"` // png, jpeg, gif, webp
-	Source struct {
-		Bytes []byte `json:"bytes"` // base64 in JSON
-	} `json:"source"`
-}
-
-type cvInference struct {
-	MaxTokens   int      `json:"maxTokens,omitempty"`
-	Temperature *float64 `json:"temperature,omitempty"`
-}
-
-type cvTools struct {
-	Tools      []cvTool `json:"tools"`
-	ToolChoice struct {
-		Tool struct {
-			Name string `json:"name"`
-		} `json:"tool"`
-	} `json:"toolChoice"`
-}
-
-type cvTool struct {
-	ToolSpec struct {
-		Name        string `json:"name"`
-		Description string `json:"description,omitempty"`
-		InputSchema struct {
-			JSON json.RawMessage `json:"json"`
-		} `json:"inputSchema"`
-	} `json:"toolSpec"`
-}
-
-type cvResponse struct {
-	Output struct {
-		Message struct {
-			Content []struct {
-				Text    *string `json:"text"`
-				ToolUse *struct {
-					Name  string          `json:"name"`
-					Input json.RawMessage `json:"input"`
-				} `json:"toolUse"`
-			} `json:"content"`
-		} `json:"message"`
-	} `json:"output"`
-	StopReason string `json:"stopReason"`
-	Usage      struct {
-		InputTokens           int64 `json:"inputTokens"`
-		OutputTokens          int64 `json:"outputTokens"`
-		CacheReadInputTokens  int64 `json:"cacheReadInputTokens"`
-		CacheWriteInputTokens int64 `json:"cacheWriteInputTokens"`
-	} `json:"usage"`
-}
-
 func (c *converse) encode(_ string, req Request, schemaName string) ([]byte, error) {
-	var body cvRequest
+	var body wire.ConverseRequest
 	if req.System != "" {
-		body.System = []cvBlock{{Text: req.System}}
+		body.System = []wire.ConverseBlock{{Text: req.System}}
 	}
 	if req.MaxTokens > 0 || req.Temperature != nil {
-		body.InferenceConfig = &cvInference{MaxTokens: req.MaxTokens, Temperature: req.Temperature}
+		body.InferenceConfig = &wire.ConverseInference{Temperature: req.Temperature}
+		if req.MaxTokens > 0 {
+			body.InferenceConfig.MaxTokens = &req.MaxTokens
+		}
 	}
 	for i, m := range req.Messages {
-		msg := cvMessage{Role: m.Role}
+		msg := wire.ConverseMessage{Role: m.Role}
 		for j, img := range m.Images {
 			format, ok := strings.CutPrefix(img.MediaType, "image/")
 			if len(img.Data) == 0 || !ok {
 				return nil, fmt.Errorf("%w: message %d: image %d: Bedrock takes image bytes of type image/png, jpeg, gif or webp", ErrInvalidRequest, i, j)
 			}
-			ci := &cvImage{Format: format}
+			ci := &wire.ConverseImage{Format: format}
 			ci.Source.Bytes = img.Data
-			msg.Content = append(msg.Content, cvBlock{Image: ci})
+			msg.Content = append(msg.Content, wire.ConverseBlock{Image: ci})
 		}
 		// Converse rejects empty text blocks; an empty turn keeps one space.
 		if m.Text != "" || len(msg.Content) == 0 {
-			msg.Content = append(msg.Content, cvBlock{Text: cmp.Or(m.Text, " ")})
+			msg.Content = append(msg.Content, wire.ConverseBlock{Text: cmp.Or(m.Text, " ")})
 		}
 		body.Messages = append(body.Messages, msg)
 	}
 	if s := req.Schema; s != nil {
-		var t cvTool
+		var t wire.ConverseTool
 		t.ToolSpec.Name, t.ToolSpec.Description, t.ToolSpec.InputSchema.JSON = schemaName, s.Description, s.JSON
-		body.ToolConfig = &cvTools{Tools: []cvTool{t}}
-		body.ToolConfig.ToolChoice.Tool.Name = schemaName
+		body.ToolConfig = &wire.ConverseToolConfig{Tools: []wire.ConverseTool{t},
+			ToolChoice: &wire.ConverseToolChoice{Tool: &wire.ConverseToolNamed{Name: schemaName}}}
 	}
 	return json.Marshal(body)
 }
@@ -185,7 +121,7 @@ func escapeSegment(s string) string {
 }
 
 func (c *converse) decode(data []byte, _ bool) (answer, error) {
-	var res cvResponse
+	var res wire.ConverseResponse
 	if err := json.Unmarshal(data, &res); err != nil {
 		return answer{}, err
 	}

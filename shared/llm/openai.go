@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+
+	"github.com/plumehq/plume/shared/llm/wire"
 )
 
 // chatCompletions calls an OpenAI-compatible Chat Completions API:
@@ -20,90 +22,41 @@ type chatCompletions struct {
 	endpoint Endpoint
 }
 
-type ccRequest struct {
-	Model               string      `json:"model"`
-	Messages            []ccMessage `json:"messages"`
-	Temperature         *float64    `json:"temperature,omitempty"`
-	MaxTokens           int         `json:"max_tokens,omitempty"`
-	MaxCompletionTokens int         `json:"max_completion_tokens,omitempty"`
-	ResponseFormat      *ccFormat   `json:"response_format,omitempty"`
-}
-
-// ccMessage.Content is a string, or a list of ccParts when the message has images.
-type ccMessage struct {
-	Role    string `json:"role"`
-	Content any    `json:"content"`
-}
-
-type ccPart struct {
-	Type     string      `json:"type"` // "text" or "image_url"
-	Text     string      `json:"text,omitempty"`
-	ImageURL *ccImageURL `json:"image_url,omitempty"`
-}
-
-type ccImageURL struct {
-	URL string `json:"url"`
-}
-
-type ccFormat struct {
-	Type       string        `json:"type"` // "json_schema"
-	JSONSchema *ccJSONSchema `json:"json_schema"`
-}
-
-type ccJSONSchema struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description,omitempty"`
-	Schema      json.RawMessage `json:"schema"`
-	Strict      bool            `json:"strict"`
-}
-
-type ccResponse struct {
-	Model   string `json:"model"`
-	Choices []struct {
-		Message struct {
-			Content *string `json:"content"`
-			Refusal *string `json:"refusal"`
-		} `json:"message"`
-		FinishReason string `json:"finish_reason"`
-	} `json:"choices"`
-	Usage struct {
-		PromptTokens        int64 `json:"prompt_tokens"`
-		CompletionTokens    int64 `json:"completion_tokens"`
-		PromptTokensDetails struct {
-			CachedTokens int64 `json:"cached_tokens"`
-		} `json:"prompt_tokens_details"`
-	} `json:"usage"`
-}
-
 func (c *chatCompletions) encode(model string, req Request, schemaName string) ([]byte, error) {
-	body := ccRequest{Model: model, Temperature: req.Temperature}
+	body := wire.ChatRequest{Model: model, Temperature: req.Temperature}
 	if isReasoningModel(model) {
 		body.MaxCompletionTokens, body.Temperature = req.MaxTokens, nil
 	} else {
 		body.MaxTokens = req.MaxTokens
 	}
 	if req.System != "" {
-		body.Messages = append(body.Messages, ccMessage{Role: "system", Content: req.System})
+		body.Messages = append(body.Messages, wire.ChatMessage{Role: "system", Content: jsonOf(req.System)})
 	}
 	for _, m := range req.Messages {
 		if len(m.Images) == 0 {
-			body.Messages = append(body.Messages, ccMessage{Role: m.Role, Content: m.Text})
+			body.Messages = append(body.Messages, wire.ChatMessage{Role: m.Role, Content: jsonOf(m.Text)})
 			continue
 		}
-		parts := make([]ccPart, 0, len(m.Images)+1)
+		parts := make([]wire.ChatPart, 0, len(m.Images)+1)
 		for _, img := range m.Images {
-			parts = append(parts, ccPart{Type: "image_url", ImageURL: &ccImageURL{URL: imageURL(img)}})
+			parts = append(parts, wire.ChatPart{Type: "image_url", ImageURL: wire.ChatImageURL{URL: imageURL(img)}})
 		}
 		if m.Text != "" {
-			parts = append(parts, ccPart{Type: "text", Text: m.Text})
+			parts = append(parts, wire.ChatPart{Type: "text", Text: m.Text})
 		}
-		body.Messages = append(body.Messages, ccMessage{Role: m.Role, Content: parts})
+		body.Messages = append(body.Messages, wire.ChatMessage{Role: m.Role, Content: jsonOf(parts)})
 	}
 	if s := req.Schema; s != nil {
-		body.ResponseFormat = &ccFormat{Type: "json_schema", JSONSchema: &ccJSONSchema{
+		body.ResponseFormat = &wire.ChatResponseFormat{Type: "json_schema", JSONSchema: &wire.ChatJSONSchema{
 			Name: schemaName, Description: s.Description, Schema: s.JSON, Strict: true}}
 	}
 	return json.Marshal(body)
+}
+
+// jsonOf is v's JSON: a message's content, a string or parts, which cannot fail to encode.
+func jsonOf(v any) json.RawMessage {
+	b, _ := json.Marshal(v)
+	return b
 }
 
 // imageURL is an image's URL, or its data: URL.
@@ -135,15 +88,14 @@ func (c *chatCompletions) newRequest(ctx context.Context, _ string, body []byte)
 }
 
 func (c *chatCompletions) decode(data []byte, structured bool) (answer, error) {
-	var res ccResponse
+	var res wire.ChatCompletion
 	if err := json.Unmarshal(data, &res); err != nil {
 		return answer{}, err
 	}
-	a := answer{model: res.Model, usage: Usage{
-		InputTokens:       res.Usage.PromptTokens,
-		OutputTokens:      res.Usage.CompletionTokens,
-		CachedInputTokens: res.Usage.PromptTokensDetails.CachedTokens,
-	}}
+	a := answer{model: res.Model}
+	if u := res.Usage; u != nil {
+		a.usage = Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, CachedInputTokens: u.PromptTokensDetails.CachedTokens}
+	}
 	if len(res.Choices) == 0 {
 		return a, fmt.Errorf("no choices")
 	}
@@ -153,7 +105,7 @@ func (c *chatCompletions) decode(data []byte, structured bool) (answer, error) {
 		return a, &Error{Provider: c.provider, Code: CodeRefused, Message: *r}
 	}
 	if choice.Message.Content != nil {
-		a.text = *choice.Message.Content
+		a.text = string(*choice.Message.Content)
 	}
 	switch choice.FinishReason {
 	case "length":

@@ -96,8 +96,9 @@ func TestRequestBodies(t *testing.T) {
 			wantPath: "/v1/messages",
 			wantHeader: map[string]string{"x-api-key": "test-key", "anthropic-version": "2023-06-01",
 				"Content-Type": "application/json", "Authorization": ""},
-			wantBody: `{"model":"claude-3-5-haiku-20241022","system":"Be brief.","max_tokens":4096,"temperature":0,
-				"messages":[{"role":"user","content":"Capital of France?"}]}`,
+			// System and content as text blocks, the one form the gateway's relay sends too.
+			wantBody: `{"model":"claude-3-5-haiku-20241022","system":[{"type":"text","text":"Be brief."}],"max_tokens":4096,"temperature":0,
+				"messages":[{"role":"user","content":[{"type":"text","text":"Capital of France?"}]}]}`,
 		},
 		{
 			name: "anthropic schema and image",

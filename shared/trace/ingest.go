@@ -354,11 +354,14 @@ func sameRecord(stored, merged Span) bool {
 	return errA == nil && errB == nil && bytes.Equal(a, b)
 }
 
-// price fills Cost for llm spans that do not carry one.
+// price fills Cost for llm spans that do not carry one. A span whose CostSource is set was
+// priced by the server already (the gateway prices each of its calls once, for its limits and
+// its span); the span decoders never set it.
 func (s *Service) price(ctx context.Context, projectID string, spans []Span) error {
 	for i := range spans {
 		sp := &spans[i]
 		switch {
+		case sp.CostSource != nil:
 		case sp.Cost != nil:
 			sp.CostSource = ptr("client")
 		case sp.LLM != nil && s.pricer != nil:

@@ -7,6 +7,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/shared/jsonscan"
 )
 
@@ -137,15 +138,15 @@ func (t *spanText) parseLink(a *wireAttributes) (PromptLink, bool) {
 	var f struct{ task, slug, version, versionID, hash []byte }
 	for it := jsonscan.Members(a.zeroeval); it.Next(); {
 		switch string(it.Key) {
-		case "task":
+		case api.LinkageKeyTask:
 			f.task = it.Value
-		case "prompt_slug":
+		case api.LinkageKeyPromptSlug:
 			f.slug = it.Value
-		case "prompt_version":
+		case api.LinkageKeyPromptVersion:
 			f.version = it.Value
-		case "prompt_version_id":
+		case api.LinkageKeyPromptVersionID:
 			f.versionID = it.Value
-		case "content_hash":
+		case api.LinkageKeyContentHash:
 			f.hash = it.Value
 		}
 	}
