@@ -3,7 +3,6 @@ package client
 import (
 	"context"
 	"net/http/httptest"
-	"net/url"
 	"testing"
 	"time"
 
@@ -125,13 +124,13 @@ func TestTracingLinksAndPrices(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, stored, 1)
 	assert.Equal(t, spanID, stored[0].ID)
-	spans, err := c.Spans(ctx, url.Values{"trace_id": {traceID}})
+	spans, err := c.Spans(ctx, api.SpanQuery{TraceID: traceID})
 	require.NoError(t, err)
 	assert.Len(t, spans, 1)
-	traces, err := c.Traces(ctx, url.Values{"session_id": {sessionID}})
+	traces, err := c.Traces(ctx, api.TraceQuery{SessionID: sessionID})
 	require.NoError(t, err)
 	assert.Len(t, traces, 1)
-	sessions, err := c.Sessions(ctx, nil)
+	sessions, err := c.Sessions(ctx, api.SessionQuery{})
 	require.NoError(t, err)
 	assert.Len(t, sessions, 1)
 	named, err := c.PutSessions(ctx, []map[string]any{{"id": sessionID, "project_id": c.Project(), "name": "checkout"}})
