@@ -125,18 +125,16 @@ func escapeSegments(s string) string {
 	return strings.Join(parts, "/")
 }
 
-// PutTraces creates or updates traces (POST /traces): traces is a JSON array of trace objects
-// (id, name, tags, session_id, ...). It answers the traces as stored; writing one again
-// replaces its fields, so it is retried like a read.
-func (c *Client) PutTraces(ctx context.Context, traces any) ([]api.Trace, error) {
+// PutTraces creates or updates traces (POST /traces). It answers the traces as stored;
+// writing one again replaces its fields, so it is retried like a read.
+func (c *Client) PutTraces(ctx context.Context, traces []api.TraceInput) ([]api.Trace, error) {
 	var out []api.Trace
 	err := c.do(ctx, call{method: http.MethodPost, path: "/traces", body: traces, idempotent: true}, &out)
 	return out, err
 }
 
-// PutSessions creates or updates sessions (POST /sessions): sessions is a JSON array of
-// session objects (id, name, tags).
-func (c *Client) PutSessions(ctx context.Context, sessions any) ([]api.Session, error) {
+// PutSessions creates or updates sessions (POST /sessions), retried as PutTraces is.
+func (c *Client) PutSessions(ctx context.Context, sessions []api.SessionInput) ([]api.Session, error) {
 	var out []api.Session
 	err := c.do(ctx, call{method: http.MethodPost, path: "/sessions", body: sessions, idempotent: true}, &out)
 	return out, err

@@ -164,40 +164,10 @@ var (
 			strings.Join(knownKindNames, ", "), api.MaxSpanKindLength),
 	}
 
-	// spanInput is an element of POST /spans (spec §2.6): decoded by shared/trace, leniently.
-	spanInput = map[string]any{
-		"type":     "object",
-		"required": []any{"trace_id", "name", "started_at"},
-		"properties": map[string]any{
-			"id": optStr, "trace_id": str, "parent_span_id": optStr, "name": str,
-			"kind":   spanKind,
-			"status": status, "started_at": timestamp, "ended_at": nullable(timestamp), "duration_ms": optNum, "cost": optNum,
-			"session_id": optStr, "session": map[string]any{"type": []any{"object", "null"}, "properties": map[string]any{"id": str, "name": optStr}},
-			"input_data": map[string]any{}, "output_data": map[string]any{}, "attributes": map[string]any{"type": []any{"object", "null"}},
-			"tags": nullable(strMap), "trace_tags": nullable(strMap), "session_tags": nullable(strMap),
-			"error_code": optStr, "error_message": optStr, "error_stack": optStr, "code_filepath": optStr,
-			"code_lineno": map[string]any{"type": []any{"integer", "null"}},
-		},
-	}
-	// traceInput is an element of POST /traces (spec §2.7).
-	traceInput = map[string]any{
-		"type":     "object",
-		"required": []any{"session_id", "name", "started_at"},
-		"properties": map[string]any{
-			"id": optStr, "session_id": str, "name": str, "status": status, "started_at": timestamp,
-			"ended_at": nullable(timestamp), "duration_ms": optNum, "cost": optNum,
-			"attributes": map[string]any{"type": []any{"object", "null"}}, "tags": nullable(strMap),
-		},
-	}
-	// sessionInput is an element of POST /sessions (spec §2.8).
-	sessionInput = map[string]any{
-		"type":     "object",
-		"required": []any{"project_id"},
-		"properties": map[string]any{
-			"id": optStr, "project_id": str, "name": optStr,
-			"attributes": map[string]any{"type": []any{"object", "null"}}, "tags": nullable(strMap),
-		},
-	}
+	// The elements of POST /spans (spec §2.6), /traces (§2.7) and /sessions (§2.8).
+	spanInput    = inputOf[api.SpanInput]("trace_id", "name", "started_at")
+	traceInput   = inputOf[api.TraceInput]("session_id", "name", "started_at")
+	sessionInput = inputOf[api.SessionInput]("project_id")
 )
 
 func arrayOf(items map[string]any) map[string]any {
