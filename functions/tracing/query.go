@@ -1,6 +1,7 @@
 package tracing
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -31,75 +32,71 @@ func scanHeaders(w http.ResponseWriter, info trace.QueryInfo) {
 }
 
 // getSpans serves GET /spans (spec §4.3), and GET /spans?session_id= (the spans of every trace
-// of a session), which the spec does not have. Like GET /traces and /sessions, it answers as
-// much of the page as fits in answerBytes and says where the rest starts (web.Page).
+// of a session), which the spec does not have.
 func (s *queryServer) getSpans(w http.ResponseWriter, r *http.Request) {
-	setTagFilters(w.Header(), api.SpanList, r.URL.Query())
-	in, err := api.ParseSpanQuery(r.URL.Query())
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	c, err := common(in.ListQuery)
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	q := trace.SpanQuery{Common: c, ID: in.ID, TraceID: in.TraceID, SessionID: in.SessionID, ParentSpanID: in.ParentSpanID,
-		Kind: string(in.SpanKind), ErrorCodes: in.ErrorCodes}
-	spans, info, err := s.q.Spans(r.Context(), auth.ProjectID(r), q)
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	scanHeaders(w, info)
-	web.Page(w, r, toSpans(spans), q.Offset, answerBytes)
+	answerList(w, r, api.SpanList, spanQuery, s.q.Spans, toSpans)
 }
 
 // getTraces serves GET /traces (spec §4.4).
 func (s *queryServer) getTraces(w http.ResponseWriter, r *http.Request) {
-	setTagFilters(w.Header(), api.TraceList, r.URL.Query())
-	in, err := api.ParseTraceQuery(r.URL.Query())
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	c, err := common(in.ListQuery)
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	q := trace.TraceQuery{Common: c, ID: in.ID, SessionID: in.SessionID, Status: in.Status}
-	traces, info, err := s.q.Traces(r.Context(), auth.ProjectID(r), q)
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	scanHeaders(w, info)
-	web.Page(w, r, toTraces(traces), q.Offset, answerBytes)
+	answerList(w, r, api.TraceList, traceQuery, s.q.Traces, toTraces)
 }
 
 // getSessions serves GET /sessions (spec §4.5).
 func (s *queryServer) getSessions(w http.ResponseWriter, r *http.Request) {
-	setTagFilters(w.Header(), api.SessionList, r.URL.Query())
-	in, err := api.ParseSessionQuery(r.URL.Query())
+	answerList(w, r, api.SessionList, sessionQuery, s.q.Sessions, toSessions)
+}
+
+// answerList answers a tracing list: the request's query read by read (the tag filters named
+// in a header), run by run in the caller's project, and as much of the page as fits in
+// answerBytes, in the API's form (toAPI), saying where the rest starts (web.Page).
+func answerList[Q, T, A any](w http.ResponseWriter, r *http.Request, list api.List, read func(url.Values) (Q, int, error),
+	run func(context.Context, string, Q) ([]T, trace.QueryInfo, error), toAPI func([]T) []A) {
+	setTagFilters(w.Header(), list, r.URL.Query())
+	q, offset, err := read(r.URL.Query())
 	if err != nil {
 		web.Error(w, r, err)
 		return
 	}
-	c, err := common(in.ListQuery)
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	q := trace.SessionQuery{Common: c, ID: in.ID}
-	sessions, info, err := s.q.Sessions(r.Context(), auth.ProjectID(r), q)
+	items, info, err := run(r.Context(), auth.ProjectID(r), q)
 	if err != nil {
 		web.Error(w, r, err)
 		return
 	}
 	scanHeaders(w, info)
-	web.Page(w, r, toSessions(sessions), q.Offset, answerBytes)
+	web.Page(w, r, toAPI(items), offset, answerBytes)
+}
+
+// spanQuery reads the query of GET /spans (api.ParseSpanQuery) as shared/trace's, with its
+// offset.
+func spanQuery(v url.Values) (trace.SpanQuery, int, error) {
+	in, err := api.ParseSpanQuery(v)
+	if err != nil {
+		return trace.SpanQuery{}, 0, err
+	}
+	c, err := common(in.ListQuery)
+	return trace.SpanQuery{Common: c, ID: in.ID, TraceID: in.TraceID, SessionID: in.SessionID, ParentSpanID: in.ParentSpanID,
+		Kind: string(in.SpanKind), ErrorCodes: in.ErrorCodes}, c.Offset, err
+}
+
+// traceQuery reads the query of GET /traces, as spanQuery does.
+func traceQuery(v url.Values) (trace.TraceQuery, int, error) {
+	in, err := api.ParseTraceQuery(v)
+	if err != nil {
+		return trace.TraceQuery{}, 0, err
+	}
+	c, err := common(in.ListQuery)
+	return trace.TraceQuery{Common: c, ID: in.ID, SessionID: in.SessionID, Status: in.Status}, c.Offset, err
+}
+
+// sessionQuery reads the query of GET /sessions, as spanQuery does.
+func sessionQuery(v url.Values) (trace.SessionQuery, int, error) {
+	in, err := api.ParseSessionQuery(v)
+	if err != nil {
+		return trace.SessionQuery{}, 0, err
+	}
+	c, err := common(in.ListQuery)
+	return trace.SessionQuery{Common: c, ID: in.ID}, c.Offset, err
 }
 
 // common is the shared part of a list query as the query of shared/trace: its times parsed as
