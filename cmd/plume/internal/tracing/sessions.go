@@ -61,7 +61,7 @@ answered. The server looks at sessions stored in the last 30 days (or from --cre
 			return f.IO.PrintList(list, sessionColumns, &o)
 		},
 	}
-	cmdutil.AddListFlags(cmd, &o, 50)
+	cmdutil.AddListFlags(cmd, &o, fl.list.Limits.Default)
 	fl.add(cmd)
 	return cmd
 }

@@ -112,7 +112,7 @@ server looks at spans stored in the last 30 days (or from --created-after).`,
 			return f.IO.PrintList(list, spanColumns, &o)
 		},
 	}
-	cmdutil.AddListFlags(cmd, &o, 5000)
+	cmdutil.AddListFlags(cmd, &o, fl.list.Limits.Default)
 	fl.add(cmd)
 	cmd.Flags().StringVar(&traceID, "trace-id", "", "only the spans of this `trace`")
 	cmd.Flags().StringVar(&sessionID, "session-id", "", "only the spans of the traces of this `session`")

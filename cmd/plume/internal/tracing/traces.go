@@ -70,7 +70,7 @@ Without --session-id, the server looks at traces stored in the last 30 days (or 
 			return f.IO.PrintList(list, traceColumns, &o)
 		},
 	}
-	cmdutil.AddListFlags(cmd, &o, 50)
+	cmdutil.AddListFlags(cmd, &o, fl.list.Limits.Default)
 	fl.add(cmd)
 	cmd.Flags().StringVar(&sessionID, "session-id", "", "only the traces of this `session`")
 	cmd.Flags().StringVar(&status, "status", "", "only traces of this `status`: unset, ok or error")
@@ -150,7 +150,7 @@ whose parent is not listed at the top.`,
 			return f.IO.PrintList(tree(spans), treeColumns, &o)
 		},
 	}
-	cmdutil.AddListFlags(cmd, &o, 5000)
+	cmdutil.AddListFlags(cmd, &o, fl.list.Limits.Default)
 	fl.add(cmd)
 	return cmd
 }
