@@ -136,7 +136,9 @@ func (l List) Param(name string) (p Param, ok bool) {
 const TagsDoc = "only items with every one of these tags (tag name to value); sent as parameters of their own (?env=prod)"
 
 // QueryTime is a time of a list query as sent: ISO 8601 in its usual forms, or a Unix epoch,
-// as span times are read (POST /spans). The server parses it; a client may send any form.
+// as span times are read (POST /spans). The server parses it with the span decoder's time
+// reader (shared/trace), which this package, of the standard library only, does not copy; a
+// client may send any of those forms.
 type QueryTime string
 
 // TimeOf is t as a QueryTime: RFC 3339 in UTC.
