@@ -1,6 +1,10 @@
 package api
 
-// ErrorCode classifies an error answer; each has one HTTP status (DESIGN: HTTP conventions).
+import "net/http"
+
+// ErrorCode classifies an error answer; each has one HTTP status (DESIGN: HTTP conventions),
+// its Status. shared/errs takes its codes from here, so that the codes a server sends and the
+// codes a client decides on are one list.
 type ErrorCode string
 
 // The error codes of the API and their statuses.
@@ -16,6 +20,34 @@ const (
 	CodeInternal         ErrorCode = "internal"               // 500
 	CodeUnavailable      ErrorCode = "unavailable"            // 503, with Retry-After
 )
+
+// ErrorCodes lists every error code, in the order of their statuses.
+var ErrorCodes = []ErrorCode{
+	CodeInvalid, CodeUnauthenticated, CodeForbidden, CodeNotFound, CodeConflict,
+	CodeTooLarge, CodeUnsupportedMedia, CodeRateLimited, CodeInternal, CodeUnavailable,
+}
+
+// statuses are the HTTP statuses of the error codes.
+var statuses = map[ErrorCode]int{
+	CodeInvalid:          http.StatusBadRequest,
+	CodeUnauthenticated:  http.StatusUnauthorized,
+	CodeForbidden:        http.StatusForbidden,
+	CodeNotFound:         http.StatusNotFound,
+	CodeConflict:         http.StatusConflict,
+	CodeTooLarge:         http.StatusRequestEntityTooLarge,
+	CodeUnsupportedMedia: http.StatusUnsupportedMediaType,
+	CodeRateLimited:      http.StatusTooManyRequests,
+	CodeInternal:         http.StatusInternalServerError,
+	CodeUnavailable:      http.StatusServiceUnavailable,
+}
+
+// Status is the HTTP status of an answer of code c: 500 for a code not in ErrorCodes.
+func (c ErrorCode) Status() int {
+	if s, ok := statuses[c]; ok {
+		return s
+	}
+	return http.StatusInternalServerError
+}
 
 // ErrorBody is the body of every error answer of the JSON API:
 //

@@ -46,6 +46,44 @@ var SpanKinds = []SpanKind{
 // the span.
 const MaxSpanKindLength = 64
 
+// SpanInput is an element of POST /spans (spec §2.6) in the form the Go client writes it: the
+// field names of the zeroeval SDKs, times in RFC 3339, absent values left out. The server
+// reads more forms than this one (shared/trace/WIRE.md: times as Unix epochs, ids that are not
+// UUIDs, input_data as any JSON value, numbers as strings) with a decoder of its own, which
+// FuzzSpanInputEquivalence (shared/trace) holds equal to encoding/json's reading of this type.
+type SpanInput struct {
+	ID           string            `json:"id"`
+	TraceID      string            `json:"trace_id"`
+	ParentSpanID string            `json:"parent_span_id,omitempty"`
+	Name         string            `json:"name"`
+	Kind         SpanKind          `json:"kind"`
+	Status       string            `json:"status,omitempty"`
+	StartedAt    time.Time         `json:"started_at"`
+	EndedAt      time.Time         `json:"ended_at,omitzero"`
+	DurationMS   float64           `json:"duration_ms,omitempty"`
+	SessionID    string            `json:"session_id,omitempty"`
+	Session      *SessionRef       `json:"session,omitempty"`
+	InputData    *string           `json:"input_data,omitempty"`
+	OutputData   *string           `json:"output_data,omitempty"`
+	Attributes   map[string]any    `json:"attributes,omitempty"`
+	Tags         map[string]string `json:"tags,omitempty"`
+	TraceTags    map[string]string `json:"trace_tags,omitempty"`
+	SessionTags  map[string]string `json:"session_tags,omitempty"`
+	ErrorCode    string            `json:"error_code,omitempty"`
+	ErrorMessage string            `json:"error_message,omitempty"`
+	ErrorStack   string            `json:"error_stack,omitempty"`
+	CodeFilepath string            `json:"code_filepath,omitempty"`
+	CodeLineno   *int              `json:"code_lineno,omitempty"`
+	// Cost is in USD; without it an llm span is priced by its model and tokens.
+	Cost *float64 `json:"cost,omitempty"`
+}
+
+// SessionRef names the session of a span of POST /spans, and the session's name.
+type SessionRef struct {
+	ID   string `json:"id"`
+	Name string `json:"name,omitempty"`
+}
+
 // RejectedSpan is one entry of the X-Plume-Rejected-Spans header of POST /spans: a span of the
 // batch that was not stored (the others were), by its position in the request array, with its
 // id when it had a readable one and the reason. The header holds a JSON array of these, ASCII
@@ -54,6 +92,32 @@ type RejectedSpan struct {
 	Index int    `json:"index"`
 	ID    string `json:"id,omitempty"`
 	Error string `json:"error"`
+}
+
+// TraceInput is an element of POST /traces (spec §2.7) in the form a client writes it; the
+// server reads more forms (times as Unix epochs, ids that are not UUIDs), as for SpanInput.
+// SessionID, Name and StartedAt are required.
+type TraceInput struct {
+	ID         string            `json:"id,omitempty"`
+	SessionID  string            `json:"session_id"`
+	Name       string            `json:"name"`
+	Status     string            `json:"status,omitempty"`
+	StartedAt  time.Time         `json:"started_at"`
+	EndedAt    time.Time         `json:"ended_at,omitzero"`
+	DurationMS *float64          `json:"duration_ms,omitempty"`
+	Cost       *float64          `json:"cost,omitempty"`
+	Attributes map[string]any    `json:"attributes,omitempty"`
+	Tags       map[string]string `json:"tags,omitempty"`
+}
+
+// SessionInput is an element of POST /sessions (spec §2.8) in the form a client writes it.
+// ProjectID is required.
+type SessionInput struct {
+	ID         string            `json:"id,omitempty"`
+	ProjectID  string            `json:"project_id"`
+	Name       string            `json:"name,omitempty"`
+	Attributes map[string]any    `json:"attributes,omitempty"`
+	Tags       map[string]string `json:"tags,omitempty"`
 }
 
 // Span is a span as POST /spans and GET /spans answer it (spec §2.6, SpanRead). Optional fields

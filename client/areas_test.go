@@ -3,7 +3,6 @@ package client
 import (
 	"context"
 	"net/http/httptest"
-	"net/url"
 	"testing"
 	"time"
 
@@ -125,21 +124,22 @@ func TestTracingLinksAndPrices(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, stored, 1)
 	assert.Equal(t, spanID, stored[0].ID)
-	spans, err := c.Spans(ctx, url.Values{"trace_id": {traceID}})
+	spans, err := c.Spans(ctx, api.SpanQuery{TraceID: traceID})
 	require.NoError(t, err)
 	assert.Len(t, spans, 1)
-	traces, err := c.Traces(ctx, url.Values{"session_id": {sessionID}})
+	traces, err := c.Traces(ctx, api.TraceQuery{SessionID: sessionID})
 	require.NoError(t, err)
 	assert.Len(t, traces, 1)
-	sessions, err := c.Sessions(ctx, nil)
+	sessions, err := c.Sessions(ctx, api.SessionQuery{})
 	require.NoError(t, err)
 	assert.Len(t, sessions, 1)
-	named, err := c.PutSessions(ctx, []map[string]any{{"id": sessionID, "project_id": c.Project(), "name": "checkout"}})
+	named, err := c.PutSessions(ctx, []api.SessionInput{{ID: sessionID, ProjectID: c.Project(), Name: "checkout"}})
 	require.NoError(t, err)
 	require.Len(t, named, 1)
 	require.NotNil(t, named[0].Name)
 	assert.Equal(t, "checkout", *named[0].Name)
-	tagged, err := c.PutTraces(ctx, []map[string]any{{"id": traceID, "session_id": sessionID, "name": "checkout", "started_at": at, "tags": map[string]string{"env": "test"}}})
+	tagged, err := c.PutTraces(ctx, []api.TraceInput{{ID: traceID, SessionID: sessionID, Name: "checkout",
+		StartedAt: time.UnixMicro(int64(at * 1e6)), Tags: map[string]string{"env": "test"}}})
 	require.NoError(t, err)
 	require.Len(t, tagged, 1)
 	assert.Equal(t, "test", tagged[0].Tags["env"])

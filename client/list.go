@@ -48,38 +48,38 @@ func (i ListInfo) Partial() bool { return i.Truncated || i.NextOffset > 0 }
 
 // SpansPage lists spans as Spans does, with what the server said of the answer's
 // completeness.
-func (c *Client) SpansPage(ctx context.Context, q url.Values) ([]api.Span, ListInfo, error) {
-	return listPage[api.Span](ctx, c, "/spans", q)
+func (c *Client) SpansPage(ctx context.Context, q api.SpanQuery) ([]api.Span, ListInfo, error) {
+	return listPage[api.Span](ctx, c, "/spans", q.Values())
 }
 
 // TracesPage lists traces as Traces does, with what the server said of the answer's
 // completeness.
-func (c *Client) TracesPage(ctx context.Context, q url.Values) ([]api.Trace, ListInfo, error) {
-	return listPage[api.Trace](ctx, c, "/traces", q)
+func (c *Client) TracesPage(ctx context.Context, q api.TraceQuery) ([]api.Trace, ListInfo, error) {
+	return listPage[api.Trace](ctx, c, "/traces", q.Values())
 }
 
 // SessionsPage lists sessions as Sessions does, with what the server said of the answer's
 // completeness.
-func (c *Client) SessionsPage(ctx context.Context, q url.Values) ([]api.Session, ListInfo, error) {
-	return listPage[api.Session](ctx, c, "/sessions", q)
+func (c *Client) SessionsPage(ctx context.Context, q api.SessionQuery) ([]api.Session, ListInfo, error) {
+	return listPage[api.Session](ctx, c, "/sessions", q.Values())
 }
 
 // AllSpans lists spans as SpansPage does and, when the server cuts the answer by size, asks
 // for the rest from its next offset, up to MaxFollowedPages requests. The answer's info is
 // Truncated when any request's scan was cut, and has a NextOffset when the bound left records
 // out.
-func (c *Client) AllSpans(ctx context.Context, q url.Values) ([]api.Span, ListInfo, error) {
-	return follow(ctx, q, c.SpansPage)
+func (c *Client) AllSpans(ctx context.Context, q api.SpanQuery) ([]api.Span, ListInfo, error) {
+	return follow[api.Span](ctx, c, "/spans", q.Values())
 }
 
 // AllTraces is AllSpans for traces.
-func (c *Client) AllTraces(ctx context.Context, q url.Values) ([]api.Trace, ListInfo, error) {
-	return follow(ctx, q, c.TracesPage)
+func (c *Client) AllTraces(ctx context.Context, q api.TraceQuery) ([]api.Trace, ListInfo, error) {
+	return follow[api.Trace](ctx, c, "/traces", q.Values())
 }
 
 // AllSessions is AllSpans for sessions.
-func (c *Client) AllSessions(ctx context.Context, q url.Values) ([]api.Session, ListInfo, error) {
-	return follow(ctx, q, c.SessionsPage)
+func (c *Client) AllSessions(ctx context.Context, q api.SessionQuery) ([]api.Session, ListInfo, error) {
+	return follow[api.Session](ctx, c, "/sessions", q.Values())
 }
 
 // listPage sends GET path?q and reads the answer's list headers.
@@ -115,17 +115,17 @@ func readListInfo(h http.Header, offset int) (ListInfo, error) {
 
 // offsetOf is q's offset, 0 when absent or unreadable (the server refuses the latter).
 func offsetOf(q url.Values) int {
-	n, _ := strconv.Atoi(q.Get("offset"))
+	n, _ := strconv.Atoi(q.Get(api.ParamOffset))
 	return max(n, 0)
 }
 
-// follow calls page with q, then again from each next offset the server answers, asking only
+// follow sends GET path?q, then again from each next offset the server answers, asking only
 // for what q's limit leaves (without a limit, each request answers up to the route's default
 // page).
-func follow[T any](ctx context.Context, q url.Values, page func(context.Context, url.Values) ([]T, ListInfo, error)) ([]T, ListInfo, error) {
-	limit, hasLimit := 0, q.Has("limit")
+func follow[T any](ctx context.Context, c *Client, path string, q url.Values) ([]T, ListInfo, error) {
+	limit, hasLimit := 0, q.Has(api.ParamLimit)
 	if hasLimit {
-		limit, _ = strconv.Atoi(q.Get("limit"))
+		limit, _ = strconv.Atoi(q.Get(api.ParamLimit))
 	}
 	var all []T
 	var sum ListInfo
@@ -134,7 +134,7 @@ func follow[T any](ctx context.Context, q url.Values, page func(context.Context,
 		next[k] = v
 	}
 	for range MaxFollowedPages {
-		recs, info, err := page(ctx, next)
+		recs, info, err := listPage[T](ctx, c, path, next)
 		if err != nil {
 			return nil, ListInfo{}, err
 		}
@@ -146,9 +146,9 @@ func follow[T any](ctx context.Context, q url.Values, page func(context.Context,
 			sum.NextOffset = 0
 			return all, sum, nil
 		}
-		next.Set("offset", strconv.Itoa(info.NextOffset))
+		next.Set(api.ParamOffset, strconv.Itoa(info.NextOffset))
 		if hasLimit {
-			next.Set("limit", strconv.Itoa(limit-len(all)))
+			next.Set(api.ParamLimit, strconv.Itoa(limit-len(all)))
 		}
 	}
 	return all, sum, nil // the bound: sum.NextOffset says where the rest starts

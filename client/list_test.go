@@ -72,30 +72,30 @@ func TestListPageInfo(t *testing.T) {
 	tests := []struct {
 		name   string
 		server *cutServer
-		q      url.Values
+		q      api.ListQuery
 		ids    []string
 		info   ListInfo
 	}{
-		{"complete", &cutServer{n: 3, perAnswer: 10}, nil, []string{"0", "1", "2"}, ListInfo{Scanned: 3}},
-		{"cut by the scan bound", &cutServer{n: 2, perAnswer: 10, truncated: true}, nil, []string{"0", "1"},
+		{"complete", &cutServer{n: 3, perAnswer: 10}, api.ListQuery{}, []string{"0", "1", "2"}, ListInfo{Scanned: 3}},
+		{"cut by the scan bound", &cutServer{n: 2, perAnswer: 10, truncated: true}, api.ListQuery{}, []string{"0", "1"},
 			ListInfo{Scanned: 2, Truncated: true}},
-		{"cut by size", &cutServer{n: 5, perAnswer: 2}, url.Values{"offset": {"1"}}, []string{"1", "2"},
+		{"cut by size", &cutServer{n: 5, perAnswer: 2}, api.ListQuery{Offset: 1}, []string{"1", "2"},
 			ListInfo{Scanned: 5, NextOffset: 3}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := tt.server.client(t)
 			ctx := context.Background()
-			spans, info, err := c.SpansPage(ctx, tt.q)
+			spans, info, err := c.SpansPage(ctx, api.SpanQuery{ListQuery: tt.q})
 			require.NoError(t, err)
 			assert.Equal(t, tt.ids, ids(spans, func(s api.Span) string { return s.ID }))
 			assert.Equal(t, tt.info, info)
 			assert.Equal(t, tt.info.Truncated || tt.info.NextOffset > 0, info.Partial())
-			traces, info, err := c.TracesPage(ctx, tt.q)
+			traces, info, err := c.TracesPage(ctx, api.TraceQuery{ListQuery: tt.q})
 			require.NoError(t, err)
 			assert.Equal(t, tt.ids, ids(traces, func(s api.Trace) string { return s.ID }))
 			assert.Equal(t, tt.info, info)
-			sessions, info, err := c.SessionsPage(ctx, tt.q)
+			sessions, info, err := c.SessionsPage(ctx, api.SessionQuery{ListQuery: tt.q})
 			require.NoError(t, err)
 			assert.Equal(t, tt.ids, ids(sessions, func(s api.Session) string { return s.ID }))
 			assert.Equal(t, tt.info, info)
@@ -109,7 +109,7 @@ func TestListPageRefusesBadNextOffset(t *testing.T) {
 	for _, v := range []string{"many", "-1", "2"} {
 		t.Run(v, func(t *testing.T) {
 			s := &cutServer{n: 5, perAnswer: 10, nextOffset: v}
-			_, _, err := s.client(t).SpansPage(context.Background(), url.Values{"offset": {"2"}})
+			_, _, err := s.client(t).SpansPage(context.Background(), api.SpanQuery{ListQuery: api.ListQuery{Offset: 2}})
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), HeaderNextOffset)
 		})
@@ -121,7 +121,8 @@ func TestListPageRefusesBadNextOffset(t *testing.T) {
 func TestAllFollowsNextOffset(t *testing.T) {
 	t.Run("to the limit", func(t *testing.T) {
 		s := &cutServer{n: 100, perAnswer: 3, truncated: true}
-		spans, info, err := s.client(t).AllSpans(context.Background(), url.Values{"limit": {"7"}, "offset": {"10"}, "span_kind": {"llm"}})
+		spans, info, err := s.client(t).AllSpans(context.Background(),
+			api.SpanQuery{ListQuery: api.ListQuery{Limit: 7, Offset: 10}, SpanKind: api.SpanKindLLM})
 		require.NoError(t, err)
 		assert.Equal(t, []string{"10", "11", "12", "13", "14", "15", "16"}, ids(spans, func(s api.Span) string { return s.ID }))
 		assert.True(t, info.Truncated, "a page cut by the scan bound makes the whole partial")
@@ -136,14 +137,14 @@ func TestAllFollowsNextOffset(t *testing.T) {
 	})
 	t.Run("to the end", func(t *testing.T) {
 		s := &cutServer{n: 5, perAnswer: 2}
-		traces, info, err := s.client(t).AllTraces(context.Background(), nil)
+		traces, info, err := s.client(t).AllTraces(context.Background(), api.TraceQuery{})
 		require.NoError(t, err)
 		assert.Len(t, traces, 5)
 		assert.False(t, info.Partial())
 	})
 	t.Run("bounded", func(t *testing.T) {
 		s := &cutServer{n: MaxFollowedPages + 10, perAnswer: 1}
-		sessions, info, err := s.client(t).AllSessions(context.Background(), nil)
+		sessions, info, err := s.client(t).AllSessions(context.Background(), api.SessionQuery{})
 		require.NoError(t, err)
 		assert.Len(t, sessions, MaxFollowedPages)
 		assert.Len(t, s.queries, MaxFollowedPages)

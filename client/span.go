@@ -44,37 +44,8 @@ type Span struct {
 
 	mu     sync.Mutex
 	ended  bool
-	wire   wireSpan
+	wire   api.SpanInput
 	status string
-}
-
-// wireSpan is a span as POST /spans takes it (shared/trace/WIRE.md): the field names of the
-// zeroeval SDKs, times in RFC 3339, absent values left out.
-type wireSpan struct {
-	ID           string            `json:"id"`
-	TraceID      string            `json:"trace_id"`
-	ParentSpanID string            `json:"parent_span_id,omitempty"`
-	Name         string            `json:"name"`
-	Kind         SpanKind          `json:"kind"`
-	Status       string            `json:"status,omitempty"`
-	StartedAt    time.Time         `json:"started_at"`
-	EndedAt      time.Time         `json:"ended_at,omitzero"`
-	DurationMS   float64           `json:"duration_ms,omitempty"`
-	SessionID    string            `json:"session_id,omitempty"`
-	Session      *wireSession      `json:"session,omitempty"`
-	InputData    *string           `json:"input_data,omitempty"`
-	OutputData   *string           `json:"output_data,omitempty"`
-	Attributes   map[string]any    `json:"attributes,omitempty"`
-	Tags         map[string]string `json:"tags,omitempty"`
-	TraceTags    map[string]string `json:"trace_tags,omitempty"`
-	SessionTags  map[string]string `json:"session_tags,omitempty"`
-	ErrorCode    string            `json:"error_code,omitempty"`
-	ErrorMessage string            `json:"error_message,omitempty"`
-}
-
-type wireSession struct {
-	ID   string `json:"id"`
-	Name string `json:"name,omitempty"`
 }
 
 // SpanOption sets a span up when it starts.
@@ -139,7 +110,7 @@ func (c *Client) StartSpan(ctx context.Context, name string, opts ...SpanOption)
 
 // StartSpan starts a span that w sends when it ends; see Client.StartSpan.
 func (w *Writer) StartSpan(ctx context.Context, name string, opts ...SpanOption) (context.Context, *Span) {
-	s := &Span{w: w, wire: wireSpan{ID: newUUID(), Name: name, Kind: KindGeneric}}
+	s := &Span{w: w, wire: api.SpanInput{ID: newUUID(), Name: name, Kind: KindGeneric}}
 	if parent := SpanFromContext(ctx); parent != nil {
 		s.wire.TraceID, s.wire.ParentSpanID = parent.wire.TraceID, parent.wire.ID // ids never change
 	} else {
@@ -148,7 +119,7 @@ func (w *Writer) StartSpan(ctx context.Context, name string, opts ...SpanOption)
 	if ses, ok := ctx.Value(sessionKey{}).(session); ok && ses.id != "" {
 		s.wire.SessionID = ses.id
 		if ses.name != "" {
-			s.wire.Session = &wireSession{ID: ses.id, Name: ses.name}
+			s.wire.Session = &api.SessionRef{ID: ses.id, Name: ses.name}
 		}
 	}
 	for _, o := range opts {

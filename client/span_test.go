@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"regexp"
 	"testing"
 	"time"
@@ -40,7 +39,7 @@ func TestSpansAgainstTheAPI(t *testing.T) {
 
 	assert.Equal(t, root.TraceID(), tool.TraceID())
 	assert.Equal(t, root.TraceID(), query.TraceID())
-	spans, err := c.Spans(ctx, url.Values{"trace_id": {root.TraceID()}})
+	spans, err := c.Spans(ctx, api.SpanQuery{TraceID: root.TraceID()})
 	require.NoError(t, err)
 	require.Len(t, spans, 3)
 	byName := map[string]api.Span{}
@@ -67,12 +66,12 @@ func TestSpansAgainstTheAPI(t *testing.T) {
 		assert.Equal(t, r.SessionID, s.SessionID, "every span of the trace is in the session")
 	}
 
-	sessions, err := c.Sessions(ctx, url.Values{"id": {*r.SessionID}})
+	sessions, err := c.Sessions(ctx, api.SessionQuery{ID: *r.SessionID})
 	require.NoError(t, err)
 	require.Len(t, sessions, 1)
 	assert.Equal(t, ptr("Support chat"), sessions[0].Name)
 	assert.Equal(t, map[string]string{"channel": "email"}, sessions[0].Tags)
-	traces, err := c.Traces(ctx, url.Values{"id": {root.TraceID()}})
+	traces, err := c.Traces(ctx, api.TraceQuery{ID: root.TraceID()})
 	require.NoError(t, err)
 	require.Len(t, traces, 1)
 	assert.Equal(t, 3, traces[0].SpanCount)

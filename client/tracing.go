@@ -23,28 +23,27 @@ func (c *Client) IngestSpans(ctx context.Context, spans any) ([]api.Span, error)
 	return out, err
 }
 
-// Spans lists spans (GET /spans) with the filters of spec §4.4 in q (trace_id, session_id,
-// span_kind, start_date, limit, ...). It does not say whether the answer is partial: a list
+// Spans lists spans (GET /spans) of query q (spec §4.3). It does not say whether the answer is partial: a list
 // that must be complete is read with SpansPage or AllSpans.
-func (c *Client) Spans(ctx context.Context, q url.Values) ([]api.Span, error) {
+func (c *Client) Spans(ctx context.Context, q api.SpanQuery) ([]api.Span, error) {
 	var out []api.Span
-	err := c.do(ctx, call{method: http.MethodGet, path: "/spans", query: q}, &out)
+	err := c.do(ctx, call{method: http.MethodGet, path: "/spans", query: q.Values()}, &out)
 	return out, err
 }
 
-// Traces lists traces (GET /traces) with the filters in q. It does not say whether the
+// Traces lists traces (GET /traces) of query q. It does not say whether the
 // answer is partial: a list that must be complete is read with TracesPage or AllTraces.
-func (c *Client) Traces(ctx context.Context, q url.Values) ([]api.Trace, error) {
+func (c *Client) Traces(ctx context.Context, q api.TraceQuery) ([]api.Trace, error) {
 	var out []api.Trace
-	err := c.do(ctx, call{method: http.MethodGet, path: "/traces", query: q}, &out)
+	err := c.do(ctx, call{method: http.MethodGet, path: "/traces", query: q.Values()}, &out)
 	return out, err
 }
 
-// Sessions lists sessions (GET /sessions) with the filters in q. It does not say whether the
+// Sessions lists sessions (GET /sessions) of query q. It does not say whether the
 // answer is partial: a list that must be complete is read with SessionsPage or AllSessions.
-func (c *Client) Sessions(ctx context.Context, q url.Values) ([]api.Session, error) {
+func (c *Client) Sessions(ctx context.Context, q api.SessionQuery) ([]api.Session, error) {
 	var out []api.Session
-	err := c.do(ctx, call{method: http.MethodGet, path: "/sessions", query: q}, &out)
+	err := c.do(ctx, call{method: http.MethodGet, path: "/sessions", query: q.Values()}, &out)
 	return out, err
 }
 
@@ -126,18 +125,16 @@ func escapeSegments(s string) string {
 	return strings.Join(parts, "/")
 }
 
-// PutTraces creates or updates traces (POST /traces): traces is a JSON array of trace objects
-// (id, name, tags, session_id, ...). It answers the traces as stored; writing one again
-// replaces its fields, so it is retried like a read.
-func (c *Client) PutTraces(ctx context.Context, traces any) ([]api.Trace, error) {
+// PutTraces creates or updates traces (POST /traces). It answers the traces as stored;
+// writing one again replaces its fields, so it is retried like a read.
+func (c *Client) PutTraces(ctx context.Context, traces []api.TraceInput) ([]api.Trace, error) {
 	var out []api.Trace
 	err := c.do(ctx, call{method: http.MethodPost, path: "/traces", body: traces, idempotent: true}, &out)
 	return out, err
 }
 
-// PutSessions creates or updates sessions (POST /sessions): sessions is a JSON array of
-// session objects (id, name, tags).
-func (c *Client) PutSessions(ctx context.Context, sessions any) ([]api.Session, error) {
+// PutSessions creates or updates sessions (POST /sessions), retried as PutTraces is.
+func (c *Client) PutSessions(ctx context.Context, sessions []api.SessionInput) ([]api.Session, error) {
 	var out []api.Session
 	err := c.do(ctx, call{method: http.MethodPost, path: "/sessions", body: sessions, idempotent: true}, &out)
 	return out, err

@@ -72,24 +72,42 @@ func limit(def, maxLimit int) param {
 
 var offset = param{"offset", "items to skip", map[string]any{"type": "integer", "minimum": 0, "default": 0}}
 
-// listParams are the filters every tracing list shares (functions/tracing/params.go), and
-// tagFilters any other parameter, read as a tag filter.
-func listParams(def, maxLimit int, sorts ...any) []param {
-	return []param{
-		{"created_before", "only items created before this time", when},
-		{"created_after", "only items created after this time", when},
-		{"names", "only items with one of these names", csv},
-		{"has_error", "only items with (true) or without (false) an error", boolStr},
-		{"duration_min", "least duration in milliseconds", num},
-		{"duration_max", "greatest duration in milliseconds", num},
-		{"cost_min", "least cost in USD", num},
-		{"cost_max", "greatest cost in USD", num},
-		{"sort_by", "sort key", map[string]any{"type": "string", "enum": sorts}},
-		{"sort_order", "sort order", map[string]any{"type": "string", "enum": []any{"asc", "desc"}, "default": "desc"}},
-		limit(def, maxLimit),
-		offset,
-		tagFilters,
+// listQuery is the query of a tracing list (api.List): its parameters, then tagFilters for
+// any other.
+func listQuery(l api.List) []param {
+	out := make([]param, 0, len(l.Params)+1)
+	for _, p := range l.Params {
+		out = append(out, param{p.Name, p.Doc, paramSchema(l, p)})
 	}
+	return append(out, tagFilters)
+}
+
+// paramSchema is the schema of a list parameter's value.
+func paramSchema(l api.List, p api.Param) map[string]any {
+	switch {
+	case p.Name == api.ParamSortBy:
+		return map[string]any{"type": "string", "enum": anyOf(l.Sorts)}
+	case p.Name == api.ParamSortOrder:
+		return map[string]any{"type": "string", "enum": []any{string(api.SortAsc), string(api.SortDesc)}, "default": string(api.SortDesc)}
+	case p.Name == api.ParamLimit:
+		return map[string]any{"type": "integer", "minimum": 1, "maximum": l.Limits.Max, "default": l.Limits.Default}
+	case p.Name == api.ParamOffset:
+		return map[string]any{"type": "integer", "minimum": 0, "maximum": api.MaxListOffset, "default": 0}
+	case p.Name == "span_kind":
+		return map[string]any{"type": "string", "examples": knownKinds}
+	}
+	return map[api.ParamKind]map[string]any{
+		api.ParamString: str, api.ParamUUID: uuidStr, api.ParamTime: when, api.ParamNumber: num,
+		api.ParamBoolean: boolStr, api.ParamInteger: {"type": "integer"}, api.ParamList: csv,
+	}[p.Kind]
+}
+
+func anyOf(values []string) []any {
+	out := make([]any, len(values))
+	for i, v := range values {
+		out[i] = v
+	}
+	return out
 }
 
 // tagFilters stands for every other query parameter: key=value filters on tags, named back in
@@ -146,40 +164,10 @@ var (
 			strings.Join(knownKindNames, ", "), api.MaxSpanKindLength),
 	}
 
-	// spanInput is an element of POST /spans (spec §2.6): decoded by shared/trace, leniently.
-	spanInput = map[string]any{
-		"type":     "object",
-		"required": []any{"trace_id", "name", "started_at"},
-		"properties": map[string]any{
-			"id": optStr, "trace_id": str, "parent_span_id": optStr, "name": str,
-			"kind":   spanKind,
-			"status": status, "started_at": timestamp, "ended_at": nullable(timestamp), "duration_ms": optNum, "cost": optNum,
-			"session_id": optStr, "session": map[string]any{"type": []any{"object", "null"}, "properties": map[string]any{"id": str, "name": optStr}},
-			"input_data": map[string]any{}, "output_data": map[string]any{}, "attributes": map[string]any{"type": []any{"object", "null"}},
-			"tags": nullable(strMap), "trace_tags": nullable(strMap), "session_tags": nullable(strMap),
-			"error_code": optStr, "error_message": optStr, "error_stack": optStr, "code_filepath": optStr,
-			"code_lineno": map[string]any{"type": []any{"integer", "null"}},
-		},
-	}
-	// traceInput is an element of POST /traces (spec §2.7).
-	traceInput = map[string]any{
-		"type":     "object",
-		"required": []any{"session_id", "name", "started_at"},
-		"properties": map[string]any{
-			"id": optStr, "session_id": str, "name": str, "status": status, "started_at": timestamp,
-			"ended_at": nullable(timestamp), "duration_ms": optNum, "cost": optNum,
-			"attributes": map[string]any{"type": []any{"object", "null"}}, "tags": nullable(strMap),
-		},
-	}
-	// sessionInput is an element of POST /sessions (spec §2.8).
-	sessionInput = map[string]any{
-		"type":     "object",
-		"required": []any{"project_id"},
-		"properties": map[string]any{
-			"id": optStr, "project_id": str, "name": optStr,
-			"attributes": map[string]any{"type": []any{"object", "null"}}, "tags": nullable(strMap),
-		},
-	}
+	// The elements of POST /spans (spec §2.6), /traces (§2.7) and /sessions (§2.8).
+	spanInput    = inputOf[api.SpanInput]("trace_id", "name", "started_at")
+	traceInput   = inputOf[api.TraceInput]("session_id", "name", "started_at")
+	sessionInput = inputOf[api.SessionInput]("project_id")
 )
 
 func arrayOf(items map[string]any) map[string]any {
@@ -287,21 +275,11 @@ var routeDocs = []routeDoc{
 	{Route: "POST /spans/{span_id}/attachments", ID: "createAttachmentUpload", Tag: "tracing", Summary: "Get a presigned URL to upload a file of a span",
 		Body: typeOf[api.AttachmentUploadRequest](), Required: []string{"content_type", "size"}, Reply: typeOf[api.AttachmentUpload]()},
 	{Route: "GET /spans", ID: "listSpans", Tag: "tracing", Summary: "Query spans, newest first",
-		Query: append([]param{
-			{"id", "a span id", uuidStr}, {"trace_id", "spans of a trace", uuidStr}, {"session_id", "spans of a session", uuidStr},
-			{"parent_span_id", "children of a span, or null for root spans", str}, {"span_kind", "spans of a kind, as stored (lowercase): " + strings.Join(knownKindNames, ", ") + " or any other",
-				map[string]any{"type": "string", "examples": knownKinds}},
-			{"error_codes", "spans with one of these error codes", csv},
-		}, listParams(5000, 10000, "started_at", "name", "status", "duration_ms", "cost", "kind")...),
-		Reply: typeOf[[]api.Span](), ReplyHeaders: listHeaders},
+		Query: listQuery(api.SpanList), Reply: typeOf[[]api.Span](), ReplyHeaders: listHeaders},
 	{Route: "GET /traces", ID: "listTraces", Tag: "tracing", Summary: "Query traces, newest first",
-		Query: append([]param{
-			{"id", "a trace id", uuidStr}, {"session_id", "traces of a session", uuidStr}, {"status", "traces of a status", str},
-		}, listParams(50, 500, "started_at", "name", "status", "span_count", "duration_ms", "cost")...),
-		Reply: typeOf[[]api.Trace](), ReplyHeaders: listHeaders},
+		Query: listQuery(api.TraceList), Reply: typeOf[[]api.Trace](), ReplyHeaders: listHeaders},
 	{Route: "GET /sessions", ID: "listSessions", Tag: "tracing", Summary: "Query sessions, newest first",
-		Query: append([]param{{"id", "a session id", uuidStr}}, listParams(50, 500, "created_at", "name", "trace_count", "cost", "duration")...),
-		Reply: typeOf[[]api.Session](), ReplyHeaders: listHeaders},
+		Query: listQuery(api.SessionList), Reply: typeOf[[]api.Session](), ReplyHeaders: listHeaders},
 	{Route: "GET /spans/{span_id}/attachments", ID: "listAttachments", Tag: "tracing", Summary: "List a span's files with presigned download URLs", Reply: typeOf[api.AttachmentList]()},
 	{Route: "GET /projects/{project_id}/metrics", ID: "getMetrics", Tag: "tracing",
 		Summary: "The project's counters per minute, hour or day: traces, spans, errors, cost, tokens, latency percentiles, llm calls by model, judge pass rates, feedback",

@@ -52,12 +52,6 @@ var (
 	apiPkg        = reflect.TypeFor[api.ErrorBody]().PkgPath()
 )
 
-// errorCodes are the values of api.ErrorCode (api/error.go).
-var errorCodes = []api.ErrorCode{
-	api.CodeInvalid, api.CodeUnauthenticated, api.CodeForbidden, api.CodeNotFound, api.CodeConflict,
-	api.CodeTooLarge, api.CodeUnsupportedMedia, api.CodeRateLimited, api.CodeInternal, api.CodeUnavailable,
-}
-
 // of returns the schema of t travelling in direction d: a $ref for a named struct, inline
 // otherwise.
 func (s *schemas) of(t reflect.Type, d direction) map[string]any {
@@ -70,8 +64,8 @@ func (s *schemas) of(t reflect.Type, d direction) map[string]any {
 		// api.WholeNumber.UnmarshalJSON: an integer, an integral float or a string holding one.
 		return map[string]any{"type": []any{"integer", "number", "string"}, "description": "a whole number; 3, 3.0 and \"3\" are accepted"}
 	case t == errorCodeType:
-		enum := make([]any, len(errorCodes))
-		for i, c := range errorCodes {
+		enum := make([]any, len(api.ErrorCodes))
+		for i, c := range api.ErrorCodes {
 			enum[i] = string(c)
 		}
 		return map[string]any{"type": "string", "enum": enum}

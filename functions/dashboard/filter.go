@@ -7,6 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/shared/errs"
 	"github.com/plumehq/plume/shared/trace"
 )
@@ -72,10 +73,10 @@ type rangeField struct {
 // milliseconds and a cost in US dollars, each from and to (inclusive), as GET /spans, GET
 // /traces and GET /sessions take them. listFilter.common relies on this order.
 var rangeFields = []rangeField{
-	{Key: "duration_min", Label: "Duration at least", Unit: "ms"},
-	{Key: "duration_max", Label: "Duration at most", Unit: "ms"},
-	{Key: "cost_min", Label: "Cost at least", Unit: "USD"},
-	{Key: "cost_max", Label: "Cost at most", Unit: "USD"},
+	{Key: api.ParamDurationMin, Label: "Duration at least", Unit: "ms"},
+	{Key: api.ParamDurationMax, Label: "Duration at most", Unit: "ms"},
+	{Key: api.ParamCostMin, Label: "Cost at least", Unit: "USD"},
+	{Key: api.ParamCostMax, Label: "Cost at most", Unit: "USD"},
 }
 
 // listFilter is a list page's filter: name, the page's own choice, tag (key=value, repeated),

@@ -5,7 +5,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/plumehq/plume/shared/trace"
+	"github.com/plumehq/plume/api"
 )
 
 // TestListSortsAreQuerySorts checks each list page's sorts against the sort keys its query
@@ -15,9 +15,9 @@ func TestListSortsAreQuerySorts(t *testing.T) {
 		page  filterPage
 		known []string
 	}{
-		{tracesPage, trace.TraceSorts},
-		{sessionsPage, trace.SessionSorts},
-		{spansPage, trace.SpanSorts},
+		{tracesPage, api.TraceList.Sorts},
+		{sessionsPage, api.SessionList.Sorts},
+		{spansPage, api.SpanList.Sorts},
 	}
 	for _, tt := range tests {
 		t.Run(tt.page.Noun, func(t *testing.T) {

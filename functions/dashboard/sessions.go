@@ -20,7 +20,7 @@ const (
 )
 
 // sessionsPage is the sessions page's filter: the list filter (filter.go) with has_error and
-// the sessions' sorts (keys of trace.SessionSorts).
+// the sessions' sorts (keys of api.SessionList.Sorts).
 var sessionsPage = filterPage{
 	Path: "/ui/sessions", Noun: "sessions", One: "session",
 	Own: choice{Key: "has_error", Label: "Errors", Options: []option{

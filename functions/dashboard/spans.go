@@ -17,7 +17,7 @@ func (s *server) spanRoutes(mux *http.ServeMux) {
 const spansPerListPage = 50
 
 // spansPage is the spans page's filter: the list filter (filter.go) with the span's kind, its
-// errors as a further select, and the spans' sorts (keys of trace.SpanSorts). The kinds are
+// errors as a further select, and the spans' sorts (keys of api.SpanList.Sorts). The kinds are
 // those Plume knows (api.SpanKinds); a span of another kind is found by name or tag.
 var spansPage = filterPage{
 	Path: "/ui/spans", Noun: "spans", One: "span",

@@ -7,7 +7,7 @@ import (
 )
 
 // tracesPage is the traces page's filter: the list filter (filter.go) with the traces' status
-// and their sorts (keys of trace.TraceSorts).
+// and their sorts (keys of api.TraceList.Sorts).
 var tracesPage = filterPage{
 	Path: "/ui/traces", Noun: "traces", One: "trace",
 	Own: choice{Key: "status", Label: "Status", Options: []option{

@@ -5,9 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -43,12 +41,9 @@ func judgeCounts(ctx context.Context, c *client.Client, j api.Judge, since time.
 // completionsOf finds the completions of prompt slug among the newest scan llm spans of the
 // project that match q, newest first (by start); scanned tells whether the scan was cut at
 // its bound.
-func completionsOf(ctx context.Context, c *client.Client, slug string, q url.Values, scan int) ([]api.Span, bool, error) {
-	v := url.Values{"span_kind": {string(api.SpanKindLLM)}, "limit": {strconv.Itoa(scan)}}
-	for k, vs := range q {
-		v[k] = vs
-	}
-	spans, err := c.Spans(ctx, v)
+func completionsOf(ctx context.Context, c *client.Client, slug string, q api.SpanQuery, scan int) ([]api.Span, bool, error) {
+	q.SpanKind, q.Limit = api.SpanKindLLM, scan
+	spans, err := c.Spans(ctx, q)
 	if err != nil {
 		return nil, false, err
 	}
@@ -237,7 +232,7 @@ func spanByID(ctx context.Context, c *client.Client, id string) (api.Span, bool,
 	if _, err := uuid.Parse(id); err != nil {
 		return api.Span{}, false, nil
 	}
-	spans, err := c.Spans(ctx, url.Values{"id": {id}, "limit": {"1"}})
+	spans, err := c.Spans(ctx, api.SpanQuery{ID: id, ListQuery: api.ListQuery{Limit: 1}})
 	if err != nil || len(spans) == 0 {
 		return api.Span{}, false, err
 	}

@@ -2,6 +2,7 @@ package mcpserver_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/functions/mcpserver"
 	"github.com/plumehq/plume/internal/apitest"
 	"github.com/plumehq/plume/shared/asyncinvoke"
@@ -345,4 +347,28 @@ func TestReadToolsBounds(t *testing.T) {
 	require.Len(t, tr.Spans, 2, "each span once")
 	assert.Equal(t, x, tr.Spans[0].ID)
 	assert.Equal(t, []int{0, 1}, []int{tr.Spans[0].Depth, tr.Spans[1].Depth})
+}
+
+// TestListTracesSchemaIsTheAPIs: list-traces takes the query of GET /traces, each property
+// described as api.TraceList describes its parameter (the page size aside: the tool's own).
+func TestListTracesSchemaIsTheAPIs(t *testing.T) {
+	s := newToolStack(t, apitest.Options{})
+	cs, err := s.connect(t, s.api.A.Key)
+	require.NoError(t, err)
+	list, err := cs.ListTools(t.Context(), nil)
+	require.NoError(t, err)
+	i := slices.IndexFunc(list.Tools, func(tl *mcp.Tool) bool { return tl.Name == "list-traces" })
+	require.GreaterOrEqual(t, i, 0)
+	props, _ := inputSchema(t, list.Tools[i])["properties"].(map[string]any)
+	for _, p := range api.TraceList.Params {
+		require.Contains(t, props, p.Name)
+		doc := props[p.Name].(map[string]any)["description"]
+		if p.Name == api.ParamLimit || p.Name == api.ParamOffset {
+			assert.NotEqual(t, p.Doc, doc, p.Name)
+			continue
+		}
+		assert.Equal(t, p.Doc, doc, p.Name)
+	}
+	assert.Equal(t, api.TagsDoc, props["tags"].(map[string]any)["description"])
+	assert.Len(t, props, len(api.TraceList.Params)+1, "the query's parameters and the tags, nothing else")
 }

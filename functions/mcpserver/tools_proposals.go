@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"net/url"
 	"slices"
 	"strconv"
 	"time"
@@ -245,7 +244,7 @@ func investigatePrompt(ctx context.Context, c *client.Client, in InvestigateProm
 		}
 	}
 
-	completions, scanned, err := completionsOf(ctx, c, in.PromptSlug, url.Values{"created_after": {since.Format(time.RFC3339Nano)}}, issueSpanScan)
+	completions, scanned, err := completionsOf(ctx, c, in.PromptSlug, api.SpanQuery{ListQuery: api.ListQuery{CreatedAfter: api.TimeOf(since)}}, issueSpanScan)
 	if err != nil {
 		return out, err
 	}
@@ -377,7 +376,7 @@ func preparePrompt(ctx context.Context, c *client.Client, in PreparePromptInput)
 		out.Signal.Judges = append(out.Signal.Judges, counts)
 	}
 
-	completions, scanned, err := completionsOf(ctx, c, in.PromptSlug, nil, prepareSpanScan)
+	completions, scanned, err := completionsOf(ctx, c, in.PromptSlug, api.SpanQuery{}, prepareSpanScan)
 	if err != nil {
 		return out, err
 	}

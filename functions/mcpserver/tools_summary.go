@@ -4,9 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"net/url"
 	"slices"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -159,8 +157,8 @@ func (sm *summarizer) traces(ctx context.Context) ([]api.Trace, error) {
 	offset := 0
 	for range maxSummaryTraces / summaryTracePage {
 		sm.calls.Add(1)
-		page, info, err := sm.c.TracesPage(ctx, url.Values{"created_after": {sm.out.From.Format(time.RFC3339Nano)},
-			"limit": {strconv.Itoa(min(summaryTracePage, maxSummaryTraces-offset))}, "offset": {strconv.Itoa(offset)}})
+		page, info, err := sm.c.TracesPage(ctx, api.TraceQuery{ListQuery: api.ListQuery{CreatedAfter: api.TimeOf(sm.out.From),
+			Limit: min(summaryTracePage, maxSummaryTraces-offset), Offset: offset}})
 		if err != nil {
 			return nil, err
 		}
@@ -297,7 +295,7 @@ func (sm *summarizer) negativeFeedback(ctx context.Context, traces []api.Trace) 
 	for _, id := range spans {
 		g.Go(func() error {
 			sm.calls.Add(1)
-			found, err := sm.c.Spans(gctx, url.Values{"id": {id}})
+			found, err := sm.c.Spans(gctx, api.SpanQuery{ID: id})
 			if err != nil {
 				return err
 			}

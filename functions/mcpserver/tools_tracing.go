@@ -6,16 +6,14 @@ import (
 	"net/http"
 	"net/url"
 	"reflect"
-	"slices"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/client"
-	"github.com/plumehq/plume/functions/tracing"
 )
 
 // Bounds of the tracing tools' answers: an agent's context is small, a trace can be large.
@@ -33,27 +31,11 @@ const (
 	attributesLimit = 4000
 )
 
-// traceQueryParams are the query parameters GET /traces reads itself; a tag of one of these
-// names cannot be filtered on.
-var traceQueryParams = tracing.TraceQueryParams()
-
-// ListTracesInput filters and pages the project's traces (the query parameters of GET /traces).
+// ListTracesInput filters and pages the project's traces: the query of GET /traces, whose
+// properties the tool's schema describes as api.TraceList does (describeQuery). The page size
+// is the tool's own: up to maxTraceLimit, defaultTraceLimit when not given.
 type ListTracesInput struct {
-	SessionID     string            `json:"session_id,omitempty" jsonschema:"only the traces of this session (a UUID)"`
-	Status        string            `json:"status,omitempty" jsonschema:"only traces of this status: ok, error or unset"`
-	Names         []string          `json:"names,omitempty" jsonschema:"only traces with one of these names"`
-	HasError      *bool             `json:"has_error,omitempty" jsonschema:"true: only traces with a failed span; false: only traces without one"`
-	CreatedAfter  string            `json:"created_after,omitempty" jsonschema:"ISO 8601 time: only traces created at or after it (without it: the last 30 days)"`
-	CreatedBefore string            `json:"created_before,omitempty" jsonschema:"ISO 8601 time: only traces created before it"`
-	DurationMin   *float64          `json:"duration_min,omitempty" jsonschema:"least duration, in milliseconds"`
-	DurationMax   *float64          `json:"duration_max,omitempty" jsonschema:"greatest duration, in milliseconds"`
-	CostMin       *float64          `json:"cost_min,omitempty" jsonschema:"least cost, in USD"`
-	CostMax       *float64          `json:"cost_max,omitempty" jsonschema:"greatest cost, in USD"`
-	Tags          map[string]string `json:"tags,omitempty" jsonschema:"only traces with every one of these tags (tag name to value)"`
-	SortBy        string            `json:"sort_by,omitempty" jsonschema:"started_at, name, status, span_count, duration_ms or cost; without it: newest first"`
-	SortOrder     string            `json:"sort_order,omitempty" jsonschema:"asc or desc (the default)"`
-	Limit         int               `json:"limit,omitempty" jsonschema:"traces per page: 1 to 100, default 20"`
-	Offset        int               `json:"offset,omitempty" jsonschema:"traces to skip: next_offset of the previous page"`
+	api.TraceQuery
 }
 
 // ListTracesOutput is list-traces' answer.
@@ -104,16 +86,21 @@ type TraceSpan struct {
 
 // traceTools are the read tools of traces and spans.
 func (s *server) traceTools() []tool {
+	list := newTool(s, &mcp.Tool{Name: "list-traces",
+		Description: "List the project's traces, newest first unless sorted otherwise, with the filters of GET /traces " +
+			"(session, status, names, errors, creation time, duration, cost, tags) and paging (limit up to 100, next_offset). " +
+			"Without created_after the API looks back 30 days, and examines at most 10,000 traces: truncated (and note) says when it " +
+			"stopped there, so that the list may miss older matches; narrow created_after and created_before to reach them. " +
+			"Each trace carries its cost, span and error counts; " +
+			"root span input and output are cut at 500 characters (get-trace shows a trace's spans).",
+		Annotations: readOnly("List traces")},
+		withEmptyMaps(listTraces))
+	describeQuery(list.def.InputSchema.(*jsonschema.Schema), api.TraceList, map[string]string{
+		api.ParamLimit:  fmt.Sprintf("traces per page: 1 to %d, default %d", maxTraceLimit, defaultTraceLimit),
+		api.ParamOffset: "traces to skip: next_offset of the previous page",
+	})
 	return []tool{
-		newTool(s, &mcp.Tool{Name: "list-traces",
-			Description: "List the project's traces, newest first unless sorted otherwise, with the filters of GET /traces " +
-				"(session, status, names, errors, creation time, duration, cost, tags) and paging (limit up to 100, next_offset). " +
-				"Without created_after the API looks back 30 days, and examines at most 10,000 traces: truncated (and note) says when it " +
-				"stopped there, so that the list may miss older matches; narrow created_after and created_before to reach them. " +
-				"Each trace carries its cost, span and error counts; " +
-				"root span input and output are cut at 500 characters (get-trace shows a trace's spans).",
-			Annotations: readOnly("List traces")},
-			withEmptyMaps(listTraces)),
+		list,
 		newTool(s, &mcp.Tool{Name: "get-trace",
 			Description: "Read a trace and its span tree: the spans nested by parent_span_id (depth first, with depth and child ids), " +
 				"paged in start order (span_limit up to 500, span_offset; truncated and next_span_offset say when there are more; " +
@@ -125,6 +112,20 @@ func (s *server) traceTools() []tool {
 	}
 }
 
+// describeQuery describes the properties of a list query's input schema s: each as list's
+// parameter of its name, the tags as tag filters, and those of own as the tool decides them.
+func describeQuery(s *jsonschema.Schema, list api.List, own map[string]string) {
+	for _, p := range list.Params {
+		if ps := s.Properties[p.Name]; ps != nil {
+			ps.Description = p.Doc
+		}
+	}
+	s.Properties["tags"].Description = api.TagsDoc
+	for name, doc := range own {
+		s.Properties[name].Description = doc
+	}
+}
+
 func listTraces(ctx context.Context, c *client.Client, in ListTracesInput) (ListTracesOutput, error) {
 	limit, err := pageSize("limit", in.Limit, defaultTraceLimit, maxTraceLimit)
 	if err != nil {
@@ -133,40 +134,13 @@ func listTraces(ctx context.Context, c *client.Client, in ListTracesInput) (List
 	if in.Offset < 0 {
 		return ListTracesOutput{}, errInput("offset must be 0 or more, not %d", in.Offset)
 	}
-	q := url.Values{}
-	set := func(name, v string) {
-		if v != "" {
-			q.Set(name, v)
-		}
-	}
-	set("session_id", in.SessionID)
-	set("status", in.Status)
-	set("created_after", in.CreatedAfter)
-	set("created_before", in.CreatedBefore)
-	set("sort_by", in.SortBy)
-	set("sort_order", in.SortOrder)
-	for _, n := range in.Names {
-		q.Add("names", n)
-	}
-	if in.HasError != nil {
-		q.Set("has_error", strconv.FormatBool(*in.HasError))
-	}
-	for name, v := range map[string]*float64{"duration_min": in.DurationMin, "duration_max": in.DurationMax, "cost_min": in.CostMin, "cost_max": in.CostMax} {
-		if v != nil {
-			q.Set(name, strconv.FormatFloat(*v, 'g', -1, 64))
-		}
-	}
-	for k, v := range in.Tags {
-		if slices.Contains(traceQueryParams, k) {
+	for k := range in.Tags {
+		if _, own := api.TraceList.Param(k); own {
 			return ListTracesOutput{}, errInput("tags: %q is a filter of its own, not a tag that can be filtered on", k)
 		}
-		q.Set(k, v)
 	}
-	// One more than the page tells whether there is a next page.
-	q.Set("limit", strconv.Itoa(limit+1))
-	if in.Offset > 0 {
-		q.Set("offset", strconv.Itoa(in.Offset))
-	}
+	q := in.TraceQuery
+	q.Limit = limit + 1 // one more than the page tells whether there is a next page
 	traces, info, err := c.TracesPage(ctx, q)
 	if err != nil {
 		return ListTracesOutput{}, err
@@ -206,7 +180,7 @@ func listTraces(ctx context.Context, c *client.Client, in ListTracesInput) (List
 
 // sessionExists answers a not-found error when the key's project has no session id.
 func sessionExists(ctx context.Context, c *client.Client, id string) error {
-	sessions, err := c.Sessions(ctx, url.Values{"id": {id}})
+	sessions, err := c.Sessions(ctx, api.SessionQuery{ID: id})
 	if err != nil {
 		return err
 	}
@@ -227,15 +201,15 @@ func getTrace(ctx context.Context, c *client.Client, in GetTraceInput) (GetTrace
 	if err := requireID("trace_id", in.TraceID, "list-traces"); err != nil {
 		return GetTraceOutput{}, err
 	}
-	traces, err := c.Traces(ctx, url.Values{"id": {in.TraceID}})
+	traces, err := c.Traces(ctx, api.TraceQuery{ID: in.TraceID})
 	if err != nil {
 		return GetTraceOutput{}, err
 	}
 	if len(traces) == 0 {
 		return GetTraceOutput{}, errNotFound("trace %s not found", in.TraceID)
 	}
-	spans, info, err := c.SpansPage(ctx, url.Values{"trace_id": {in.TraceID}, "sort_by": {"started_at"}, "sort_order": {"asc"},
-		"limit": {strconv.Itoa(limit + 1)}, "offset": {strconv.Itoa(in.SpanOffset)}})
+	spans, info, err := c.SpansPage(ctx, api.SpanQuery{TraceID: in.TraceID, ListQuery: api.ListQuery{
+		SortBy: "started_at", SortOrder: api.SortAsc, Limit: limit + 1, Offset: in.SpanOffset}})
 	if err != nil {
 		return GetTraceOutput{}, err
 	}

@@ -6,24 +6,26 @@ package errs
 import (
 	"errors"
 	"fmt"
+
+	"github.com/plumehq/plume/api"
 )
 
-// Code classifies an error for the client. The values are the "code" field of the JSON error
-// body, so they are part of the API.
-type Code string
+// Code classifies an error for the client: the "code" field of the JSON error body, declared
+// with its HTTP status in package api (api.ErrorCode), which clients read too.
+type Code = api.ErrorCode
 
-// The error codes of the API, each with one HTTP status (shared/web).
+// The error codes of the API (api.ErrorCodes).
 const (
-	CodeInvalid          Code = "invalid_request"
-	CodeUnauthenticated  Code = "unauthenticated"
-	CodeForbidden        Code = "forbidden"
-	CodeNotFound         Code = "not_found"
-	CodeConflict         Code = "conflict"
-	CodeTooLarge         Code = "payload_too_large"
-	CodeUnsupportedMedia Code = "unsupported_media_type"
-	CodeRateLimited      Code = "rate_limited"
-	CodeInternal         Code = "internal"
-	CodeUnavailable      Code = "unavailable"
+	CodeInvalid          = api.CodeInvalid
+	CodeUnauthenticated  = api.CodeUnauthenticated
+	CodeForbidden        = api.CodeForbidden
+	CodeNotFound         = api.CodeNotFound
+	CodeConflict         = api.CodeConflict
+	CodeTooLarge         = api.CodeTooLarge
+	CodeUnsupportedMedia = api.CodeUnsupportedMedia
+	CodeRateLimited      = api.CodeRateLimited
+	CodeInternal         = api.CodeInternal
+	CodeUnavailable      = api.CodeUnavailable
 )
 
 // Error is an error whose Message may be shown to the client.

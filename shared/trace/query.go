@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/plumehq/plume/api"
 )
 
 // Query bounds. A project-wide query walks the time index newest first from CreatedBefore (or
@@ -15,7 +17,7 @@ import (
 // examines at most MaxScan items; beyond that the result covers the newest part only and says
 // so (QueryInfo.Truncated).
 const (
-	LookbackDays     = 30
+	LookbackDays     = api.LookbackDays
 	MaxSpanScan      = 50_000
 	MaxAggregateScan = 10_000
 )
@@ -28,7 +30,7 @@ type Common struct {
 	DurationMin, DurationMax    *float64
 	CostMin, CostMax            *float64
 	Tags                        map[string]string
-	SortBy                      string // "" is newest first
+	SortBy                      string // a key of the list's api.List.Sorts; "" is newest first
 	Ascending                   bool
 	Limit, Offset               int
 }
@@ -66,13 +68,6 @@ type QueryInfo struct {
 	Scanned   int
 	Truncated bool
 }
-
-// Sort keys accepted by each query.
-var (
-	SpanSorts    = []string{"started_at", "name", "status", "duration_ms", "cost", "kind"}
-	TraceSorts   = []string{"started_at", "name", "status", "span_count", "duration_ms", "cost"}
-	SessionSorts = []string{"created_at", "name", "trace_count", "cost", "duration"}
-)
 
 // Queries answers the read endpoints.
 type Queries struct {

@@ -10,27 +10,8 @@ import (
 	"github.com/plumehq/plume/shared/errs"
 )
 
-// statusOf maps every error code to its one HTTP status (DESIGN: HTTP conventions).
-var statusOf = map[errs.Code]int{
-	errs.CodeInvalid:          http.StatusBadRequest,
-	errs.CodeUnauthenticated:  http.StatusUnauthorized,
-	errs.CodeForbidden:        http.StatusForbidden,
-	errs.CodeNotFound:         http.StatusNotFound,
-	errs.CodeConflict:         http.StatusConflict,
-	errs.CodeTooLarge:         http.StatusRequestEntityTooLarge,
-	errs.CodeUnsupportedMedia: http.StatusUnsupportedMediaType,
-	errs.CodeRateLimited:      http.StatusTooManyRequests,
-	errs.CodeInternal:         http.StatusInternalServerError,
-	errs.CodeUnavailable:      http.StatusServiceUnavailable,
-}
-
-// Status returns the HTTP status for code.
-func Status(code errs.Code) int {
-	if s, ok := statusOf[code]; ok {
-		return s
-	}
-	return http.StatusInternalServerError
-}
+// Status returns the HTTP status for code (api.ErrorCode.Status).
+func Status(code errs.Code) int { return code.Status() }
 
 // RetryAfterSeconds is the Retry-After sent with 429 and 503 answers.
 const RetryAfterSeconds = 1
@@ -40,8 +21,15 @@ const RetryAfterSeconds = 1
 // generic 500 message; their text never reaches the client.
 func Error(w http.ResponseWriter, r *http.Request, err error) {
 	ctx := r.Context()
-	var e *errs.Error
-	if !errors.As(err, &e) || e.Code == errs.CodeInternal {
+	var (
+		e       *errs.Error
+		invalid *api.InvalidError
+	)
+	switch {
+	case errors.As(err, &e) && e.Code != errs.CodeInternal:
+	case errors.As(err, &invalid): // a parse helper of package api (a list query)
+		e = &errs.Error{Code: errs.CodeInvalid, Message: invalid.Message}
+	default:
 		slog.ErrorContext(ctx, "request failed", "error", err, "method", r.Method, "path", loggedPath(r))
 		e = &errs.Error{Code: errs.CodeInternal, Message: "internal error; quote the request id when reporting it"}
 	}
@@ -55,5 +43,5 @@ func Error(w http.ResponseWriter, r *http.Request, err error) {
 	if status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable {
 		w.Header().Set("Retry-After", strconv.Itoa(RetryAfterSeconds))
 	}
-	JSON(w, status, api.ErrorBody{Error: api.ErrorDetail{Code: api.ErrorCode(code), Message: msg, RequestID: RequestID(ctx)}})
+	JSON(w, status, api.ErrorBody{Error: api.ErrorDetail{Code: code, Message: msg, RequestID: RequestID(ctx)}})
 }

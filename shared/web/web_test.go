@@ -77,6 +77,7 @@ func TestErrorWriter(t *testing.T) {
 		{"not found", errs.NotFound("prompt %q not found", "x"), 404, "not_found", `prompt "x" not found`, "", false},
 		{"wrapped coded", errors.Join(errors.New("ctx"), errs.Invalid("bad")), 400, "invalid_request", "bad", "", false},
 		{"unavailable, its cause logged", fmt.Errorf("put trace: %w: %w", errs.Unavailable("busy"), errors.New("ThrottlingException: secret detail")), 503, "unavailable", "busy", "1", true},
+		{"an api parse error", fmt.Errorf("read query: %w", &api.InvalidError{Message: "limit must be an integer"}), 400, "invalid_request", "limit must be an integer", "", false},
 		{"rate limited", errs.Errorf(errs.CodeRateLimited, "slow down"), 429, "rate_limited", "slow down", "1", false},
 		{"internal is hidden", errors.New("dial tcp 10.0.0.1: secret detail"), 500, "internal", "internal error; quote the request id when reporting it", "", true},
 	}

@@ -3,9 +3,7 @@ package tracing
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -16,30 +14,12 @@ import (
 	"github.com/plumehq/plume/cmd/plume/internal/cmdutil"
 )
 
-// commonParams are the query parameters every list route of the tracing API reads (spec
-// §4.3-4.5); any other parameter is a tag filter.
-var commonParams = []string{
-	"created_before", "created_after", "names", "has_error", "duration_min", "duration_max",
-	"cost_min", "cost_max", "sort_by", "sort_order", "limit", "offset",
-}
-
-// The sort keys and own query parameters of each list route.
-var (
-	spanSorts     = []string{"started_at", "name", "status", "duration_ms", "cost", "kind"}
-	traceSorts    = []string{"started_at", "name", "status", "span_count", "duration_ms", "cost"}
-	sessionSorts  = []string{"created_at", "name", "trace_count", "cost", "duration"}
-	spanParams    = []string{"id", "trace_id", "session_id", "parent_span_id", "span_kind", "error_codes"}
-	traceParams   = []string{"id", "session_id", "status"}
-	sessionParams = []string{"id"}
-)
-
 // filters are the flags of the filters every list route takes, each named after its query
-// parameter (--created-after is created_after). The server checks the values; the flags check
-// what they can before anything is sent.
+// parameter (--created-after is created_after) and described as the API describes it
+// (api.List). The server checks the values; the flags check what they can before anything is
+// sent.
 type filters struct {
-	noun                        string // what is listed: "spans", "traces", "sessions"
-	sorts                       []string
-	params                      []string // the route's own parameters, which no tag can be named
+	list                        api.List
 	createdAfter, createdBefore string
 	names                       []string
 	hasError                    bool
@@ -51,128 +31,114 @@ type filters struct {
 	all bool
 }
 
+// doc is the description of the list's parameter name, with a flag's note.
+func (l *filters) doc(name, note string) string {
+	p, _ := l.list.Param(name)
+	return p.Doc + note
+}
+
 // add adds the filter flags to cmd.
 func (l *filters) add(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringVar(&l.createdAfter, "created-after", "", "only "+l.noun+" stored at or after this `time`: ISO 8601, or a duration before now (90m, 24h)")
-	fl.StringVar(&l.createdBefore, "created-before", "", "only "+l.noun+" stored before this `time`: ISO 8601, or a duration before now")
-	fl.StringArrayVar(&l.names, "name", nil, "only "+l.noun+" of this `name`; repeatable, any may match")
-	fl.BoolVar(&l.hasError, "has-error", false, "only "+l.noun+" with an error (--has-error=false: only those without)")
-	fl.Float64Var(&l.durationMin, "duration-min", 0, "only "+l.noun+" that lasted at least this many `ms`")
-	fl.Float64Var(&l.durationMax, "duration-max", 0, "only "+l.noun+" that lasted at most this many `ms`")
-	fl.Float64Var(&l.costMin, "cost-min", 0, "only "+l.noun+" that cost at least this many `USD`")
-	fl.Float64Var(&l.costMax, "cost-max", 0, "only "+l.noun+" that cost at most this many `USD`")
-	fl.StringVar(&l.sortBy, "sort-by", "", "the server sorts by this `key`: "+strings.Join(l.sorts, ", ")+" (default: newest stored first)")
-	fl.StringVar(&l.sortOrder, "sort-order", "", "the server's sort `order`: asc or desc (default desc)")
-	fl.StringArrayVar(&l.tags, "tag", nil, "only "+l.noun+" with this tag, as `key=value`; repeatable, all must match")
-	fl.BoolVar(&l.all, "all", false, fmt.Sprintf("when the server cuts its answer by size, ask for the rest (up to %d requests) until --limit %s are listed", client.MaxFollowedPages, l.noun))
+	relative := ", or a duration before now (90m, 24h)"
+	fl.StringVar(&l.createdAfter, "created-after", "", l.doc(api.ParamCreatedAfter, relative))
+	fl.StringVar(&l.createdBefore, "created-before", "", l.doc(api.ParamCreatedBefore, relative))
+	fl.StringArrayVar(&l.names, "name", nil, l.doc(api.ParamNames, "; repeatable"))
+	fl.BoolVar(&l.hasError, "has-error", false, l.doc(api.ParamHasError, " (--has-error=false)"))
+	fl.Float64Var(&l.durationMin, "duration-min", 0, l.doc(api.ParamDurationMin, ""))
+	fl.Float64Var(&l.durationMax, "duration-max", 0, l.doc(api.ParamDurationMax, ""))
+	fl.Float64Var(&l.costMin, "cost-min", 0, l.doc(api.ParamCostMin, ""))
+	fl.Float64Var(&l.costMax, "cost-max", 0, l.doc(api.ParamCostMax, ""))
+	fl.StringVar(&l.sortBy, "sort-by", "", l.doc(api.ParamSortBy, ""))
+	fl.StringVar(&l.sortOrder, "sort-order", "", l.doc(api.ParamSortOrder, ""))
+	fl.StringArrayVar(&l.tags, "tag", nil, "only "+l.list.Noun+" with this tag, as `key=value`; repeatable, all must match")
+	fl.BoolVar(&l.all, "all", false, fmt.Sprintf("when the server cuts its answer by size, ask for the rest (up to %d requests) until --limit %s are listed", client.MaxFollowedPages, l.list.Noun))
 }
 
-// following is whether the --all flag was given.
-func (l *filters) following() bool { return l.all }
-
-// query returns the query parameters of the list flags and the filters: o's paging, then each
-// filter flag given. now is the clock relative times are read against.
-func (l *filters) query(cmd *cobra.Command, o *cmdutil.ListOptions, now time.Time) (url.Values, error) {
-	q := o.Query()
-	for _, t := range []struct{ flag, param, value string }{
-		{"created-after", "created_after", l.createdAfter},
-		{"created-before", "created_before", l.createdBefore},
-	} {
-		if t.value == "" {
-			continue
-		}
-		v, err := timeParam(t.flag, t.value, now)
-		if err != nil {
-			return nil, err
-		}
-		q.Set(t.param, v)
+// query is the query of the list flags and the filters: o's paging, then each filter flag
+// given. now is the clock relative times are read against.
+func (l *filters) query(cmd *cobra.Command, o *cmdutil.ListOptions, now time.Time) (api.ListQuery, error) {
+	q := api.ListQuery{Names: l.names, Limit: o.Limit, Offset: o.Offset}
+	var err error
+	if q.CreatedAfter, err = timeParam("created-after", l.createdAfter, now); err != nil {
+		return q, err
 	}
-	for _, n := range l.names {
-		q.Add("names", n)
+	if q.CreatedBefore, err = timeParam("created-before", l.createdBefore, now); err != nil {
+		return q, err
 	}
 	fl := cmd.Flags()
 	if fl.Changed("has-error") {
-		q.Set("has_error", strconv.FormatBool(l.hasError))
+		q.HasError = &l.hasError
 	}
 	for _, n := range []struct {
-		flag, param string
-		value       float64
+		flag  string
+		value float64
+		to    **float64
 	}{
-		{"duration-min", "duration_min", l.durationMin}, {"duration-max", "duration_max", l.durationMax},
-		{"cost-min", "cost_min", l.costMin}, {"cost-max", "cost_max", l.costMax},
+		{"duration-min", l.durationMin, &q.DurationMin}, {"duration-max", l.durationMax, &q.DurationMax},
+		{"cost-min", l.costMin, &q.CostMin}, {"cost-max", l.costMax, &q.CostMax},
 	} {
 		if fl.Changed(n.flag) {
-			q.Set(n.param, strconv.FormatFloat(n.value, 'f', -1, 64))
+			*n.to = &n.value
 		}
 	}
-	if l.sortBy != "" {
-		if !slices.Contains(l.sorts, l.sortBy) {
-			return nil, cmdutil.FlagErrorf("--sort-by must be one of %s, not %q", strings.Join(l.sorts, ", "), l.sortBy)
-		}
-		q.Set("sort_by", l.sortBy)
+	if l.sortBy != "" && !slices.Contains(l.list.Sorts, l.sortBy) {
+		return q, cmdutil.FlagErrorf("--sort-by must be one of %s, not %q", strings.Join(l.list.Sorts, ", "), l.sortBy)
 	}
-	switch strings.ToLower(l.sortOrder) {
-	case "":
-	case "asc", "desc":
-		q.Set("sort_order", strings.ToLower(l.sortOrder))
+	q.SortBy = l.sortBy
+	switch o := api.SortOrder(strings.ToLower(l.sortOrder)); o {
+	case "", api.SortAsc, api.SortDesc:
+		q.SortOrder = o
 	default:
-		return nil, cmdutil.FlagErrorf("--sort-order must be asc or desc, not %q", l.sortOrder)
+		return q, cmdutil.FlagErrorf("--sort-order must be asc or desc, not %q", l.sortOrder)
 	}
 	for _, t := range l.tags {
 		k, v, ok := strings.Cut(t, "=")
-		switch {
-		case !ok || strings.TrimSpace(k) == "":
-			return nil, cmdutil.FlagErrorf("--tag %q: want key=value", t)
-		case slices.Contains(commonParams, k) || slices.Contains(l.params, k):
-			return nil, cmdutil.FlagErrorf("--tag %q: the server reads %s as a filter of its own, not as a tag", t, k)
+		if !ok || strings.TrimSpace(k) == "" {
+			return q, cmdutil.FlagErrorf("--tag %q: want key=value", t)
 		}
-		q.Set(k, v)
+		if _, own := l.list.Param(k); own {
+			return q, cmdutil.FlagErrorf("--tag %q: the server reads %s as a filter of its own, not as a tag", t, k)
+		}
+		if q.Tags == nil {
+			q.Tags = map[string]string{}
+		}
+		q.Tags[k] = v
 	}
 	return q, nil
 }
 
 // timeParam is the value of a time flag: an ISO 8601 time as given (the server parses it), or
-// a duration, which is that long before now.
-func timeParam(flag, value string, now time.Time) (string, error) {
+// a duration, which is that long before now; "" when not given.
+func timeParam(flag, value string, now time.Time) (api.QueryTime, error) {
+	if value == "" {
+		return "", nil
+	}
 	d, err := time.ParseDuration(value)
 	if err != nil {
-		return value, nil
+		return api.QueryTime(value), nil
 	}
 	if d < 0 {
 		return "", cmdutil.FlagErrorf("--%s %s: a duration before now must not be negative", flag, value)
 	}
-	return now.Add(-d).UTC().Format(time.RFC3339Nano), nil
-}
-
-// setIf sets the query parameter name to value unless value is empty.
-func setIf(q url.Values, name, value string) {
-	if value != "" {
-		q.Set(name, value)
-	}
-}
-
-// querier builds a list command's query from its flags: filters and spanFilters.
-type querier interface {
-	query(cmd *cobra.Command, o *cmdutil.ListOptions, now time.Time) (url.Values, error)
-	following() bool
+	return api.TimeOf(now.Add(-d)), nil
 }
 
 // lister is a list method of the client in its two forms: one request (SpansPage), and one
 // that follows the server's next offsets (AllSpans).
-type lister[T any] struct {
-	page, all func(*client.Client, context.Context, url.Values) ([]T, client.ListInfo, error)
+type lister[Q, T any] struct {
+	page, all func(*client.Client, context.Context, Q) ([]T, client.ListInfo, error)
 }
 
 var (
-	spanLister    = lister[api.Span]{(*client.Client).SpansPage, (*client.Client).AllSpans}
-	traceLister   = lister[api.Trace]{(*client.Client).TracesPage, (*client.Client).AllTraces}
-	sessionLister = lister[api.Session]{(*client.Client).SessionsPage, (*client.Client).AllSessions}
+	spanLister    = lister[api.SpanQuery, api.Span]{(*client.Client).SpansPage, (*client.Client).AllSpans}
+	traceLister   = lister[api.TraceQuery, api.Trace]{(*client.Client).TracesPage, (*client.Client).AllTraces}
+	sessionLister = lister[api.SessionQuery, api.Session]{(*client.Client).SessionsPage, (*client.Client).AllSessions}
 )
 
 // list sends q with the page method, or the following one when all; a partial answer is
-// warned of on stderr (warnPartial).
-func (l lister[T]) list(ctx context.Context, c *client.Client, ios *cmdutil.IOStreams, noun string, q url.Values, all bool) ([]T, error) {
+// warned of on stderr (warnPartial). lookup is a list of a trace's or a session's items.
+func (l lister[Q, T]) list(ctx context.Context, c *client.Client, ios *cmdutil.IOStreams, noun string, q Q, all, lookup bool) ([]T, error) {
 	list := l.page
 	if all {
 		list = l.all
@@ -181,7 +147,6 @@ func (l lister[T]) list(ctx context.Context, c *client.Client, ios *cmdutil.IOSt
 	if err != nil {
 		return nil, err
 	}
-	lookup := q.Get("trace_id") != "" || q.Get("session_id") != ""
 	warnPartial(ios, noun, info, all, lookup)
 	return recs, nil
 }
@@ -211,20 +176,18 @@ func warnPartial(ios *cmdutil.IOStreams, noun string, info client.ListInfo, all,
 	}
 }
 
-// fetchList runs a list command's request: the list options checked, the query of fl with the
-// parameters of set (those not empty), sent with l through the factory's client under the
-// command's deadline, a partial answer warned of.
-func fetchList[T any](cmd *cobra.Command, f *cmdutil.Factory, fl querier, o *cmdutil.ListOptions, set map[string]string,
-	noun string, l lister[T]) ([]T, error) {
+// fetchList runs a list command's request: the list options checked, the query made by query
+// (from the flags, against the factory's clock), sent with l through the factory's client
+// under the command's deadline, a partial answer warned of. lookup is a list of a trace's or
+// a session's items.
+func fetchList[Q, T any](cmd *cobra.Command, f *cmdutil.Factory, o *cmdutil.ListOptions, query func(now time.Time) (Q, error),
+	fl *filters, l lister[Q, T], lookup bool) ([]T, error) {
 	if err := o.Check(); err != nil {
 		return nil, err
 	}
-	q, err := fl.query(cmd, o, f.Now())
+	q, err := query(f.Now())
 	if err != nil {
 		return nil, err
-	}
-	for name, value := range set {
-		setIf(q, name, value)
 	}
 	c, err := f.Client()
 	if err != nil {
@@ -232,5 +195,5 @@ func fetchList[T any](cmd *cobra.Command, f *cmdutil.Factory, fl querier, o *cmd
 	}
 	ctx, cancel := f.Context(cmd.Context())
 	defer cancel()
-	return l.list(ctx, c, f.IO, noun, q, fl.following())
+	return l.list(ctx, c, f.IO, fl.list.Noun, q, fl.all, lookup)
 }

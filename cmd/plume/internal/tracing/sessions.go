@@ -1,7 +1,7 @@
 package tracing
 
 import (
-	"net/url"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -39,7 +39,7 @@ var sessionFields = []cmdutil.Column{
 
 func newCmdSessionsList(f *cmdutil.Factory) *cobra.Command {
 	var o cmdutil.ListOptions
-	fl := filters{noun: "sessions", sorts: sessionSorts, params: sessionParams}
+	fl := filters{list: api.SessionList}
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the project's sessions, newest first, with the server's filters",
@@ -50,14 +50,18 @@ answered. The server looks at sessions stored in the last 30 days (or from --cre
   plume sessions list --name checkout --has-error --output json`,
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			list, err := fetchList(cmd, f, &fl, &o, nil, "sessions", sessionLister)
+			query := func(now time.Time) (api.SessionQuery, error) {
+				q, err := fl.query(cmd, &o, now)
+				return api.SessionQuery{ListQuery: q}, err
+			}
+			list, err := fetchList(cmd, f, &o, query, &fl, sessionLister, false)
 			if err != nil {
 				return err
 			}
 			return f.IO.PrintList(list, sessionColumns, &o)
 		},
 	}
-	cmdutil.AddListFlags(cmd, &o, 50)
+	cmdutil.AddListFlags(cmd, &o, fl.list.Limits.Default)
 	fl.add(cmd)
 	return cmd
 }
@@ -74,7 +78,7 @@ func newCmdSessionsGet(f *cmdutil.Factory) *cobra.Command {
 				return err
 			}
 			defer cancel()
-			list, err := c.Sessions(ctx, url.Values{"id": {args[0]}})
+			list, err := c.Sessions(ctx, api.SessionQuery{ID: args[0]})
 			if err != nil {
 				return err
 			}

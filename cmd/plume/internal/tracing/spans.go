@@ -1,8 +1,6 @@
 package tracing
 
 import (
-	"net/url"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -62,38 +60,28 @@ type spanFilters struct {
 	errorCodes   []string
 }
 
-func newSpanFilters() *spanFilters {
-	return &spanFilters{filters: filters{noun: "spans", sorts: spanSorts, params: spanParams}}
-}
+func newSpanFilters() *spanFilters { return &spanFilters{filters: filters{list: api.SpanList}} }
 
 func (l *spanFilters) add(cmd *cobra.Command) {
 	l.filters.add(cmd)
 	fl := cmd.Flags()
-	fl.StringVar(&l.kind, "kind", "", "only spans of this `kind`: "+knownKinds()+", or any other, as stored (lowercase)")
-	fl.StringVar(&l.parent, "parent-span-id", "", "only the children of this `span` (null: only root spans)")
-	fl.StringArrayVar(&l.errorCodes, "error-code", nil, "only spans with this error `code`; repeatable, any may match")
+	fl.StringVar(&l.kind, "kind", "", l.doc("span_kind", ""))
+	fl.StringVar(&l.parent, "parent-span-id", "", l.doc("parent_span_id", ""))
+	fl.StringArrayVar(&l.errorCodes, "error-code", nil, l.doc("error_codes", "; repeatable"))
 }
 
-// knownKinds lists the span kinds Plume knows (api.SpanKinds); the server takes others too.
-func knownKinds() string {
-	names := make([]string, len(api.SpanKinds))
-	for i, k := range api.SpanKinds {
-		names[i] = string(k)
+// query is the span query of the flags; see filters.query.
+func (l *spanFilters) query(cmd *cobra.Command, o *cmdutil.ListOptions, now time.Time) (api.SpanQuery, error) {
+	c, err := l.filters.query(cmd, o, now)
+	q := api.SpanQuery{ListQuery: c, SpanKind: api.SpanKind(l.kind), ErrorCodes: l.errorCodes}
+	switch l.parent {
+	case "":
+	case "null":
+		q.ParentSpanID = new(string)
+	default:
+		q.ParentSpanID = &l.parent
 	}
-	return strings.Join(names, ", ")
-}
-
-func (l *spanFilters) query(cmd *cobra.Command, o *cmdutil.ListOptions, now time.Time) (url.Values, error) {
-	q, err := l.filters.query(cmd, o, now)
-	if err != nil {
-		return nil, err
-	}
-	setIf(q, "span_kind", l.kind)
-	setIf(q, "parent_span_id", l.parent)
-	for _, e := range l.errorCodes {
-		q.Add("error_codes", e)
-	}
-	return q, nil
+	return q, err
 }
 
 func newCmdSpansList(f *cmdutil.Factory) *cobra.Command {
@@ -112,14 +100,19 @@ server looks at spans stored in the last 30 days (or from --created-after).`,
   plume spans list --session-id 0192f5d4-7c1e-7a3b-9f00-5a1c2e3d4b5f --has-error --output json`,
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			list, err := fetchList(cmd, f, fl, &o, map[string]string{"trace_id": traceID, "session_id": sessionID}, "spans", spanLister)
+			query := func(now time.Time) (api.SpanQuery, error) {
+				q, err := fl.query(cmd, &o, now)
+				q.TraceID, q.SessionID = traceID, sessionID
+				return q, err
+			}
+			list, err := fetchList(cmd, f, &o, query, &fl.filters, spanLister, traceID != "" || sessionID != "")
 			if err != nil {
 				return err
 			}
 			return f.IO.PrintList(list, spanColumns, &o)
 		},
 	}
-	cmdutil.AddListFlags(cmd, &o, 5000)
+	cmdutil.AddListFlags(cmd, &o, fl.list.Limits.Default)
 	fl.add(cmd)
 	cmd.Flags().StringVar(&traceID, "trace-id", "", "only the spans of this `trace`")
 	cmd.Flags().StringVar(&sessionID, "session-id", "", "only the spans of the traces of this `session`")
@@ -139,7 +132,7 @@ func newCmdSpansGet(f *cmdutil.Factory) *cobra.Command {
 				return err
 			}
 			defer cancel()
-			list, err := c.Spans(ctx, url.Values{"id": {args[0]}})
+			list, err := c.Spans(ctx, api.SpanQuery{ID: args[0]})
 			if err != nil {
 				return err
 			}

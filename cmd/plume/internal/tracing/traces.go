@@ -2,7 +2,7 @@ package tracing
 
 import (
 	"cmp"
-	"net/url"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -45,7 +45,7 @@ var (
 
 func newCmdTracesList(f *cmdutil.Factory) *cobra.Command {
 	var o cmdutil.ListOptions
-	fl := filters{noun: "traces", sorts: traceSorts, params: traceParams}
+	fl := filters{list: api.TraceList}
 	var sessionID, status string
 	cmd := &cobra.Command{
 		Use:   "list",
@@ -59,14 +59,18 @@ Without --session-id, the server looks at traces stored in the last 30 days (or 
   plume traces list --tag env=production --sort-by cost --limit 10`,
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			list, err := fetchList(cmd, f, &fl, &o, map[string]string{"session_id": sessionID, "status": status}, "traces", traceLister)
+			query := func(now time.Time) (api.TraceQuery, error) {
+				q, err := fl.query(cmd, &o, now)
+				return api.TraceQuery{ListQuery: q, SessionID: sessionID, Status: status}, err
+			}
+			list, err := fetchList(cmd, f, &o, query, &fl, traceLister, sessionID != "")
 			if err != nil {
 				return err
 			}
 			return f.IO.PrintList(list, traceColumns, &o)
 		},
 	}
-	cmdutil.AddListFlags(cmd, &o, 50)
+	cmdutil.AddListFlags(cmd, &o, fl.list.Limits.Default)
 	fl.add(cmd)
 	cmd.Flags().StringVar(&sessionID, "session-id", "", "only the traces of this `session`")
 	cmd.Flags().StringVar(&status, "status", "", "only traces of this `status`: unset, ok or error")
@@ -86,7 +90,7 @@ func newCmdTracesGet(f *cmdutil.Factory) *cobra.Command {
 				return err
 			}
 			defer cancel()
-			list, err := c.Traces(ctx, url.Values{"id": {args[0]}})
+			list, err := c.Traces(ctx, api.TraceQuery{ID: args[0]})
 			if err != nil {
 				return err
 			}
@@ -121,18 +125,18 @@ whose parent is not listed at the top.`,
 			if err != nil {
 				return err
 			}
-			q.Set("trace_id", args[0])
+			q.TraceID = args[0]
 			ctx, c, cancel, err := f.Request(cmd, nil, false)
 			if err != nil {
 				return err
 			}
 			defer cancel()
-			spans, err := spanLister.list(ctx, c, f.IO, "spans", q, fl.all)
+			spans, err := spanLister.list(ctx, c, f.IO, fl.list.Noun, q, fl.all, true)
 			if err != nil {
 				return err
 			}
 			if len(spans) == 0 { // an unknown trace, or no span of it matched: tell them apart
-				traces, err := c.Traces(ctx, url.Values{"id": {args[0]}})
+				traces, err := c.Traces(ctx, api.TraceQuery{ID: args[0]})
 				if err != nil {
 					return err
 				}
@@ -146,7 +150,7 @@ whose parent is not listed at the top.`,
 			return f.IO.PrintList(tree(spans), treeColumns, &o)
 		},
 	}
-	cmdutil.AddListFlags(cmd, &o, 5000)
+	cmdutil.AddListFlags(cmd, &o, fl.list.Limits.Default)
 	fl.add(cmd)
 	return cmd
 }
