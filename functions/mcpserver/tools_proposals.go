@@ -13,7 +13,6 @@ import (
 
 	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/client"
-	"github.com/plumehq/plume/functions/optimizer"
 	"github.com/plumehq/plume/shared/optimize"
 )
 
@@ -39,19 +38,10 @@ const (
 	exampleChars        = 300
 	reasonChars         = 300
 	readConcurrency     = 8
-
-	// minRunExamples is the fewest examples a run works with (functions/optimizer minExamples).
-	minRunExamples = 3
-	// defaultJudgeSeed is a judge run's seed when none is given (functions/optimizer StartJudge).
-	defaultJudgeSeed = 1
 	// preparedSeed is the seed a prepared prompt run pins when none is given, so that the
 	// split, and with it the type auto picks, is the one predicted.
 	preparedSeed = 1
 )
-
-// defaultBudgetCalls are the model calls of the types' default budgets (README "Budget and
-// cost"; functions/optimizer defaultBudgets).
-var defaultBudgetCalls = map[string]int{optimize.TypeQuickRefine: 200, optimize.TypeBootstrap: 1000, optimize.TypeGEPA: 3000}
 
 // NextCall is a call of one of this server's tools, as an agent makes it.
 type NextCall struct {
@@ -346,7 +336,7 @@ func investigateJudge(ctx context.Context, c *client.Client, in InvestigateJudge
 
 func preparePrompt(ctx context.Context, c *client.Client, in PreparePromptInput) (PreparePromptOutput, error) {
 	requested := cmp.Or(in.OptimizerType, optimize.TypeAuto)
-	if !slices.Contains([]string{optimize.TypeAuto, optimize.TypeQuickRefine, optimize.TypeBootstrap, optimize.TypeGEPA}, requested) {
+	if !slices.Contains(api.OptimizerTypes, requested) {
 		return PreparePromptOutput{}, errInput("optimizer_type must be auto, quick_refine, dspy_bootstrap or dspy_gepa, not %q", requested)
 	}
 	if in.PromptSlug == "" {
@@ -384,7 +374,7 @@ func preparePrompt(ctx context.Context, c *client.Client, in PreparePromptInput)
 	if scanned {
 		out.Notes = append(out.Notes, fmt.Sprintf("the newest %d llm spans of the project (last 30 days) were searched for the prompt's completions: there may be more", prepareSpanScan))
 	}
-	completions = completions[:min(len(completions), optimizer.MaxExamples)]
+	completions = completions[:min(len(completions), api.MaxOptimizationExamples)]
 	read := completions[:min(len(completions), feedbackReads)]
 	if len(read) < len(completions) {
 		out.Notes = append(out.Notes, fmt.Sprintf("feedback was read on the newest %d of the %d completions", len(read), len(completions)))
@@ -441,15 +431,15 @@ func preparePrompt(ctx context.Context, c *client.Client, in PreparePromptInput)
 	if typ == optimize.TypeAuto {
 		typ = out.AutoPicks
 	}
-	out.ModelCalls = cmp.Or(in.MaxModelCalls, defaultBudgetCalls[typ])
+	out.ModelCalls = cmp.Or(in.MaxModelCalls, api.DefaultBudgets[typ].MaxModelCalls)
 	out.ComparisonCalls = 2 * len(split.Holdout) * (1 + len(linked))
 
 	failing := 0
 	for _, j := range out.Signal.Judges {
 		failing += j.Failing
 	}
-	if len(examples) < minRunExamples {
-		out.Missing = append(out.Missing, fmt.Sprintf("completions: %d found, a run needs at least %d", len(examples), minRunExamples))
+	if len(examples) < api.MinOptimizationExamples {
+		out.Missing = append(out.Missing, fmt.Sprintf("completions: %d found, a run needs at least %d", len(examples), api.MinOptimizationExamples))
 	}
 	if len(linked) == 0 {
 		out.Missing = append(out.Missing, "a judge to score candidates: link one with link-judge-to-prompt (or give intents to start-prompt-optimization)")
@@ -457,7 +447,7 @@ func preparePrompt(ctx context.Context, c *client.Client, in PreparePromptInput)
 	if out.Signal.Negative == 0 && failing == 0 && out.Signal.WithExpectedOutput == 0 {
 		out.Missing = append(out.Missing, "something to learn from: no thumbs down, failing evaluation or expected output (create-prompt-feedback records some)")
 	}
-	if len(examples) >= minRunExamples && out.ModelCalls <= out.ComparisonCalls {
+	if len(examples) >= api.MinOptimizationExamples && out.ModelCalls <= out.ComparisonCalls {
 		out.Missing = append(out.Missing, fmt.Sprintf("budget: %d model calls do not cover the comparison on the holdout (%d calls)", out.ModelCalls, out.ComparisonCalls))
 	}
 	out.EnoughSignal = len(out.Missing) == 0
@@ -501,8 +491,8 @@ func prepareJudge(ctx context.Context, c *client.Client, in PrepareJudgeInput) (
 			out.Disagreements++
 		}
 	}
-	n := min(total, optimizer.MaxCalibrations)
-	seed := int64(defaultJudgeSeed)
+	n := min(total, api.MaxCalibrations)
+	seed := int64(api.DefaultJudgeRunSeed)
 	if in.Seed != nil {
 		seed = *in.Seed
 	}
@@ -512,15 +502,15 @@ func prepareJudge(ctx context.Context, c *client.Client, in PrepareJudgeInput) (
 		placeholders[i].ID = strconv.Itoa(i)
 	}
 	out.ComparisonCalls = 2 * len(optimize.SplitExamples(placeholders, seed).Holdout)
-	out.ModelCalls = cmp.Or(in.MaxModelCalls, defaultBudgetCalls[optimize.TypeQuickRefine])
+	out.ModelCalls = cmp.Or(in.MaxModelCalls, api.DefaultBudgets[api.OptimizerQuickRefine].MaxModelCalls)
 
-	if total < minRunExamples {
-		out.Missing = append(out.Missing, fmt.Sprintf("calibrations: %d calibrated evaluations, a run needs at least %d (create-judge-feedback records some)", total, minRunExamples))
+	if total < api.MinOptimizationExamples {
+		out.Missing = append(out.Missing, fmt.Sprintf("calibrations: %d calibrated evaluations, a run needs at least %d (create-judge-feedback records some)", total, api.MinOptimizationExamples))
 	}
 	if out.Disagreements == 0 {
 		out.Missing = append(out.Missing, "something to learn from: nobody said a verdict was wrong (create-judge-feedback with thumbs_up false)")
 	}
-	if total >= minRunExamples && out.ModelCalls <= out.ComparisonCalls {
+	if total >= api.MinOptimizationExamples && out.ModelCalls <= out.ComparisonCalls {
 		out.Missing = append(out.Missing, fmt.Sprintf("budget: %d model calls do not cover the comparison on the holdout (%d calls)", out.ModelCalls, out.ComparisonCalls))
 	}
 	out.EnoughSignal = len(out.Missing) == 0

@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/shared/ddb"
 	"github.com/plumehq/plume/shared/errs"
 	"github.com/plumehq/plume/shared/judge"
@@ -119,7 +120,7 @@ func (s *Service) Start(ctx context.Context, projectID, slug, user string, req S
 	if typ == "" {
 		typ = optimize.TypeAuto
 	}
-	if !slices.Contains([]string{optimize.TypeAuto, optimize.TypeQuickRefine, optimize.TypeBootstrap, optimize.TypeGEPA}, typ) {
+	if !slices.Contains(api.OptimizerTypes, typ) {
 		return optimize.Run{}, errs.Invalid("optimizer_type must be auto, quick_refine, dspy_bootstrap or dspy_gepa, not %q", typ)
 	}
 	if err := checkBudget(req.Budget); err != nil {
@@ -197,7 +198,7 @@ func (s *Service) StartJudge(ctx context.Context, projectID, judgeID, user strin
 	if err != nil {
 		return optimize.Run{}, err
 	}
-	seed := int64(1)
+	seed := int64(api.DefaultJudgeRunSeed)
 	if req.Seed != nil {
 		seed = *req.Seed
 	}
