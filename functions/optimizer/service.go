@@ -129,7 +129,7 @@ func (s *Service) Start(ctx context.Context, projectID, slug, user string, req S
 	if len(req.Models) > maxModels {
 		return optimize.Run{}, errs.Invalid("config.models: at most %d", maxModels)
 	}
-	base, err := s.baseline(ctx, projectID, slug)
+	base, _, err := baselineOf(ctx, s.prompts, projectID, slug)
 	if err != nil {
 		return optimize.Run{}, err
 	}
@@ -233,16 +233,18 @@ func checkBudget(b optimize.Budget) error {
 	return nil
 }
 
-// baseline is the version a run of slug improves on: production's, else the latest.
-func (s *Service) baseline(ctx context.Context, projectID, slug string) (optimize.Baseline, error) {
-	v, err := s.prompts.Get(ctx, projectID, slug, prompt.Selector{Tag: ProductionTag})
+// baselineOf is the version a run of slug improves on: production's (production is true),
+// else the latest.
+func baselineOf(ctx context.Context, prompts Prompts, projectID, slug string) (b optimize.Baseline, production bool, err error) {
+	v, err := prompts.Get(ctx, projectID, slug, prompt.Selector{Tag: ProductionTag})
+	production = err == nil
 	if errs.CodeOf(err) == errs.CodeNotFound {
-		v, err = s.prompts.Get(ctx, projectID, slug, prompt.Selector{})
+		v, err = prompts.Get(ctx, projectID, slug, prompt.Selector{})
 	}
 	if err != nil {
-		return optimize.Baseline{}, err
+		return optimize.Baseline{}, false, err
 	}
-	return optimize.Baseline{VersionID: v.ID, Version: v.Number, Content: v.Content, ContentHash: v.ContentHash, Model: v.ModelID}, nil
+	return optimize.Baseline{VersionID: v.ID, Version: v.Number, Content: v.Content, ContentHash: v.ContentHash, Model: v.ModelID}, production, nil
 }
 
 // intents validates the requested intents, or defaults to the judges linked to slug.
