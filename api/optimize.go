@@ -183,6 +183,16 @@ type JudgeAgreement struct {
 	TrueNegativeRate *float64 `json:"true_negative_rate"`
 }
 
+// States of a run (OptimizationRun.Status): queued → running → succeeded | failed |
+// cancelled, and queued → cancelled.
+const (
+	RunQueued    = "queued"
+	RunRunning   = "running"
+	RunSucceeded = "succeeded"
+	RunFailed    = "failed"
+	RunCancelled = "cancelled"
+)
+
 // Optimizer types (COMPAT.md "CLI conventions": the CLI's optimizer types). A prompt run may
 // request any of OptimizerTypes; a judge's template is optimized with quick_refine only.
 const (
