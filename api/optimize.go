@@ -223,6 +223,8 @@ const (
 	// MinOptimizationExamples is the fewest examples a run works with: one each to learn
 	// from, to validate on and to compare on.
 	MinOptimizationExamples = 3
+	// MaxBudgetModelCalls is the most model calls a run's budget may allow.
+	MaxBudgetModelCalls = 100_000
 	// DefaultJudgeRunSeed is a judge run's seed when its config gives none (a prompt run
 	// draws one).
 	DefaultJudgeRunSeed = 1

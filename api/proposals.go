@@ -102,9 +102,6 @@ func ParsePreviewQuery(v url.Values) (PreviewQuery, error) {
 	return q, nil
 }
 
-// MaxBudgetModelCalls is the most model calls a run's budget may allow.
-const MaxBudgetModelCalls = 100_000
-
 // intParam reads integer parameter name, in [lo, hi]; 0 when absent.
 func intParam(v url.Values, name string, lo, hi int) (int, error) {
 	s := v.Get(name)

@@ -105,7 +105,6 @@ type StartRequest struct {
 const (
 	maxIntents     = 10
 	maxModels      = 5
-	maxModelCalls  = 100_000
 	maxBudgetUSD   = 10_000.0
 	maxIntentValue = 1e6
 )
@@ -225,8 +224,8 @@ func nilIfEmpty(s string) *string {
 
 func checkBudget(b optimize.Budget) error {
 	switch {
-	case b.MaxModelCalls < 0 || b.MaxModelCalls > maxModelCalls:
-		return errs.Invalid("config.budget.max_model_calls must be between 1 and %d", maxModelCalls)
+	case b.MaxModelCalls < 0 || b.MaxModelCalls > api.MaxBudgetModelCalls:
+		return errs.Invalid("config.budget.max_model_calls must be between 1 and %d", api.MaxBudgetModelCalls)
 	case b.MaxCostUSD < 0 || b.MaxCostUSD > maxBudgetUSD || math.IsNaN(b.MaxCostUSD):
 		return errs.Invalid("config.budget.max_cost_usd must be between 0 and %g", maxBudgetUSD)
 	}
