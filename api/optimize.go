@@ -182,3 +182,50 @@ type JudgeAgreement struct {
 	TruePositiveRate *float64 `json:"true_positive_rate"`
 	TrueNegativeRate *float64 `json:"true_negative_rate"`
 }
+
+// States of a run (OptimizationRun.Status): queued → running → succeeded | failed |
+// cancelled, and queued → cancelled.
+const (
+	RunQueued    = "queued"
+	RunRunning   = "running"
+	RunSucceeded = "succeeded"
+	RunFailed    = "failed"
+	RunCancelled = "cancelled"
+)
+
+// Optimizer types (COMPAT.md "CLI conventions": the CLI's optimizer types). A prompt run may
+// request any of OptimizerTypes; a judge's template is optimized with quick_refine only.
+const (
+	OptimizerQuickRefine = "quick_refine"
+	OptimizerBootstrap   = "dspy_bootstrap"
+	OptimizerGEPA        = "dspy_gepa"
+	// OptimizerAuto lets the run pick one from its examples and budget.
+	OptimizerAuto = "auto"
+)
+
+// OptimizerTypes are the types a prompt run may request, auto first (the default).
+var OptimizerTypes = []string{OptimizerAuto, OptimizerQuickRefine, OptimizerBootstrap, OptimizerGEPA}
+
+// DefaultBudgets are a run's budget per optimizer type when its config gives none (a zero
+// field takes its type's default): model calls of every kind, and their cost.
+var DefaultBudgets = map[string]OptimizationBudget{
+	OptimizerQuickRefine: {MaxModelCalls: 200, MaxCostUSD: 2},
+	OptimizerBootstrap:   {MaxModelCalls: 1000, MaxCostUSD: 10},
+	OptimizerGEPA:        {MaxModelCalls: 3000, MaxCostUSD: 30},
+}
+
+// Bounds of what an optimization run reads, and its defaults.
+const (
+	// MaxOptimizationExamples bounds the completions a prompt run reads.
+	MaxOptimizationExamples = 200
+	// MaxCalibrations bounds the calibrated evaluations a judge run reads.
+	MaxCalibrations = 500
+	// MinOptimizationExamples is the fewest examples a run works with: one each to learn
+	// from, to validate on and to compare on.
+	MinOptimizationExamples = 3
+	// MaxBudgetModelCalls is the most model calls a run's budget may allow.
+	MaxBudgetModelCalls = 100_000
+	// DefaultJudgeRunSeed is a judge run's seed when its config gives none (a prompt run
+	// draws one).
+	DefaultJudgeRunSeed = 1
+)

@@ -109,3 +109,40 @@ func (c *Client) Deploy(ctx context.Context, runID, receipt string) (api.DeployR
 	err = c.do(ctx, call{method: http.MethodPost, path: path, body: api.DeployRequest{Receipt: receipt, Confirm: true}, idempotent: true}, &out)
 	return out, err
 }
+
+// PromptIssues reads what goes wrong with prompt slug: the thumbs down on its completions and
+// the failing evaluations of its linked judges in q's window, grouped by reason.
+func (c *Client) PromptIssues(ctx context.Context, slug string, q api.IssueQuery) (api.PromptIssues, error) {
+	var out api.PromptIssues
+	return out, c.getProposal(ctx, "/prompts/%s/issues", slug, q.Values(), &out)
+}
+
+// JudgeIssues reads where a judge goes wrong: the verdicts people's calibrations said were
+// wrong, and its failing evaluations in q's window, grouped by reason.
+func (c *Client) JudgeIssues(ctx context.Context, judgeID string, q api.IssueQuery) (api.JudgeIssues, error) {
+	var out api.JudgeIssues
+	return out, c.getProposal(ctx, "/judges/%s/issues", judgeID, q.Values(), &out)
+}
+
+// PromptOptimizationPreview tells whether the run q describes would succeed on prompt slug and
+// learn, and the request that starts it (StartPromptOptimization). It changes nothing.
+func (c *Client) PromptOptimizationPreview(ctx context.Context, slug string, q api.PreviewQuery) (api.PromptOptimizationPreview, error) {
+	var out api.PromptOptimizationPreview
+	return out, c.getProposal(ctx, "/prompts/%s/optimization-preview", slug, q.Values(), &out)
+}
+
+// JudgeOptimizationPreview tells whether a run on a judge's calibrations would succeed and
+// learn, and the request that starts it (StartJudgeOptimization). It changes nothing.
+func (c *Client) JudgeOptimizationPreview(ctx context.Context, judgeID string, q api.PreviewQuery) (api.JudgeOptimizationPreview, error) {
+	var out api.JudgeOptimizationPreview
+	return out, c.getProposal(ctx, "/judges/%s/optimization-preview", judgeID, q.Values(), &out)
+}
+
+// getProposal reads the proposal at the project path format names for target.
+func (c *Client) getProposal(ctx context.Context, format, target string, q url.Values, out any) error {
+	path, err := c.projectPath(format, url.PathEscape(target))
+	if err != nil {
+		return err
+	}
+	return c.do(ctx, call{method: http.MethodGet, path: path, query: q}, out)
+}

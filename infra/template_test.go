@@ -191,10 +191,12 @@ var functionCases = map[string]functionCase{
 		policy: policyCase{
 			actions: []string{
 				"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem",
-				"dynamodb:ConditionCheckItem", "sqs:SendMessage",
+				"dynamodb:ConditionCheckItem", "sqs:SendMessage", "s3:GetObject",
 			},
-			// It queues runs and deploys their candidates; the worker runs them. No model, no S3.
-			forbidden: []string{"dynamodb:Scan", "dynamodb:DeleteItem", "s3:", "bedrock:", "secretsmanager:"},
+			// It queues runs and deploys their candidates; the worker runs them. No model; span
+			// batches read only, for the proposals.
+			forbidden: []string{"dynamodb:Scan", "dynamodb:DeleteItem", "s3:PutObject", "s3:DeleteObject", "s3:ListBucket", "bedrock:", "secretsmanager:"},
+			s3:        map[string][]string{"s3:GetObject": {"${Bucket.Arn}/spans/*"}},
 		},
 	},
 	"OptimizerWorkerFunction": {

@@ -78,6 +78,13 @@ func TestAnswersMatchSchemas(t *testing.T) {
 		{name: "judge criteria", method: "GET", path: "/projects/{project_id}/judges/{judge_id}/criteria", status: 200},
 		{name: "judge performance", method: "GET", path: "/projects/{project_id}/judges/{judge_id}/performance", status: 200},
 		{name: "judge versions", method: "GET", path: "/projects/{project_id}/judges/{judge_id}/versions", status: 200},
+		{name: "judge issues", method: "GET", path: "/projects/{project_id}/judges/{judge_id}/issues", status: 200},
+		{name: "judge optimization preview", method: "GET", path: "/projects/{project_id}/judges/{judge_id}/optimization-preview", status: 200},
+		{name: "prompt issues", method: "GET", path: "/projects/{project_id}/prompts/{slug}/issues", target: "/projects/" + pid + "/prompts/" + slug + "/issues", status: 200},
+		{name: "prompt optimization preview", method: "GET", path: "/projects/{project_id}/prompts/{slug}/optimization-preview",
+			target: "/projects/" + pid + "/prompts/" + slug + "/optimization-preview?optimizer_type=dspy_gepa&max_model_calls=500&seed=3", status: 200},
+		{name: "bad preview query", method: "GET", path: "/projects/{project_id}/prompts/{slug}/optimization-preview",
+			target: "/projects/" + pid + "/prompts/" + slug + "/optimization-preview?seed=x", status: 400},
 		{name: "link judge", method: "PUT", path: "/projects/{project_id}/prompts/{slug}/judges/{judge_id}", status: 200},
 		{name: "span evaluations", method: "GET", path: "/projects/{project_id}/spans/{span_id}/evaluations", status: 200},
 		{name: "unified feedback of a span", method: "GET", path: "/projects/{project_id}/feedback/{entity_type}/{entity_id}", status: 200},
@@ -115,8 +122,8 @@ func TestAnswersMatchSchemas(t *testing.T) {
 				tt.target = "/v1/prompt-versions/" + versionID + "/model"
 			case "get judge", "patch judge":
 				tt.target = "/projects/" + pid + "/judges/" + judgeID
-			case "judge criteria", "judge performance", "judge versions":
-				tt.target = "/projects/" + pid + "/judges/" + judgeID + "/" + strings.TrimPrefix(tt.name, "judge ")
+			case "judge criteria", "judge performance", "judge versions", "judge issues", "judge optimization preview":
+				tt.target = "/projects/" + pid + "/judges/" + judgeID + "/" + strings.ReplaceAll(strings.TrimPrefix(tt.name, "judge "), " ", "-")
 			case "link judge", "unlink judge":
 				tt.target = "/projects/" + pid + "/prompts/" + slug + "/judges/" + judgeID
 			case "span evaluations":

@@ -72,6 +72,18 @@ func limit(def, maxLimit int) param {
 
 var offset = param{"offset", "items to skip", map[string]any{"type": "integer", "minimum": 0, "default": 0}}
 
+// issueWindow and previewParams are the queries of the proposals (api.IssueQuery,
+// api.PreviewQuery).
+var (
+	issueWindow = param{"window_hours", "how far back to look, in hours",
+		map[string]any{"type": "integer", "minimum": 1, "maximum": api.MaxIssueWindowHours, "default": api.DefaultIssueWindowHours}}
+	previewParams = []param{
+		{"optimizer_type", "the run's type (a judge's is quick_refine)", map[string]any{"type": "string", "enum": api.OptimizerTypes, "default": api.OptimizerAuto}},
+		{"max_model_calls", "the budget's model calls; absent: the type's default", map[string]any{"type": "integer", "minimum": 1, "maximum": api.MaxBudgetModelCalls}},
+		{"seed", "the split's seed; absent: 1, pinned in the answer's start", map[string]any{"type": "integer"}},
+	}
+)
+
 // listQuery is the query of a tracing list (api.List): its parameters, then tagFilters for
 // any other.
 func listQuery(l api.List) []param {
@@ -390,6 +402,18 @@ var routeDocs = []routeDoc{
 	{Route: "POST /projects/{project_id}/optimization-runs/{run_action}", Path: "/projects/{project_id}/optimization-runs/{run_id}:deploy",
 		ID: "deployOptimization", Tag: "optimization", Summary: "Deploy a run's candidate with a preview's receipt",
 		Body: typeOf[api.DeployRequest](), Required: []string{"receipt", "confirm"}, Reply: typeOf[api.DeployResult]()},
+	{Route: "GET /projects/{project_id}/prompts/{slug}/issues", ID: "getPromptIssues", Tag: "optimization",
+		Summary: "What goes wrong with a prompt: thumbs down and failing evaluations in a window, grouped by reason (changes nothing)",
+		Query:   []param{issueWindow}, Reply: typeOf[api.PromptIssues]()},
+	{Route: "GET /projects/{project_id}/judges/{judge_id}/issues", ID: "getJudgeIssues", Tag: "optimization",
+		Summary: "Where a judge goes wrong: verdicts people said were wrong, and failing evaluations in a window, grouped by reason (changes nothing)",
+		Query:   []param{issueWindow}, Reply: typeOf[api.JudgeIssues]()},
+	{Route: "GET /projects/{project_id}/prompts/{slug}/optimization-preview", ID: "previewPromptOptimization", Tag: "optimization",
+		Summary: "Whether an optimization of a prompt would succeed and learn, the type auto picks, and the request that starts it (changes nothing)",
+		Query:   previewParams, Reply: typeOf[api.PromptOptimizationPreview]()},
+	{Route: "GET /projects/{project_id}/judges/{judge_id}/optimization-preview", ID: "previewJudgeOptimization", Tag: "optimization",
+		Summary: "Whether an optimization of a judge's template would succeed and learn, and the request that starts it (changes nothing)",
+		Query:   previewParams, Reply: typeOf[api.JudgeOptimizationPreview]()},
 
 	// MCPFunction (functions/mcpserver): the Model Context Protocol's Streamable HTTP transport,
 	// stateless.

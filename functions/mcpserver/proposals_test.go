@@ -101,12 +101,12 @@ func TestProposalTools(t *testing.T) {
 		assert.Equal(t, "it must cite the refund policy.", top.Reason)
 		assert.Equal(t, 4, top.Count)
 		require.Len(t, top.Examples, 3, "at most 3 examples")
-		assert.Equal(t, f.spans[0], top.Examples[0].SpanID, "newest first")
-		assert.Contains(t, top.Examples[0].Input, "Can I return order 0?")
+		assert.Subset(t, f.spans[:4], []string{top.Examples[0].SpanID, top.Examples[1].SpanID, top.Examples[2].SpanID})
+		assert.Contains(t, top.Examples[0].Input, "Can I return order")
 		assert.Contains(t, top.Examples[0].Input, "[truncated: ", "inputs are truncated, saying so")
 		assert.Equal(t, "Sure, no problem.", top.Examples[0].Output)
 		assert.Equal(t, "Per the refund policy, you can return it within 30 days.", top.Examples[0].ExpectedOutput)
-		assert.Equal(t, mcpserver.IssueGroup{Reason: "too long.", Count: 1, Examples: out.FeedbackIssues[1].Examples}, out.FeedbackIssues[1])
+		assert.Equal(t, api.IssueGroup{Reason: "too long.", Count: 1, Examples: out.FeedbackIssues[1].Examples}, out.FeedbackIssues[1])
 
 		require.Len(t, out.EvaluationIssues, 2)
 		assert.Equal(t, "does not cite the refund policy", out.EvaluationIssues[0].Reason)
@@ -116,7 +116,7 @@ func TestProposalTools(t *testing.T) {
 		assert.Equal(t, "fail", out.EvaluationIssues[0].Examples[0].Verdict)
 		assert.Equal(t, "Sure, no problem.", out.EvaluationIssues[0].Examples[0].Output)
 		assert.Equal(t, "off topic", out.EvaluationIssues[1].Reason)
-		assert.ElementsMatch(t, []mcpserver.JudgeCounts{
+		assert.ElementsMatch(t, []api.JudgeCounts{
 			{JudgeID: f.cites.ID, Name: "cites policy", Evaluations: 8, Failing: 6},
 			{JudgeID: f.polite.ID, Name: "polite"},
 		}, out.LinkedJudges)
@@ -146,7 +146,7 @@ func TestProposalTools(t *testing.T) {
 
 		res = call(t, cs, "investigate-judge-issues", map[string]any{"judge_id": f.cites.ID, "window_hours": 100000}, nil)
 		require.True(t, res.IsError)
-		assert.Contains(t, text(res), "window_hours must be from 1 to 2160")
+		assert.Contains(t, text(res), "window_hours must be an integer from 1 to 2160")
 	})
 
 	t.Run("prepare-prompt-optimization", func(t *testing.T) {
@@ -190,7 +190,7 @@ func TestProposalTools(t *testing.T) {
 		assert.False(t, out.EnoughSignal)
 		require.Len(t, out.Missing, 3)
 		assert.Contains(t, out.Missing[0], "completions: 0 found, a run needs at least 3")
-		assert.Contains(t, out.Missing[1], "link-judge-to-prompt")
+		assert.Contains(t, out.Missing[1], "a judge to score candidates")
 		assert.Equal(t, "quick_refine", out.AutoPicks)
 	})
 

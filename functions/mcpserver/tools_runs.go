@@ -9,7 +9,6 @@ import (
 
 	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/client"
-	"github.com/plumehq/plume/shared/optimize"
 )
 
 // Bounds of list-optimization-runs.
@@ -154,14 +153,14 @@ func summarizeRun(r api.OptimizationRun) RunSummary {
 // runNextStep tells what a run allows now, by the tools that do it.
 func runNextStep(r api.OptimizationRun) string {
 	switch r.Status {
-	case optimize.StatusQueued, optimize.StatusRunning:
+	case api.RunQueued, api.RunRunning:
 		return "the run is " + r.Status + ": read it again with get-optimization-run later, or stop it with cancel-optimization-run"
-	case optimize.StatusSucceeded:
+	case api.RunSucceeded:
 		if r.DeployedVersionID != nil {
 			return "the run's candidate is deployed (deployed_version_id)"
 		}
 		return "review metrics and recommendation; to deploy the candidate, call preview-optimization-deploy, then deploy-optimization-run with its receipt"
-	case optimize.StatusFailed:
+	case api.RunFailed:
 		return "the run failed (see error); start another with start-prompt-optimization or start-judge-optimization"
 	}
 	return "the run is over (" + r.Status + "); start another with start-prompt-optimization or start-judge-optimization"

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/google/uuid"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/plumehq/plume/api"
@@ -371,7 +372,7 @@ func cancelRun(ctx context.Context, c *client.Client, in CancelRunInput) (api.Op
 	if err != nil {
 		return api.OptimizationRun{}, err
 	}
-	if r.Status != "queued" && r.Status != "running" {
+	if r.Status != api.RunQueued && r.Status != api.RunRunning {
 		return api.OptimizationRun{}, fmt.Errorf("conflict: optimization run %s is %s: only a queued or running run can be cancelled", r.ID, r.Status)
 	}
 	return api.OptimizationRun{}, notConfirmed(fmt.Sprintf("cancel optimization run %s (%s of %s, %s, %d model calls and $%.4f spent so far); a cancelled run cannot be resumed",
@@ -390,6 +391,19 @@ func completionPrompt(ctx context.Context, c *client.Client, spanID string) (str
 		return "", errInput("completion %s is linked to no prompt: give prompt_slug", spanID)
 	}
 	return cmp.Or(sp.PromptLink.PromptSlug, sp.PromptLink.Task), nil
+}
+
+// spanByID reads a span; ok is false when the project has none of that id (span ids are
+// UUIDs: another id names no span).
+func spanByID(ctx context.Context, c *client.Client, id string) (api.Span, bool, error) {
+	if _, err := uuid.Parse(id); err != nil {
+		return api.Span{}, false, nil
+	}
+	spans, err := c.Spans(ctx, api.SpanQuery{ID: id, ListQuery: api.ListQuery{Limit: 1}})
+	if err != nil || len(spans) == 0 {
+		return api.Span{}, false, err
+	}
+	return spans[0], true, nil
 }
 
 // baselineOf is the version an optimization of slug improves on: what production serves,
@@ -479,6 +493,15 @@ func optimizerLabel(t string) string {
 
 // judgeName names a judge for a message.
 func judgeName(j api.Judge) string { return fmt.Sprintf("judge %q (%s)", j.Name, j.ID) }
+
+// shorten truncates s to n characters, saying how much it left out.
+func shorten(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + fmt.Sprintf("… [truncated: %d more characters]", len(r)-n)
+}
 
 // verdictText words an evaluation's verdict: pass or fail, and a scored judge's score.
 func verdictText(e api.Evaluation) string {

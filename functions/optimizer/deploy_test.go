@@ -36,7 +36,7 @@ func TestDeployRefusedByALatePinCreatesNoVersion(t *testing.T) {
 
 	env := s.api.Env
 	svc := optimizer.NewService(env.Optimizations(), pinFirst{Service: env.Prompts(), t: t}, env.JudgeStore(), env.Judges(), s.api.Optimizations, env.Now)
-	res := webtest.Do(t, optimizer.NewHandler(svc, env.Authn()), "POST", base+":deploy", s.api.A.Key, map[string]any{"receipt": receipt, "confirm": true})
+	res := webtest.Do(t, optimizer.NewHandler(svc, nil, env.Authn()), "POST", base+":deploy", s.api.A.Key, map[string]any{"receipt": receipt, "confirm": true})
 	require.Equal(t, 409, res.Status, "%s", res.Body)
 	var body api.ErrorBody
 	res.Decode(t, &body)

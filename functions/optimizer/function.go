@@ -7,7 +7,8 @@ import (
 	"github.com/plumehq/plume/internal/app"
 )
 
-// Function is OptimizerFunction of template.yaml: the runs API.
+// Function is OptimizerFunction of template.yaml: the runs API, and the proposals (issues and
+// previews) that say which run to start.
 var Function = app.Function{
 	Name:   "OptimizerFunction",
 	Routes: Routes,
@@ -16,7 +17,12 @@ var Function = app.Function{
 		if err != nil {
 			return nil, err
 		}
-		return NewHandler(NewService(e.Optimizations(), e.Prompts(), e.JudgeStore(), e.Judges(), queue, e.Now), e.Authn()), nil
+		examples, err := e.OptimizationExamples()
+		if err != nil {
+			return nil, err
+		}
+		return NewHandler(NewService(e.Optimizations(), e.Prompts(), e.JudgeStore(), e.Judges(), queue, e.Now),
+			NewProposals(e.Prompts(), e.JudgeStore(), e.JudgeStore(), e.FeedbackStore(), examples, e.Now), e.Authn()), nil
 	},
 }
 

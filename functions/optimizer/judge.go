@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/shared/errs"
 	"github.com/plumehq/plume/shared/judge"
 	"github.com/plumehq/plume/shared/judge/run"
@@ -17,9 +18,6 @@ type Calibrations interface {
 	Calibrations(ctx context.Context, projectID, judgeID string, q judge.CalibrationQuery) ([]judge.Pair, error)
 }
 
-// MaxCalibrations bounds the calibrated evaluations a judge run reads.
-const MaxCalibrations = 500
-
 // optimizeJudge improves a judge's template against its calibration feedback: the examples
 // are the spans people calibrated the judge on, what the judge said and whether they agreed;
 // quick_refine rewrites the template from the disagreements; the baseline and the candidate
@@ -31,7 +29,7 @@ func (w *Worker) optimizeJudge(ctx context.Context, r optimize.Run) (outcome, er
 	if err != nil {
 		return outcome{}, err
 	}
-	pairs, err := w.calibrations.Calibrations(ctx, r.ProjectID, j.ID, judge.CalibrationQuery{Limit: MaxCalibrations})
+	pairs, err := w.calibrations.Calibrations(ctx, r.ProjectID, j.ID, judge.CalibrationQuery{Limit: api.MaxCalibrations})
 	if err != nil {
 		return outcome{}, err
 	}
@@ -57,13 +55,13 @@ func (w *Worker) optimizeJudge(ctx context.Context, r optimize.Run) (outcome, er
 			Judged: map[string]optimize.Verdict{j.ID: optimize.VerdictOf(p.Evaluation)},
 		})
 	}
-	if len(examples) < minExamples {
-		return outcome{}, errs.Invalid("the judge has %d calibrated evaluations; an optimization needs at least %d", len(examples), minExamples)
+	if len(examples) < api.MinOptimizationExamples {
+		return outcome{}, errs.Invalid("the judge has %d calibrated evaluations; an optimization needs at least %d", len(examples), api.MinOptimizationExamples)
 	}
 	split := optimize.SplitExamples(examples, r.Config.Seed)
 	budget := r.Config.Budget
 	if budget.MaxModelCalls == 0 {
-		budget = defaultBudgets[optimize.TypeQuickRefine]
+		budget = defaultBudget(optimize.TypeQuickRefine)
 	}
 	reserve := 2 * len(split.Holdout)
 	if budget.MaxModelCalls <= reserve {

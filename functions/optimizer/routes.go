@@ -6,7 +6,9 @@
 package optimizer
 
 import (
+	"context"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -23,6 +25,10 @@ var Routes = []string{
 	"ANY /projects/{project_id}/judges/{judge_id}/optimization-runs",
 	"GET /projects/{project_id}/optimization-runs/{run_id}",
 	"POST /projects/{project_id}/optimization-runs/{run_id}",
+	"GET /projects/{project_id}/prompts/{slug}/optimization-preview",
+	"GET /projects/{project_id}/judges/{judge_id}/optimization-preview",
+	"GET /projects/{project_id}/prompts/{slug}/issues",
+	"GET /projects/{project_id}/judges/{judge_id}/issues",
 }
 
 // Limits of the listing.
@@ -32,11 +38,14 @@ const (
 	maxStartBody    = 16 << 10
 )
 
-type server struct{ svc *Service }
+type server struct {
+	svc       *Service
+	proposals *Proposals
+}
 
 // NewHandler returns the optimization area, every route behind authentication.
-func NewHandler(svc *Service, authn *auth.Authenticator) http.Handler {
-	s := &server{svc: svc}
+func NewHandler(svc *Service, proposals *Proposals, authn *auth.Authenticator) http.Handler {
+	s := &server{svc: svc, proposals: proposals}
 	mux := auth.NewRouter(authn)
 	mux.HandleFunc("POST /projects/{project_id}/prompts/{slug}/optimization-runs", s.start)
 	mux.HandleFunc("GET /projects/{project_id}/prompts/{slug}/optimization-runs", s.list)
@@ -44,6 +53,10 @@ func NewHandler(svc *Service, authn *auth.Authenticator) http.Handler {
 	mux.HandleFunc("GET /projects/{project_id}/judges/{judge_id}/optimization-runs", s.list)
 	mux.HandleFunc("GET /projects/{project_id}/optimization-runs/{run_id}", s.get)
 	mux.HandleFunc("POST /projects/{project_id}/optimization-runs/{run_action}", s.action)
+	mux.HandleFunc("GET /projects/{project_id}/prompts/{slug}/optimization-preview", s.promptPreview)
+	mux.HandleFunc("GET /projects/{project_id}/judges/{judge_id}/optimization-preview", s.judgePreview)
+	mux.HandleFunc("GET /projects/{project_id}/prompts/{slug}/issues", s.promptIssues)
+	mux.HandleFunc("GET /projects/{project_id}/judges/{judge_id}/issues", s.judgeIssues)
 	return mux
 }
 
@@ -170,6 +183,43 @@ func (s *server) action(w http.ResponseWriter, r *http.Request) {
 	default:
 		web.NotFound(w, r)
 	}
+}
+
+// promptPreview serves GET .../prompts/{slug}/optimization-preview?optimizer_type=&max_model_calls=&seed=.
+func (s *server) promptPreview(w http.ResponseWriter, r *http.Request) {
+	serveQuery(w, r, api.ParsePreviewQuery, s.proposals.PromptPreview, r.PathValue("slug"))
+}
+
+// judgePreview serves GET .../judges/{judge_id}/optimization-preview?max_model_calls=&seed=.
+func (s *server) judgePreview(w http.ResponseWriter, r *http.Request) {
+	serveQuery(w, r, api.ParsePreviewQuery, s.proposals.JudgePreview, r.PathValue("judge_id"))
+}
+
+// promptIssues serves GET .../prompts/{slug}/issues?window_hours=.
+func (s *server) promptIssues(w http.ResponseWriter, r *http.Request) {
+	serveQuery(w, r, api.ParseIssueQuery, s.proposals.PromptIssues, r.PathValue("slug"))
+}
+
+// judgeIssues serves GET .../judges/{judge_id}/issues?window_hours=.
+func (s *server) judgeIssues(w http.ResponseWriter, r *http.Request) {
+	serveQuery(w, r, api.ParseIssueQuery, s.proposals.JudgeIssues, r.PathValue("judge_id"))
+}
+
+// serveQuery answers read of target (a path value) in the key's project, with the query that
+// parse reads from the request.
+func serveQuery[Q, Out any](w http.ResponseWriter, r *http.Request, parse func(url.Values) (Q, error),
+	read func(ctx context.Context, projectID, target string, q Q) (Out, error), target string) {
+	q, err := parse(r.URL.Query())
+	if err != nil {
+		web.Error(w, r, errs.Invalid("%s", err))
+		return
+	}
+	out, err := read(r.Context(), auth.ProjectID(r), target, q)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	web.OK(w, out)
 }
 
 // intParam reads an integer query parameter in [lo, hi], def when absent.

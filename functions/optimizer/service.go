@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/shared/ddb"
 	"github.com/plumehq/plume/shared/errs"
 	"github.com/plumehq/plume/shared/judge"
@@ -104,7 +105,6 @@ type StartRequest struct {
 const (
 	maxIntents     = 10
 	maxModels      = 5
-	maxModelCalls  = 100_000
 	maxBudgetUSD   = 10_000.0
 	maxIntentValue = 1e6
 )
@@ -119,7 +119,7 @@ func (s *Service) Start(ctx context.Context, projectID, slug, user string, req S
 	if typ == "" {
 		typ = optimize.TypeAuto
 	}
-	if !slices.Contains([]string{optimize.TypeAuto, optimize.TypeQuickRefine, optimize.TypeBootstrap, optimize.TypeGEPA}, typ) {
+	if !slices.Contains(api.OptimizerTypes, typ) {
 		return optimize.Run{}, errs.Invalid("optimizer_type must be auto, quick_refine, dspy_bootstrap or dspy_gepa, not %q", typ)
 	}
 	if err := checkBudget(req.Budget); err != nil {
@@ -128,7 +128,7 @@ func (s *Service) Start(ctx context.Context, projectID, slug, user string, req S
 	if len(req.Models) > maxModels {
 		return optimize.Run{}, errs.Invalid("config.models: at most %d", maxModels)
 	}
-	base, err := s.baseline(ctx, projectID, slug)
+	base, _, err := baselineOf(ctx, s.prompts, projectID, slug)
 	if err != nil {
 		return optimize.Run{}, err
 	}
@@ -197,7 +197,7 @@ func (s *Service) StartJudge(ctx context.Context, projectID, judgeID, user strin
 	if err != nil {
 		return optimize.Run{}, err
 	}
-	seed := int64(1)
+	seed := int64(api.DefaultJudgeRunSeed)
 	if req.Seed != nil {
 		seed = *req.Seed
 	}
@@ -224,24 +224,26 @@ func nilIfEmpty(s string) *string {
 
 func checkBudget(b optimize.Budget) error {
 	switch {
-	case b.MaxModelCalls < 0 || b.MaxModelCalls > maxModelCalls:
-		return errs.Invalid("config.budget.max_model_calls must be between 1 and %d", maxModelCalls)
+	case b.MaxModelCalls < 0 || b.MaxModelCalls > api.MaxBudgetModelCalls:
+		return errs.Invalid("config.budget.max_model_calls must be between 1 and %d", api.MaxBudgetModelCalls)
 	case b.MaxCostUSD < 0 || b.MaxCostUSD > maxBudgetUSD || math.IsNaN(b.MaxCostUSD):
 		return errs.Invalid("config.budget.max_cost_usd must be between 0 and %g", maxBudgetUSD)
 	}
 	return nil
 }
 
-// baseline is the version a run of slug improves on: production's, else the latest.
-func (s *Service) baseline(ctx context.Context, projectID, slug string) (optimize.Baseline, error) {
-	v, err := s.prompts.Get(ctx, projectID, slug, prompt.Selector{Tag: ProductionTag})
+// baselineOf is the version a run of slug improves on: production's (production is true),
+// else the latest.
+func baselineOf(ctx context.Context, prompts Prompts, projectID, slug string) (b optimize.Baseline, production bool, err error) {
+	v, err := prompts.Get(ctx, projectID, slug, prompt.Selector{Tag: ProductionTag})
+	production = err == nil
 	if errs.CodeOf(err) == errs.CodeNotFound {
-		v, err = s.prompts.Get(ctx, projectID, slug, prompt.Selector{})
+		v, err = prompts.Get(ctx, projectID, slug, prompt.Selector{})
 	}
 	if err != nil {
-		return optimize.Baseline{}, err
+		return optimize.Baseline{}, false, err
 	}
-	return optimize.Baseline{VersionID: v.ID, Version: v.Number, Content: v.Content, ContentHash: v.ContentHash, Model: v.ModelID}, nil
+	return optimize.Baseline{VersionID: v.ID, Version: v.Number, Content: v.Content, ContentHash: v.ContentHash, Model: v.ModelID}, production, nil
 }
 
 // intents validates the requested intents, or defaults to the judges linked to slug.

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/shared/ddb"
 	"github.com/plumehq/plume/shared/errs"
 	"github.com/plumehq/plume/shared/judge"
@@ -63,7 +64,7 @@ func (w *Worker) Simulate(ctx context.Context, projectID, runID string) error {
 			"status", r.Status, "simulations", len(r.Simulations), "target", r.Target.Kind)
 		return nil
 	}
-	examples, err := optimize.LoadExamples(ctx, w.examples, r.ProjectID, r.Target.Slug, r.Config.Intents, MaxExamples)
+	examples, err := optimize.LoadExamples(ctx, w.examples, r.ProjectID, r.Target.Slug, r.Config.Intents, api.MaxOptimizationExamples)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/shared/ddb"
 	"github.com/plumehq/plume/shared/errs"
 	"github.com/plumehq/plume/shared/judge"
@@ -17,18 +18,11 @@ import (
 	"github.com/plumehq/plume/shared/optimize/gepa"
 )
 
-// MaxExamples bounds the completions a run reads.
-const MaxExamples = 200
-
-// minExamples is the fewest examples a run works with: one each to learn from, to validate on
-// and to compare on.
-const minExamples = 3
-
-// Default budgets per optimizer type: model calls of every kind, and their cost.
-var defaultBudgets = map[string]optimize.Budget{
-	optimize.TypeQuickRefine: {MaxModelCalls: 200, MaxCostUSD: 2},
-	optimize.TypeBootstrap:   {MaxModelCalls: 1000, MaxCostUSD: 10},
-	optimize.TypeGEPA:        {MaxModelCalls: 3000, MaxCostUSD: 30},
+// defaultBudget is the budget of a run of type typ whose config gives none
+// (api.DefaultBudgets).
+func defaultBudget(typ string) optimize.Budget {
+	b := api.DefaultBudgets[typ]
+	return optimize.Budget{MaxModelCalls: b.MaxModelCalls, MaxCostUSD: b.MaxCostUSD}
 }
 
 // Worker executes optimization runs: the optimizer function's job, and plume-local's.
@@ -241,17 +235,17 @@ type outcome struct {
 // optimize reads the run's examples, lets its strategy propose a candidate and compares it
 // with the baseline on the holdout.
 func (w *Worker) optimize(ctx context.Context, r optimize.Run) (outcome, error) {
-	examples, err := optimize.LoadExamples(ctx, w.examples, r.ProjectID, r.Target.Slug, r.Config.Intents, MaxExamples)
+	examples, err := optimize.LoadExamples(ctx, w.examples, r.ProjectID, r.Target.Slug, r.Config.Intents, api.MaxOptimizationExamples)
 	if err != nil {
 		return outcome{}, err
 	}
-	if len(examples) < minExamples {
-		return outcome{}, errs.Invalid("the prompt has %d completions; an optimization needs at least %d", len(examples), minExamples)
+	if len(examples) < api.MinOptimizationExamples {
+		return outcome{}, errs.Invalid("the prompt has %d completions; an optimization needs at least %d", len(examples), api.MinOptimizationExamples)
 	}
 	split := optimize.SplitExamples(examples, r.Config.Seed)
 	typ := chooseType(r.Requested, r.Config.Budget, split)
 	budget := r.Config.Budget
-	def := defaultBudgets[typ]
+	def := defaultBudget(typ)
 	if budget.MaxModelCalls == 0 {
 		budget.MaxModelCalls = def.MaxModelCalls
 	}

@@ -3,16 +3,17 @@ package optimize
 import (
 	"time"
 
+	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/shared/errs"
 )
 
-// States of a run: queued → running → succeeded | failed | cancelled, and queued → cancelled.
+// States of a run, as the API names them (api.RunQueued ...).
 const (
-	StatusQueued    = "queued"
-	StatusRunning   = "running"
-	StatusSucceeded = "succeeded"
-	StatusFailed    = "failed"
-	StatusCancelled = "cancelled"
+	StatusQueued    = api.RunQueued
+	StatusRunning   = api.RunRunning
+	StatusSucceeded = api.RunSucceeded
+	StatusFailed    = api.RunFailed
+	StatusCancelled = api.RunCancelled
 )
 
 // transitions are the allowed moves between states; a run in a final state never moves.

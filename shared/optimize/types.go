@@ -7,15 +7,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/plumehq/plume/api"
 )
 
-// Optimizer types (COMPAT.md "CLI conventions": the CLI's optimizer types).
+// Optimizer types, as the API names them (api.OptimizerTypes).
 const (
-	TypeQuickRefine = "quick_refine"
-	TypeBootstrap   = "dspy_bootstrap"
-	TypeGEPA        = "dspy_gepa"
+	TypeQuickRefine = api.OptimizerQuickRefine
+	TypeBootstrap   = api.OptimizerBootstrap
+	TypeGEPA        = api.OptimizerGEPA
 	// TypeAuto lets the run pick one from its data and budget (AutoType).
-	TypeAuto = "auto"
+	TypeAuto = api.OptimizerAuto
 )
 
 // AutoType is the type auto picks, and why (the rule docs/optimization.md documents): quick_refine while
