@@ -200,6 +200,8 @@ type MetricsValues struct {
 	// LLMCalls are the spans that name a model; Models splits them by model, most calls first.
 	LLMCalls int64          `json:"llm_calls"`
 	Models   []ModelMetrics `json:"models"`
+	// Prompts are the prompts with linked spans or feedback, most spans first.
+	Prompts []PromptMetrics `json:"prompts"`
 	// Judges are the judges with evaluations, by id.
 	Judges   []JudgeMetrics   `json:"judges"`
 	Feedback *FeedbackMetrics `json:"feedback"`
@@ -224,6 +226,17 @@ type ModelMetrics struct {
 	Cost         float64 `json:"cost"`
 	InputTokens  int64   `json:"input_tokens"`
 	OutputTokens int64   `json:"output_tokens"`
+}
+
+// PromptMetrics are the spans linked to one prompt (llm spans naming it in their linkage) and
+// people's feedback on its completions; FeedbackUp and FeedbackDown are 0 under a span filter.
+type PromptMetrics struct {
+	Prompt       string  `json:"prompt"`
+	Spans        int64   `json:"spans"`
+	ErrorSpans   int64   `json:"error_spans"`
+	Cost         float64 `json:"cost"`
+	FeedbackUp   int64   `json:"feedback_up"`
+	FeedbackDown int64   `json:"feedback_down"`
 }
 
 // JudgeMetrics are the evaluations of one judge.

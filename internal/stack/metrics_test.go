@@ -31,6 +31,7 @@ import (
 // sentSpan is what the test sent of a span, in its last version.
 type sentSpan struct {
 	id, trace, name, kind, model, env string
+	prompt                            string
 	start                             time.Time
 	ms                                float64
 	cost                              float64
@@ -55,6 +56,9 @@ func TestMetricsEqualARecount(t *testing.T) {
 
 	base := time.Now().UTC().Truncate(time.Hour).Add(-3 * time.Hour)
 	rng := rand.New(rand.NewPCG(7, 27))
+	for _, slug := range []string{"support-bot", "triage"} {
+		srv.EnsurePrompt(t, srv.A, slug, "You are "+slug+".")
+	}
 	sent := map[string]*sentSpan{}
 	var ids []string
 	for round := range 4 {
@@ -71,8 +75,9 @@ func TestMetricsEqualARecount(t *testing.T) {
 				s.env = []string{"prod", "dev"}[rng.IntN(2)]
 				s.start = base.Add(time.Duration(rng.IntN(3*3600)) * time.Second)
 				if s.kind == "llm" {
-					s.model = []string{"gpt-4o-mini", "claude-sonnet-4"}[rng.IntN(2)]
+					s.model = []string{"gpt-4o-mini", "claude-sonnet-4.5"}[rng.IntN(2)]
 					s.in, s.out = int64(1+rng.IntN(500)), int64(1+rng.IntN(200))
+					s.prompt = []string{"", "support-bot", "triage"}[rng.IntN(3)]
 				}
 				sent[s.id] = s
 				ids = append(ids, s.id)
@@ -127,6 +132,39 @@ func TestMetricsEqualARecount(t *testing.T) {
 		})
 	}
 
+	// People's feedback on completions counts in the bucket it was given in, per prompt too; a
+	// person who changes their mind moves their count.
+	up, down := map[string]int64{}, map[string]int64{}
+	given := 0
+	for _, s := range spans {
+		if s.prompt == "" || given == 6 {
+			continue
+		}
+		thumb := given%2 == 0
+		path := "/v1/prompts/" + s.prompt + "/completions/" + s.id + "/feedback"
+		srv.MustDo(t, "POST", path, srv.A.Key, map[string]any{"thumbs_up": thumb})
+		if given == 0 {
+			srv.DrainStream(t)
+			srv.MustDo(t, "POST", path, srv.A.Key, map[string]any{"thumbs_up": false})
+			thumb = false
+		}
+		if thumb {
+			up[s.prompt]++
+		} else {
+			down[s.prompt]++
+		}
+		given++
+	}
+	srv.DrainStream(t)
+	withFeedback, err := c.Metrics(ctx, api.MetricsQuery{From: from, To: time.Now().Add(time.Hour)})
+	require.NoError(t, err)
+	require.NotNil(t, withFeedback.Totals.Feedback)
+	assert.Equal(t, int64(given), withFeedback.Totals.Feedback.Up+withFeedback.Totals.Feedback.Down)
+	for _, p := range withFeedback.Totals.Prompts {
+		assert.Equal(t, up[p.Prompt], p.FeedbackUp, "thumbs up on %s", p.Prompt)
+		assert.Equal(t, down[p.Prompt], p.FeedbackDown, "thumbs down on %s", p.Prompt)
+	}
+
 	other, err := client.New(client.WithBaseURL(web.URL), client.WithAPIKey(srv.B.Key), client.WithProject(srv.B.ProjectID),
 		client.WithEnv(func(string) string { return "" }))
 	require.NoError(t, err)
@@ -146,7 +184,11 @@ func (s *sentSpan) wire() map[string]any {
 		"started_at": float64(s.start.UnixMicro()) / 1e6, "duration_ms": s.ms, "tags": map[string]string{"env": s.env},
 	}
 	if s.model != "" {
-		w["attributes"] = map[string]any{"provider": "openai", "model": s.model, "inputTokens": s.in, "outputTokens": s.out}
+		attrs := map[string]any{"provider": "openai", "model": s.model, "inputTokens": s.in, "outputTokens": s.out}
+		if s.prompt != "" {
+			attrs["zeroeval"] = map[string]any{"prompt_slug": s.prompt}
+		}
+		w["attributes"] = attrs
 	}
 	return w
 }
@@ -158,6 +200,7 @@ func expectValues(t *testing.T, what string, v api.MetricsValues, spans []*sentS
 	in := func(at time.Time) bool { return !at.Before(from) && at.Before(to) }
 	var n, failed, calls, tokIn, tokOut int64
 	var cost float64
+	prompts := map[string]api.PromptMetrics{}
 	var durations []float64
 	type traceOf struct {
 		start, end time.Time
@@ -186,7 +229,23 @@ func expectValues(t *testing.T, what string, v api.MetricsValues, spans []*sentS
 			tokIn += s.in
 			tokOut += s.out
 		}
+		if s.prompt != "" {
+			p := prompts[s.prompt]
+			p.Prompt, p.Spans, p.Cost = s.prompt, p.Spans+1, p.Cost+s.cost
+			if s.failed {
+				p.ErrorSpans++
+			}
+			prompts[s.prompt] = p
+		}
 	}
+	for _, p := range v.Prompts {
+		want := prompts[p.Prompt]
+		assert.Equal(t, want.Spans, p.Spans, "%s: spans of prompt %s", what, p.Prompt)
+		assert.Equal(t, want.ErrorSpans, p.ErrorSpans, "%s: error spans of prompt %s", what, p.Prompt)
+		assert.InDelta(t, want.Cost, p.Cost, 1e-9, "%s: cost of prompt %s", what, p.Prompt)
+		delete(prompts, p.Prompt)
+	}
+	assert.Empty(t, prompts, "%s: prompts with spans missing from the answer", what)
 	assert.Equal(t, n, v.Spans, "%s: spans", what)
 	assert.Equal(t, failed, v.ErrorSpans, "%s: error spans", what)
 	assert.InDelta(t, cost, v.Cost, 1e-9, "%s: cost", what)

@@ -160,7 +160,8 @@ func (s *RollupStore) update(ctx context.Context, k rollup.Key, c *rollup.Counte
 		up = up.Set(expression.Name(infra.AttrTTL), expression.Value(k.Start.Add(k.Grain.Step()+s.retention).Unix()))
 	}
 	for name, v := range counterAttrs(c) {
-		up = up.Add(expression.Name(name), expression.Value(v))
+		// Names hold models and prompts, which may have dots: never a path.
+		up = up.Add(expression.NameNoDotSplit(name), expression.Value(v))
 	}
 	expr, err := expression.NewBuilder().WithUpdate(up).WithCondition(cond).Build()
 	if err != nil {
@@ -254,7 +255,7 @@ func count(b *rollup.Batch, item map[string]types.AttributeValue, sign int64) {
 			Passed: r != nil && r.Value}, sign)
 	case strings.HasPrefix(sk, prefixFeedback) && !strings.Contains(sk, "#J#") && strings.HasPrefix(rest, "S#"):
 		up, _ := item["up"].(*types.AttributeValueMemberBOOL)
-		b.AddFeedback(projectID, rollup.Feedback{At: timeAttr(item, "ca"), Up: up != nil && up.Value}, sign)
+		b.AddFeedback(projectID, rollup.Feedback{At: timeAttr(item, "ca"), Up: up != nil && up.Value, Prompt: strAttr(item, "ps")}, sign)
 	}
 }
 
@@ -278,6 +279,11 @@ const (
 	attrModelCost    = "m$#"
 	attrModelInput   = "mi#"
 	attrModelOutput  = "mo#"
+	attrPromptSpans  = "ps#"
+	attrPromptErrors = "pe#"
+	attrPromptCost   = "p$#"
+	attrPromptUp     = "pu#"
+	attrPromptDown   = "pd#"
 	attrJudgeEvals   = "jn#"
 	attrJudgePassed  = "jp#"
 	attrZeroBinLabel = "z"
@@ -317,6 +323,13 @@ func counterAttrs(c *rollup.Counters) map[string]any {
 		costs(attrModelCost+m, mc.Cost)
 		ints(attrModelInput+m, mc.InputTokens)
 		ints(attrModelOutput+m, mc.OutputTokens)
+	}
+	for p, pc := range c.Prompts {
+		ints(attrPromptSpans+p, pc.Spans)
+		ints(attrPromptErrors+p, pc.ErrorSpans)
+		costs(attrPromptCost+p, pc.Cost)
+		ints(attrPromptUp+p, pc.FeedbackUp)
+		ints(attrPromptDown+p, pc.FeedbackDown)
 	}
 	for j, jc := range c.Judges {
 		ints(attrJudgeEvals+j, jc.Evaluations)
@@ -380,6 +393,16 @@ func countersOf(it map[string]types.AttributeValue) *rollup.Counters {
 			model(name[len(attrModelInput):]).InputTokens = n
 		case strings.HasPrefix(name, attrModelOutput):
 			model(name[len(attrModelOutput):]).OutputTokens = n
+		case strings.HasPrefix(name, attrPromptSpans):
+			out.Prompt(name[len(attrPromptSpans):]).Spans = n
+		case strings.HasPrefix(name, attrPromptErrors):
+			out.Prompt(name[len(attrPromptErrors):]).ErrorSpans = n
+		case strings.HasPrefix(name, attrPromptCost):
+			out.Prompt(name[len(attrPromptCost):]).Cost = floatAttr(it, name)
+		case strings.HasPrefix(name, attrPromptUp):
+			out.Prompt(name[len(attrPromptUp):]).FeedbackUp = n
+		case strings.HasPrefix(name, attrPromptDown):
+			out.Prompt(name[len(attrPromptDown):]).FeedbackDown = n
 		case strings.HasPrefix(name, attrJudgeEvals):
 			judge(name[len(attrJudgeEvals):]).Evaluations = n
 		case strings.HasPrefix(name, attrJudgePassed):

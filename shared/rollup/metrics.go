@@ -83,6 +83,16 @@ func values(c *Counters, filtered bool) api.MetricsValues {
 	slices.SortFunc(v.Models, func(a, b api.ModelMetrics) int {
 		return cmp.Or(cmp.Compare(b.Calls, a.Calls), cmp.Compare(a.Model, b.Model))
 	})
+	v.Prompts = []api.PromptMetrics{}
+	for p, pc := range c.Prompts {
+		if *pc != (PromptCounters{}) {
+			v.Prompts = append(v.Prompts, api.PromptMetrics{Prompt: p, Spans: pc.Spans, ErrorSpans: pc.ErrorSpans,
+				Cost: bound.Round(pc.Cost, bound.CostGrid), FeedbackUp: pc.FeedbackUp, FeedbackDown: pc.FeedbackDown})
+		}
+	}
+	slices.SortFunc(v.Prompts, func(a, b api.PromptMetrics) int {
+		return cmp.Or(cmp.Compare(b.Spans, a.Spans), cmp.Compare(a.Prompt, b.Prompt))
+	})
 	if filtered {
 		return v
 	}

@@ -73,6 +73,21 @@ type ModelCounters struct {
 	Cost                             float64
 }
 
+// PromptCounters are the spans linked to one prompt, and people's feedback on them.
+type PromptCounters struct {
+	Spans, ErrorSpans        int64
+	Cost                     float64
+	FeedbackUp, FeedbackDown int64
+}
+
+func (p *PromptCounters) add(o PromptCounters, sign int64) {
+	p.Spans += sign * o.Spans
+	p.ErrorSpans += sign * o.ErrorSpans
+	p.Cost += float64(sign) * o.Cost
+	p.FeedbackUp += sign * o.FeedbackUp
+	p.FeedbackDown += sign * o.FeedbackDown
+}
+
 // JudgeCounters are the evaluations of one judge; Passed those whose verdict is pass.
 type JudgeCounters struct {
 	Evaluations, Passed int64
@@ -90,13 +105,16 @@ type Counters struct {
 	// TraceLatency sketches the traces' durations, SpanLatency the spans'.
 	TraceLatency, SpanLatency Sketch
 	Models                    map[string]*ModelCounters
-	Judges                    map[string]*JudgeCounters
-	FeedbackUp, FeedbackDown  int64
+	// Prompts are the spans linked to each prompt (by slug) and the feedback on them.
+	Prompts                  map[string]*PromptCounters
+	Judges                   map[string]*JudgeCounters
+	FeedbackUp, FeedbackDown int64
 }
 
 // NewCounters is zero counters.
 func NewCounters() *Counters {
-	return &Counters{TraceLatency: Sketch{}, SpanLatency: Sketch{}, Models: map[string]*ModelCounters{}, Judges: map[string]*JudgeCounters{}}
+	return &Counters{TraceLatency: Sketch{}, SpanLatency: Sketch{}, Models: map[string]*ModelCounters{},
+		Prompts: map[string]*PromptCounters{}, Judges: map[string]*JudgeCounters{}}
 }
 
 // Merge adds o's counts to c.
@@ -114,6 +132,9 @@ func (c *Counters) Merge(o *Counters) {
 	for m, mc := range o.Models {
 		c.model(m).add(*mc, 1)
 	}
+	for p, pc := range o.Prompts {
+		c.Prompt(p).add(*pc, 1)
+	}
 	for j, jc := range o.Judges {
 		c.judge(j).add(*jc, 1)
 	}
@@ -126,6 +147,14 @@ func (c *Counters) model(m string) *ModelCounters {
 		c.Models[m] = &ModelCounters{}
 	}
 	return c.Models[m]
+}
+
+// Prompt is the counters of prompt slug, made on first use.
+func (c *Counters) Prompt(slug string) *PromptCounters {
+	if c.Prompts[slug] == nil {
+		c.Prompts[slug] = &PromptCounters{}
+	}
+	return c.Prompts[slug]
 }
 
 func (c *Counters) judge(id string) *JudgeCounters {
@@ -171,10 +200,12 @@ type Evaluation struct {
 	Passed bool
 }
 
-// Feedback is what a person's thumbs up or down counts.
+// Feedback is what a person's thumbs up or down counts; Prompt is the slug of the prompt of
+// the completion it is about, when it names one.
 type Feedback struct {
-	At time.Time
-	Up bool
+	At     time.Time
+	Up     bool
+	Prompt string
 }
 
 // Batch adds up the changes of a batch of stream records by rollup item.
@@ -217,6 +248,16 @@ func (b *Batch) AddSpan(projectID string, s Span, sign int64) {
 		c.OutputTokens += sign * s.OutputTokens
 		if s.DurationMS != nil {
 			c.SpanLatency.Add(Bin(*s.DurationMS), sign)
+		}
+		if s.Prompt != "" {
+			pc := PromptCounters{Spans: 1}
+			if s.Error {
+				pc.ErrorSpans = 1
+			}
+			if s.Cost != nil {
+				pc.Cost = *s.Cost
+			}
+			c.Prompt(s.Prompt).add(pc, sign)
 		}
 		if s.Model != "" {
 			c.LLMCalls += sign
@@ -274,11 +315,15 @@ func (b *Batch) AddEvaluation(projectID string, e Evaluation, sign int64) {
 
 // AddFeedback counts f or takes it back.
 func (b *Batch) AddFeedback(projectID string, f Feedback, sign int64) {
+	pc := PromptCounters{FeedbackDown: 1}
+	if f.Up {
+		pc = PromptCounters{FeedbackUp: 1}
+	}
 	for _, c := range b.all(projectID, f.At) {
-		if f.Up {
-			c.FeedbackUp += sign
-		} else {
-			c.FeedbackDown += sign
+		c.FeedbackUp += sign * pc.FeedbackUp
+		c.FeedbackDown += sign * pc.FeedbackDown
+		if f.Prompt != "" {
+			c.Prompt(f.Prompt).add(pc, sign)
 		}
 	}
 }
