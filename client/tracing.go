@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/plumehq/plume/api"
@@ -140,6 +141,18 @@ func (c *Client) PutTraces(ctx context.Context, traces any) ([]api.Trace, error)
 func (c *Client) PutSessions(ctx context.Context, sessions any) ([]api.Session, error) {
 	var out []api.Session
 	err := c.do(ctx, call{method: http.MethodPost, path: "/sessions", body: sessions, idempotent: true}, &out)
+	return out, err
+}
+
+// TraceTree reads a page of a trace's span tree (GET /traces/{trace_id}/tree): limit spans
+// (0: the server's default) from offset; NextOffset says where the next page starts.
+func (c *Client) TraceTree(ctx context.Context, traceID string, offset, limit int) (api.SpanTree, error) {
+	q := url.Values{"offset": {strconv.Itoa(offset)}}
+	if limit > 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	var out api.SpanTree
+	err := c.do(ctx, call{method: http.MethodGet, path: "/traces/" + url.PathEscape(traceID) + "/tree", query: q}, &out)
 	return out, err
 }
 

@@ -303,6 +303,10 @@ var routeDocs = []routeDoc{
 		Query: append([]param{{"id", "a session id", uuidStr}}, listParams(50, 500, "created_at", "name", "trace_count", "cost", "duration")...),
 		Reply: typeOf[[]api.Session](), ReplyHeaders: listHeaders},
 	{Route: "GET /spans/{span_id}/attachments", ID: "listAttachments", Tag: "tracing", Summary: "List a span's files with presigned download URLs", Reply: typeOf[api.AttachmentList]()},
+	{Route: "GET /traces/{trace_id}/tree", ID: "getTraceTree", Tag: "tracing", Summary: "A page of a trace's span tree: summaries, depths and subtree totals",
+		Description: fmt.Sprintf("A trace of at most %d spans is one exact tree, paged depth first (whole: true); a larger one is paged in the order its spans arrived, each page a tree of its own (whole: false), so that a page costs what it holds.", api.SpanTreeWholeMax),
+		Query:       []param{offset, limit(api.SpanTreeDefaultLimit, api.SpanTreeMaxLimit)},
+		Reply:       typeOf[api.SpanTree]()},
 
 	// OTLPFunction (functions/otlp, spec §4.6): OTLP/HTTP, authenticated by the handler.
 	{Route: "POST /v1/traces", ID: "exportOTLPTraces", Tag: "otlp", Summary: "Export OpenTelemetry traces (OTLP/HTTP, protobuf or JSON, optionally gzip)",

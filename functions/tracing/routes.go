@@ -25,6 +25,7 @@ var QueryRoutes = []string{
 	"GET /traces",
 	"GET /sessions",
 	"GET /spans/{span_id}/attachments",
+	"GET /traces/{trace_id}/tree",
 }
 
 // route is one ServeMux pattern and its handler.
@@ -71,5 +72,6 @@ func (s *queryServer) routes(a *attachmentServer) []route {
 		{"GET /traces", s.getTraces, auth.Members},
 		{"GET /sessions", s.getSessions, auth.Members},
 		{"GET /spans/{span_id}/attachments", a.getAttachments, auth.Members},
+		{"GET /traces/{trace_id}/tree", s.getTree, auth.Members},
 	}
 }
