@@ -69,7 +69,7 @@ func (s *server) trace(w http.ResponseWriter, r *http.Request) {
 	c, ctx := s.api(r)
 	ts, err := c.Traces(ctx, url.Values{"id": {traceID}, "limit": {"1"}})
 	if err != nil {
-		s.fail(w, r, apiError(err))
+		s.fail(w, r, err)
 		return
 	}
 	if len(ts) == 0 {
@@ -78,7 +78,7 @@ func (s *server) trace(w http.ResponseWriter, r *http.Request) {
 	}
 	tree, err := c.TraceTree(ctx, traceID, (pageNo-1)*spansPerPage, spansPerPage)
 	if err != nil {
-		s.fail(w, r, apiError(err))
+		s.fail(w, r, err)
 		return
 	}
 	pages := max((tree.SpanCount+spansPerPage-1)/spansPerPage, 1)
@@ -188,7 +188,7 @@ type feedbackForm struct {
 }
 
 type spanData struct {
-	Span                   trace.Span
+	Span                   api.Span
 	TraceURL, SpanURL      string
 	Input, Output          payload
 	Attributes             shown
@@ -209,8 +209,8 @@ type spanData struct {
 	Full bool
 }
 
-// span serves GET /ui/traces/{trace_id}/spans/{span_id}: a span's detail, read as GET /spans
-// reads it, with its attachments and feedback read through the REST API. The script fetches
+// span serves GET /ui/traces/{trace_id}/spans/{span_id}: a span's detail, its attachments and
+// feedback, read through the REST API. The script fetches
 // it with X-Plume-Fragment: 1 for the fragment it puts in the tree; without the script it is a
 // page of its own.
 func (s *server) span(w http.ResponseWriter, r *http.Request) {
@@ -239,7 +239,8 @@ func (s *server) spanDetail(r *http.Request, traceID, spanID string, full bool) 
 	if err := cmp.Or(validID("trace", traceID), validID("span", spanID)); err != nil {
 		return spanData{}, err
 	}
-	spans, _, err := s.d.Queries.Spans(r.Context(), sessionOf(r).ProjectID, trace.SpanQuery{ID: spanID, Common: trace.Common{Limit: 1}})
+	c, ctx := s.api(r)
+	spans, err := c.Spans(ctx, url.Values{"id": {spanID}, "limit": {"1"}})
 	if err != nil {
 		return spanData{}, err
 	}
@@ -260,11 +261,11 @@ func (s *server) spanDetail(r *http.Request, traceID, spanID string, full bool) 
 		d.Attributes = show(&text)
 		d.InputTokens, d.OutTokens = tokensOf(sp.Attributes)
 	}
-	for k, v := range sp.Tags.Map() {
+	for k, v := range sp.Tags {
 		d.Tags = append(d.Tags, tag{k, v})
 	}
 	slices.SortFunc(d.Tags, func(a, b tag) int { return strings.Compare(a.Key, b.Key) })
-	if l := sp.Link; l != nil && cmp.Or(l.PromptSlug, l.Task) != "" {
+	if l := sp.PromptLink; l != nil && cmp.Or(l.PromptSlug, l.Task) != "" {
 		d.FeedbackURL = d.SpanURL + "/feedback"
 	}
 
@@ -272,7 +273,6 @@ func (s *server) spanDetail(r *http.Request, traceID, spanID string, full bool) 
 	// failure there leaves a note, not an error page: the span itself was read. The span's
 	// record lists its attachments, so a span without any (most) costs no attachments request,
 	// which would read the span's record again.
-	c, ctx := s.api(r)
 	var wg sync.WaitGroup
 	if len(sp.Attachments) > 0 {
 		wg.Go(func() {
