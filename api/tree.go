@@ -41,12 +41,13 @@ type SpanTree struct {
 	Spans        []TreeSpan `json:"spans"`
 }
 
-// TreeSpan is a span of a SpanTree: its summary, its depth in the tree and the totals of its
-// subtree (itself and every span under it). Name, error code and tags may be cut (long values
-// are, in the summary the tree reads; NameCut says so of the name); GET /spans?id= answers them
-// whole.
-type TreeSpan struct {
+// SpanSummary is what the store keeps of a span for lists and trees: no input, output or
+// attributes (GET /spans?id= reads a span's body). Name, error code and tags may be cut (long
+// values are, in the summary; NameCut says so of the name). PromptSlug is the prompt of an llm
+// span's linkage (its prompt_slug, else its task), absent when it has none.
+type SpanSummary struct {
 	ID           string            `json:"id"`
+	TraceID      string            `json:"trace_id"`
 	ParentSpanID *string           `json:"parent_span_id"`
 	Name         string            `json:"name"`
 	NameCut      bool              `json:"name_cut"`
@@ -61,9 +62,21 @@ type TreeSpan struct {
 	HasError     bool              `json:"has_error"`
 	ErrorCode    *string           `json:"error_code"`
 	Tags         map[string]string `json:"tags"`
-	Depth        int               `json:"depth"`
-	HasChildren  bool              `json:"has_children"`
-	Subtree      SubtreeTotals     `json:"subtree"`
+	PromptSlug   string            `json:"prompt_slug,omitempty"`
+}
+
+// MaxSummaryIDs is the most span ids GET /spans/summaries?ids= takes: one BatchGetItem, and a
+// query of some 3.7 KB, inside API Gateway's 10,240 bytes of request line and headers (the Go
+// client asks for more in parts).
+const MaxSummaryIDs = 100
+
+// TreeSpan is a span of a SpanTree: its summary, its depth in the tree and the totals of its
+// subtree (itself and every span under it).
+type TreeSpan struct {
+	SpanSummary
+	Depth       int           `json:"depth"`
+	HasChildren bool          `json:"has_children"`
+	Subtree     SubtreeTotals `json:"subtree"`
 }
 
 // SubtreeTotals are the totals of a span's subtree: its spans, those with an error, the sum of

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -154,6 +155,21 @@ func (c *Client) TraceTree(ctx context.Context, traceID string, offset, limit in
 	var out api.SpanTree
 	err := c.do(ctx, call{method: http.MethodGet, path: "/traces/" + url.PathEscape(traceID) + "/tree", query: q}, &out)
 	return out, err
+}
+
+// SpanSummaries reads the summaries of spans by id (GET /spans/summaries), in the order of ids,
+// api.MaxSummaryIDs a request; ids that are no span of the project are left out.
+func (c *Client) SpanSummaries(ctx context.Context, ids []string) ([]api.SpanSummary, error) {
+	var out []api.SpanSummary
+	for part := range slices.Chunk(ids, api.MaxSummaryIDs) {
+		var page []api.SpanSummary
+		q := url.Values{"ids": {strings.Join(part, ",")}}
+		if err := c.do(ctx, call{method: http.MethodGet, path: "/spans/summaries", query: q}, &page); err != nil {
+			return nil, err
+		}
+		out = append(out, page...)
+	}
+	return out, nil
 }
 
 // Attachments lists a span's stored files, each with a presigned download URL.

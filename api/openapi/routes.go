@@ -307,6 +307,8 @@ var routeDocs = []routeDoc{
 		Description: fmt.Sprintf("A trace of at most %d spans is one exact tree, paged depth first (whole: true); a larger one is paged in the order its spans arrived, each page a tree of its own (whole: false), so that a page costs what it holds.", api.SpanTreeWholeMax),
 		Query:       []param{offset, limit(api.SpanTreeDefaultLimit, api.SpanTreeMaxLimit)},
 		Reply:       typeOf[api.SpanTree]()},
+	{Route: "GET /spans/summaries", ID: "listSpanSummaries", Tag: "tracing", Summary: "The summaries of spans by id, in the order asked; unknown ids are left out",
+		Query: []param{{"ids", fmt.Sprintf("span ids, at most %d", api.MaxSummaryIDs), csv}}, Reply: typeOf[[]api.SpanSummary]()},
 
 	// OTLPFunction (functions/otlp, spec §4.6): OTLP/HTTP, authenticated by the handler.
 	{Route: "POST /v1/traces", ID: "exportOTLPTraces", Tag: "otlp", Summary: "Export OpenTelemetry traces (OTLP/HTTP, protobuf or JSON, optionally gzip)",

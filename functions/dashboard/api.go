@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/client"
 	"github.com/plumehq/plume/shared/errs"
 	"github.com/plumehq/plume/shared/web"
@@ -39,6 +40,17 @@ func (s *server) api(r *http.Request) (*client.Client, context.Context) {
 		panic(err) // every option is fixed above
 	}
 	return c, s.d.Authn.Delegate(r.Context(), sess.principal())
+}
+
+// spansByID reads the summaries of spans (GET /spans/summaries), by id: what links an
+// evaluation or an example to its span's page.
+func spansByID(ctx context.Context, c *client.Client, ids []string) (map[string]api.SpanSummary, error) {
+	list, err := c.SpanSummaries(ctx, ids)
+	out := make(map[string]api.SpanSummary, len(list))
+	for _, s := range list {
+		out[s.ID] = s
+	}
+	return out, err
 }
 
 // apiError is err as the dashboard shows it: a client error keeps the API's code and message.

@@ -34,8 +34,8 @@ func largeTracePage(tb testing.TB) []byte {
 			parent = nil
 		}
 		end, status := start.Add(d), "ok"
-		spans[i] = api.TreeSpan{ID: id, ParentSpanID: parent, Name: name, Kind: "generic", Status: &status, StartedAt: start, EndedAt: &end,
-			Depth: min(i, 1), HasChildren: i == 0, Subtree: api.SubtreeTotals{Spans: 1}}
+		spans[i] = api.TreeSpan{SpanSummary: api.SpanSummary{ID: id, TraceID: traceID, ParentSpanID: parent, Name: name, Kind: "generic",
+			Status: &status, StartedAt: start, EndedAt: &end}, Depth: min(i, 1), HasChildren: i == 0, Subtree: api.SubtreeTotals{Spans: 1}}
 	}
 	spans[0].Subtree.Spans = n
 	end, ms := at.Add(n*time.Second), float64(n*1000)

@@ -382,7 +382,8 @@ func (s *server) regressed(r *http.Request, ids []string) ([]regressedRow, error
 			spanIDs = append(spanIDs, id)
 		}
 	}
-	spans, err := s.d.Reader.Summaries(r.Context(), sessionOf(r).ProjectID, spanIDs)
+	c, ctx := s.api(r)
+	spans, err := spansByID(ctx, c, spanIDs)
 	if err != nil {
 		return nil, err
 	}
@@ -390,7 +391,7 @@ func (s *server) regressed(r *http.Request, ids []string) ([]regressedRow, error
 	for i, id := range ids {
 		rows[i].ID = id
 		if sp, ok := spans[id]; ok {
-			rows[i].URL = spanURL(sp.TraceID, sp.SpanID)
+			rows[i].URL = spanURL(sp.TraceID, sp.ID)
 		}
 	}
 	return rows, nil

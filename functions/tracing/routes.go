@@ -26,6 +26,7 @@ var QueryRoutes = []string{
 	"GET /sessions",
 	"GET /spans/{span_id}/attachments",
 	"GET /traces/{trace_id}/tree",
+	"GET /spans/summaries",
 }
 
 // route is one ServeMux pattern and its handler.
@@ -73,5 +74,6 @@ func (s *queryServer) routes(a *attachmentServer) []route {
 		{"GET /sessions", s.getSessions, auth.Members},
 		{"GET /spans/{span_id}/attachments", a.getAttachments, auth.Members},
 		{"GET /traces/{trace_id}/tree", s.getTree, auth.Members},
+		{"GET /spans/summaries", s.getSummaries, auth.Members},
 	}
 }

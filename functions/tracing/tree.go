@@ -3,8 +3,11 @@ package tracing
 import (
 	"net/http"
 
+	"github.com/google/uuid"
+
 	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/shared/auth"
+	"github.com/plumehq/plume/shared/errs"
 	"github.com/plumehq/plume/shared/trace"
 	"github.com/plumehq/plume/shared/web"
 )
@@ -42,14 +45,52 @@ func toSpanTree(traceID string, offset int, t trace.Tree) api.SpanTree {
 		if n.Sub.Costed {
 			sub.Cost = &n.Sub.Cost
 		}
-		out.Spans[i] = api.TreeSpan{
-			ID: n.SpanID, ParentSpanID: optional(n.ParentSpanID), Name: n.Name, NameCut: n.NameCut, Kind: n.Kind, Status: optional(n.Status),
-			StartedAt: n.StartedAt, EndedAt: n.EndedAt, DurationMS: n.DurationMS, Cost: n.Cost,
-			InputTokens: n.InputTokens, OutputTokens: n.OutputTokens, HasError: n.HasError, ErrorCode: optional(n.ErrorCode),
-			Tags: n.Tags, Depth: n.Depth, HasChildren: n.HasChildren, Subtree: sub,
-		}
+		out.Spans[i] = api.TreeSpan{SpanSummary: toSummary(n.Summary), Depth: n.Depth, HasChildren: n.HasChildren, Subtree: sub}
 	}
 	return out
+}
+
+// getSummaries serves GET /spans/summaries?ids=: the summaries of up to api.MaxSummaryIDs spans
+// of the project, in the order asked, unknown ids left out; the dashboard links evaluations and
+// examples to their spans' traces with it.
+func (s *queryServer) getSummaries(w http.ResponseWriter, r *http.Request) {
+	p := &params{q: r.URL.Query()}
+	ids := p.list("ids")
+	if len(ids) > api.MaxSummaryIDs {
+		p.fail(errs.Invalid("ids takes at most %d span ids, not %d", api.MaxSummaryIDs, len(ids)))
+	}
+	for i, id := range ids {
+		u, err := uuid.Parse(id)
+		if err != nil {
+			p.fail(errs.Invalid("ids must be span ids (UUIDs), not %q", id))
+			break
+		}
+		ids[i] = u.String()
+	}
+	if p.err != nil {
+		web.Error(w, r, p.err)
+		return
+	}
+	sums, err := s.q.Summaries(r.Context(), auth.ProjectID(r), ids)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	out := make([]api.SpanSummary, len(sums))
+	for i, sum := range sums {
+		out[i] = toSummary(sum)
+	}
+	web.JSON(w, http.StatusOK, out)
+}
+
+// toSummary is the API form of a span's summary.
+func toSummary(s trace.Summary) api.SpanSummary {
+	return api.SpanSummary{
+		ID: s.SpanID, TraceID: s.TraceID, ParentSpanID: optional(s.ParentSpanID), Name: s.Name, NameCut: s.NameCut, Kind: s.Kind,
+		Status: optional(s.Status), StartedAt: s.StartedAt, EndedAt: s.EndedAt, DurationMS: s.DurationMS, Cost: s.Cost,
+		InputTokens: s.InputTokens, OutputTokens: s.OutputTokens, HasError: s.HasError, ErrorCode: optional(s.ErrorCode),
+		Tags: s.Tags, PromptSlug: s.PromptSlug,
+	}
 }
 
 // optional is s, or nil when it is empty.

@@ -3,7 +3,9 @@ package tracing_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -171,6 +173,53 @@ func TestTraceTreeRequests(t *testing.T) {
 			assert.Equal(t, tt.whole, tree.Whole)
 			assert.Len(t, tree.Spans, min(tt.spans, wire.SpanTreeDefaultLimit))
 			assert.Equal(t, tt.want, a.DDB.Counts())
+		})
+	}
+}
+
+// TestSpanSummaries: GET /spans/summaries through the Go client: the summaries in the order
+// asked, with their trace and prompt; another project's ids and unknown ones left out; more ids
+// than one request takes asked in parts; bad ids refused.
+func TestSpanSummaries(t *testing.T) {
+	a := apitest.New(t, apitest.Options{})
+	ca, cb := treeClients(t, a)
+	ctx := context.Background()
+	at := time.Now().Add(-time.Hour)
+	traceID, first, second := uuid.NewString(), uuid.NewString(), uuid.NewString()
+	a.MustDo(t, "POST", "/spans", a.A.Key, []any{treeSpan(first, traceID, "", "first", at, 0),
+		apitest.LLMSpan(second, traceID, "", "support", "", "question", "answer", at.Add(time.Second))})
+	theirs := uuid.NewString()
+	a.MustDo(t, "POST", "/spans", a.B.Key, []any{treeSpan(theirs, uuid.NewString(), "", "B's", at, 0)})
+
+	ids := []string{second, uuid.NewString(), theirs, first}
+	for range wire.MaxSummaryIDs {
+		ids = append(ids, uuid.NewString())
+	}
+	got, err := ca.SpanSummaries(ctx, append(ids, second))
+	require.NoError(t, err)
+	require.Len(t, got, 3)
+	assert.Equal(t, []string{second, first, second}, []string{got[0].ID, got[1].ID, got[2].ID})
+	assert.Equal(t, traceID, got[0].TraceID)
+	assert.Equal(t, "support", got[0].PromptSlug)
+	assert.Equal(t, "first", got[1].Name)
+
+	mine, err := cb.SpanSummaries(ctx, ids)
+	require.NoError(t, err)
+	require.Len(t, mine, 1)
+	assert.Equal(t, theirs, mine[0].ID)
+
+	tests := []struct {
+		name  string
+		query string
+	}{
+		{"not a UUID", "ids=" + first + ",nope"},
+		{"too many ids", "ids=" + strings.Join(ids[:wire.MaxSummaryIDs+1], ",")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := a.Do(t, "GET", "/spans/summaries?"+tt.query, a.A.Key, nil)
+			assert.Equal(t, http.StatusBadRequest, res.Status)
+			assert.Contains(t, string(res.Body), `"invalid_request"`)
 		})
 	}
 }
