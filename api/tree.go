@@ -26,7 +26,8 @@ const SpanTreeWholeMax = 1000
 // page, at depth 0, and its subtree totals are the page's): a page then costs what it holds,
 // never a read of every span.
 type SpanTree struct {
-	TraceID string `json:"trace_id"`
+	// Trace is the trace, as GET /traces?id= answers it.
+	Trace Trace `json:"trace"`
 	// SpanCount is how many spans the trace has (for a large trace: lists, some of whose
 	// summaries may still be on their way).
 	SpanCount int  `json:"span_count"`

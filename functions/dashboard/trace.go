@@ -67,15 +67,6 @@ func (s *server) trace(w http.ResponseWriter, r *http.Request) {
 		pageNo = n
 	}
 	c, ctx := s.api(r)
-	ts, err := c.Traces(ctx, url.Values{"id": {traceID}, "limit": {"1"}})
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	if len(ts) == 0 {
-		s.fail(w, r, errs.NotFound("There is no such trace."))
-		return
-	}
 	tree, err := c.TraceTree(ctx, traceID, (pageNo-1)*spansPerPage, spansPerPage)
 	if err != nil {
 		s.fail(w, r, err)
@@ -87,8 +78,8 @@ func (s *server) trace(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	base := "/ui/traces/" + url.PathEscape(traceID)
-	d := traceData{Trace: ts[0], SpanTotal: tree.SpanCount, Page: pageNo, Pages: pages, First: tree.Offset + 1,
-		Whole: tree.Whole, Rows: rowsOf(ts[0], tree.Spans)}
+	d := traceData{Trace: tree.Trace, SpanTotal: tree.SpanCount, Page: pageNo, Pages: pages, First: tree.Offset + 1,
+		Whole: tree.Whole, Rows: rowsOf(tree.Trace, tree.Spans)}
 	if tree.Whole {
 		d.TokensIn, d.TokensOut = tree.InputTokens, tree.OutputTokens
 	}
@@ -98,7 +89,7 @@ func (s *server) trace(w http.ResponseWriter, r *http.Request) {
 	if pageNo < pages {
 		d.Next = base + "?page=" + strconv.Itoa(pageNo+1)
 	}
-	s.render(w, r, http.StatusOK, "trace", page{Title: "Trace " + ts[0].Name, Nav: "traces", Data: d})
+	s.render(w, r, http.StatusOK, "trace", page{Title: "Trace " + tree.Trace.Name, Nav: "traces", Data: d})
 }
 
 // spanURL is the page of a span of a trace (its detail; the script fetches it as a fragment).

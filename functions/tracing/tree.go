@@ -22,19 +22,18 @@ func (s *queryServer) getTree(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, p.err)
 		return
 	}
-	traceID := r.PathValue("trace_id")
-	t, err := s.q.Tree(r.Context(), auth.ProjectID(r), traceID, offset, limit)
+	t, err := s.q.Tree(r.Context(), auth.ProjectID(r), r.PathValue("trace_id"), offset, limit)
 	if err != nil {
 		web.Error(w, r, err)
 		return
 	}
-	web.JSON(w, http.StatusOK, toSpanTree(traceID, offset, t))
+	web.JSON(w, http.StatusOK, toSpanTree(offset, t))
 }
 
 // toSpanTree is the API form of a page of a tree.
-func toSpanTree(traceID string, offset int, t trace.Tree) api.SpanTree {
+func toSpanTree(offset int, t trace.Tree) api.SpanTree {
 	out := api.SpanTree{
-		TraceID: traceID, SpanCount: t.SpanCount, Whole: t.Whole, Offset: offset,
+		Trace: toTraces([]trace.Trace{t.Trace})[0], SpanCount: t.SpanCount, Whole: t.Whole, Offset: offset,
 		InputTokens: t.InputTokens, OutputTokens: t.OutputTokens, Spans: make([]api.TreeSpan, len(t.Nodes)),
 	}
 	if t.Next > 0 {

@@ -66,6 +66,7 @@ func TestTraceTree(t *testing.T) {
 	tree, err := ca.TraceTree(ctx, traceID, 0, 0)
 	require.NoError(t, err)
 	assert.True(t, tree.Whole)
+	assert.Equal(t, traceID, tree.Trace.ID)
 	assert.Equal(t, 4, tree.SpanCount)
 	assert.Nil(t, tree.NextOffset)
 	assert.Equal(t, [2]int64{120, 30}, [2]int64{tree.InputTokens, tree.OutputTokens})

@@ -12,6 +12,7 @@ import (
 
 // Tree is a page of a trace's span tree (Queries.Tree).
 type Tree struct {
+	Trace Trace
 	// SpanCount is how many spans the trace lists (its member items), whose summaries may
 	// still be on their way for the newest.
 	SpanCount int
@@ -62,7 +63,7 @@ func (q *Queries) Tree(ctx context.Context, projectID, traceID string, offset, l
 	if err != nil {
 		return Tree{}, err
 	}
-	t := Tree{SpanCount: len(ids), Whole: len(ids) <= api.SpanTreeWholeMax}
+	t := Tree{Trace: ts[0], SpanCount: len(ids), Whole: len(ids) <= api.SpanTreeWholeMax}
 	if !t.Whole {
 		ids = ids[min(offset, len(ids)):min(offset+limit, len(ids))]
 	}
