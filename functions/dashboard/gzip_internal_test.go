@@ -12,7 +12,6 @@ import (
 
 	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/shared/auth"
-	"github.com/plumehq/plume/shared/ddb"
 )
 
 // largeTracePage is the HTML of the first page of a 10,000-span trace as the trace page renders
@@ -44,7 +43,7 @@ func largeTracePage(tb testing.TB) []byte {
 		Trace: tr, Rows: rowsOf(tr, spans), SpanTotal: n, Page: 1, Pages: n / spansPerPage, First: 1,
 		Next: "/ui/traces/" + traceID + "?page=2",
 	}
-	sess := &session{WebSession: ddb.WebSession{ProjectID: uuid.NewString(), KeyID: uuid.NewString(),
+	sess := &session{WebSession: auth.WebSession{ProjectID: uuid.NewString(), KeyID: uuid.NewString(),
 		User: auth.User{Name: "bench"}, CSRF: "csrf-token-of-the-session-0123456789abcdef"}, Role: auth.DefaultRole}
 	var buf bytes.Buffer
 	if err := pageTemplates["trace"].ExecuteTemplate(&buf, "layout.html", page{Title: "Trace large", Nav: "traces", Session: sess, Data: d}); err != nil {
