@@ -43,7 +43,8 @@ func (s *TraceStore) TraceSpanIDs(ctx context.Context, projectID, traceID string
 	return out, err
 }
 
-// memberIDs are the span ids of a member item, in byte order (DynamoDB keeps no order in a set).
+// memberIDs are the span ids of a member item (or of a completions item), in byte order, which
+// is their text order: DynamoDB keeps no order in a set, and readers page by position.
 func memberIDs(m memberItem) []string {
 	out := make([]string, 0, len(m.Spans))
 	slices.SortFunc(m.Spans, bytes.Compare)
