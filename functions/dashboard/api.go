@@ -5,6 +5,9 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"slices"
+
+	"github.com/google/uuid"
 
 	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/client"
@@ -43,9 +46,11 @@ func (s *server) api(r *http.Request) (*client.Client, context.Context) {
 }
 
 // spansByID reads the summaries of spans (GET /spans/summaries), by id: what links an
-// evaluation or an example to its span's page.
+// evaluation or an example to its span's page. An id that is not a UUID names no span (an
+// example of a data set) and is left out, as an unknown one is.
 func spansByID(ctx context.Context, c *client.Client, ids []string) (map[string]api.SpanSummary, error) {
-	list, err := c.SpanSummaries(ctx, ids)
+	spanIDs := slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return uuid.Validate(id) != nil })
+	list, err := c.SpanSummaries(ctx, spanIDs)
 	out := make(map[string]api.SpanSummary, len(list))
 	for _, s := range list {
 		out[s.ID] = s

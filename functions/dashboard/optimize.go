@@ -376,14 +376,8 @@ func (s *server) regressed(r *http.Request, ids []string) ([]regressedRow, error
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	var spanIDs []string
-	for _, id := range ids {
-		if validID("span", id) == nil {
-			spanIDs = append(spanIDs, id)
-		}
-	}
 	c, ctx := s.api(r)
-	spans, err := spansByID(ctx, c, spanIDs)
+	spans, err := spansByID(ctx, c, ids)
 	if err != nil {
 		return nil, err
 	}
