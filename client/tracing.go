@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/plumehq/plume/api"
@@ -138,6 +140,33 @@ func (c *Client) PutSessions(ctx context.Context, sessions []api.SessionInput) (
 	var out []api.Session
 	err := c.do(ctx, call{method: http.MethodPost, path: "/sessions", body: sessions, idempotent: true}, &out)
 	return out, err
+}
+
+// TraceTree reads a page of a trace's span tree (GET /traces/{trace_id}/tree): limit spans
+// (0: the server's default) from offset; NextOffset says where the next page starts.
+func (c *Client) TraceTree(ctx context.Context, traceID string, offset, limit int) (api.SpanTree, error) {
+	q := url.Values{"offset": {strconv.Itoa(offset)}}
+	if limit > 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	var out api.SpanTree
+	err := c.do(ctx, call{method: http.MethodGet, path: "/traces/" + url.PathEscape(traceID) + "/tree", query: q}, &out)
+	return out, err
+}
+
+// SpanSummaries reads the summaries of spans by id (GET /spans/summaries), in the order of ids,
+// api.MaxSummaryIDs a request; ids that are no span of the project are left out.
+func (c *Client) SpanSummaries(ctx context.Context, ids []string) ([]api.SpanSummary, error) {
+	var out []api.SpanSummary
+	for part := range slices.Chunk(ids, api.MaxSummaryIDs) {
+		var page []api.SpanSummary
+		q := url.Values{"ids": {strings.Join(part, ",")}}
+		if err := c.do(ctx, call{method: http.MethodGet, path: "/spans/summaries", query: q}, &page); err != nil {
+			return nil, err
+		}
+		out = append(out, page...)
+	}
+	return out, nil
 }
 
 // Attachments lists a span's stored files, each with a presigned download URL.

@@ -40,6 +40,7 @@ var pathParams = map[string]param{
 	"entity_type":   {"entity_type", "what entity_id names", map[string]any{"type": "string", "enum": []any{api.EntitySpan, api.EntityTrace, api.EntitySession}}},
 	"entity_id":     {"entity_id", "a span, trace or session id", str},
 	"judge_id":      {"judge_id", "a judge id", uuidStr},
+	"trace_id":      {"trace_id", "a trace id", uuidStr},
 	"link_id":       {"link_id", "a feedback link id", uuidStr},
 	"key_id":        {"key_id", "an API key id", uuidStr},
 	"token":         {"token", "a feedback link's token", map[string]any{"type": "string", "pattern": "^plf_[A-Za-z0-9_-]{1,96}$"}},

@@ -293,6 +293,12 @@ var routeDocs = []routeDoc{
 	{Route: "GET /sessions", ID: "listSessions", Tag: "tracing", Summary: "Query sessions, newest first",
 		Query: listQuery(api.SessionList), Reply: typeOf[[]api.Session](), ReplyHeaders: listHeaders},
 	{Route: "GET /spans/{span_id}/attachments", ID: "listAttachments", Tag: "tracing", Summary: "List a span's files with presigned download URLs", Reply: typeOf[api.AttachmentList]()},
+	{Route: "GET /traces/{trace_id}/tree", ID: "getTraceTree", Tag: "tracing", Summary: "A page of a trace's span tree: summaries, depths and subtree totals",
+		Description: fmt.Sprintf("A trace of at most %d spans is one exact tree, paged depth first (whole: true); a larger one is paged in the order its spans arrived, each page a tree of its own (whole: false), so that a page costs what it holds.", api.SpanTreeWholeMax),
+		Query:       []param{offset, limit(api.SpanTreeDefaultLimit, api.SpanTreeMaxLimit)},
+		Reply:       typeOf[api.SpanTree]()},
+	{Route: "GET /spans/summaries", ID: "listSpanSummaries", Tag: "tracing", Summary: "The summaries of spans by id, in the order asked; unknown ids are left out",
+		Query: []param{{"ids", fmt.Sprintf("span ids, at most %d", api.MaxSummaryIDs), csv}}, Reply: typeOf[[]api.SpanSummary]()},
 	{Route: "GET /projects/{project_id}/metrics", ID: "getMetrics", Tag: "tracing",
 		Summary: "The project's counters per minute, hour or day: traces, spans, errors, cost, tokens, latency percentiles, llm calls by model, judge pass rates, feedback",
 		Description: "Read from rollups kept from the table's change stream (a second or so behind the writes), in O(buckets) whatever the project's size. " +

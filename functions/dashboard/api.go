@@ -5,7 +5,11 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"slices"
 
+	"github.com/google/uuid"
+
+	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/client"
 	"github.com/plumehq/plume/shared/errs"
 	"github.com/plumehq/plume/shared/web"
@@ -39,6 +43,19 @@ func (s *server) api(r *http.Request) (*client.Client, context.Context) {
 		panic(err) // every option is fixed above
 	}
 	return c, s.d.Authn.Delegate(r.Context(), sess.principal())
+}
+
+// spansByID reads the summaries of spans (GET /spans/summaries), by id: what links an
+// evaluation or an example to its span's page. An id that is not a UUID names no span (an
+// example of a data set) and is left out, as an unknown one is.
+func spansByID(ctx context.Context, c *client.Client, ids []string) (map[string]api.SpanSummary, error) {
+	spanIDs := slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return uuid.Validate(id) != nil })
+	list, err := c.SpanSummaries(ctx, spanIDs)
+	out := make(map[string]api.SpanSummary, len(list))
+	for _, s := range list {
+		out[s.ID] = s
+	}
+	return out, err
 }
 
 // apiError is err as the dashboard shows it: a client error keeps the API's code and message.

@@ -10,9 +10,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/shared/auth"
-	"github.com/plumehq/plume/shared/ddb"
-	"github.com/plumehq/plume/shared/trace"
 )
 
 // largeTracePage is the HTML of the first page of a 10,000-span trace as the trace page renders
@@ -23,30 +22,28 @@ func largeTracePage(tb testing.TB) []byte {
 	const n = 10_000
 	at := time.Date(2026, 11, 26, 0, 0, 0, 0, time.UTC)
 	traceID, rootID := uuid.NewString(), uuid.NewString()
-	sums := make(map[string]trace.Summary, n)
-	for i := range n {
-		id, parent, name := rootID, "", "large"
+	spans := make([]api.TreeSpan, spansPerPage)
+	for i := range spans {
+		id, parent, name := rootID, &rootID, "large"
 		start, d := at, time.Duration(n)*time.Second
 		if i > 0 {
-			id, parent, name = uuid.NewString(), rootID, fmt.Sprintf("step %d", i-1)
+			id, name = uuid.NewString(), fmt.Sprintf("step %d", i-1)
 			start, d = at.Add(time.Duration(i-1)*time.Second), time.Second
+		} else {
+			parent = nil
 		}
-		end := start.Add(d)
-		sums[id] = trace.Summary{SpanID: id, TraceID: traceID, ParentSpanID: parent, Name: name, Kind: "generic",
-			Status: "ok", StartedAt: start, EndedAt: &end}
+		end, status := start.Add(d), "ok"
+		spans[i] = api.TreeSpan{SpanSummary: api.SpanSummary{ID: id, TraceID: traceID, ParentSpanID: parent, Name: name, Kind: "generic",
+			Status: &status, StartedAt: start, EndedAt: &end}, Depth: min(i, 1), HasChildren: i == 0, Subtree: api.SubtreeTotals{Spans: 1}}
 	}
-	rows := treeRows(sums)
-	for i := range rows[:spansPerPage] {
-		rows[i].DetailURL = "/ui/traces/" + traceID + "/spans/" + rows[i].SpanID
-	}
+	spans[0].Subtree.Spans = n
 	end, ms := at.Add(n*time.Second), float64(n*1000)
+	tr := api.Trace{ID: traceID, Name: "large", Status: "ok", StartedAt: &at, EndedAt: &end, DurationMS: &ms, SpanCount: n, RootSpanID: &rootID}
 	d := traceData{
-		Trace: trace.Trace{ID: traceID, Name: "large", Status: "ok", StartedAt: &at, EndedAt: &end, DurationMS: &ms,
-			SpanCount: n, RootSpanID: &rootID},
-		Rows: rows[:spansPerPage], SpanTotal: n, Page: 1, Pages: n / spansPerPage, First: 1,
+		Trace: tr, Rows: rowsOf(tr, spans), SpanTotal: n, Page: 1, Pages: n / spansPerPage, First: 1,
 		Next: "/ui/traces/" + traceID + "?page=2",
 	}
-	sess := &session{WebSession: ddb.WebSession{ProjectID: uuid.NewString(), KeyID: uuid.NewString(),
+	sess := &session{WebSession: auth.WebSession{ProjectID: uuid.NewString(), KeyID: uuid.NewString(),
 		User: auth.User{Name: "bench"}, CSRF: "csrf-token-of-the-session-0123456789abcdef"}, Role: auth.DefaultRole}
 	var buf bytes.Buffer
 	if err := pageTemplates["trace"].ExecuteTemplate(&buf, "layout.html", page{Title: "Trace large", Nav: "traces", Session: sess, Data: d}); err != nil {

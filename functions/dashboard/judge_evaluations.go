@@ -217,7 +217,7 @@ func (s *server) judgeEvaluations(r *http.Request, j api.Judge, f evaluationFilt
 	for i, e := range evs {
 		ids[i] = e.SpanID
 	}
-	spans, err := s.d.Reader.Summaries(r.Context(), sessionOf(r).ProjectID, ids)
+	spans, err := spansByID(ctx, c, ids)
 	if err != nil {
 		return err
 	}
@@ -238,7 +238,7 @@ func (s *server) judgeEvaluations(r *http.Request, j api.Judge, f evaluationFilt
 			row.Confidence = num(*e.ConfidenceScore)
 		}
 		if sp, ok := spans[e.SpanID]; ok {
-			row.SpanURL = spanURL(sp.TraceID, sp.SpanID)
+			row.SpanURL = spanURL(sp.TraceID, sp.ID)
 			row.PromptSlug = sp.PromptSlug
 			if sp.PromptSlug != "" {
 				row.CalibrateSlug = sp.PromptSlug

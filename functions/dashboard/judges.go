@@ -121,7 +121,8 @@ func (s *server) newJudge(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) renderJudgeForm(w http.ResponseWriter, r *http.Request, status int, d judgeFormData) {
-	list, err := s.d.Prompts.List(r.Context(), sessionOf(r).ProjectID)
+	c, ctx := s.api(r)
+	list, err := c.Prompts(ctx)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -464,7 +465,7 @@ func (s *server) judgePage(r *http.Request, j api.Judge, q url.Values) (judgePag
 		return err
 	})
 	g.Go(func() error {
-		list, err := s.d.Prompts.List(r.Context(), sessionOf(r).ProjectID)
+		list, err := c.Prompts(ctx)
 		for _, p := range list {
 			if !slices.Contains(j.LinkedPrompts, p.Slug) {
 				d.Prompts = append(d.Prompts, p.Slug)

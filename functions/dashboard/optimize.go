@@ -376,13 +376,8 @@ func (s *server) regressed(r *http.Request, ids []string) ([]regressedRow, error
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	var spanIDs []string
-	for _, id := range ids {
-		if validID("span", id) == nil {
-			spanIDs = append(spanIDs, id)
-		}
-	}
-	spans, err := s.d.Reader.Summaries(r.Context(), sessionOf(r).ProjectID, spanIDs)
+	c, ctx := s.api(r)
+	spans, err := spansByID(ctx, c, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -390,7 +385,7 @@ func (s *server) regressed(r *http.Request, ids []string) ([]regressedRow, error
 	for i, id := range ids {
 		rows[i].ID = id
 		if sp, ok := spans[id]; ok {
-			rows[i].URL = spanURL(sp.TraceID, sp.SpanID)
+			rows[i].URL = spanURL(sp.TraceID, sp.ID)
 		}
 	}
 	return rows, nil

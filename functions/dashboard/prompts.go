@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/shared/errs"
 	"github.com/plumehq/plume/shared/prompt"
 )
@@ -19,17 +20,18 @@ type promptRow struct {
 	UpdatedAt time.Time
 }
 
-// prompts serves GET /ui/prompts: the project's prompts by slug, read as GET
-// /projects/{project_id}/prompts reads them.
+// prompts serves GET /ui/prompts: the project's prompts by slug (GET
+// /projects/{project_id}/prompts).
 func (s *server) prompts(w http.ResponseWriter, r *http.Request) {
-	list, err := s.d.Prompts.List(r.Context(), sessionOf(r).ProjectID)
+	c, ctx := s.api(r)
+	list, err := c.Prompts(ctx)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	rows := make([]promptRow, len(list))
 	for i, p := range list {
-		rows[i] = promptRow{Slug: p.Slug, Latest: p.Latest.Number, Model: deref(p.Latest.ModelID), UpdatedAt: p.UpdatedAt}
+		rows[i] = promptRow{Slug: p.Slug, Latest: p.LatestVersion.Version, Model: deref(p.LatestVersion.ModelID), UpdatedAt: p.UpdatedAt}
 	}
 	s.render(w, r, http.StatusOK, "prompts", page{Title: "Prompts", Nav: "prompts", Data: rows})
 }
@@ -108,21 +110,21 @@ func (s *server) prompt(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, http.StatusOK, "prompt", page{Title: "Prompt " + d.Slug, Nav: "prompts", Data: d})
 }
 
-// loadPrompt reads the prompt's versions and tags, as GET /projects/{project_id}/prompts/{slug}/
-// versions and tags read them; an unknown slug is not found.
-func (s *server) loadPrompt(r *http.Request, slug string) (promptData, map[int]prompt.Version, error) {
+// loadPrompt reads the prompt's versions and tags (GET /projects/{project_id}/prompts/{slug}/
+// versions and tags); an unknown slug is not found.
+func (s *server) loadPrompt(r *http.Request, slug string) (promptData, map[int]api.PromptVersion, error) {
 	if !prompt.IsSlug(slug) {
 		return promptData{}, nil, errs.NotFound("There is no such prompt.")
 	}
-	projectID := sessionOf(r).ProjectID
-	versions, err := s.d.Prompts.Versions(r.Context(), projectID, slug)
+	c, ctx := s.api(r)
+	versions, err := c.PromptVersions(ctx, slug)
 	if err == nil && len(versions) == 0 {
 		err = errs.NotFound("There is no such prompt.")
 	}
 	if err != nil {
 		return promptData{}, nil, err
 	}
-	tags, err := s.d.Prompts.Tags(r.Context(), projectID, slug)
+	tags, err := c.PromptTags(ctx, slug)
 	if err != nil {
 		return promptData{}, nil, err
 	}
@@ -130,16 +132,16 @@ func (s *server) loadPrompt(r *http.Request, slug string) (promptData, map[int]p
 	d := promptData{Slug: slug, URL: base}
 	tagsOf := map[int][]string{}
 	for _, t := range tags {
-		tagsOf[t.Version] = append(tagsOf[t.Version], t.Name)
-		d.Tags = append(d.Tags, tagRow{Name: t.Name, Version: t.Version, UpdatedAt: t.UpdatedAt, UpdatedBy: t.UpdatedBy})
+		tagsOf[t.Version] = append(tagsOf[t.Version], t.Tag)
+		d.Tags = append(d.Tags, tagRow{Name: t.Tag, Version: t.Version, UpdatedAt: t.UpdatedAt, UpdatedBy: t.UpdatedBy})
 	}
-	byNumber := make(map[int]prompt.Version, len(versions))
+	byNumber := make(map[int]api.PromptVersion, len(versions))
 	for _, v := range slices.Backward(versions) {
-		byNumber[v.Number] = v
-		row := versionRow{Number: v.Number, Tags: tagsOf[v.Number], Model: deref(v.ModelID), CreatedAt: v.CreatedAt,
+		byNumber[v.Version] = v
+		row := versionRow{Number: v.Version, Tags: tagsOf[v.Version], Model: deref(v.ModelID), CreatedAt: v.CreatedAt,
 			CreatedBy: v.CreatedBy, Content: show(&v.Content)}
-		if v.Number > 1 {
-			row.PrevDiff = base + "?diff=" + strconv.Itoa(v.Number-1) + ".." + strconv.Itoa(v.Number)
+		if v.Version > 1 {
+			row.PrevDiff = base + "?diff=" + strconv.Itoa(v.Version-1) + ".." + strconv.Itoa(v.Version)
 		}
 		d.Versions = append(d.Versions, row)
 	}

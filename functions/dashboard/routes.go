@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"github.com/plumehq/plume/shared/auth"
-	"github.com/plumehq/plume/shared/ddb"
 	"github.com/plumehq/plume/shared/prompt"
 	"github.com/plumehq/plume/shared/trace"
 )
@@ -34,10 +33,10 @@ var Routes = []string{
 // SessionStore keeps the dashboard's sessions, by the SHA-256 of their id.
 type SessionStore interface {
 	// CreateWebSession stores a new session; an existing one of the same hash is a conflict.
-	CreateWebSession(ctx context.Context, idHash string, s ddb.WebSession) error
+	CreateWebSession(ctx context.Context, idHash string, s auth.WebSession) error
 	// WebSession returns the session, or an errs.CodeNotFound error when there is none or it
 	// has expired at now.
-	WebSession(ctx context.Context, idHash string, now time.Time) (ddb.WebSession, error)
+	WebSession(ctx context.Context, idHash string, now time.Time) (auth.WebSession, error)
 	// DeleteWebSession deletes the session; a gone one is not an error.
 	DeleteWebSession(ctx context.Context, idHash string) error
 }
@@ -49,16 +48,15 @@ type Deps struct {
 	// session on every request (from its cache), so that a revoked or expired key ends its
 	// sessions: the API areas of API share it, so a revocation made here is seen at once.
 	Authn *auth.Authenticator
-	// Queries are the API's trace queries (GET /traces, GET /spans); Reader the index they
-	// read, for the span tree of a trace (summaries only, no span bodies).
-	Queries *trace.Queries
-	Reader  trace.Reader
-	// Prompts is the API's prompt service (GET /projects/{project_id}/prompts and its
-	// versions and tags), for the prompt pages.
-	Prompts *prompt.Service
-	// PromptFeedback reads the feedback given on a prompt's completions, for the overview's
-	// prompts by negative feedback (no REST route lists it); nil leaves that list out.
-	PromptFeedback PromptFeedback
+	// Queries, Reader, Prompts and PromptFeedback are the domain services the overview
+	// (overview.go) still reads directly, until its metrics route replaces them; Queries also
+	// serves the traces, spans and sessions lists (traces.go, spans.go, sessions.go), whose
+	// filter (filter.go) builds trace queries until the list queries are api types. Every
+	// other page reads through API.
+	Queries        *trace.Queries
+	Reader         trace.Reader
+	Prompts        *prompt.Service
+	PromptFeedback PromptFeedback // nil leaves the overview's prompts by negative feedback out
 	// API is the REST API's areas mounted in this process (app.Mount), which the pages call
 	// through the Go client on behalf of the session (api.go).
 	API http.Handler

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/plumehq/plume/shared/auth"
-	"github.com/plumehq/plume/shared/ddb"
 	"github.com/plumehq/plume/shared/errs"
 )
 
@@ -33,7 +32,7 @@ const (
 
 // session is a signed-in session as a handler sees it.
 type session struct {
-	ddb.WebSession
+	auth.WebSession
 	idHash string
 	// Role is the role of the session's key as it is now (a key's role never changes, but
 	// its item is read again every KeyCacheTTL).
@@ -109,7 +108,7 @@ func checkToken(got, want string) error {
 // error. The key is read through the API's Authenticator (Deps.Authn), which the API areas of
 // this process share: its cache makes a page cost one read of the key a minute, and a key
 // revoked in this process (Forget) ends its sessions here at once.
-func (s *server) usableKey(ctx context.Context, ws ddb.WebSession, now time.Time) (auth.Role, error) {
+func (s *server) usableKey(ctx context.Context, ws auth.WebSession, now time.Time) (auth.Role, error) {
 	key, err := s.d.Authn.Key(ctx, ws.KeyHash)
 	if errs.Is(err, errs.CodeUnauthenticated) {
 		return "", errs.Unauthenticated("the API key of this session no longer exists")
@@ -296,7 +295,7 @@ func (s *server) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id, now := newToken(), s.d.Now()
-	ws := ddb.WebSession{
+	ws := auth.WebSession{
 		ProjectID: p.ProjectID, KeyID: p.KeyID, KeyHash: auth.HashKey(key), User: p.User, CSRF: newToken(),
 		CreatedAt: now, ExpiresAt: now.Add(sessionLifetime),
 	}

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 
+	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/shared/errs"
 	"github.com/plumehq/plume/shared/trace"
 )
@@ -80,8 +81,8 @@ func (s *server) sessions(w http.ResponseWriter, r *http.Request) {
 }
 
 type sessionData struct {
-	Session     trace.Session
-	Traces      []trace.Trace
+	Session     api.Session
+	Traces      []api.Trace
 	First, Last int
 	Prev, Next  string
 	// Spans, Errors and Cost are the totals of the session's traces on the page; the
@@ -110,8 +111,8 @@ func (s *server) sessionPage(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, pageURL("/ui/sessions/"+url.PathEscape(canonical), r.URL.Query(), offset), http.StatusSeeOther)
 		return
 	}
-	projectID := sessionOf(r).ProjectID
-	ss, _, err := s.d.Queries.Sessions(r.Context(), projectID, trace.SessionQuery{ID: id, Common: trace.Common{Limit: 1}})
+	c, ctx := s.api(r)
+	ss, err := c.Sessions(ctx, api.SessionQuery{ID: id, ListQuery: api.ListQuery{Limit: 1}})
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -120,14 +121,19 @@ func (s *server) sessionPage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, errs.NotFound("There is no such session."))
 		return
 	}
-	ts, _, err := s.d.Queries.Traces(r.Context(), projectID, trace.TraceQuery{SessionID: id,
-		Common: trace.Common{SortBy: "started_at", Ascending: true, Limit: sessionTracesPerPage + 1, Offset: offset}})
+	ts, info, err := c.TracesPage(ctx, api.TraceQuery{SessionID: id, ListQuery: api.ListQuery{SortBy: "started_at", SortOrder: api.SortAsc,
+		Limit: sessionTracesPerPage + 1, Offset: offset}})
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	d := sessionData{Session: ss[0]}
-	ts, d.Prev, d.Next = paginate(ts, offset, sessionTracesPerPage, pathPages("/ui/sessions/"+url.PathEscape(id)))
+	link := pathPages("/ui/sessions/" + url.PathEscape(id))
+	ts, d.Prev, d.Next = paginate(ts, offset, sessionTracesPerPage, link)
+	if info.NextOffset > 0 && d.Next == "" {
+		// The answer was cut at api.MaxAnswerBytes: the page ends where it was cut.
+		d.Next = link(info.NextOffset)
+	}
 	for _, t := range ts {
 		d.Spans += t.SpanCount
 		d.Errors += t.ErrorCount

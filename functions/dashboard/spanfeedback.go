@@ -44,7 +44,7 @@ func (s *server) spanFeedback(w http.ResponseWriter, r *http.Request) {
 		req.Reason = &d.Form.Reason
 	}
 	c, ctx := s.api(r)
-	if _, err := c.SendFeedback(ctx, cmp.Or(d.Span.Link.PromptSlug, d.Span.Link.Task), spanID, req); err != nil {
+	if _, err := c.SendFeedback(ctx, cmp.Or(d.Span.PromptLink.PromptSlug, d.Span.PromptLink.Task), spanID, req); err != nil {
 		status, msg, ok := formError(err)
 		if !ok {
 			s.fail(w, r, err)

@@ -155,29 +155,3 @@ func TestAttachmentsInline(t *testing.T) {
 	assert.Equal(t, contentSecurityPolicy, none.Header().Get("Content-Security-Policy"))
 	assert.Contains(t, contentSecurityPolicy, " img-src 'self'; ")
 }
-
-func TestRollUp(t *testing.T) {
-	at := time.Now()
-	cost := func(c float64) *float64 { return &c }
-	sum := func(id, parent string, c *float64, failed bool) trace.Summary {
-		return trace.Summary{SpanID: id, ParentSpanID: parent, StartedAt: at, Cost: c, HasError: failed}
-	}
-	at2 := at.Add(time.Second)
-	b := sum("b", "a", cost(0.5), true)
-	b.StartedAt = at2
-	rows := treeRows(map[string]trace.Summary{
-		"a": sum("a", "", nil, false), "a1": sum("a1", "a", cost(0.25), false), "b": b,
-		"b1": sum("b1", "b", nil, true), "c": sum("c", "", nil, false),
-	})
-	got := map[string][3]any{}
-	for _, r := range rows {
-		var c any
-		if r.SubCosted {
-			c = r.SubCost
-		}
-		got[r.SpanID] = [3]any{r.SubSpans, r.SubErrors, c}
-	}
-	assert.Equal(t, map[string][3]any{
-		"a": {4, 2, 0.75}, "a1": {1, 0, 0.25}, "b": {2, 2, 0.5}, "b1": {1, 1, nil}, "c": {1, 0, nil},
-	}, got)
-}

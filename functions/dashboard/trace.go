@@ -17,47 +17,40 @@ import (
 	"github.com/plumehq/plume/shared/trace"
 )
 
-// row is one span of the tree as drawn: its summary, depth and waterfall bar (in thousandths
-// of the trace's time span, the SVG's view box).
+// row is one span of the tree as drawn: the route's span (GET /traces/{trace_id}/tree), its
+// waterfall bar (in thousandths of the trace's time span, the SVG's view box) and its detail.
 type row struct {
-	trace.Summary
-	Depth       int
-	HasChildren bool
-	BarX, BarW  int
-	DetailURL   string
-	// The span's subtree (itself and every span under it): its spans, its spans with an
-	// error, the sum of its known costs (SubCosted false when no span of it has one) and of
-	// its llm spans' input and output tokens.
-	SubSpans, SubErrors int
-	SubCost             float64
-	SubCosted           bool // some span of the subtree has a cost
-	SubIn, SubOut       int64
+	api.TreeSpan
+	BarX, BarW int
+	DetailURL  string
 }
 
 // SubTokens is the subtree's tokens, input and output.
-func (r row) SubTokens() int64 { return r.SubIn + r.SubOut }
+func (r row) SubTokens() int64 { return r.Subtree.InputTokens + r.Subtree.OutputTokens }
 
 type traceData struct {
-	Trace      trace.Trace
+	Trace      api.Trace
 	Rows       []row
 	SpanTotal  int
 	Page       int
 	Pages      int
 	Prev, Next string
 	First      int
+	// Whole: the rows are a page of the whole trace's tree (api.SpanTree.Whole); otherwise of
+	// a tree of the page's own spans, and the trace's tokens are not summed.
+	Whole bool
 
-	// TokensIn and TokensOut are the trace's tokens: the sums over all its spans' summaries
-	// (every page's), which the tree reads anyway.
+	// TokensIn and TokensOut are the trace's tokens, as the tree route sums them.
 	TokensIn, TokensOut int64
 }
 
 // Tokens is the trace's tokens, input and output.
 func (d traceData) Tokens() int64 { return d.TokensIn + d.TokensOut }
 
-// trace serves GET /ui/traces/{trace_id}: the trace's figures (its tokens summed from the
-// summaries) and its span tree as a waterfall, 200 spans a page in tree order, each span with
-// its subtree's totals: spans, errors, cost and tokens. The tree is built from the span
-// summaries in DynamoDB; the spans' bodies are read only when a span is opened.
+// trace serves GET /ui/traces/{trace_id}: the trace's figures and its span tree as a
+// waterfall, 200 spans a page, each span with its subtree's totals: spans, errors, cost and
+// tokens, all as GET /traces/{trace_id}/tree answers them. The spans' bodies are read only
+// when a span is opened.
 func (s *server) trace(w http.ResponseWriter, r *http.Request) {
 	traceID := r.PathValue("trace_id")
 	if err := validID("trace", traceID); err != nil {
@@ -67,46 +60,28 @@ func (s *server) trace(w http.ResponseWriter, r *http.Request) {
 	pageNo := 1
 	if p := r.URL.Query().Get("page"); p != "" {
 		n, err := strconv.Atoi(p)
-		if err != nil || n < 1 || n > 1_000_000 {
-			s.fail(w, r, errs.Invalid("The page must be a whole number from 1."))
+		if err != nil || n < 1 || n > 1_000_000/spansPerPage {
+			s.fail(w, r, errs.Invalid("The page must be a whole number from 1 to %d.", 1_000_000/spansPerPage))
 			return
 		}
 		pageNo = n
 	}
-	projectID := sessionOf(r).ProjectID
-	ts, _, err := s.d.Queries.Traces(r.Context(), projectID, trace.TraceQuery{ID: traceID, Common: trace.Common{Limit: 1}})
+	c, ctx := s.api(r)
+	tree, err := c.TraceTree(ctx, traceID, (pageNo-1)*spansPerPage, spansPerPage)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	if len(ts) == 0 {
-		s.fail(w, r, errs.NotFound("There is no such trace."))
-		return
-	}
-	ids, err := s.d.Reader.TraceSpanIDs(r.Context(), projectID, traceID)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	sums, err := s.d.Reader.Summaries(r.Context(), projectID, ids)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	rows := treeRows(sums)
-	pages := max((len(rows)+spansPerPage-1)/spansPerPage, 1)
+	pages := max((tree.SpanCount+spansPerPage-1)/spansPerPage, 1)
 	if pageNo > pages {
 		s.fail(w, r, errs.NotFound("This trace has %d pages of spans.", pages))
 		return
 	}
 	base := "/ui/traces/" + url.PathEscape(traceID)
-	d := traceData{Trace: ts[0], SpanTotal: len(rows), Page: pageNo, Pages: pages, First: (pageNo-1)*spansPerPage + 1}
-	for _, r := range rows {
-		d.TokensIn, d.TokensOut = d.TokensIn+r.InputTokens, d.TokensOut+r.OutputTokens
-	}
-	d.Rows = rows[(pageNo-1)*spansPerPage : min(pageNo*spansPerPage, len(rows))]
-	for i := range d.Rows {
-		d.Rows[i].DetailURL = spanURL(traceID, d.Rows[i].SpanID)
+	d := traceData{Trace: tree.Trace, SpanTotal: tree.SpanCount, Page: pageNo, Pages: pages, First: tree.Offset + 1,
+		Whole: tree.Whole, Rows: rowsOf(tree.Trace, tree.Spans)}
+	if tree.Whole {
+		d.TokensIn, d.TokensOut = tree.InputTokens, tree.OutputTokens
 	}
 	if pageNo > 1 {
 		d.Prev = base + "?page=" + strconv.Itoa(pageNo-1)
@@ -114,7 +89,7 @@ func (s *server) trace(w http.ResponseWriter, r *http.Request) {
 	if pageNo < pages {
 		d.Next = base + "?page=" + strconv.Itoa(pageNo+1)
 	}
-	s.render(w, r, http.StatusOK, "trace", page{Title: "Trace " + ts[0].Name, Nav: "traces", Data: d})
+	s.render(w, r, http.StatusOK, "trace", page{Title: "Trace " + tree.Trace.Name, Nav: "traces", Data: d})
 }
 
 // spanURL is the page of a span of a trace (its detail; the script fetches it as a fragment).
@@ -122,143 +97,41 @@ func spanURL(traceID, spanID string) string {
 	return "/ui/traces/" + url.PathEscape(traceID) + "/spans/" + url.PathEscape(spanID)
 }
 
-// treeRows orders spans depth first, children by start time, roots first (a span whose parent
-// is not in the trace is a root), each with its depth and waterfall bar. Every span appears
-// once, even in a parent cycle, which a client can send. It works on indices into one slice of
-// the summaries, sorted once by start, so that every child list is in start order as it is
-// built and no summary is copied but into its row.
-func treeRows(sums map[string]trace.Summary) []row {
-	n := len(sums)
-	if n == 0 {
+// rowsOf are the spans of a page of t's tree as drawn, each with its bar on the trace's time
+// span (widened to the page's spans, which may have changed since the trace was read).
+func rowsOf(t api.Trace, spans []api.TreeSpan) []row {
+	if len(spans) == 0 {
 		return nil
 	}
-	vals, spans := make([]trace.Summary, 0, n), make([]*trace.Summary, n)
-	for _, s := range sums {
-		vals = append(vals, s)
-	}
-	for i := range vals {
-		spans[i] = &vals[i]
-	}
-	slices.SortFunc(spans, func(a, b *trace.Summary) int {
-		return cmp.Or(a.StartedAt.Compare(b.StartedAt), strings.Compare(a.SpanID, b.SpanID))
-	})
-	index := make(map[string]int32, n)
-	for i, s := range spans {
-		index[s.SpanID] = int32(i)
-	}
-	// Children as one array: kids[first[p]:first[p+1]] are p's, in start order.
-	parent, first := make([]int32, n), make([]int32, n+1)
-	for i, s := range spans {
-		parent[i] = -1
-		if p, ok := index[s.ParentSpanID]; ok && s.ParentSpanID != s.SpanID {
-			parent[i] = p
-			first[p+1]++
-		}
-	}
-	for p := range n {
-		first[p+1] += first[p]
-	}
-	kids, next := make([]int32, first[n]), slices.Clone(first[:n])
-	for i, p := range parent {
-		if p >= 0 {
-			kids[next[p]] = int32(i)
-			next[p]++
-		}
-	}
 	start, end := spans[0].StartedAt, spans[0].StartedAt
+	if t.StartedAt != nil {
+		start = *t.StartedAt
+	}
+	if t.EndedAt != nil {
+		end = *t.EndedAt
+	}
 	for _, s := range spans {
-		e := s.StartedAt
-		if s.EndedAt != nil {
-			e = *s.EndedAt
+		if s.StartedAt.Before(start) {
+			start = s.StartedAt
 		}
-		if e.After(end) {
-			end = e
+		if e := cmp.Or(s.EndedAt, &s.StartedAt); e.After(end) {
+			end = *e
 		}
 	}
 	total := end.Sub(start)
-	bar := func(s *trace.Summary) (x, w int) {
-		if total <= 0 {
-			return 0, 1000
-		}
-		x = int(1000 * s.StartedAt.Sub(start) / total)
-		if s.EndedAt != nil {
-			w = int(1000 * s.EndedAt.Sub(s.StartedAt) / total)
-		}
-		return x, max(w, 2)
-	}
-	rows := make([]row, 0, n)
-	seen := make([]bool, n)
-	type item struct{ i, depth int32 }
-	var stack []item
-	walk := func(root int32) {
-		stack = append(stack[:0], item{root, 0})
-		for len(stack) > 0 {
-			it := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			if seen[it.i] {
-				continue
+	rows := make([]row, len(spans))
+	for i, s := range spans {
+		rows[i] = row{TreeSpan: s, DetailURL: spanURL(t.ID, s.ID), BarW: 1000}
+		if total > 0 {
+			rows[i].BarX = int(1000 * s.StartedAt.Sub(start) / total)
+			rows[i].BarW = 0
+			if s.EndedAt != nil {
+				rows[i].BarW = int(1000 * s.EndedAt.Sub(s.StartedAt) / total)
 			}
-			seen[it.i] = true
-			own := kids[first[it.i]:first[it.i+1]]
-			x, w := bar(spans[it.i])
-			rows = append(rows, row{Summary: *spans[it.i], Depth: int(it.depth), HasChildren: len(own) > 0, BarX: x, BarW: w})
-			for _, k := range slices.Backward(own) {
-				stack = append(stack, item{k, it.depth + 1})
-			}
+			rows[i].BarW = max(rows[i].BarW, 2)
 		}
 	}
-	for i := range int32(n) {
-		if parent[i] < 0 {
-			walk(i)
-		}
-	}
-	// Spans in a cycle of parents, reachable from no root: each unseen one, in start order,
-	// is walked as a root.
-	for i := range int32(n) {
-		if !seen[i] {
-			walk(i)
-		}
-	}
-	rollUp(rows)
 	return rows
-}
-
-// rollUp sums each row's subtree: rows are in depth-first order, so a row's subtree is the
-// rows after it that are deeper, and walking backwards each row takes the totals its
-// children left at the level below it.
-func rollUp(rows []row) {
-	type total struct {
-		spans, errors int
-		cost          float64
-		costed        bool
-		in, out       int64
-	}
-	// By depth: the totals of rows at that depth not yet taken by a parent. Its first 16
-	// levels are on the stack (a constant size that does not escape): most trees need no
-	// allocation here.
-	pending := make([]total, 0, 16)
-	for i := len(rows) - 1; i >= 0; i-- {
-		d := rows[i].Depth
-		for len(pending) < d+2 {
-			pending = append(pending, total{})
-		}
-		t := pending[d+1]
-		pending[d+1] = total{}
-		t.spans++
-		if rows[i].HasError {
-			t.errors++
-		}
-		if c := rows[i].Cost; c != nil {
-			t.cost, t.costed = t.cost+*c, true
-		}
-		t.in, t.out = t.in+rows[i].InputTokens, t.out+rows[i].OutputTokens
-		rows[i].SubSpans, rows[i].SubErrors = t.spans, t.errors
-		rows[i].SubCost, rows[i].SubCosted = t.cost, t.costed
-		rows[i].SubIn, rows[i].SubOut = t.in, t.out
-		p := &pending[d]
-		p.spans, p.errors, p.cost, p.costed = p.spans+t.spans, p.errors+t.errors, p.cost+t.cost, p.costed || t.costed
-		p.in, p.out = p.in+t.in, p.out+t.out
-	}
 }
 
 // shown is a long text as the detail shows it: cut, with how much was left out.
@@ -306,7 +179,7 @@ type feedbackForm struct {
 }
 
 type spanData struct {
-	Span                   trace.Span
+	Span                   api.Span
 	TraceURL, SpanURL      string
 	Input, Output          payload
 	Attributes             shown
@@ -327,8 +200,8 @@ type spanData struct {
 	Full bool
 }
 
-// span serves GET /ui/traces/{trace_id}/spans/{span_id}: a span's detail, read as GET /spans
-// reads it, with its attachments and feedback read through the REST API. The script fetches
+// span serves GET /ui/traces/{trace_id}/spans/{span_id}: a span's detail, its attachments and
+// feedback, read through the REST API. The script fetches
 // it with X-Plume-Fragment: 1 for the fragment it puts in the tree; without the script it is a
 // page of its own.
 func (s *server) span(w http.ResponseWriter, r *http.Request) {
@@ -357,7 +230,8 @@ func (s *server) spanDetail(r *http.Request, traceID, spanID string, full bool) 
 	if err := cmp.Or(validID("trace", traceID), validID("span", spanID)); err != nil {
 		return spanData{}, err
 	}
-	spans, _, err := s.d.Queries.Spans(r.Context(), sessionOf(r).ProjectID, trace.SpanQuery{ID: spanID, Common: trace.Common{Limit: 1}})
+	c, ctx := s.api(r)
+	spans, err := c.Spans(ctx, api.SpanQuery{ID: spanID, ListQuery: api.ListQuery{Limit: 1}})
 	if err != nil {
 		return spanData{}, err
 	}
@@ -378,11 +252,11 @@ func (s *server) spanDetail(r *http.Request, traceID, spanID string, full bool) 
 		d.Attributes = show(&text)
 		d.InputTokens, d.OutTokens = tokensOf(sp.Attributes)
 	}
-	for k, v := range sp.Tags.Map() {
+	for k, v := range sp.Tags {
 		d.Tags = append(d.Tags, tag{k, v})
 	}
 	slices.SortFunc(d.Tags, func(a, b tag) int { return strings.Compare(a.Key, b.Key) })
-	if l := sp.Link; l != nil && cmp.Or(l.PromptSlug, l.Task) != "" {
+	if l := sp.PromptLink; l != nil && cmp.Or(l.PromptSlug, l.Task) != "" {
 		d.FeedbackURL = d.SpanURL + "/feedback"
 	}
 
@@ -390,7 +264,6 @@ func (s *server) spanDetail(r *http.Request, traceID, spanID string, full bool) 
 	// failure there leaves a note, not an error page: the span itself was read. The span's
 	// record lists its attachments, so a span without any (most) costs no attachments request,
 	// which would read the span's record again.
-	c, ctx := s.api(r)
 	var wg sync.WaitGroup
 	if len(sp.Attachments) > 0 {
 		wg.Go(func() {

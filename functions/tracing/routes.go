@@ -27,6 +27,8 @@ var QueryRoutes = []string{
 	"GET /traces",
 	"GET /sessions",
 	"GET /spans/{span_id}/attachments",
+	"GET /traces/{trace_id}/tree",
+	"GET /spans/summaries",
 	"GET /projects/{project_id}/metrics",
 }
 
@@ -77,5 +79,7 @@ func (s *queryServer) routes(a *attachmentServer) []route {
 		{"GET /traces", s.getTraces, auth.Members},
 		{"GET /sessions", s.getSessions, auth.Members},
 		{"GET /spans/{span_id}/attachments", a.getAttachments, auth.Members},
+		{"GET /traces/{trace_id}/tree", s.getTree, auth.Members},
+		{"GET /spans/summaries", s.getSummaries, auth.Members},
 	}
 }

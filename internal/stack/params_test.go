@@ -23,7 +23,7 @@ func validParams(projectID string) map[string]string {
 	return map[string]string{
 		"project_id": projectID, "slug": "bot", "task": "bot", "version_id": id,
 		"hash": prompt.Hash("x"), "version": "1", "tag_action": "production:pin",
-		"span_id": id, "completion_id": id, "judge_id": id, "link_id": id, "key_id": id,
+		"span_id": id, "trace_id": id, "completion_id": id, "judge_id": id, "link_id": id, "key_id": id,
 		"entity_type": "trace", "entity_id": id, "model...": "gpt-4o",
 		"token": "plf_" + strings.Repeat("A", 43), "run_id": id, "run_action": id + ":cancel",
 	}

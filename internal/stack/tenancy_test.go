@@ -65,7 +65,7 @@ func (v victim) pathOf(t *testing.T, path string) string {
 	values := map[string]string{
 		"project_id": v.project, "slug": v.slug, "task": v.slug, "version_id": v.versionID,
 		"hash": prompt.Hash(v.content), "version": "1", "tag_action": "production:pin",
-		"span_id": v.spanID, "completion_id": v.spanID, "judge_id": v.judgeID, "link_id": v.linkID, "key_id": v.spanID,
+		"span_id": v.spanID, "trace_id": v.traceID, "completion_id": v.spanID, "judge_id": v.judgeID, "link_id": v.linkID, "key_id": v.spanID,
 		"entity_type": "trace", "entity_id": v.traceID, "model...": v.model, "token": "plf_unknown",
 		// B has no run: every run route names the project, so A is refused before any read.
 		"run_id": v.spanID, "run_action": v.spanID + ":cancel",

@@ -62,6 +62,7 @@ var params = map[string]param{
 		return errs.Invalid("entity_id must have 1 to %d characters", maxEntityIDLen)
 	}},
 	"judge_id": {isUUID, notFound("judge %s not found")},
+	"trace_id": {isUUID, notFound("trace %s not found")},
 	"link_id":  {isUUID, notFound("feedback link %s not found")},
 	"key_id":   {isUUID, notFound("API key %s not found")},
 	// As pricing.ValidateOverride: 1 to 256 characters, no control characters.

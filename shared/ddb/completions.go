@@ -181,7 +181,6 @@ func (s *FeedbackStore) completionListings(ctx context.Context, projectID, slug 
 		}
 		_, batch, _ := strings.Cut(it.SK, "#") // timeIndexSK(at, batch)
 		spans := memberIDs(memberItem{Spans: it.Spans})
-		slices.Sort(spans)
 		skip := 0
 		if cur != nil && it.SK == cur.SK {
 			skip = min(cur.Skip, len(spans))

@@ -249,7 +249,6 @@ func newestCompletions(ctx context.Context, t *Table, projectID, slug string, li
 				return nil, fmt.Errorf("decode completions: %w", err)
 			}
 			batch := memberIDs(memberItem{Spans: it.Spans})
-			slices.Sort(batch)
 			for _, id := range batch {
 				if !seen[id] {
 					seen[id] = true

@@ -1,10 +1,12 @@
 package ddb
 
 import (
+	"bytes"
 	"container/heap"
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -18,7 +20,9 @@ import (
 	"github.com/plumehq/plume/shared/trace"
 )
 
-// TraceSpanIDs returns the ids of every span of a trace, from its member items.
+// TraceSpanIDs returns the ids of every span of a trace, from its member items: in the order
+// the trace received them (member items by write time, each one's ids in byte order), the
+// same on every read, which is what GET /traces/{trace_id}/tree pages a large trace by.
 func (s *TraceStore) TraceSpanIDs(ctx context.Context, projectID, traceID string) ([]string, error) {
 	seen := map[string]bool{}
 	var out []string
@@ -39,8 +43,11 @@ func (s *TraceStore) TraceSpanIDs(ctx context.Context, projectID, traceID string
 	return out, err
 }
 
+// memberIDs are the span ids of a member item (or of a completions item), in byte order, which
+// is their text order: DynamoDB keeps no order in a set, and readers page by position.
 func memberIDs(m memberItem) []string {
 	out := make([]string, 0, len(m.Spans))
+	slices.SortFunc(m.Spans, bytes.Compare)
 	for _, b := range m.Spans {
 		if u, err := uuid.FromBytes(b); err == nil {
 			out = append(out, u.String())

@@ -13,21 +13,6 @@ import (
 	"github.com/plumehq/plume/shared/errs"
 )
 
-// WebSession is a signed-in session of the dashboard (functions/dashboard). It is stored under
-// the SHA-256 of its id; the id itself lives only in the browser's cookie.
-type WebSession struct {
-	ProjectID string
-	KeyID     string
-	// KeyHash is the SHA-256 of the API key the session was started with (auth.HashKey): the
-	// form the key's lookup item is stored under, so that every request can check that the
-	// key still authenticates (auth.Key.Usable) without keeping the secret.
-	KeyHash   string
-	User      auth.User
-	CSRF      string
-	CreatedAt time.Time
-	ExpiresAt time.Time
-}
-
 // WebSessionStore keeps dashboard sessions: one item per session at WEBSESSION#<sha256(id)> /
 // WEBSESSION, deleted by DynamoDB's TTL once expired (TTL is lazy, so reads check the expiry).
 type WebSessionStore struct{ t *Table }
@@ -50,7 +35,7 @@ type webSessionItem struct {
 	TTL       int64     `dynamodbav:"ttl"`
 }
 
-func toWebSessionItem(idHash string, s WebSession) webSessionItem {
+func toWebSessionItem(idHash string, s auth.WebSession) webSessionItem {
 	return webSessionItem{
 		PK: webSessionPK(idHash), SK: skWebSession, ProjectID: s.ProjectID, KeyID: s.KeyID, KeyHash: s.KeyHash,
 		UserID: s.User.ID, UserEmail: s.User.Email, UserName: s.User.Name, CSRF: s.CSRF,
@@ -58,8 +43,8 @@ func toWebSessionItem(idHash string, s WebSession) webSessionItem {
 	}
 }
 
-func (it webSessionItem) toWebSession() WebSession {
-	return WebSession{
+func (it webSessionItem) toWebSession() auth.WebSession {
+	return auth.WebSession{
 		ProjectID: it.ProjectID, KeyID: it.KeyID, KeyHash: it.KeyHash,
 		User: auth.User{ID: it.UserID, Email: it.UserEmail, Name: it.UserName}, CSRF: it.CSRF,
 		CreatedAt: it.CreatedAt, ExpiresAt: it.ExpiresAt,
@@ -68,7 +53,7 @@ func (it webSessionItem) toWebSession() WebSession {
 
 // CreateWebSession stores s under idHash with one conditional PutItem; an existing session of
 // the same hash is an errs.CodeConflict error (ids are 32 random bytes: it does not happen).
-func (s *WebSessionStore) CreateWebSession(ctx context.Context, idHash string, ws WebSession) error {
+func (s *WebSessionStore) CreateWebSession(ctx context.Context, idHash string, ws auth.WebSession) error {
 	item, err := marshal(toWebSessionItem(idHash, ws))
 	if err != nil {
 		return err
@@ -88,14 +73,14 @@ func (s *WebSessionStore) CreateWebSession(ctx context.Context, idHash string, w
 
 // WebSession returns the session stored under idHash with one GetItem, or an errs.CodeNotFound
 // error when there is none or it expired at or before now.
-func (s *WebSessionStore) WebSession(ctx context.Context, idHash string, now time.Time) (WebSession, error) {
+func (s *WebSessionStore) WebSession(ctx context.Context, idHash string, now time.Time) (auth.WebSession, error) {
 	var it webSessionItem
 	ok, err := s.t.get(ctx, webSessionPK(idHash), skWebSession, &it)
 	if err != nil {
-		return WebSession{}, err
+		return auth.WebSession{}, err
 	}
 	if !ok || !now.Before(it.ExpiresAt) {
-		return WebSession{}, errs.NotFound("no such session")
+		return auth.WebSession{}, errs.NotFound("no such session")
 	}
 	return it.toWebSession(), nil
 }

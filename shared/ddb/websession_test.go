@@ -26,7 +26,7 @@ func TestWebSessionStore(t *testing.T) {
 	store := ddb.NewWebSessionStore(ddb.NewTable(client, name))
 	ctx := context.Background()
 	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	ws := ddb.WebSession{
+	ws := auth.WebSession{
 		ProjectID: uuid.NewString(), KeyID: uuid.NewString(), KeyHash: auth.HashKey("plm_secret"),
 		User: auth.User{ID: uuid.NewString(), Email: "a@example.com", Name: "A"}, CSRF: "csrf-token",
 		CreatedAt: t0, ExpiresAt: t0.Add(12 * time.Hour),

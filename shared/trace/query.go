@@ -270,14 +270,14 @@ func (q *Queries) SpanSummaries(ctx context.Context, projectID string, sq SpanQu
 			return nil, info, err
 		}
 		info.Truncated = truncated
-		sums, err := q.summaries(ctx, projectID, ids)
+		sums, err := q.Summaries(ctx, projectID, ids)
 		if err != nil {
 			return nil, info, err
 		}
 		consider(sums)
 	default:
 		err := q.r.WalkIndex(ctx, projectID, IndexSpans, sq.timeRange(), func(ids []string) (bool, error) {
-			sums, err := q.summaries(ctx, projectID, ids)
+			sums, err := q.Summaries(ctx, projectID, ids)
 			if err != nil {
 				return false, err
 			}
@@ -357,8 +357,9 @@ func (q *Queries) lookUpSpanIDs(ctx context.Context, projectID string, sq SpanQu
 	return ids, false, nil
 }
 
-// summaries reads summaries of ids in their order, leaving unknown ids out.
-func (q *Queries) summaries(ctx context.Context, projectID string, ids []string) ([]Summary, error) {
+// Summaries reads summaries of ids in their order, leaving unknown ids out; it answers GET
+// /spans/summaries.
+func (q *Queries) Summaries(ctx context.Context, projectID string, ids []string) ([]Summary, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
