@@ -105,7 +105,7 @@ func ParseMetricsQuery(v url.Values, now time.Time) (MetricsQuery, error) {
 	if q.From, err = timeParam(v, MetricsFrom, q.To.Add(-DefaultMetricsWindow)); err != nil {
 		return MetricsQuery{}, err
 	}
-	q.From, q.To = q.From.UTC().Truncate(step), ceil(q.To.UTC(), step)
+	q = q.Aligned()
 	if !q.From.Before(q.To) {
 		return MetricsQuery{}, errors.New("from must be before to")
 	}
@@ -125,6 +125,13 @@ func timeParam(v url.Values, name string, def time.Time) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("%s must be an RFC 3339 time such as 2026-01-02T15:04:05Z, not %q", name, s)
 	}
 	return t, nil
+}
+
+// Aligned is q with From rounded down and To up to its bucket size, in UTC.
+func (q MetricsQuery) Aligned() MetricsQuery {
+	step := q.Bucket.Step()
+	q.From, q.To = q.From.UTC().Truncate(step), ceil(q.To.UTC(), step)
+	return q
 }
 
 // ceil rounds t up to a multiple of step.

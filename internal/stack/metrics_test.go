@@ -415,3 +415,39 @@ func captureStream(t *testing.T, srv *apitest.API) (string, []ddb.StreamRecord) 
 	}
 	return shard, records
 }
+
+// TestMetricsCostFollowsTheAnswer reads the same 30 days of metrics from a project of 12 spans
+// and one of 120 (ten times the traces, the same hours): the read costs the same requests and
+// read units, since it reads a bucket's rollup item whatever the spans behind it.
+func TestMetricsCostFollowsTheAnswer(t *testing.T) {
+	type cost struct {
+		requests int
+		units    float64
+	}
+	measure := func(spans int) cost {
+		srv := apitest.New(t, apitest.Options{Stream: true})
+		base := time.Now().UTC().Truncate(time.Hour).Add(-5 * time.Hour)
+		var batch []map[string]any
+		for i := range spans {
+			s := &sentSpan{id: uuidOf(binary.BigEndian.AppendUint64(make([]byte, 8), uint64(i+1))),
+				trace: uuidOf(binary.BigEndian.AppendUint64(make([]byte, 8), uint64(1000+i/3))),
+				name:  "step", kind: "tool", env: "prod", start: base.Add(time.Duration(i%5) * time.Hour), ms: float64(1 + i%7), cost: 0.001}
+			batch = append(batch, s.wire())
+		}
+		for part := range slices.Chunk(batch, 100) {
+			srv.MustDo(t, "POST", "/spans", srv.A.Key, part)
+		}
+		srv.DrainStream(t)
+		srv.DDB.Reset()
+		m, err := rollup.Metrics(context.Background(), srv.Env.Rollups(), srv.A.ProjectID,
+			api.MetricsQuery{From: base.Add(-29 * 24 * time.Hour), To: base.Add(6 * time.Hour), Bucket: api.BucketDay})
+		require.NoError(t, err)
+		require.Equal(t, int64(spans), m.Totals.Spans)
+		read, _ := srv.DDB.Units()
+		return cost{srv.DDB.Total(), read}
+	}
+	small, large := measure(12), measure(120)
+	t.Logf("30 days of metrics: %+v at 12 spans, %+v at 120", small, large)
+	assert.Equal(t, small.requests, large.requests, "the same requests")
+	assert.InDelta(t, small.units, large.units, 0.5*small.units, "read units within 1.5x")
+}

@@ -17,10 +17,12 @@ type Reader interface {
 	Rollups(ctx context.Context, projectID string, d Dim, g Grain, from, to time.Time) (map[time.Time]*Counters, error)
 }
 
-// Metrics answers GET /projects/{project_id}/metrics for q (as api.ParseMetricsQuery made it)
+// Metrics answers GET /projects/{project_id}/metrics for q (as api.ParseMetricsQuery read it; its
+// window is aligned to its buckets here too)
 // with one read of the items of its window: O(buckets), whatever the project's size. Day
 // buckets are the sums of their hours.
 func Metrics(ctx context.Context, r Reader, projectID string, q api.MetricsQuery) (api.Metrics, error) {
+	q = q.Aligned()
 	grain := Hour
 	if q.Bucket == api.BucketMinute {
 		grain = Minute
