@@ -18,7 +18,7 @@ import (
 // through the form. Trace names, session names, tags and judge names carry markup and
 // javascript: links: no dialog may open and no element may be made from them.
 func TestOverviewSessionsInBrowser(t *testing.T) {
-	f := newFixture(t)
+	f := newStreamFixture(t)
 	now := time.Now().UTC()
 	sessionID := uuid.NewString()
 	evil := map[string]string{"env": "prod", "link": xssLink, "html": xssImg}
@@ -29,6 +29,7 @@ func TestOverviewSessionsInBrowser(t *testing.T) {
 	)
 	f.api.MustDo(t, "POST", "/sessions", f.api.A.Key, []any{map[string]any{"id": sessionID, "project_id": f.api.A.ProjectID, "name": xssScript, "tags": evil}})
 	f.createJudge(t, f.api.A, xssImg, map[string]bool{children[0]: false, children[1]: true})
+	f.api.DrainStream(t)
 
 	ctx := browsertest.Start(t, 360, 2*time.Minute)
 	dialogs := browsertest.CountDialogs(ctx)

@@ -38,10 +38,6 @@ var Function = app.Function{
 		if err != nil {
 			return nil, err
 		}
-		examples, err := e.OptimizationExamples()
-		if err != nil {
-			return nil, err
-		}
 		blobs, err := e.Blobs()
 		if err != nil {
 			return nil, err
@@ -52,8 +48,7 @@ var Function = app.Function{
 		}
 		return NewHandler(Deps{
 			Sessions: ddb.NewWebSessionStore(e.Table()), Authn: e.Authn(),
-			Queries: q, Reader: e.Traces(), Prompts: e.Prompts(), API: api, Now: e.Now,
-			PromptFeedback: examples, ImageOrigin: origin, PublicURL: e.Config.PublicURL,
+			Queries: q, API: api, Now: e.Now, ImageOrigin: origin, PublicURL: e.Config.PublicURL,
 		}), nil
 	},
 }

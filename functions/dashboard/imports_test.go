@@ -22,21 +22,19 @@ const module = "github.com/plumehq/plume/"
 var pageImports = []string{"api", "client", "shared/errs", "shared/web", "shared/textcut", "shared/auth"}
 
 // importsOwed are the other module packages a file still imports, each with why; a file
-// importing any package outside pageImports and its line here fails the test, so the list
-// only shrinks.
+// importing any package outside pageImports and its line here fails the test, as does a line
+// naming a package its file no longer imports, so the list only shrinks.
 var importsOwed = map[string][]string{
 	// The composition root side: mounts the API's areas in-process, builds the sign-in store.
 	"function.go": {"functions/feedback", "functions/judges", "functions/optimizer", "functions/prompts", "functions/settings", "functions/tracing", "internal/app", "shared/ddb"},
-	// Replaced by the project summary route (issue 26).
-	"overview.go": {"shared/feedback", "shared/trace"},
 	// The traces, spans and sessions lists build trace queries until the list queries are api
-	// types; Deps holds the services overview.go and the lists read; a session id of an SDK's
-	// form is canonicalised by trace.SessionIDOf.
+	// types; Deps holds the lists' trace queries; a session id of an SDK's form is
+	// canonicalised by trace.SessionIDOf.
 	"filter.go":   {"shared/trace"},
 	"traces.go":   {"shared/trace"},
 	"spans.go":    {"shared/trace"},
 	"sessions.go": {"shared/trace"},
-	"routes.go":   {"shared/prompt", "shared/trace"},
+	"routes.go":   {"shared/trace"},
 	// Limits and rules of the contract not yet in api: id and name lengths, token bounds,
 	// slugs and tags, template sizes and backfills; judges.go previews the criteria of an
 	// unsaved template (judge.InferCriteria), for which no route exists.
@@ -54,6 +52,7 @@ var importsOwed = map[string][]string{
 func TestPagesImportOnlyTheContract(t *testing.T) {
 	files, err := filepath.Glob("*.go")
 	require.NoError(t, err)
+	imported := map[string][]string{}
 	for _, name := range files {
 		if strings.HasSuffix(name, "_test.go") {
 			continue
@@ -67,8 +66,14 @@ func TestPagesImportOnlyTheContract(t *testing.T) {
 			if !ok {
 				continue
 			}
+			imported[name] = append(imported[name], pkg)
 			assert.True(t, slices.Contains(pageImports, pkg) || slices.Contains(importsOwed[name], pkg),
 				"%s imports %s: read it through the REST API (client) instead", name, path)
+		}
+	}
+	for name, owed := range importsOwed {
+		for _, pkg := range owed {
+			assert.Contains(t, imported[name], pkg, "%s no longer imports %s: take it off importsOwed", name, pkg)
 		}
 	}
 }

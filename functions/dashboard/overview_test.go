@@ -1,8 +1,10 @@
 package dashboard_test
 
 import (
+	"fmt"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/internal/apitest"
 )
 
@@ -92,7 +95,7 @@ func between(t *testing.T, s, id, end string) string {
 }
 
 func TestOverview(t *testing.T) {
-	f := newFixture(t)
+	f := newStreamFixture(t)
 	now := time.Now().UTC()
 	hourAgo, threeHoursAgo := now.Add(-time.Hour), now.Add(-3*time.Hour)
 	_, children := f.seedTraces(t, f.api.A,
@@ -118,6 +121,7 @@ func TestOverview(t *testing.T) {
 	strict := f.createJudge(t, f.api.A, "strict <b>judge</b>", map[string]bool{children[0]: false, children[1]: false, children[2]: true})
 	f.createJudge(t, f.api.A, "lenient", map[string]bool{children[0]: true})
 	f.createJudge(t, f.api.A, "idle", nil)
+	f.api.DrainStream(t)
 
 	b := f.browser(t)
 	b.signIn(t, f.api.A.Key)
@@ -127,12 +131,14 @@ func TestOverview(t *testing.T) {
 		require.Equal(t, http.StatusOK, p.Status, p.Body)
 		assertPage(t, p)
 		figures := map[string]string{
-			"trace-count": "3", "span-count": "6", "error-count": "1", "error-rate": "33.3%",
-			"cost": "$0.750000", "p50": "2.00 s", "p95": "10.00 s",
+			"trace-count": "3", "span-count": "6", "error-count": "1", "error-rate": "33.3%", "cost": "$0.750000",
 		}
 		for id, want := range figures {
 			assert.Contains(t, p.Body, `data-testid="`+id+`">`+want+`<`, id)
 		}
+		// The metrics' percentiles are within api.MetricsRelativeError of the durations.
+		assertSeconds(t, 2, regexpFind(t, `data-testid="p50">([0-9.]+ s)<`, p.Body))
+		assertSeconds(t, 10, regexpFind(t, `data-testid="p95">([0-9.]+ s)<`, p.Body))
 		assert.Contains(t, p.Body, `data-testid="range-24h" aria-current="page"`)
 
 		// One bar per hour in each bar chart, one point per hour with traces in each latency line.
@@ -157,7 +163,10 @@ func TestOverview(t *testing.T) {
 		assert.Contains(t, between(t, p.Body, "chart-spans", "figure"), row(label(hourAgo), "4"))
 		assert.Contains(t, between(t, p.Body, "chart-cost", "figure"), row(label(threeHoursAgo), "$0.5"))
 		assert.Contains(t, between(t, p.Body, "chart-errors", "figure"), row(label(hourAgo), "50%"))
-		assert.Contains(t, latency, `<th scope="row">`+label(hourAgo)+`</th><td class="num">2.00 s</td><td class="num">10.00 s</td>`)
+		hour := regexp.MustCompile(`<th scope="row">` + label(hourAgo) + `</th><td class="num">([0-9.]+ s)</td><td class="num">([0-9.]+ s)</td>`).FindStringSubmatch(latency)
+		require.NotNil(t, hour, "the latency of the hour of beta and gamma")
+		assertSeconds(t, 2, hour[1])
+		assertSeconds(t, 10, hour[2])
 		assert.Contains(t, traces, "Highest: 2 at "+label(hourAgo))
 
 		prompts := between(t, p.Body, "top-prompts", "table")
@@ -203,4 +212,43 @@ func TestOverview(t *testing.T) {
 		assert.NotContains(t, p.Body, "strict")
 		assert.NotContains(t, p.Body, `data-testid="chart-traces"`)
 	})
+}
+
+// TestOverviewRequests: the overview costs the same DynamoDB requests whatever the project's
+// size (it read up to trace.MaxAggregateScan traces and span summaries and a feedback query per
+// prompt before): the session and its key, then GET metrics of the range, GET /traces of the
+// newest ten and GET judges, 10 requests in all.
+func TestOverviewRequests(t *testing.T) {
+	f := newStreamFixture(t)
+	b := f.browser(t)
+	b.signIn(t, f.api.A.Key)
+	now, seededSoFar := time.Now().UTC(), 0
+	var counts []map[string]int
+	for _, n := range []int{5, 50} {
+		var traces []seeded
+		for i := seededSoFar; i < n; i++ {
+			traces = append(traces, seeded{name: fmt.Sprint("t", i), start: now.Add(-time.Duration(i%20) * time.Hour),
+				duration: time.Second, cost: 0.01, failed: i%3 == 0, prompt: fmt.Sprint("prompt-", i%7)})
+		}
+		_, children := f.seedTraces(t, f.api.A, traces...)
+		f.createJudge(t, f.api.A, fmt.Sprint("judge ", n), map[string]bool{children[0]: false, children[1]: true})
+		seededSoFar = n
+		f.api.DrainStream(t)
+		f.api.DDB.Reset()
+		p := b.get(t, "/ui/")
+		require.Equal(t, http.StatusOK, p.Status, p.Body)
+		assert.Contains(t, p.Body, fmt.Sprintf(`data-testid="trace-count">%d<`, n))
+		assert.Equal(t, min(n, 10), strings.Count(p.Body, `<li><a href="/ui/traces/`), "the newest ten traces")
+		counts = append(counts, f.api.DDB.Counts())
+	}
+	assert.Equal(t, map[string]int{"GetItem": 3, "Query": 6, "BatchGetItem": 1}, counts[0])
+	assert.Equal(t, counts[0], counts[1], "the same requests for 5 and 50 traces")
+}
+
+// assertSeconds checks that shown ("1.96 s") is want seconds within api.MetricsRelativeError.
+func assertSeconds(t *testing.T, want float64, shown string) {
+	t.Helper()
+	v, err := strconv.ParseFloat(strings.TrimSuffix(shown, " s"), 64)
+	require.NoError(t, err, shown)
+	assert.InEpsilon(t, want, v, api.MetricsRelativeError+0.005, shown)
 }

@@ -190,11 +190,13 @@ func costOrDash(c *float64) string {
 	return fmt.Sprintf("$%.6f", *c)
 }
 
-func deref(s *string) string {
-	if s == nil {
-		return ""
+// deref is *p, the zero value for nil (an absent string, a counter the metrics leave null).
+func deref[T any](p *T) T {
+	if p == nil {
+		var zero T
+		return zero
 	}
-	return *s
+	return *p
 }
 
 // pageTemplates are the pages by name: each file templates/<name>.html is the layout with that

@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"github.com/plumehq/plume/shared/auth"
-	"github.com/plumehq/plume/shared/prompt"
 	"github.com/plumehq/plume/shared/trace"
 )
 
@@ -48,15 +47,11 @@ type Deps struct {
 	// session on every request (from its cache), so that a revoked or expired key ends its
 	// sessions: the API areas of API share it, so a revocation made here is seen at once.
 	Authn *auth.Authenticator
-	// Queries, Reader, Prompts and PromptFeedback are the domain services the overview
-	// (overview.go) still reads directly, until its metrics route replaces them; Queries also
-	// serves the traces, spans and sessions lists (traces.go, spans.go, sessions.go), whose
-	// filter (filter.go) builds trace queries until the list queries are api types. Every
-	// other page reads through API.
-	Queries        *trace.Queries
-	Reader         trace.Reader
-	Prompts        *prompt.Service
-	PromptFeedback PromptFeedback // nil leaves the overview's prompts by negative feedback out
+	// Queries serves the traces, spans and sessions lists (traces.go, spans.go, sessions.go),
+	// whose filter (filter.go) builds trace queries until the list queries are api types: the
+	// one domain service a page still reads directly. Every other page, the overview too,
+	// reads through API.
+	Queries *trace.Queries
 	// API is the REST API's areas mounted in this process (app.Mount), which the pages call
 	// through the Go client on behalf of the session (api.go).
 	API http.Handler

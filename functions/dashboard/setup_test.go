@@ -34,20 +34,24 @@ func newFixture(t *testing.T) *fixture {
 	return serveDashboard(t, apitest.New(t, apitest.Options{Config: func(c *config.Config) { c.AuthCacheTTL = 0 }}))
 }
 
+// newStreamFixture is newFixture over a table with its change stream, for the pages that read
+// the metrics (the overview): seed, then f.api.DrainStream, then read the page.
+func newStreamFixture(t *testing.T) *fixture {
+	t.Helper()
+	return serveDashboard(t, apitest.New(t, apitest.Options{Stream: true, Config: func(c *config.Config) { c.AuthCacheTTL = 0 }}))
+}
+
 // serveDashboard serves the dashboard over api's table and REST handler, as
 // dashboard.Function builds it.
 func serveDashboard(t *testing.T, api *apitest.API) *fixture {
 	t.Helper()
 	q, err := api.Env.TraceQueries()
 	require.NoError(t, err)
-	examples, err := api.Env.OptimizationExamples()
-	require.NoError(t, err)
 	origin, err := dashboard.AttachmentOrigin(t.Context(), api.Blobs)
 	require.NoError(t, err)
 	h := dashboard.NewHandler(dashboard.Deps{
 		Sessions: ddb.NewWebSessionStore(api.Table), Authn: api.Env.Authn(),
-		Queries: q, Reader: api.Env.Traces(), Prompts: api.Env.Prompts(), API: api.Handler,
-		PromptFeedback: examples, ImageOrigin: origin,
+		Queries: q, API: api.Handler, ImageOrigin: origin,
 	})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
