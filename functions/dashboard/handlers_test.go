@@ -133,14 +133,14 @@ func TestPages(t *testing.T) {
 	longID, _ := f.seedTrace(t, f.api.A.Key, "batch job", 250, nil)
 	victimID, _ := f.seedTrace(t, f.api.B.Key, "B's private trace", 1, nil)
 
+	// The overview's figures come from the metrics, which follow the table's change stream
+	// (this fixture's table has none: TestOverview checks them); its recent traces are the
+	// project's own.
 	t.Run("overview", func(t *testing.T) {
 		p := b.get(t, "/ui/")
 		require.Equal(t, http.StatusOK, p.Status, p.Body)
 		assertPage(t, p)
-		assert.Contains(t, p.Body, `data-testid="trace-count">2<`)
-		assert.Contains(t, p.Body, `data-testid="span-count">254<`)
-		assert.Contains(t, p.Body, `data-testid="error-count">1<`)
-		assert.Contains(t, p.Body, `data-testid="cost">$0.250000<`)
+		assert.Contains(t, p.Body, shortID)
 		assert.NotContains(t, p.Body, "B&#39;s private trace")
 	})
 	t.Run("traces", func(t *testing.T) {
