@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -97,7 +96,7 @@ func (g *gatewayAPI) llmSpans(t *testing.T, traceID string) []api.Span {
 	t.Helper()
 	ctx := context.Background()
 	require.NoError(t, g.c.Flush(ctx))
-	spans, err := g.c.Spans(ctx, url.Values{"trace_id": {traceID}, "span_kind": {"llm"}})
+	spans, err := g.c.Spans(ctx, api.SpanQuery{TraceID: traceID, SpanKind: api.SpanKindLLM})
 	require.NoError(t, err)
 	return spans
 }
