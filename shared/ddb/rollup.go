@@ -65,10 +65,15 @@ func rollupPK(projectID string, d rollup.Dim) string {
 }
 
 func rollupSK(g rollup.Grain, start time.Time) string {
+	return string(g) + "#" + start.UTC().Format(rollupLayout(g))
+}
+
+// rollupLayout is the time layout of g's sort keys.
+func rollupLayout(g rollup.Grain) string {
 	if g == rollup.Minute {
-		return string(g) + "#" + start.UTC().Format("200601021504")
+		return "200601021504"
 	}
-	return string(g) + "#" + start.UTC().Format("2006010215")
+	return "2006010215"
 }
 
 // StreamRecord is one change of the table, as DynamoDB Streams reports it: INSERT (New only),
@@ -199,11 +204,7 @@ func (s *RollupStore) Rollups(ctx context.Context, projectID string, d rollup.Di
 }
 
 func rollupStart(g rollup.Grain, sk string) (time.Time, error) {
-	layout := "2006010215"
-	if g == rollup.Minute {
-		layout = "200601021504"
-	}
-	t, err := time.Parse(layout, strings.TrimPrefix(sk, string(g)+"#"))
+	t, err := time.Parse(rollupLayout(g), strings.TrimPrefix(sk, string(g)+"#"))
 	if err != nil {
 		return time.Time{}, fmt.Errorf("rollup sort key %q: %w", sk, err)
 	}
