@@ -1,0 +1,120 @@
+package listindex
+
+import (
+	"bytes"
+	"cmp"
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+// rec is a value with the tie-breaks of the lists' order (shared/trace.page).
+type rec struct {
+	v       any // nil, float64 or string
+	created time.Time
+	id      string
+}
+
+func (r rec) key() []byte {
+	var v Value
+	switch x := r.v.(type) {
+	case nil:
+		v = Nil()
+	case float64:
+		v = Number(x)
+	case string:
+		v = String(x)
+	}
+	return Key(DimCost, v, r.created, r.id)
+}
+
+// compareRecs is the lists' ascending order: value (nil first), created_at, id.
+func compareRecs(a, b rec) int {
+	r := 0
+	switch {
+	case a.v == nil && b.v == nil:
+	case a.v == nil:
+		return -1
+	case b.v == nil:
+		return 1
+	default:
+		switch x := a.v.(type) {
+		case float64:
+			r = cmp.Compare(x, b.v.(float64))
+		case string:
+			r = strings.Compare(x, b.v.(string))
+		}
+	}
+	if r == 0 {
+		r = a.created.Compare(b.created)
+	}
+	if r == 0 {
+		r = strings.Compare(a.id, b.id)
+	}
+	return r
+}
+
+func FuzzKeyOrder(f *testing.F) {
+	f.Add(1.5, -2.0, "a", "a\x00", int64(5), int64(5), "x", "x\x00y", false)
+	f.Add(0.0, math.Copysign(0, -1), "", "\x00", int64(-1), int64(1), "", "\xff", true)
+	f.Add(math.Inf(1), 1e300, "ab", "a", int64(1e15), int64(-1e15), "id", "id", false)
+	f.Fuzz(func(t *testing.T, fa, fb float64, sa, sb string, ca, cb int64, ia, ib string, strs bool) {
+		if math.IsNaN(fa) || math.IsNaN(fb) {
+			return
+		}
+		a := rec{v: fa, created: time.UnixMicro(ca).UTC(), id: ia}
+		b := rec{v: fb, created: time.UnixMicro(cb).UTC(), id: ib}
+		if strs {
+			a.v, b.v = sa, sb
+		}
+		if fa == 1 { // and nil values
+			a.v = nil
+		}
+		want := compareRecs(a, b)
+		if want == 0 && !bytes.Equal(a.key(), b.key()) && !(a.v == 0.0 && b.v == 0.0) {
+			t.Fatalf("equal records, different keys: %+v %+v", a, b)
+		}
+		if got := bytes.Compare(a.key(), b.key()); got != want {
+			t.Fatalf("order of %+v and %+v: keys %d, lists %d", a, b, got, want)
+		}
+		for _, r := range []rec{a, b} {
+			p, err := Parse(r.key())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Dim != DimCost || !p.Created.Equal(r.created) || p.ID != r.id || !bytes.HasPrefix(r.key(), Prefix(DimCost, p.Value)) {
+				t.Fatalf("parse %+v: %+v", r, p)
+			}
+			switch x := r.v.(type) {
+			case float64:
+				if f, ok := p.Value.Float(); !ok || f != x {
+					t.Fatalf("number %v read back as %v", x, f)
+				}
+			case string:
+				if s, ok := p.Value.Str(); !ok || s != x {
+					t.Fatalf("string %q read back as %q", x, s)
+				}
+			case nil:
+				if !p.Value.IsNil() {
+					t.Fatal("nil read back as a value")
+				}
+			}
+		}
+	})
+}
+
+func TestPrefixAndWindow(t *testing.T) {
+	day := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+	in := Key(DimName, String("a"), day.Add(time.Hour), "s1")
+	other := Key(DimName, String("ab"), day.Add(time.Hour), "s1")
+	if !bytes.HasPrefix(in, Prefix(DimName, String("a"))) || bytes.HasPrefix(other, Prefix(DimName, String("a"))) {
+		t.Fatal("a value's prefix holds its keys and only them")
+	}
+	if bytes.Compare(At(DimName, String("a"), day), in) > 0 || bytes.Compare(At(DimName, String("a"), day.Add(2*time.Hour)), in) <= 0 {
+		t.Fatal("At bounds a value's window")
+	}
+	if bytes.Compare(TagValue("a", "b=c").enc, TagValue("a=b", "c").enc) == 0 {
+		t.Fatal("tag values must not collide")
+	}
+}
