@@ -1,0 +1,62 @@
+package trace
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/plumehq/plume/shared/listindex"
+)
+
+func TestIndexDiff(t *testing.T) {
+	at := time.Date(2026, 12, 2, 5, 0, 0, 0, time.UTC)
+	cost := 0.5
+	old := Summary{SpanID: "s1", Name: "chat", Kind: "llm", CreatedAt: at, StartedAt: at, Cost: &cost}
+	updated := old
+	updated.Cost = new(1.5)
+	d := IndexDiff(SpanIndexKeys(old), SpanIndexKeys(updated))
+	if len(d) != 2 {
+		t.Fatalf("a change of cost changes its cost key only: %d entries", len(d))
+	}
+	for _, e := range d {
+		p, err := listindex.Parse(e.Key)
+		if err != nil || p.Dim != listindex.DimCost || p.ID != "s1" {
+			t.Fatalf("entry %+v: %+v %v", e, p, err)
+		}
+		want := 1.5
+		if e.Count < 0 {
+			want = 0.5
+		}
+		if f, _ := p.Value.Float(); f != want {
+			t.Fatalf("count %d on cost %v", e.Count, f)
+		}
+	}
+	if len(IndexDiff(SpanIndexKeys(old), SpanIndexKeys(old))) != 0 {
+		t.Fatal("an unchanged record changes nothing")
+	}
+	if n := len(IndexDiff(nil, SpanIndexKeys(old))); n != len(SpanIndexKeys(old)) {
+		t.Fatalf("a new record adds each key: %d", n)
+	}
+}
+
+func TestTagKeysBounded(t *testing.T) {
+	tags := map[string]string{}
+	for i := range 40 {
+		tags[string(rune('a'+i%26))+string(rune('a'+i/26))] = "v"
+	}
+	tags["long"] = string(bytes.Repeat([]byte("x"), 300))
+	keys := TraceIndexKeys(Trace{ID: "t", Tags: tags})
+	var tagKeys, cut int
+	for _, k := range keys {
+		p, _ := listindex.Parse(k)
+		if p.Dim == listindex.DimTag {
+			tagKeys++
+			if p.Value.Equal(TagsCut) {
+				cut++
+			}
+		}
+	}
+	if tagKeys != maxIndexedTags+1 || cut != 1 {
+		t.Fatalf("%d tag keys, %d cut markers", tagKeys, cut)
+	}
+}
