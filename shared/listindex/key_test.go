@@ -118,3 +118,14 @@ func TestPrefixAndWindow(t *testing.T) {
 		t.Fatal("tag values must not collide")
 	}
 }
+
+func TestRanges(t *testing.T) {
+	at := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+	in := func(r KeyRange, k []byte) bool {
+		return bytes.Compare(k, r.Lo) >= 0 && (r.Hi == nil || bytes.Compare(k, r.Hi) < 0)
+	}
+	k := Key(DimName, String("a"), at, "x")
+	if !in(ValueRange(DimName, String("a")), k) || in(ValueRange(DimName, String("b")), k) || !in(DimRange(DimName), k) || in(DimRange(DimStatus), k) {
+		t.Fatal("ranges hold their keys and only them")
+	}
+}
