@@ -1,9 +1,11 @@
 package listindex
 
-import "context"
+import (
+	"bytes"
+	"context"
+)
 
-// KeyRange is the keys from Lo (included) to Hi (excluded); a nil Hi is the end of Lo's
-// dimension.
+// KeyRange is the keys from Lo (included) to Hi (excluded); a nil Hi has no end.
 type KeyRange struct {
 	Lo, Hi []byte
 }
@@ -36,4 +38,22 @@ type Iter interface {
 	Next(ctx context.Context) bool
 	Key() []byte
 	Err() error
+}
+
+// SingleValue reports whether every key of r has one dimension and value (a value's range, or a
+// window of it), so that its keys are in created order and the ranges of successive days follow
+// each other (Concat). DimCreated's keys have no value: its ranges always are.
+func SingleValue(r KeyRange) bool {
+	if len(r.Lo) > 0 && Dim(r.Lo[0]) == DimCreated && len(r.Hi) > 0 && Dim(r.Hi[0]) <= DimCreated+1 {
+		return true
+	}
+	if len(r.Lo) < 2 {
+		return false
+	}
+	n, err := valueLen(r.Lo[1:])
+	if err != nil || len(r.Lo) < 1+n {
+		return false
+	}
+	p := r.Lo[:1+n]
+	return r.Hi != nil && (bytes.HasPrefix(r.Hi, p) || bytes.Equal(r.Hi, prefixEnd(p)))
 }
