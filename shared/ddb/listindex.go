@@ -450,9 +450,9 @@ func (s *ListIndexStore) expireInline(ctx context.Context, p lxPart, ids []strin
 		g.Go(func() error {
 			_, err := s.t.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 				TableName: &s.t.name, Key: key(p.runsPK(), id),
-				UpdateExpression:         aws.String("SET #ttl = :ttl"),
-				ConditionExpression:      aws.String("attribute_exists(#pk)"),
-				ExpressionAttributeNames: map[string]string{"#ttl": infra.AttrTTL, "#pk": infra.AttrPK},
+				UpdateExpression:          aws.String("SET #ttl = :ttl"),
+				ConditionExpression:       aws.String("attribute_exists(#pk)"),
+				ExpressionAttributeNames:  map[string]string{"#ttl": infra.AttrTTL, "#pk": infra.AttrPK},
 				ExpressionAttributeValues: map[string]types.AttributeValue{":ttl": num(ttl)},
 			})
 			if err != nil && !isConditionFailed(err) {
