@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -14,11 +15,13 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/plumehq/plume/infra"
 	"github.com/plumehq/plume/shared/blob"
 	"github.com/plumehq/plume/shared/blob/blobtest"
 	"github.com/plumehq/plume/shared/ddb/ddbtest"
@@ -294,6 +297,174 @@ func twice(batches [][]StreamRecord) [][]StreamRecord {
 	var out [][]StreamRecord
 	for _, b := range batches {
 		out = append(out, b, b)
+	}
+	return out
+}
+
+// lxCrash fails the at-th request to DynamoDB or S3 (counted together), before it takes effect
+// or after, and every request after it: a consumer that died there.
+type lxCrash struct {
+	at    int64
+	after bool
+	n     atomic.Int64
+	mu    sync.Mutex
+	ops   []string
+}
+
+var errLXCrashed = fmt.Errorf("crashed")
+
+func (c *lxCrash) step(op string, run func() error) error {
+	n := c.n.Add(1)
+	c.mu.Lock()
+	c.ops = append(c.ops, fmt.Sprintf("%d %s", n, op))
+	c.mu.Unlock()
+	switch {
+	case n < c.at:
+		return run()
+	case n == c.at && c.after:
+		_ = run()
+	}
+	return errLXCrashed
+}
+
+type lxCrashTable struct {
+	API
+	c *lxCrash
+}
+
+func (a *lxCrashTable) GetItem(ctx context.Context, in *dynamodb.GetItemInput, o ...func(*dynamodb.Options)) (out *dynamodb.GetItemOutput, err error) {
+	return out, a.c.step("GetItem", func() error { out, err = a.API.GetItem(context.WithoutCancel(ctx), in, o...); return err })
+}
+
+func (a *lxCrashTable) BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, o ...func(*dynamodb.Options)) (out *dynamodb.BatchGetItemOutput, err error) {
+	return out, a.c.step("BatchGetItem", func() error { out, err = a.API.BatchGetItem(context.WithoutCancel(ctx), in, o...); return err })
+}
+
+func (a *lxCrashTable) PutItem(ctx context.Context, in *dynamodb.PutItemInput, o ...func(*dynamodb.Options)) (out *dynamodb.PutItemOutput, err error) {
+	return out, a.c.step("PutItem", func() error { out, err = a.API.PutItem(context.WithoutCancel(ctx), in, o...); return err })
+}
+
+func (a *lxCrashTable) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, o ...func(*dynamodb.Options)) (out *dynamodb.UpdateItemOutput, err error) {
+	return out, a.c.step("UpdateItem", func() error { out, err = a.API.UpdateItem(context.WithoutCancel(ctx), in, o...); return err })
+}
+
+type lxCrashBlobs struct {
+	RunBlobs
+	c *lxCrash
+}
+
+func (b *lxCrashBlobs) Put(ctx context.Context, key string, body []byte, contentType string) error {
+	return b.c.step("S3 Put", func() error { return b.RunBlobs.Put(context.WithoutCancel(ctx), key, body, contentType) })
+}
+
+func (b *lxCrashBlobs) Get(ctx context.Context, key string) (out []byte, err error) {
+	return out, b.c.step("S3 Get", func() error { out, err = b.RunBlobs.Get(context.WithoutCancel(ctx), key); return err })
+}
+
+func (b *lxCrashBlobs) Delete(ctx context.Context, keys ...string) error {
+	return b.c.step("S3 Delete", func() error { return b.RunBlobs.Delete(context.WithoutCancel(ctx), keys...) })
+}
+
+// TestListIndexCrashAtEveryStep stops the consumer at every request of a batch in turn (the
+// IndexedSince item, runs in the table and in the bucket, manifest updates, the compaction the
+// batch sets off: its reads, its merged run, its replacement and the expiry of what it
+// replaced), before and after the request takes effect. Lambda then retries the batch: the
+// index is at once exact, and stays so when the batch comes yet again.
+func TestListIndexCrashAtEveryStep(t *testing.T) {
+	// Nine traces of 24 spans, eight hours apart: the setup leaves the second day's spans in
+	// three runs (traces 2, 3 and 4, in the bucket and in the table), and the batch's run of
+	// that day, a fourth, sets off its compaction.
+	f := newLXFixture(t, 9, 24, 2)
+	at := func(traces float64) int { return int(traces * float64(len(f.records)) / 9) }
+	setup := [][]StreamRecord{f.records[:at(2)], f.records[at(2):at(3)], f.records[at(3):at(3.5)], f.records[at(3.5):at(4.5)]}
+	batch := f.records[at(4.5):]
+	cfg := ListIndexConfig{MaxRuns: 3}
+	ctx := context.Background()
+
+	// The batch writes runs of both kinds and sets off compactions.
+	ref, _, _, _ := newLXStore(t, cfg)
+	for _, b := range setup {
+		require.NoError(t, ref.Apply(ctx, f.shard, b))
+	}
+	parts, err := ref.Partitions(ctx, f.projectID, listindex.Spans, lxDay0.AddDate(0, 0, 1), lxDay0.AddDate(0, 0, 2))
+	require.NoError(t, err)
+	require.Len(t, parts, 1)
+	before := len(parts[0].Runs)
+	require.NoError(t, ref.Apply(ctx, f.shard, batch))
+	assertExact(t, f.want, ref.state(t, f.projectID), "reference")
+	var inBucket, inTable int
+	for _, kind := range lxKinds {
+		parts, err := ref.Partitions(ctx, f.projectID, kind, lxDay0, lxDay0.AddDate(0, 0, 3))
+		require.NoError(t, err)
+		for _, p := range parts {
+			for _, r := range p.Runs {
+				if r.InBucket {
+					inBucket++
+				} else {
+					inTable++
+				}
+			}
+		}
+	}
+	require.NotZero(t, inBucket, "runs in the bucket")
+	require.NotZero(t, inTable, "runs in the table")
+	require.Equal(t, cfg.MaxRuns, before, "the batch's run is one past MaxRuns")
+
+	client, _, name := ddbtest.NewTable(t)
+	blobs, _, _ := blobtest.New(t)
+	var tried int
+	for _, after := range []bool{false, true} {
+		for at := int64(1); ; at++ {
+			require.Less(t, at, int64(100), "bounded")
+			label := fmt.Sprintf("crash at request %d (after: %v)", at, after)
+			// Each crash in a project of its own, in one table and bucket.
+			project := uuid.NewString()
+			setup, batch := forProject(setup, f.projectID, project), forProject([][]StreamRecord{batch}, f.projectID, project)[0]
+			healthy := NewListIndexStore(NewTable(client, name), blobs, cfg)
+			for _, b := range setup {
+				require.NoError(t, healthy.Apply(ctx, f.shard, b))
+			}
+			crash := &lxCrash{at: at, after: after}
+			crashing := NewListIndexStore(NewTable(&lxCrashTable{API: client, c: crash}, name), &lxCrashBlobs{RunBlobs: blobs, c: crash}, cfg)
+			err := crashing.Apply(ctx, f.shard, batch)
+			if crash.n.Load() < at {
+				require.NoError(t, err, label)
+				if after {
+					t.Logf("the batch's requests: %v", crash.ops)
+				}
+				break // no request failed: every step has been crashed at
+			}
+			tried++
+			// A crash in a compaction does not fail the batch, which is applied already.
+			retry := NewListIndexStore(NewTable(client, name), blobs, cfg)
+			require.NoError(t, retry.Apply(ctx, f.shard, batch), label)
+			assertExact(t, f.want, retry.state(t, project), label+", retried")
+			require.NoError(t, retry.Apply(ctx, f.shard, batch), label)
+			assertExact(t, f.want, retry.state(t, project), label+", delivered again")
+			if t.Failed() {
+				t.Logf("%s: requests %v", label, crash.ops)
+				return
+			}
+		}
+	}
+	t.Logf("%d crashes", tried)
+}
+
+// forProject is batches with the records of project from moved to project to.
+func forProject(batches [][]StreamRecord, from, to string) [][]StreamRecord {
+	move := func(item map[string]types.AttributeValue) map[string]types.AttributeValue {
+		if item == nil {
+			return nil
+		}
+		out := maps.Clone(item)
+		out[infra.AttrPK] = &types.AttributeValueMemberS{Value: strings.Replace(strAttr(item, infra.AttrPK), "P#"+from+"#", "P#"+to+"#", 1)}
+		return out
+	}
+	out := make([][]StreamRecord, len(batches))
+	for i, b := range batches {
+		for _, r := range b {
+			out[i] = append(out[i], StreamRecord{EventName: r.EventName, Sequence: r.Sequence, Old: move(r.Old), New: move(r.New)})
+		}
 	}
 	return out
 }
