@@ -25,6 +25,7 @@ import (
 	"github.com/plumehq/plume/shared/blob"
 	"github.com/plumehq/plume/shared/blob/blobtest"
 	"github.com/plumehq/plume/shared/ddb/ddbtest"
+	"github.com/plumehq/plume/shared/errs"
 	"github.com/plumehq/plume/shared/listindex"
 	"github.com/plumehq/plume/shared/trace"
 )
@@ -467,4 +468,246 @@ func forProject(batches [][]StreamRecord, from, to string) [][]StreamRecord {
 		}
 	}
 	return out
+}
+
+// spanRecords are the stream records (INSERT, images as TraceStore stores them) of n span
+// summaries of project created at created, with sequence numbers from seq on; the spans' ids
+// come from rng, so that two projects can have the same keys.
+func spanRecords(t *testing.T, projectID string, created time.Time, seq, n int, rng *rand.Rand) []StreamRecord {
+	t.Helper()
+	out := make([]StreamRecord, n)
+	for i := range out {
+		id := uuid.Must(uuid.NewRandomFromReader(rngReader{rng})).String()
+		ms := float64(rng.IntN(5000))
+		sum := trace.Summary{SpanID: id, TraceID: id, Name: "step", Kind: trace.KindGeneric, Status: "ok",
+			StartedAt: created, DurationMS: &ms, Tags: map[string]string{"env": "prod", "user": fmt.Sprint(rng.IntN(1000))},
+			CreatedAt: created, UpdatedAt: created, Location: trace.Location{Key: trace.BatchPrefix(projectID) + "b.ndjson", Length: 1}}
+		item, err := marshal(toSummaryItem(projectID, sum))
+		require.NoError(t, err)
+		out[i] = StreamRecord{EventName: "INSERT", Sequence: fmt.Sprint(seq + i), New: item}
+	}
+	return out
+}
+
+type rngReader struct{ *rand.Rand }
+
+func (r rngReader) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = byte(r.Uint32())
+	}
+	return len(p), nil
+}
+
+// keysOf is the index a batch of first writes makes.
+func keysOf(records []StreamRecord) lxState {
+	out := lxState{listindex.Spans: {}, listindex.Traces: {}, listindex.Sessions: {}}
+	for _, r := range records {
+		rec, ok := lxRecordOf(r.New)
+		if ok {
+			addKeys(out[rec.part.kind], rec.keys)
+		}
+	}
+	return out
+}
+
+func (s *ListIndexStore) only(t *testing.T, projectID string, kind listindex.Kind, day time.Time) (IndexPartition, lxManifest) {
+	t.Helper()
+	parts, err := s.Partitions(context.Background(), projectID, kind, day, day.Add(24*time.Hour))
+	require.NoError(t, err)
+	require.Len(t, parts, 1)
+	m, err := s.manifest(context.Background(), lxPart{projectID: projectID, kind: kind, day: listIndexSK(day)})
+	require.NoError(t, err)
+	return parts[0], m
+}
+
+// TestListIndexPlacement: a run under 8 KB is an item of its day's partition and no object; a
+// run of 8 KB or more is an object under the project's index prefix and no item; both read
+// back whole through Sources.
+func TestListIndexPlacement(t *testing.T) {
+	s, client, table, blobs := newLXStore(t, ListIndexConfig{})
+	ctx := context.Background()
+	day := lxDay0.Truncate(24 * time.Hour)
+	// The largest batch whose run is under 8 KB, and one span more.
+	n := 1
+	for ; ; n++ {
+		rs := spanRecords(t, "sizing", lxDay0, 1, n, rand.New(rand.NewPCG(4, 4)))
+		if len(listindex.EncodeRun(lxEntries(rs)[lxPart{"sizing", listindex.Spans, listIndexSK(lxDay0)}])) >= inlineRunMax {
+			break
+		}
+	}
+	tests := []struct {
+		name     string
+		spans    int
+		inBucket bool
+	}{
+		{name: "under 8 KB", spans: n - 1},
+		{name: "8 KB or more", spans: n, inBucket: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			project := uuid.NewString()
+			rs := spanRecords(t, project, lxDay0, 1, tt.spans, rand.New(rand.NewPCG(4, 4)))
+			body := listindex.EncodeRun(lxEntries(rs)[lxPart{project, listindex.Spans, listIndexSK(lxDay0)}])
+			require.NoError(t, s.Apply(ctx, "shard-1", rs))
+			p, _ := s.only(t, project, listindex.Spans, day)
+			require.Len(t, p.Runs, 1)
+			run := p.Runs[0]
+			assert.Equal(t, tt.inBucket, run.InBucket)
+			assert.Equal(t, int64(len(body)), run.Size)
+			assert.Equal(t, keysOf(rs)[listindex.Spans], s.state(t, project)[listindex.Spans])
+
+			item, err := client.GetItem(ctx, &dynamodb.GetItemInput{TableName: &table, Key: key(listIndexRunsPK(project, listindex.Spans, day), run.ID)})
+			require.NoError(t, err)
+			object, objErr := blobs.Get(ctx, "index/project="+project+"/kind=spans/day=2026-11-20/"+run.ID+".run")
+			if tt.inBucket {
+				assert.Nil(t, item.Item, "no item")
+				require.NoError(t, objErr)
+				assert.Equal(t, body, object)
+			} else {
+				require.NotNil(t, item.Item)
+				assert.Equal(t, body, item.Item[attrLXRunBytes].(*types.AttributeValueMemberB).Value)
+				assert.Equal(t, errs.CodeNotFound, errs.CodeOf(objErr), "no object: %v", objErr)
+			}
+			sources, err := s.Sources(ctx, p)
+			require.NoError(t, err)
+			require.Len(t, sources, 1)
+			got, err := sources[0].Source.ReadAt(ctx, 0, run.Size)
+			require.NoError(t, err)
+			assert.Equal(t, body, got)
+		})
+	}
+}
+
+// TestListIndexRetention: with a span retention, a partition and its runs in the table expire
+// at the end of the day plus the retention; an expired partition is not listed, and a change
+// of a record whose partition has expired writes nothing.
+func TestListIndexRetention(t *testing.T) {
+	const retention = 30 * 24 * time.Hour
+	day := lxDay0.Truncate(24 * time.Hour)
+	var now atomic.Pointer[time.Time]
+	setNow := func(at time.Time) { now.Store(&at) }
+	setNow(lxDay0.Add(2 * time.Hour))
+	s, client, table, _ := newLXStore(t, ListIndexConfig{Retention: retention, Now: func() time.Time { return *now.Load() }})
+	ctx := context.Background()
+	project := uuid.NewString()
+	rng := rand.New(rand.NewPCG(5, 5))
+	require.NoError(t, s.Apply(ctx, "shard-1", spanRecords(t, project, lxDay0, 1, 3, rng)))
+
+	wantTTL := day.Add(24*time.Hour + retention).Unix()
+	p, m := s.only(t, project, listindex.Spans, day)
+	assert.Equal(t, wantTTL, m.ttl, "the manifest expires at the end of its day plus the retention")
+	item, err := client.GetItem(ctx, &dynamodb.GetItemInput{TableName: &table, Key: key(listIndexRunsPK(project, listindex.Spans, day), p.Runs[0].ID)})
+	require.NoError(t, err)
+	ttl, _ := intAttr(item.Item, "ttl")
+	assert.Equal(t, wantTTL, ttl, "and so do its runs in the table")
+
+	setNow(time.Unix(wantTTL-1, 0))
+	parts, err := s.Partitions(ctx, project, listindex.Spans, day, day.Add(24*time.Hour))
+	require.NoError(t, err)
+	assert.Len(t, parts, 1, "listed until it expires")
+	setNow(time.Unix(wantTTL, 0))
+	parts, err = s.Partitions(ctx, project, listindex.Spans, day, day.Add(24*time.Hour))
+	require.NoError(t, err)
+	assert.Empty(t, parts, "an expired partition is not listed, though DynamoDB deletes it later")
+
+	// A change of a record created before the retention: nothing written for it.
+	old := lxDay0.Add(-40 * 24 * time.Hour)
+	require.NoError(t, s.Apply(ctx, "shard-1", spanRecords(t, project, old, 10, 2, rng)))
+	got, err := client.GetItem(ctx, &dynamodb.GetItemInput{TableName: &table, Key: key(listIndexPK(project, listindex.Spans), listIndexSK(old))})
+	require.NoError(t, err)
+	assert.Nil(t, got.Item)
+}
+
+// TestListIndexedSince: the first batch of a project records when it was applied; later ones,
+// by any consumer, leave it.
+func TestListIndexedSince(t *testing.T) {
+	client, _, table := ddbtest.NewTable(t)
+	blobs, _, _ := blobtest.New(t)
+	ctx := context.Background()
+	first, later := lxDay0.Add(time.Hour), lxDay0.Add(5*time.Hour)
+	store := func(now time.Time) *ListIndexStore {
+		return NewListIndexStore(NewTable(client, table), blobs, ListIndexConfig{Now: func() time.Time { return now }})
+	}
+	project := uuid.NewString()
+	_, ok, err := store(first).IndexedSince(ctx, project)
+	require.NoError(t, err)
+	assert.False(t, ok, "nothing indexed yet")
+
+	rng := rand.New(rand.NewPCG(6, 6))
+	require.NoError(t, store(first).Apply(ctx, "shard-1", spanRecords(t, project, lxDay0, 1, 2, rng)))
+	require.NoError(t, store(later).Apply(ctx, "shard-2", spanRecords(t, project, lxDay0, 1, 2, rng)))
+	since, ok, err := store(later).IndexedSince(ctx, project)
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, first, since)
+}
+
+// TestListIndexCompactionTidies: a compaction removes the marks of shards that have not moved
+// for 25 hours (the stream keeps records 24), keeps the runs of the bucket it replaced
+// readable until a later compaction past their grace deletes them, and expires the replaced
+// runs of the table (without a retention); the index stays exact throughout.
+func TestListIndexCompactionTidies(t *testing.T) {
+	var now atomic.Pointer[time.Time]
+	setNow := func(at time.Time) { now.Store(&at) }
+	t0 := lxDay0.Add(time.Hour)
+	setNow(t0)
+	s, client, table, blobs := newLXStore(t, ListIndexConfig{MaxRuns: 2, Now: func() time.Time { return *now.Load() }})
+	ctx := context.Background()
+	project := uuid.NewString()
+	day := lxDay0.Truncate(24 * time.Hour)
+	rng := rand.New(rand.NewPCG(7, 7))
+	var all []StreamRecord
+	apply := func(shard string, seq, spans int) {
+		rs := spanRecords(t, project, lxDay0, seq, spans, rng)
+		all = append(all, rs...)
+		require.NoError(t, s.Apply(ctx, shard, rs))
+		assertExact(t, keysOf(all), s.state(t, project), fmt.Sprintf("after %d records", len(all)))
+	}
+	object := func(id string) error {
+		_, err := blobs.Get(ctx, listIndexObjectKey(project, listindex.Spans, day, id))
+		return err
+	}
+
+	apply("shard-a", 1, 200)
+	setNow(t0.Add(26 * time.Hour))
+	apply("shard-b", 1, 200)
+	first, m := s.only(t, project, listindex.Spans, day)
+	require.Len(t, first.Runs, 2)
+	require.Len(t, m.marks, 2)
+	apply("shard-b", 1000, 200) // a third run: compacted
+	_, m = s.only(t, project, listindex.Spans, day)
+	require.Len(t, m.runs, 1, "merged")
+	assert.Equal(t, []string{lxMarkPrefix + shardHash("shard-b")}, slices.Collect(maps.Keys(m.marks)), "shard-a's mark, 26 hours old, is gone")
+	require.Len(t, m.replaced, 3)
+	for _, r := range first.Runs {
+		require.True(t, r.InBucket)
+		assert.NoError(t, object(r.ID), "a replaced run stays readable for readers that listed it")
+	}
+
+	setNow(t0.Add(26*time.Hour + replacedGrace))
+	apply("shard-b", 2000, 200)
+	apply("shard-b", 3000, 200) // compacted again
+	_, m = s.only(t, project, listindex.Spans, day)
+	for _, r := range first.Runs {
+		assert.Equal(t, errs.CodeNotFound, errs.CodeOf(object(r.ID)), "deleted after its grace")
+		assert.NotContains(t, m.replaced, r.ID)
+	}
+	assert.Len(t, m.replaced, 3, "the runs the second compaction replaced wait for theirs")
+
+	t.Run("replaced runs of the table expire", func(t *testing.T) {
+		project := uuid.NewString()
+		for i := range 3 {
+			require.NoError(t, s.Apply(ctx, "shard-c", spanRecords(t, project, lxDay0, 1+10*i, 2, rng)))
+			if i == 1 {
+				first, _ = s.only(t, project, listindex.Spans, day)
+			}
+		}
+		for _, r := range first.Runs {
+			require.False(t, r.InBucket)
+			item, err := client.GetItem(ctx, &dynamodb.GetItemInput{TableName: &table, Key: key(listIndexRunsPK(project, listindex.Spans, day), r.ID)})
+			require.NoError(t, err)
+			ttl, _ := intAttr(item.Item, "ttl")
+			assert.Equal(t, now.Load().Add(replacedGrace).Unix(), ttl)
+		}
+	})
 }
