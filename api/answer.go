@@ -37,3 +37,9 @@ const (
 // it left out: the request's offset plus the items answered. It is absent when the answer
 // holds the whole page.
 const NextOffsetHeader = "X-Plume-Next-Offset"
+
+// NextCursorHeader, on a list answer, is the cursor that continues the list after its last
+// item (ParamCursor, with the request's other parameters): present whenever more items may
+// follow, whether the page was full, cut at MaxAnswerBytes, or ended early by the server's
+// bound on the work of one request (ScanTruncatedHeader). A list has ended when it is absent.
+const NextCursorHeader = "X-Plume-Next-Cursor"

@@ -129,7 +129,7 @@ var tagFilters = param{"tags", fmt.Sprintf("any other parameter filters on a tag
 }}
 
 // listHeaders are the headers of a tracing list's answer (functions/tracing/query.go).
-var listHeaders = []string{api.ScannedHeader, api.ScanTruncatedHeader, api.TagFiltersHeader, api.NextOffsetHeader, "Link"}
+var listHeaders = []string{api.ScannedHeader, api.ScanTruncatedHeader, api.TagFiltersHeader, api.NextOffsetHeader, api.NextCursorHeader, "Link"}
 
 // answerHeaders describe the headers of 200 answers, in components/headers.
 var answerHeaders = map[string]map[string]any{
@@ -139,7 +139,8 @@ var answerHeaders = map[string]map[string]any{
 	api.NextOffsetHeader: {"description": fmt.Sprintf("present when the answer holds only part of the page, to stay within %d bytes: "+
 		"the offset of the first item left out (the request's offset plus the items answered); request it to read on", api.MaxAnswerBytes),
 		"schema": map[string]any{"type": "integer"}},
-	"Link": {"description": "with " + api.NextOffsetHeader + `: <the request's URL with that offset>; rel="next" (RFC 8288)`, "schema": str},
+	api.NextCursorHeader: {"description": "present when more items may follow the answer's last: request the same query with cursor set to it (and no offset) to read on", "schema": str},
+	"Link": {"description": "with " + api.NextCursorHeader + `: <the request's URL with that cursor>; rel="next" (RFC 8288)`, "schema": str},
 }
 
 var dateRange = []param{

@@ -4,12 +4,14 @@ import (
 	"cmp"
 	"context"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 
 	"github.com/plumehq/plume/api"
+	"github.com/plumehq/plume/shared/errs"
 )
 
 // Query bounds. A project-wide query walks the time index newest first from CreatedBefore (or
@@ -33,6 +35,8 @@ type Common struct {
 	SortBy                      string // a key of the list's api.List.Sorts; "" is newest first
 	Ascending                   bool
 	Limit, Offset               int
+	// Cursor continues the list after the item a QueryInfo.Cursors gave it for.
+	Cursor string
 }
 
 // SpanQuery selects spans. ID, TraceID and SessionID are direct look-ups (no walk of the time
@@ -63,10 +67,42 @@ type SessionQuery struct {
 	ID string
 }
 
-// QueryInfo tells how much a query examined.
+// QueryInfo tells how much a query examined, and where its answer sits in the list.
 type QueryInfo struct {
 	Scanned   int
 	Truncated bool
+	// Cursors are, for each item answered, the cursor (Common.Cursor) that continues the list
+	// after it.
+	Cursors []string
+	// More is true when items may follow the last one answered.
+	More bool
+}
+
+// Cursors of a walk (a list without the index) are offsets: "o" and the offset of the item
+// after. They cost what an offset costs.
+const offsetCursorPrefix = "o"
+
+// takeOffsetCursor makes c's cursor, a walk's, its offset.
+func (c *Common) takeOffsetCursor() error {
+	if c.Cursor == "" {
+		return nil
+	}
+	n, err := strconv.Atoi(strings.TrimPrefix(c.Cursor, offsetCursorPrefix))
+	if !strings.HasPrefix(c.Cursor, offsetCursorPrefix) || err != nil || n < 0 {
+		return errs.Invalid("cursor %q is not one this list answered", c.Cursor)
+	}
+	c.Offset, c.Cursor = n, ""
+	return nil
+}
+
+// paged sets info's cursors and More for a walk's page of n items from c.Offset, out of total
+// matches.
+func (info *QueryInfo) paged(c Common, n, total int) {
+	info.Cursors = make([]string, n)
+	for i := range info.Cursors {
+		info.Cursors[i] = offsetCursorPrefix + strconv.Itoa(c.Offset+i+1)
+	}
+	info.More = c.Offset+n < total
 }
 
 // Queries answers the read endpoints.
@@ -218,11 +254,14 @@ func (q *Queries) Spans(ctx context.Context, projectID string, sq SpanQuery) ([]
 		return nil, info, err
 	}
 	out := make([]Span, 0, len(hits))
-	for _, h := range hits {
+	cursors := make([]string, 0, len(hits))
+	for i, h := range hits {
 		if rec, ok := recs[h.SpanID]; ok { // else expired (LoadRecords)
 			out = append(out, rec)
+			cursors = append(cursors, info.Cursors[i])
 		}
 	}
+	info.Cursors = cursors
 	return out, info, nil
 }
 
@@ -231,6 +270,9 @@ func (q *Queries) Spans(ctx context.Context, projectID string, sq SpanQuery) ([]
 // A summary may name a span whose body has expired, which Spans leaves out.
 func (q *Queries) SpanSummaries(ctx context.Context, projectID string, sq SpanQuery) ([]Summary, QueryInfo, error) {
 	var info QueryInfo
+	if err := sq.takeOffsetCursor(); err != nil {
+		return nil, info, err
+	}
 	var hits []Summary
 	var walk walkState
 	maybe := map[string]bool{} // matches only if a cut field of the summary matches in full
@@ -297,6 +339,7 @@ func (q *Queries) SpanSummaries(ctx context.Context, projectID string, sq SpanQu
 			return nil, info, err
 		}
 	}
+	total := len(hits)
 	hits = page(hits, sq.Common, func(s Summary, by string) (any, time.Time, string) {
 		switch by {
 		case "started_at":
@@ -314,6 +357,7 @@ func (q *Queries) SpanSummaries(ctx context.Context, projectID string, sq SpanQu
 		}
 		return s.CreatedAt, s.CreatedAt, s.SpanID
 	})
+	info.paged(sq.Common, len(hits), total)
 	return hits, info, nil
 }
 
@@ -451,6 +495,9 @@ func (q *Queries) confirm(ctx context.Context, hits *[]Summary, maybe map[string
 // Traces answers GET /traces.
 func (q *Queries) Traces(ctx context.Context, projectID string, tq TraceQuery) ([]Trace, QueryInfo, error) {
 	var info QueryInfo
+	if err := tq.takeOffsetCursor(); err != nil {
+		return nil, info, err
+	}
 	var hits []Trace
 	var walk walkState
 	consider := func(ts []Trace) {
@@ -494,7 +541,8 @@ func (q *Queries) Traces(ctx context.Context, projectID string, tq TraceQuery) (
 			return nil, info, err
 		}
 	}
-	return page(hits, tq.Common, func(t Trace, by string) (any, time.Time, string) {
+	total := len(hits)
+	hits = page(hits, tq.Common, func(t Trace, by string) (any, time.Time, string) {
 		switch by {
 		case "started_at":
 			if t.StartedAt == nil {
@@ -513,7 +561,9 @@ func (q *Queries) Traces(ctx context.Context, projectID string, tq TraceQuery) (
 			return t.Cost, t.CreatedAt, t.ID
 		}
 		return t.CreatedAt, t.CreatedAt, t.ID
-	}), info, nil
+	})
+	info.paged(tq.Common, len(hits), total)
+	return hits, info, nil
 }
 
 func (tq TraceQuery) match(t Trace) bool {
@@ -528,6 +578,9 @@ func (tq TraceQuery) match(t Trace) bool {
 // Sessions answers GET /sessions.
 func (q *Queries) Sessions(ctx context.Context, projectID string, sq SessionQuery) ([]Session, QueryInfo, error) {
 	var info QueryInfo
+	if err := sq.takeOffsetCursor(); err != nil {
+		return nil, info, err
+	}
 	var hits []Session
 	var walk walkState
 	consider := func(ss []Session) {
@@ -563,7 +616,8 @@ func (q *Queries) Sessions(ctx context.Context, projectID string, sq SessionQuer
 			return nil, info, err
 		}
 	}
-	return page(hits, sq.Common, func(s Session, by string) (any, time.Time, string) {
+	total := len(hits)
+	hits = page(hits, sq.Common, func(s Session, by string) (any, time.Time, string) {
 		switch by {
 		case "name":
 			if s.Name == nil {
@@ -578,7 +632,9 @@ func (q *Queries) Sessions(ctx context.Context, projectID string, sq SessionQuer
 			return optFloat(s.Duration), s.CreatedAt, s.ID
 		}
 		return s.CreatedAt, s.CreatedAt, s.ID
-	}), info, nil
+	})
+	info.paged(sq.Common, len(hits), total)
+	return hits, info, nil
 }
 
 func (sq SessionQuery) match(s Session) bool {
