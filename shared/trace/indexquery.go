@@ -41,8 +41,9 @@ const MaxIndexKeys = 10_000
 // indexLoadBatch is the most records one load of candidates reads (a BatchGetItem's 100 keys).
 const indexLoadBatch = 100
 
-// errNoCursor refuses a cursor where the answer does not come from the list index.
-var errNoCursor = errs.Invalid("cursor: this list is not continued by cursor (a look-up by id, trace_id or session_id answers whole; use offset)")
+// errNoCursor refuses a cursor where the answer does not come from the list index: a direct
+// look-up, or any list while Queries has no IndexScanner.
+var errNoCursor = errs.Invalid("cursor: this list has no cursors here (a look-up by id, trace_id or session_id never has): use offset")
 
 func (q *Queries) indexSpanSummaries(ctx context.Context, projectID string, sq SpanQuery) ([]Summary, QueryInfo, error) {
 	fp := fingerprint(projectID, listindex.Spans, sq.Common, func(h hash.Hash) {
