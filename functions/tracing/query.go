@@ -64,7 +64,7 @@ func answerList[Q, T, A any](w http.ResponseWriter, r *http.Request, list api.Li
 		return
 	}
 	scanHeaders(w, info)
-	web.Page(w, r, toAPI(items), web.Paging{Offset: offset, FromCursor: r.URL.Query().Has(api.ParamCursor), Cursors: info.Cursors, More: info.More}, answerBytes)
+	web.Page(w, r, toAPI(items), web.Paging{Offset: offset, FromCursor: r.URL.Query().Has(api.ParamCursor), CursorAfter: info.CursorAfter, Next: info.Next}, answerBytes)
 }
 
 // spanQuery reads the query of GET /spans (api.ParseSpanQuery) as shared/trace's, with its

@@ -17,11 +17,12 @@ type Paging struct {
 	// FromCursor is true for a page read from a cursor, whose offset is not known: a cut
 	// answer says only where it continues (api.NextCursorHeader).
 	FromCursor bool
-	// Cursors are, for each item, the cursor that continues the list after it (the same length
-	// as the items).
-	Cursors []string
-	// More is true when items may follow the last one.
-	More bool
+	// CursorAfter is the cursor that continues the list after item i (nil: the list has no
+	// cursors).
+	CursorAfter func(i int) string
+	// Next is the cursor that continues the list after the last item, "" when the list ends
+	// there. It may be past CursorAfter of the last item: a page that ended early skipped keys.
+	Next string
 }
 
 // Page writes items, a page of a list, as a 200 JSON array: all of them, or the longest
@@ -60,8 +61,11 @@ func Page[T any](w http.ResponseWriter, r *http.Request, items []T, p Paging, bu
 	if n < len(items) && !p.FromCursor {
 		h.Set(api.NextOffsetHeader, strconv.Itoa(p.Offset+n))
 	}
-	if (n < len(items) || p.More) && n > 0 && len(p.Cursors) >= n {
-		next := p.Cursors[n-1]
+	next := p.Next
+	if n < len(items) && p.CursorAfter != nil {
+		next = p.CursorAfter(n - 1)
+	}
+	if next != "" {
 		u := *r.URL
 		q := u.Query()
 		q.Del(api.ParamOffset)

@@ -55,11 +55,11 @@ func TestPage(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := httptest.NewRequest("GET", "/spans?limit=10&names=a&names=b&offset=7&env=prod", nil)
 			rec := httptest.NewRecorder()
-			cursors := make([]string, len(tt.items))
-			for i := range cursors {
-				cursors[i] = fmt.Sprintf("c%d", i+1)
+			p := Paging{Offset: tt.offset, CursorAfter: func(i int) string { return fmt.Sprintf("c%d", i+1) }}
+			if tt.more {
+				p.Next = fmt.Sprintf("c%d", len(tt.items))
 			}
-			Page(rec, r, tt.items, Paging{Offset: tt.offset, Cursors: cursors, More: tt.more}, tt.budget)
+			Page(rec, r, tt.items, p, tt.budget)
 
 			require.Equal(t, http.StatusOK, rec.Code)
 			assert.Equal(t, "application/json", rec.Header().Get("Content-Type"))
@@ -106,11 +106,8 @@ func TestMaxAnswerBytesFitsLambda(t *testing.T) {
 	}
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Plume-Tag-Filters", strings.Repeat("%22", 3000))
-		cursors := make([]string, len(items))
-		for i := range cursors {
-			cursors[i] = strings.Repeat("c", api.MaxCursorBytes)
-		}
-		Page(w, r, items, Paging{Cursors: cursors}, api.MaxAnswerBytes)
+		cursor := func(int) string { return strings.Repeat("c", api.MaxCursorBytes) }
+		Page(w, r, items, Paging{CursorAfter: cursor}, api.MaxAnswerBytes)
 	})
 	// API Gateway takes at most 10,240 bytes of request line and headers.
 	query := "offset=0&q=" + strings.Repeat("%22", 3000)
