@@ -105,11 +105,17 @@ func TestPartialListsWarn(t *testing.T) {
 		})
 	}
 
+	// A page the scan bound cut whose list goes on: the warning, and where it goes on.
+	r := scanCut.run("traces", "list", "--limit", "1")
+	require.Equal(t, exitOK, r.code, "%s", r)
+	assert.Contains(t, r.stderr, "warning: the server stopped at its scan bound")
+	assert.Regexp(t, `more traces follow: rerun with --cursor \S+ to read on`, r.stderr)
+
 	args := []string{"--output", "json", "traces", "list", "--sort-by", "started_at", "--sort-order", "asc"}
 	all := ids(t, h.ok(args...))
 	require.Len(t, all, 3)
 
-	r := sizeCut.run(args...)
+	r = sizeCut.run(args...)
 	require.Equal(t, exitOK, r.code, "%s", r)
 	assert.Equal(t, all[:1], ids(t, r.stdout))
 	n := note(t, r.stderr)

@@ -228,7 +228,7 @@ func tell(ios *cmdutil.IOStreams, noun string, info client.ListInfo, lookup, all
 	for _, w := range warnings {
 		ios.Warnf("%s", w)
 	}
-	if len(warnings) == 0 && info.More() && !all {
+	if info.More() && !info.Cut && !all { // a whole page, and its list goes on
 		ios.Infof("more %s follow: rerun with %s to read on, or with --all for every one", noun, resume)
 	}
 }
