@@ -109,10 +109,10 @@ type pager struct {
 	Start, Next string
 }
 
-// pager is the paging of the page of n rows at p, whose list goes on from the cursor next (""
+// paging is the pager of the page of n rows at p, whose list goes on from the cursor next (""
 // when it has ended); link is the URL of the page from a cursor with the number of its first
 // row ("" and 0: the first page).
-func (p listPage) pager(n int, next string, link func(cursor string, row int) string) pager {
+func (p listPage) paging(n int, next string, link func(cursor string, row int) string) pager {
 	var pg pager
 	if p.Row > 0 && n > 0 {
 		pg.First, pg.Last = p.Row, p.Row+n-1

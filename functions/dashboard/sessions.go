@@ -68,7 +68,7 @@ func (s *server) sessions(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	d := sessionsData{Filter: f, Sessions: ss, Truncated: info.Truncated, pager: f.At.pager(len(ss), nextCursor(info, len(ss)), f.link)}
+	d := sessionsData{Filter: f, Sessions: ss, Truncated: info.Truncated, pager: f.At.paging(len(ss), nextCursor(info, len(ss)), f.link)}
 	for _, x := range ss {
 		d.Traces += x.TraceCount
 		d.Errors += x.ErrorCount
@@ -125,7 +125,7 @@ func (s *server) sessionPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// A page the API cut at api.MaxAnswerBytes ends where it was cut: its cursor reads on.
-	d := sessionData{Session: ss[0], Traces: ts, pager: at.pager(len(ts), info.NextCursor, func(cursor string, row int) string {
+	d := sessionData{Session: ss[0], Traces: ts, pager: at.paging(len(ts), info.NextCursor, func(cursor string, row int) string {
 		return cursorURL("/ui/sessions/"+url.PathEscape(id), nil, cursor, row)
 	})}
 	for _, t := range ts {
