@@ -147,6 +147,7 @@ func (c *Client) SessionPages(ctx context.Context, q api.SessionQuery) iter.Seq2
 func Records[T any](pages iter.Seq2[Page[T], error]) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
 		var zero T
+		var last ListInfo
 		for p, err := range pages {
 			if err != nil {
 				yield(zero, err)
@@ -157,10 +158,10 @@ func Records[T any](pages iter.Seq2[Page[T], error]) iter.Seq2[T, error] {
 					return
 				}
 			}
-			if p.Info.Truncated && !p.Info.More() {
-				yield(zero, fmt.Errorf("%w (%d items examined by the last request)", ErrPartialList, p.Info.Scanned))
-				return
-			}
+			last = p.Info
+		}
+		if last.Truncated {
+			yield(zero, fmt.Errorf("%w (%d items examined by the last request)", ErrPartialList, last.Scanned))
 		}
 	}
 }

@@ -454,6 +454,7 @@ func TestScanBoundSaysPartial(t *testing.T) {
 	s := newListStack(t)
 	c := s.client(t, nil)
 	cut := s.client(t, func(h http.Handler) http.Handler { return apitest.PartialLists(h, true, false) })
+	oldCut := s.client(t, func(h http.Handler) http.Handler { return offsetsOnly(t)(apitest.PartialLists(h, true, false)) })
 	seedTraces(t, c, 7)
 	for _, l := range listers {
 		t.Run(l.name, func(t *testing.T) {
@@ -469,6 +470,9 @@ func TestScanBoundSaysPartial(t *testing.T) {
 			got, err := l.recs(cut, api.ListQuery{Limit: 3})
 			assert.ErrorIs(t, err, ErrPartialList)
 			assert.Equal(t, want, got, "every record first")
+			got, err = l.recs(oldCut, api.ListQuery{Limit: 3})
+			assert.ErrorIs(t, err, ErrPartialList)
+			assert.Equal(t, want, got, "every record of a server without cursors first")
 			got, err = l.recs(c, api.ListQuery{Limit: 3})
 			require.NoError(t, err)
 			assert.Equal(t, want, got)
