@@ -6,7 +6,6 @@ import (
 
 	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/shared/errs"
-	"github.com/plumehq/plume/shared/trace"
 )
 
 // maxOffset is the largest page offset a list page accepts.
@@ -150,13 +149,4 @@ func cursorURL(path string, q url.Values, cursor string, row int) string {
 		return path
 	}
 	return path + "?" + v.Encode()
-}
-
-// nextCursor is the cursor after the last of n items a query answered (info's), "" when the
-// list has ended.
-func nextCursor(info trace.QueryInfo, n int) string {
-	if !info.More || n == 0 || len(info.Cursors) < n {
-		return ""
-	}
-	return info.Cursors[n-1]
 }
