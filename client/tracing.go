@@ -25,24 +25,27 @@ func (c *Client) IngestSpans(ctx context.Context, spans any) ([]api.Span, error)
 	return out, err
 }
 
-// Spans lists spans (GET /spans) of query q (spec §4.3). It does not say whether the answer is partial: a list
-// that must be complete is read with SpansPage or AllSpans.
+// Spans lists spans (GET /spans) of query q (spec §4.3). It does not say whether the answer is
+// partial nor where the list goes on: a list that must be complete is read with SpansPage,
+// AllSpans or SpanPages.
 func (c *Client) Spans(ctx context.Context, q api.SpanQuery) ([]api.Span, error) {
 	var out []api.Span
 	err := c.do(ctx, call{method: http.MethodGet, path: "/spans", query: q.Values()}, &out)
 	return out, err
 }
 
-// Traces lists traces (GET /traces) of query q. It does not say whether the
-// answer is partial: a list that must be complete is read with TracesPage or AllTraces.
+// Traces lists traces (GET /traces) of query q. It does not say whether the answer is partial
+// nor where the list goes on: a list that must be complete is read with TracesPage, AllTraces
+// or TracePages.
 func (c *Client) Traces(ctx context.Context, q api.TraceQuery) ([]api.Trace, error) {
 	var out []api.Trace
 	err := c.do(ctx, call{method: http.MethodGet, path: "/traces", query: q.Values()}, &out)
 	return out, err
 }
 
-// Sessions lists sessions (GET /sessions) of query q. It does not say whether the
-// answer is partial: a list that must be complete is read with SessionsPage or AllSessions.
+// Sessions lists sessions (GET /sessions) of query q. It does not say whether the answer is
+// partial nor where the list goes on: a list that must be complete is read with SessionsPage,
+// AllSessions or SessionPages.
 func (c *Client) Sessions(ctx context.Context, q api.SessionQuery) ([]api.Session, error) {
 	var out []api.Session
 	err := c.do(ctx, call{method: http.MethodGet, path: "/sessions", query: q.Values()}, &out)
