@@ -325,12 +325,3 @@ func (f listFilter) OwnSummary() string {
 	}
 	return strings.Join(said, ", ")
 }
-
-// nextCursor is the cursor after the last of n items a list query answered (info's), "" when
-// the list has ended: what a list page's Next link reads on from (listPage).
-func nextCursor(info trace.QueryInfo, n int) string {
-	if !info.More || n == 0 || len(info.Cursors) < n {
-		return ""
-	}
-	return info.Cursors[n-1]
-}

@@ -68,7 +68,7 @@ func (s *server) sessions(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	d := sessionsData{Filter: f, Sessions: ss, Truncated: info.Truncated, pager: f.At.paging(len(ss), nextCursor(info, len(ss)), f.link)}
+	d := sessionsData{Filter: f, Sessions: ss, Truncated: info.Truncated, pager: f.At.paging(len(ss), info.Next, f.link)}
 	for _, x := range ss {
 		d.Traces += x.TraceCount
 		d.Errors += x.ErrorCount

@@ -93,7 +93,7 @@ func (s *server) spans(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	d := spansData{Filter: f, Truncated: info.Truncated, pager: f.At.paging(len(sums), nextCursor(info, len(sums)), f.link)}
+	d := spansData{Filter: f, Truncated: info.Truncated, pager: f.At.paging(len(sums), info.Next, f.link)}
 	for _, sum := range sums {
 		row := spanListRow{Summary: sum, URL: spanURL(sum.TraceID, sum.SpanID),
 			TraceURL: "/ui/traces/" + url.PathEscape(sum.TraceID), TraceShort: sum.TraceID}

@@ -49,6 +49,6 @@ func (s *server) traces(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d := tracesData{Filter: f, Traces: ts, Truncated: info.Truncated,
-		pager: f.At.paging(len(ts), nextCursor(info, len(ts)), f.link)}
+		pager: f.At.paging(len(ts), info.Next, f.link)}
 	s.render(w, r, http.StatusOK, "traces", page{Title: "Traces", Nav: "traces", Data: d})
 }
