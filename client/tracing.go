@@ -58,8 +58,8 @@ func (c *Client) CreateFeedbackLink(ctx context.Context, req api.LinkRequest) (a
 
 // FeedbackLinks lists the project's feedback links.
 func (c *Client) FeedbackLinks(ctx context.Context) (api.LinkList, error) {
-	var out api.LinkList
-	err := c.do(ctx, call{method: http.MethodGet, path: "/feedback-links"}, &out)
+	out, links, err := whole(ctx, c, "/feedback-links", func(p *api.LinkList) []api.Link { return p.Links })
+	out.Links, out.Count = links, len(links)
 	return out, err
 }
 
@@ -77,8 +77,8 @@ func (c *Client) ModelPrices(ctx context.Context) (api.ModelPriceList, error) {
 	if err != nil {
 		return api.ModelPriceList{}, err
 	}
-	var out api.ModelPriceList
-	err = c.do(ctx, call{method: http.MethodGet, path: path}, &out)
+	out, prices, err := whole(ctx, c, path, func(p *api.ModelPriceList) []api.ModelPrice { return p.Overrides })
+	out.Overrides = prices
 	return out, err
 }
 

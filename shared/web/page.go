@@ -5,17 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strconv"
-
-	"github.com/plumehq/plume/api"
 )
 
 // Page writes items, the page of a list read at offset, as a 200 JSON array: all of them, or
 // the longest prefix whose encoding (the array with its brackets and final newline, as sent)
 // fits in budget bytes, and never fewer than one item, so that paging always moves on. A cut
-// answer says so and where the rest starts: api.NextOffsetHeader (offset plus the items
-// answered) and a Link header to the request's URL with that offset, of rel "next"
-// (https://www.rfc-editor.org/rfc/rfc8288). Handlers pass api.MaxAnswerBytes as budget.
+// answer says so and where the rest starts (NextOffset: offset plus the items answered).
+// Handlers pass api.MaxAnswerBytes as budget.
 //
 // Each item is encoded once, into the answer's buffer; the one that does not fit is dropped.
 func Page[T any](w http.ResponseWriter, r *http.Request, items []T, offset, budget int) {
@@ -40,17 +36,10 @@ func Page[T any](w http.ResponseWriter, r *http.Request, items []T, offset, budg
 		}
 	}
 	buf.WriteString("]\n")
-	h := w.Header()
 	if n < len(items) {
-		next := strconv.Itoa(offset + n)
-		u := *r.URL
-		q := u.Query()
-		q.Set("offset", next)
-		u.RawQuery = q.Encode()
-		h.Set(api.NextOffsetHeader, next)
-		h.Set("Link", "<"+u.RequestURI()+`>; rel="next"`)
+		NextOffset(w, r, offset+n)
 	}
-	h.Set("Content-Type", "application/json")
+	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(buf.Bytes()) // The status is sent; a failed write means the client left.
 }
