@@ -53,5 +53,7 @@ func (s *server) versions(w http.ResponseWriter, r *http.Request) {
 			RunID: nonEmpty(v.RunID), CreatedAt: v.CreatedAt, CreatedBy: v.CreatedBy}
 	}
 	judgeID := r.PathValue("judge_id")
-	web.List(w, r, out, func(vs []api.JudgeTemplateVersion) any { return api.JudgeTemplateVersions{JudgeID: judgeID, Versions: vs} })
+	web.List(w, r, out, func(vs []api.JudgeTemplateVersion) any {
+		return api.JudgeTemplateVersions{JudgeID: judgeID, Versions: vs}
+	})
 }
