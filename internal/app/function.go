@@ -86,8 +86,8 @@ func Mount(env *Env, fns []Function) (http.Handler, error) {
 
 // MountDeployed is Mount with each function served as a deployment serves it: behind API
 // Gateway and Lambda's limits (lambdahttp.AsDeployed: a request whose event is over 6 MB is
-// API Gateway's 413, an answer over Lambda's response payload limit its 500, a handler has
-// 29 s), and a streaming function as its Function URL streams (lambdahttp.StreamingAsDeployed).
+// API Gateway's 413, an answer over Lambda's response payload limit its 500), and a streaming
+// function as its Function URL streams (lambdahttp.StreamingAsDeployed).
 // plume-local and the tests of the whole API serve through it, so that they see what
 // production would answer.
 func MountDeployed(env *Env, fns []Function) (http.Handler, error) {

@@ -21,6 +21,12 @@ const (
 	// API Gateway or the Function URL builds from the request (Event), in which the body is a
 	// JSON string, escaped, or base64-encoded (4/3 of its size) when it is binary.
 	MaxRequestPayload = 6 << 20
+	// MaxBinaryBody is the largest binary body (protobuf, or any body with a Content-Encoding)
+	// that an event surely carries: base64-encoded, it takes 4/3 of its size, and the rest of
+	// the event (the request line and headers, at most 10 KB at API Gateway, and the request
+	// context) fits in the 16 KiB left: 4,706,304 bytes. A text body (JSON) counts as a JSON
+	// string instead: its size plus what JSON escapes in it.
+	MaxBinaryBody = (MaxRequestPayload - 16<<10) / 4 * 3
 	// MaxResponsePayload is the most bytes the function's response may have: the runtime's
 	// JSON encoding of the events.APIGatewayV2HTTPResponse (ResponsePayload), in which the body
 	// is a JSON string, escaped, or base64-encoded when it is not UTF-8 (a gzipped answer) or
@@ -30,7 +36,8 @@ const (
 	// RESPONSE_STREAM mode) may send; Lambda cuts it there.
 	MaxStreamedResponse = 20 << 20
 	// Timeout is template.yaml's Timeout of the HTTP functions (Globals): API Gateway HTTP APIs
-	// give up after 30 s, and the functions stop before that.
+	// give up after 30 s, and the functions stop before that. AsDeployed does not enforce it
+	// (it says why).
 	Timeout = 29 * time.Second
 )
 
