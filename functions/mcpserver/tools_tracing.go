@@ -166,16 +166,30 @@ func listTraces(ctx context.Context, c *client.Client, in ListTracesInput) (List
 	if out.Traces == nil {
 		out.Traces = []api.Trace{}
 	}
+	cuts := make([]int, len(out.Traces)) // texts cut per trace
 	for i := range out.Traces {
 		var cut bool
 		if out.Traces[i].RootSpanInput, cut = cutText(out.Traces[i].RootSpanInput, listTextLimit); cut {
-			out.TruncatedTexts++
+			cuts[i]++
 		}
 		if out.Traces[i].RootSpanOutput, cut = cutText(out.Traces[i].RootSpanOutput, listTextLimit); cut {
-			out.TruncatedTexts++
+			cuts[i]++
 		}
 	}
-	return out, nil
+	// A page whose answer would pass the tool's limit (traces with many long tags) holds fewer
+	// traces and says where the rest starts.
+	traces = out.Traces
+	return fitPage(len(traces), func(n int) ListTracesOutput {
+		page := out
+		page.Traces, page.TruncatedTexts = traces[:n], 0
+		for _, c := range cuts[:n] {
+			page.TruncatedTexts += c
+		}
+		if n < len(traces) {
+			page.NextOffset = new(in.Offset + n)
+		}
+		return page
+	})
 }
 
 // sessionExists answers a not-found error when the key's project has no session id.
@@ -227,11 +241,19 @@ func getTrace(ctx context.Context, c *client.Client, in GetTraceInput) (GetTrace
 	}
 	out.Trace.RootSpanInput, _ = cutText(out.Trace.RootSpanInput, listTextLimit)
 	out.Trace.RootSpanOutput, _ = cutText(out.Trace.RootSpanOutput, listTextLimit)
-	out.Spans = spanTree(spans)
-	for i := range out.Spans {
-		out.TruncatedTexts += cutSpan(&out.Spans[i])
-	}
-	return out, nil
+	// A page whose answer would pass the tool's limit holds the first spans (by start) that
+	// fit, drawn as a tree of their own, and says where the rest starts.
+	return fitPage(len(spans), func(n int) GetTraceOutput {
+		page := out
+		page.Spans, page.TruncatedTexts = spanTree(spans[:n]), 0
+		for i := range page.Spans {
+			page.TruncatedTexts += cutSpan(&page.Spans[i])
+		}
+		if n < len(spans) {
+			page.Truncated, page.NextSpanOffset = true, new(in.SpanOffset+n)
+		}
+		return page
+	})
 }
 
 // spanTree orders spans (sorted by start) depth first from their roots: a span whose parent
