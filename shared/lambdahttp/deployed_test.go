@@ -215,3 +215,18 @@ func TestStreamCut(t *testing.T) {
 	assert.Error(t, err, "the stream ends cut")
 	assert.LessOrEqual(t, len(body), MaxStreamedResponse)
 }
+
+// TestPayload: Payload is the payload Start returns for the same answer.
+func TestPayload(t *testing.T) {
+	for _, body := range [][]byte{[]byte(`{"a":"b"}`), bytes.Repeat([]byte(`\"`), 1000), {0x1f, 0x8b, 0xff}} {
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Add("Set-Cookie", "a=1")
+			w.Header().Add("Vary", "Accept-Encoding")
+			w.Header().Add("Vary", "Origin")
+			_, _ = w.Write(body)
+		})
+		header := http.Header{"Content-Type": {"application/json"}, "Set-Cookie": {"a=1"}, "Vary": {"Accept-Encoding", "Origin"}}
+		assert.Equal(t, payloadOf(t, h), Payload(http.StatusOK, header, body), "%q", body)
+	}
+}

@@ -3,7 +3,10 @@ package lambdahttp
 import (
 	"encoding/base64"
 	"encoding/json"
+	"net/http"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/events"
 )
@@ -84,4 +87,25 @@ func smallest(res events.APIGatewayV2HTTPResponse) events.APIGatewayV2HTTPRespon
 		res.IsBase64Encoded = true
 	}
 	return res
+}
+
+// Payload is the response payload Start sends for an answer of status, header and body: the
+// adapter's response (a repeated header joined by ",", the cookies apart, a body that is not
+// UTF-8 base64-encoded) in its smallest encoding, as the runtime encodes it. Lambda refuses one
+// over MaxResponsePayload.
+func Payload(status int, header http.Header, body []byte) int {
+	res := events.APIGatewayV2HTTPResponse{StatusCode: status, Headers: map[string]string{}, Cookies: []string{}}
+	for k, v := range header {
+		if strings.EqualFold(k, "Set-Cookie") {
+			res.Cookies = append(res.Cookies, v...)
+			continue
+		}
+		res.Headers[k] = strings.Join(v, ",")
+	}
+	if utf8.Valid(body) {
+		res.Body = string(body)
+	} else {
+		res.Body, res.IsBase64Encoded = base64.StdEncoding.EncodeToString(body), true
+	}
+	return ResponsePayload(smallest(res))
 }
