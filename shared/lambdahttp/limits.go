@@ -9,6 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/plumehq/plume/shared/textcut"
 )
 
 // Lambda's limits on a synchronous invocation, which API Gateway HTTP APIs and Function URLs in
@@ -44,6 +46,10 @@ const (
 	Timeout = 29 * time.Second
 )
 
+// alwaysText is the size under which a body is sent as text (smallest): escaped at its worst,
+// six bytes a byte, it stays under MaxResponsePayload with 290 KB for the headers.
+const alwaysText = 1_000_000
+
 // ResponsePayload is the size in bytes of res as the Lambda runtime sends it: aws-lambda-go's
 // encoding of the handler's result (a json.Encoder with HTML escaping off, which ends it with a
 // newline). Lambda refuses a response over MaxResponsePayload.
@@ -76,13 +82,15 @@ func (c *counter) Write(p []byte) (int, error) {
 // span's input, an evaluation's reason quoting the model) escapes every quote twice and can
 // double in the payload, and a control character becomes six bytes; base64 costs 4/3 whatever
 // the content, so the payload of a body of b bytes is at most 4/3 b plus the headers.
+//
+// A body under a megabyte fits as text whatever it holds (six bytes a byte at worst), so it
+// stays text, readable in logs; only larger ones are measured (textcut.JSONLen, a pass over the
+// bytes).
 func smallest(res events.APIGatewayV2HTTPResponse) events.APIGatewayV2HTTPResponse {
-	if res.IsBase64Encoded || len(res.Body) < 3 {
+	if res.IsBase64Encoded || len(res.Body) < alwaysText {
 		return res
 	}
-	asText := encodedSize(res.Body)
-	asBase64 := base64.StdEncoding.EncodedLen(len(res.Body)) + len(`""`+"\n")
-	if asBase64 < asText {
+	if base64.StdEncoding.EncodedLen(len(res.Body)) < textcut.JSONLen(res.Body) {
 		res.Body = base64.StdEncoding.EncodeToString([]byte(res.Body))
 		res.IsBase64Encoded = true
 	}
