@@ -125,7 +125,8 @@ func (c *Client) LinkJudge(ctx context.Context, slug, judgeID string, link bool)
 }
 
 // RecordEvaluations stores verdicts computed elsewhere (1 to 100); writing one again replaces
-// it, so it is retried like a read.
+// it, so it is retried like a read. Its Count is how many were stored; its Evaluations, as many
+// of them as fit one answer (api.MaxAnswerBytes).
 func (c *Client) RecordEvaluations(ctx context.Context, judgeID string, evs []api.EvaluationRequest) (api.RecordEvaluationsResult, error) {
 	path, err := c.projectPath("/judges/%s/evaluations", url.PathEscape(judgeID))
 	if err != nil {

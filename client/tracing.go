@@ -17,8 +17,9 @@ import (
 
 // IngestSpans sends spans as the SDKs do (POST /spans, spec §4.4): spans is a JSON array of
 // span objects in any form the API takes (times as Unix seconds or ISO 8601). It answers the
-// spans as stored. A span sent again is merged, never counted twice, so it is retried like a
-// read.
+// spans as stored, as many as fit one answer (api.MaxAnswerBytes): fewer than were stored
+// when the server left the last ones out (api.OmittedHeader; GET /spans?id= reads them). A
+// span sent again is merged, never counted twice, so it is retried like a read.
 func (c *Client) IngestSpans(ctx context.Context, spans any) ([]api.Span, error) {
 	var out []api.Span
 	err := c.do(ctx, call{method: http.MethodPost, path: "/spans", body: spans, idempotent: true}, &out)
@@ -127,8 +128,9 @@ func escapeSegments(s string) string {
 	return strings.Join(parts, "/")
 }
 
-// PutTraces creates or updates traces (POST /traces). It answers the traces as stored;
-// writing one again replaces its fields, so it is retried like a read.
+// PutTraces creates or updates traces (POST /traces). It answers the traces as stored, as many
+// as fit one answer, as IngestSpans does; writing one again replaces its fields, so it is
+// retried like a read.
 func (c *Client) PutTraces(ctx context.Context, traces []api.TraceInput) ([]api.Trace, error) {
 	var out []api.Trace
 	err := c.do(ctx, call{method: http.MethodPost, path: "/traces", body: traces, idempotent: true}, &out)
