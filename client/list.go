@@ -289,3 +289,70 @@ func pages[T any](ctx context.Context, c *Client, list api.List, q url.Values) i
 		}
 	}
 }
+
+// MaxWholeListPages bounds the requests of a list the server answers whole unless it would pass
+// api.MaxAnswerBytes (prompts, their versions and tags, judges, keys, ...): each answer holds
+// up to 3 MB, so this is far past any list's size; a longer one is an error, never a partial
+// list returned as whole.
+const MaxWholeListPages = 1000
+
+// whole reads a list the server answers in one answer unless it would pass api.MaxAnswerBytes:
+// GET path, then again from each next offset the server answers (X-Plume-Next-Offset), page
+// by page, decoding each answer into a P and returning the first answer and the items of them
+// all (items reads a P's list).
+func whole[P, T any](ctx context.Context, c *Client, path string, items func(*P) []T) (P, []T, error) {
+	var first P
+	var all []T
+	offset := 0
+	for page := range MaxWholeListPages {
+		var p P
+		var h http.Header
+		q := url.Values{}
+		if offset > 0 {
+			q.Set(api.ParamOffset, strconv.Itoa(offset))
+		}
+		if err := c.do(ctx, call{method: http.MethodGet, path: path, query: q, header: &h}, &p); err != nil {
+			return first, nil, err
+		}
+		if page == 0 {
+			first = p
+		}
+		all = append(all, items(&p)...)
+		info, err := readListInfo(h, q, 0, 0)
+		if err != nil {
+			return first, nil, fmt.Errorf("client: GET %s: %w", path, err)
+		}
+		if info.NextOffset == 0 {
+			return first, all, nil
+		}
+		offset = info.NextOffset
+	}
+	return first, nil, fmt.Errorf("client: GET %s: more than %d answers", path, MaxWholeListPages)
+}
+
+// filled reads a page of limit items from offset of a list that pages by limit and offset and
+// may answer fewer to stay within api.MaxAnswerBytes (saying where the rest starts): it asks
+// again from each next offset for what the page still lacks, so that a short page means the
+// list's end, as the spec's paging rule reads it. get reads limit items from offset and
+// returns them with the answer's headers; limit 0 is the route's default page, which is then
+// read as one request.
+func filled[T any](limit, offset int, get func(limit, offset int, h *http.Header) ([]T, error)) ([]T, error) {
+	var all []T
+	for range MaxWholeListPages {
+		var h http.Header
+		items, err := get(limit-len(all), offset, &h)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, items...)
+		info, err := readListInfo(h, url.Values{api.ParamOffset: {strconv.Itoa(offset)}}, 0, 0)
+		if err != nil {
+			return nil, fmt.Errorf("client: %w", err)
+		}
+		if info.NextOffset == 0 || limit <= 0 || len(all) >= limit {
+			return all, nil
+		}
+		offset = info.NextOffset
+	}
+	return nil, fmt.Errorf("client: a page of %d items took more than %d answers", limit, MaxWholeListPages)
+}

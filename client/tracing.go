@@ -17,8 +17,9 @@ import (
 
 // IngestSpans sends spans as the SDKs do (POST /spans, spec §4.4): spans is a JSON array of
 // span objects in any form the API takes (times as Unix seconds or ISO 8601). It answers the
-// spans as stored. A span sent again is merged, never counted twice, so it is retried like a
-// read.
+// spans as stored, as many as fit one answer (api.MaxAnswerBytes): fewer than were stored
+// when the server left the last ones out (api.OmittedHeader; GET /spans?id= reads them). A
+// span sent again is merged, never counted twice, so it is retried like a read.
 func (c *Client) IngestSpans(ctx context.Context, spans any) ([]api.Span, error) {
 	var out []api.Span
 	err := c.do(ctx, call{method: http.MethodPost, path: "/spans", body: spans, idempotent: true}, &out)
@@ -61,8 +62,8 @@ func (c *Client) CreateFeedbackLink(ctx context.Context, req api.LinkRequest) (a
 
 // FeedbackLinks lists the project's feedback links.
 func (c *Client) FeedbackLinks(ctx context.Context) (api.LinkList, error) {
-	var out api.LinkList
-	err := c.do(ctx, call{method: http.MethodGet, path: "/feedback-links"}, &out)
+	out, links, err := whole(ctx, c, "/feedback-links", func(p *api.LinkList) []api.Link { return p.Links })
+	out.Links, out.Count = links, len(links)
 	return out, err
 }
 
@@ -80,8 +81,8 @@ func (c *Client) ModelPrices(ctx context.Context) (api.ModelPriceList, error) {
 	if err != nil {
 		return api.ModelPriceList{}, err
 	}
-	var out api.ModelPriceList
-	err = c.do(ctx, call{method: http.MethodGet, path: path}, &out)
+	out, prices, err := whole(ctx, c, path, func(p *api.ModelPriceList) []api.ModelPrice { return p.Overrides })
+	out.Overrides = prices
 	return out, err
 }
 
@@ -130,8 +131,9 @@ func escapeSegments(s string) string {
 	return strings.Join(parts, "/")
 }
 
-// PutTraces creates or updates traces (POST /traces). It answers the traces as stored;
-// writing one again replaces its fields, so it is retried like a read.
+// PutTraces creates or updates traces (POST /traces). It answers the traces as stored, as many
+// as fit one answer, as IngestSpans does; writing one again replaces its fields, so it is
+// retried like a read.
 func (c *Client) PutTraces(ctx context.Context, traces []api.TraceInput) ([]api.Trace, error) {
 	var out []api.Trace
 	err := c.do(ctx, call{method: http.MethodPost, path: "/traces", body: traces, idempotent: true}, &out)

@@ -169,16 +169,37 @@ func listTraces(ctx context.Context, c *client.Client, in ListTracesInput) (List
 	if out.Traces == nil {
 		out.Traces = []api.Trace{}
 	}
+	cuts := make([]int, len(out.Traces)) // texts cut per trace
 	for i := range out.Traces {
 		var cut bool
 		if out.Traces[i].RootSpanInput, cut = cutText(out.Traces[i].RootSpanInput, listTextLimit); cut {
-			out.TruncatedTexts++
+			cuts[i]++
 		}
 		if out.Traces[i].RootSpanOutput, cut = cutText(out.Traces[i].RootSpanOutput, listTextLimit); cut {
-			out.TruncatedTexts++
+			cuts[i]++
 		}
 	}
-	return out, nil
+	// A page whose answer would pass the tool's limit (traces with many long tags) holds fewer
+	// traces and says where the rest starts.
+	traces = out.Traces
+	page, err := fitPage(len(traces), func(n int) ListTracesOutput {
+		page := out
+		page.Traces, page.TruncatedTexts = traces[:n], 0
+		for _, c := range cuts[:n] {
+			page.TruncatedTexts += c
+		}
+		return page
+	})
+	if n := len(page.Traces); err == nil && n < len(traces) {
+		// The cursor after the page's last trace: that of the same page asked n long.
+		q.Limit = n
+		_, info, err := c.TracesPage(ctx, q)
+		if err != nil {
+			return ListTracesOutput{}, err
+		}
+		page.NextCursor, page.Partial = cursorOf(info), true
+	}
+	return page, err
 }
 
 // sessionExists answers a not-found error when the key's project has no session id.
@@ -225,11 +246,26 @@ func getTrace(ctx context.Context, c *client.Client, in GetTraceInput) (GetTrace
 	}
 	out.Trace.RootSpanInput, _ = cutText(out.Trace.RootSpanInput, listTextLimit)
 	out.Trace.RootSpanOutput, _ = cutText(out.Trace.RootSpanOutput, listTextLimit)
-	out.Spans = spanTree(spans)
-	for i := range out.Spans {
-		out.TruncatedTexts += cutSpan(&out.Spans[i])
+	// A page whose answer would pass the tool's limit holds the first spans (by start) that
+	// fit, drawn as a tree of their own, and says where the rest starts.
+	page, err := fitPage(len(spans), func(n int) GetTraceOutput {
+		page := out
+		page.Spans, page.TruncatedTexts = spanTree(spans[:n]), 0
+		for i := range page.Spans {
+			page.TruncatedTexts += cutSpan(&page.Spans[i])
+		}
+		return page
+	})
+	if n := len(page.Spans); err == nil && n < len(spans) {
+		// The cursor after the page's last span: that of the same page asked n long.
+		_, info, err := c.SpansPage(ctx, api.SpanQuery{TraceID: in.TraceID, ListQuery: api.ListQuery{
+			SortBy: "started_at", SortOrder: api.SortAsc, Limit: n, Offset: in.SpanOffset, Cursor: in.SpanCursor}})
+		if err != nil {
+			return GetTraceOutput{}, err
+		}
+		page.Truncated, page.NextSpanCursor = true, cursorOf(info)
 	}
-	return out, nil
+	return page, err
 }
 
 // spanTree orders spans (sorted by start) depth first from their roots: a span whose parent

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strconv"
 
 	"github.com/plumehq/plume/api"
 )
@@ -59,7 +58,7 @@ func Page[T any](w http.ResponseWriter, r *http.Request, items []T, p Paging, bu
 	buf.WriteString("]\n")
 	h := w.Header()
 	if n < len(items) && !p.FromCursor {
-		h.Set(api.NextOffsetHeader, strconv.Itoa(p.Offset+n))
+		NextOffset(w, r, p.Offset+n) // and a Link to that offset, unless a cursor's replaces it
 	}
 	next := p.Next
 	if n < len(items) && p.CursorAfter != nil {
