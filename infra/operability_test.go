@@ -430,9 +430,9 @@ func checkAlarmActions(t checkT, tpl map[string]any) {
 }
 
 // checkSpanRetention: the bucket always aborts incomplete multipart uploads after a day and,
-// when SpanRetentionDays is above 0, expires span batches and attachments after that many
-// days; every function that writes span batches is told the retention (the TTL of the index
-// items it writes).
+// when SpanRetentionDays is above 0, expires span batches, attachments and the list index's
+// runs after that many days; every function that writes span batches or list index runs is
+// told the retention (the TTL of the index items it writes).
 func checkSpanRetention(t checkT, tpl map[string]any) {
 	t.Helper()
 	buckets := resourcesOfType(tpl, typeBucket)
@@ -456,7 +456,7 @@ func checkSpanRetention(t checkT, tpl map[string]any) {
 			}
 		}
 		assert.True(t, abort, "%s: no unconditional lifecycle rule aborts incomplete multipart uploads after 1 day", id)
-		for _, prefix := range []string{"spans/", "attachments/"} {
+		for _, prefix := range []string{"spans/", "attachments/", "index/"} {
 			assert.True(t, expires[prefix],
 				"%s: no lifecycle rule expires %s after SpanRetentionDays (!If [HasSpanRetention, rule, !Ref AWS::NoValue])", id, prefix)
 		}
@@ -466,18 +466,22 @@ func checkSpanRetention(t checkT, tpl map[string]any) {
 		if props["Policies"] == nil {
 			continue // no policy, no spans written (TestFunctionsLeastPrivilege fails it)
 		}
-		writesSpans := false
+		var writes string
 		for _, st := range allowStatements(t, props["Policies"]) {
-			if slices.Contains(stringsOf(st["Action"]), "s3:PutObject") &&
-				slices.ContainsFunc(stringsOfAny(st["Resource"]), func(r any) bool {
-					return reflect.DeepEqual(r, map[string]any{"Fn::Sub": "${Bucket.Arn}/spans/*"})
+			if !slices.Contains(stringsOf(st["Action"]), "s3:PutObject") {
+				continue
+			}
+			for _, prefix := range []string{"spans/", "index/"} {
+				if slices.ContainsFunc(stringsOfAny(st["Resource"]), func(r any) bool {
+					return reflect.DeepEqual(r, map[string]any{"Fn::Sub": "${Bucket.Arn}/" + prefix + "*"})
 				}) {
-				writesSpans = true
+					writes = prefix
+				}
 			}
 		}
-		if writesSpans {
+		if writes != "" {
 			assert.Equal(t, ref("SpanRetentionDays"), mapAt(mapAt(props, "Environment"), "Variables")["PLUME_SPAN_RETENTION_DAYS"],
-				"%s writes spans/ but has no PLUME_SPAN_RETENTION_DAYS: !Ref SpanRetentionDays", id)
+				"%s writes %s but has no PLUME_SPAN_RETENTION_DAYS: !Ref SpanRetentionDays", id, writes)
 		}
 	}
 }

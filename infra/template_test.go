@@ -218,12 +218,18 @@ var functionCases = map[string]functionCase{
 		worker: true,
 		policy: policyCase{
 			actions: []string{
-				"dynamodb:GetItem", "dynamodb:UpdateItem",
+				"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:PutItem", "dynamodb:UpdateItem",
 				"dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator", "dynamodb:ListStreams",
+				"s3:PutObject", "s3:GetObject", "s3:DeleteObject",
 			},
-			// The consumer adds to rollup items only: it reads no index, puts, deletes or
-			// scans nothing, and touches no object.
-			forbidden: []string{"dynamodb:Scan", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:DeleteItem", "dynamodb:BatchGetItem", "s3:"},
+			// The consumer adds to rollup items and keeps the list index: it reads no index,
+			// deletes or scans nothing, and touches no object outside index/.
+			forbidden: []string{"dynamodb:Scan", "dynamodb:Query", "dynamodb:DeleteItem", "s3:ListBucket"},
+			s3: map[string][]string{
+				"s3:PutObject":    {"${Bucket.Arn}/index/*"},
+				"s3:GetObject":    {"${Bucket.Arn}/index/*"},
+				"s3:DeleteObject": {"${Bucket.Arn}/index/*"},
+			},
 		},
 	},
 

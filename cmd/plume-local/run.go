@@ -142,7 +142,11 @@ func run(ctx context.Context, getenv func(string) string, stdout, stderr io.Writ
 		return err
 	}
 	defer stopOptimizer()
-	defer rollups(ctx, plume, client, awsCfg, env)()
+	stopStream, err := rollups(ctx, plume, client, awsCfg, env)
+	if err != nil {
+		return err
+	}
+	defer stopStream()
 	sweepCtx, stopSweeps := context.WithCancel(ctx)
 	var sweeps sync.WaitGroup
 	sweeps.Go(func() { every(sweepCtx, sweepInterval, sweep) })

@@ -142,20 +142,24 @@ func optimizations(ctx context.Context, plume *app.Env, runs *app.LocalQueue, in
 	}, nil
 }
 
-// rollups applies the table's change stream to the metrics' rollups in-process, as
-// RollupFunction's event source mapping does in a deployment: every shard in order, a failed
-// batch read again after a second. DynamoDB Local serves the Streams API on its own endpoint
+// rollups applies the table's change stream to the metrics' rollups and the list index
+// in-process (app.Env.StreamConsumer), as RollupFunction's event source mapping does in a
+// deployment: every shard in order, a failed batch read again after a second. DynamoDB Local serves the Streams API on its own endpoint
 // (AWS_ENDPOINT_URL_DYNAMODB), which AWS_ENDPOINT_URL_DYNAMODB_STREAMS overrides. The returned
 // function stops polling and waits for the batch in progress.
-func rollups(ctx context.Context, plume *app.Env, db ddb.TableDescriber, awsCfg aws.Config, env func(string) string) func() {
+func rollups(ctx context.Context, plume *app.Env, db ddb.TableDescriber, awsCfg aws.Config, env func(string) string) (func(), error) {
+	apply, err := plume.StreamConsumer()
+	if err != nil {
+		return nil, err
+	}
 	endpoint := cmp.Or(env("AWS_ENDPOINT_URL_DYNAMODB_STREAMS"), env("AWS_ENDPOINT_URL_DYNAMODB"), env("AWS_ENDPOINT_URL"))
 	p := &ddb.StreamPoller{DB: db, TableName: plume.Config.Table, Streams: ddb.NewStreamsClient(awsCfg, endpoint),
-		Apply: plume.Rollups().Apply, Interval: 500 * time.Millisecond, Retry: time.Second}
+		Apply: apply, Interval: 500 * time.Millisecond, Retry: time.Second}
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = p.Run(ctx) })
 	return func() {
 		cancel()
 		wg.Wait()
-	}
+	}, nil
 }

@@ -179,17 +179,19 @@ func New(t testing.TB, o Options) *API {
 	return api
 }
 
-// DrainStream applies every change of the table's stream so far to the rollups, as
-// RollupFunction does in a deployment and plume-local's poller does: afterwards the metrics
-// count everything stored before the call. The API must have been started with Options.Stream.
+// DrainStream applies every change of the table's stream so far to the rollups and the list
+// index (app.Env.StreamConsumer), as RollupFunction does in a deployment and plume-local's
+// poller does: afterwards the metrics count everything stored before the call, and the list
+// index holds it. The API must have been started with Options.Stream.
 func (api *API) DrainStream(t testing.TB) {
 	t.Helper()
 	if api.stream == nil {
 		o := ddbtest.Client(t, nil).Options()
 		streams := dynamodbstreams.New(dynamodbstreams.Options{Region: o.Region, Credentials: o.Credentials,
 			BaseEndpoint: aws.String(ddbtest.Endpoint(t))})
-		api.stream = &ddb.StreamPoller{DB: ddbtest.Client(t, nil), TableName: api.TableName, Streams: streams,
-			Apply: api.Env.Rollups().Apply}
+		apply, err := api.Env.StreamConsumer()
+		require.NoError(t, err)
+		api.stream = &ddb.StreamPoller{DB: ddbtest.Client(t, nil), TableName: api.TableName, Streams: streams, Apply: apply}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -197,7 +199,7 @@ func (api *API) DrainStream(t testing.TB) {
 	// before the records that follow it).
 	for idle := 0; idle < 2; {
 		busy, err := api.stream.Poll(ctx)
-		require.NoError(t, err, "apply the table's stream to the rollups")
+		require.NoError(t, err, "apply the table's stream")
 		if idle++; busy {
 			idle = 0
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/plumehq/plume/shared/auth"
 	"github.com/plumehq/plume/shared/blob"
@@ -85,6 +86,7 @@ type Env struct {
 	authn        lazy[*auth.Authenticator]
 	traces       lazy[*ddb.TraceStore]
 	rollups      lazy[*ddb.RollupStore]
+	listIndex    lazy[*ddb.ListIndexStore]
 	prices       lazy[*ddb.PriceStore]
 	pricer       lazy[*pricing.Pricer]
 	traceService lazy[*trace.Service]
@@ -185,6 +187,37 @@ func (e *Env) Traces() *ddb.TraceStore {
 // RollupFunction); they expire with the spans they count.
 func (e *Env) Rollups() *ddb.RollupStore {
 	return e.rollups.get(func() *ddb.RollupStore { return ddb.NewRollupStore(e.table, e.Config.SpanRetention()) })
+}
+
+// ListIndex is the list index of spans, traces and sessions (shared/listindex): RollupFunction
+// keeps it from the table's change stream, the lists read it. Its partitions expire with the
+// spans they index.
+func (e *Env) ListIndex() (*ddb.ListIndexStore, error) {
+	return e.listIndex.getErr(func() (*ddb.ListIndexStore, error) {
+		blobs, err := e.Blobs()
+		if err != nil {
+			return nil, err
+		}
+		return ddb.NewListIndexStore(e.table, blobs, ddb.ListIndexConfig{Retention: e.Config.SpanRetention(), Now: e.now}), nil
+	})
+}
+
+// StreamConsumer applies a batch of the table's change stream (one shard's records, in order)
+// to what is kept from it: the rollups and the list index, at once, each adding every record
+// once whatever is delivered again. RollupFunction, plume-local's stream poller and the tests'
+// DrainStream all apply the stream through it.
+func (e *Env) StreamConsumer() (func(ctx context.Context, shard string, records []ddb.StreamRecord) error, error) {
+	index, err := e.ListIndex()
+	if err != nil {
+		return nil, err
+	}
+	rollups := e.Rollups()
+	return func(ctx context.Context, shard string, records []ddb.StreamRecord) error {
+		g, ctx := errgroup.WithContext(ctx)
+		g.Go(func() error { return rollups.Apply(ctx, shard, records) })
+		g.Go(func() error { return index.Apply(ctx, shard, records) })
+		return g.Wait()
+	}, nil
 }
 
 // TraceService ingests spans, traces and sessions (POST /spans and OTLP): priced, with

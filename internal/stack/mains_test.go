@@ -26,6 +26,7 @@ import (
 	"github.com/plumehq/plume/shared/ddb/ddbtest"
 	"github.com/plumehq/plume/shared/lambdaemu"
 	"github.com/plumehq/plume/shared/lambdaemu/emutest"
+	"github.com/plumehq/plume/shared/listindex"
 	"github.com/plumehq/plume/shared/rollup"
 	"github.com/plumehq/plume/shared/trace"
 )
@@ -85,7 +86,7 @@ var workerCases = map[string]struct {
 	"SweeperFunction":         {event: "sweeper/scheduled.json", seed: seedUnhealedTrace},
 	"EvaluatorFunction":       {event: "evaluator/object-created.json", seed: func(*testing.T, *apitest.API) func(*testing.T) { return func(*testing.T) {} }},
 	"OptimizerWorkerFunction": {event: "optimizer/run-message.json", seed: func(*testing.T, *apitest.API) func(*testing.T) { return func(*testing.T) {} }},
-	"RollupFunction":          {event: "rollups/stream-batch.json", seed: checkSampleSpanCounted, answer: `{"state":{}}`},
+	"RollupFunction":          {event: "rollups/stream-batch.json", seed: checkSampleSpanApplied, answer: `{"state":{}}`},
 }
 
 // TestWorkerMainsStart builds the real bootstrap of every worker of the stack, as its Makefile
@@ -147,17 +148,32 @@ func seedUnhealedTrace(t *testing.T, api *apitest.API) func(t *testing.T) {
 	}
 }
 
-// checkSampleSpanCounted checks that the span of the sample stream event (events/rollups) was
-// counted in its project's rollups.
-func checkSampleSpanCounted(t *testing.T, srv *apitest.API) func(t *testing.T) {
+// checkSampleSpanApplied checks that the span of the sample stream event (events/rollups) was
+// counted in its project's rollups and is in its list index.
+func checkSampleSpanApplied(t *testing.T, srv *apitest.API) func(t *testing.T) {
 	return func(t *testing.T) {
+		ctx := context.Background()
 		at := time.UnixMicro(1764644400000000).UTC()
-		m, err := rollup.Metrics(context.Background(), srv.Env.Rollups(), "events-sample",
+		m, err := rollup.Metrics(ctx, srv.Env.Rollups(), "events-sample",
 			api.MetricsQuery{From: at.Truncate(time.Hour), To: at.Truncate(time.Hour).Add(time.Hour), Bucket: api.BucketHour})
 		require.NoError(t, err)
 		assert.Equal(t, int64(1), m.Totals.Spans)
 		assert.Equal(t, int64(1), m.Totals.LLMCalls)
 		assert.InDelta(t, 0.0021, m.Totals.Cost, 1e-12)
+
+		index, err := srv.Env.ListIndex()
+		require.NoError(t, err)
+		parts, err := index.Partitions(ctx, "events-sample", listindex.Spans, at.Truncate(24*time.Hour), at.Add(24*time.Hour))
+		require.NoError(t, err)
+		require.Len(t, parts, 1)
+		runs, err := index.OpenRuns(ctx, parts[0])
+		require.NoError(t, err)
+		it := listindex.Scan(runs, listindex.ValueRange(listindex.DimKind, listindex.String("llm")), false)
+		require.True(t, it.Next(ctx), "the span is listed among llm spans: %v", it.Err())
+		key, err := listindex.Parse(it.Key())
+		require.NoError(t, err)
+		assert.Equal(t, "0b9c4e1a-6f3d-4a2e-9c1b-7d8e5f4a3b2c", key.ID)
+		assert.False(t, it.Next(ctx))
 	}
 }
 

@@ -36,6 +36,7 @@ type API interface {
 	HeadBucket(context.Context, *s3.HeadBucketInput, ...func(*s3.Options)) (*s3.HeadBucketOutput, error)
 	ListObjectsV2(context.Context, *s3.ListObjectsV2Input, ...func(*s3.Options)) (*s3.ListObjectsV2Output, error)
 	CreateBucket(context.Context, *s3.CreateBucketInput, ...func(*s3.Options)) (*s3.CreateBucketOutput, error)
+	DeleteObjects(context.Context, *s3.DeleteObjectsInput, ...func(*s3.Options)) (*s3.DeleteObjectsOutput, error)
 }
 
 var _ API = (*s3.Client)(nil)
@@ -268,6 +269,42 @@ func (s *Store) Sizes(ctx context.Context, prefix string) (map[string]int64, err
 		}
 	}
 	return out, nil
+}
+
+// MaxDeleteKeys is the most keys one Delete takes (S3 DeleteObjects' limit).
+const MaxDeleteKeys = 1000
+
+// Delete deletes the objects under keys (up to MaxDeleteKeys) with one DeleteObjects request;
+// a key with no object is no error. S3 does not charge for deletions.
+//
+// Delete needs s3:DeleteObject on the keys. It returns errs.Invalid for an unusable key or too
+// many keys and errs.Unavailable when S3 is throttling.
+func (s *Store) Delete(ctx context.Context, keys ...string) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	if len(keys) > MaxDeleteKeys {
+		return errs.Invalid("%d keys to delete, more than the %d of one request", len(keys), MaxDeleteKeys)
+	}
+	ids := make([]types.ObjectIdentifier, len(keys))
+	for i, k := range keys {
+		if err := checkKey(k); err != nil {
+			return err
+		}
+		ids[i] = types.ObjectIdentifier{Key: aws.String(k)}
+	}
+	out, err := s.api.DeleteObjects(ctx, &s3.DeleteObjectsInput{
+		Bucket: &s.bucket, Delete: &types.Delete{Objects: ids, Quiet: aws.Bool(true)},
+	})
+	if err != nil {
+		return storageErr(fmt.Sprintf("delete %d objects", len(keys)), err)
+	}
+	if len(out.Errors) > 0 {
+		e := out.Errors[0]
+		return fmt.Errorf("delete %d objects: %d failed, the first %q: %s %s", len(keys), len(out.Errors),
+			aws.ToString(e.Key), aws.ToString(e.Code), aws.ToString(e.Message))
+	}
+	return nil
 }
 
 // EnsureBucket creates the bucket unless it exists and is reachable with the store's

@@ -627,6 +627,31 @@ func TestSizes(t *testing.T) {
 	})
 }
 
+// TestDelete: one request deletes the objects named (and no neighbour), keys with no object
+// are no error, and more keys than one request takes are refused.
+func TestDelete(t *testing.T) {
+	store, counter, _ := blobtest.New(t)
+	ctx := t.Context()
+	keys := []string{"index/project=p1/a.run", "index/project=p1/b.run"}
+	for _, k := range append(keys, "index/project=p1/kept.run") {
+		require.NoError(t, store.Put(ctx, k, []byte("x"), ""))
+	}
+	counter.Reset()
+	require.NoError(t, store.Delete(ctx, append(keys, "index/project=p1/never-written.run")...))
+	assert.Equal(t, 1, counter.Count("DeleteObjects"), "one request")
+	for _, k := range keys {
+		_, err := store.Get(ctx, k)
+		assert.Equal(t, errs.CodeNotFound, errs.CodeOf(err), "%s: %v", k, err)
+	}
+	got, err := store.Get(ctx, "index/project=p1/kept.run")
+	require.NoError(t, err)
+	assert.Equal(t, []byte("x"), got)
+
+	require.NoError(t, store.Delete(ctx), "nothing to delete")
+	err = store.Delete(ctx, make([]string, blob.MaxDeleteKeys+1)...)
+	assert.Equal(t, errs.CodeInvalid, errs.CodeOf(err), "%v", err)
+}
+
 func TestWrongCredentials(t *testing.T) {
 	store, srv := newStore(t)
 	ctx := t.Context()

@@ -76,13 +76,15 @@ const (
 
 // ObjectPrefixes are the prefixes of every object of a project in the bucket: span batches
 // (trace.BatchPrefix), attachments (trace.AttachmentPrefix), judge backfills
-// (judge.BackfillKey) and optimization checkpoints (functions/optimizer's checkpointKey).
+// (judge.BackfillKey), optimization checkpoints (functions/optimizer's checkpointKey) and the
+// list index's runs (ListIndexPrefix).
 func ObjectPrefixes(projectID string) []string {
 	return []string{
 		trace.BatchPrefix(projectID),
 		"attachments/project=" + projectID + "/",
 		judge.BackfillPrefix + "project=" + projectID + "/",
 		"optimizations/project=" + projectID + "/",
+		ListIndexPrefix(projectID),
 	}
 }
 
@@ -571,6 +573,7 @@ var partitionKinds = map[string]string{
 	"PROMPT": "prompt", "PV": "version_pointer", "PC": "completions",
 	"S": "span", "T": "trace", "SE": "session",
 	"J": "judge", "OR": "optimization_run", "MC": "model_call", "RL": "rate_limit",
+	prefixListIndex: "list_index",
 }
 
 // ItemKind names the kind of the item at pk, sk of project: "project", "key", "key_lookup",

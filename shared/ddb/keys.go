@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"hash/fnv"
 	"time"
+
+	"github.com/plumehq/plume/shared/listindex"
 )
 
 // Partition and sort keys of every item type. The layout of a prompt partition, in sort-key
@@ -223,3 +225,36 @@ func webSessionPK(idHash string) string { return "WEBSESSION#" + idHash }
 
 // skWebSession is the sort key of a dashboard session.
 const skWebSession = "WEBSESSION"
+
+// The list index (listindex.go). A partition of it is one kind of record of one project created
+// on one UTC day. Its manifest is an item of the project's manifest partition of that kind,
+// sorted by day, so that the manifests of a window are one Query; its runs small enough to be
+// stored in the table are items of a partition of the day, keyed by run id; larger runs are
+// objects under ListIndexPrefix. The project's IndexedSince item has a partition of its own.
+const (
+	prefixListIndex = "LX"
+	skIndexedSince  = "SINCE"
+	// listIndexDayLayout is the layout of a manifest's sort key.
+	listIndexDayLayout = "20060102"
+)
+
+func listIndexPK(projectID string, kind listindex.Kind) string {
+	return "P#" + projectID + "#" + prefixListIndex + "#" + string(kind)
+}
+
+func listIndexSK(day time.Time) string { return day.UTC().Format(listIndexDayLayout) }
+
+// listIndexRunsPK is the partition of a day's runs stored in the table.
+func listIndexRunsPK(projectID string, kind listindex.Kind, day time.Time) string {
+	return listIndexPK(projectID, kind) + "#" + listIndexSK(day)
+}
+
+func indexedSincePK(projectID string) string { return "P#" + projectID + "#" + prefixListIndex }
+
+// ListIndexPrefix is the prefix of every list index object of a project in the bucket.
+func ListIndexPrefix(projectID string) string { return "index/project=" + projectID + "/" }
+
+// listIndexObjectKey is the object of a run stored in the bucket.
+func listIndexObjectKey(projectID string, kind listindex.Kind, day time.Time, runID string) string {
+	return ListIndexPrefix(projectID) + "kind=" + string(kind) + "/day=" + day.UTC().Format(time.DateOnly) + "/" + runID + ".run"
+}

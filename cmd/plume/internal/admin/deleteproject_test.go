@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -39,7 +40,7 @@ type deleteWorld struct {
 
 func newDeleteWorld(t *testing.T) *deleteWorld {
 	t.Helper()
-	api := apitest.New(t, apitest.Options{})
+	api := apitest.New(t, apitest.Options{Stream: true})
 	counts := &ddbtest.Counter{}
 	w := &deleteWorld{
 		api: api, ddb: ddbtest.Client(t, counts), counts: counts,
@@ -52,6 +53,7 @@ func newDeleteWorld(t *testing.T) *deleteWorld {
 	for _, tenant := range []apitest.Tenant{api.A, api.B} {
 		w.populate(t, tenant)
 	}
+	api.DrainStream(t) // the rollups and the list index, in the table and the bucket
 	return w
 }
 
@@ -171,6 +173,12 @@ func TestDeleteProject(t *testing.T) {
 	itemsA, objectsA := of(items, a), of(objects, a)
 	itemsB, objectsB := of(items, b), of(objects, b)
 	require.NotEmpty(t, objectsA)
+	require.True(t, slices.ContainsFunc(slices.Collect(maps.Keys(objectsA)), func(k string) bool {
+		return strings.HasPrefix(k, ddb.ListIndexPrefix(a))
+	}), "the project has list index runs in the bucket")
+	require.True(t, slices.ContainsFunc(slices.Collect(maps.Keys(itemsA)), func(k string) bool {
+		return strings.HasPrefix(k, "P#"+a+"#LX#")
+	}), "and in the table")
 	for k := range objectsA {
 		assert.True(t, slices.ContainsFunc(ddb.ObjectPrefixes(a), func(p string) bool { return strings.HasPrefix(k, p) }),
 			"object %s of the project is under one of ObjectPrefixes", k)

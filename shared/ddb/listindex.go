@@ -1,0 +1,807 @@
+package ddb
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base32"
+	"encoding/binary"
+	"fmt"
+	"log/slog"
+	"maps"
+	"math/big"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/plumehq/plume/infra"
+	"github.com/plumehq/plume/shared/errs"
+	"github.com/plumehq/plume/shared/listindex"
+	"github.com/plumehq/plume/shared/trace"
+)
+
+// The list index's storage (package listindex says what the index is and why it is built of
+// runs). The consumer of the table's change stream (RollupFunction, beside the rollups) keeps
+// it; the list routes read it.
+//
+// # Partitions
+//
+// One per (project, kind, UTC day of created_at). A record's keys all carry its created_at, so
+// a record is in one partition; a change that moved created_at would take its keys back from
+// one and add them to another. A partition is described by its manifest, an item of the
+// partition P#<project>#LX#<kind> with the day (yyyymmdd) as sort key, so that the manifests
+// of a window are one Query. A manifest holds, as top-level attributes (each written by one
+// SET, commutative with every other writer):
+//
+//   - r#<run id>: a run of the partition, "d:<bytes>:<entries>" when its bytes are in the
+//     table, "s:<bytes>:<entries>" when they are in the bucket;
+//   - hw#<shard hash>: per stream shard, the sequence number of the last record applied
+//     (17 bytes, big-endian) and the time it was applied (4 bytes, Unix seconds);
+//   - x#<run id>: a run of the bucket replaced (by a compaction), with the time it was, kept
+//     until readers that listed it are done (replacedGrace), then deleted;
+//   - v: the version, added to by every write, which a compaction's replacement is
+//     conditional on;
+//   - ttl: with a span retention, the end of the day plus the retention, as the rollups.
+//
+// # Runs
+//
+// Each stream batch's entries of a partition (trace.IndexDiff of each record's old and new
+// image, counts added up per key, zero totals left out) become one run (listindex.EncodeRun).
+// A run under inlineRunMax bytes is stored in the table, an item of the day's partition
+// P#<project>#LX#<kind>#<yyyymmdd> with the run id as sort key; a larger one is an object
+// index/project=<p>/kind=<k>/day=<yyyy-mm-dd>/<run id>.run. The break-even: DynamoDB bills a
+// write unit per KB written ($0.625 per million), S3 a PUT per object ($5 per million, any
+// size up to 5 GB): a PUT costs as much as 8 KB written to the table. Reading is the other
+// way round (half a read unit per 4 KB read eventually consistent, $0.0625 per million; a GET
+// $0.40 per million), but a run is written once and read by block, and the runs of a
+// partition are merged into few (compaction), so the write decides.
+//
+// A run id is a hash of the shard and the first and last sequence numbers of the records it
+// holds, so a retried batch rewrites the same run. A compaction's run is a hash of the ids it
+// replaces.
+//
+// # Exactly once
+//
+// As the rollups (rollup.go): a batch's run is appended to a manifest by one conditional
+// update that also moves the shard's mark to the batch's last record, on the condition that
+// the mark is before the batch's first. The run is written before: a crash between the two
+// leaves a run no manifest lists, which the retried batch writes again under the same id. A
+// batch that overlaps what the partition has (the condition failed) reads the manifest,
+// writes the run of the records after the mark, and appends it on the condition that the mark
+// is still the one read. A run written but not appended (the partition had its records) is
+// discarded. Every record's change is so in one run of its partition, whatever is retried,
+// without a transaction.
+//
+// Marks older than markLife are removed by compactions: the stream keeps records 24 hours,
+// so a shard whose mark moved that long ago delivers none of them again.
+//
+// # What is indexed
+//
+// Span summaries, trace items and session items, as stored: the change of a record is its new
+// image's keys less its old image's. Deletions are not applied, as in the rollups: no request
+// deletes these items; the partitions expire with the span retention, as the items do, and
+// deleting a project deletes its index (ObjectPrefixes, ItemKind).
+const (
+	// inlineRunMax: a run of fewer bytes is stored in the table (see above).
+	inlineRunMax = 8 << 10
+
+	lxMarkPrefix     = "hw#"
+	lxRunPrefix      = "r#"
+	lxReplacedPrefix = "x#"
+	attrLXVersion    = "v"
+	attrLXRunBytes   = "b"
+	attrLXSince      = "at"
+
+	// seqBytesLen is the length of a sequence number in a mark: DynamoDB Streams' have up to
+	// 40 digits, under 2^133.
+	seqBytesLen = 17
+	// markLife is how long a mark outlives the last batch it moved for: the stream's
+	// retention (24 hours) and an hour for clocks.
+	markLife = 25 * time.Hour
+	// replacedGrace is how long a replaced run stays readable: a reader lists the manifests
+	// and reads the runs within one request (under 30 seconds).
+	replacedGrace = 15 * time.Minute
+	// inlineKeepMax: a replaced run stored in the table is expired at once (a write of its
+	// size, to set its TTL) only when it would otherwise stay longer than this (no retention,
+	// or a longer one): a write unit per KB ($0.625 per million) buys 2.5 months of a KB's
+	// storage ($0.25 per GB-month).
+	inlineKeepMax = 75 * 24 * time.Hour
+
+	lxConcurrency = 16
+	lxRetries     = 5
+)
+
+// Default compaction thresholds (ListIndexConfig).
+const (
+	DefaultMaxRuns        = 16
+	DefaultMaxInlineBytes = 64 << 10
+	DefaultMaxMergeBytes  = 32 << 20
+)
+
+// RunBlobs is the bucket as the list index uses it (blob.Store).
+type RunBlobs interface {
+	Put(ctx context.Context, key string, body []byte, contentType string) error
+	Get(ctx context.Context, key string) ([]byte, error)
+	GetRange(ctx context.Context, key string, offset, length int64) ([]byte, error)
+	Delete(ctx context.Context, keys ...string) error
+}
+
+// ListIndexConfig shapes a ListIndexStore; the zero value is the defaults.
+type ListIndexConfig struct {
+	// Retention (0: none) expires a partition that long after its day ends, as the records it
+	// indexes expire (retention.go).
+	Retention time.Duration
+	// A partition is compacted when it has more than MaxRuns runs or its runs in the table
+	// hold more than MaxInlineBytes; a compaction merges no more than MaxMergeBytes of runs.
+	MaxRuns        int
+	MaxInlineBytes int64
+	MaxMergeBytes  int64
+	// Now is the clock (nil: time.Now).
+	Now func() time.Time
+}
+
+// ListIndexStore keeps and reads the list index.
+type ListIndexStore struct {
+	t     *Table
+	blobs RunBlobs
+	cfg   ListIndexConfig
+	// indexed holds the projects whose IndexedSince item is known to exist.
+	indexed sync.Map
+}
+
+// NewListIndexStore is the list index of t and blobs.
+func NewListIndexStore(t *Table, blobs RunBlobs, cfg ListIndexConfig) *ListIndexStore {
+	if cfg.MaxRuns <= 1 {
+		cfg.MaxRuns = DefaultMaxRuns
+	}
+	if cfg.MaxInlineBytes <= 0 {
+		cfg.MaxInlineBytes = DefaultMaxInlineBytes
+	}
+	if cfg.MaxMergeBytes <= 0 {
+		cfg.MaxMergeBytes = DefaultMaxMergeBytes
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &ListIndexStore{t: t, blobs: blobs, cfg: cfg}
+}
+
+// IndexPartition is a partition of the list index as its manifest lists it: the records of
+// one kind of one project created on one UTC day.
+type IndexPartition struct {
+	ProjectID string
+	Kind      listindex.Kind
+	Day       time.Time
+	Runs      []IndexRun
+}
+
+// IndexRun is a run of a partition.
+type IndexRun struct {
+	ID string
+	// InBucket is true for a run stored in the bucket, false for one in the table.
+	InBucket bool
+	Size     int64
+	Entries  int
+}
+
+// lxPart names a partition: comparable, for maps.
+type lxPart struct {
+	projectID string
+	kind      listindex.Kind
+	day       string // yyyymmdd
+}
+
+func (p lxPart) dayTime() time.Time {
+	d, _ := time.Parse(listIndexDayLayout, p.day)
+	return d
+}
+
+func (p lxPart) pk() string { return listIndexPK(p.projectID, p.kind) }
+
+func (p lxPart) runsPK() string { return listIndexRunsPK(p.projectID, p.kind, p.dayTime()) }
+
+func (p lxPart) String() string { return p.projectID + "/" + string(p.kind) + "/" + p.day }
+
+// expiry is the TTL of the partition's items: epoch seconds, 0 without retention.
+func (s *ListIndexStore) expiry(p lxPart) int64 {
+	if s.cfg.Retention <= 0 {
+		return 0
+	}
+	return p.dayTime().Add(24*time.Hour + s.cfg.Retention).Unix()
+}
+
+// lxBatch is a stream batch of one shard, with its sequence numbers as marks compare them.
+type lxBatch struct {
+	shard   string
+	mark    string // the shard's mark attribute
+	records []StreamRecord
+	seqs    [][]byte
+}
+
+func newLXBatch(shard string, records []StreamRecord) (*lxBatch, error) {
+	b := &lxBatch{shard: shard, mark: lxMarkPrefix + shardHash(shard), records: records, seqs: make([][]byte, len(records))}
+	for i, r := range records {
+		seq, err := seqBytes(r.Sequence)
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 && bytes.Compare(seq, b.seqs[i-1]) <= 0 {
+			return nil, fmt.Errorf("list index: stream records out of order at %s", r.Sequence)
+		}
+		b.seqs[i] = seq
+	}
+	return b, nil
+}
+
+// seqBytes is a stream sequence number (decimal) as seqBytesLen big-endian bytes, whose order
+// is the numbers'.
+func seqBytes(seq string) ([]byte, error) {
+	n, ok := new(big.Int).SetString(seq, 10)
+	if !ok || n.Sign() < 0 || n.BitLen() > 8*seqBytesLen {
+		return nil, fmt.Errorf("list index: stream sequence number %q", seq)
+	}
+	return n.FillBytes(make([]byte, seqBytesLen)), nil
+}
+
+// Apply adds the changes of records, a batch of the stream shard named shard in sequence
+// order, to the list index: per partition they change, one run written and one update of its
+// manifest (see above); records a partition has already are skipped.
+func (s *ListIndexStore) Apply(ctx context.Context, shard string, records []StreamRecord) error {
+	if len(records) == 0 {
+		return nil
+	}
+	if shard == "" {
+		return errNoShard
+	}
+	parts := lxEntries(records)
+	if len(parts) == 0 {
+		return nil
+	}
+	b, err := newLXBatch(shard, records)
+	if err != nil {
+		return err
+	}
+	if err := s.markIndexed(ctx, parts); err != nil {
+		return err
+	}
+	now := s.cfg.Now()
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(lxConcurrency)
+	for p, entries := range parts {
+		if ttl := s.expiry(p); ttl != 0 && ttl <= now.Unix() {
+			continue // a change of a record whose partition has expired: nothing reads it
+		}
+		g.Go(func() error { return s.applyPartition(ctx, b, p, entries) })
+	}
+	return g.Wait()
+}
+
+// lxRun is a run about to be written.
+type lxRun struct {
+	IndexRun
+	body []byte
+}
+
+// newRun encodes entries as the run of the batch's records from from on.
+func newRun(b *lxBatch, from int, entries []listindex.Entry) lxRun {
+	body := listindex.EncodeRun(entries)
+	id := runID(b.shard + "\x00" + b.records[from].Sequence + "\x00" + b.records[len(b.records)-1].Sequence)
+	return lxRun{IndexRun: IndexRun{ID: id, InBucket: len(body) >= inlineRunMax, Size: int64(len(body)), Entries: len(entries)}, body: body}
+}
+
+// runID names a run by what determines its content.
+func runID(of string) string {
+	sum := sha256.Sum256([]byte(of))
+	return strings.ToLower(base32.HexEncoding.WithPadding(base32.NoPadding).EncodeToString(sum[:12]))
+}
+
+// applyPartition appends the batch's run of partition p unless p has its records; entries
+// are the batch's entries of p.
+func (s *ListIndexStore) applyPartition(ctx context.Context, b *lxBatch, p lxPart, entries []listindex.Entry) error {
+	from := 0
+	cond := expression.AttributeNotExists(expression.Name(b.mark)).Or(expression.Name(b.mark).LessThan(expression.Value(b.seqs[0])))
+	for range lxRetries {
+		run := newRun(b, from, entries)
+		if err := s.putRun(ctx, p, run); err != nil {
+			return err
+		}
+		m, err := s.appendRun(ctx, p, b, run, cond)
+		if err == nil {
+			if s.compactionDue(m) {
+				if err := s.compact(ctx, p, m); err != nil {
+					// The batch is applied; the next one that reaches the partition compacts.
+					slog.ErrorContext(ctx, "list index: compaction failed", "partition", p.String(), "error", err)
+				}
+			}
+			return nil
+		}
+		if !isConditionFailed(err) {
+			return err
+		}
+		// The partition has some of the batch already: read how far it got.
+		if m, err = s.manifest(ctx, p); err != nil {
+			return err
+		}
+		if _, listed := m.runs[run.ID]; !listed {
+			if err := s.discard(ctx, p, run.IndexRun); err != nil {
+				return err
+			}
+		}
+		done := m.marks[b.mark]
+		var doneSeq []byte
+		if len(done) >= seqBytesLen {
+			doneSeq = done[:seqBytesLen]
+		}
+		if bytes.Compare(doneSeq, b.seqs[len(b.seqs)-1]) >= 0 {
+			return nil
+		}
+		from, _ = slices.BinarySearchFunc(b.seqs, doneSeq, func(seq, done []byte) int {
+			if bytes.Compare(seq, done) <= 0 {
+				return -1
+			}
+			return 1
+		})
+		if entries = lxEntries(b.records[from:])[p]; len(entries) == 0 {
+			return nil
+		}
+		if done == nil {
+			cond = expression.AttributeNotExists(expression.Name(b.mark))
+		} else {
+			cond = expression.Name(b.mark).Equal(expression.Value(done))
+		}
+	}
+	return fmt.Errorf("list index %s: its mark kept moving under %d retries", p, lxRetries)
+}
+
+// putRun writes a run's bytes: an item of the day's partition, or an object.
+func (s *ListIndexStore) putRun(ctx context.Context, p lxPart, run lxRun) error {
+	if run.InBucket {
+		if err := s.blobs.Put(ctx, listIndexObjectKey(p.projectID, p.kind, p.dayTime(), run.ID), run.body, ""); err != nil {
+			return fmt.Errorf("list index %s: put run %s: %w", p, run.ID, err)
+		}
+		return nil
+	}
+	item := key(p.runsPK(), run.ID)
+	item[attrLXRunBytes] = &types.AttributeValueMemberB{Value: run.body}
+	if ttl := s.expiry(p); ttl != 0 {
+		item[infra.AttrTTL] = num(ttl)
+	}
+	if _, err := s.t.api.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.t.name, Item: item}); err != nil {
+		return storageErr(fmt.Sprintf("list index %s: put run %s", p, run.ID), err)
+	}
+	return nil
+}
+
+// appendRun lists run in p's manifest and moves the batch's mark to its last record, under
+// cond; it returns the manifest as updated.
+func (s *ListIndexStore) appendRun(ctx context.Context, p lxPart, b *lxBatch, run lxRun, cond expression.ConditionBuilder) (lxManifest, error) {
+	mark := binary.BigEndian.AppendUint32(bytes.Clone(b.seqs[len(b.seqs)-1]), uint32(s.cfg.Now().Unix()))
+	up := expression.Set(expression.NameNoDotSplit(b.mark), expression.Value(mark)).
+		Set(expression.NameNoDotSplit(lxRunPrefix+run.ID), expression.Value(runDescriptor(run.IndexRun))).
+		Add(expression.Name(attrLXVersion), expression.Value(1))
+	if ttl := s.expiry(p); ttl != 0 {
+		up = up.Set(expression.Name(infra.AttrTTL), expression.Value(ttl))
+	}
+	out, err := s.update(ctx, p, up, &cond)
+	if err != nil {
+		return lxManifest{}, err
+	}
+	return decodeManifest(out)
+}
+
+// update applies up to p's manifest under cond (nil: none) and returns the item as updated.
+func (s *ListIndexStore) update(ctx context.Context, p lxPart, up expression.UpdateBuilder, cond *expression.ConditionBuilder) (map[string]types.AttributeValue, error) {
+	builder := expression.NewBuilder().WithUpdate(up)
+	if cond != nil {
+		builder = builder.WithCondition(*cond)
+	}
+	expr, err := builder.Build()
+	if err != nil {
+		return nil, fmt.Errorf("build list index update: %w", err)
+	}
+	out, err := s.t.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: &s.t.name, Key: key(p.pk(), p.day),
+		UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+		ReturnValues: types.ReturnValueAllNew,
+	})
+	if err != nil {
+		if isConditionFailed(err) {
+			return nil, err
+		}
+		return nil, storageErr(fmt.Sprintf("update list index manifest %s", p), err)
+	}
+	return out.Attributes, nil
+}
+
+// discard lets a run that no manifest lists go: one in the table expires (when it would
+// otherwise stay long, inlineKeepMax), one in the bucket is listed as replaced in the
+// manifest, so that it goes after readers that may have listed it (a run written again by a
+// retry after a compaction replaced it) are done.
+func (s *ListIndexStore) discard(ctx context.Context, p lxPart, run IndexRun) error {
+	if !run.InBucket {
+		return s.expireInline(ctx, p, []string{run.ID})
+	}
+	up := expression.Set(expression.NameNoDotSplit(lxReplacedPrefix+run.ID), expression.Value(s.cfg.Now().Unix())).
+		Add(expression.Name(attrLXVersion), expression.Value(1))
+	_, err := s.update(ctx, p, up, nil)
+	return err
+}
+
+// expireInline gives runs of p stored in the table a TTL of replacedGrace from now, unless
+// they would go soon enough with the partition.
+func (s *ListIndexStore) expireInline(ctx context.Context, p lxPart, ids []string) error {
+	if s.cfg.Retention > 0 && s.cfg.Retention <= inlineKeepMax {
+		return nil
+	}
+	ttl := s.cfg.Now().Add(replacedGrace).Unix()
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(lxConcurrency)
+	for _, id := range ids {
+		g.Go(func() error {
+			_, err := s.t.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+				TableName: &s.t.name, Key: key(p.runsPK(), id),
+				UpdateExpression:          aws.String("SET #ttl = :ttl"),
+				ConditionExpression:       aws.String("attribute_exists(#pk)"),
+				ExpressionAttributeNames:  map[string]string{"#ttl": infra.AttrTTL, "#pk": infra.AttrPK},
+				ExpressionAttributeValues: map[string]types.AttributeValue{":ttl": num(ttl)},
+			})
+			if err != nil && !isConditionFailed(err) {
+				return storageErr(fmt.Sprintf("list index %s: expire run %s", p, id), err)
+			}
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+// manifest reads p's manifest, strongly consistent (a missing one is empty).
+func (s *ListIndexStore) manifest(ctx context.Context, p lxPart) (lxManifest, error) {
+	out, err := s.t.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.t.name, Key: key(p.pk(), p.day), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return lxManifest{}, storageErr(fmt.Sprintf("read list index manifest %s", p), err)
+	}
+	return decodeManifest(out.Item)
+}
+
+// lxManifest is a manifest read back.
+type lxManifest struct {
+	version  int64
+	ttl      int64
+	marks    map[string][]byte // by attribute name
+	runs     map[string]IndexRun
+	replaced map[string]int64 // run id -> when, Unix seconds
+}
+
+func decodeManifest(it map[string]types.AttributeValue) (lxManifest, error) {
+	m := lxManifest{marks: map[string][]byte{}, runs: map[string]IndexRun{}, replaced: map[string]int64{}}
+	m.version, _ = intAttr(it, attrLXVersion)
+	m.ttl, _ = intAttr(it, infra.AttrTTL)
+	for name, v := range it {
+		switch {
+		case strings.HasPrefix(name, lxMarkPrefix):
+			if b, ok := v.(*types.AttributeValueMemberB); ok {
+				m.marks[name] = b.Value
+			}
+		case strings.HasPrefix(name, lxRunPrefix):
+			run, err := parseRunDescriptor(strings.TrimPrefix(name, lxRunPrefix), strAttr(it, name))
+			if err != nil {
+				return lxManifest{}, err
+			}
+			m.runs[run.ID] = run
+		case strings.HasPrefix(name, lxReplacedPrefix):
+			m.replaced[strings.TrimPrefix(name, lxReplacedPrefix)], _ = intAttr(it, name)
+		}
+	}
+	return m, nil
+}
+
+// inlineBytes is the size of the partition's runs stored in the table.
+func (m lxManifest) inlineBytes() int64 {
+	var n int64
+	for _, r := range m.runs {
+		if !r.InBucket {
+			n += r.Size
+		}
+	}
+	return n
+}
+
+func runDescriptor(r IndexRun) string {
+	where := "d"
+	if r.InBucket {
+		where = "s"
+	}
+	return where + ":" + strconv.FormatInt(r.Size, 10) + ":" + strconv.Itoa(r.Entries)
+}
+
+func parseRunDescriptor(id, desc string) (IndexRun, error) {
+	where, rest, ok1 := strings.Cut(desc, ":")
+	size, entries, ok2 := strings.Cut(rest, ":")
+	n, err1 := strconv.ParseInt(size, 10, 64)
+	e, err2 := strconv.Atoi(entries)
+	if !ok1 || !ok2 || err1 != nil || err2 != nil || (where != "d" && where != "s") {
+		return IndexRun{}, fmt.Errorf("list index run %s: descriptor %q", id, desc)
+	}
+	return IndexRun{ID: id, InBucket: where == "s", Size: n, Entries: e}, nil
+}
+
+// lxEntries are the index entries records change, by partition: each record's IndexDiff, a
+// taken-back key in the partition of the old image, an added one in that of the new; counts
+// of a key added up, zero totals left out.
+func lxEntries(records []StreamRecord) map[lxPart][]listindex.Entry {
+	counts := map[lxPart]map[string]int32{}
+	for _, r := range records {
+		if r.EventName == "REMOVE" {
+			continue
+		}
+		old, okOld := lxRecordOf(r.Old)
+		cur, okNew := lxRecordOf(r.New)
+		if !okOld && !okNew {
+			continue
+		}
+		for _, e := range trace.IndexDiff(old.keys, cur.keys) {
+			p := cur.part
+			if e.Count < 0 {
+				p = old.part
+			}
+			if counts[p] == nil {
+				counts[p] = map[string]int32{}
+			}
+			counts[p][string(e.Key)] += e.Count
+		}
+	}
+	out := map[lxPart][]listindex.Entry{}
+	for p, keys := range counts {
+		for k, n := range keys {
+			if n != 0 {
+				out[p] = append(out[p], listindex.Entry{Key: []byte(k), Count: n})
+			}
+		}
+	}
+	return out
+}
+
+// lxRecord is a record's partition and index keys.
+type lxRecord struct {
+	part lxPart
+	keys [][]byte
+}
+
+// lxRecordOf reads an item image as an indexed record: a span summary, a trace or a session
+// (ok false for any other item, or none).
+func lxRecordOf(item map[string]types.AttributeValue) (lxRecord, bool) {
+	if item == nil {
+		return lxRecord{}, false
+	}
+	pk, sk := strAttr(item, infra.AttrPK), strAttr(item, infra.AttrSK)
+	projectID, rest, ok := strings.Cut(strings.TrimPrefix(pk, "P#"), "#")
+	if !ok || !strings.HasPrefix(pk, "P#") {
+		return lxRecord{}, false
+	}
+	part := func(kind listindex.Kind, created time.Time) lxPart {
+		return lxPart{projectID: projectID, kind: kind, day: listIndexSK(created)}
+	}
+	switch {
+	case sk == skSpan && strings.HasPrefix(rest, "S#"):
+		var it summaryItem
+		if attributevalue.UnmarshalMap(item, &it) != nil {
+			return lxRecord{}, false
+		}
+		sum := it.toSummary(projectID)
+		return lxRecord{part: part(listindex.Spans, sum.CreatedAt), keys: trace.SpanIndexKeys(sum)}, true
+	case sk == skTrace && strings.HasPrefix(rest, "T#"):
+		t := toTrace(projectID, strings.TrimPrefix(rest, "T#"), item)
+		return lxRecord{part: part(listindex.Traces, t.CreatedAt), keys: trace.TraceIndexKeys(t)}, true
+	case sk == skSession && strings.HasPrefix(rest, "SE#"):
+		se := toSession(projectID, strings.TrimPrefix(rest, "SE#"), item)
+		return lxRecord{part: part(listindex.Sessions, se.CreatedAt), keys: trace.SessionIndexKeys(se)}, true
+	}
+	return lxRecord{}, false
+}
+
+// markIndexed writes the IndexedSince item of each project of parts that has none yet: a read
+// (eventually consistent, half a unit), and a conditional put the first time; once per
+// project in the store's life.
+func (s *ListIndexStore) markIndexed(ctx context.Context, parts map[lxPart][]listindex.Entry) error {
+	projects := map[string]bool{}
+	for p := range parts {
+		if _, known := s.indexed.Load(p.projectID); !known {
+			projects[p.projectID] = true
+		}
+	}
+	for _, projectID := range slices.Sorted(maps.Keys(projects)) {
+		k := key(indexedSincePK(projectID), skIndexedSince)
+		out, err := s.t.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.t.name, Key: k})
+		if err != nil {
+			return storageErr("read the list index's start", err)
+		}
+		if out.Item == nil {
+			item := key(indexedSincePK(projectID), skIndexedSince)
+			item[attrLXSince] = num(s.cfg.Now().UnixMicro())
+			_, err := s.t.api.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.t.name, Item: item,
+				ConditionExpression:      aws.String("attribute_not_exists(#pk)"),
+				ExpressionAttributeNames: map[string]string{"#pk": infra.AttrPK}})
+			if err != nil && !isConditionFailed(err) {
+				return storageErr("write the list index's start", err)
+			}
+		}
+		s.indexed.Store(projectID, struct{}{})
+	}
+	return nil
+}
+
+// IndexedSince is when the consumer first indexed the project: every record created from then
+// on is in the index (once the consumer has caught up with the stream), so a window that
+// starts at or after it is served whole; ok is false when nothing of the project was indexed.
+func (s *ListIndexStore) IndexedSince(ctx context.Context, projectID string) (since time.Time, ok bool, err error) {
+	out, err := s.t.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.t.name, Key: key(indexedSincePK(projectID), skIndexedSince)})
+	if err != nil {
+		return time.Time{}, false, storageErr("read the list index's start", err)
+	}
+	if out.Item == nil {
+		return time.Time{}, false, nil
+	}
+	return timeAttr(out.Item, attrLXSince), true, nil
+}
+
+// Partitions returns the partitions of kind of the days of [from, to), in day order, as their
+// manifests list them: one Query, eventually consistent (the index follows the stream, a
+// second or so behind the writes, anyway). Days without a manifest have no records; expired
+// partitions are left out.
+func (s *ListIndexStore) Partitions(ctx context.Context, projectID string, kind listindex.Kind, from, to time.Time) ([]IndexPartition, error) {
+	if !from.Before(to) {
+		return nil, nil
+	}
+	cond := partition(listIndexPK(projectID, kind)).
+		And(expression.Key(infra.AttrSK).Between(expression.Value(listIndexSK(from)), expression.Value(listIndexSK(to.Add(-time.Microsecond)))))
+	now := s.cfg.Now().Unix()
+	var out []IndexPartition
+	err := s.t.query(ctx, cond, queryOpts{eventual: true}, func(it map[string]types.AttributeValue) error {
+		m, err := decodeManifest(it)
+		if err != nil {
+			return err
+		}
+		if m.ttl != 0 && m.ttl <= now {
+			return nil
+		}
+		day, err := time.Parse(listIndexDayLayout, strAttr(it, infra.AttrSK))
+		if err != nil {
+			return fmt.Errorf("list index manifest day %q: %w", strAttr(it, infra.AttrSK), err)
+		}
+		p := IndexPartition{ProjectID: projectID, Kind: kind, Day: day, Runs: slices.Collect(maps.Values(m.runs))}
+		slices.SortFunc(p.Runs, func(a, b IndexRun) int { return strings.Compare(a.ID, b.ID) })
+		out = append(out, p)
+		return nil
+	})
+	return out, err
+}
+
+// RunSource is a run's bytes: what listindex.OpenRun opens (with Run.Size).
+type RunSource struct {
+	Run    IndexRun
+	Source listindex.Source
+}
+
+// Sources returns the runs of p as sources: the runs stored in the table read at once (one
+// BatchGetItem per 100, eventually consistent, then strongly for any not seen yet), those in
+// the bucket read by ranged GETs as the reader asks.
+//
+// Sources returns errs.NotFound when a run is gone: a compaction replaced it after p was
+// listed, and longer ago than readers are given (replacedGrace); list the partitions again.
+func (s *ListIndexStore) Sources(ctx context.Context, p IndexPartition) ([]RunSource, error) {
+	part := lxPart{projectID: p.ProjectID, kind: p.Kind, day: listIndexSK(p.Day)}
+	var inline []string
+	for _, r := range p.Runs {
+		if !r.InBucket {
+			inline = append(inline, r.ID)
+		}
+	}
+	bodies, err := s.inlineRuns(ctx, part, inline, false)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]RunSource, len(p.Runs))
+	for i, r := range p.Runs {
+		out[i].Run = r
+		if r.InBucket {
+			out[i].Source = &objectRun{blobs: s.blobs, key: listIndexObjectKey(p.ProjectID, p.Kind, p.Day, r.ID)}
+			continue
+		}
+		out[i].Source = listindex.Bytes(bodies[r.ID])
+	}
+	return out, nil
+}
+
+// OpenRuns opens every run of p (listindex.OpenRun: a read of each run's end), in parallel.
+func (s *ListIndexStore) OpenRuns(ctx context.Context, p IndexPartition) ([]*listindex.Run, error) {
+	sources, err := s.Sources(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	runs := make([]*listindex.Run, len(sources))
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(lxConcurrency)
+	for i, src := range sources {
+		g.Go(func() error {
+			r, err := listindex.OpenRun(ctx, src.Source, src.Run.Size)
+			if err != nil {
+				return fmt.Errorf("open list index run %s: %w", src.Run.ID, err)
+			}
+			runs[i] = r
+			return nil
+		})
+	}
+	return runs, g.Wait()
+}
+
+// inlineRuns reads the runs ids of p stored in the table, by id: eventually consistent first
+// (strongly with consistent), then strongly for those not seen.
+func (s *ListIndexStore) inlineRuns(ctx context.Context, p lxPart, ids []string, consistent bool) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	for chunk := range slices.Chunk(ids, 100) {
+		keys := make([]map[string]types.AttributeValue, len(chunk))
+		for i, id := range chunk {
+			keys[i] = key(p.runsPK(), id)
+		}
+		req := map[string]types.KeysAndAttributes{s.t.name: {Keys: keys, ConsistentRead: aws.Bool(consistent)}}
+		for attempt := 0; len(req) > 0; attempt++ {
+			if attempt > 0 {
+				if attempt > maxBatchRetries {
+					return nil, errs.Unavailable("storage is busy; retry the request")
+				}
+				if err := sleep(ctx, backoff(attempt)); err != nil {
+					return nil, err
+				}
+			}
+			res, err := s.t.api.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: req})
+			if err != nil {
+				return nil, storageErr(fmt.Sprintf("read list index runs of %s", p), err)
+			}
+			for _, it := range res.Responses[s.t.name] {
+				if b, ok := it[attrLXRunBytes].(*types.AttributeValueMemberB); ok {
+					out[strAttr(it, infra.AttrSK)] = b.Value
+				}
+			}
+			req = res.UnprocessedKeys
+		}
+	}
+	var missing []string
+	for _, id := range ids {
+		if _, ok := out[id]; !ok {
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) == 0 {
+		return out, nil
+	}
+	if consistent {
+		return nil, fmt.Errorf("list index %s: run %s: %w", p, missing[0], errs.NotFound("list index run %s is gone; list the partitions again", missing[0]))
+	}
+	more, err := s.inlineRuns(ctx, p, missing, true)
+	if err != nil {
+		return nil, err
+	}
+	maps.Copy(out, more)
+	return out, nil
+}
+
+// objectRun reads a run stored in the bucket by ranged GETs.
+type objectRun struct {
+	blobs RunBlobs
+	key   string
+}
+
+// ReadAt implements listindex.Source.
+func (r *objectRun) ReadAt(ctx context.Context, off, n int64) ([]byte, error) {
+	return r.blobs.GetRange(ctx, r.key, off, n)
+}
