@@ -1,24 +1,31 @@
 package api
 
-// MaxAnswerBytes bounds the body of a list answer that pages by bytes as well as by count
-// (GET /spans, /traces, /sessions): the answer holds the longest prefix of the page whose JSON
-// encoding, as sent, is at most this many bytes, and says where the rest starts in
-// NextOffsetHeader and a Link header of rel "next".
+// MaxAnswerBytes bounds the body of every answer (shared/web: Page, List, Fit, Written): a
+// list answer holds the longest prefix of its items whose JSON encoding, as sent, is at most
+// this many bytes (never fewer than one item), and says where the rest starts in
+// NextOffsetHeader and a Link header of rel "next"; an answer to a write that echoes what it
+// wrote (POST /spans, /traces, /sessions, judge evaluations) holds what fits and says how many
+// items it left out in OmittedHeader.
 //
-// Lambda refuses a response payload over 6 MB (6,291,456 bytes). Behind API Gateway that
+// Lambda refuses a response payload over 6 MB (6,291,556 bytes). Behind API Gateway that
 // payload is the proxy response envelope, a JSON object whose "body" is the answer as a JSON
-// string, so every byte of the answer that JSON escapes grows in it. The answer is JSON text,
-// valid UTF-8 with its control characters already escaped, so at worst a byte doubles: '"'
-// and '\' become two bytes, U+2028 and U+2029 (three bytes) become six; the Lambda runtime
-// does not escape '<', '>' or '&' (aws-lambda-go's default, SetEscapeHTML(false)). An answer
-// of 3,000,000 bytes is thus at most 6,000,000 in the envelope, which leaves 291,456 bytes
-// for the status, the headers and the envelope's own keys; the headers are bounded by the
-// request's (API Gateway takes 10 KB of request line and headers, and Link and
-// X-Plume-Tag-Filters echo parts of it). A span of text that needs no escaping fits whole
-// (its fields' limits add up to about 2.8 MB: input and output 1 MB each, attributes 256 KB,
-// three tag sets of 64 tags, error message, stack and file 64 KB each); a page always holds
-// its first item, so a span past the budget is answered alone.
+// string, or base64-encoded (a gzipped answer is; shared/lambdahttp sends any answer that way
+// when it is shorter). As a JSON string an answer grows by every byte JSON escapes ('"' and
+// '\' double, a control character or U+2028 takes six bytes); base64 grows it by 4/3 whatever
+// its content. An answer of 3,000,000 bytes is thus at most 4,000,000 in the envelope, or its
+// gzipped form's 4/3, which leaves room for the status, the headers (bounded by the request's:
+// API Gateway takes 10 KB of request line and headers, and Link and X-Plume-Tag-Filters echo
+// parts of it) and the envelope's keys; an item answered alone past the budget fits up to
+// some 4.7 MB. A span's fields add up to about 2.8 MB of text (input and output 1 MB each,
+// attributes 256 KB, three tag sets of 64 tags, error message, stack and file 64 KB each),
+// which JSON escaping can grow past that; such a span is answered with its largest texts cut
+// (api.Span.Cut).
 const MaxAnswerBytes = 3_000_000
+
+// OmittedHeader, on an answer to a write that echoes what it wrote, is how many of the items
+// written the answer left out to stay within MaxAnswerBytes: the last ones, in request order.
+// They were written all the same; the lists read them. Absent when the answer holds them all.
+const OmittedHeader = "X-Plume-Omitted"
 
 // Headers of the tracing lists (GET /spans, /traces, /sessions) that say what an answer is.
 const (
@@ -37,3 +44,9 @@ const (
 // it left out: the request's offset plus the items answered. It is absent when the answer
 // holds the whole page.
 const NextOffsetHeader = "X-Plume-Next-Offset"
+
+// NextCursorHeader, on a list answer, is the cursor that continues the list after its last
+// item (ParamCursor, with the request's other parameters): present whenever more items may
+// follow, whether the page was full, cut at MaxAnswerBytes, or ended early by the server's
+// bound on the work of one request (ScanTruncatedHeader). A list has ended when it is absent.
+const NextCursorHeader = "X-Plume-Next-Cursor"

@@ -15,7 +15,8 @@ const (
 // CompletionList is a page of a prompt's completions, newest first (GET
 // /projects/{project_id}/prompts/{slug}/completions). NextCursor, passed as cursor, reads the
 // next page; it is null on the last. A page filtered by version may hold fewer than Limit
-// completions and still have a NextCursor.
+// completions and still have a NextCursor. A page that would pass MaxAnswerBytes holds fewer
+// completions, Limit their number, and NextCursor reads on after them.
 type CompletionList struct {
 	Completions []Completion `json:"completions"`
 	Limit       int          `json:"limit"`

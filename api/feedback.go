@@ -208,8 +208,10 @@ type Link struct {
 	Status     string     `json:"status"`
 }
 
-// LinkList answers GET /feedback-links: the project's links, newest first, without URLs. Its
-// fields are in alphabetical order, as the first servers wrote them.
+// LinkList answers GET /feedback-links: the project's links, newest first, without URLs, as
+// many as fit MaxAnswerBytes from ?offset= (NextOffsetHeader says where the rest starts);
+// Count is how many this answer holds. Its fields are in alphabetical order, as the first
+// servers wrote them.
 type LinkList struct {
 	Count int    `json:"count"`
 	Links []Link `json:"links"`

@@ -76,7 +76,9 @@ type Criterion struct {
 	Description string `json:"description"`
 }
 
-// JudgeList answers GET /projects/{project_id}/judges: the project's judges, oldest first.
+// JudgeList answers GET /projects/{project_id}/judges: the project's judges, oldest first, as
+// many as fit MaxAnswerBytes from ?offset= (NextOffsetHeader says where the rest starts);
+// Count is how many this answer holds.
 // Like every envelope of this area, its fields are in alphabetical order, as the first
 // servers wrote them.
 type JudgeList struct {
@@ -245,7 +247,8 @@ type EvaluationRequest struct {
 }
 
 // RecordEvaluationsResult answers POST /projects/{project_id}/judges/{judge_id}/evaluations:
-// the evaluations as stored, in the order given.
+// the evaluations as stored, in the order given. Count is how many were recorded; Evaluations
+// holds as many of them as fit MaxAnswerBytes (OmittedHeader counts the rest).
 type RecordEvaluationsResult struct {
 	Count       int          `json:"count"`
 	Evaluations []Evaluation `json:"evaluations"`
@@ -253,7 +256,8 @@ type RecordEvaluationsResult struct {
 
 // EvaluationPage answers GET /projects/{project_id}/judges/{judge_id}/evaluations (spec §4.7):
 // one page, newest first, and Total, the number of evaluations matching the filters. Paging
-// ends with a page shorter than Limit.
+// ends with a page shorter than Limit. A page that would pass MaxAnswerBytes holds fewer
+// evaluations, Limit their number, and NextOffsetHeader says where the rest starts.
 type EvaluationPage struct {
 	Evaluations []Evaluation `json:"evaluations"`
 	Limit       int          `json:"limit"`
@@ -262,7 +266,8 @@ type EvaluationPage struct {
 }
 
 // SpanEvaluations answers GET /projects/{project_id}/spans/{span_id}/evaluations (spec §4.7):
-// every judge's evaluation of the span.
+// every judge's evaluation of the span, as many as fit MaxAnswerBytes from ?offset=
+// (NextOffsetHeader says where the rest starts).
 type SpanEvaluations struct {
 	Evaluations []Evaluation `json:"evaluations"`
 	SpanID      string       `json:"span_id"`
@@ -370,7 +375,8 @@ type JudgeTemplateVersion struct {
 	CreatedBy string    `json:"created_by"`
 }
 
-// JudgeTemplateVersions answers GET /projects/{project_id}/judges/{judge_id}/versions.
+// JudgeTemplateVersions answers GET /projects/{project_id}/judges/{judge_id}/versions, as many
+// as fit MaxAnswerBytes from ?offset= (NextOffsetHeader says where the rest starts).
 type JudgeTemplateVersions struct {
 	JudgeID  string                 `json:"judge_id"`
 	Versions []JudgeTemplateVersion `json:"versions"`

@@ -71,7 +71,11 @@ const (
 	ParamSortOrder     = "sort_order"
 	ParamLimit         = "limit"
 	ParamOffset        = "offset"
+	ParamCursor        = "cursor"
 )
+
+// MaxCursorBytes bounds a cursor parameter (the server's cursors are far shorter).
+const MaxCursorBytes = 1024
 
 // The lists.
 var (
@@ -117,6 +121,7 @@ func newList(noun string, own []Param, sorts []string, limits ListLimits) List {
 		{ParamSortOrder, ParamString, "asc or desc (the default)"},
 		{ParamLimit, ParamInteger, fmt.Sprintf("%s per page: 1 to %d, default %d", n, limits.Max, limits.Default)},
 		{ParamOffset, ParamInteger, fmt.Sprintf("%s to skip: 0 to %d", n, MaxListOffset)},
+		{ParamCursor, ParamString, "continue a list where an answer's " + NextCursorHeader + " says, with the same other parameters (instead of offset)"},
 	})}
 }
 
@@ -168,6 +173,9 @@ type ListQuery struct {
 	SortOrder     SortOrder `json:"sort_order,omitempty"`
 	Limit         int       `json:"limit,omitempty"`
 	Offset        int       `json:"offset,omitempty"`
+	// Cursor continues a list where an answer's NextCursorHeader says; it is not combined
+	// with Offset.
+	Cursor string `json:"cursor,omitempty"`
 	// Tags are tag filters: an item matches when it has every one.
 	Tags map[string]string `json:"tags,omitempty"`
 }
@@ -294,6 +302,7 @@ func (q ListQuery) Values() url.Values {
 	if q.Offset != 0 {
 		v.Set(ParamOffset, strconv.Itoa(q.Offset))
 	}
+	setIf(v, ParamCursor, q.Cursor)
 	return v
 }
 
@@ -400,6 +409,13 @@ func (r *queryReader) common() ListQuery {
 		CostMin: r.float(ParamCostMin), CostMax: r.float(ParamCostMax),
 		SortBy: r.str(ParamSortBy),
 		Limit:  r.int(ParamLimit, l.Limits.Default, 1, l.Limits.Max), Offset: r.int(ParamOffset, 0, 0, MaxListOffset),
+		Cursor: r.str(ParamCursor),
+	}
+	switch {
+	case len(c.Cursor) > MaxCursorBytes:
+		r.fail("cursor must be at most %d bytes, as an answer's %s gives it", MaxCursorBytes, NextCursorHeader)
+	case c.Cursor != "" && c.Offset != 0:
+		r.fail("cursor and offset cannot be combined: a cursor continues where its answer ended")
 	}
 	if c.SortBy != "" && !slices.Contains(l.Sorts, c.SortBy) {
 		r.fail("sort_by must be one of %s, not %q", strings.Join(l.Sorts, ", "), c.SortBy)

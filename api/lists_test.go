@@ -3,6 +3,7 @@ package api
 import (
 	"errors"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/google/uuid"
@@ -74,6 +75,8 @@ func TestParseListQueryRefuses(t *testing.T) {
 		{"offset", spans, url.Values{"offset": {"-1"}}, `offset must be an integer from 0 to 1000000, not "-1"`},
 		{"sort key of another list", traces, url.Values{"sort_by": {"kind"}}, `sort_by must be one of started_at, name, status, span_count, duration_ms, cost, not "kind"`},
 		{"sort order", sessions, url.Values{"sort_order": {"up"}}, `sort_order must be asc or desc, not "up"`},
+		{"cursor with offset", traces, url.Values{"cursor": {"o5"}, "offset": {"5"}}, `cursor and offset cannot be combined: a cursor continues where its answer ended`},
+		{"cursor too long", spans, url.Values{"cursor": {strings.Repeat("c", MaxCursorBytes+1)}}, `cursor must be at most 1024 bytes, as an answer's X-Plume-Next-Cursor gives it`},
 		{"tags", spans, tags, "at most 20 tag filters (query parameters other than the route's own), not 21"},
 	}
 	for _, tt := range tests {

@@ -180,6 +180,14 @@ type Metrics struct {
 	Bucket  MetricsBucketSize `json:"bucket"`
 	Buckets []MetricsBucket   `json:"buckets"`
 	Totals  MetricsValues     `json:"totals"`
+	// ListsCut, when present, is how many entries each list of models, prompts and judges holds
+	// at most, in the buckets and the totals alike: their first, in each list's order (models by
+	// calls, prompts by spans, judges by id). An answer with every bucket's lists whole would
+	// pass MaxAnswerBytes (hundreds of models or prompts over 2,160 hourly buckets), so the lists
+	// are cut to the most entries that fit; every counter outside the lists is whole. A query of
+	// fewer buckets, or with a span filter (model=, prompt=), reads the rest. Absent when every
+	// list is whole.
+	ListsCut *int `json:"lists_cut,omitempty"`
 }
 
 // MetricsBucket is the counters of the bucket that starts at Start.

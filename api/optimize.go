@@ -110,7 +110,9 @@ type OptimizationScores struct {
 	Intents map[string]float64 `json:"intents"`
 }
 
-// OptimizationRunList answers GET .../optimization-runs: newest first.
+// OptimizationRunList answers GET .../optimization-runs: newest first. A page that would pass
+// MaxAnswerBytes holds fewer runs, Limit their number, and NextOffsetHeader says where the rest
+// starts.
 type OptimizationRunList struct {
 	Runs   []OptimizationRun `json:"runs"`
 	Limit  int               `json:"limit"`

@@ -31,7 +31,8 @@ type LongContextPrice struct {
 }
 
 // ModelPriceList answers GET /projects/{project_id}/model-prices: the project's own prices,
-// by model, and what the shipped table is.
+// by model, as many as fit MaxAnswerBytes from ?offset= (NextOffsetHeader says where the rest
+// starts), and what the shipped table is.
 type ModelPriceList struct {
 	Overrides  []ModelPrice   `json:"overrides"`
 	PriceTable PriceTableInfo `json:"price_table"`
@@ -75,7 +76,8 @@ type APIKey struct {
 }
 
 // APIKeyList answers GET /projects/{project_id}/api-keys: every key of the project, revoked and
-// expired ones included, oldest first.
+// expired ones included, oldest first, as many as fit MaxAnswerBytes from ?offset=
+// (NextOffsetHeader says where the rest starts).
 type APIKeyList struct {
 	Keys []APIKey `json:"keys"`
 }

@@ -162,6 +162,12 @@ type Span struct {
 	Attachments []SpanAttachment `json:"attachments,omitempty"`
 	CreatedAt   time.Time        `json:"created_at"`
 	UpdatedAt   time.Time        `json:"updated_at"`
+	// Cut names the fields of which this answer holds only a prefix (input_data, output_data,
+	// error_stack, error_message): a span whose JSON encoding would pass MaxAnswerBytes (texts
+	// of control characters, each six bytes escaped) is answered with its largest texts cut
+	// until it fits, largest first. Absent when the span is whole, as it is unless its texts
+	// escape to more than MaxAnswerBytes.
+	Cut []string `json:"cut,omitempty"`
 }
 
 // PromptLink ties an llm span to the prompt version it used: attributes.zeroeval as the SDK

@@ -9,7 +9,9 @@ import (
 	"log"
 	"net/http"
 	"os"
+	"time"
 
+	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/client"
 )
 
@@ -91,5 +93,27 @@ func ExampleWriter_Stats() {
 	defer c.Close(context.Background())
 	if st := c.SpanWriter().Stats(); st.Dropped > 0 {
 		log.Printf("plume: %d spans dropped (%d in failed batches): %v", st.Dropped, st.Failed, st.LastError)
+	}
+}
+
+// Every trace with an error in the last day, however many pages it takes: each request
+// continues from the cursor the answer before it gave. A list the server's scan bound cut ends
+// with ErrPartialList, after the traces it could reach.
+func ExampleClient_TracePages() {
+	c, err := client.New()
+	if err != nil {
+		log.Fatal(err)
+	}
+	hasError := true
+	q := api.TraceQuery{ListQuery: api.ListQuery{HasError: &hasError, CreatedAfter: api.TimeOf(time.Now().Add(-24 * time.Hour)), Limit: 200}}
+	for t, err := range client.Records(c.TracePages(context.Background(), q)) {
+		if errors.Is(err, client.ErrPartialList) {
+			log.Printf("older traces of the window were not examined: %v", err)
+			break
+		}
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(t.ID, t.ErrorCount)
 	}
 }

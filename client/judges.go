@@ -83,9 +83,8 @@ func (c *Client) Judges(ctx context.Context) ([]api.Judge, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out api.JudgeList
-	err = c.do(ctx, call{method: http.MethodGet, path: path}, &out)
-	return out.Judges, err
+	_, out, err := whole(ctx, c, path, func(p *api.JudgeList) []api.Judge { return p.Judges })
+	return out, err
 }
 
 // Judge reads a judge.
@@ -126,7 +125,8 @@ func (c *Client) LinkJudge(ctx context.Context, slug, judgeID string, link bool)
 }
 
 // RecordEvaluations stores verdicts computed elsewhere (1 to 100); writing one again replaces
-// it, so it is retried like a read.
+// it, so it is retried like a read. Its Count is how many were stored; its Evaluations, as many
+// of them as fit one answer (api.MaxAnswerBytes).
 func (c *Client) RecordEvaluations(ctx context.Context, judgeID string, evs []api.EvaluationRequest) (api.RecordEvaluationsResult, error) {
 	path, err := c.projectPath("/judges/%s/evaluations", url.PathEscape(judgeID))
 	if err != nil {
@@ -146,7 +146,8 @@ type EvaluationQuery struct {
 	WithUserFeedback *bool
 }
 
-// Evaluations lists a judge's evaluations, newest first.
+// Evaluations lists a judge's evaluations, newest first: a page of q.Limit unless the list ends
+// (a page the server cut by size is filled from its next offset).
 func (c *Client) Evaluations(ctx context.Context, judgeID string, q EvaluationQuery) (api.EvaluationPage, error) {
 	path, err := c.projectPath("/judges/%s/evaluations", url.PathEscape(judgeID))
 	if err != nil {
@@ -176,8 +177,34 @@ func (c *Client) Evaluations(ctx context.Context, judgeID string, q EvaluationQu
 		v.Set("feedback_state", state)
 	}
 	var out api.EvaluationPage
-	err = c.do(ctx, call{method: http.MethodGet, path: path, query: v}, &out)
-	return out, err
+	evs, err := filled(q.Limit, q.Offset, func(limit, offset int, h *http.Header) ([]api.Evaluation, error) {
+		page := url.Values{}
+		for k, vs := range v {
+			page[k] = vs
+		}
+		if limit > 0 {
+			page.Set("limit", strconv.Itoa(limit))
+		}
+		if offset > 0 {
+			page.Set("offset", strconv.Itoa(offset))
+		}
+		var p api.EvaluationPage
+		if err := c.do(ctx, call{method: http.MethodGet, path: path, query: page, header: h}, &p); err != nil {
+			return nil, err
+		}
+		if offset == q.Offset { // the first answer's total and page
+			out = p
+		}
+		return p.Evaluations, nil
+	})
+	if err != nil {
+		return api.EvaluationPage{}, err
+	}
+	out.Evaluations = evs
+	if q.Limit > 0 {
+		out.Limit = q.Limit
+	}
+	return out, nil
 }
 
 // JudgePerformance reads a judge's agreement with people over [start, end] (zero: the server's
@@ -227,9 +254,8 @@ func (c *Client) JudgeVersions(ctx context.Context, judgeID string) ([]api.Judge
 	if err != nil {
 		return nil, err
 	}
-	var out api.JudgeTemplateVersions
-	err = c.do(ctx, call{method: http.MethodGet, path: path}, &out)
-	return out.Versions, err
+	_, out, err := whole(ctx, c, path, func(p *api.JudgeTemplateVersions) []api.JudgeTemplateVersion { return p.Versions })
+	return out, err
 }
 
 // SpanEvaluations reads every judge's evaluation of a span.
@@ -238,7 +264,6 @@ func (c *Client) SpanEvaluations(ctx context.Context, spanID string) ([]api.Eval
 	if err != nil {
 		return nil, err
 	}
-	var out api.SpanEvaluations
-	err = c.do(ctx, call{method: http.MethodGet, path: path}, &out)
-	return out.Evaluations, err
+	_, out, err := whole(ctx, c, path, func(p *api.SpanEvaluations) []api.Evaluation { return p.Evaluations })
+	return out, err
 }

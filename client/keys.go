@@ -28,9 +28,8 @@ func (c *Client) Keys(ctx context.Context) ([]api.APIKey, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out api.APIKeyList
-	err = c.do(ctx, call{method: http.MethodGet, path: path}, &out)
-	return out.Keys, err
+	_, out, err := whole(ctx, c, path, func(p *api.APIKeyList) []api.APIKey { return p.Keys })
+	return out, err
 }
 
 // RevokeKey revokes an API key of the project and answers it as it now is (admin keys only).

@@ -50,18 +50,21 @@ func (c *Client) JudgeOptimizationRuns(ctx context.Context, judgeID string, limi
 	return c.optimizationRuns(ctx, path, limit, offset)
 }
 
-// optimizationRuns reads a page of the run list at path.
+// optimizationRuns reads a page of the run list at path: limit runs unless the list ends (a
+// page the server cut by size is filled from its next offset).
 func (c *Client) optimizationRuns(ctx context.Context, path string, limit, offset int) ([]api.OptimizationRun, error) {
-	q := url.Values{}
-	if limit > 0 {
-		q.Set("limit", strconv.Itoa(limit))
-	}
-	if offset > 0 {
-		q.Set("offset", strconv.Itoa(offset))
-	}
-	var out api.OptimizationRunList
-	err := c.do(ctx, call{method: http.MethodGet, path: path, query: q}, &out)
-	return out.Runs, err
+	return filled(limit, offset, func(limit, offset int, h *http.Header) ([]api.OptimizationRun, error) {
+		q := url.Values{}
+		if limit > 0 {
+			q.Set("limit", strconv.Itoa(limit))
+		}
+		if offset > 0 {
+			q.Set("offset", strconv.Itoa(offset))
+		}
+		var out api.OptimizationRunList
+		err := c.do(ctx, call{method: http.MethodGet, path: path, query: q, header: h}, &out)
+		return out.Runs, err
+	})
 }
 
 // OptimizationRun reads a run.

@@ -67,8 +67,7 @@ func (c *Client) Prompts(ctx context.Context) ([]api.Prompt, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []api.Prompt
-	err = c.do(ctx, call{method: http.MethodGet, path: path}, &out)
+	_, out, err := whole(ctx, c, path, func(p *[]api.Prompt) []api.Prompt { return *p })
 	return out, err
 }
 
@@ -78,8 +77,7 @@ func (c *Client) PromptVersions(ctx context.Context, slug string) ([]api.PromptV
 	if err != nil {
 		return nil, err
 	}
-	var out []api.PromptVersion
-	err = c.do(ctx, call{method: http.MethodGet, path: path}, &out)
+	_, out, err := whole(ctx, c, path, func(p *[]api.PromptVersion) []api.PromptVersion { return *p })
 	return out, err
 }
 
@@ -89,8 +87,7 @@ func (c *Client) PromptTags(ctx context.Context, slug string) ([]api.PromptTag, 
 	if err != nil {
 		return nil, err
 	}
-	var out []api.PromptTag
-	err = c.do(ctx, call{method: http.MethodGet, path: path}, &out)
+	_, out, err := whole(ctx, c, path, func(p *[]api.PromptTag) []api.PromptTag { return *p })
 	return out, err
 }
 

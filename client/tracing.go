@@ -17,32 +17,36 @@ import (
 
 // IngestSpans sends spans as the SDKs do (POST /spans, spec §4.4): spans is a JSON array of
 // span objects in any form the API takes (times as Unix seconds or ISO 8601). It answers the
-// spans as stored. A span sent again is merged, never counted twice, so it is retried like a
-// read.
+// spans as stored, as many as fit one answer (api.MaxAnswerBytes): fewer than were stored
+// when the server left the last ones out (api.OmittedHeader; GET /spans?id= reads them). A
+// span sent again is merged, never counted twice, so it is retried like a read.
 func (c *Client) IngestSpans(ctx context.Context, spans any) ([]api.Span, error) {
 	var out []api.Span
 	err := c.do(ctx, call{method: http.MethodPost, path: "/spans", body: spans, idempotent: true}, &out)
 	return out, err
 }
 
-// Spans lists spans (GET /spans) of query q (spec §4.3). It does not say whether the answer is partial: a list
-// that must be complete is read with SpansPage or AllSpans.
+// Spans lists spans (GET /spans) of query q (spec §4.3). It does not say whether the answer is
+// partial nor where the list goes on: a list that must be complete is read with SpansPage,
+// AllSpans or SpanPages.
 func (c *Client) Spans(ctx context.Context, q api.SpanQuery) ([]api.Span, error) {
 	var out []api.Span
 	err := c.do(ctx, call{method: http.MethodGet, path: "/spans", query: q.Values()}, &out)
 	return out, err
 }
 
-// Traces lists traces (GET /traces) of query q. It does not say whether the
-// answer is partial: a list that must be complete is read with TracesPage or AllTraces.
+// Traces lists traces (GET /traces) of query q. It does not say whether the answer is partial
+// nor where the list goes on: a list that must be complete is read with TracesPage, AllTraces
+// or TracePages.
 func (c *Client) Traces(ctx context.Context, q api.TraceQuery) ([]api.Trace, error) {
 	var out []api.Trace
 	err := c.do(ctx, call{method: http.MethodGet, path: "/traces", query: q.Values()}, &out)
 	return out, err
 }
 
-// Sessions lists sessions (GET /sessions) of query q. It does not say whether the
-// answer is partial: a list that must be complete is read with SessionsPage or AllSessions.
+// Sessions lists sessions (GET /sessions) of query q. It does not say whether the answer is
+// partial nor where the list goes on: a list that must be complete is read with SessionsPage,
+// AllSessions or SessionPages.
 func (c *Client) Sessions(ctx context.Context, q api.SessionQuery) ([]api.Session, error) {
 	var out []api.Session
 	err := c.do(ctx, call{method: http.MethodGet, path: "/sessions", query: q.Values()}, &out)
@@ -58,8 +62,8 @@ func (c *Client) CreateFeedbackLink(ctx context.Context, req api.LinkRequest) (a
 
 // FeedbackLinks lists the project's feedback links.
 func (c *Client) FeedbackLinks(ctx context.Context) (api.LinkList, error) {
-	var out api.LinkList
-	err := c.do(ctx, call{method: http.MethodGet, path: "/feedback-links"}, &out)
+	out, links, err := whole(ctx, c, "/feedback-links", func(p *api.LinkList) []api.Link { return p.Links })
+	out.Links, out.Count = links, len(links)
 	return out, err
 }
 
@@ -77,8 +81,8 @@ func (c *Client) ModelPrices(ctx context.Context) (api.ModelPriceList, error) {
 	if err != nil {
 		return api.ModelPriceList{}, err
 	}
-	var out api.ModelPriceList
-	err = c.do(ctx, call{method: http.MethodGet, path: path}, &out)
+	out, prices, err := whole(ctx, c, path, func(p *api.ModelPriceList) []api.ModelPrice { return p.Overrides })
+	out.Overrides = prices
 	return out, err
 }
 
@@ -127,8 +131,9 @@ func escapeSegments(s string) string {
 	return strings.Join(parts, "/")
 }
 
-// PutTraces creates or updates traces (POST /traces). It answers the traces as stored;
-// writing one again replaces its fields, so it is retried like a read.
+// PutTraces creates or updates traces (POST /traces). It answers the traces as stored, as many
+// as fit one answer, as IngestSpans does; writing one again replaces its fields, so it is
+// retried like a read.
 func (c *Client) PutTraces(ctx context.Context, traces []api.TraceInput) ([]api.Trace, error) {
 	var out []api.Trace
 	err := c.do(ctx, call{method: http.MethodPost, path: "/traces", body: traces, idempotent: true}, &out)

@@ -129,7 +129,20 @@ var tagFilters = param{"tags", fmt.Sprintf("any other parameter filters on a tag
 }}
 
 // listHeaders are the headers of a tracing list's answer (functions/tracing/query.go).
-var listHeaders = []string{api.ScannedHeader, api.ScanTruncatedHeader, api.TagFiltersHeader, api.NextOffsetHeader, "Link"}
+var listHeaders = []string{api.ScannedHeader, api.ScanTruncatedHeader, api.TagFiltersHeader, api.NextOffsetHeader, api.NextCursorHeader, "Link"}
+
+// pagedHeaders are the headers of a list answer that holds fewer items than asked to stay
+// within api.MaxAnswerBytes (shared/web: List, Cut); writtenHeaders of an answer to a write
+// that holds fewer of the items written (shared/web: Written).
+var (
+	pagedHeaders   = []string{api.NextOffsetHeader, "Link"}
+	writtenHeaders = []string{api.OmittedHeader}
+)
+
+// pagedOffset is the ?offset= of a list read whole and answered in parts when it would pass
+// api.MaxAnswerBytes (shared/web.List): the X-Plume-Next-Offset of the previous answer.
+var pagedOffset = param{"offset", fmt.Sprintf("items to skip: the %s of the previous answer (an answer holds at most %d bytes)", api.NextOffsetHeader, api.MaxAnswerBytes),
+	map[string]any{"type": "integer", "minimum": 0, "maximum": api.MaxListOffset, "default": 0}}
 
 // answerHeaders describe the headers of 200 answers, in components/headers.
 var answerHeaders = map[string]map[string]any{
@@ -139,7 +152,10 @@ var answerHeaders = map[string]map[string]any{
 	api.NextOffsetHeader: {"description": fmt.Sprintf("present when the answer holds only part of the page, to stay within %d bytes: "+
 		"the offset of the first item left out (the request's offset plus the items answered); request it to read on", api.MaxAnswerBytes),
 		"schema": map[string]any{"type": "integer"}},
-	"Link": {"description": "with " + api.NextOffsetHeader + `: <the request's URL with that offset>; rel="next" (RFC 8288)`, "schema": str},
+	api.NextCursorHeader: {"description": "present when more items may follow the answer's last: request the same query with cursor set to it (and no offset) to read on", "schema": str},
+	"Link": {"description": "with " + api.NextCursorHeader + " or " + api.NextOffsetHeader + `: <the request's URL with that cursor, or that offset>; rel="next" (RFC 8288)`, "schema": str},
+	api.OmittedHeader: {"description": fmt.Sprintf("present when the answer to a write holds only the first of the items written, to stay within %d bytes: "+
+		"how many it left out (they were written)", api.MaxAnswerBytes), "schema": map[string]any{"type": "integer"}},
 }
 
 var dateRange = []param{
@@ -264,11 +280,14 @@ var routeDocs = []routeDoc{
 	{Route: "GET /v1/tasks/{task}/prompt/versions/by-hash/{hash}", ID: "getPromptVersionByHash", Tag: "prompts", Summary: "Get a version of a task's prompt by content hash", Reply: typeOf[api.PromptVersion]()},
 	{Route: "GET /v1/tasks/{task}/prompt/latest", ID: "getLatestPromptVersion", Tag: "prompts", Summary: "Get the latest version of a task's prompt", Reply: typeOf[api.PromptVersion]()},
 	{Route: "GET /v1/prompt-versions/{version_id}/model", ID: "getPromptVersionModel", Tag: "prompts", Summary: "Get the model bound to a prompt version", Reply: typeOf[api.VersionModel]()},
-	{Route: "GET /projects/{project_id}/prompts", ID: "listPrompts", Tag: "prompts", Summary: "List the project's prompts with their latest versions", Reply: typeOf[[]api.Prompt]()},
-	{Route: "GET /projects/{project_id}/prompts/{slug}/versions", ID: "listPromptVersions", Tag: "prompts", Summary: "List the versions of a prompt", Reply: typeOf[[]api.PromptVersion]()},
+	{Route: "GET /projects/{project_id}/prompts", ID: "listPrompts", Tag: "prompts", Summary: "List the project's prompts with their latest versions",
+		Query: []param{pagedOffset}, Reply: typeOf[[]api.Prompt](), ReplyHeaders: pagedHeaders},
+	{Route: "GET /projects/{project_id}/prompts/{slug}/versions", ID: "listPromptVersions", Tag: "prompts", Summary: "List the versions of a prompt",
+		Query: []param{pagedOffset}, Reply: typeOf[[]api.PromptVersion](), ReplyHeaders: pagedHeaders},
 	{Route: "PATCH /projects/{project_id}/prompts/{slug}/versions/{version}", ID: "bindPromptVersionModel", Tag: "prompts", Summary: "Bind a model to a prompt version, or unbind it with null",
 		Body: typeOf[api.BindModelRequest](), Required: []string{"model_id"}, Reply: typeOf[api.PromptVersion]()},
-	{Route: "GET /projects/{project_id}/prompts/{slug}/tags", ID: "listPromptTags", Tag: "prompts", Summary: "List the tags of a prompt", Reply: typeOf[[]api.PromptTag]()},
+	{Route: "GET /projects/{project_id}/prompts/{slug}/tags", ID: "listPromptTags", Tag: "prompts", Summary: "List the tags of a prompt",
+		Query: []param{pagedOffset}, Reply: typeOf[[]api.PromptTag](), ReplyHeaders: pagedHeaders},
 	{Route: "POST /projects/{project_id}/prompts/{slug}/tags/{tag_action}", Path: "/projects/{project_id}/prompts/{slug}/tags/{tag}:pin",
 		ID: "pinPromptTag", Tag: "prompts", Summary: "Pin a tag to a version (deploy it)",
 		Description: "expected_version (optional) is a precondition on where the tag points now: that version, or 0 for a tag that must not exist yet. " +
@@ -279,10 +298,10 @@ var routeDocs = []routeDoc{
 	// TracingIngestFunction and TracingQueryFunction (functions/tracing, spec §4.3-4.5).
 	{Route: "POST /spans", ID: "ingestSpans", Tag: "tracing", Summary: "Ingest a batch of spans",
 		Description: "Valid spans are stored and answered (to an ingest key, as sent); the others (invalid, or sent with another trace than the one they are stored under) are counted in X-Plume-Rejected and listed by position in X-Plume-Rejected-Spans. A batch without one stored span is 400.",
-		BodyContent: jsonContent(arrayOf(spanInput)), Reply: typeOf[[]api.Span]()},
-	{Route: "POST /traces", ID: "putTraces", Tag: "tracing", Summary: "Create or update traces", BodyContent: jsonContent(arrayOf(traceInput)), Reply: typeOf[[]api.Trace](),
+		BodyContent: jsonContent(arrayOf(spanInput)), Reply: typeOf[[]api.Span](), ReplyHeaders: writtenHeaders},
+	{Route: "POST /traces", ID: "putTraces", Tag: "tracing", Summary: "Create or update traces", BodyContent: jsonContent(arrayOf(traceInput)), Reply: typeOf[[]api.Trace](), ReplyHeaders: writtenHeaders,
 		Description: "Answers the traces as stored; an ingest key, which reads nothing, is answered them as sent (no span counts, no root span input or output)."},
-	{Route: "POST /sessions", ID: "putSessions", Tag: "tracing", Summary: "Create or update sessions", BodyContent: jsonContent(arrayOf(sessionInput)), Reply: typeOf[[]api.Session](),
+	{Route: "POST /sessions", ID: "putSessions", Tag: "tracing", Summary: "Create or update sessions", BodyContent: jsonContent(arrayOf(sessionInput)), Reply: typeOf[[]api.Session](), ReplyHeaders: writtenHeaders,
 		Description: "Answers the sessions as stored; an ingest key, which reads nothing, is answered them as sent."},
 	{Route: "POST /spans/{span_id}/attachments", ID: "createAttachmentUpload", Tag: "tracing", Summary: "Get a presigned URL to upload a file of a span",
 		Body: typeOf[api.AttachmentUploadRequest](), Required: []string{"content_type", "size"}, Reply: typeOf[api.AttachmentUpload]()},
@@ -324,7 +343,8 @@ var routeDocs = []routeDoc{
 		SelfAuth: true, BodyContent: otlpContent, ReplyContent: otlpContent, ErrorContent: otlpError, Spec: otlpSpec},
 
 	// SettingsFunction (functions/settings).
-	{Route: "GET /projects/{project_id}/model-prices", ID: "listModelPrices", Tag: "settings", Summary: "List the project's model prices and describe the shipped price table", Reply: typeOf[api.ModelPriceList]()},
+	{Route: "GET /projects/{project_id}/model-prices", ID: "listModelPrices", Tag: "settings", Summary: "List the project's model prices and describe the shipped price table",
+		Query: []param{pagedOffset}, Reply: typeOf[api.ModelPriceList](), ReplyHeaders: pagedHeaders},
 	{Route: "GET /projects/{project_id}/model-prices/{model...}", Path: "/projects/{project_id}/model-prices/{model}", ID: "getModelPrice", Tag: "settings",
 		Summary: "Get a model's price: the project's own, else the price table's",
 		Query:   []param{{"provider", "the model's provider, to pick a price table entry", str}}, Reply: typeOf[api.ModelPrice]()},
@@ -333,7 +353,8 @@ var routeDocs = []routeDoc{
 	{Route: "DELETE /projects/{project_id}/model-prices/{model...}", Path: "/projects/{project_id}/model-prices/{model}", ID: "deleteModelPrice", Tag: "settings",
 		Summary: "Delete the project's price of a model", Reply: typeOf[api.ModelPriceDeleted]()},
 	{Route: "GET /projects/{project_id}/api-keys", ID: "listAPIKeys", Tag: "settings", Summary: "List the project's API keys (admin keys only)",
-		Description: "Every key, revoked and expired ones included, oldest first; never a secret nor its hash.", Reply: typeOf[api.APIKeyList]()},
+		Description: "Every key, revoked and expired ones included, oldest first; never a secret nor its hash.",
+		Query:       []param{pagedOffset}, Reply: typeOf[api.APIKeyList](), ReplyHeaders: pagedHeaders},
 	{Route: "POST /projects/{project_id}/api-keys", ID: "createAPIKey", Tag: "settings", Summary: "Issue an API key of the project (admin keys only)",
 		Description: "The answer holds the key's secret: the only time it is ever sent, as Plume stores only its hash.",
 		Body:        typeOf[api.CreateAPIKeyRequest](), Required: []string{"role"}, Reply: typeOf[api.CreatedAPIKey]()},
@@ -349,7 +370,8 @@ var routeDocs = []routeDoc{
 	// JudgesFunction (functions/judges, spec §4.7).
 	{Route: "POST /projects/{project_id}/judges", ID: "createJudge", Tag: "judges", Summary: "Create a judge",
 		Body: typeOf[api.JudgeRequest](), Required: []string{"name", "template"}, Reply: typeOf[api.Judge]()},
-	{Route: "GET /projects/{project_id}/judges", ID: "listJudges", Tag: "judges", Summary: "List the project's judges", Reply: typeOf[api.JudgeList]()},
+	{Route: "GET /projects/{project_id}/judges", ID: "listJudges", Tag: "judges", Summary: "List the project's judges",
+		Query: []param{pagedOffset}, Reply: typeOf[api.JudgeList](), ReplyHeaders: pagedHeaders},
 	{Route: "GET /projects/{project_id}/judges/{judge_id}", ID: "getJudge", Tag: "judges", Summary: "Get a judge", Reply: typeOf[api.Judge]()},
 	{Route: "PATCH /projects/{project_id}/judges/{judge_id}", ID: "updateJudge", Tag: "judges", Summary: "Change a judge: the fields present change, null clears",
 		Body: typeOf[api.JudgeRequest](), Reply: typeOf[api.Judge]()},
@@ -360,15 +382,17 @@ var routeDocs = []routeDoc{
 			{"evaluation_result", "only passed (true) or failed (false) evaluations", boolStr},
 			{"feedback_state", "only evaluations with or without calibration feedback", map[string]any{"type": "string", "enum": []any{"with_user_feedback", "without_user_feedback"}}},
 		}, dateRange...),
-		Reply: typeOf[api.EvaluationPage]()},
+		Reply: typeOf[api.EvaluationPage](), ReplyHeaders: pagedHeaders},
 	{Route: "POST /projects/{project_id}/judges/{judge_id}/evaluations", ID: "recordJudgeEvaluations", Tag: "judges", Summary: "Record evaluations computed elsewhere (at most 100)",
-		Body: typeOf[[]api.EvaluationRequest](), Reply: typeOf[api.RecordEvaluationsResult]()},
+		Body: typeOf[[]api.EvaluationRequest](), Reply: typeOf[api.RecordEvaluationsResult](), ReplyHeaders: writtenHeaders},
 	{Route: "GET /projects/{project_id}/judges/{judge_id}/performance", ID: "getJudgePerformance", Tag: "judges", Summary: "Get a judge's agreement with its human calibrations",
 		Query: dateRange, Reply: typeOf[api.JudgePerformance]()},
 	{Route: "POST /projects/{project_id}/judges/{judge_id}/backfill", ID: "backfillJudge", Tag: "judges", Summary: "Queue the evaluation of the most recent spans by a judge",
 		Body: typeOf[api.BackfillRequest](), Reply: typeOf[api.Backfill]()},
-	{Route: "GET /projects/{project_id}/judges/{judge_id}/versions", ID: "listJudgeTemplateVersions", Tag: "judges", Summary: "List a judge's template versions, newest first", Reply: typeOf[api.JudgeTemplateVersions]()},
-	{Route: "GET /projects/{project_id}/spans/{span_id}/evaluations", ID: "listSpanEvaluations", Tag: "judges", Summary: "List every judge's evaluation of a span", Reply: typeOf[api.SpanEvaluations]()},
+	{Route: "GET /projects/{project_id}/judges/{judge_id}/versions", ID: "listJudgeTemplateVersions", Tag: "judges", Summary: "List a judge's template versions, newest first",
+		Query: []param{pagedOffset}, Reply: typeOf[api.JudgeTemplateVersions](), ReplyHeaders: pagedHeaders},
+	{Route: "GET /projects/{project_id}/spans/{span_id}/evaluations", ID: "listSpanEvaluations", Tag: "judges", Summary: "List every judge's evaluation of a span",
+		Query: []param{pagedOffset}, Reply: typeOf[api.SpanEvaluations](), ReplyHeaders: pagedHeaders},
 	{Route: "PUT /projects/{project_id}/prompts/{slug}/judges/{judge_id}", ID: "linkJudge", Tag: "judges", Summary: "Link a judge to a prompt", Reply: typeOf[api.Judge]()},
 	{Route: "DELETE /projects/{project_id}/prompts/{slug}/judges/{judge_id}", ID: "unlinkJudge", Tag: "judges", Summary: "Unlink a judge from a prompt", Reply: typeOf[api.Judge]()},
 
@@ -384,7 +408,8 @@ var routeDocs = []routeDoc{
 		Reply: typeOf[api.CompletionList]()},
 	{Route: "POST /feedback-links", ID: "createFeedbackLink", Tag: "feedback", Summary: "Create a feedback link (its URL is answered only here)",
 		Body: typeOf[api.LinkRequest](), Required: []string{"prompt_slug", "link_type"}, Reply: typeOf[api.Link]()},
-	{Route: "GET /feedback-links", ID: "listFeedbackLinks", Tag: "feedback", Summary: "List the project's feedback links, newest first", Reply: typeOf[api.LinkList]()},
+	{Route: "GET /feedback-links", ID: "listFeedbackLinks", Tag: "feedback", Summary: "List the project's feedback links, newest first",
+		Query: []param{pagedOffset}, Reply: typeOf[api.LinkList](), ReplyHeaders: pagedHeaders},
 	{Route: "DELETE /feedback-links/{link_id}", ID: "revokeFeedbackLink", Tag: "feedback", Summary: "Revoke a feedback link", Reply: typeOf[api.Link]()},
 	{Route: "GET /f/{token}", ID: "showFeedbackPage", Tag: "feedback", Summary: "The public feedback page of a link (HTML)", Open: true,
 		Query: []param{{"done", "set after a submission, to thank the reviewer", str}}, ReplyContent: html, ErrorContent: html},
@@ -395,11 +420,11 @@ var routeDocs = []routeDoc{
 	{Route: "POST /projects/{project_id}/prompts/{slug}/optimization-runs", ID: "startPromptOptimization", Tag: "optimization", Summary: "Queue an optimization run of a prompt",
 		Body: typeOf[api.OptimizationRunRequest](), Reply: typeOf[api.OptimizationRun]()},
 	{Route: "GET /projects/{project_id}/prompts/{slug}/optimization-runs", ID: "listPromptOptimizations", Tag: "optimization", Summary: "List a prompt's optimization runs, newest first",
-		Query: []param{limit(20, 100), offset}, Reply: typeOf[api.OptimizationRunList]()},
+		Query: []param{limit(20, 100), offset}, Reply: typeOf[api.OptimizationRunList](), ReplyHeaders: pagedHeaders},
 	{Route: "POST /projects/{project_id}/judges/{judge_id}/optimization-runs", ID: "startJudgeOptimization", Tag: "optimization", Summary: "Queue an optimization run of a judge's template",
 		Body: typeOf[api.OptimizationRunRequest](), Reply: typeOf[api.OptimizationRun]()},
 	{Route: "GET /projects/{project_id}/judges/{judge_id}/optimization-runs", ID: "listJudgeOptimizations", Tag: "optimization", Summary: "List a judge's optimization runs, newest first",
-		Query: []param{limit(20, 100), offset}, Reply: typeOf[api.OptimizationRunList]()},
+		Query: []param{limit(20, 100), offset}, Reply: typeOf[api.OptimizationRunList](), ReplyHeaders: pagedHeaders},
 	{Route: "GET /projects/{project_id}/optimization-runs/{run_id}", ID: "getOptimization", Tag: "optimization", Summary: "Get an optimization run", Reply: typeOf[api.OptimizationRun]()},
 	{Route: "POST /projects/{project_id}/optimization-runs/{run_action}", Path: "/projects/{project_id}/optimization-runs/{run_id}:cancel",
 		ID: "cancelOptimization", Tag: "optimization", Summary: "Cancel an optimization run", Reply: typeOf[api.OptimizationRun]()},

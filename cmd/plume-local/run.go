@@ -38,6 +38,13 @@ var localDefaults = map[string]string{
 	"PLUME_SWEEP_INTERVAL": "5m",
 }
 
+// served are the functions plume-local serves: the whole stack's (stack.Functions), each behind
+// API Gateway's and Lambda's limits as in a deployment (app.MountDeployed: a request whose
+// event is over 6 MB is API Gateway's 413, an answer over Lambda's response payload its 500),
+// so that what a deployment could not answer fails here too. A variable so that a test can
+// serve one more function through the same front door.
+var served = stack.Functions
+
 // run starts the local stack and serves until ctx ends. Ready is announced on stdout.
 func run(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer) error {
 	env := func(k string) string {
@@ -117,7 +124,7 @@ func run(ctx context.Context, getenv func(string) string, stdout, stderr io.Writ
 	if err != nil {
 		return fmt.Errorf("seed dev project: %w", err)
 	}
-	handler, err := stack.Handler(plume)
+	handler, err := app.MountDeployed(plume, served)
 	if err != nil {
 		return err
 	}

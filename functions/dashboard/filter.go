@@ -80,7 +80,8 @@ var rangeFields = []rangeField{
 }
 
 // listFilter is a list page's filter: name, the page's own choice, tag (key=value, repeated),
-// from and to (UTC, datetime-local or ISO 8601), the ranges of rangeFields, sort and offset.
+// from and to (UTC, datetime-local or ISO 8601), the ranges of rangeFields, sort, and where
+// the page starts (a cursor, or an offset).
 type listFilter struct {
 	filterPage
 	Name     string
@@ -89,7 +90,7 @@ type listFilter struct {
 	// Ranges are rangeFields with the values given (trimmed; "" is none).
 	Ranges []rangeField
 	Sort   string // a key of Sorts; "" is newest
-	Offset int
+	At     listPage
 
 	sort     listSort // the chosen sort
 	tags     map[string]string
@@ -177,7 +178,7 @@ func parseFilter(page filterPage, q url.Values) (listFilter, error) {
 	if f.from != nil && f.to != nil && !f.from.Before(*f.to) {
 		return f, errs.Invalid("From must be before To.")
 	}
-	if f.Offset, err = offsetOf(q); err != nil {
+	if f.At, err = listPageOf(q); err != nil {
 		return f, err
 	}
 	return f, nil
@@ -238,7 +239,7 @@ func parseTimeFilter(field, v string) (*time.Time, error) {
 // common is the query of the filter's page of limit rows (the page's own choice aside).
 func (f listFilter) common(limit int) trace.Common {
 	c := trace.Common{
-		Limit: limit, Offset: f.Offset, Tags: f.tags, CreatedAfter: f.from, CreatedBefore: f.to,
+		Limit: limit, Offset: f.At.Offset, Cursor: f.At.Cursor, Tags: f.tags, CreatedAfter: f.from, CreatedBefore: f.to,
 		DurationMin: f.bounds[0], DurationMax: f.bounds[1], CostMin: f.bounds[2], CostMax: f.bounds[3],
 		SortBy: f.sort.by, Ascending: f.sort.ascending,
 	}
@@ -248,8 +249,8 @@ func (f listFilter) common(limit int) trace.Common {
 	return c
 }
 
-// query is the URL of the filtered page at offset.
-func (f listFilter) query(offset int) string {
+// link is the URL of the filtered page from cursor, row its first row's number (listPage).
+func (f listFilter) link(cursor string, row int) string {
 	v := url.Values{}
 	if f.Name != "" {
 		v.Set("name", f.Name)
@@ -276,7 +277,7 @@ func (f listFilter) query(offset int) string {
 	if f.Sort != "" && f.Sort != f.Sorts[0].Key {
 		v.Set("sort", f.Sort)
 	}
-	return pageURL(f.Path, v, offset)
+	return cursorURL(f.Path, v, cursor, row)
 }
 
 // Applied reports whether the filter selects or orders anything other than the unfiltered page.

@@ -54,7 +54,7 @@ func largeTracePage(tb testing.TB) []byte {
 
 // BenchmarkGzipTracePage compresses the first page of a 10,000-span trace at the levels worth
 // considering for pages, each compressor reused as the pool reuses it; B/page is the body
-// sent. pageGzipLevel is chosen from it.
+// sent. web.GzipLevel is chosen from it.
 func BenchmarkGzipTracePage(b *testing.B) {
 	html := largeTracePage(b)
 	levels := []struct {

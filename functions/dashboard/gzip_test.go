@@ -77,7 +77,7 @@ func varies(h http.Header) bool {
 	return false
 }
 
-// TestPagesGzipped: a page, an error page and a fragment above gzipMinSize are gzipped for a
+// TestPagesGzipped: a page, an error page and a fragment above web.GzipMinBytes are gzipped for a
 // browser that accepts gzip, and sent as they are to one that does not or that refuses it;
 // both say they vary with Accept-Encoding and decode to the same page.
 func TestPagesGzipped(t *testing.T) {
@@ -168,7 +168,8 @@ var assetLink = regexp.MustCompile(`(?:href|src)="(/ui/assets/app\.[0-9a-f]+\.(?
 
 // TestAssetsGzipped: the bundles are served gzipped to a browser that accepts gzip and as they
 // are to one that does not, under the same hashed name, with the same long cache and no ETag;
-// the icon, under the threshold, is never gzipped.
+// the icon, under the threshold, is never gzipped. Every answer varies with Accept-Encoding (the
+// shared middleware says so of all of them).
 func TestAssetsGzipped(t *testing.T) {
 	f := newFixture(t)
 	b := f.browser(t)
@@ -195,20 +196,17 @@ func TestAssetsGzipped(t *testing.T) {
 				assert.Equal(t, plain.Header.Get("Content-Type"), a.Header.Get("Content-Type"))
 				assert.Equal(t, "nosniff", a.Header.Get("X-Content-Type-Options"))
 				assert.Equal(t, string(plain.Body), string(a.decoded(t)))
+				assert.True(t, varies(a.Header))
 			}
 			assert.Empty(t, plain.Header.Get("Content-Encoding"))
 			assert.Empty(t, refused.Header.Get("Content-Encoding"))
 			if ext == "svg" {
 				assert.Less(t, len(plain.Body), 1<<10)
 				assert.Empty(t, gz.Header.Get("Content-Encoding"), "under the threshold")
-				assert.False(t, varies(gz.Header))
 				return
 			}
 			assert.Equal(t, "gzip", gz.Header.Get("Content-Encoding"))
 			assert.Less(t, len(gz.Body), len(plain.Body)/2)
-			for _, a := range []rawAnswer{plain, gz, refused} {
-				assert.True(t, varies(a.Header))
-			}
 			t.Logf("%s: %d bytes, %d gzipped", path, len(plain.Body), len(gz.Body))
 		})
 	}

@@ -51,7 +51,7 @@ func policyWith(imgOrigin string) string {
 // asset is one embedded bundle under its long-cache name ("app.3f9c1a2b.js").
 type asset struct {
 	body []byte
-	// gzipped is body gzipped, compressed once at startup; nil when body is under gzipMinSize.
+	// gzipped is body gzipped, compressed once at startup; nil when body is under web.GzipMinBytes.
 	gzipped     []byte
 	contentType string
 }
@@ -94,7 +94,7 @@ func loadAssets() (map[string]asset, map[string]string) {
 		sum := sha256.Sum256(body)
 		hashed := "app." + hex.EncodeToString(sum[:6]) + ext
 		a := asset{body: body, contentType: types[ext]}
-		if len(body) >= gzipMinSize {
+		if len(body) >= web.GzipMinBytes {
 			a.gzipped = gzipAsset(body)
 		}
 		byName[hashed] = a
@@ -129,12 +129,9 @@ func serveAsset(w http.ResponseWriter, r *http.Request) {
 	h.Set("Cache-Control", "public, max-age=31536000, immutable")
 	h.Set("X-Content-Type-Options", "nosniff")
 	body := a.body
-	if a.gzipped != nil {
-		h.Add("Vary", "Accept-Encoding")
-		if acceptsGzip(r.Header) {
-			body = a.gzipped
-			h.Set("Content-Encoding", "gzip")
-		}
+	if a.gzipped != nil && web.AcceptsGzip(r.Header) { // the middleware says it varies
+		body = a.gzipped
+		h.Set("Content-Encoding", "gzip")
 	}
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	_, _ = w.Write(body)
@@ -281,7 +278,7 @@ func (s *server) render(w http.ResponseWriter, r *http.Request, status int, name
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	}
 	s.securityHeaders(w.Header())
-	writeBody(w, r, status, buf.Bytes())
+	writeBody(w, status, buf.Bytes())
 }
 
 var errNotFound = errs.NotFound("There is no such page.")

@@ -40,11 +40,10 @@ var sessionsPage = filterPage{
 }
 
 type sessionsData struct {
-	Filter      listFilter
-	Sessions    []trace.Session
-	First, Last int
-	Prev, Next  string
-	Truncated   bool
+	Filter   listFilter
+	Sessions []trace.Session
+	pager
+	Truncated bool
 	// Traces, Errors and Cost are the totals of the sessions on the page.
 	Traces, Errors int
 	Cost           float64
@@ -52,14 +51,14 @@ type sessionsData struct {
 
 // sessions serves GET /ui/sessions: the project's sessions, 50 a page, filtered by name,
 // errors, tags, creation time, duration and cost and sorted as chosen, through the query GET
-// /sessions answers (one index walk, session items only).
+// /sessions answers (one index walk, session items only), paged by its cursors.
 func (s *server) sessions(w http.ResponseWriter, r *http.Request) {
 	f, err := parseFilter(sessionsPage, r.URL.Query())
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	c := f.common(sessionsPerPage + 1)
+	c := f.common(sessionsPerPage)
 	if f.Own.Value != "" {
 		hasError := f.Own.Value == "true"
 		c.HasError = &hasError
@@ -69,31 +68,29 @@ func (s *server) sessions(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	d := sessionsData{Filter: f, Truncated: info.Truncated}
-	ss, d.Prev, d.Next = paginate(ss, f.Offset, sessionsPerPage, f.query)
+	d := sessionsData{Filter: f, Sessions: ss, Truncated: info.Truncated, pager: f.At.paging(len(ss), info.Next, f.link)}
 	for _, x := range ss {
 		d.Traces += x.TraceCount
 		d.Errors += x.ErrorCount
 		d.Cost += x.Cost
 	}
-	d.Sessions, d.First, d.Last = ss, f.Offset+1, f.Offset+len(ss)
 	s.render(w, r, http.StatusOK, "sessions", page{Title: "Sessions", Nav: "sessions", Data: d})
 }
 
 type sessionData struct {
-	Session     api.Session
-	Traces      []api.Trace
-	First, Last int
-	Prev, Next  string
+	Session api.Session
+	Traces  []api.Trace
+	pager
 	// Spans, Errors and Cost are the totals of the session's traces on the page; the
 	// session's own totals (all its traces) are in Session.
 	Spans, Errors int
 	Cost          float64
 }
 
-// sessionPage serves GET /ui/sessions/{session_id} (?offset=): the session and its traces in
-// the order they started, 200 a page. Two reads: the session item, then its traces (the
-// session's trace list and one batch read of trace items).
+// sessionPage serves GET /ui/sessions/{session_id} (?cursor=): the session and its traces in
+// the order they started, 200 a page, paged by the cursors of GET /traces?session_id=. Two
+// reads: the session item, then its traces (the session's trace list and one batch read of
+// trace items).
 func (s *server) sessionPage(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("session_id")
 	if err := validID("session", id); err != nil {
@@ -102,13 +99,13 @@ func (s *server) sessionPage(w http.ResponseWriter, r *http.Request) {
 	}
 	// Sessions are stored under a UUID: an SDK's session id of another form is named by its
 	// uuid5, as the API derives it, so that the id an application uses finds its session.
-	offset, err := offsetOf(r.URL.Query())
+	at, err := listPageOf(r.URL.Query())
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	if canonical := trace.SessionIDOf(id); canonical != id {
-		http.Redirect(w, r, pageURL("/ui/sessions/"+url.PathEscape(canonical), r.URL.Query(), offset), http.StatusSeeOther)
+		http.Redirect(w, r, pageURL("/ui/sessions/"+url.PathEscape(canonical), r.URL.Query(), at.Offset), http.StatusSeeOther)
 		return
 	}
 	c, ctx := s.api(r)
@@ -122,24 +119,20 @@ func (s *server) sessionPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ts, info, err := c.TracesPage(ctx, api.TraceQuery{SessionID: id, ListQuery: api.ListQuery{SortBy: "started_at", SortOrder: api.SortAsc,
-		Limit: sessionTracesPerPage + 1, Offset: offset}})
+		Limit: sessionTracesPerPage, Offset: at.Offset, Cursor: at.Cursor}})
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	d := sessionData{Session: ss[0]}
-	link := pathPages("/ui/sessions/" + url.PathEscape(id))
-	ts, d.Prev, d.Next = paginate(ts, offset, sessionTracesPerPage, link)
-	if info.NextOffset > 0 && d.Next == "" {
-		// The answer was cut at api.MaxAnswerBytes: the page ends where it was cut.
-		d.Next = link(info.NextOffset)
-	}
+	// A page the API cut at api.MaxAnswerBytes ends where it was cut: its cursor reads on.
+	d := sessionData{Session: ss[0], Traces: ts, pager: at.paging(len(ts), info.NextCursor, func(cursor string, row int) string {
+		return cursorURL("/ui/sessions/"+url.PathEscape(id), nil, cursor, row)
+	})}
 	for _, t := range ts {
 		d.Spans += t.SpanCount
 		d.Errors += t.ErrorCount
 		d.Cost += t.Cost
 	}
-	d.Traces, d.First, d.Last = ts, offset+1, offset+len(ts)
 	title := id
 	if n := deref(ss[0].Name); n != "" {
 		title = n

@@ -83,7 +83,7 @@ func TestSessions(t *testing.T) {
 		require.Equal(t, http.StatusOK, p.Status, p.Body)
 		assert.Equal(t, 1, strings.Count(p.Body, `data-testid="session-row"`))
 		assert.Contains(t, p.Body, "/ui/sessions/"+older)
-		assert.Contains(t, p.Body, `href="/ui/sessions" rel="prev"`)
+		assert.Contains(t, p.Body, `href="/ui/sessions" rel="first"`)
 		bad := b.get(t, "/ui/sessions?offset=-1")
 		assert.Equal(t, http.StatusBadRequest, bad.Status)
 		assert.Contains(t, bad.Body, "The page offset must be a whole number")

@@ -47,11 +47,10 @@ func kindOptions(kinds []api.SpanKind) []option {
 }
 
 type spansData struct {
-	Filter      listFilter
-	Spans       []spanListRow
-	First, Last int
-	Prev, Next  string
-	Truncated   bool
+	Filter listFilter
+	Spans  []spanListRow
+	pager
+	Truncated bool
 }
 
 // spanListRow is a row of the spans page: a span's summary and its links.
@@ -65,7 +64,7 @@ type spanListRow struct {
 // spans serves GET /ui/spans: the project's spans across traces, 50 a page, filtered by name,
 // kind, errors, span tags, creation time, duration and cost and sorted as chosen, through the
 // query GET /spans answers, but returning the spans' summaries (Queries.SpanSummaries): the
-// page reads no span body. The tokens column is the summaries' (an llm span's input and
+// page reads no span body. It pages by the query's cursors. The tokens column is the summaries' (an llm span's input and
 // output tokens; "–" for a span without usage, and for one stored before summaries carried
 // them).
 //
@@ -83,7 +82,7 @@ func (s *server) spans(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	c := f.common(spansPerListPage + 1)
+	c := f.common(spansPerListPage)
 	if v := f.Choice("has_error"); v != "" {
 		hasError := v == "true"
 		c.HasError = &hasError
@@ -94,8 +93,7 @@ func (s *server) spans(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	d := spansData{Filter: f, Truncated: info.Truncated}
-	sums, d.Prev, d.Next = paginate(sums, f.Offset, spansPerListPage, f.query)
+	d := spansData{Filter: f, Truncated: info.Truncated, pager: f.At.paging(len(sums), info.Next, f.link)}
 	for _, sum := range sums {
 		row := spanListRow{Summary: sum, URL: spanURL(sum.TraceID, sum.SpanID),
 			TraceURL: "/ui/traces/" + url.PathEscape(sum.TraceID), TraceShort: sum.TraceID}
@@ -107,6 +105,5 @@ func (s *server) spans(w http.ResponseWriter, r *http.Request) {
 		}
 		d.Spans = append(d.Spans, row)
 	}
-	d.First, d.Last = f.Offset+1, f.Offset+len(sums)
 	s.render(w, r, http.StatusOK, "spans", page{Title: "Spans", Nav: "spans", Data: d})
 }

@@ -1,9 +1,11 @@
 package dashboard_test
 
 import (
+	"encoding/json"
 	"html"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -102,8 +104,8 @@ func TestSpansFilters(t *testing.T) {
 		assert.Contains(t, p.Body, `<option value="cost" selected>Most expensive first</option>`)
 		assert.Contains(t, p.Body, `name="tag" value="integration=gateway"`)
 		assert.Contains(t, p.Body, `name="duration_max" value="9000"`)
-		prev := regexpFind(t, `<a href="([^"]+)" rel="prev">`, p.Body)
-		assert.Equal(t, "/ui/spans?duration_max=9000&amp;has_error=false&amp;kind=llm&amp;name=ask&amp;sort=cost&amp;tag=integration%3Dgateway", prev)
+		first := regexpFind(t, `<a href="([^"]+)" rel="first">`, p.Body)
+		assert.Equal(t, "/ui/spans?duration_max=9000&amp;has_error=false&amp;kind=llm&amp;name=ask&amp;sort=cost&amp;tag=integration%3Dgateway", first)
 
 		p = b.get(t, "/ui/spans?kind=llm&has_error=false&tag=integration%3Dgateway&sort=cost")
 		require.Equal(t, http.StatusOK, p.Status, p.Body)
@@ -119,15 +121,31 @@ func TestSpansFilters(t *testing.T) {
 
 		p = b.get(t, "/ui/spans?sort=oldest")
 		require.Equal(t, http.StatusOK, p.Status, p.Body)
-		assert.Len(t, spanRowNames(p.Body), 50)
+		first := spanRowIDs(p.Body)
+		assert.Len(t, first, 50)
+		assert.Contains(t, p.Body, "Spans 1–50, oldest first</caption>")
 		next := html.UnescapeString(regexpFind(t, `<a href="([^"]+)" rel="next">`, p.Body))
-		assert.Equal(t, "/ui/spans?offset=50&sort=oldest", next)
-		assert.NotContains(t, p.Body, `rel="prev"`)
+		u, err := url.Parse(next)
+		require.NoError(t, err)
+		assert.Equal(t, "/ui/spans", u.Path)
+		assert.NotEmpty(t, u.Query().Get("cursor"), "the next page is read from a cursor")
+		assert.False(t, u.Query().Has("offset"))
+		assert.Equal(t, url.Values{"sort": {"oldest"}, "row": {"51"}, "cursor": {u.Query().Get("cursor")}}, u.Query())
+		assert.NotContains(t, p.Body, `rel="first"`)
 		p = b.get(t, next)
 		require.Equal(t, http.StatusOK, p.Status, p.Body)
-		assert.Len(t, spanRowNames(p.Body), 4+61-50, "the rest")
+		rest := spanRowIDs(p.Body)
+		assert.Len(t, rest, 4+61-50, "the rest")
+		assert.Contains(t, p.Body, "Spans 51–65, oldest first</caption>")
 		assert.NotContains(t, p.Body, `rel="next"`)
-		assert.Equal(t, "/ui/spans?sort=oldest", html.UnescapeString(regexpFind(t, `<a href="([^"]+)" rel="prev">`, p.Body)))
+		assert.Equal(t, "/ui/spans?sort=oldest", html.UnescapeString(regexpFind(t, `<a href="([^"]+)" rel="first">`, p.Body)))
+		var whole []struct{ ID string }
+		require.NoError(t, json.Unmarshal(f.api.MustDo(t, "GET", "/spans?sort_order=asc&limit=100", f.api.A.Key, nil).Body, &whole))
+		var want []string
+		for _, s := range whole {
+			want = append(want, s.ID)
+		}
+		assert.Equal(t, want, append(first, rest...), "each span once, in order")
 	})
 
 	t.Run("bad filters", func(t *testing.T) {
@@ -195,4 +213,13 @@ func TestSpansPageRequests(t *testing.T) {
 		assert.Equal(t, want, f.api.DDB.Counts(), query)
 		assert.Zero(t, f.api.S3.Count("GetObject"), "no span body")
 	}
+}
+
+// spanRowIDs reads the ids of the spans page's rows, in order, from their links.
+func spanRowIDs(body string) []string {
+	var out []string
+	for _, m := range regexp.MustCompile(`(?s)data-testid="span-row".*?<a href="/ui/traces/[^"/]+/spans/([^"]+)">`).FindAllStringSubmatch(body, -1) {
+		out = append(out, m[1])
+	}
+	return out
 }

@@ -27,16 +27,15 @@ var tracesPage = filterPage{
 }
 
 type tracesData struct {
-	Filter      listFilter
-	Traces      []trace.Trace
-	First, Last int
-	Prev, Next  string
-	Truncated   bool
+	Filter listFilter
+	Traces []trace.Trace
+	pager
+	Truncated bool
 }
 
 // traces serves GET /ui/traces: the project's traces, 50 a page, filtered by name, status,
 // tags, creation time, duration and cost and sorted as chosen, through the query GET /traces
-// answers (one index walk of at most trace.MaxAggregateScan traces).
+// answers (one index walk of at most trace.MaxAggregateScan traces), paged by its cursors.
 func (s *server) traces(w http.ResponseWriter, r *http.Request) {
 	f, err := parseFilter(tracesPage, r.URL.Query())
 	if err != nil {
@@ -44,13 +43,12 @@ func (s *server) traces(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ts, info, err := s.d.Queries.Traces(r.Context(), sessionOf(r).ProjectID,
-		trace.TraceQuery{Status: f.Own.Value, Common: f.common(tracesPerPage + 1)})
+		trace.TraceQuery{Status: f.Own.Value, Common: f.common(tracesPerPage)})
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	d := tracesData{Filter: f, Truncated: info.Truncated}
-	ts, d.Prev, d.Next = paginate(ts, f.Offset, tracesPerPage, f.query)
-	d.Traces, d.First, d.Last = ts, f.Offset+1, f.Offset+len(ts)
+	d := tracesData{Filter: f, Traces: ts, Truncated: info.Truncated,
+		pager: f.At.paging(len(ts), info.Next, f.link)}
 	s.render(w, r, http.StatusOK, "traces", page{Title: "Traces", Nav: "traces", Data: d})
 }

@@ -63,8 +63,8 @@ func TestTracesFilters(t *testing.T) {
 		assert.Equal(t, 3, strings.Count(p.Body, `name="tag"`), "one empty field to add a tag")
 		assert.Contains(t, p.Body, `<option value="cost" selected>`)
 		assert.Contains(t, p.Body, `name="from" type="datetime-local" step="1" value="2026-01-02T03:04:00"`)
-		prev := regexpFind(t, `<a href="([^"]+)" rel="prev">`, p.Body)
-		assert.Equal(t, "/ui/traces?cost_min=0.01&amp;duration_max=900&amp;from=2026-01-02T03%3A04&amp;sort=cost&amp;tag=env%3Dprod&amp;tag=user%3Dalice", prev)
+		first := regexpFind(t, `<a href="([^"]+)" rel="first">`, p.Body)
+		assert.Equal(t, "/ui/traces?cost_min=0.01&amp;duration_max=900&amp;from=2026-01-02T03%3A04&amp;sort=cost&amp;tag=env%3Dprod&amp;tag=user%3Dalice", first)
 	})
 
 	t.Run("bad filters", func(t *testing.T) {

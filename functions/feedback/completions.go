@@ -34,7 +34,10 @@ type CompletionPages interface {
 // PromptCompletions; one BatchGetItem more per 100 keys of versions and evaluations beyond the
 // first 100, i.e. completions × linked judges) and one ranged S3 GetObject per span batch object
 // the page's spans were ingested in; never one request per completion. TestPromptCompletions
-// counts them.
+// counts them. A page whose answer would pass api.MaxAnswerBytes (feedback of many people, each
+// with up to 96 KB of text) is read again with the limit that fits, so that it holds fewer
+// completions, its limit their number, and its next_cursor reads on after them: twice the
+// requests, for such a page only.
 func (s *server) completions(w http.ResponseWriter, r *http.Request) {
 	slug := r.PathValue("slug")
 	if !prompt.IsSlug(slug) {
@@ -52,10 +55,35 @@ func (s *server) completions(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
-	page, err := s.d.CompletionPages.PromptCompletions(r.Context(), auth.ProjectID(r), slug, q)
+	out, err := s.completionList(r.Context(), auth.ProjectID(r), slug, q)
 	if err != nil {
 		web.Error(w, r, err)
 		return
+	}
+	n, err := web.Fit(out.Completions, 256)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	if n < len(out.Completions) {
+		// The page would pass api.MaxAnswerBytes: read it again with the limit that fits, so that
+		// its next_cursor starts right after the completions answered. The store lists in a fixed
+		// order, so the shorter page is this one's first n; its limit says how many it holds.
+		q.Limit = n
+		if out, err = s.completionList(r.Context(), auth.ProjectID(r), slug, q); err != nil {
+			web.Error(w, r, err)
+			return
+		}
+	}
+	web.OK(w, out)
+}
+
+// completionList is a page of a prompt's completions in the API's form, their spans' texts
+// read from the span batches.
+func (s *server) completionList(ctx context.Context, projectID, slug string, q feedback.CompletionQuery) (api.CompletionList, error) {
+	page, err := s.d.CompletionPages.PromptCompletions(ctx, projectID, slug, q)
+	if err != nil {
+		return api.CompletionList{}, err
 	}
 	locs := make(map[string]trace.Location, len(page.Completions))
 	for _, c := range page.Completions {
@@ -65,9 +93,8 @@ func (s *server) completions(w http.ResponseWriter, r *http.Request) {
 	}
 	spans := map[string]trace.Span{}
 	if len(locs) > 0 {
-		if spans, err = trace.LoadRecords(r.Context(), s.d.Blobs, locs); err != nil {
-			web.Error(w, r, err)
-			return
+		if spans, err = trace.LoadRecords(ctx, s.d.Blobs, locs); err != nil {
+			return api.CompletionList{}, err
 		}
 	}
 	out := api.CompletionList{Completions: make([]api.Completion, 0, len(page.Completions)), Limit: q.Limit}
@@ -77,7 +104,7 @@ func (s *server) completions(w http.ResponseWriter, r *http.Request) {
 	for _, c := range page.Completions {
 		out.Completions = append(out.Completions, toCompletion(c, spans[c.Summary.SpanID]))
 	}
-	web.OK(w, out)
+	return out, nil
 }
 
 // intParam is the integer query parameter s, def when absent; Invalid outside [lo, hi].

@@ -69,7 +69,8 @@ func (s *server) createLink(w http.ResponseWriter, r *http.Request) {
 	web.OK(w, toLink(l, s.linkURL(r, token), time.Now()))
 }
 
-// listLinks serves GET /feedback-links: the key's project's links, newest first, without URLs.
+// listLinks serves GET /feedback-links: the key's project's links, newest first, without URLs,
+// as many as fit one answer from ?offset= (web.List).
 func (s *server) listLinks(w http.ResponseWriter, r *http.Request) {
 	p, _ := auth.FromContext(r.Context())
 	links, err := s.d.Links.List(r.Context(), p.ProjectID)
@@ -83,7 +84,7 @@ func (s *server) listLinks(w http.ResponseWriter, r *http.Request) {
 	for i, l := range links {
 		out[i] = toLink(l, "", now)
 	}
-	web.OK(w, api.LinkList{Links: out, Count: len(out)})
+	web.List(w, r, out, func(out []api.Link) any { return api.LinkList{Links: out, Count: len(out)} })
 }
 
 // revokeLink serves DELETE /feedback-links/{link_id}: the link stops working at once (its pages

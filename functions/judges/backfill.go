@@ -40,17 +40,20 @@ func (s *server) backfill(w http.ResponseWriter, r *http.Request) {
 }
 
 // versions serves GET /projects/{project_id}/judges/{judge_id}/versions: the judge's templates,
-// newest first.
+// newest first, as many as fit one answer from ?offset= (web.List).
 func (s *server) versions(w http.ResponseWriter, r *http.Request) {
 	vs, err := s.store.TemplateVersions(r.Context(), auth.ProjectID(r), r.PathValue("judge_id"))
 	if err != nil {
 		web.Error(w, r, err)
 		return
 	}
-	out := api.JudgeTemplateVersions{JudgeID: r.PathValue("judge_id"), Versions: make([]api.JudgeTemplateVersion, len(vs))}
+	out := make([]api.JudgeTemplateVersion, len(vs))
 	for i, v := range vs {
-		out.Versions[i] = api.JudgeTemplateVersion{Version: v.Version, Template: v.Template, Source: v.Source,
+		out[i] = api.JudgeTemplateVersion{Version: v.Version, Template: v.Template, Source: v.Source,
 			RunID: nonEmpty(v.RunID), CreatedAt: v.CreatedAt, CreatedBy: v.CreatedBy}
 	}
-	web.OK(w, out)
+	judgeID := r.PathValue("judge_id")
+	web.List(w, r, out, func(vs []api.JudgeTemplateVersion) any {
+		return api.JudgeTemplateVersions{JudgeID: judgeID, Versions: vs}
+	})
 }

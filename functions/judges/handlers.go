@@ -62,7 +62,8 @@ func (s *server) create(w http.ResponseWriter, r *http.Request) {
 	web.OK(w, toJudge(j))
 }
 
-// list serves GET /projects/{project_id}/judges, each with its evaluation count and pass rate.
+// list serves GET /projects/{project_id}/judges, each with its evaluation count and pass rate,
+// as many as fit one answer from ?offset= (web.List).
 func (s *server) list(w http.ResponseWriter, r *http.Request) {
 	pid := auth.ProjectID(r)
 	js, err := s.store.Judges(r.Context(), pid)
@@ -74,7 +75,7 @@ func (s *server) list(w http.ResponseWriter, r *http.Request) {
 	for i, j := range js {
 		out[i] = toJudge(j)
 	}
-	web.OK(w, api.JudgeList{Judges: out, Count: len(out)})
+	web.List(w, r, out, func(out []api.Judge) any { return api.JudgeList{Judges: out, Count: len(out)} })
 }
 
 // judgeOfPath reads the judge of the path, writing the error response when there is none.
@@ -121,7 +122,8 @@ func (s *server) criteria(w http.ResponseWriter, r *http.Request) {
 
 // record serves POST /projects/{project_id}/judges/{judge_id}/evaluations: a JSON array of
 // evaluations computed elsewhere. Writing a span's evaluation again replaces it; the judge's
-// counts never count it twice.
+// counts never count it twice. Count is how many were recorded; the answer holds as many of
+// them as fit api.MaxAnswerBytes and says how many it left out (web.Written).
 func (s *server) record(w http.ResponseWriter, r *http.Request) {
 	pid := auth.ProjectID(r)
 	var in []api.EvaluationRequest
@@ -134,10 +136,13 @@ func (s *server) record(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
-	web.OK(w, api.RecordEvaluationsResult{Evaluations: toEvaluations(evs), Count: len(evs)})
+	web.Written(w, r, toEvaluations(evs), func(answered []api.Evaluation) any {
+		return api.RecordEvaluationsResult{Evaluations: answered, Count: len(evs)}
+	})
 }
 
-// evaluations serves GET /projects/{project_id}/judges/{judge_id}/evaluations (spec §4.7).
+// evaluations serves GET /projects/{project_id}/judges/{judge_id}/evaluations (spec §4.7). A page
+// that would pass api.MaxAnswerBytes holds fewer evaluations (web.Cut), its limit their number.
 func (s *server) evaluations(w http.ResponseWriter, r *http.Request) {
 	pid := auth.ProjectID(r)
 	q, err := parseQuery(r)
@@ -154,7 +159,19 @@ func (s *server) evaluations(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
-	web.OK(w, api.EvaluationPage{Evaluations: toEvaluations(page.Evaluations), Total: page.Total, Limit: q.Limit, Offset: q.Offset})
+	all := toEvaluations(page.Evaluations)
+	evs, err := web.Cut(w, r, all, q.Offset)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	limit := q.Limit
+	if len(evs) < len(all) {
+		// A page cut to stay within api.MaxAnswerBytes says so in its limit too, so that a client
+		// that stops at a page shorter than its limit (the spec's rule) reads on.
+		limit = len(evs)
+	}
+	web.OK(w, api.EvaluationPage{Evaluations: evs, Total: page.Total, Limit: limit, Offset: q.Offset})
 }
 
 // parseQuery reads the parameters of the evaluation listing.
@@ -233,7 +250,7 @@ func intParam(s, name string, def, lo, hi int) (int, error) {
 }
 
 // spanEvaluations serves GET /projects/{project_id}/spans/{span_id}/evaluations: every judge's
-// evaluation of the span (spec §4.7).
+// evaluation of the span (spec §4.7), as many as fit one answer from ?offset= (web.List).
 func (s *server) spanEvaluations(w http.ResponseWriter, r *http.Request) {
 	pid := auth.ProjectID(r)
 	spanID := strings.ToLower(r.PathValue("span_id"))
@@ -242,7 +259,7 @@ func (s *server) spanEvaluations(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
-	web.OK(w, api.SpanEvaluations{SpanID: spanID, Evaluations: toEvaluations(evs)})
+	web.List(w, r, toEvaluations(evs), func(evs []api.Evaluation) any { return api.SpanEvaluations{SpanID: spanID, Evaluations: evs} })
 }
 
 // link serves PUT /projects/{project_id}/prompts/{slug}/judges/{judge_id}: the judge guides the

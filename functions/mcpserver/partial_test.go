@@ -60,24 +60,33 @@ func TestToolsSayPartial(t *testing.T) {
 	require.False(t, res.IsError, text(res))
 	assert.EqualValues(t, d.tracesInProject, summary.TraceCount)
 
-	// Cut by size: the page says where the rest starts, though it is shorter than asked.
+	// Cut by size: the page says it is partial and where the rest starts, though it is shorter
+	// than asked.
 	var first mcpserver.ListTracesOutput
 	res = call(t, sizeCut, "list-traces", map[string]any{}, &first)
 	require.False(t, res.IsError, text(res))
 	require.Len(t, first.Traces, 1)
-	require.NotNil(t, first.NextOffset, "a page cut by size is not the last")
-	assert.Equal(t, 1, *first.NextOffset)
+	assert.True(t, first.Partial)
+	assert.Contains(t, first.Note, "Partial page")
+	assert.Contains(t, text(res), `"partial":true`, "the text says it too")
+	require.NotNil(t, first.NextCursor, "a page cut by size is not the last")
 	var rest mcpserver.ListTracesOutput
-	res = call(t, sizeCut, "list-traces", map[string]any{"offset": *first.NextOffset}, &rest)
+	res = call(t, sizeCut, "list-traces", map[string]any{"cursor": *first.NextCursor}, &rest)
 	require.False(t, res.IsError, text(res))
+	assert.Nil(t, rest.NextCursor)
+	assert.False(t, rest.Partial)
 	assert.Equal(t, full.Traces, append(first.Traces, rest.Traces...))
 
 	res = call(t, sizeCut, "get-trace", map[string]any{"trace_id": d.trace}, &trace)
 	require.False(t, res.IsError, text(res))
 	assert.Len(t, trace.Spans, 1)
 	assert.True(t, trace.Truncated)
-	require.NotNil(t, trace.NextSpanOffset)
-	assert.Equal(t, 1, *trace.NextSpanOffset)
+	require.NotNil(t, trace.NextSpanCursor)
+	var more mcpserver.GetTraceOutput
+	res = call(t, sizeCut, "get-trace", map[string]any{"trace_id": d.trace, "span_cursor": *trace.NextSpanCursor}, &more)
+	require.False(t, res.IsError, text(res))
+	assert.Len(t, more.Spans, d.spansOfTrace-1, "the rest of the trace")
+	assert.Nil(t, more.NextSpanCursor)
 
 	res = call(t, sizeCut, "get-project-summary", map[string]any{}, &summary)
 	require.False(t, res.IsError, text(res))

@@ -104,7 +104,8 @@ func TestReadTools(t *testing.T) {
 		{"list-traces", "list-traces", map[string]any{}, &mcpserver.ListTracesOutput{}, func(t *testing.T, out any) {
 			o := out.(*mcpserver.ListTracesOutput)
 			require.Len(t, o.Traces, d.tracesInProject)
-			assert.Nil(t, o.NextOffset)
+			assert.Nil(t, o.NextCursor)
+			assert.False(t, o.Partial)
 		}},
 		{"list-traces of a session", "list-traces", map[string]any{"session_id": d.session, "has_error": true}, &mcpserver.ListTracesOutput{}, func(t *testing.T, out any) {
 			o := out.(*mcpserver.ListTracesOutput)
@@ -116,14 +117,26 @@ func TestReadTools(t *testing.T) {
 			o := out.(*mcpserver.ListTracesOutput)
 			require.Len(t, o.Traces, 1)
 			assert.Equal(t, d.otherTrace, o.Traces[0].ID, "the earlier trace first")
-			require.NotNil(t, o.NextOffset)
-			assert.Equal(t, 1, *o.NextOffset)
+			assert.False(t, o.Partial, "a whole page")
+			require.NotNil(t, o.NextCursor)
+			// The cursors walk the list: each trace once, in order, to a last page without one.
+			var all mcpserver.ListTracesOutput
+			require.False(t, call(t, cs, "list-traces", map[string]any{"sort_by": "started_at", "sort_order": "asc"}, &all).IsError)
+			walked := []string{o.Traces[0].ID}
+			for cursor := o.NextCursor; cursor != nil; {
+				var next mcpserver.ListTracesOutput
+				res := call(t, cs, "list-traces", map[string]any{"limit": 1, "sort_by": "started_at", "sort_order": "asc", "cursor": *cursor}, &next)
+				require.False(t, res.IsError, text(res))
+				require.Len(t, next.Traces, 1)
+				walked, cursor = append(walked, next.Traces[0].ID), next.NextCursor
+			}
+			assert.Equal(t, ids(all.Traces), walked)
 		}},
 		{"get-trace", "get-trace", map[string]any{"trace_id": d.trace}, &mcpserver.GetTraceOutput{}, func(t *testing.T, out any) {
 			o := out.(*mcpserver.GetTraceOutput)
 			assert.Equal(t, d.trace, o.Trace.ID)
 			assert.False(t, o.Truncated)
-			assert.Nil(t, o.NextSpanOffset)
+			assert.Nil(t, o.NextSpanCursor)
 			require.Len(t, o.Spans, d.spansOfTrace)
 			var order []string
 			var depths []int
@@ -145,10 +158,21 @@ func TestReadTools(t *testing.T) {
 			assert.Equal(t, d.llm, o.Spans[0].ID, "a span whose parent is on another page is a root of this one")
 			assert.Equal(t, 0, o.Spans[0].Depth)
 			assert.False(t, o.Truncated)
-			o2 := call(t, cs, "get-trace", map[string]any{"trace_id": d.trace, "span_limit": 1}, &mcpserver.GetTraceOutput{})
+			var first mcpserver.GetTraceOutput
+			o2 := call(t, cs, "get-trace", map[string]any{"trace_id": d.trace, "span_limit": 1}, &first)
 			require.False(t, o2.IsError, text(o2))
 			assert.Contains(t, text(o2), `"truncated":true`)
-			assert.Contains(t, text(o2), `"next_span_offset":1`)
+			assert.Contains(t, text(o2), `"next_span_cursor":"`)
+			// The span cursors walk the trace in start order, each span once.
+			walked := []string{first.Spans[0].ID}
+			for cursor := first.NextSpanCursor; cursor != nil; {
+				var next mcpserver.GetTraceOutput
+				res := call(t, cs, "get-trace", map[string]any{"trace_id": d.trace, "span_limit": 1, "span_cursor": *cursor}, &next)
+				require.False(t, res.IsError, text(res))
+				require.Len(t, next.Spans, 1)
+				walked, cursor = append(walked, next.Spans[0].ID), next.NextSpanCursor
+			}
+			assert.Equal(t, []string{d.root, d.llm, d.child}, walked)
 		}},
 		{"list-judges", "list-judges", map[string]any{}, &mcpserver.ListJudgesOutput{}, func(t *testing.T, out any) {
 			o := out.(*mcpserver.ListJudgesOutput)
@@ -365,7 +389,7 @@ func TestListTracesSchemaIsTheAPIs(t *testing.T) {
 	for _, p := range api.TraceList.Params {
 		require.Contains(t, props, p.Name)
 		doc := props[p.Name].(map[string]any)["description"]
-		if p.Name == api.ParamLimit || p.Name == api.ParamOffset {
+		if p.Name == api.ParamLimit || p.Name == api.ParamOffset || p.Name == api.ParamCursor {
 			assert.NotEqual(t, p.Doc, doc, p.Name)
 			continue
 		}
@@ -373,4 +397,13 @@ func TestListTracesSchemaIsTheAPIs(t *testing.T) {
 	}
 	assert.Equal(t, api.TagsDoc, props["tags"].(map[string]any)["description"])
 	assert.Len(t, props, len(api.TraceList.Params)+1, "the query's parameters and the tags, nothing else")
+}
+
+// ids is the id of each trace.
+func ids(traces []api.Trace) []string {
+	out := make([]string, len(traces))
+	for i, t := range traces {
+		out[i] = t.ID
+	}
+	return out
 }

@@ -79,6 +79,9 @@ func newTool[In, Out any](s *server, def *mcp.Tool, h func(ctx context.Context, 
 			if err != nil {
 				return nil, zero, agentError(err)
 			}
+			if err := fitOutput(out); err != nil { // the lists fit themselves (fitPage); this is the net
+				return nil, zero, err
+			}
 			return nil, out, nil
 		})
 	}}

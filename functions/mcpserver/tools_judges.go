@@ -24,8 +24,15 @@ const (
 
 // ListJudgesOutput is list-judges' answer.
 type ListJudgesOutput struct {
-	Judges []api.Judge `json:"judges" jsonschema:"the project's judges, oldest first, each with its linked_prompts, evaluation_count and pass_rate; templates cut at 500 characters (get-judge answers one whole)"`
-	Count  int         `json:"count" jsonschema:"the number of judges"`
+	Judges     []api.Judge `json:"judges" jsonschema:"the project's judges, oldest first, from offset, as many as fit the tool's answer limit, each with its linked_prompts, evaluation_count and pass_rate; templates cut at 500 characters (get-judge answers one whole)"`
+	Count      int         `json:"count" jsonschema:"the number of judges"`
+	Offset     int         `json:"offset" jsonschema:"the judges skipped"`
+	NextOffset *int        `json:"next_offset" jsonschema:"offset of the judges left out of this answer; null when it holds the rest"`
+}
+
+// ListJudgesInput pages the judges.
+type ListJudgesInput struct {
+	Offset int `json:"offset,omitempty" jsonschema:"judges to skip: next_offset of the previous answer"`
 }
 
 // GetJudgeCriteriaInput names a judge.
@@ -73,7 +80,10 @@ func (s *server) judgeTools() []tool {
 			Description: "List the project's judges (oldest first) with the prompts each is linked to, its evaluation count and pass rate. " +
 				"Templates are cut at 500 characters; get-judge answers a judge whole.",
 			Annotations: readOnly("List judges")},
-			withEmptyMaps(func(ctx context.Context, c *client.Client, _ struct{}) (ListJudgesOutput, error) {
+			withEmptyMaps(func(ctx context.Context, c *client.Client, in ListJudgesInput) (ListJudgesOutput, error) {
+				if in.Offset < 0 {
+					return ListJudgesOutput{}, errInput("offset must be 0 or more, not %d", in.Offset)
+				}
 				judges, err := c.Judges(ctx)
 				if err != nil {
 					return ListJudgesOutput{}, err
@@ -81,11 +91,15 @@ func (s *server) judgeTools() []tool {
 				if judges == nil {
 					judges = []api.Judge{}
 				}
+				count := len(judges)
+				judges = judges[min(in.Offset, len(judges)):]
 				for i := range judges {
 					t, _ := cutText(&judges[i].Template, listTemplateLimit)
 					judges[i].Template = *t
 				}
-				return ListJudgesOutput{Judges: judges, Count: len(judges)}, nil
+				return fitPage(len(judges), func(n int) ListJudgesOutput {
+					return ListJudgesOutput{Judges: judges[:n], Count: count, Offset: in.Offset, NextOffset: leftOut(in.Offset, n, len(judges))}
+				})
 			})),
 		newTool(s, &mcp.Tool{Name: "get-judge",
 			Description: "Read a judge: its whole definition, the prompts it is linked to, and its performance " +
@@ -172,7 +186,15 @@ func listEvaluations(ctx context.Context, c *client.Client, in ListJudgeEvaluati
 	if in.Offset+len(page.Evaluations) < page.Total {
 		out.NextOffset = nextPage(in.Offset, limit, len(page.Evaluations))
 	}
-	return out, nil
+	evs := out.Evaluations
+	return fitPage(len(evs), func(n int) ListJudgeEvaluationsOutput {
+		p := out
+		p.Evaluations = evs[:n]
+		if n < len(evs) {
+			p.NextOffset = new(in.Offset + n)
+		}
+		return p
+	})
 }
 
 // parseDateInput reads an ISO 8601 time or date of an input (zero when empty): a date is the start

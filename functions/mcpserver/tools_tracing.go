@@ -42,9 +42,10 @@ type ListTracesInput struct {
 type ListTracesOutput struct {
 	Traces []api.Trace `json:"traces" jsonschema:"this page of traces, with their aggregates (cost in USD, span_count, error_count, status); root_span_input and root_span_output cut at 500 characters"`
 	Limit  int         `json:"limit" jsonschema:"the page size used"`
-	Offset int         `json:"offset" jsonschema:"the traces skipped"`
-	// NextOffset is null on the last page.
-	NextOffset     *int `json:"next_offset" jsonschema:"offset of the next page; null when this is the last page"`
+	// NextCursor is the API's X-Plume-Next-Cursor, null on the last page.
+	NextCursor *string `json:"next_cursor" jsonschema:"the cursor of the next page: call list-traces again with cursor set to it and the same filters and sort; null when the list has ended"`
+	// Partial is the client's ListInfo.Cut: fewer traces than limit, more to follow.
+	Partial        bool `json:"partial" jsonschema:"true when this page holds fewer traces than limit though more follow (the API cut it by size, or ended it at its bound on one request's work): next_cursor reads on"`
 	TruncatedTexts int  `json:"truncated_texts" jsonschema:"how many root span inputs and outputs were cut; each ends with a [truncated ...] marker, and get-trace shows more"`
 	// Truncated is the API's X-Plume-Scan-Truncated.
 	Truncated bool   `json:"truncated" jsonschema:"true when the API stopped at its scan bound (10,000 traces examined): the list, every page of it, covers only the newest traces of the time window and may miss older matches; narrow created_after and created_before to reach them"`
@@ -56,7 +57,8 @@ type ListTracesOutput struct {
 type GetTraceInput struct {
 	TraceID    string `json:"trace_id" jsonschema:"the trace's id (a UUID), as list-traces answers it"`
 	SpanLimit  int    `json:"span_limit,omitempty" jsonschema:"spans per page, in start order: 1 to 500, default 100"`
-	SpanOffset int    `json:"span_offset,omitempty" jsonschema:"spans to skip: next_span_offset of the previous page"`
+	SpanCursor string `json:"span_cursor,omitempty" jsonschema:"next_span_cursor of the previous page: the page of spans after it"`
+	SpanOffset int    `json:"span_offset,omitempty" jsonschema:"spans to skip, to start from a given span (not with span_cursor)"`
 }
 
 // GetTraceOutput is get-trace's answer: the trace and a page of its span tree.
@@ -64,12 +66,11 @@ type GetTraceOutput struct {
 	Trace api.Trace   `json:"trace" jsonschema:"the trace with its aggregates"`
 	Spans []TraceSpan `json:"spans" jsonschema:"this page of the trace's spans as a tree, depth first: each span follows its parent, siblings in start order; depth 0 is a root, or a span whose parent is not on this page"`
 	// SpanCount is the trace's aggregate, not the page's.
-	SpanCount      int  `json:"span_count" jsonschema:"the trace's number of spans in all"`
-	SpanLimit      int  `json:"span_limit" jsonschema:"the page size used"`
-	SpanOffset     int  `json:"span_offset" jsonschema:"the spans skipped"`
-	Truncated      bool `json:"truncated" jsonschema:"true when the trace has spans after this page: call get-trace again with span_offset set to next_span_offset"`
-	NextSpanOffset *int `json:"next_span_offset" jsonschema:"span_offset of the next page; null when this is the last page"`
-	TruncatedTexts int  `json:"truncated_texts" jsonschema:"how many span fields of this page were cut (see each span's truncated_fields)"`
+	SpanCount      int     `json:"span_count" jsonschema:"the trace's number of spans in all"`
+	SpanLimit      int     `json:"span_limit" jsonschema:"the page size used"`
+	Truncated      bool    `json:"truncated" jsonschema:"true when spans of the trace may follow this page: call get-trace again with span_cursor set to next_span_cursor"`
+	NextSpanCursor *string `json:"next_span_cursor" jsonschema:"span_cursor of the next page; null when this is the last page"`
+	TruncatedTexts int     `json:"truncated_texts" jsonschema:"how many span fields of this page were cut (see each span's truncated_fields)"`
 	// ScanTruncated is the API's X-Plume-Scan-Truncated on the trace's spans.
 	ScanTruncated bool   `json:"scan_truncated" jsonschema:"true when the API stopped at its scan bound (50,000 spans of the trace examined): the spans listed are not all of the trace's"`
 	Note          string `json:"note,omitempty" jsonschema:"what the span list lacks, when it is partial"`
@@ -88,7 +89,7 @@ type TraceSpan struct {
 func (s *server) traceTools() []tool {
 	list := newTool(s, &mcp.Tool{Name: "list-traces",
 		Description: "List the project's traces, newest first unless sorted otherwise, with the filters of GET /traces " +
-			"(session, status, names, errors, creation time, duration, cost, tags) and paging (limit up to 100, next_offset). " +
+			"(session, status, names, errors, creation time, duration, cost, tags) and paging (limit up to 100; next_cursor, null on the last page, is the cursor of the next). " +
 			"Without created_after the API looks back 30 days, and examines at most 10,000 traces: truncated (and note) says when it " +
 			"stopped there, so that the list may miss older matches; narrow created_after and created_before to reach them. " +
 			"Each trace carries its cost, span and error counts; " +
@@ -97,13 +98,14 @@ func (s *server) traceTools() []tool {
 		withEmptyMaps(listTraces))
 	describeQuery(list.def.InputSchema.(*jsonschema.Schema), api.TraceList, map[string]string{
 		api.ParamLimit:  fmt.Sprintf("traces per page: 1 to %d, default %d", maxTraceLimit, defaultTraceLimit),
-		api.ParamOffset: "traces to skip: next_offset of the previous page",
+		api.ParamOffset: "traces to skip, to start at a given place (not with cursor)",
+		api.ParamCursor: "next_cursor of the previous page: the page after it (with the same filters and sort, and no offset)",
 	})
 	return []tool{
 		list,
 		newTool(s, &mcp.Tool{Name: "get-trace",
 			Description: "Read a trace and its span tree: the spans nested by parent_span_id (depth first, with depth and child ids), " +
-				"paged in start order (span_limit up to 500, span_offset; truncated and next_span_offset say when there are more; " +
+				"paged in start order (span_limit up to 500; truncated and next_span_cursor, the span_cursor of the next page, say when there are more; " +
 				"scan_truncated when the API stopped at its bound of 50,000 spans). " +
 				"Span input, output and error stack are cut at 2,000 characters and attributes over 4,000 bytes are replaced, " +
 				"each said in the span's truncated_fields.",
@@ -140,42 +142,64 @@ func listTraces(ctx context.Context, c *client.Client, in ListTracesInput) (List
 		}
 	}
 	q := in.TraceQuery
-	q.Limit = limit + 1 // one more than the page tells whether there is a next page
+	q.Limit = limit
 	traces, info, err := c.TracesPage(ctx, q)
 	if err != nil {
 		return ListTracesOutput{}, err
 	}
-	if len(traces) == 0 && in.SessionID != "" && in.Offset == 0 {
+	if len(traces) == 0 && in.SessionID != "" && in.Offset == 0 && in.Cursor == "" {
 		// A session of another project filters to nothing: say so rather than answer [].
 		if err := sessionExists(ctx, c, in.SessionID); err != nil {
 			return ListTracesOutput{}, err
 		}
 	}
-	out := ListTracesOutput{Traces: traces, Limit: limit, Offset: in.Offset, Truncated: info.Truncated, Scanned: info.Scanned}
-	switch {
-	case len(traces) > limit:
-		out.Traces, out.NextOffset = traces[:limit], new(in.Offset+limit)
-	case info.NextOffset > 0: // the API cut its answer by size
-		out.NextOffset = new(info.NextOffset)
-	}
+	out := ListTracesOutput{Traces: traces, Limit: limit, NextCursor: cursorOf(info), Partial: info.Cut, Truncated: info.Truncated,
+		Scanned: info.Scanned}
+	var notes []string
 	if out.Truncated {
-		out.Note = fmt.Sprintf("Partial list: the API stopped after examining %d traces (its scan bound), so traces older than those "+
-			"examined are missing from every page, whatever the offset. Narrow the time window with created_after and "+
-			"created_before (a created_before earlier than the oldest trace listed reaches further back).", info.Scanned)
+		notes = append(notes, fmt.Sprintf("Partial list: the API stopped after examining %d traces (its scan bound), so traces older than those "+
+			"examined are missing from every page, whatever the cursor or offset. Narrow the time window with created_after and "+
+			"created_before (a created_before earlier than the oldest trace listed reaches further back).", info.Scanned))
 	}
+	if out.Partial {
+		notes = append(notes, fmt.Sprintf("Partial page: the API answered %d of the %d traces asked (it cut its answer by size, or ended it "+
+			"early) and more follow: call list-traces again with cursor set to next_cursor.", len(traces), limit))
+	}
+	out.Note = strings.Join(notes, " ")
 	if out.Traces == nil {
 		out.Traces = []api.Trace{}
 	}
+	cuts := make([]int, len(out.Traces)) // texts cut per trace
 	for i := range out.Traces {
 		var cut bool
 		if out.Traces[i].RootSpanInput, cut = cutText(out.Traces[i].RootSpanInput, listTextLimit); cut {
-			out.TruncatedTexts++
+			cuts[i]++
 		}
 		if out.Traces[i].RootSpanOutput, cut = cutText(out.Traces[i].RootSpanOutput, listTextLimit); cut {
-			out.TruncatedTexts++
+			cuts[i]++
 		}
 	}
-	return out, nil
+	// A page whose answer would pass the tool's limit (traces with many long tags) holds fewer
+	// traces and says where the rest starts.
+	traces = out.Traces
+	page, err := fitPage(len(traces), func(n int) ListTracesOutput {
+		page := out
+		page.Traces, page.TruncatedTexts = traces[:n], 0
+		for _, c := range cuts[:n] {
+			page.TruncatedTexts += c
+		}
+		return page
+	})
+	if n := len(page.Traces); err == nil && n < len(traces) {
+		// The cursor after the page's last trace: that of the same page asked n long.
+		q.Limit = n
+		_, info, err := c.TracesPage(ctx, q)
+		if err != nil {
+			return ListTracesOutput{}, err
+		}
+		page.NextCursor, page.Partial = cursorOf(info), true
+	}
+	return page, err
 }
 
 // sessionExists answers a not-found error when the key's project has no session id.
@@ -209,29 +233,39 @@ func getTrace(ctx context.Context, c *client.Client, in GetTraceInput) (GetTrace
 		return GetTraceOutput{}, errNotFound("trace %s not found", in.TraceID)
 	}
 	spans, info, err := c.SpansPage(ctx, api.SpanQuery{TraceID: in.TraceID, ListQuery: api.ListQuery{
-		SortBy: "started_at", SortOrder: api.SortAsc, Limit: limit + 1, Offset: in.SpanOffset}})
+		SortBy: "started_at", SortOrder: api.SortAsc, Limit: limit, Offset: in.SpanOffset, Cursor: in.SpanCursor}})
 	if err != nil {
 		return GetTraceOutput{}, err
 	}
-	out := GetTraceOutput{Trace: traces[0], SpanCount: traces[0].SpanCount, SpanLimit: limit, SpanOffset: in.SpanOffset,
-		ScanTruncated: info.Truncated}
-	switch {
-	case len(spans) > limit:
-		spans, out.Truncated, out.NextSpanOffset = spans[:limit], true, new(in.SpanOffset+limit)
-	case info.NextOffset > 0: // the API cut its answer by size
-		out.Truncated, out.NextSpanOffset = true, new(info.NextOffset)
-	}
+	out := GetTraceOutput{Trace: traces[0], SpanCount: traces[0].SpanCount, SpanLimit: limit, ScanTruncated: info.Truncated,
+		NextSpanCursor: cursorOf(info)}
+	out.Truncated = out.NextSpanCursor != nil
 	if out.ScanTruncated {
 		out.Note = fmt.Sprintf("Partial span list: the API stopped after examining %d spans of the trace (its scan bound); "+
 			"the trace has %d spans in all, and those not examined are on no page.", info.Scanned, out.SpanCount)
 	}
 	out.Trace.RootSpanInput, _ = cutText(out.Trace.RootSpanInput, listTextLimit)
 	out.Trace.RootSpanOutput, _ = cutText(out.Trace.RootSpanOutput, listTextLimit)
-	out.Spans = spanTree(spans)
-	for i := range out.Spans {
-		out.TruncatedTexts += cutSpan(&out.Spans[i])
+	// A page whose answer would pass the tool's limit holds the first spans (by start) that
+	// fit, drawn as a tree of their own, and says where the rest starts.
+	page, err := fitPage(len(spans), func(n int) GetTraceOutput {
+		page := out
+		page.Spans, page.TruncatedTexts = spanTree(spans[:n]), 0
+		for i := range page.Spans {
+			page.TruncatedTexts += cutSpan(&page.Spans[i])
+		}
+		return page
+	})
+	if n := len(page.Spans); err == nil && n < len(spans) {
+		// The cursor after the page's last span: that of the same page asked n long.
+		_, info, err := c.SpansPage(ctx, api.SpanQuery{TraceID: in.TraceID, ListQuery: api.ListQuery{
+			SortBy: "started_at", SortOrder: api.SortAsc, Limit: n, Offset: in.SpanOffset, Cursor: in.SpanCursor}})
+		if err != nil {
+			return GetTraceOutput{}, err
+		}
+		page.Truncated, page.NextSpanCursor = true, cursorOf(info)
 	}
-	return out, nil
+	return page, err
 }
 
 // spanTree orders spans (sorted by start) depth first from their roots: a span whose parent
@@ -313,6 +347,16 @@ func cutText(s *string, max int) (*string, bool) {
 	}
 	cut := fmt.Sprintf("%s… [truncated: %d of %d characters shown]", (*s)[:i], max, n)
 	return &cut, true
+}
+
+// cursorOf is the cursor that continues a list after an answer, nil when the list has ended.
+// The tools call their own deployment's API, which answers cursors (never only a next offset,
+// as a server older than them does).
+func cursorOf(info client.ListInfo) *string {
+	if info.NextCursor == "" {
+		return nil
+	}
+	return &info.NextCursor
 }
 
 // pageSize is a page size of an input: def when not given, else from 1 to max.

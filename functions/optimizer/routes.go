@@ -90,7 +90,8 @@ func (s *server) start(w http.ResponseWriter, r *http.Request) {
 	web.OK(w, toRun(run))
 }
 
-// list serves GET .../prompts/{slug}/optimization-runs?limit=&offset=: newest first.
+// list serves GET .../prompts/{slug}/optimization-runs?limit=&offset=: newest first. A page that
+// would pass api.MaxAnswerBytes holds fewer runs (web.Cut), its limit their number.
 func (s *server) list(w http.ResponseWriter, r *http.Request) {
 	limit, err := intParam(r.URL.Query().Get("limit"), "limit", defaultRunLimit, 1, maxRunLimit)
 	if err != nil {
@@ -111,11 +112,19 @@ func (s *server) list(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
-	out := api.OptimizationRunList{Runs: make([]api.OptimizationRun, len(runs)), Limit: limit, Offset: offset}
+	all := make([]api.OptimizationRun, len(runs))
 	for i, run := range runs {
-		out.Runs[i] = toRun(run)
+		all[i] = toRun(run)
 	}
-	web.OK(w, out)
+	page, err := web.Cut(w, r, all, offset)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	if len(page) < len(all) {
+		limit = len(page) // as the judges' evaluations: a page cut by size says so in its limit
+	}
+	web.OK(w, api.OptimizationRunList{Runs: page, Limit: limit, Offset: offset})
 }
 
 // get serves GET /projects/{project_id}/optimization-runs/{run_id}.

@@ -202,11 +202,16 @@ func TestOTLPSpanLimit(t *testing.T) {
 }
 
 // TestOTLPAtTheLimits sends the largest export Plume accepts (MaxSpansPerExport spans in
-// MaxExportBytes bytes) through the handler against DynamoDB Local, as one trace and as a trace
-// per span (the costliest shape: ingestion costs about six DynamoDB requests per trace), and
-// checks what it costs: a number of DynamoDB requests bounded by the traces and spans of the
-// export, and one S3 object. Requests, not time: the test must hold on any machine; the time
-// it takes is what the limits are chosen for (otlpmap.MaxSpansPerExport, MaxExportBytes).
+// MaxExportBytes bytes, gzipped as the Collector's otlphttp exporter sends it) through the
+// handler against DynamoDB Local, as one trace and as a trace per span (the costliest shape:
+// ingestion costs about six DynamoDB requests per trace), and checks what it costs: a number of
+// DynamoDB requests bounded by the traces and spans of the export, and one S3 object. Requests,
+// not time: the test must hold on any machine; the time it takes is what the limits are chosen
+// for (otlpmap.MaxSpansPerExport, MaxExportBytes).
+//
+// Sent uncompressed, the same export does not reach the function in a deployment: a protobuf
+// body travels base64-encoded in Lambda's event, which holds at most 6 MB, so API Gateway (or
+// the Function URL) refuses one past lambdahttp.MaxBinaryBody with its own 413.
 func TestOTLPAtTheLimits(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -222,7 +227,14 @@ func TestOTLPAtTheLimits(t *testing.T) {
 			api.DDB.Reset()
 			api.S3.Reset()
 
-			res := postExport(t, api.Handler, api.A.Key, otlpmap.ContentTypeProtobuf, body)
+			if tt.traces == 1 {
+				refused := postExport(t, api.Handler, api.A.Key, otlpmap.ContentTypeProtobuf, body)
+				require.Equal(t, http.StatusRequestEntityTooLarge, refused.Code, "uncompressed: past Lambda's event")
+				assert.JSONEq(t, `{"message":"Request Entity Too Large"}`, refused.Body.String(), "API Gateway's answer")
+				require.Zero(t, api.DDB.Total(), "the function never ran")
+			}
+
+			res := postGzipExport(t, api.Handler, api.A.Key, otlpmap.ContentTypeProtobuf, body)
 			require.Equal(t, http.StatusOK, res.Code, res.Body.String())
 			resp := ptraceotlp.NewExportResponse()
 			require.NoError(t, resp.UnmarshalProto(res.Body.Bytes()))

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -122,23 +123,29 @@ func TestOTLPErrors(t *testing.T) {
 		_ = zw.Close()
 		return buf.Bytes()
 	}
+	// gateway marks the requests refused before the function runs, in a deployment as here: a
+	// body whose event would pass Lambda's 6 MB (a protobuf or gzip body travels base64-encoded
+	// in it) is API Gateway's 413, with its own body. TestOTLPBodyLimit covers the function's
+	// own bound (MaxExportBytes once gunzipped), with bodies the event carries.
 	tests := []struct {
 		name, path, contentType, encoding, key string
 		body                                   []byte
 		status                                 int
+		gateway                                bool
 	}{
-		{"wrong content type", "/v1/traces", "text/plain", "", st.key, []byte("x"), 415},
-		{"no key", "/v1/traces", "application/x-protobuf", "", "", nil, 401},
-		{"bad key", "/v1/traces", "application/json", "", "plm_nope_nope_nope_nope", []byte("{}"), 401},
-		{"malformed protobuf", "/v1/traces", "application/x-protobuf", "", st.key, []byte{0xff, 0xff, 0xff}, 400},
-		{"malformed JSON", "/v1/traces", "application/json", "", st.key, []byte(`{"resourceSpans": [`), 400},
-		{"truncated gzip", "/v1/traces", "application/json", "gzip", st.key, gzipped([]byte(`{}`))[:10], 400},
-		{"unknown encoding", "/v1/traces", "application/json", "br", st.key, []byte(`{}`), 415},
-		{"oversized", "/v1/traces", "application/x-protobuf", "", st.key, make([]byte, otlpmap.MaxExportBytes+1), 413},
-		{"oversized gzip", "/v1/traces", "application/x-protobuf", "gzip", st.key, gzipped(incompressible(otlpmap.MaxExportBytes + 1)), 413},
-		{"empty export", "/v1/traces", "application/json", "", st.key, []byte(`{}`), 200},
-		{"metrics discarded", "/v1/metrics", "application/json", "", st.key, []byte(`{"resourceMetrics":[]}`), 200},
-		{"logs discarded", "/v1/logs", "application/x-protobuf", "", st.key, nil, 200},
+		{"wrong content type", "/v1/traces", "text/plain", "", st.key, []byte("x"), 415, false},
+		{"no key", "/v1/traces", "application/x-protobuf", "", "", nil, 401, false},
+		{"bad key", "/v1/traces", "application/json", "", "plm_nope_nope_nope_nope", []byte("{}"), 401, false},
+		{"malformed protobuf", "/v1/traces", "application/x-protobuf", "", st.key, []byte{0xff, 0xff, 0xff}, 400, false},
+		{"malformed JSON", "/v1/traces", "application/json", "", st.key, []byte(`{"resourceSpans": [`), 400, false},
+		{"truncated gzip", "/v1/traces", "application/json", "gzip", st.key, gzipped([]byte(`{}`))[:10], 400, false},
+		{"unknown encoding", "/v1/traces", "application/json", "br", st.key, []byte(`{}`), 415, false},
+		{"oversized", "/v1/traces", "application/x-protobuf", "", st.key, make([]byte, otlpmap.MaxExportBytes+1), 413, true},
+		{"oversized gzip", "/v1/traces", "application/x-protobuf", "gzip", st.key, gzipped(incompressible(otlpmap.MaxExportBytes + 1)), 413, true},
+		{"inflates past the limit", "/v1/traces", "application/x-protobuf", "gzip", st.key, gzipped(make([]byte, otlpmap.MaxExportBytes+1)), 413, false},
+		{"empty export", "/v1/traces", "application/json", "", st.key, []byte(`{}`), 200, false},
+		{"metrics discarded", "/v1/metrics", "application/json", "", st.key, []byte(`{"resourceMetrics":[]}`), 200, false},
+		{"logs discarded", "/v1/logs", "application/x-protobuf", "", st.key, nil, 200, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -154,6 +161,12 @@ func TestOTLPErrors(t *testing.T) {
 			require.NoError(t, err)
 			defer res.Body.Close()
 			assert.Equal(t, tt.status, res.StatusCode)
+			if tt.gateway {
+				body, err := io.ReadAll(res.Body)
+				require.NoError(t, err)
+				assert.JSONEq(t, `{"message":"Request Entity Too Large"}`, string(body), "API Gateway's answer")
+				return
+			}
 			if tt.status != 200 && tt.contentType == "application/x-protobuf" {
 				var buf bytes.Buffer
 				_, _ = buf.ReadFrom(res.Body)

@@ -126,6 +126,8 @@ func (s *server) versionModel(w http.ResponseWriter, r *http.Request) {
 	web.OK(w, api.VersionModel{VersionID: b.VersionID, Model: b.ModelID, ModelID: b.ModelID, Provider: b.Provider})
 }
 
+// listPrompts serves GET /projects/{project_id}/prompts: the prompts with their latest versions,
+// as many as fit one answer from ?offset= (web.List).
 func (s *server) listPrompts(w http.ResponseWriter, r *http.Request) {
 	pid := auth.ProjectID(r)
 	list, err := s.prompts.List(r.Context(), pid)
@@ -140,9 +142,11 @@ func (s *server) listPrompts(w http.ResponseWriter, r *http.Request) {
 			CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt,
 		}
 	}
-	web.OK(w, out)
+	web.List(w, r, out, web.Array)
 }
 
+// listVersions serves GET /projects/{project_id}/prompts/{slug}/versions, oldest first, as many as
+// fit one answer from ?offset= (web.List).
 func (s *server) listVersions(w http.ResponseWriter, r *http.Request) {
 	pid := auth.ProjectID(r)
 	versions, err := s.prompts.Versions(r.Context(), pid, r.PathValue("slug"))
@@ -154,7 +158,7 @@ func (s *server) listVersions(w http.ResponseWriter, r *http.Request) {
 	for i, v := range versions {
 		out[i] = toVersion(v)
 	}
-	web.OK(w, out)
+	web.List(w, r, out, web.Array)
 }
 
 // toTag is the API form of a tag.
@@ -162,6 +166,8 @@ func toTag(t prompt.Tag) api.PromptTag {
 	return api.PromptTag{Tag: t.Name, Version: t.Version, VersionID: t.VersionID, UpdatedAt: t.UpdatedAt, UpdatedBy: t.UpdatedBy}
 }
 
+// listTags serves GET /projects/{project_id}/prompts/{slug}/tags, as many as fit one answer from
+// ?offset= (web.List).
 func (s *server) listTags(w http.ResponseWriter, r *http.Request) {
 	pid := auth.ProjectID(r)
 	tags, err := s.prompts.Tags(r.Context(), pid, r.PathValue("slug"))
@@ -173,7 +179,7 @@ func (s *server) listTags(w http.ResponseWriter, r *http.Request) {
 	for i, t := range tags {
 		out[i] = toTag(t)
 	}
-	web.OK(w, out)
+	web.List(w, r, out, web.Array)
 }
 
 // pinTag serves POST .../tags/{tag}:pin with body {"version": n} and optionally

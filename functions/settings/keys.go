@@ -49,7 +49,7 @@ func toAPIKey(k auth.Key) api.APIKey {
 }
 
 // listKeys serves GET /projects/{project_id}/api-keys (admin keys only): every key of the
-// project, oldest first.
+// project, oldest first, as many as fit one answer from ?offset= (web.List).
 func (s *server) listKeys(w http.ResponseWriter, r *http.Request) {
 	list, err := s.keys.Keys(r.Context(), auth.ProjectID(r))
 	if err != nil {
@@ -59,11 +59,11 @@ func (s *server) listKeys(w http.ResponseWriter, r *http.Request) {
 	slices.SortFunc(list, func(a, b auth.Key) int {
 		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
 	})
-	out := api.APIKeyList{Keys: make([]api.APIKey, len(list))}
+	keys := make([]api.APIKey, len(list))
 	for i, k := range list {
-		out.Keys[i] = toAPIKey(k)
+		keys[i] = toAPIKey(k)
 	}
-	web.OK(w, out)
+	web.List(w, r, keys, func(keys []api.APIKey) any { return api.APIKeyList{Keys: keys} })
 }
 
 // createKey serves POST /projects/{project_id}/api-keys (admin keys only): issues a key of the

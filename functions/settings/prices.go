@@ -22,8 +22,8 @@ func toPrice(o pricing.Override) api.ModelPrice {
 	}
 }
 
-// listPrices serves GET /projects/{project_id}/model-prices: the project's own prices and what
-// the shipped table is.
+// listPrices serves GET /projects/{project_id}/model-prices: the project's own prices, by model,
+// as many as fit one answer from ?offset= (web.List), and what the shipped table is.
 func (s *server) listPrices(w http.ResponseWriter, r *http.Request) {
 	pid := auth.ProjectID(r)
 	list, err := s.prices.Overrides(r.Context(), pid)
@@ -36,7 +36,8 @@ func (s *server) listPrices(w http.ResponseWriter, r *http.Request) {
 		out[i] = toPrice(o)
 	}
 	slices.SortFunc(out, func(a, b api.ModelPrice) int { return strings.Compare(a.Model, b.Model) })
-	web.OK(w, api.ModelPriceList{Overrides: out, PriceTable: api.PriceTableInfo{Models: s.table.Len(), LastChecked: s.table.LastChecked()}})
+	table := api.PriceTableInfo{Models: s.table.Len(), LastChecked: s.table.LastChecked()}
+	web.List(w, r, out, func(out []api.ModelPrice) any { return api.ModelPriceList{Overrides: out, PriceTable: table} })
 }
 
 // getPrice serves GET .../model-prices/{model}: the price spans of that model get, the

@@ -50,6 +50,8 @@ func TestTracingBadInput(t *testing.T) {
 		{"bad bool", "GET", "/spans?has_error=maybe", nil, 400, "invalid_request"},
 		{"bad number", "GET", "/traces?cost_min=cheap", nil, 400, "invalid_request"},
 		{"bad uuid", "GET", "/spans?trace_id=123", nil, 400, "invalid_request"},
+		{"cursor never answered", "GET", "/traces?cursor=xyz", nil, 400, "invalid_request"},
+		{"cursor with offset", "GET", "/sessions?cursor=o2&offset=2", nil, 400, "invalid_request"},
 		{"unknown route", "DELETE", "/spans", nil, 404, "not_found"},
 	}
 	for _, tt := range tests {

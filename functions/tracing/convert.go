@@ -1,10 +1,13 @@
 package tracing
 
 import (
+	"bytes"
 	"encoding/json"
+	"slices"
 	"time"
 
 	"github.com/plumehq/plume/api"
+	"github.com/plumehq/plume/shared/textcut"
 	"github.com/plumehq/plume/shared/trace"
 )
 
@@ -13,8 +16,73 @@ func toSpans(spans []trace.Span) []api.Span {
 	out := make([]api.Span, len(spans))
 	for i := range spans {
 		out[i] = toSpan(&spans[i])
+		fitSpan(&out[i], maxSpanBytes)
 	}
 	return out
+}
+
+// maxSpanBytes is the most a span's encoding may take in an answer: a span alone is answered
+// within api.MaxAnswerBytes, the array's brackets and newline included.
+const maxSpanBytes = api.MaxAnswerBytes - 16
+
+// fitSpan cuts s's largest texts (input_data, output_data, error_stack, error_message), the
+// largest first, to a prefix each, until s's JSON encoding is at most limit bytes, and names
+// them in s.Cut. A span's other fields are bounded at ingestion far below the limit (tags,
+// attributes, name), so its texts are all that can pass it: JSON writes a control character as
+// six bytes, so that 1 MB of input can take 6 MB in an answer.
+func fitSpan(s *api.Span, limit int) {
+	if textBytes(s) < smallTexts {
+		return
+	}
+	size := encodedLen(s)
+	texts := []struct {
+		name string
+		p    **string
+	}{{"input_data", &s.InputData}, {"output_data", &s.OutputData}, {"error_stack", &s.ErrorStack}, {"error_message", &s.ErrorMessage}}
+	for size > limit {
+		largest, at := 0, -1
+		for i, t := range texts {
+			if *t.p != nil && !slices.Contains(s.Cut, t.name) {
+				if n := textcut.JSONLen(**t.p); n > largest {
+					largest, at = n, i
+				}
+			}
+		}
+		if at < 0 {
+			return // nothing left to cut: the other fields are bounded below the limit
+		}
+		s.Cut = append(s.Cut, texts[at].name) // named first: the name takes room too
+		size = encodedLen(s)
+		cut := textcut.JSONPrefix(**texts[at].p, max(0, largest-(size-limit)))
+		*texts[at].p = &cut
+		size = encodedLen(s)
+	}
+}
+
+// smallTexts bounds the texts of a span that fits whatever they hold, so that fitSpan measures
+// only the spans that may not: six times 200 KB (every byte a control character) plus the other
+// fields at their largest (attributes 256 KB, three tag sets of 64 tags of 1,152 bytes each
+// escaped six times, a name of 1 KB) is under 3 MB.
+const smallTexts = 200 << 10
+
+// textBytes is the raw size of s's texts that fitSpan may cut.
+func textBytes(s *api.Span) int {
+	n := 0
+	for _, p := range []*string{s.InputData, s.OutputData, s.ErrorStack, s.ErrorMessage} {
+		if p != nil {
+			n += len(*p)
+		}
+	}
+	return n
+}
+
+// encodedLen is the length of v's JSON encoding as answers write it (HTML escaping off).
+func encodedLen(v any) int {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v) // api types always encode
+	return buf.Len() - 1
 }
 
 // toSpan is the API form of a span (SpanRead).

@@ -37,6 +37,11 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 //
 // A caller that may not read the project's spans (an ingest key) is answered the spans as it
 // sent them, not as stored: a span id it re-sends must not read back what others stored.
+//
+// The answers of POST /spans, /traces and /sessions hold as many of the items as fit
+// api.MaxAnswerBytes, in request order, and say how many they left out (web.Written): a
+// re-sent span is answered as stored, with its stored input and output, so that a small
+// request may name far more than one answer can hold.
 func (s *ingestServer) postSpans(w http.ResponseWriter, r *http.Request) {
 	body, err := readBody(w, r, trace.MaxBatchBytes)
 	if err != nil {
@@ -68,7 +73,7 @@ func (s *ingestServer) postSpans(w http.ResponseWriter, r *http.Request) {
 	if !auth.MayRead(r) {
 		answer = res.Sent
 	}
-	web.OK(w, toSpans(answer))
+	web.Written(w, r, toSpans(answer), web.Array)
 }
 
 // rejectedHeader encodes as many rejections as fit the header cap, as ASCII-only JSON (reasons
@@ -124,7 +129,7 @@ func (s *ingestServer) postTraces(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !auth.MayRead(r) {
-		web.OK(w, sentTraces(traces, pid, s.svc.Now().UTC()))
+		web.Written(w, r, sentTraces(traces, pid, s.svc.Now().UTC()), web.Array)
 		return
 	}
 	ids := make([]string, len(traces))
@@ -136,7 +141,7 @@ func (s *ingestServer) postTraces(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
-	web.OK(w, toTraces(out))
+	web.Written(w, r, toTraces(out), web.Array)
 }
 
 // postSessions serves POST /sessions. A session naming another project is 403. A caller that
@@ -158,7 +163,7 @@ func (s *ingestServer) postSessions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !auth.MayRead(r) {
-		web.OK(w, sentSessions(sessions, s.svc.Now().UTC()))
+		web.Written(w, r, sentSessions(sessions, s.svc.Now().UTC()), web.Array)
 		return
 	}
 	ids := make([]string, len(sessions))
@@ -170,5 +175,5 @@ func (s *ingestServer) postSessions(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
-	web.OK(w, toSessions(out))
+	web.Written(w, r, toSessions(out), web.Array)
 }

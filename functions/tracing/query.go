@@ -64,7 +64,7 @@ func answerList[Q, T, A any](w http.ResponseWriter, r *http.Request, list api.Li
 		return
 	}
 	scanHeaders(w, info)
-	web.Page(w, r, toAPI(items), offset, answerBytes)
+	web.Page(w, r, toAPI(items), web.Paging{Offset: offset, FromCursor: r.URL.Query().Has(api.ParamCursor), CursorAfter: info.CursorAfter, Next: info.Next}, answerBytes)
 }
 
 // spanQuery reads the query of GET /spans (api.ParseSpanQuery) as shared/trace's, with its
@@ -105,7 +105,7 @@ func common(in api.ListQuery) (trace.Common, error) {
 	c := trace.Common{
 		Names: in.Names, HasError: in.HasError, DurationMin: in.DurationMin, DurationMax: in.DurationMax,
 		CostMin: in.CostMin, CostMax: in.CostMax, Tags: in.Tags, SortBy: in.SortBy, Ascending: in.SortOrder == api.SortAsc,
-		Limit: in.Limit, Offset: in.Offset,
+		Limit: in.Limit, Offset: in.Offset, Cursor: in.Cursor,
 	}
 	var err error
 	if c.CreatedBefore, err = queryTime(api.ParamCreatedBefore, in.CreatedBefore); err != nil {

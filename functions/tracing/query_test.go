@@ -244,19 +244,27 @@ func TestAnswersCutAtTheByteBudget(t *testing.T) {
 				require.NotEmpty(t, page)
 				got = append(got, page...)
 				next := res.header.Get(wire.NextOffsetHeader)
+				cursor := res.header.Get(wire.NextCursorHeader)
 				link := res.header.Get("Link")
 				if len(got) == len(want) {
 					assert.Empty(t, next, "the last page is whole")
+					assert.Empty(t, cursor, "the list has ended")
 					assert.Empty(t, link)
 					break
 				}
-				require.Equal(t, strconv.Itoa(len(got)), next, "the offset of the first item left out")
+				if followed == 0 {
+					require.Equal(t, strconv.Itoa(len(got)), next, "the offset of the first item left out")
+				} else {
+					assert.Empty(t, next, "a page read from a cursor has no offset to tell")
+				}
+				require.NotEmpty(t, cursor)
 				ref, ok := strings.CutSuffix(link, `>; rel="next"`)
 				require.True(t, ok, "Link %q", link)
 				u, err := url.Parse(strings.TrimPrefix(ref, "<"))
 				require.NoError(t, err)
 				assert.Equal(t, path, u.Path)
-				assert.Equal(t, next, u.Query().Get("offset"))
+				assert.Equal(t, cursor, u.Query().Get("cursor"))
+				assert.False(t, u.Query().Has("offset"), "a cursor replaces the offset")
 				assert.Equal(t, "5", u.Query().Get("limit"), "the link keeps the query")
 				target = u.RequestURI()
 			}

@@ -10,9 +10,9 @@ import (
 
 // PartialLists serves h with its tracing lists (GET /spans, /traces, /sessions) made partial,
 // for the tests of their clients: with scanCut, every list answer says the scan bound cut it
-// (api.ScanTruncatedHeader); with sizeCut, a first request (offset 0, not by id) for more than
-// one record is answered one record and api.NextOffsetHeader 1, as a server that cut its
-// answer by size.
+// (api.ScanTruncatedHeader); with sizeCut, a first request (no offset or cursor, not by id) for
+// more than one record is answered one record, api.NextOffsetHeader 1 and the cursor after
+// it, as a server that cut its answer by size.
 func PartialLists(h http.Handler, scanCut, sizeCut bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet || !slices.Contains([]string{"/spans", "/traces", "/sessions"}, r.URL.Path) {
@@ -24,7 +24,7 @@ func PartialLists(h http.Handler, scanCut, sizeCut bool) http.Handler {
 		}
 		q := r.URL.Query()
 		offset, _ := strconv.Atoi(q.Get("offset"))
-		if limit, _ := strconv.Atoi(q.Get("limit")); sizeCut && offset == 0 && limit > 1 && q.Get("id") == "" {
+		if limit, _ := strconv.Atoi(q.Get("limit")); sizeCut && offset == 0 && !q.Has(api.ParamCursor) && limit > 1 && q.Get("id") == "" {
 			q.Set("limit", "1")
 			r.URL.RawQuery = q.Encode()
 			w.Header().Set(api.NextOffsetHeader, "1")

@@ -78,16 +78,36 @@ func envFrom(ctx context.Context, getenv func(string) string) (*Env, error) {
 }
 
 // Mount builds every function of fns from env and mounts each on its route keys, as API
-// Gateway routes them, with a JSON 404 for every other path: the whole API on one handler
-// (plume-local, end-to-end tests).
+// Gateway routes them, with a JSON 404 for every other path: several areas on one handler, as
+// the MCP tool server and the dashboard call the REST areas in-process.
 func Mount(env *Env, fns []Function) (http.Handler, error) {
+	return mount(env, fns, func(_ Function, h http.Handler) http.Handler { return h })
+}
+
+// MountDeployed is Mount with each function served as a deployment serves it: behind API
+// Gateway and Lambda's limits (lambdahttp.AsDeployed: a request whose event is over 6 MB is
+// API Gateway's 413, an answer over Lambda's response payload limit its 500), and a streaming
+// function as its Function URL streams (lambdahttp.StreamingAsDeployed).
+// plume-local and the tests of the whole API serve through it, so that they see what
+// production would answer.
+func MountDeployed(env *Env, fns []Function) (http.Handler, error) {
+	return mount(env, fns, func(fn Function, h http.Handler) http.Handler {
+		if fn.Streaming {
+			return lambdahttp.StreamingAsDeployed(h)
+		}
+		return lambdahttp.AsDeployed(h)
+	})
+}
+
+// mount is Mount with each function's handler wrapped by serve.
+func mount(env *Env, fns []Function, serve func(Function, http.Handler) http.Handler) (http.Handler, error) {
 	mux := http.NewServeMux()
 	for _, fn := range fns {
 		h, err := fn.Build(env)
 		if err != nil {
 			return nil, fmt.Errorf("build %s: %w", fn.Name, err)
 		}
-		web.Mount(mux, fn.Routes, h)
+		web.Mount(mux, fn.Routes, serve(fn, h))
 	}
 	notFound := web.Chain(http.HandlerFunc(web.NotFound))
 	mux.Handle("/", notFound)

@@ -37,5 +37,6 @@ var Workers = []app.Worker{
 	rollups.Function,
 }
 
-// Handler is the whole stack on one handler, every function mounted on its route keys.
-func Handler(env *app.Env) (http.Handler, error) { return app.Mount(env, Functions) }
+// Handler is the whole stack on one handler, every function mounted on its route keys and
+// served as deployed (app.MountDeployed: Lambda's limits apply).
+func Handler(env *app.Env) (http.Handler, error) { return app.MountDeployed(env, Functions) }

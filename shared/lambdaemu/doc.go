@@ -11,8 +11,9 @@
 //     Lambda-Runtime-Aws-Request-Id, Lambda-Runtime-Deadline-Ms,
 //     Lambda-Runtime-Invoked-Function-Arn and Lambda-Runtime-Trace-Id headers.
 //   - POST /2018-06-01/runtime/invocation/{id}/response completes an invocation with a result.
-//     Responses larger than the synchronous payload limit (about 6 MB) are refused with 413 and
-//     the invocation fails with Function.ResponseSizeTooLarge, as in Lambda.
+//     Responses larger than the synchronous payload limit (6,291,556 bytes,
+//     lambdahttp.MaxResponsePayload) are refused with 413 and the invocation fails with
+//     Function.ResponseSizeTooLarge, as in Lambda.
 //   - POST /2018-06-01/runtime/invocation/{id}/error completes an invocation with a function
 //     error, which Invoke returns as a *FunctionError.
 //   - POST /2018-06-01/runtime/init/error reports a failed initialisation. The process is given a
@@ -26,6 +27,10 @@
 // response as the runtime posts it, chunk by chunk, up to Lambda's 20 MiB, and a stream the
 // function ends with the Lambda-Runtime-Function-Error-Type and -Body trailers fails with its
 // *FunctionError. Invoke reads a streamed post whole, as Lambda answers a synchronous call.
+//
+// An event larger than Lambda's request limit (6,291,456 bytes, lambdahttp.MaxRequestPayload)
+// is refused before it reaches the function, with an error wrapping ErrRequestTooLarge and
+// Lambda's message, as Lambda refuses the Invoke (RequestEntityTooLargeException).
 //
 // Like one Lambda execution environment, an Emulator runs one invocation at a time: concurrent
 // Invoke calls queue. Unlike Lambda it never restarts the process. Once the process exits, for

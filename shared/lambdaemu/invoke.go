@@ -8,10 +8,21 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/plumehq/plume/shared/lambdahttp"
 )
 
-// maxPayload is Lambda's limit for a synchronous request or response payload, in bytes.
-const maxPayload = 6*1024*1024 + 100
+// Lambda's limits for a synchronous invocation (lambdahttp documents how they were measured):
+// maxRequest for the event, maxPayload for the response.
+const (
+	maxRequest = lambdahttp.MaxRequestPayload
+	maxPayload = lambdahttp.MaxResponsePayload
+)
+
+// ErrRequestTooLarge is wrapped by the error Invoke returns for an event over Lambda's limit
+// (6,291,456 bytes), with Lambda's message; the function does not run. Lambda answers such an
+// Invoke RequestEntityTooLargeException (HTTP 413), and API Gateway the client 413.
+var ErrRequestTooLarge = errors.New("lambdaemu: RequestEntityTooLargeException")
 
 // FunctionError is a failure the function reported through the Runtime API: an invocation
 // error (Invoke returns it as is) or an init error (wrapped in the ErrExited error).
@@ -93,8 +104,8 @@ func (e *Emulator) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
 // acquire checks payload and waits for the execution environment to be free: the caller then
 // owns it until it calls release.
 func (e *Emulator) acquire(ctx context.Context, payload []byte) error {
-	if len(payload) > maxPayload {
-		return fmt.Errorf("lambdaemu: payload of %d bytes exceeds the %d-byte limit", len(payload), maxPayload)
+	if len(payload) > maxRequest {
+		return fmt.Errorf("%w: Request must be smaller than %d bytes for the InvokeFunction operation (the event has %d)", ErrRequestTooLarge, maxRequest, len(payload))
 	}
 	select {
 	case e.turn <- struct{}{}:

@@ -193,11 +193,30 @@ func testInvokeOutcomes(t *testing.T, bin string) {
 		})
 	}
 
+	t.Run("response at the limit", func(t *testing.T) {
+		t.Parallel()
+		emu := start(t, lambdaemu.Config{Binary: bin})
+		const near = 6<<20 - 1000 // as many digits as the padding at the limit: the reply echoes the event
+		out, err := emu.Invoke(t.Context(), fmt.Appendf(nil, `{"pad":%d}`, near))
+		require.NoError(t, err)
+		overhead := len(out) - near // the reply besides its padding (the first nine replies number alike)
+		out, err = emu.Invoke(t.Context(), fmt.Appendf(nil, `{"pad":%d}`, 6<<20+100-overhead))
+		require.NoError(t, err, "a response of exactly 6,291,556 bytes is Lambda's largest")
+		assert.Len(t, out, 6<<20+100)
+		_, err = emu.Invoke(t.Context(), fmt.Appendf(nil, `{"pad":%d}`, 6<<20+100-overhead+1))
+		fe, ok := errors.AsType[*lambdaemu.FunctionError](err)
+		require.True(t, ok, "want *FunctionError, got %v", err)
+		assert.Equal(t, "Function.ResponseSizeTooLarge", fe.Type)
+	})
+
 	t.Run("payload too large", func(t *testing.T) {
 		t.Parallel()
 		emu := start(t, lambdaemu.Config{Binary: bin})
-		_, err := emu.Invoke(t.Context(), make([]byte, 7<<20))
-		require.ErrorContains(t, err, "exceeds")
+		// Lambda's request limit is 100 bytes under its response limit: an event of 6,291,457
+		// bytes is refused although a response of that size would pass.
+		_, err := emu.Invoke(t.Context(), make([]byte, 6<<20+1))
+		require.ErrorIs(t, err, lambdaemu.ErrRequestTooLarge)
+		assert.ErrorContains(t, err, "Request must be smaller than 6291456 bytes for the InvokeFunction operation")
 		assert.Equal(t, int64(1), invoke(t, emu, `{}`).Seq, "the oversized event never reached the function")
 	})
 }

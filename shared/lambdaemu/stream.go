@@ -11,10 +11,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+
+	"github.com/plumehq/plume/shared/lambdahttp"
 )
 
 // maxStreamPayload is Lambda's limit for a streamed response, in bytes (20 MiB).
-const maxStreamPayload = 20 << 20
+const maxStreamPayload = lambdahttp.MaxStreamedResponse
 
 // Stream is the response of an invocation made with InvokeStream, read as the runtime posts it.
 type Stream struct {

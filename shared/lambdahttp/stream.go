@@ -14,7 +14,6 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambda/messages"
 	"github.com/awslabs/aws-lambda-go-api-proxy/core"
-	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 )
 
 // Error types of a streamed answer that fails, sent in the Lambda-Runtime-Function-Error-Type
@@ -66,12 +65,12 @@ func StartStreaming(h http.Handler) {
 // streamer answers the events of a function served with StartStreaming.
 type streamer struct {
 	h        http.Handler
-	buffered *httpadapter.HandlerAdapterV2
+	buffered buffered
 	requests core.RequestAccessorV2
 }
 
 func newStreamer(h http.Handler) *streamer {
-	return &streamer{h: h, buffered: httpadapter.NewV2(h)}
+	return &streamer{h: h, buffered: newBuffered(h)}
 }
 
 // invoke is the Lambda handler: for a Function URL event, a streamed answer (an io.Reader, which
@@ -80,7 +79,7 @@ func newStreamer(h http.Handler) *streamer {
 // that the handler's logs and errors carry its request id.
 func (s *streamer) invoke(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (any, error) {
 	if !isFunctionURL(ev) {
-		return s.buffered.ProxyWithContext(ctx, ev)
+		return s.buffered.invoke(ctx, ev)
 	}
 	req, err := s.requests.EventToRequestWithContext(ctx, ev)
 	if err != nil {

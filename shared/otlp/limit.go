@@ -50,7 +50,13 @@ const MaxSpansPerExport = trace.MaxSpansPerBatch
 // 4 KiB of attributes each (16 string attributes of 256 bytes, key included) weigh 2.12 MiB in
 // protobuf (4,350 bytes a span) and 2.42 MiB in OTLP/JSON (4,960 bytes a span): under half the
 // limit. 1,000 such spans (MaxSpansPerExport, the Collector's send_batch_max_size that Plume
-// asks for) weigh 4.15 and 4.73 MiB, still under it. Spans as instrumented services send them
+// asks for) weigh 4.15 and 4.73 MiB, still under it.
+//
+// As sent, an export must also fit Lambda's 6 MB event, in which a protobuf or gzip body is
+// base64-encoded: one of more than lambdahttp.MaxBinaryBody (4.49 MiB) bytes as sent is refused
+// by API Gateway or the Function URL with their own 413 before the function runs. The
+// Collector's otlphttp exporter gzips by default, which takes an export at this limit far
+// under it; an SDK exporter without compression sends 512 spans, about 2 MiB. Spans as instrumented services send them
 // (an HTTP server span, GenAI calls with their messages, database queries: benchTraces) weigh
 // 0.5 KB each in protobuf and 0.9 KB in JSON: 1,000 of them take a tenth and a fifth of the
 // limit. TestDefaultBatchFits holds these figures.

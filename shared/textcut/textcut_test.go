@@ -1,11 +1,14 @@
 package textcut_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/plumehq/plume/shared/textcut"
 )
@@ -78,4 +81,25 @@ func FuzzPrefix(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestJSONLen: JSONLen is the length of encoding/json's encoding, quotes excluded, for every
+// kind of character, and JSONPrefix the longest prefix within a length.
+func TestJSONLen(t *testing.T) {
+	for _, s := range []string{"", "plain", `a"b\c`, "\b\f\n\r\t", "\x00\x01\x1f", "é€😀", "\u2028\u2029", "a\xffb", "<&>"} {
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		require.NoError(t, enc.Encode(s))
+		assert.Equal(t, buf.Len()-len(`""`+"\n"), textcut.JSONLen(s), "%q", s)
+		for n := 0; n <= textcut.JSONLen(s); n++ {
+			p := textcut.JSONPrefix(s, n)
+			assert.LessOrEqual(t, textcut.JSONLen(p), n)
+			assert.True(t, strings.HasPrefix(s, p))
+			if len(p) < len(s) {
+				_, size := utf8.DecodeRuneInString(s[len(p):])
+				assert.Greater(t, textcut.JSONLen(s[:len(p)+size]), n, "the prefix is the longest")
+			}
+		}
+	}
 }

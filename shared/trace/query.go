@@ -4,12 +4,14 @@ import (
 	"cmp"
 	"context"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 
 	"github.com/plumehq/plume/api"
+	"github.com/plumehq/plume/shared/errs"
 )
 
 // Query bounds. A project-wide query walks the time index newest first from CreatedBefore (or
@@ -33,6 +35,10 @@ type Common struct {
 	SortBy                      string // a key of the list's api.List.Sorts; "" is newest first
 	Ascending                   bool
 	Limit, Offset               int
+	// Cursor continues a list where an answer's QueryInfo.Next (or CursorAfter) left it, for
+	// the same query: a read of the list index goes on from its key (indexquery.go), a time
+	// walk from its offset (walkCursor); Offset then applies to the first page only.
+	Cursor string
 }
 
 // SpanQuery selects spans. ID, TraceID and SessionID are direct look-ups (no walk of the time
@@ -63,10 +69,44 @@ type SessionQuery struct {
 	ID string
 }
 
-// QueryInfo tells how much a query examined.
+// QueryInfo tells how much a query examined. Scanned counts the items a time walk examined,
+// or the keys a read of the list index examined; Truncated says the answer is partial (the
+// walk stopped at its cap, or the index read at its bound of work before the page was full).
 type QueryInfo struct {
 	Scanned   int
 	Truncated bool
+	// Loaded is how many records a read of the list index read (summaries, traces, sessions).
+	Loaded int
+	// Next is the cursor of what follows the answer (Common.Cursor), "" when nothing does.
+	Next string
+	// CursorAfter is the cursor of what follows the answer's item i, for an answer cut short
+	// (web.Page cuts by bytes); nil for an empty answer.
+	CursorAfter func(i int) string
+}
+
+// Cursors of a time walk (a list without the index, and direct look-ups) are offsets: "o" and
+// the offset of the item after. They cost what an offset costs.
+const walkCursorPrefix = "o"
+
+// takeWalkCursor makes c's cursor, a walk's, its offset.
+func (c *Common) takeWalkCursor() error {
+	if c.Cursor == "" {
+		return nil
+	}
+	n, err := strconv.Atoi(strings.TrimPrefix(c.Cursor, walkCursorPrefix))
+	if !strings.HasPrefix(c.Cursor, walkCursorPrefix) || err != nil || n < 0 {
+		return errs.Invalid("cursor %q is not one this list answered (send the cursor an answer gave, unchanged)", c.Cursor)
+	}
+	c.Offset, c.Cursor = n, ""
+	return nil
+}
+
+// walked sets info's cursors for a walk's page of n items from c.Offset, out of total matches.
+func (info *QueryInfo) walked(c Common, n, total int) {
+	info.CursorAfter = func(i int) string { return walkCursorPrefix + strconv.Itoa(c.Offset+i+1) }
+	if n > 0 && c.Offset+n < total {
+		info.Next = info.CursorAfter(n - 1)
+	}
 }
 
 // Queries answers the read endpoints.
@@ -74,10 +114,27 @@ type Queries struct {
 	r     Reader
 	blobs Blobs
 	now   func() time.Time
+	// index, when set, answers the lists that are not direct look-ups (indexquery.go); without
+	// it they walk the time index.
+	index IndexScanner
+	// indexBudget bounds the keys one read of the index examines beyond its page's limit.
+	indexBudget int
 }
 
+// QueriesOption configures Queries.
+type QueriesOption func(*Queries)
+
+// WithIndex has the lists read from the list index through s.
+func WithIndex(s IndexScanner) QueriesOption { return func(q *Queries) { q.index = s } }
+
 // NewQueries returns the read side over r and blobs.
-func NewQueries(r Reader, blobs Blobs) *Queries { return &Queries{r: r, blobs: blobs, now: time.Now} }
+func NewQueries(r Reader, blobs Blobs, opts ...QueriesOption) *Queries {
+	q := &Queries{r: r, blobs: blobs, now: time.Now, indexBudget: MaxIndexKeys}
+	for _, o := range opts {
+		o(q)
+	}
+	return q
+}
 
 func (c Common) timeRange() TimeRange {
 	r := TimeRange{MaxDays: LookbackDays}
@@ -168,22 +225,23 @@ func page[T any](items []T, c Common, key func(T, string) (any, time.Time, strin
 	return items[c.Offset:min(len(items), c.Offset+c.Limit)]
 }
 
-// compareAny orders sort values; nil sorts before any value.
+// compareAny orders sort values; nil sorts before any value (a session without a name before
+// one named "").
 func compareAny(a, b any) int {
-	switch av := a.(type) {
-	case nil:
-		if b == nil {
-			return 0
-		}
+	switch {
+	case a == nil && b == nil:
+		return 0
+	case a == nil:
 		return -1
+	case b == nil:
+		return 1
+	}
+	switch av := a.(type) {
 	case string:
 		bv, _ := b.(string)
 		return strings.Compare(av, bv)
 	case float64:
-		bv, ok := b.(float64)
-		if !ok {
-			return 1
-		}
+		bv, _ := b.(float64)
 		return cmp.Compare(av, bv)
 	case int:
 		bv, _ := b.(int)
@@ -218,10 +276,14 @@ func (q *Queries) Spans(ctx context.Context, projectID string, sq SpanQuery) ([]
 		return nil, info, err
 	}
 	out := make([]Span, 0, len(hits))
-	for _, h := range hits {
+	var kept []int // the positions in hits of out's spans
+	for i, h := range hits {
 		if rec, ok := recs[h.SpanID]; ok { // else expired (LoadRecords)
-			out = append(out, rec)
+			out, kept = append(out, rec), append(kept, i)
 		}
+	}
+	if after := info.CursorAfter; after != nil {
+		info.CursorAfter = func(i int) string { return after(kept[i]) }
 	}
 	return out, info, nil
 }
@@ -230,7 +292,14 @@ func (q *Queries) Spans(ctx context.Context, projectID string, sq SpanQuery) ([]
 // but those of the few hits that matched only on a cut name, error code or tags (confirm).
 // A summary may name a span whose body has expired, which Spans leaves out.
 func (q *Queries) SpanSummaries(ctx context.Context, projectID string, sq SpanQuery) ([]Summary, QueryInfo, error) {
+	direct := sq.ID != "" || sq.TraceID != "" || sq.SessionID != ""
+	if q.index != nil && !direct {
+		return q.indexSpanSummaries(ctx, projectID, sq)
+	}
 	var info QueryInfo
+	if err := sq.takeWalkCursor(); err != nil {
+		return nil, info, err
+	}
 	var hits []Summary
 	var walk walkState
 	maybe := map[string]bool{} // matches only if a cut field of the summary matches in full
@@ -297,24 +366,29 @@ func (q *Queries) SpanSummaries(ctx context.Context, projectID string, sq SpanQu
 			return nil, info, err
 		}
 	}
-	hits = page(hits, sq.Common, func(s Summary, by string) (any, time.Time, string) {
-		switch by {
-		case "started_at":
-			return s.StartedAt, s.CreatedAt, s.SpanID
-		case "name":
-			return s.Name, s.CreatedAt, s.SpanID
-		case "status":
-			return s.Status, s.CreatedAt, s.SpanID
-		case "duration_ms":
-			return optFloat(s.DurationMS), s.CreatedAt, s.SpanID
-		case "cost":
-			return optFloat(s.Cost), s.CreatedAt, s.SpanID
-		case "kind":
-			return s.Kind, s.CreatedAt, s.SpanID
-		}
-		return s.CreatedAt, s.CreatedAt, s.SpanID
-	})
+	total := len(hits)
+	hits = page(hits, sq.Common, spanSortKey)
+	info.walked(sq.Common, len(hits), total)
 	return hits, info, nil
+}
+
+// spanSortKey is a summary's sort value for sort key by, its created_at and id (page).
+func spanSortKey(s Summary, by string) (any, time.Time, string) {
+	switch by {
+	case "started_at":
+		return s.StartedAt, s.CreatedAt, s.SpanID
+	case "name":
+		return s.Name, s.CreatedAt, s.SpanID
+	case "status":
+		return s.Status, s.CreatedAt, s.SpanID
+	case "duration_ms":
+		return optFloat(s.DurationMS), s.CreatedAt, s.SpanID
+	case "cost":
+		return optFloat(s.Cost), s.CreatedAt, s.SpanID
+	case "kind":
+		return s.Kind, s.CreatedAt, s.SpanID
+	}
+	return s.CreatedAt, s.CreatedAt, s.SpanID
 }
 
 // lookUpSpanIDs returns the ids of the spans a direct look-up names: the span ID, else the
@@ -393,17 +467,19 @@ func (sq SpanQuery) match(s Summary) (ok, unsure bool) {
 		sq.Kind != "" && s.Kind != sq.Kind:
 		return false, false
 	}
-	if len(sq.Names) > 0 && !slices.Contains(sq.Names, s.Name) {
-		if !s.NameCut || !slices.ContainsFunc(sq.Names, func(n string) bool { return strings.HasPrefix(n, s.Name) }) {
+	if len(sq.Names) > 0 {
+		ok, maybe := matchCut(sq.Names, s.Name, s.NameCut)
+		if !ok {
 			return false, false
 		}
-		unsure = true
+		unsure = unsure || maybe
 	}
-	if len(sq.ErrorCodes) > 0 && !slices.Contains(sq.ErrorCodes, s.ErrorCode) {
-		if !s.ErrorCodeCut || !slices.ContainsFunc(sq.ErrorCodes, func(e string) bool { return strings.HasPrefix(e, s.ErrorCode) }) {
+	if len(sq.ErrorCodes) > 0 {
+		ok, maybe := matchCut(sq.ErrorCodes, s.ErrorCode, s.ErrorCodeCut)
+		if !ok {
 			return false, false
 		}
-		unsure = true
+		unsure = unsure || maybe
 	}
 	for k, v := range sq.Tags {
 		if got, ok := s.Tags[k]; !ok || got != v {
@@ -414,6 +490,17 @@ func (sq SpanQuery) match(s Summary) (ok, unsure bool) {
 		}
 	}
 	return true, unsure
+}
+
+// matchCut tests a summary's value v, cut when cut is set, against a filter's values: an uncut
+// value matches when it is one of them; a cut one may match any of them it is a prefix of
+// (maybe: the full value decides), even one equal to it (the full value is longer).
+func matchCut(values []string, v string, cut bool) (ok, maybe bool) {
+	if !cut {
+		return slices.Contains(values, v), false
+	}
+	ok = slices.ContainsFunc(values, func(w string) bool { return strings.HasPrefix(w, v) })
+	return ok, ok
 }
 
 // confirm drops the unsure hits whose full record does not match.
@@ -450,7 +537,13 @@ func (q *Queries) confirm(ctx context.Context, hits *[]Summary, maybe map[string
 
 // Traces answers GET /traces.
 func (q *Queries) Traces(ctx context.Context, projectID string, tq TraceQuery) ([]Trace, QueryInfo, error) {
+	if q.index != nil && tq.ID == "" && tq.SessionID == "" {
+		return q.indexTraces(ctx, projectID, tq)
+	}
 	var info QueryInfo
+	if err := tq.takeWalkCursor(); err != nil {
+		return nil, info, err
+	}
 	var hits []Trace
 	var walk walkState
 	consider := func(ts []Trace) {
@@ -494,26 +587,32 @@ func (q *Queries) Traces(ctx context.Context, projectID string, tq TraceQuery) (
 			return nil, info, err
 		}
 	}
-	return page(hits, tq.Common, func(t Trace, by string) (any, time.Time, string) {
-		switch by {
-		case "started_at":
-			if t.StartedAt == nil {
-				return nil, t.CreatedAt, t.ID
-			}
-			return *t.StartedAt, t.CreatedAt, t.ID
-		case "name":
-			return t.Name, t.CreatedAt, t.ID
-		case "status":
-			return t.Status, t.CreatedAt, t.ID
-		case "span_count":
-			return t.SpanCount, t.CreatedAt, t.ID
-		case "duration_ms":
-			return optFloat(t.DurationMS), t.CreatedAt, t.ID
-		case "cost":
-			return t.Cost, t.CreatedAt, t.ID
+	total := len(hits)
+	hits = page(hits, tq.Common, traceSortKey)
+	info.walked(tq.Common, len(hits), total)
+	return hits, info, nil
+}
+
+// traceSortKey is a trace's sort value for sort key by, its created_at and id (page).
+func traceSortKey(t Trace, by string) (any, time.Time, string) {
+	switch by {
+	case "started_at":
+		if t.StartedAt == nil {
+			return nil, t.CreatedAt, t.ID
 		}
-		return t.CreatedAt, t.CreatedAt, t.ID
-	}), info, nil
+		return *t.StartedAt, t.CreatedAt, t.ID
+	case "name":
+		return t.Name, t.CreatedAt, t.ID
+	case "status":
+		return t.Status, t.CreatedAt, t.ID
+	case "span_count":
+		return t.SpanCount, t.CreatedAt, t.ID
+	case "duration_ms":
+		return optFloat(t.DurationMS), t.CreatedAt, t.ID
+	case "cost":
+		return t.Cost, t.CreatedAt, t.ID
+	}
+	return t.CreatedAt, t.CreatedAt, t.ID
 }
 
 func (tq TraceQuery) match(t Trace) bool {
@@ -527,7 +626,13 @@ func (tq TraceQuery) match(t Trace) bool {
 
 // Sessions answers GET /sessions.
 func (q *Queries) Sessions(ctx context.Context, projectID string, sq SessionQuery) ([]Session, QueryInfo, error) {
+	if q.index != nil && sq.ID == "" {
+		return q.indexSessions(ctx, projectID, sq)
+	}
 	var info QueryInfo
+	if err := sq.takeWalkCursor(); err != nil {
+		return nil, info, err
+	}
 	var hits []Session
 	var walk walkState
 	consider := func(ss []Session) {
@@ -563,22 +668,28 @@ func (q *Queries) Sessions(ctx context.Context, projectID string, sq SessionQuer
 			return nil, info, err
 		}
 	}
-	return page(hits, sq.Common, func(s Session, by string) (any, time.Time, string) {
-		switch by {
-		case "name":
-			if s.Name == nil {
-				return nil, s.CreatedAt, s.ID
-			}
-			return *s.Name, s.CreatedAt, s.ID
-		case "trace_count":
-			return s.TraceCount, s.CreatedAt, s.ID
-		case "cost":
-			return s.Cost, s.CreatedAt, s.ID
-		case "duration":
-			return optFloat(s.Duration), s.CreatedAt, s.ID
+	total := len(hits)
+	hits = page(hits, sq.Common, sessionSortKey)
+	info.walked(sq.Common, len(hits), total)
+	return hits, info, nil
+}
+
+// sessionSortKey is a session's sort value for sort key by, its created_at and id (page).
+func sessionSortKey(s Session, by string) (any, time.Time, string) {
+	switch by {
+	case "name":
+		if s.Name == nil {
+			return nil, s.CreatedAt, s.ID
 		}
-		return s.CreatedAt, s.CreatedAt, s.ID
-	}), info, nil
+		return *s.Name, s.CreatedAt, s.ID
+	case "trace_count":
+		return s.TraceCount, s.CreatedAt, s.ID
+	case "cost":
+		return s.Cost, s.CreatedAt, s.ID
+	case "duration":
+		return optFloat(s.Duration), s.CreatedAt, s.ID
+	}
+	return s.CreatedAt, s.CreatedAt, s.ID
 }
 
 func (sq SessionQuery) match(s Session) bool {

@@ -101,7 +101,10 @@ type Rejected struct {
 // Limits of what one span may carry. Larger values are rejected per span (never truncated
 // silently), except where noted.
 const (
-	MaxBatchBytes     = 5 << 20 // request body: below Lambda's 6 MB payload limit after base64
+	// MaxBatchBytes caps a request body once decoded (gunzipped). As sent, a body must also fit
+	// Lambda's 6 MB event, where JSON counts escaped and a compressed body base64-encoded
+	// (lambdahttp.MaxRequestPayload, MaxBinaryBody): API Gateway refuses a larger one (413).
+	MaxBatchBytes     = 5 << 20
 	MaxSpansPerBatch  = 1000
 	MaxNameLen        = 1024
 	MaxDataBytes      = 1 << 20 // input_data and output_data, each

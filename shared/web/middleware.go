@@ -20,12 +20,13 @@ import (
 type Middleware func(http.Handler) http.Handler
 
 // Chain wraps h with the standard stack every area uses, outermost first: request id, access
-// log and panic recovery, then the area's own middleware (typically authentication).
+// log, gzip for the clients that accept it (compress) and panic recovery, then the area's own
+// middleware (typically authentication).
 func Chain(h http.Handler, mw ...Middleware) http.Handler {
 	for i := len(mw) - 1; i >= 0; i-- {
 		h = mw[i](h)
 	}
-	return withRequestID(accessLog(recoverer(h)))
+	return withRequestID(accessLog(compress(recoverer(h))))
 }
 
 type requestIDKey struct{}

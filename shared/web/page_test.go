@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -40,19 +41,25 @@ func TestPage(t *testing.T) {
 		budget int
 		want   int    // items answered
 		next   string // X-Plume-Next-Offset; "" when the page is whole
+		more   bool   // items follow the page
 	}{
-		{"empty", nil, 0, 100, 0, ""},
-		{"whole", items(3), 0, 1000, 3, ""},
-		{"exactly the budget", items(3), 0, len("[") + 3*size + len(",,") + len("]\n"), 3, ""},
-		{"one byte short", items(3), 0, len("[") + 3*size + len(",,") + len("]\n") - 1, 2, "2"},
-		{"cut after an offset", items(10), 40, len("[") + 3*size + len(",,") + len("]\n") + size, 3, "43"},
-		{"the first item alone past the budget", items(2), 7, 10, 1, "8"},
+		{"empty", nil, 0, 100, 0, "", false},
+		{"whole", items(3), 0, 1000, 3, "", false},
+		{"whole, more follow", items(3), 0, 1000, 3, "", true},
+		{"exactly the budget", items(3), 0, len("[") + 3*size + len(",,") + len("]\n"), 3, "", false},
+		{"one byte short", items(3), 0, len("[") + 3*size + len(",,") + len("]\n") - 1, 2, "2", false},
+		{"cut after an offset", items(10), 40, len("[") + 3*size + len(",,") + len("]\n") + size, 3, "43", true},
+		{"the first item alone past the budget", items(2), 7, 10, 1, "8", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := httptest.NewRequest("GET", "/spans?limit=10&names=a&names=b&offset=7&env=prod", nil)
 			rec := httptest.NewRecorder()
-			Page(rec, r, tt.items, tt.offset, tt.budget)
+			p := Paging{Offset: tt.offset, CursorAfter: func(i int) string { return fmt.Sprintf("c%d", i+1) }}
+			if tt.more {
+				p.Next = fmt.Sprintf("c%d", len(tt.items))
+			}
+			Page(rec, r, tt.items, p, tt.budget)
 
 			require.Equal(t, http.StatusOK, rec.Code)
 			assert.Equal(t, "application/json", rec.Header().Get("Content-Type"))
@@ -68,17 +75,20 @@ func TestPage(t *testing.T) {
 				assert.LessOrEqual(t, rec.Body.Len(), tt.budget)
 			}
 			assert.Equal(t, tt.next, rec.Header().Get(api.NextOffsetHeader))
-			if tt.next == "" {
+			if tt.next == "" && !tt.more {
 				assert.Empty(t, rec.Header().Get("Link"))
+				assert.Empty(t, rec.Header().Get(api.NextCursorHeader))
 				return
 			}
+			cursor := fmt.Sprintf("c%d", tt.want)
+			assert.Equal(t, cursor, rec.Header().Get(api.NextCursorHeader), "the cursor after the last item answered")
 			link := rec.Header().Get("Link")
 			target, ok := strings.CutSuffix(link, `>; rel="next"`)
 			require.True(t, ok, "Link %q", link)
 			u, err := url.Parse(strings.TrimPrefix(target, "<"))
 			require.NoError(t, err)
 			assert.Equal(t, "/spans", u.Path)
-			assert.Equal(t, url.Values{"limit": {"10"}, "names": {"a", "b"}, "offset": {tt.next}, "env": {"prod"}}, u.Query())
+			assert.Equal(t, url.Values{"limit": {"10"}, "names": {"a", "b"}, "cursor": {cursor}, "env": {"prod"}}, u.Query())
 		})
 	}
 }
@@ -96,7 +106,8 @@ func TestMaxAnswerBytesFitsLambda(t *testing.T) {
 	}
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Plume-Tag-Filters", strings.Repeat("%22", 3000))
-		Page(w, r, items, 0, api.MaxAnswerBytes)
+		cursor := func(int) string { return strings.Repeat("c", api.MaxCursorBytes) }
+		Page(w, r, items, Paging{CursorAfter: cursor}, api.MaxAnswerBytes)
 	})
 	// API Gateway takes at most 10,240 bytes of request line and headers.
 	query := "offset=0&q=" + strings.Repeat("%22", 3000)

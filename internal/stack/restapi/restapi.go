@@ -32,5 +32,6 @@ var Functions = []app.Function{
 	optimizer.Function,
 }
 
-// Handler is the REST API on one handler, every function mounted on its route keys.
-func Handler(env *app.Env) (http.Handler, error) { return app.Mount(env, Functions) }
+// Handler is the REST API on one handler, every function mounted on its route keys and served
+// as deployed (app.MountDeployed: Lambda's limits apply).
+func Handler(env *app.Env) (http.Handler, error) { return app.MountDeployed(env, Functions) }

@@ -54,11 +54,9 @@ answered. The server looks at sessions stored in the last 30 days (or from --cre
 				q, err := fl.query(cmd, &o, now)
 				return api.SessionQuery{ListQuery: q}, err
 			}
-			list, err := fetchList(cmd, f, &o, query, &fl, sessionLister, false)
-			if err != nil {
-				return err
-			}
-			return f.IO.PrintList(list, sessionColumns, &o)
+			return fetchList(cmd, f, &o, query, &fl, sessionLister, false, func(list []api.Session) error {
+				return f.IO.PrintList(list, sessionColumns, &o)
+			})
 		},
 	}
 	cmdutil.AddListFlags(cmd, &o, fl.list.Limits.Default)

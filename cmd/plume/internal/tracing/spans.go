@@ -105,11 +105,9 @@ server looks at spans stored in the last 30 days (or from --created-after).`,
 				q.TraceID, q.SessionID = traceID, sessionID
 				return q, err
 			}
-			list, err := fetchList(cmd, f, &o, query, &fl.filters, spanLister, traceID != "" || sessionID != "")
-			if err != nil {
-				return err
-			}
-			return f.IO.PrintList(list, spanColumns, &o)
+			return fetchList(cmd, f, &o, query, &fl.filters, spanLister, traceID != "" || sessionID != "", func(list []api.Span) error {
+				return f.IO.PrintList(list, spanColumns, &o)
+			})
 		},
 	}
 	cmdutil.AddListFlags(cmd, &o, fl.list.Limits.Default)

@@ -63,11 +63,9 @@ Without --session-id, the server looks at traces stored in the last 30 days (or 
 				q, err := fl.query(cmd, &o, now)
 				return api.TraceQuery{ListQuery: q, SessionID: sessionID, Status: status}, err
 			}
-			list, err := fetchList(cmd, f, &o, query, &fl, traceLister, sessionID != "")
-			if err != nil {
-				return err
-			}
-			return f.IO.PrintList(list, traceColumns, &o)
+			return fetchList(cmd, f, &o, query, &fl, traceLister, sessionID != "", func(list []api.Trace) error {
+				return f.IO.PrintList(list, traceColumns, &o)
+			})
 		},
 	}
 	cmdutil.AddListFlags(cmd, &o, fl.list.Limits.Default)
@@ -131,23 +129,21 @@ whose parent is not listed at the top.`,
 				return err
 			}
 			defer cancel()
-			spans, err := spanLister.list(ctx, c, f.IO, fl.list.Noun, q, fl.all, true)
-			if err != nil {
-				return err
-			}
-			if len(spans) == 0 { // an unknown trace, or no span of it matched: tell them apart
-				traces, err := c.Traces(ctx, api.TraceQuery{ID: args[0]})
-				if err != nil {
-					return err
+			return spanLister.run(ctx, c, f.IO, fl.list.Noun, q, fl.all, true, func(spans []api.Span) error {
+				if len(spans) == 0 { // an unknown trace, or no span of it matched: tell them apart
+					traces, err := c.Traces(ctx, api.TraceQuery{ID: args[0]})
+					if err != nil {
+						return err
+					}
+					if len(traces) == 0 {
+						return errs.NotFound("trace %s not found in the key's project", args[0])
+					}
 				}
-				if len(traces) == 0 {
-					return errs.NotFound("trace %s not found in the key's project", args[0])
+				if f.IO.JSON() {
+					return f.IO.PrintList(spans, nil, &o)
 				}
-			}
-			if f.IO.JSON() {
-				return f.IO.PrintList(spans, nil, &o)
-			}
-			return f.IO.PrintList(tree(spans), treeColumns, &o)
+				return f.IO.PrintList(tree(spans), treeColumns, &o)
+			})
 		},
 	}
 	cmdutil.AddListFlags(cmd, &o, fl.list.Limits.Default)

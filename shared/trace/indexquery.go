@@ -1,0 +1,549 @@
+package trace
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"fmt"
+	"hash"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/plumehq/plume/api"
+	"github.com/plumehq/plume/shared/errs"
+	"github.com/plumehq/plume/shared/listindex"
+)
+
+// The executor of index plans (indexplan.go): with an IndexScanner (WithIndex), SpanSummaries,
+// Traces and Sessions answer every query but direct look-ups from the list index, exactly and
+// for a bounded amount of work, and continue it with a cursor.
+
+// IndexScanner reads a project's list index; the storage implements it.
+type IndexScanner interface {
+	// Scan returns the live keys of r in the day partitions of kind that hold [from, to), the
+	// keys of every day merged into one iterator in key order, or reversed when desc. Keys of
+	// those days created outside [from, to) may be among them (a range cut to the window with
+	// listindex.At has none). A project without keys answers an empty iterator.
+	Scan(ctx context.Context, projectID string, kind listindex.Kind, from, to time.Time, r listindex.KeyRange, desc bool) (listindex.Iter, error)
+}
+
+// MaxIndexKeys bounds the work of one read of the list index: it examines at most its page's
+// limit plus MaxIndexKeys keys. Where residual filters or an offset need more, the answer holds
+// what was found, QueryInfo.Truncated is set, and QueryInfo.Next continues after the last key
+// examined.
+const MaxIndexKeys = 10_000
+
+// indexLoadBatch is the most records one load of candidates reads (a BatchGetItem's 100 keys).
+const indexLoadBatch = 100
+
+func (q *Queries) indexSpanSummaries(ctx context.Context, projectID string, sq SpanQuery) ([]Summary, QueryInfo, error) {
+	fp := fingerprint(projectID, listindex.Spans, sq.Common, func(h hash.Hash) {
+		field(h, optString(sq.ParentSpanID))
+		field(h, sq.Kind)
+		fields(h, sq.ErrorCodes)
+	})
+	p, cur, err := q.startIndexRead(sq.Common, fp, func(from, to time.Time) (IndexPlan, error) { return planSpans(sq, from, to) })
+	if err != nil {
+		return nil, QueryInfo{}, err
+	}
+	return runIndex(ctx, q, projectID, p, sq.Limit, cur, func(ctx context.Context, ids []string) (map[string]Summary, error) {
+		sums, err := q.Summaries(ctx, projectID, ids)
+		if err != nil {
+			return nil, err
+		}
+		var hits []Summary
+		maybe := map[string]bool{}
+		for _, s := range sums {
+			if ok, unsure := sq.match(s); ok {
+				hits = append(hits, s)
+				if unsure {
+					maybe[s.SpanID] = true
+				}
+			}
+		}
+		if len(maybe) > 0 {
+			if err := q.confirm(ctx, &hits, maybe, sq); err != nil {
+				return nil, err
+			}
+		}
+		out := make(map[string]Summary, len(hits))
+		for _, s := range hits {
+			out[s.SpanID] = s
+		}
+		return out, nil
+	})
+}
+
+func (q *Queries) indexTraces(ctx context.Context, projectID string, tq TraceQuery) ([]Trace, QueryInfo, error) {
+	fp := fingerprint(projectID, listindex.Traces, tq.Common, func(h hash.Hash) { field(h, tq.Status) })
+	p, cur, err := q.startIndexRead(tq.Common, fp, func(from, to time.Time) (IndexPlan, error) { return planTraces(tq, from, to) })
+	if err != nil {
+		return nil, QueryInfo{}, err
+	}
+	return runIndex(ctx, q, projectID, p, tq.Limit, cur, func(ctx context.Context, ids []string) (map[string]Trace, error) {
+		ts, err := q.r.Traces(ctx, projectID, ids)
+		if err != nil {
+			return nil, err
+		}
+		out := make(map[string]Trace, len(ts))
+		for _, t := range ts {
+			if tq.match(t) {
+				out[t.ID] = t
+			}
+		}
+		return out, nil
+	})
+}
+
+func (q *Queries) indexSessions(ctx context.Context, projectID string, sq SessionQuery) ([]Session, QueryInfo, error) {
+	fp := fingerprint(projectID, listindex.Sessions, sq.Common, func(hash.Hash) {})
+	p, cur, err := q.startIndexRead(sq.Common, fp, func(from, to time.Time) (IndexPlan, error) { return planSessions(sq, from, to) })
+	if err != nil {
+		return nil, QueryInfo{}, err
+	}
+	return runIndex(ctx, q, projectID, p, sq.Limit, cur, func(ctx context.Context, ids []string) (map[string]Session, error) {
+		ss, err := q.r.Sessions(ctx, projectID, ids)
+		if err != nil {
+			return nil, err
+		}
+		out := make(map[string]Session, len(ss))
+		for _, s := range ss {
+			if sq.match(s) {
+				out[s.ID] = s
+			}
+		}
+		return out, nil
+	})
+}
+
+// startIndexRead is the plan of a query and where it starts: a first page plans the query's
+// window at now and skips its offset; a cursor's page plans the window of the first page (a
+// default window does not slide between pages) and starts after the cursor's key.
+func (q *Queries) startIndexRead(c Common, fp [8]byte, planAt func(from, to time.Time) (IndexPlan, error)) (IndexPlan, indexCursor, error) {
+	if c.Cursor == "" {
+		from, to := windowOf(c, q.now())
+		p, err := planAt(from, to)
+		return p, indexCursor{fp: fp, from: from, to: to, skip: c.Offset}, err
+	}
+	cur, err := decodeCursor(c.Cursor)
+	if err != nil {
+		return IndexPlan{}, cur, err
+	}
+	if cur.fp != fp {
+		return IndexPlan{}, cur, errs.Invalid("cursor: it continues another query; send it with the filters and sort of the request that answered it")
+	}
+	p, err := planAt(cur.from, cur.to)
+	if err != nil {
+		return p, cur, err
+	}
+	p, err = p.resume(cur.after)
+	return p, cur, err
+}
+
+// resume is p without the keys up to and including after, in p's direction: a single range
+// starts after that key; each range of a merge after the key of the same (created_at, id).
+func (p IndexPlan) resume(after []byte) (IndexPlan, error) {
+	at, err := listindex.Parse(after)
+	if err != nil || at.Dim != p.Dim {
+		return p, errBadCursor
+	}
+	ranges := slices.Clone(p.Ranges)
+	for i, r := range ranges {
+		k := after
+		if p.Merge {
+			k = listindex.Key(p.Dim, r.Value, at.Created, at.ID)
+		}
+		if p.Desc {
+			if r.Hi == nil || bytes.Compare(k, r.Hi) < 0 {
+				ranges[i].Hi = k
+			}
+		} else if next := append(bytes.Clone(k), 0); bytes.Compare(next, r.Lo) > 0 { // k's successor
+			ranges[i].Lo = next
+		}
+	}
+	p.Ranges = ranges
+	return p, nil
+}
+
+// runIndex reads plan p for a page of limit records after cur, where load returns the records
+// of ids that match the query (unknown ids and the others left out).
+//
+// Keys are examined in the plan's order. A key created outside the window is passed over; one
+// of an exact range is a match without its record being read: it is counted against the
+// offset, or its record read with the page's others at the end; one of an inexact range waits
+// with others for a load that matches their records, in batches of what the page still needs
+// at the rate of matches seen so far (nextBatch). Reading stops when the page is full, the ranges
+// end, or limit+indexBudget keys were examined (Truncated). Next then continues after the last
+// key whose outcome the answer holds: the page's last record when it is full, else the last
+// key examined.
+func runIndex[T any](ctx context.Context, q *Queries, projectID string, p IndexPlan, limit int, cur indexCursor, load func(context.Context, []string) (map[string]T, error)) ([]T, QueryInfo, error) {
+	var info QueryInfo
+	if limit <= 0 || !p.From.Before(p.To) {
+		return nil, info, nil
+	}
+	m, err := openMerge(ctx, q.index, projectID, p)
+	if err != nil {
+		return nil, info, err
+	}
+	type item struct {
+		id     string
+		key    []byte
+		rec    T
+		loaded bool
+	}
+	var (
+		page         []item
+		pending      []indexKey // examined, matching undecided (in order)
+		exactPending int        // the exact ones among them: sure matches
+		skipped      int
+		tried, hit   int    // inexact candidates loaded, and those that matched
+		last         []byte // the last key examined
+		full         bool
+		unread       int // pending candidates left unread when the page filled
+		exhausted    bool
+	)
+	need := func() int { return cur.skip + limit - skipped - len(page) }
+	// flush decides the pending candidates in order, until the page is full.
+	flush := func() error {
+		var ids []string
+		for _, c := range pending {
+			if !c.exact {
+				ids = append(ids, c.id)
+			}
+		}
+		var recs map[string]T
+		if len(ids) > 0 {
+			var err error
+			if recs, err = load(ctx, ids); err != nil {
+				return err
+			}
+			info.Loaded += len(ids)
+			tried, hit = tried+len(ids), hit+len(recs)
+		}
+		for i, c := range pending {
+			rec, ok := recs[c.id]
+			switch {
+			case !c.exact && !ok:
+			case skipped < cur.skip:
+				skipped++
+			default:
+				page = append(page, item{id: c.id, key: c.key, rec: rec, loaded: !c.exact})
+			}
+			if len(page) == limit {
+				full, unread = true, len(pending)-i-1
+				break
+			}
+		}
+		pending, exactPending = pending[:0], 0
+		return nil
+	}
+	allowed := limit + q.indexBudget
+	batch := max(1, min(indexLoadBatch, need()))
+	for !full {
+		if exactPending >= need() || len(pending)-exactPending >= batch {
+			if err := flush(); err != nil {
+				return nil, info, err
+			}
+			batch = nextBatch(batch, need(), tried, hit)
+			continue
+		}
+		if info.Scanned >= allowed {
+			break
+		}
+		k, ok, err := m.next(ctx)
+		if err != nil {
+			return nil, info, err
+		}
+		if !ok {
+			exhausted = true
+			break
+		}
+		info.Scanned++
+		last = k.key
+		if k.dup || k.created.Before(p.From) || !k.created.Before(p.To) {
+			continue
+		}
+		pending = append(pending, k)
+		if k.exact {
+			exactPending++
+		}
+	}
+	if !full {
+		if err := flush(); err != nil {
+			return nil, info, err
+		}
+	}
+
+	var ids []string
+	for _, it := range page {
+		if !it.loaded {
+			ids = append(ids, it.id)
+		}
+	}
+	var recs map[string]T
+	if len(ids) > 0 {
+		if recs, err = load(ctx, ids); err != nil {
+			return nil, info, err
+		}
+		info.Loaded += len(ids)
+	}
+	out := make([]T, 0, len(page))
+	keys := make([][]byte, 0, len(page)) // of out's records
+	for _, it := range page {
+		if it.loaded {
+			out, keys = append(out, it.rec), append(keys, it.key)
+		} else if rec, ok := recs[it.id]; ok { // else changed or gone since the index saw it
+			out, keys = append(out, rec), append(keys, it.key)
+		}
+	}
+	info.CursorAfter = func(i int) string {
+		after := cur
+		after.skip, after.after = 0, keys[i] // the page's first record is past the offset
+		return after.encode()
+	}
+
+	next := cur
+	next.skip = cur.skip - skipped
+	switch {
+	case full && (!exhausted || unread > 0):
+		next.after = page[len(page)-1].key
+	case !full && !exhausted:
+		next.after = last
+		info.Truncated = true
+	default:
+		return out, info, nil
+	}
+	info.Next = next.encode()
+	return out, info, nil
+}
+
+// nextBatch is how many inexact candidates the next load reads: what the page still needs at
+// the rate of matches seen so far (a quarter more, for chance), twice the last batch while none
+// matched; at most indexLoadBatch.
+func nextBatch(last, need, tried, hit int) int {
+	if hit == 0 {
+		return min(indexLoadBatch, 2*last)
+	}
+	return max(1, min(indexLoadBatch, (5*need*tried+4*hit-1)/(4*hit)))
+}
+
+// indexKey is a key examined: the record it names and how its range decides it.
+type indexKey struct {
+	key     []byte
+	id      string
+	created time.Time
+	exact   bool
+	// dup is set for the key of a record the merge gave already (a tag's key and TagsCut).
+	dup bool
+}
+
+// merge reads the ranges of a plan: one in key order, or several merged by (created_at, id).
+type merge struct {
+	heads []*head
+	desc  bool
+	dim   listindex.Dim
+	prev  *indexKey
+}
+
+type head struct {
+	it    listindex.Iter
+	cur   indexKey
+	exact bool
+	live  bool
+}
+
+func openMerge(ctx context.Context, s IndexScanner, projectID string, p IndexPlan) (*merge, error) {
+	m := &merge{desc: p.Desc, dim: p.Dim}
+	for _, r := range p.Ranges {
+		if r.Hi != nil && bytes.Compare(r.Lo, r.Hi) >= 0 {
+			continue
+		}
+		it, err := s.Scan(ctx, projectID, p.Kind, p.From, p.To, r.KeyRange, p.Desc)
+		if err != nil {
+			return nil, fmt.Errorf("scan %s index of %s: %w", p.Kind, p.Dim, err)
+		}
+		h := &head{it: it, exact: r.Exact}
+		if err := m.advance(ctx, h); err != nil {
+			return nil, err
+		}
+		m.heads = append(m.heads, h)
+	}
+	return m, nil
+}
+
+// advance moves h to its next key.
+func (m *merge) advance(ctx context.Context, h *head) error {
+	if h.live = h.it.Next(ctx); !h.live {
+		if err := h.it.Err(); err != nil {
+			return fmt.Errorf("read %s index: %w", m.dim, err)
+		}
+		return nil
+	}
+	key := bytes.Clone(h.it.Key())
+	p, err := listindex.Parse(key)
+	if err != nil || p.Dim != m.dim {
+		return fmt.Errorf("read %s index: key %x is not one of it", m.dim, key)
+	}
+	h.cur = indexKey{key: key, id: p.ID, created: p.Created, exact: h.exact}
+	return nil
+}
+
+// next is the next key of the merge; ok is false at the end.
+func (m *merge) next(ctx context.Context) (c indexKey, ok bool, err error) {
+	var first *head
+	for _, h := range m.heads {
+		if h.live && (first == nil || m.before(h.cur, first.cur)) {
+			first = h
+		}
+	}
+	if first == nil {
+		return indexKey{}, false, nil
+	}
+	c = first.cur
+	if err := m.advance(ctx, first); err != nil {
+		return indexKey{}, false, err
+	}
+	c.dup = m.prev != nil && m.prev.id == c.id && m.prev.created.Equal(c.created)
+	m.prev = &c
+	return c, true, nil
+}
+
+// before reports whether a comes before b: by (created_at, id) in the merge's direction, an
+// exact key before an inexact one of the same record (which is then a dup).
+func (m *merge) before(a, b indexKey) bool {
+	r := a.created.Compare(b.created)
+	if r == 0 {
+		r = strings.Compare(a.id, b.id)
+	}
+	if m.desc {
+		r = -r
+	}
+	if r == 0 {
+		return a.exact && !b.exact
+	}
+	return r < 0
+}
+
+// indexCursor is where a read of the list index goes on: the query it belongs to (fp), the
+// window of its first page, what remains of its offset and the last key whose outcome an answer
+// held. A client sees it as an opaque, URL-safe string (encode); it holds no secret (a
+// position among the project's own keys), and fp only tells a cursor sent with another query.
+type indexCursor struct {
+	fp       [8]byte
+	from, to time.Time
+	skip     int
+	after    []byte
+}
+
+const (
+	cursorVersion  = 1
+	maxCursorBytes = api.MaxCursorBytes
+)
+
+var errBadCursor = errs.Invalid("cursor: not a cursor of this list (send the cursor an answer gave, unchanged)")
+
+// encode is c as a cursor: base64url of version, fp, the window in microseconds, skip and the
+// key.
+func (c indexCursor) encode() string {
+	b := append([]byte{cursorVersion}, c.fp[:]...)
+	b = binary.AppendVarint(b, c.from.UnixMicro())
+	b = binary.AppendVarint(b, c.to.UnixMicro())
+	b = binary.AppendUvarint(b, uint64(c.skip))
+	return base64.RawURLEncoding.EncodeToString(append(b, c.after...))
+}
+
+// decodeCursor reads what encode wrote; anything else is CodeInvalid.
+func decodeCursor(s string) (indexCursor, error) {
+	var c indexCursor
+	if len(s) > maxCursorBytes {
+		return c, errBadCursor
+	}
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil || len(b) < 1+len(c.fp) || b[0] != cursorVersion {
+		return c, errBadCursor
+	}
+	b = b[1+copy(c.fp[:], b[1:]):]
+	from, n := binary.Varint(b)
+	if n <= 0 {
+		return c, errBadCursor
+	}
+	b = b[n:]
+	to, n := binary.Varint(b)
+	if n <= 0 {
+		return c, errBadCursor
+	}
+	b = b[n:]
+	skip, n := binary.Uvarint(b)
+	if n <= 0 || skip > api.MaxListOffset {
+		return c, errBadCursor
+	}
+	c.from, c.to, c.skip, c.after = time.UnixMicro(from).UTC(), time.UnixMicro(to).UTC(), int(skip), b[n:]
+	if _, err := listindex.Parse(c.after); err != nil || !c.from.Before(c.to) {
+		return c, errBadCursor
+	}
+	return c, nil
+}
+
+// fingerprint identifies a query of a project for its cursors: every filter and the order, not
+// the limit, offset or cursor; own adds the kind's own filters.
+func fingerprint(projectID string, kind listindex.Kind, c Common, own func(hash.Hash)) [8]byte {
+	h := sha256.New()
+	field(h, projectID)
+	field(h, string(kind))
+	field(h, optTime(c.CreatedBefore))
+	field(h, optTime(c.CreatedAfter))
+	fields(h, c.Names)
+	if c.HasError != nil {
+		field(h, strconv.FormatBool(*c.HasError))
+	} else {
+		field(h, "")
+	}
+	for _, f := range []*float64{c.DurationMin, c.DurationMax, c.CostMin, c.CostMax} {
+		if f != nil {
+			field(h, strconv.FormatFloat(*f, 'g', -1, 64))
+		} else {
+			field(h, "")
+		}
+	}
+	field(h, strconv.Itoa(len(c.Tags)))
+	for _, k := range slices.Sorted(maps.Keys(c.Tags)) {
+		field(h, k)
+		field(h, c.Tags[k])
+	}
+	field(h, c.SortBy)
+	field(h, strconv.FormatBool(c.Ascending))
+	own(h)
+	var fp [8]byte
+	copy(fp[:], h.Sum(nil))
+	return fp
+}
+
+// field writes s to h, length first, so that no two lists of fields write the same bytes.
+func field(h hash.Hash, s string) { fmt.Fprintf(h, "%d:%s;", len(s), s) }
+
+// fields writes a set of values: their count, then each in order.
+func fields(h hash.Hash, values []string) {
+	field(h, strconv.Itoa(len(values)))
+	for _, v := range slices.Sorted(slices.Values(values)) {
+		field(h, v)
+	}
+}
+
+func optTime(t *time.Time) string {
+	if t == nil {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+func optString(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return "=" + *s
+}
