@@ -140,7 +140,7 @@ func TestListIndexCostPerSpan(t *testing.T) {
 		puts, gets                       int
 		dollars, invokeDollars, perSpanW float64
 	}
-	const total = 600
+	const total = 400
 	fixtures := map[shape]lxFixture{}
 	for _, sh := range []shape{{20, 2}, {100, 1}} {
 		fixtures[sh] = costFixture(t, total, sh.batch, sh.tracesPerBatch)
