@@ -2,11 +2,13 @@ package ddb
 
 import (
 	"bytes"
+	"compress/flate"
 	"context"
 	"crypto/sha256"
 	"encoding/base32"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"log/slog"
 	"maps"
 	"math/big"
@@ -42,8 +44,8 @@ import (
 // of a window are one Query. A manifest holds, as top-level attributes (each written by one
 // SET, commutative with every other writer):
 //
-//   - r#<run id>: a run of the partition, "d:<bytes>:<entries>" when its bytes are in the
-//     table, "s:<bytes>:<entries>" when they are in the bucket;
+//   - r#<run id>: a run of the partition, "s:<bytes>:<entries>" when it is in the bucket,
+//     "d:<bytes>:<entries>:<bytes stored>" when it is in the table (compressed);
 //   - hw#<shard hash>: per stream shard, the sequence number of the last record applied
 //     (17 bytes, big-endian) and the time it was applied (4 bytes, Unix seconds);
 //   - x#<run id>: a run of the bucket replaced (by a compaction), with the time it was, kept
@@ -56,14 +58,18 @@ import (
 //
 // Each stream batch's entries of a partition (trace.IndexDiff of each record's old and new
 // image, counts added up per key, zero totals left out) become one run (listindex.EncodeRun).
-// A run under inlineRunMax bytes is stored in the table, an item of the day's partition
-// P#<project>#LX#<kind>#<yyyymmdd> with the run id as sort key; a larger one is an object
-// index/project=<p>/kind=<k>/day=<yyyy-mm-dd>/<run id>.run. The break-even: DynamoDB bills a
-// write unit per KB written ($0.625 per million), S3 a PUT per object ($5 per million, any
-// size up to 5 GB): a PUT costs as much as 8 KB written to the table. Reading is the other
-// way round (half a read unit per 4 KB read eventually consistent, $0.0625 per million; a GET
-// $0.40 per million), but a run is written once and read by block, and the runs of a
-// partition are merged into few (compaction), so the write decides.
+// A run that takes under inlineRunMax bytes compressed (DEFLATE) is stored so in the table, an
+// item of the day's partition P#<project>#LX#<kind>#<yyyymmdd> with the run id as sort key; a
+// larger one is an object index/project=<p>/kind=<k>/day=<yyyy-mm-dd>/<run id>.run, as it is
+// (a reader fetches its blocks by ranged GETs). The break-even: DynamoDB bills a write unit
+// per KB written ($0.625 per million), S3 a PUT per object ($5 per million, any size up to
+// 5 GB): a PUT costs as much as 8 KB written to the table. Reading is the other way round
+// (half a read unit per 4 KB read eventually consistent, $0.0625 per million; a GET $0.40 per
+// million), but a run is written once and read whole or by block, and the runs of a partition
+// are merged into few (compaction), so the write decides. Compression is what makes small
+// runs cheap: a span's entries repeat its id in each of its ten or so keys, so the run of a
+// stream batch of ten records (about 4 KB, four write units) compresses about six times, to
+// one write unit; a run in the table is read whole anyway.
 //
 // A run id is a hash of the shard and the first and last sequence numbers of the records it
 // holds, so a retried batch rewrites the same run. A compaction's run is a hash of the ids it
@@ -91,15 +97,19 @@ import (
 // deletes these items; the partitions expire with the span retention, as the items do, and
 // deleting a project deletes its index (ObjectPrefixes, ItemKind).
 const (
-	// inlineRunMax: a run of fewer bytes is stored in the table (see above).
+	// inlineRunMax: a run that takes fewer bytes compressed is stored in the table (see above).
 	inlineRunMax = 8 << 10
+	// compressMax: a larger run is not compressed to see whether it would fit in the table
+	// (runs compress two to six times).
+	compressMax = 8 * inlineRunMax
 
 	lxMarkPrefix     = "hw#"
 	lxRunPrefix      = "r#"
 	lxReplacedPrefix = "x#"
 	attrLXVersion    = "v"
-	attrLXRunBytes   = "b"
-	attrLXSince      = "at"
+	// attrLXRunBytes holds a run stored in the table, compressed (DEFLATE).
+	attrLXRunBytes = "z"
+	attrLXSince    = "at"
 
 	// seqBytesLen is the length of a sequence number in a mark: DynamoDB Streams' have up to
 	// 40 digits, under 2^133.
@@ -189,8 +199,11 @@ type IndexRun struct {
 	ID string
 	// InBucket is true for a run stored in the bucket, false for one in the table.
 	InBucket bool
-	Size     int64
-	Entries  int
+	// Size is the run's length (what listindex.OpenRun reads), Stored what it takes in the
+	// table (compressed; 0 in the bucket).
+	Size    int64
+	Stored  int64
+	Entries int
 }
 
 // lxPart names a partition: comparable, for maps.
@@ -285,17 +298,53 @@ func (s *ListIndexStore) Apply(ctx context.Context, shard string, records []Stre
 	return g.Wait()
 }
 
-// lxRun is a run about to be written.
+// lxRun is a run about to be written: body is what is stored (compressed in the table).
 type lxRun struct {
 	IndexRun
 	body []byte
 }
 
 // newRun encodes entries as the run of the batch's records from from on.
-func newRun(b *lxBatch, from int, entries []listindex.Entry) lxRun {
-	body := listindex.EncodeRun(entries)
+func newRun(b *lxBatch, from int, entries []listindex.Entry) (lxRun, error) {
 	id := runID(b.shard + "\x00" + b.records[from].Sequence + "\x00" + b.records[len(b.records)-1].Sequence)
-	return lxRun{IndexRun: IndexRun{ID: id, InBucket: len(body) >= inlineRunMax, Size: int64(len(body)), Entries: len(entries)}, body: body}
+	return placeRun(id, entries)
+}
+
+// placeRun encodes entries as the run id and places it: in the table when it takes under
+// inlineRunMax bytes compressed, else in the bucket.
+func placeRun(id string, entries []listindex.Entry) (lxRun, error) {
+	body := listindex.EncodeRun(entries)
+	run := lxRun{IndexRun: IndexRun{ID: id, InBucket: true, Size: int64(len(body)), Entries: len(entries)}, body: body}
+	if len(body) >= compressMax {
+		return run, nil
+	}
+	var z bytes.Buffer
+	w, err := flate.NewWriter(&z, flate.DefaultCompression)
+	if err != nil {
+		return lxRun{}, err
+	}
+	if _, err := w.Write(body); err != nil {
+		return lxRun{}, err
+	}
+	if err := w.Close(); err != nil {
+		return lxRun{}, err
+	}
+	if z.Len() < inlineRunMax {
+		run.InBucket, run.Stored, run.body = false, int64(z.Len()), z.Bytes()
+	}
+	return run, nil
+}
+
+// inflate is a run stored in the table, of size bytes.
+func inflate(stored []byte, size int64) ([]byte, error) {
+	body, err := io.ReadAll(io.LimitReader(flate.NewReader(bytes.NewReader(stored)), size+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(body)) != size {
+		return nil, fmt.Errorf("%d bytes, want %d", len(body), size)
+	}
+	return body, nil
 }
 
 // runID names a run by what determines its content.
@@ -310,7 +359,10 @@ func (s *ListIndexStore) applyPartition(ctx context.Context, b *lxBatch, p lxPar
 	from := 0
 	cond := expression.AttributeNotExists(expression.Name(b.mark)).Or(expression.Name(b.mark).LessThan(expression.Value(b.seqs[0])))
 	for range lxRetries {
-		run := newRun(b, from, entries)
+		run, err := newRun(b, from, entries)
+		if err != nil {
+			return err
+		}
 		if err := s.putRun(ctx, p, run); err != nil {
 			return err
 		}
@@ -509,30 +561,38 @@ func decodeManifest(it map[string]types.AttributeValue) (lxManifest, error) {
 func (m lxManifest) inlineBytes() int64 {
 	var n int64
 	for _, r := range m.runs {
-		if !r.InBucket {
-			n += r.Size
-		}
+		n += r.Stored
 	}
 	return n
 }
 
 func runDescriptor(r IndexRun) string {
-	where := "d"
 	if r.InBucket {
-		where = "s"
+		return "s:" + strconv.FormatInt(r.Size, 10) + ":" + strconv.Itoa(r.Entries)
 	}
-	return where + ":" + strconv.FormatInt(r.Size, 10) + ":" + strconv.Itoa(r.Entries)
+	return "d:" + strconv.FormatInt(r.Size, 10) + ":" + strconv.Itoa(r.Entries) + ":" + strconv.FormatInt(r.Stored, 10)
 }
 
 func parseRunDescriptor(id, desc string) (IndexRun, error) {
-	where, rest, ok1 := strings.Cut(desc, ":")
-	size, entries, ok2 := strings.Cut(rest, ":")
-	n, err1 := strconv.ParseInt(size, 10, 64)
-	e, err2 := strconv.Atoi(entries)
-	if !ok1 || !ok2 || err1 != nil || err2 != nil || (where != "d" && where != "s") {
-		return IndexRun{}, fmt.Errorf("list index run %s: descriptor %q", id, desc)
+	f := strings.Split(desc, ":")
+	bad := fmt.Errorf("list index run %s: descriptor %q", id, desc)
+	if len(f) < 3 || (f[0] == "s") != (len(f) == 3) || (f[0] != "s" && (f[0] != "d" || len(f) != 4)) {
+		return IndexRun{}, bad
 	}
-	return IndexRun{ID: id, InBucket: where == "s", Size: n, Entries: e}, nil
+	r := IndexRun{ID: id, InBucket: f[0] == "s"}
+	var err error
+	if r.Size, err = strconv.ParseInt(f[1], 10, 64); err != nil {
+		return IndexRun{}, bad
+	}
+	if r.Entries, err = strconv.Atoi(f[2]); err != nil {
+		return IndexRun{}, bad
+	}
+	if !r.InBucket {
+		if r.Stored, err = strconv.ParseInt(f[3], 10, 64); err != nil {
+			return IndexRun{}, bad
+		}
+	}
+	return r, nil
 }
 
 // lxEntries are the index entries records change, by partition: each record's IndexDiff, a
@@ -707,13 +767,7 @@ type RunSource struct {
 // listed, and longer ago than readers are given (replacedGrace); list the partitions again.
 func (s *ListIndexStore) Sources(ctx context.Context, p IndexPartition) ([]RunSource, error) {
 	part := lxPart{projectID: p.ProjectID, kind: p.Kind, day: listIndexSK(p.Day)}
-	var inline []string
-	for _, r := range p.Runs {
-		if !r.InBucket {
-			inline = append(inline, r.ID)
-		}
-	}
-	bodies, err := s.inlineRuns(ctx, part, inline, false)
+	bodies, err := s.inlineRuns(ctx, part, p.Runs, false)
 	if err != nil {
 		return nil, err
 	}
@@ -751,14 +805,22 @@ func (s *ListIndexStore) OpenRuns(ctx context.Context, p IndexPartition) ([]*lis
 	return runs, g.Wait()
 }
 
-// inlineRuns reads the runs ids of p stored in the table, by id: eventually consistent first
-// (strongly with consistent), then strongly for those not seen.
-func (s *ListIndexStore) inlineRuns(ctx context.Context, p lxPart, ids []string, consistent bool) (map[string][]byte, error) {
+// inlineRuns reads the runs of p stored in the table (those of runs that are), by id:
+// eventually consistent first (strongly with consistent), then strongly for those not seen.
+func (s *ListIndexStore) inlineRuns(ctx context.Context, p lxPart, runs []IndexRun, consistent bool) (map[string][]byte, error) {
+	var inline []IndexRun
+	for _, r := range runs {
+		if !r.InBucket {
+			inline = append(inline, r)
+		}
+	}
 	out := map[string][]byte{}
-	for chunk := range slices.Chunk(ids, 100) {
+	for chunk := range slices.Chunk(inline, 100) {
 		keys := make([]map[string]types.AttributeValue, len(chunk))
-		for i, id := range chunk {
-			keys[i] = key(p.runsPK(), id)
+		size := map[string]int64{}
+		for i, r := range chunk {
+			keys[i] = key(p.runsPK(), r.ID)
+			size[r.ID] = r.Size
 		}
 		req := map[string]types.KeysAndAttributes{s.t.name: {Keys: keys, ConsistentRead: aws.Bool(consistent)}}
 		for attempt := 0; len(req) > 0; attempt++ {
@@ -775,24 +837,32 @@ func (s *ListIndexStore) inlineRuns(ctx context.Context, p lxPart, ids []string,
 				return nil, storageErr(fmt.Sprintf("read list index runs of %s", p), err)
 			}
 			for _, it := range res.Responses[s.t.name] {
-				if b, ok := it[attrLXRunBytes].(*types.AttributeValueMemberB); ok {
-					out[strAttr(it, infra.AttrSK)] = b.Value
+				id := strAttr(it, infra.AttrSK)
+				z, ok := it[attrLXRunBytes].(*types.AttributeValueMemberB)
+				if !ok {
+					return nil, fmt.Errorf("list index %s: run %s has no bytes", p, id)
 				}
+				body, err := inflate(z.Value, size[id])
+				if err != nil {
+					return nil, fmt.Errorf("list index %s: run %s: %w", p, id, err)
+				}
+				out[id] = body
 			}
 			req = res.UnprocessedKeys
 		}
 	}
-	var missing []string
-	for _, id := range ids {
-		if _, ok := out[id]; !ok {
-			missing = append(missing, id)
+	var missing []IndexRun
+	for _, r := range inline {
+		if _, ok := out[r.ID]; !ok {
+			missing = append(missing, r)
 		}
 	}
 	if len(missing) == 0 {
 		return out, nil
 	}
 	if consistent {
-		return nil, fmt.Errorf("list index %s: run %s: %w", p, missing[0], errs.NotFound("list index run %s is gone; list the partitions again", missing[0]))
+		id := missing[0].ID
+		return nil, fmt.Errorf("list index %s: run %s: %w", p, id, errs.NotFound("list index run %s is gone; list the partitions again", id))
 	}
 	more, err := s.inlineRuns(ctx, p, missing, true)
 	if err != nil {

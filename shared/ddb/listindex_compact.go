@@ -22,7 +22,7 @@ import (
 // its version.
 //
 // Which runs: every run stored in the table (reading them costs read units for as long as they
-// are listed), then the smallest of the bucket, until the partition is down to MaxRuns/2 runs,
+// are listed, and they are small), then the smallest of the bucket, until the partition is down to MaxRuns/2 runs,
 // with no more than MaxMergeBytes merged. Merging the smallest first is size-tiered: a run is
 // merged again only with runs of about its size, so a record's entry is rewritten about
 // log(partition / batch) times over a day, not once per compaction.
@@ -46,14 +46,14 @@ func (s *ListIndexStore) compactionDue(m lxManifest) bool {
 
 // mergePlan picks the runs of m to merge (nil: none).
 func (s *ListIndexStore) mergePlan(m lxManifest) []IndexRun {
+	// The runs of the table first, all taken, then those of the bucket, smallest first.
 	runs := slices.SortedFunc(maps.Values(m.runs), func(a, b IndexRun) int {
-		return cmp.Or(cmp.Compare(a.Size, b.Size), strings.Compare(a.ID, b.ID))
+		return cmp.Or(cmp.Compare(boolInt(a.InBucket), boolInt(b.InBucket)), cmp.Compare(a.Size, b.Size), strings.Compare(a.ID, b.ID))
 	})
 	need := len(runs) - s.cfg.MaxRuns/2 + 1 // merging that many leaves MaxRuns/2
 	var chosen []IndexRun
 	var total int64
 	for _, r := range runs {
-		// Runs of the table are smaller than any of the bucket: they come first, all taken.
 		if r.InBucket && len(chosen) >= need {
 			break
 		}
@@ -67,6 +67,13 @@ func (s *ListIndexStore) mergePlan(m lxManifest) []IndexRun {
 		return nil
 	}
 	return chosen
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // compact merges runs of partition p, whose manifest is m (see above).
@@ -90,12 +97,14 @@ func (s *ListIndexStore) compact(ctx context.Context, p lxPart, m lxManifest) er
 	slices.Sort(ids)
 	var out *lxRun
 	if len(entries) > 0 {
-		body := listindex.EncodeRun(entries)
-		out = &lxRun{IndexRun: IndexRun{ID: runID("compaction\x00" + strings.Join(ids, "\x00")),
-			InBucket: len(body) >= inlineRunMax, Size: int64(len(body)), Entries: len(entries)}, body: body}
-		if err := s.putRun(ctx, p, *out); err != nil {
+		run, err := placeRun(runID("compaction\x00"+strings.Join(ids, "\x00")), entries)
+		if err != nil {
 			return err
 		}
+		if err := s.putRun(ctx, p, run); err != nil {
+			return err
+		}
+		out = &run
 	}
 	for range lxRetries {
 		err := s.replace(ctx, p, m, inputs, out)
@@ -175,13 +184,7 @@ func (s *ListIndexStore) replace(ctx context.Context, p lxPart, m lxManifest, in
 
 // readRuns reads and opens runs of p whole, for merging.
 func (s *ListIndexStore) readRuns(ctx context.Context, p lxPart, runs []IndexRun) ([]*listindex.Run, error) {
-	var inline []string
-	for _, r := range runs {
-		if !r.InBucket {
-			inline = append(inline, r.ID)
-		}
-	}
-	bodies, err := s.inlineRuns(ctx, p, inline, true)
+	bodies, err := s.inlineRuns(ctx, p, runs, true)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -49,9 +50,10 @@ type lxFixture struct {
 // lxDay0 is the first of the three days the fixtures' records are created on.
 var lxDay0 = time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
 
-// newLXFixture ingests traces of random spans over three days (about perTrace spans each, in
-// two batches, some spans sent again changed), with sessions, tags, errors and costs.
-func newLXFixture(t *testing.T, traces, perTrace int, seed uint64) lxFixture {
+// newLXFixture ingests traces of random spans, spacing apart from lxDay0 on (perTrace spans
+// each, in two batches, one span sent again changed), with sessions, tags (uniqueTags of them
+// with a value of their own, as request ids have), errors and costs.
+func newLXFixture(t *testing.T, traces, perTrace, uniqueTags int, spacing time.Duration, seed uint64) lxFixture {
 	t.Helper()
 	client, _, name := ddbtest.NewStreamTable(t)
 	blobs, _, _ := blobtest.New(t)
@@ -63,7 +65,7 @@ func newLXFixture(t *testing.T, traces, perTrace int, seed uint64) lxFixture {
 	f := lxFixture{projectID: uuid.NewString()}
 	var spanIDs, traceIDs, sessionIDs []string
 	for ti := range traces {
-		at := lxDay0.Add(time.Duration(ti*72/traces) * time.Hour).Add(time.Duration(rng.IntN(3600)) * time.Second)
+		at := lxDay0.Add(time.Duration(ti) * spacing).Add(time.Duration(rng.IntN(3600)) * time.Second)
 		traceID, rootID := uuid.NewString(), uuid.NewString()
 		traceIDs = append(traceIDs, traceID)
 		var session *string
@@ -82,6 +84,9 @@ func newLXFixture(t *testing.T, traces, perTrace int, seed uint64) lxFixture {
 			sp := trace.Span{ID: uuid.NewString(), TraceID: traceID, ParentSpanID: &rootID, Name: "tool.search",
 				Kind: trace.KindGeneric, StartedAt: start, EndedAt: &end, DurationMS: &ms, SessionID: session,
 				Attributes: json.RawMessage(`{}`), Tags: trace.Tags{{Key: "env", Value: []string{"prod", "dev"}[rng.IntN(2)]}}}
+			for i := range uniqueTags {
+				sp.Tags = append(sp.Tags, trace.Tag{Key: fmt.Sprintf("request-%d", i), Value: uuid.NewString()})
+			}
 			if si == 0 {
 				sp.ID, sp.ParentSpanID, sp.Name = rootID, nil, "handle_request"
 			}
@@ -190,54 +195,80 @@ func newLXStore(t *testing.T, cfg ListIndexConfig) (*ListIndexStore, *dynamodb.C
 // runs merged.
 func (s *ListIndexStore) state(t *testing.T, projectID string) lxState {
 	t.Helper()
+	out, err := s.readState(projectID)
+	require.NoError(t, err)
+	return out
+}
+
+func (s *ListIndexStore) readState(projectID string) (lxState, error) {
 	ctx := context.Background()
 	out := lxState{}
 	for _, kind := range lxKinds {
 		out[kind] = map[string]int32{}
 		parts, err := s.Partitions(ctx, projectID, kind, lxDay0.AddDate(0, 0, -30), lxDay0.AddDate(0, 0, 30))
-		require.NoError(t, err)
+		if err != nil {
+			return nil, err
+		}
 		for _, p := range parts {
 			runs, err := s.OpenRuns(ctx, p)
-			require.NoError(t, err)
+			if err != nil {
+				return nil, err
+			}
 			entries, err := listindex.Compact(ctx, runs)
-			require.NoError(t, err)
+			if err != nil {
+				return nil, err
+			}
 			for _, e := range entries {
 				parsed, err := listindex.Parse(e.Key)
-				require.NoError(t, err)
-				require.Equal(t, listIndexSK(p.Day), listIndexSK(parsed.Created), "a key in the partition of its created day")
+				if err != nil {
+					return nil, err
+				}
+				if listIndexSK(p.Day) != listIndexSK(parsed.Created) {
+					return nil, fmt.Errorf("a key of %s in the partition of %s", parsed.Created, p.Day)
+				}
 				out[kind][string(e.Key)] += e.Count
 			}
 		}
 	}
-	return out
+	return out, nil
 }
 
 // assertExact checks that the index holds every key of what is stored once, and nothing else.
 func assertExact(t *testing.T, want, got lxState, label string) {
 	t.Helper()
-	for _, kind := range lxKinds {
-		if !maps.Equal(want[kind], got[kind]) {
-			var missing, extra int
-			for k, n := range want[kind] {
-				if got[kind][k] != n {
-					missing++
-				}
-			}
-			for k := range got[kind] {
-				if _, ok := want[kind][k]; !ok {
-					extra++
-				}
-			}
-			assert.Fail(t, "index differs from what is stored", "%s: %s: %d keys wrong or missing, %d extra (of %d)", label, kind, missing, extra, len(want[kind]))
-		}
+	if d := diffState(want, got); d != "" {
+		assert.Fail(t, "index differs from what is stored", "%s: %s", label, d)
 	}
+}
+
+// diffState says how got differs from want ("" when it does not).
+func diffState(want, got lxState) string {
+	var out []string
+	for _, kind := range lxKinds {
+		if maps.Equal(want[kind], got[kind]) {
+			continue
+		}
+		var missing, extra int
+		for k, n := range want[kind] {
+			if got[kind][k] != n {
+				missing++
+			}
+		}
+		for k := range got[kind] {
+			if _, ok := want[kind][k]; !ok {
+				extra++
+			}
+		}
+		out = append(out, fmt.Sprintf("%s: %d keys wrong or missing, %d extra (of %d)", kind, missing, extra, len(want[kind])))
+	}
+	return strings.Join(out, "; ")
 }
 
 // TestListIndexAppliesEachRecordOnce delivers the stream's records whole, split, overlapping,
 // one by one, twice, and as two shards applied at once, with compactions along the way: the
 // index always holds every key of what is stored exactly once.
 func TestListIndexAppliesEachRecordOnce(t *testing.T) {
-	f := newLXFixture(t, 12, 6, 1)
+	f := newLXFixture(t, 12, 6, 1, 6*time.Hour, 1)
 	rs := f.records
 	n := len(rs)
 	t.Logf("%d spans, %d stream records", f.spans, n)
@@ -372,13 +403,13 @@ func (b *lxCrashBlobs) Delete(ctx context.Context, keys ...string) error {
 // replaced), before and after the request takes effect. Lambda then retries the batch: the
 // index is at once exact, and stays so when the batch comes yet again.
 func TestListIndexCrashAtEveryStep(t *testing.T) {
-	// Nine traces of 24 spans, eight hours apart: the setup leaves the second day's spans in
-	// three runs (traces 2, 3 and 4, in the bucket and in the table), and the batch's run of
-	// that day, a fourth, sets off its compaction.
-	f := newLXFixture(t, 9, 24, 2)
-	at := func(traces float64) int { return int(traces * float64(len(f.records)) / 9) }
-	setup := [][]StreamRecord{f.records[:at(2)], f.records[at(2):at(3)], f.records[at(3):at(3.5)], f.records[at(3.5):at(4.5)]}
-	batch := f.records[at(4.5):]
+	// Eleven traces of 24 spans, four hours apart: the setup leaves the second day's spans
+	// (traces 4 to 9) in three runs (two traces in the bucket, half a trace in the table, two
+	// traces in the bucket), and the batch's run of that day, a fourth, sets off its compaction.
+	f := newLXFixture(t, 11, 24, 6, 4*time.Hour, 2)
+	at := func(traces float64) int { return int(traces * float64(len(f.records)) / 11) }
+	setup := [][]StreamRecord{f.records[:at(4)], f.records[at(4):at(6)], f.records[at(6):at(6.5)], f.records[at(6.5):at(8.5)]}
+	batch := f.records[at(8.5):]
 	cfg := ListIndexConfig{MaxRuns: 3}
 	ctx := context.Background()
 
@@ -391,64 +422,85 @@ func TestListIndexCrashAtEveryStep(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, parts, 1)
 	before := len(parts[0].Runs)
+	inBucket := func(r IndexRun) bool { return r.InBucket }
+	require.True(t, slices.ContainsFunc(parts[0].Runs, inBucket), "the compaction reads runs of the bucket %+v", parts[0].Runs)
+	require.False(t, !slices.ContainsFunc(parts[0].Runs, func(r IndexRun) bool { return !r.InBucket }), "and of the table")
 	require.NoError(t, ref.Apply(ctx, f.shard, batch))
 	assertExact(t, f.want, ref.state(t, f.projectID), "reference")
-	var inBucket, inTable int
+	var inTable int
 	for _, kind := range lxKinds {
 		parts, err := ref.Partitions(ctx, f.projectID, kind, lxDay0, lxDay0.AddDate(0, 0, 3))
 		require.NoError(t, err)
 		for _, p := range parts {
 			for _, r := range p.Runs {
-				if r.InBucket {
-					inBucket++
-				} else {
+				if !r.InBucket {
 					inTable++
 				}
 			}
 		}
 	}
-	require.NotZero(t, inBucket, "runs in the bucket")
-	require.NotZero(t, inTable, "runs in the table")
+	require.NotZero(t, inTable, "the batch writes runs in the table")
 	require.Equal(t, cfg.MaxRuns, before, "the batch's run is one past MaxRuns")
 
+	// The batch's requests, counted by a consumer that does not crash.
 	client, _, name := ddbtest.NewTable(t)
 	blobs, _, _ := blobtest.New(t)
-	var tried int
-	for _, after := range []bool{false, true} {
-		for at := int64(1); ; at++ {
-			require.Less(t, at, int64(100), "bounded")
-			label := fmt.Sprintf("crash at request %d (after: %v)", at, after)
-			// Each crash in a project of its own, in one table and bucket.
-			project := uuid.NewString()
-			setup, batch := forProject(setup, f.projectID, project), forProject([][]StreamRecord{batch}, f.projectID, project)[0]
-			healthy := NewListIndexStore(NewTable(client, name), blobs, cfg)
-			for _, b := range setup {
-				require.NoError(t, healthy.Apply(ctx, f.shard, b))
-			}
-			crash := &lxCrash{at: at, after: after}
-			crashing := NewListIndexStore(NewTable(&lxCrashTable{API: client, c: crash}, name), &lxCrashBlobs{RunBlobs: blobs, c: crash}, cfg)
-			err := crashing.Apply(ctx, f.shard, batch)
-			if crash.n.Load() < at {
-				require.NoError(t, err, label)
-				if after {
-					t.Logf("the batch's requests: %v", crash.ops)
-				}
-				break // no request failed: every step has been crashed at
-			}
-			tried++
-			// A crash in a compaction does not fail the batch, which is applied already.
-			retry := NewListIndexStore(NewTable(client, name), blobs, cfg)
-			require.NoError(t, retry.Apply(ctx, f.shard, batch), label)
-			assertExact(t, f.want, retry.state(t, project), label+", retried")
-			require.NoError(t, retry.Apply(ctx, f.shard, batch), label)
-			assertExact(t, f.want, retry.state(t, project), label+", delivered again")
-			if t.Failed() {
-				t.Logf("%s: requests %v", label, crash.ops)
-				return
+	crash := func(at int64, after bool) (*lxCrash, error) {
+		// Each crash in a project of its own, in one table and bucket.
+		project := uuid.NewString()
+		setup, batch := forProject(setup, f.projectID, project), forProject([][]StreamRecord{batch}, f.projectID, project)[0]
+		healthy := NewListIndexStore(NewTable(client, name), blobs, cfg)
+		for _, b := range setup {
+			if err := healthy.Apply(ctx, f.shard, b); err != nil {
+				return nil, err
 			}
 		}
+		c := &lxCrash{at: at, after: after}
+		crashing := NewListIndexStore(NewTable(&lxCrashTable{API: client, c: c}, name), &lxCrashBlobs{RunBlobs: blobs, c: c}, cfg)
+		err := crashing.Apply(ctx, f.shard, batch)
+		if c.n.Load() < at {
+			return c, err // no request failed
+		}
+		// A crash in a compaction does not fail the batch, which is applied already. Lambda
+		// retries a failed batch, and may deliver one again.
+		retry := NewListIndexStore(NewTable(client, name), blobs, cfg)
+		for _, step := range []string{"retried", "delivered again"} {
+			if err := retry.Apply(ctx, f.shard, batch); err != nil {
+				return c, fmt.Errorf("%s: %w", step, err)
+			}
+			got, err := retry.readState(project)
+			if err != nil {
+				return c, fmt.Errorf("%s: %w", step, err)
+			}
+			if d := diffState(f.want, got); d != "" {
+				return c, fmt.Errorf("%s: %s", step, d)
+			}
+		}
+		return c, nil
 	}
-	t.Logf("%d crashes", tried)
+	c, err := crash(math.MaxInt64, false)
+	require.NoError(t, err)
+	steps := c.n.Load()
+	t.Logf("the batch's %d requests: %v", steps, c.ops)
+
+	// Every step, in parallel (each crash is a project of its own).
+	var wg sync.WaitGroup
+	limit := make(chan struct{}, 4)
+	for _, after := range []bool{false, true} {
+		for at := int64(1); at <= steps; at++ {
+			wg.Go(func() {
+				limit <- struct{}{}
+				defer func() { <-limit }()
+				c, err := crash(at, after)
+				if assert.NoError(t, err, "crash at request %d (after: %v)", at, after) {
+					assert.GreaterOrEqual(t, c.n.Load(), at, "crashed at request %d", at)
+				} else if c != nil {
+					t.Logf("requests: %v", c.ops)
+				}
+			})
+		}
+	}
+	wg.Wait()
 }
 
 // forProject is batches with the records of project from moved to project to.
@@ -520,18 +572,23 @@ func (s *ListIndexStore) only(t *testing.T, projectID string, kind listindex.Kin
 	return parts[0], m
 }
 
-// TestListIndexPlacement: a run under 8 KB is an item of its day's partition and no object; a
-// run of 8 KB or more is an object under the project's index prefix and no item; both read
-// back whole through Sources.
+// TestListIndexPlacement: a run that takes under 8 KB compressed is an item of its day's
+// partition, compressed, and no object; a larger one is an object under the project's index
+// prefix, as it is, and no item; both read back whole through Sources.
 func TestListIndexPlacement(t *testing.T) {
 	s, client, table, blobs := newLXStore(t, ListIndexConfig{})
 	ctx := context.Background()
 	day := lxDay0.Truncate(24 * time.Hour)
-	// The largest batch whose run is under 8 KB, and one span more.
+	entries := func(project string, spans int) []listindex.Entry {
+		rs := spanRecords(t, project, lxDay0, 1, spans, rand.New(rand.NewPCG(4, 4)))
+		return lxEntries(rs)[lxPart{project, listindex.Spans, listIndexSK(lxDay0)}]
+	}
+	// The largest batch whose run fits in the table, and one span more.
 	n := 1
 	for ; ; n++ {
-		rs := spanRecords(t, "sizing", lxDay0, 1, n, rand.New(rand.NewPCG(4, 4)))
-		if len(listindex.EncodeRun(lxEntries(rs)[lxPart{"sizing", listindex.Spans, listIndexSK(lxDay0)}])) >= inlineRunMax {
+		run, err := placeRun("sizing", entries("sizing", n))
+		require.NoError(t, err)
+		if run.InBucket {
 			break
 		}
 	}
@@ -540,14 +597,14 @@ func TestListIndexPlacement(t *testing.T) {
 		spans    int
 		inBucket bool
 	}{
-		{name: "under 8 KB", spans: n - 1},
-		{name: "8 KB or more", spans: n, inBucket: true},
+		{name: "under 8 KB compressed", spans: n - 1},
+		{name: "8 KB or more compressed", spans: n, inBucket: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			project := uuid.NewString()
 			rs := spanRecords(t, project, lxDay0, 1, tt.spans, rand.New(rand.NewPCG(4, 4)))
-			body := listindex.EncodeRun(lxEntries(rs)[lxPart{project, listindex.Spans, listIndexSK(lxDay0)}])
+			body := listindex.EncodeRun(entries(project, tt.spans))
 			require.NoError(t, s.Apply(ctx, "shard-1", rs))
 			p, _ := s.only(t, project, listindex.Spans, day)
 			require.Len(t, p.Runs, 1)
@@ -563,9 +620,16 @@ func TestListIndexPlacement(t *testing.T) {
 				assert.Nil(t, item.Item, "no item")
 				require.NoError(t, objErr)
 				assert.Equal(t, body, object)
+				assert.Zero(t, run.Stored)
 			} else {
 				require.NotNil(t, item.Item)
-				assert.Equal(t, body, item.Item[attrLXRunBytes].(*types.AttributeValueMemberB).Value)
+				stored := item.Item[attrLXRunBytes].(*types.AttributeValueMemberB).Value
+				assert.Equal(t, run.Stored, int64(len(stored)))
+				assert.Less(t, len(stored), inlineRunMax)
+				assert.Less(t, 3*len(stored), len(body), "compressed (a span's id is in each of its keys)")
+				got, err := inflate(stored, run.Size)
+				require.NoError(t, err)
+				assert.Equal(t, body, got)
 				assert.Equal(t, errs.CodeNotFound, errs.CodeOf(objErr), "no object: %v", objErr)
 			}
 			sources, err := s.Sources(ctx, p)
