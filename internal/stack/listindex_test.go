@@ -24,6 +24,7 @@ import (
 // everything stored: the same records in the same order, whole and walked page by page by
 // cursor. The project's IndexedSince mark makes the index serve the default 30-day window.
 func TestListsFromTheIndexEqualTheWalk(t *testing.T) {
+	t.Parallel()
 	srv := apitest.New(t, apitest.Options{Stream: true})
 	rng := rand.New(rand.NewPCG(11, 3))
 	base := time.Now().UTC().Add(-2 * time.Hour)
@@ -34,7 +35,7 @@ func TestListsFromTheIndexEqualTheWalk(t *testing.T) {
 	var sent []map[string]any
 	for round := range 3 {
 		var batch []map[string]any
-		for i := range 30 {
+		for i := range 20 {
 			if round > 0 && i%4 == 0 {
 				s := sent[rng.IntN(len(sent))] // sent again: another duration and status
 				s["duration_ms"] = float64(rng.IntN(5000))
@@ -73,17 +74,19 @@ func TestListsFromTheIndexEqualTheWalk(t *testing.T) {
 	project := srv.A.ProjectID
 
 	yes := true
-	commons := func(sorts []string) []trace.Common {
-		cs := []trace.Common{{}, {HasError: &yes}, {Names: []string{"answer"}}, {Names: []string{"plan", "retrieve"}},
+	// One of each plan shape: the time order, a value's range (has_error, names, a tag), the
+	// values of a list merged by time, a window, and sort keys of each type both ways.
+	commons := func(sorts ...string) []trace.Common {
+		cs := []trace.Common{{}, {HasError: &yes}, {Names: []string{"plan", "retrieve"}},
 			{Tags: map[string]string{"env": "prod"}}, {CreatedAfter: new(time.Now().Add(-time.Hour))}}
-		for _, by := range sorts {
-			cs = append(cs, trace.Common{SortBy: by}, trace.Common{SortBy: by, Ascending: true})
+		for i, by := range sorts {
+			cs = append(cs, trace.Common{SortBy: by, Ascending: i%2 == 1})
 		}
 		return cs
 	}
 	root := ""
 	spanQueries := []trace.SpanQuery{{Kind: "llm"}, {ParentSpanID: &root}, {Kind: "tool", Common: trace.Common{SortBy: "cost"}}}
-	for _, c := range commons([]string{"started_at", "name", "status", "duration_ms", "cost", "kind"}) {
+	for _, c := range commons("cost", "duration_ms", "name", "started_at") {
 		spanQueries = append(spanQueries, trace.SpanQuery{Common: c})
 	}
 	for _, q := range spanQueries {
@@ -96,7 +99,7 @@ func TestListsFromTheIndexEqualTheWalk(t *testing.T) {
 		})
 	}
 	traceQueries := []trace.TraceQuery{{Status: "error"}}
-	for _, c := range commons([]string{"started_at", "name", "status", "span_count", "duration_ms", "cost"}) {
+	for _, c := range commons("cost", "span_count", "started_at") {
 		traceQueries = append(traceQueries, trace.TraceQuery{Common: c})
 	}
 	for _, q := range traceQueries {
@@ -108,7 +111,7 @@ func TestListsFromTheIndexEqualTheWalk(t *testing.T) {
 			}, indexed, walk)
 		})
 	}
-	for _, c := range commons([]string{"created_at", "name", "trace_count", "cost", "duration"}) {
+	for _, c := range commons("trace_count", "cost") {
 		t.Run(fmt.Sprintf("sessions %+v", c), func(t *testing.T) {
 			compareLists(t, func(p trace.Common, qs *trace.Queries) ([]string, trace.QueryInfo, error) {
 				c.Limit, c.Offset, c.Cursor = p.Limit, p.Offset, p.Cursor
@@ -132,7 +135,7 @@ func compareLists(t *testing.T, list func(trace.Common, *trace.Queries) ([]strin
 	assert.Empty(t, info.Next, "the list has ended")
 
 	paged := []string{}
-	c := trace.Common{Limit: 4}
+	c := trace.Common{Limit: 9}
 	for range 100 {
 		page, info, err := list(c, indexed)
 		require.NoError(t, err)
