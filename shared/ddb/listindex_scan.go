@@ -64,4 +64,3 @@ func (s *ListIndexStore) scan(ctx context.Context, projectID string, kind listin
 	}
 	return listindex.Scan(slices.Concat(runs...), r, desc), nil
 }
-
