@@ -116,7 +116,7 @@ var functionCases = map[string]functionCase{
 			// Attachments: the permission its presigned GET URLs carry, and the listing of a
 			// span's attachment objects that gives their stored sizes.
 			s3: map[string][]string{
-				"s3:GetObject":  {"${Bucket.Arn}/spans/*", "${Bucket.Arn}/attachments/*"},
+				"s3:GetObject":  {"${Bucket.Arn}/spans/*", "${Bucket.Arn}/attachments/*", "${Bucket.Arn}/index/*"},
 				"s3:ListBucket": {"${Bucket.Arn}"},
 			},
 			listPrefixes: []string{"attachments/*"},
@@ -245,7 +245,7 @@ var functionCases = map[string]functionCase{
 			// No tool deletes; no model is called and no secret read here (the workers do that).
 			forbidden: []string{"dynamodb:Scan", "dynamodb:DeleteItem", "s3:DeleteObject", "bedrock:", "secretsmanager:"},
 			s3: map[string][]string{
-				"s3:GetObject":  {"${Bucket.Arn}/spans/*", "${Bucket.Arn}/attachments/*"},
+				"s3:GetObject":  {"${Bucket.Arn}/spans/*", "${Bucket.Arn}/attachments/*", "${Bucket.Arn}/index/*"},
 				"s3:ListBucket": {"${Bucket.Arn}"},
 				"s3:PutObject":  {"${Bucket.Arn}/backfills/*"},
 			},
@@ -280,7 +280,7 @@ var functionCases = map[string]functionCase{
 			// No model is called and no secret read here (the workers do that).
 			forbidden: []string{"dynamodb:Scan", "s3:DeleteObject", "bedrock:", "secretsmanager:"},
 			s3: map[string][]string{
-				"s3:GetObject":  {"${Bucket.Arn}/spans/*", "${Bucket.Arn}/attachments/*"},
+				"s3:GetObject":  {"${Bucket.Arn}/spans/*", "${Bucket.Arn}/attachments/*", "${Bucket.Arn}/index/*"},
 				"s3:ListBucket": {"${Bucket.Arn}"},
 				"s3:PutObject":  {"${Bucket.Arn}/backfills/*"},
 			},

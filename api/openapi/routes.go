@@ -153,7 +153,7 @@ var answerHeaders = map[string]map[string]any{
 		"the offset of the first item left out (the request's offset plus the items answered); request it to read on", api.MaxAnswerBytes),
 		"schema": map[string]any{"type": "integer"}},
 	api.NextCursorHeader: {"description": "present when more items may follow the answer's last: request the same query with cursor set to it (and no offset) to read on", "schema": str},
-	"Link": {"description": "with " + api.NextCursorHeader + " or " + api.NextOffsetHeader + `: <the request's URL with that cursor, or that offset>; rel="next" (RFC 8288)`, "schema": str},
+	"Link":               {"description": "with " + api.NextCursorHeader + " or " + api.NextOffsetHeader + `: <the request's URL with that cursor, or that offset>; rel="next" (RFC 8288)`, "schema": str},
 	api.OmittedHeader: {"description": fmt.Sprintf("present when the answer to a write holds only the first of the items written, to stay within %d bytes: "+
 		"how many it left out (they were written)", api.MaxAnswerBytes), "schema": map[string]any{"type": "integer"}},
 }

@@ -240,13 +240,29 @@ func (e *Env) TraceService() (*trace.Service, error) {
 	})
 }
 
-// TraceQueries reads spans, traces and sessions.
+// TraceQueries reads spans, traces and sessions by walking the time index. The lists are not
+// read from the list index yet (IndexedTraceQueries): its request counts per page are not
+// within the dashboard's and MCP's bounds; the stream consumer keeps it all the same.
 func (e *Env) TraceQueries() (*trace.Queries, error) {
 	blobs, err := e.Blobs()
 	if err != nil {
 		return nil, err
 	}
 	return trace.NewQueries(e.Traces(), blobs), nil
+}
+
+// IndexedTraceQueries reads spans, traces and sessions, the lists from the list index where it
+// holds them (trace.Queries' coverage), else by walking the time index.
+func (e *Env) IndexedTraceQueries() (*trace.Queries, error) {
+	blobs, err := e.Blobs()
+	if err != nil {
+		return nil, err
+	}
+	index, err := e.ListIndex()
+	if err != nil {
+		return nil, err
+	}
+	return trace.NewQueries(e.Traces(), blobs, trace.WithIndex(index)), nil
 }
 
 // JudgeStore stores judges and their evaluations.

@@ -164,7 +164,7 @@ type ListIndexStore struct {
 	t     *Table
 	blobs RunBlobs
 	cfg   ListIndexConfig
-	// indexed holds the projects whose IndexedSince item is known to exist.
+	// indexed holds, per project, an IndexedSince this store has written or found earlier.
 	indexed sync.Map
 }
 
@@ -669,40 +669,47 @@ func lxRecordOf(item map[string]types.AttributeValue) (lxRecord, bool) {
 	return lxRecord{}, false
 }
 
-// markIndexed writes the IndexedSince item of each project of parts that has none yet: a read
-// (eventually consistent, half a unit), and a conditional put the first time; once per
-// project in the store's life.
+// markIndexed keeps, per project of parts, the earliest created_at of the records the index
+// holds (IndexedSince): one conditional update when a batch holds a record created before the
+// mark this store last saw (once per project in the store's life, for new projects).
 func (s *ListIndexStore) markIndexed(ctx context.Context, parts map[lxPart][]listindex.Entry) error {
-	projects := map[string]bool{}
-	for p := range parts {
-		if _, known := s.indexed.Load(p.projectID); !known {
-			projects[p.projectID] = true
-		}
-	}
-	for _, projectID := range slices.Sorted(maps.Keys(projects)) {
-		k := key(indexedSincePK(projectID), skIndexedSince)
-		out, err := s.t.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.t.name, Key: k})
-		if err != nil {
-			return storageErr("read the list index's start", err)
-		}
-		if out.Item == nil {
-			item := key(indexedSincePK(projectID), skIndexedSince)
-			item[attrLXSince] = num(s.cfg.Now().UnixMicro())
-			_, err := s.t.api.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.t.name, Item: item,
-				ConditionExpression:      aws.String("attribute_not_exists(#pk)"),
-				ExpressionAttributeNames: map[string]string{"#pk": infra.AttrPK}})
-			if err != nil && !isConditionFailed(err) {
-				return storageErr("write the list index's start", err)
+	earliest := map[string]time.Time{}
+	for p, entries := range parts {
+		for _, e := range entries {
+			if e.Count <= 0 || len(e.Key) == 0 || listindex.Dim(e.Key[0]) != listindex.DimCreated {
+				continue
+			}
+			k, err := listindex.Parse(e.Key)
+			if err != nil {
+				return fmt.Errorf("list index key of %s: %w", p, err)
+			}
+			if t, ok := earliest[p.projectID]; !ok || k.Created.Before(t) {
+				earliest[p.projectID] = k.Created
 			}
 		}
-		s.indexed.Store(projectID, struct{}{})
+	}
+	for _, projectID := range slices.Sorted(maps.Keys(earliest)) {
+		at := earliest[projectID]
+		if known, ok := s.indexed.Load(projectID); ok && !at.Before(known.(time.Time)) {
+			continue
+		}
+		_, err := s.t.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &s.t.name,
+			Key:                       key(indexedSincePK(projectID), skIndexedSince),
+			UpdateExpression:          aws.String("SET #s = :t"),
+			ConditionExpression:       aws.String("attribute_not_exists(#s) OR #s > :t"),
+			ExpressionAttributeNames:  map[string]string{"#s": attrLXSince},
+			ExpressionAttributeValues: map[string]types.AttributeValue{":t": num(at.UnixMicro())}})
+		if err != nil && !isConditionFailed(err) {
+			return storageErr("write the list index's start", err)
+		}
+		s.indexed.Store(projectID, at) // or an earlier mark, which the condition kept
 	}
 	return nil
 }
 
-// IndexedSince is when the consumer first indexed the project: every record created from then
-// on is in the index (once the consumer has caught up with the stream), so a window that
-// starts at or after it is served whole; ok is false when nothing of the project was indexed.
+// IndexedSince is the earliest created_at of the project's records the index holds: every
+// record created from then on is in the index (once the consumer has caught up with the
+// stream); ok is false when nothing of the project was indexed (trace.Queries' coverage).
 func (s *ListIndexStore) IndexedSince(ctx context.Context, projectID string) (since time.Time, ok bool, err error) {
 	out, err := s.t.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.t.name, Key: key(indexedSincePK(projectID), skIndexedSince)})
 	if err != nil {

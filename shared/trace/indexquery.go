@@ -30,6 +30,9 @@ type IndexScanner interface {
 	// those days created outside [from, to) may be among them (a range cut to the window with
 	// listindex.At has none). A project without keys answers an empty iterator.
 	Scan(ctx context.Context, projectID string, kind listindex.Kind, from, to time.Time, r listindex.KeyRange, desc bool) (listindex.Iter, error)
+	// IndexedSince is the earliest created_at the index holds a record of, for the project;
+	// ok is false when it holds none (indexcover.go).
+	IndexedSince(ctx context.Context, projectID string) (since time.Time, ok bool, err error)
 }
 
 // MaxIndexKeys bounds the work of one read of the list index: it examines at most its page's

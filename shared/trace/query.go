@@ -12,6 +12,7 @@ import (
 
 	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/shared/errs"
+	"github.com/plumehq/plume/shared/listindex"
 )
 
 // Query bounds. A project-wide query walks the time index newest first from CreatedBefore (or
@@ -119,6 +120,7 @@ type Queries struct {
 	index IndexScanner
 	// indexBudget bounds the keys one read of the index examines beyond its page's limit.
 	indexBudget int
+	covered     indexCoverage
 }
 
 // QueriesOption configures Queries.
@@ -293,8 +295,13 @@ func (q *Queries) Spans(ctx context.Context, projectID string, sq SpanQuery) ([]
 // A summary may name a span whose body has expired, which Spans leaves out.
 func (q *Queries) SpanSummaries(ctx context.Context, projectID string, sq SpanQuery) ([]Summary, QueryInfo, error) {
 	direct := sq.ID != "" || sq.TraceID != "" || sq.SessionID != ""
-	if q.index != nil && !direct {
-		return q.indexSpanSummaries(ctx, projectID, sq)
+	if !direct {
+		if ok, err := q.servedByIndex(ctx, projectID, listindex.Spans, sq.Common); err != nil || ok {
+			if err != nil {
+				return nil, QueryInfo{}, err
+			}
+			return q.indexSpanSummaries(ctx, projectID, sq)
+		}
 	}
 	var info QueryInfo
 	if err := sq.takeWalkCursor(); err != nil {
@@ -537,8 +544,13 @@ func (q *Queries) confirm(ctx context.Context, hits *[]Summary, maybe map[string
 
 // Traces answers GET /traces.
 func (q *Queries) Traces(ctx context.Context, projectID string, tq TraceQuery) ([]Trace, QueryInfo, error) {
-	if q.index != nil && tq.ID == "" && tq.SessionID == "" {
-		return q.indexTraces(ctx, projectID, tq)
+	if tq.ID == "" && tq.SessionID == "" {
+		if ok, err := q.servedByIndex(ctx, projectID, listindex.Traces, tq.Common); err != nil || ok {
+			if err != nil {
+				return nil, QueryInfo{}, err
+			}
+			return q.indexTraces(ctx, projectID, tq)
+		}
 	}
 	var info QueryInfo
 	if err := tq.takeWalkCursor(); err != nil {
@@ -626,8 +638,13 @@ func (tq TraceQuery) match(t Trace) bool {
 
 // Sessions answers GET /sessions.
 func (q *Queries) Sessions(ctx context.Context, projectID string, sq SessionQuery) ([]Session, QueryInfo, error) {
-	if q.index != nil && sq.ID == "" {
-		return q.indexSessions(ctx, projectID, sq)
+	if sq.ID == "" {
+		if ok, err := q.servedByIndex(ctx, projectID, listindex.Sessions, sq.Common); err != nil || ok {
+			if err != nil {
+				return nil, QueryInfo{}, err
+			}
+			return q.indexSessions(ctx, projectID, sq)
+		}
 	}
 	var info QueryInfo
 	if err := sq.takeWalkCursor(); err != nil {

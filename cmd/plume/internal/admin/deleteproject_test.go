@@ -173,9 +173,7 @@ func TestDeleteProject(t *testing.T) {
 	itemsA, objectsA := of(items, a), of(objects, a)
 	itemsB, objectsB := of(items, b), of(objects, b)
 	require.NotEmpty(t, objectsA)
-	require.True(t, slices.ContainsFunc(slices.Collect(maps.Keys(objectsA)), func(k string) bool {
-		return strings.HasPrefix(k, ddb.ListIndexPrefix(a))
-	}), "the project has list index runs in the bucket")
+	// Its list index runs are small here, so in the table (LX items); deletion takes both.
 	require.True(t, slices.ContainsFunc(slices.Collect(maps.Keys(itemsA)), func(k string) bool {
 		return strings.HasPrefix(k, "P#"+a+"#LX#")
 	}), "and in the table")
@@ -282,6 +280,8 @@ func TestDeleteProjectCost(t *testing.T) {
 	t.Logf("DynamoDB requests: %s", w.counts)
 	counts := w.counts.Counts()
 	assert.Equal(t, opts.Segments, counts["Scan"], "one Scan page per segment for a small table")
-	assert.LessOrEqual(t, counts["BatchWriteItem"], res.TotalItems/25+20)
+	// Full batches of 25, and part-filled ones where the Scan's segments and the list index's
+	// partitions (manifests, inline runs, its start mark) end.
+	assert.LessOrEqual(t, counts["BatchWriteItem"], res.TotalItems/25+30)
 	assert.Empty(t, of(w.items(t), a))
 }
