@@ -682,28 +682,42 @@ func TestListIndexRetention(t *testing.T) {
 	assert.Nil(t, got.Item)
 }
 
-// TestListIndexedSince: the first batch of a project records when it was applied; later ones,
-// by any consumer, leave it.
+// TestListIndexedSince: IndexedSince is the earliest created_at of the records the index
+// holds, kept by any consumer: a later record leaves it, an earlier one moves it, and a change
+// of a record created earlier still (one from before the index existed) does not, since the
+// record's own entry is not in the index.
 func TestListIndexedSince(t *testing.T) {
 	client, _, table := ddbtest.NewTable(t)
 	blobs, _, _ := blobtest.New(t)
 	ctx := context.Background()
-	first, later := lxDay0.Add(time.Hour), lxDay0.Add(5*time.Hour)
-	store := func(now time.Time) *ListIndexStore {
-		return NewListIndexStore(NewTable(client, table), blobs, ListIndexConfig{Now: func() time.Time { return now }})
-	}
+	store := func() *ListIndexStore { return NewListIndexStore(NewTable(client, table), blobs, ListIndexConfig{}) }
 	project := uuid.NewString()
-	_, ok, err := store(first).IndexedSince(ctx, project)
+	_, ok, err := store().IndexedSince(ctx, project)
 	require.NoError(t, err)
 	assert.False(t, ok, "nothing indexed yet")
 
 	rng := rand.New(rand.NewPCG(6, 6))
-	require.NoError(t, store(first).Apply(ctx, "shard-1", spanRecords(t, project, lxDay0, 1, 2, rng)))
-	require.NoError(t, store(later).Apply(ctx, "shard-2", spanRecords(t, project, lxDay0, 1, 2, rng)))
-	since, ok, err := store(later).IndexedSince(ctx, project)
-	require.NoError(t, err)
-	require.True(t, ok)
-	assert.Equal(t, first, since)
+	old := spanRecords(t, project, lxDay0.AddDate(0, 0, -10), 1, 1, rng)[0]
+	changed := maps.Clone(old.New)
+	changed["d"] = &types.AttributeValueMemberN{Value: "12345"}
+	a, b := store(), store()
+	for _, step := range []struct {
+		name    string
+		store   *ListIndexStore
+		records []StreamRecord
+		want    time.Time
+	}{
+		{"the first records", a, spanRecords(t, project, lxDay0.Add(3*time.Hour), 1, 2, rng), lxDay0.Add(3 * time.Hour)},
+		{"later ones, by another consumer", b, spanRecords(t, project, lxDay0.Add(5*time.Hour), 1, 2, rng), lxDay0.Add(3 * time.Hour)},
+		{"earlier ones", b, spanRecords(t, project, lxDay0.Add(time.Hour), 10, 2, rng), lxDay0.Add(time.Hour)},
+		{"a change of an older record", a, []StreamRecord{{EventName: "MODIFY", Sequence: "20", Old: old.New, New: changed}}, lxDay0.Add(time.Hour)},
+	} {
+		require.NoError(t, step.store.Apply(ctx, "shard-"+step.name, step.records))
+		since, ok, err := store().IndexedSince(ctx, project)
+		require.NoError(t, err)
+		require.True(t, ok)
+		assert.Equal(t, step.want, since, step.name)
+	}
 }
 
 // TestListIndexCompactionTidies: a compaction removes the marks of shards that have not moved
