@@ -144,6 +144,9 @@ func New(t testing.TB, o Options) *API {
 	if o.Clock != nil {
 		opts = append(opts, app.WithClock(o.Clock))
 	}
+	if !o.Stream {
+		opts = append(opts, app.WithoutStream())
+	}
 	queue := &app.LocalQueue{}
 	clients := app.Clients{DynamoDB: client, Blobs: blobs, Optimizations: queue}
 	if o.Models != nil {

@@ -82,6 +82,8 @@ type Env struct {
 	models        func(context.Context) (*llm.Client, error)
 	optimizations Queue
 	now           func() time.Time
+	// noStream: the table has no change stream, so nothing keeps the list index.
+	noStream bool
 
 	authn        lazy[*auth.Authenticator]
 	traces       lazy[*ddb.TraceStore]
@@ -102,6 +104,11 @@ type Option func(*Env)
 
 // WithClock makes time-dependent services read the time from now (tests).
 func WithClock(now func() time.Time) Option { return func(e *Env) { e.now = now } }
+
+// WithoutStream says the table has no change stream (tests that do without one): nothing keeps
+// the list index or the rollups, so the lists walk the time index without asking the index
+// first. A deployment's table and plume-local's always have one.
+func WithoutStream() Option { return func(e *Env) { e.noStream = true } }
 
 // NewEnv returns the Env of cfg over c.
 func NewEnv(cfg config.Config, c Clients, opts ...Option) *Env {
@@ -240,23 +247,15 @@ func (e *Env) TraceService() (*trace.Service, error) {
 	})
 }
 
-// TraceQueries reads spans, traces and sessions by walking the time index. The lists are not
-// read from the list index yet (IndexedTraceQueries): its request counts per page are not
-// within the dashboard's and MCP's bounds; the stream consumer keeps it all the same.
+// TraceQueries reads spans, traces and sessions: the lists from the list index where it holds
+// them (trace.Queries' coverage), else by walking the time index.
 func (e *Env) TraceQueries() (*trace.Queries, error) {
 	blobs, err := e.Blobs()
 	if err != nil {
 		return nil, err
 	}
-	return trace.NewQueries(e.Traces(), blobs), nil
-}
-
-// IndexedTraceQueries reads spans, traces and sessions, the lists from the list index where it
-// holds them (trace.Queries' coverage), else by walking the time index.
-func (e *Env) IndexedTraceQueries() (*trace.Queries, error) {
-	blobs, err := e.Blobs()
-	if err != nil {
-		return nil, err
+	if e.noStream {
+		return trace.NewQueries(e.Traces(), blobs), nil
 	}
 	index, err := e.ListIndex()
 	if err != nil {

@@ -66,7 +66,7 @@ func TestListsFromTheIndexEqualTheWalk(t *testing.T) {
 	srv.DrainStream(t)
 
 	ctx := context.Background()
-	indexed, err := srv.Env.IndexedTraceQueries()
+	indexed, err := srv.Env.TraceQueries()
 	require.NoError(t, err)
 	blobs, err := srv.Env.Blobs()
 	require.NoError(t, err)

@@ -281,6 +281,24 @@ func runIndex[T any](ctx context.Context, q *Queries, projectID string, p IndexP
 			return nil, info, err
 		}
 	}
+	if full && unread == 0 && !exhausted {
+		// Whether a key follows the page's last: a last page answers no cursor (a client that
+		// follows it would get an empty page). A key found is a record that may match.
+		for info.Scanned < allowed {
+			k, ok, err := m.next(ctx)
+			if err != nil {
+				return nil, info, err
+			}
+			if !ok {
+				exhausted = true
+				break
+			}
+			info.Scanned++
+			if !k.dup && !k.created.Before(p.From) && k.created.Before(p.To) {
+				break
+			}
+		}
+	}
 
 	var ids []string
 	for _, it := range page {

@@ -563,13 +563,15 @@ func TestIndexAgainstBruteForce(t *testing.T) {
 				assert.NotEmpty(t, info.Next, "%s: a cursor when more follow", name)
 			} else if info.Next != "" {
 				assert.Len(t, got, c.Limit, "%s: a cursor with nothing after it follows a full page only", name)
+				assert.False(t, plan.Exact(), "%s: an exact plan knows its last page", name)
 			}
 			assert.LessOrEqual(t, info.Scanned, p.index.yielded, name)
 			assert.LessOrEqual(t, p.index.yielded, c.Offset+c.Limit+waste+indexLoadBatch+len(plan.Ranges), "%s: keys read", name)
 			if plan.Exact() {
 				// O(offset + limit): the keys of the page and of the offset, the window's edge
-				// days, and one look-ahead per range; records: the page's only.
-				assert.LessOrEqual(t, p.index.yielded, c.Offset+c.Limit+edge+len(plan.Ranges), "%s: keys read (exact plan)", name)
+				// days, one look-ahead per range and the key after the page (whether a cursor
+				// follows); records: the page's only.
+				assert.LessOrEqual(t, p.index.yielded, c.Offset+c.Limit+edge+len(plan.Ranges)+1, "%s: keys read (exact plan)", name)
 				assert.LessOrEqual(t, info.Loaded, c.Limit, "%s: records read (exact plan)", name)
 			}
 
@@ -587,7 +589,8 @@ func TestIndexAgainstBruteForce(t *testing.T) {
 					if walker == qs {
 						assert.False(t, info.Truncated, name)
 						if cursor != "" && plan.Exact() {
-							assert.LessOrEqual(t, p.index.yielded, c.Limit+edge+len(plan.Ranges), "%s: a cursor's page costs O(limit)", name)
+							// and the key after the page, which says whether a cursor follows
+							assert.LessOrEqual(t, p.index.yielded, c.Limit+edge+len(plan.Ranges)+1, "%s: a cursor's page costs O(limit)", name)
 						}
 					} else {
 						assert.LessOrEqual(t, info.Scanned, c.Limit+walker.indexBudget, "%s: keys examined per request", name)
