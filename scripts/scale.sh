@@ -10,7 +10,9 @@
 #
 # SCALE_SPANS (100000: 100k then 1M spans), SCALE_FACTOR (10), SCALE_BATCH (20 spans per POST,
 # as the Python SDK sends), SCALE_CONCURRENCY (8), SCALE_DAYS (10), SCALE_HEAP (8g),
-# SCALE_DB_PATH (unset: in memory). `make scale SCALE_SPANS=2000` runs in a few minutes.
+# SCALE_DB_PATH (unset: in memory), SCALE_BIG_TRACE (spans of the big traces; see -big-trace),
+# SCALE_TAP_IMAGES=1 (ddbtap reads each written item before and after the write to price an
+# update by the item's size, not the request's: exact, and about three times the requests). `make scale SCALE_SPANS=2000` runs in a few minutes.
 # Results go to .cache/scale/<timestamp>/ (the tables, the JSON figures, ddbtap's log).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -45,7 +47,9 @@ EMULATOR=dynamodb-local DDB_LOCAL_HEAP=${SCALE_HEAP:-8g} DDB_LOCAL_DB_PATH=${SCA
   DDB_LOCAL_LOG_NAME=dynamodb-local-scale emulator_start
 
 tap_port=$(free_port)
-python3 "$ddbtap" "$tap_port" "$EMULATOR_URL" "$out/ddbtap.jsonl" >"$out/ddbtap.log" 2>&1 &
+images=()
+[ "${SCALE_TAP_IMAGES:-0}" = 1 ] && images=(--images)
+python3 "$ddbtap" "$tap_port" "$EMULATOR_URL" "$out/ddbtap.jsonl" "${images[@]}" >"$out/ddbtap.log" 2>&1 &
 TAP_PID=$!
 wait_port "$tap_port" "$TAP_PID" ddbtap "$out/ddbtap.log" || exit 1
 log "ddbtap is pricing requests on http://127.0.0.1:$tap_port (pid $TAP_PID, log $out/ddbtap.jsonl)"
@@ -54,7 +58,7 @@ env -u AWS_ENDPOINT_URL -u AWS_ENDPOINT_URL_S3 -u AWS_PROFILE \
   AWS_ENDPOINT_URL_DYNAMODB="http://127.0.0.1:$tap_port" AWS_REGION=us-east-1 \
   AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local \
   "$bin" -tap "http://127.0.0.1:$tap_port" -tap-log "$out/ddbtap.jsonl" -streams "$EMULATOR_URL" \
-  -spans "$spans" -factor "$factor" -batch "$batch" -concurrency "$concurrency" -days "$days" \
+  -spans "$spans" -factor "$factor" ${SCALE_BIG_TRACE:+-big-trace "$SCALE_BIG_TRACE"} -batch "$batch" -concurrency "$concurrency" -days "$days" \
   -json "$out/scale.json" 2>"$out/plumescale.log" | tee "$out/scale.txt"
 status=${PIPESTATUS[0]}
 [ "$status" = 0 ] || { tail -n 20 "$out/plumescale.log" >&2; die "plumescale failed (log: $out/plumescale.log)"; }

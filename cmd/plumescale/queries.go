@@ -120,10 +120,10 @@ func queries() []query {
 	}
 	get("metrics 30d by hour", metrics("hour"))
 	get("metrics 30d by day", metrics("day"))
-	get("tree of a 10k-span trace, first page", func(f fixture) string { return "/traces/" + f.bigTrace + "/tree" })
-	get("tree of a 10k-span trace, page at 5000", func(f fixture) string { return "/traces/" + f.bigTrace + "/tree?offset=5000" })
+	get("tree of the big trace, first page", func(f fixture) string { return "/traces/" + f.bigTrace + "/tree" })
+	get("tree of the big trace, page at 500", func(f fixture) string { return "/traces/" + f.bigTrace + "/tree?offset=500" })
 	get("unified feedback of the big session", func(f fixture) string { return "/projects/" + f.project + "/feedback/session/" + f.bigSession })
-	get("unified feedback of a 10k-span trace", func(f fixture) string { return "/projects/" + f.project + "/feedback/trace/" + f.bigTrace })
+	get("unified feedback of the big trace", func(f fixture) string { return "/projects/" + f.project + "/feedback/trace/" + f.bigTrace })
 	get("judge evaluations (default)", func(f fixture) string { return "/projects/" + f.project + "/judges/" + f.judge + "/evaluations" })
 	qs = append(qs, query{name: "dashboard overview 30d", target: func(fixture) string { return "/ui/?range=30d" },
 		header: func(f fixture) http.Header { return http.Header{"Cookie": {f.dashboardCookie}} }})

@@ -19,6 +19,7 @@ type options struct {
 	tapURL, tapLog, streamsURL string
 	spans, factor              int
 	batch, concurrency, days   int
+	bigTrace                   int
 	jsonOut                    string
 	seed                       uint64
 }
@@ -34,6 +35,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.factor, "factor", 10, "the second size over the first")
 	fs.IntVar(&o.batch, "batch", 20, "spans per POST /spans (the Python SDK sends 20, the TypeScript SDK 100)")
 	fs.IntVar(&o.concurrency, "concurrency", 8, "requests in flight while loading")
+	fs.IntVar(&o.bigTrace, "big-trace", 0, "spans of the big traces (one in the first step, two more in the second); 0: 10,000, or a tenth of -spans when that is less, but more than 1,000 (a tree past 1,000 spans is paged)")
 	fs.IntVar(&o.days, "days", 10, "the days the whole run's spans are stored over, the first size's in the first of them")
 	fs.StringVar(&o.jsonOut, "json", "", "also write every figure to this file as JSON")
 	fs.Uint64Var(&o.seed, "seed", 27, "seed of the generated project")
@@ -49,6 +51,8 @@ func parse(args []string, stderr io.Writer) (options, error) {
 		return o, errors.New("-factor must be at least 2")
 	case o.batch < 1 || o.batch > 1000:
 		return o, errors.New("-batch must be 1 to 1000, as POST /spans takes")
+	case o.bigTrace < 0 || 3*o.bigTrace > o.spans*(o.factor-1) || o.bigTrace > o.spans:
+		return o, errors.New("-big-trace must fit the steps: at most -spans, and three of them within the second step")
 	case o.concurrency < 1 || o.days < 1:
 		return o, errors.New("-concurrency and -days must be positive")
 	}
@@ -86,7 +90,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err := l.prepare(ctx); err != nil {
 		return err
 	}
-	bigSize := min(bigTraceSpans, o.spans/10)
+	bigSize := o.bigTrace
+	if bigSize == 0 {
+		bigSize = min(bigTraceSpans, max(o.spans/10, 1001))
+	}
 	steps := []step{
 		{name: "load " + sizeName(first), spans: o.spans, bigTraces: 1, bigSize: bigSize, sessionTraces: max(10, o.spans/1000)},
 		{name: "load " + sizeName(total), spans: o.spans * (o.factor - 1), bigTraces: 2, bigSize: bigSize, sessionTraces: max(10, o.spans/1000) * (o.factor - 1)},
