@@ -134,10 +134,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 				return fmt.Errorf("%s: %w", q.name, err)
 			}
 			results[k][i] = m
+			fmt.Fprintf(stdout, "  %-45s %9s RU %5d requests %8.1f KB %7d ms %s\n", q.name, units(m.Cost.ReadUnits), m.Cost.Requests,
+				float64(m.Bytes)/1000, m.Elapsed.Milliseconds(), m.Error)
 		}
-	}
-	for k, q := range qs {
-		rep.Queries = append(rep.Queries, row{Query: q.name, At: results[k]})
+		rep.Queries = rep.Queries[:0]
+		for k, q := range qs {
+			rep.Queries = append(rep.Queries, row{Query: q.name, At: results[k]})
+		}
+		if err := writeJSON(o.jsonOut, rep); err != nil { // what is measured so far, should the next step fail
+			return err
+		}
 	}
 
 	fmt.Fprintln(stdout, "\nIngest, DynamoDB by AWS's billing rules (ddbtap), the stream consumer's list index and rollups included:")
@@ -148,16 +154,21 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	flagged := printQueries(stdout, rep.Sizes, rep.Queries)
 	fmt.Fprintf(stdout, "\n%d of %d queries flagged (a ratio above %.1f, a failed answer or a list cut at its scan bound)\n", flagged, len(rep.Queries), flagRatio)
 	if o.jsonOut != "" {
-		b, err := json.MarshalIndent(rep, "", "  ")
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(o.jsonOut, b, 0o644); err != nil {
-			return err
-		}
 		fmt.Fprintln(stdout, "figures as JSON:", o.jsonOut)
 	}
 	return nil
+}
+
+// writeJSON writes rep to path ("": nowhere).
+func writeJSON(path string, rep report) error {
+	if path == "" {
+		return nil
+	}
+	b, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
 }
 
 // loadStep posts a step's spans with the stream applied alongside, then drains the stream:
