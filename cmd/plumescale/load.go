@@ -140,7 +140,8 @@ func (l *loader) run(ctx context.Context, s step, seed uint64) error {
 	default:
 	}
 	n := l.posted.Load() - before
-	fmt.Fprintf(l.out, "  %s: %d spans posted in %s (%.0f spans/s)\n", s.name, n, time.Since(start).Round(time.Second), float64(n)/time.Since(start).Seconds())
+	fmt.Fprintf(l.out, "  %s: %d spans posted in %s (%.0f spans/s), %d batches sent again after a 5xx\n", s.name, n,
+		time.Since(start).Round(time.Second), float64(n)/time.Since(start).Seconds(), l.failures.Load())
 	return nil
 }
 
