@@ -7,7 +7,7 @@ LAMBDA_BUILD = CGO_ENABLED=0 GOOS=linux GOARCH=$(or $(GOARCH_LAMBDA),arm64) $(GO
 # Every function of template.yaml, by logical id.
 FUNCTIONS = PromptsFunction TracingIngestFunction TracingQueryFunction SettingsFunction OTLPFunction JudgesFunction FeedbackFunction SweeperFunction EvaluatorFunction OptimizerFunction OptimizerWorkerFunction RollupFunction MCPFunction GatewayFunction DashboardFunction
 
-.PHONY: dev test build bench load lint clean cli $(addprefix build-,$(FUNCTIONS))
+.PHONY: dev test build bench load scale lint clean cli $(addprefix build-,$(FUNCTIONS))
 
 dev:
 	scripts/dev.sh
@@ -79,6 +79,11 @@ bench:
 # load: load figures and CPU profiles of plume-local against DynamoDB Local (scripts/load.sh).
 load:
 	scripts/load.sh
+
+# scale: what every read costs at two project sizes ten times apart (scripts/scale.sh,
+# docs/scale.md); not part of make test. make scale SCALE_SPANS=2000 runs in a few minutes.
+scale:
+	scripts/scale.sh
 
 clean:
 	rm -rf bin .aws-sam

@@ -190,18 +190,27 @@ plume_local_stop() {
 }
 
 # emulator_start: start the DynamoDB emulator chosen by EMULATOR (dynamodb-local, the default,
-# or moto) on a free port. Sets EMULATOR_PID and EMULATOR_URL.
+# or moto) on a free port (PLUME_DYNAMODB_PORT to choose it). Sets EMULATOR_PID and
+# EMULATOR_URL. DynamoDB Local runs with DDB_LOCAL_HEAP (1g) of Java heap, in memory unless
+# DDB_LOCAL_DB_PATH names a folder to keep its database in, and logs to
+# DDB_LOCAL_LOG_NAME (dynamodb-local).log under .cache/logs: make scale starts one of its own
+# beside make test's with a larger heap.
 emulator_start() {
-  local port logfile
+  local port logfile storage
   port=${PLUME_DYNAMODB_PORT:-$(free_port)}
   mkdir -p "$PLUME_CACHE/logs"
   case "${EMULATOR:-dynamodb-local}" in
     dynamodb-local)
       ddb_local_fetch
       need java openjdk-17-jre-headless
-      logfile=$PLUME_CACHE/logs/dynamodb-local.log
-      (cd "$DDB_LOCAL_DIR" && exec java -Xmx1g -Djava.library.path=./DynamoDBLocal_lib \
-        -jar DynamoDBLocal.jar -inMemory -sharedDb -port "$port") >"$logfile" 2>&1 &
+      logfile=$PLUME_CACHE/logs/${DDB_LOCAL_LOG_NAME:-dynamodb-local}.log
+      storage=(-inMemory)
+      if [ -n "${DDB_LOCAL_DB_PATH:-}" ]; then
+        mkdir -p "$DDB_LOCAL_DB_PATH"
+        storage=(-dbPath "$(cd "$DDB_LOCAL_DB_PATH" && pwd)")
+      fi
+      (cd "$DDB_LOCAL_DIR" && exec java "-Xmx${DDB_LOCAL_HEAP:-1g}" -Djava.library.path=./DynamoDBLocal_lib \
+        -jar DynamoDBLocal.jar "${storage[@]}" -sharedDb -port "$port") >"$logfile" 2>&1 &
       EMULATOR_PID=$!
       ;;
     moto)
