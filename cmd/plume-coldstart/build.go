@@ -53,19 +53,19 @@ type binary struct {
 	deployed int64  // size in bytes of the arm64 bootstrap
 }
 
-// buildAll builds every target for arm64 and for the host through make, the same recipe
-// `sam build` runs.
-func buildAll(ctx context.Context, o options, ids []string) ([]binary, error) {
-	out, err := filepath.Abs(o.out)
+// buildAll builds every target of the checkout at root for arm64 and for the host through
+// make, the same recipe `sam build` runs, into out; each row's name is the id and suffix.
+func buildAll(ctx context.Context, root, out, suffix string, ids []string) ([]binary, error) {
+	out, err := filepath.Abs(out)
 	if err != nil {
 		return nil, err
 	}
 	var bins []binary
 	for _, id := range ids {
-		b := binary{name: id}
+		b := binary{name: id + suffix}
 		for _, arch := range []string{"arm64", runtime.GOARCH} {
 			dir := filepath.Join(out, arch, filepath.Base(targetOf(id)))
-			if err := makeTarget(ctx, o.root, id, arch, dir); err != nil {
+			if err := makeTarget(ctx, root, id, arch, dir); err != nil {
 				return nil, err
 			}
 			bin := filepath.Join(dir, "bootstrap")

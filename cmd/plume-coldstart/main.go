@@ -9,6 +9,9 @@
 // machine slows both alike. With -inittrace it also runs each bootstrap once with
 // GODEBUG=inittrace=1 and prints the packages whose init took longest.
 //
+// With -base, the same functions built from an earlier checkout are measured in the same rounds,
+// each row beside its own: a before and after measured side by side.
+//
 // Limits the table is read against (issue 31): init within 2x the hello world, bootstrap at
 // most 15 MB; rows past either are marked.
 package main
@@ -35,6 +38,7 @@ func main() {
 // options are the command's flags.
 type options struct {
 	root      string // the repository, holding the Makefile
+	base      string // another checkout whose functions are measured in the same rounds; "" for none
 	out       string // where the bootstraps are built
 	runs      int    // rounds of starts
 	only      string // a regexp of logical ids to measure; all when empty
@@ -45,6 +49,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	var o options
 	fs := flag.NewFlagSet("plume-coldstart", flag.ContinueOnError)
 	fs.StringVar(&o.root, "root", ".", "the repository root (holding the Makefile)")
+	fs.StringVar(&o.base, "base", "", "another checkout (git archive of an earlier commit) measured in the same rounds, its rows marked @base")
 	fs.StringVar(&o.out, "out", ".cache/coldstart", "where the bootstraps are built")
 	fs.IntVar(&o.runs, "runs", 20, "rounds of starts; each function's median is taken over them")
 	fs.StringVar(&o.only, "only", "", "a regexp of the logical ids to measure (all when empty)")
@@ -56,9 +61,16 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	bins, err := buildAll(ctx, o, targets)
+	bins, err := buildAll(ctx, o.root, o.out, "", targets)
 	if err != nil {
 		return err
+	}
+	if o.base != "" {
+		before, err := buildAll(ctx, o.base, o.out+"/base", " @base", targets[1:])
+		if err != nil {
+			return err
+		}
+		bins = interleave(bins, before)
 	}
 	res, err := measure(ctx, bins, o.runs)
 	if err != nil {
@@ -69,4 +81,14 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		return printInitTrace(ctx, stdout, bins, o.inittrace)
 	}
 	return nil
+}
+
+// interleave puts each function's @base row after its own (after[0] is the hello world, which
+// has none).
+func interleave(after, before []binary) []binary {
+	out := []binary{after[0]}
+	for i, b := range after[1:] {
+		out = append(out, b, before[i])
+	}
+	return out
 }
