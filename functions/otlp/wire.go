@@ -8,7 +8,7 @@ import (
 
 // The two messages the handler answers with, encoded by hand: the Collector's ptraceotlp and
 // the protobuf runtime that google.rpc.Status needs link gRPC and reflection-driven encoders
-// into OTLPFunction's bootstrap (about 10 MB, and their package inits at every cold start) for
+// into OTLPFunction's bootstrap (23.9 MB against 12.1 without them, and their package inits at every cold start) for
 // two messages of two fields each. wire_test.go holds both encodings equal to what those
 // libraries write and read.
 
