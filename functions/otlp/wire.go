@@ -8,9 +8,9 @@ import (
 
 // The two messages the handler answers with, encoded by hand: the Collector's ptraceotlp and
 // the protobuf runtime that google.rpc.Status needs link gRPC and reflection-driven encoders
-// into OTLPFunction's bootstrap (23.9 MB against 12.1 without them, and their package inits at every cold start) for
-// two messages of two fields each. wire_test.go holds both encodings equal to what those
-// libraries write and read.
+// into OTLPFunction's bootstrap (23.9 MB with them, 12.1 MB without, and their package inits
+// at every cold start) for two messages of two fields each. wire_test.go holds both encodings
+// equal to what those libraries write and read.
 
 // exportResponse is an ExportTraceServiceResponse in enc, byte for byte what ptraceotlp's
 // ExportResponse marshals: the partial_success field is always present (empty when nothing was
