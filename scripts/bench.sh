@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # make bench: the hot-path benchmarks, six runs each against DynamoDB Local, summarised with
-# benchstat. Results go to .cache/bench/<timestamp>.txt; pass BASE=<file> to compare with an
-# earlier run (benchstat BASE new).
+# benchstat, then every function's cold start and bootstrap size beside a hello world
+# (cmd/plume-coldstart, COLD_RUNS rounds, 20 by default; COLD_RUNS=0 skips it). Results go to
+# .cache/bench/<timestamp>.txt and .cache/bench/<timestamp>-coldstart.md; pass BASE=<file> to
+# compare with an earlier run (benchstat BASE new).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$PLUME_ROOT"
@@ -18,3 +20,9 @@ go test -run '^$' -bench "${BENCH:-.}" -benchmem -count "${COUNT:-6}" \
 log "raw results: $out"
 benchstat() { go run golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da "$@"; }
 if [ -n "${BASE:-}" ]; then benchstat "$BASE" "$out"; else benchstat "$out"; fi
+
+if [ "${COLD_RUNS:-20}" != 0 ]; then
+  cold=${out%.txt}-coldstart.md
+  go run ./cmd/plume-coldstart -runs "${COLD_RUNS:-20}" -inittrace 5 | tee "$cold"
+  log "cold starts: $cold"
+fi

@@ -46,7 +46,7 @@ func largeTracePage(tb testing.TB) []byte {
 	sess := &session{WebSession: auth.WebSession{ProjectID: uuid.NewString(), KeyID: uuid.NewString(),
 		User: auth.User{Name: "bench"}, CSRF: "csrf-token-of-the-session-0123456789abcdef"}, Role: auth.DefaultRole}
 	var buf bytes.Buffer
-	if err := pageTemplates["trace"].ExecuteTemplate(&buf, "layout.html", page{Title: "Trace large", Nav: "traces", Session: sess, Data: d}); err != nil {
+	if err := pageTemplate("trace").ExecuteTemplate(&buf, "layout.html", page{Title: "Trace large", Nav: "traces", Session: sess, Data: d}); err != nil {
 		tb.Fatal(err)
 	}
 	return buf.Bytes()

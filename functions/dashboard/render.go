@@ -19,6 +19,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -51,8 +52,10 @@ func policyWith(imgOrigin string) string {
 // asset is one embedded bundle under its long-cache name ("app.3f9c1a2b.js").
 type asset struct {
 	body []byte
-	// gzipped is body gzipped, compressed once at startup; nil when body is under web.GzipMinBytes.
-	gzipped     []byte
+	// gzipped is body gzipped, compressed on the first request that accepts it (at the best
+	// compression it is milliseconds of every cold start otherwise); nil when body is under
+	// web.GzipMinBytes.
+	gzipped     func() []byte
 	contentType string
 }
 
@@ -60,8 +63,9 @@ type asset struct {
 // ("app.css", "app.js") to its URL. Each bundle is every file of its extension under assets/,
 // app.css or app.js first and then by name, so that each area of the dashboard keeps its style
 // and script in a file of its own and a page still loads one of each (and app.svg, the icon).
-// Every script file is a self-contained function expression.
-var assets, assetURL = loadAssets()
+// Every script file is a self-contained function expression. They are read on the first page
+// or asset served, not at start.
+var bundles = sync.OnceValues(loadAssets)
 
 func loadAssets() (map[string]asset, map[string]string) {
 	entries, err := fs.ReadDir(assetFS, "assets")
@@ -95,7 +99,7 @@ func loadAssets() (map[string]asset, map[string]string) {
 		hashed := "app." + hex.EncodeToString(sum[:6]) + ext
 		a := asset{body: body, contentType: types[ext]}
 		if len(body) >= web.GzipMinBytes {
-			a.gzipped = gzipAsset(body)
+			a.gzipped = sync.OnceValue(func() []byte { return gzipAsset(body) })
 		}
 		byName[hashed] = a
 		urls["app"+ext] = "/ui/assets/" + hashed
@@ -119,6 +123,7 @@ func gzipAsset(body []byte) []byte {
 // name. A bundle that has a gzipped form is sent in it to a browser that accepts gzip; the
 // name, and so the cache, is that of the content, whatever its encoding.
 func serveAsset(w http.ResponseWriter, r *http.Request) {
+	assets, _ := bundles()
 	a, ok := assets[strings.TrimPrefix(r.URL.Path, "/ui/assets/")]
 	if !ok {
 		http.NotFound(w, r)
@@ -130,7 +135,7 @@ func serveAsset(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	body := a.body
 	if a.gzipped != nil && web.AcceptsGzip(r.Header) { // the middleware says it varies
-		body = a.gzipped
+		body = a.gzipped()
 		h.Set("Content-Encoding", "gzip")
 	}
 	h.Set("Content-Length", strconv.Itoa(len(body)))
@@ -138,7 +143,7 @@ func serveAsset(w http.ResponseWriter, r *http.Request) {
 }
 
 var funcs = template.FuncMap{
-	"asset": func(name string) string { return assetURL[name] },
+	"asset": func(name string) string { _, urls := bundles(); return urls[name] },
 	// pathEscape makes one path segment of an id: ids are the client's text.
 	"pathEscape": url.PathEscape,
 	"when": func(t time.Time) string {
@@ -196,11 +201,25 @@ func deref[T any](p *T) T {
 	return *p
 }
 
-// pageTemplates are the pages by name: each file templates/<name>.html is the layout with that
-// file's "content", and every fragment (templates/*-fragment.html, a "fragment" of its own
-// that a page may also include) is parsed with each page and also stands alone under its name.
-var pageTemplates = func() map[string]*template.Template {
-	layout := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html"))
+// pageTemplate returns the page named name, or nil when there is none: each file
+// templates/<name>.html is the layout with that file's "content", and every fragment
+// (templates/*-fragment.html, a "fragment" of its own that a page may also include) is parsed
+// with each page and also stands alone under its name. A page is parsed on its first render:
+// parsing all of them took about 60 ms of every cold start (TestEveryTemplateParses parses
+// them all).
+func pageTemplate(name string) *template.Template {
+	parse, ok := pageTemplates()[name]
+	if !ok {
+		return nil
+	}
+	return parse()
+}
+
+// pageTemplates are the pages' parsers by name.
+var pageTemplates = sync.OnceValue(func() map[string]func() *template.Template {
+	layout := sync.OnceValue(func() *template.Template {
+		return template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html"))
+	})
 	files, err := fs.Glob(templateFS, "templates/*.html")
 	if err != nil {
 		panic(err)
@@ -209,19 +228,23 @@ var pageTemplates = func() map[string]*template.Template {
 	if err != nil {
 		panic(err)
 	}
-	out := map[string]*template.Template{}
+	out := map[string]func() *template.Template{}
 	for _, f := range files {
 		name := strings.TrimSuffix(path.Base(f), ".html")
 		switch {
 		case name == "layout":
 		case strings.HasSuffix(name, "-fragment"):
-			out[name] = template.Must(template.New("fragment").Funcs(funcs).ParseFS(templateFS, f))
+			out[name] = sync.OnceValue(func() *template.Template {
+				return template.Must(template.New("fragment").Funcs(funcs).ParseFS(templateFS, f))
+			})
 		default:
-			out[name] = template.Must(template.Must(layout.Clone()).ParseFS(templateFS, append([]string{f}, fragments...)...))
+			out[name] = sync.OnceValue(func() *template.Template {
+				return template.Must(template.Must(layout().Clone()).ParseFS(templateFS, append([]string{f}, fragments...)...))
+			})
 		}
 	}
 	return out
-}()
+})
 
 // page is what the layout reads.
 type page struct {
@@ -265,7 +288,7 @@ func (s *server) render(w http.ResponseWriter, r *http.Request, status int, name
 		p.Session = &sess
 	}
 	var buf bytes.Buffer
-	t := pageTemplates[name]
+	t := pageTemplate(name)
 	root := "layout.html"
 	if strings.HasSuffix(name, "-fragment") {
 		root = "fragment"

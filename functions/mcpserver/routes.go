@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -32,8 +33,11 @@ type Config struct {
 // *auth.Router, as every area's, so that the tests that walk every route of the stack walk
 // these too; no route names a project: each tool is scoped to the key's.
 func NewHandler(api http.Handler, authn *plumeauth.Authenticator, cfg Config) http.Handler {
-	s := newServer(api, cfg)
-	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
+	// The server is made on the first MCP request, not at start: inferring and resolving every
+	// tool's schemas takes 40-60 ms, which a cold start would otherwise spend before any
+	// request, the health check and a refused key included (docs/performance.md).
+	server := sync.OnceValue(func() *mcp.Server { return newServer(api, cfg) })
+	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server() },
 		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
 	// The SDK's bearer middleware carries the verified key to the tools (CallToolRequest's
 	// TokenInfo); the API's Authenticator, run first, answers 401 in the API's error shape.

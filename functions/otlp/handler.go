@@ -11,11 +11,6 @@ import (
 	"strconv"
 	"strings"
 
-	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
-	"google.golang.org/genproto/googleapis/rpc/status"
-	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/proto"
-
 	"github.com/plumehq/plume/shared/auth"
 	"github.com/plumehq/plume/shared/errs"
 	"github.com/plumehq/plume/shared/metrics"
@@ -90,13 +85,14 @@ func (s *server) traces(w http.ResponseWriter, r *http.Request) {
 		rejected, reasons = otlpmap.AddRefused(rejected, reasons, res.Refused)
 	}
 	metrics.Emit(r.Context(), nil, s.svc.Now(), p.ProjectID, metrics.Count(metrics.SpansIngested, stored), metrics.Count(metrics.SpansRejected, rejected))
-	resp := ptraceotlp.NewExportResponse()
+	var message string
 	if rejected > 0 {
 		// https://opentelemetry.io/docs/specs/otlp/#partial-success-1
-		resp.PartialSuccess().SetRejectedSpans(int64(rejected))
-		resp.PartialSuccess().SetErrorMessage(strings.Join(reasons, "; "))
+		message = strings.Join(reasons, "; ")
 	}
-	writeResponse(w, enc, resp)
+	w.Header().Set("Content-Type", enc)
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(exportResponse(enc, int64(rejected), message))
 }
 
 // discard serves /v1/metrics and /v1/logs: authenticated, answered with an empty export
@@ -145,23 +141,6 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	return body, err
 }
 
-func writeResponse(w http.ResponseWriter, enc string, resp ptraceotlp.ExportResponse) {
-	var body []byte
-	var err error
-	if enc == contentProtobuf {
-		body, err = resp.MarshalProto()
-	} else {
-		body, err = resp.MarshalJSON()
-	}
-	if err != nil {
-		http.Error(w, "cannot encode the response", http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", enc)
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(body)
-}
-
 // grpcCode maps Plume's error codes to the google.rpc.Code the Status carries.
 var grpcCode = map[errs.Code]int32{
 	errs.CodeInvalid: 3, errs.CodeUnauthenticated: 16, errs.CodeForbidden: 7, errs.CodeNotFound: 5,
@@ -192,13 +171,7 @@ func writeStatus(w http.ResponseWriter, r *http.Request, enc string, err error) 
 		slog.WarnContext(r.Context(), "otlp export unavailable", "error", err)
 	}
 	msg = fmt.Sprintf("%s (request id %s)", msg, web.RequestID(r.Context()))
-	st := &status.Status{Code: grpcCode[code], Message: msg}
-	var body []byte
-	if enc == contentProtobuf {
-		body, _ = proto.Marshal(st)
-	} else {
-		body, _ = protojson.Marshal(st)
-	}
+	body := statusBody(enc, grpcCode[code], msg)
 	httpStatus := web.Status(code)
 	if httpStatus == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", auth.Challenge)

@@ -2,7 +2,6 @@ package pricing
 
 import (
 	"bytes"
-	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,9 +14,6 @@ import (
 	"time"
 	"unicode/utf8"
 )
-
-//go:embed prices.json
-var pricesJSON []byte
 
 // maxModelLen is the longest model id Lookup considers; longer ids are never found.
 const maxModelLen = 256
@@ -35,25 +31,68 @@ type Table struct {
 	cached atomic.Int64
 }
 
-// rule is one compiled pattern of the entry prices[entry].
+// rule is one pattern of the entry prices[entry].
 type rule struct {
 	entry int
-	re    *regexp.Regexp
+	re    *pattern
 	// literal is a lower-case string that every id the pattern matches contains: a cheap
 	// test that skips most patterns before running the regular expression.
 	literal string
 }
 
-var defaultTable = sync.OnceValue(func() *Table {
-	t, err := Parse(pricesJSON)
-	if err != nil {
-		panic(fmt.Sprintf("pricing: embedded prices.json: %v", err))
+// pattern is a regular expression compiled on first use. The shipped table's patterns were
+// checked when prices_gen.go was generated; compiling all of them took 17-22 ms of every
+// pricing function's cold start, where a lookup needs the few whose literal the id contains.
+type pattern struct {
+	expr string // "(?i)^...$"
+	once sync.Once
+	re   *regexp.Regexp
+}
+
+// regexp returns the compiled pattern.
+func (p *pattern) regexp() *regexp.Regexp {
+	p.once.Do(func() { p.re = regexp.MustCompile(p.expr) })
+	return p.re
+}
+
+// compiled returns the pattern of an expression already compiled (Parse's).
+func compiled(re *regexp.Regexp) *pattern {
+	p := &pattern{expr: re.String()}
+	p.once.Do(func() { p.re = re })
+	return p
+}
+
+//go:generate go test -run TestGeneratedTable -update
+
+// source is a price table as generated from prices.json into prices_gen.go: checked and
+// reduced at build time, so that nothing is parsed at start.
+type source struct {
+	lastChecked string
+	prices      []Price
+	rules       []ruleSource
+}
+
+// ruleSource is a rule before its pattern is compiled.
+type ruleSource struct {
+	entry   int
+	expr    string
+	literal string
+}
+
+// newTable is the Table of s.
+func newTable(s source) *Table {
+	t := &Table{lastChecked: s.lastChecked, prices: s.prices, rules: make([]rule, len(s.rules))}
+	for i, r := range s.rules {
+		t.rules[i] = rule{entry: r.entry, re: &pattern{expr: r.expr}, literal: r.literal}
 	}
 	return t
-})
+}
 
-// Default returns the price table embedded from prices.json, parsed and compiled on first
-// use. It panics only when the embedded file is invalid, which a test rules out.
+var defaultTable = sync.OnceValue(func() *Table { return newTable(shipped) })
+
+// Default returns the shipped price table: prices.json as go generate wrote it into
+// prices_gen.go (a test holds the two equal). Its patterns are compiled as lookups first need
+// them.
 func Default() *Table { return defaultTable() }
 
 // file is the format of prices.json.
@@ -121,7 +160,7 @@ func Parse(data []byte) (*Table, error) {
 			if err != nil {
 				return nil, fmt.Errorf("price %d (%q): pattern %q: %w", i, e.ID, p, err)
 			}
-			t.rules = append(t.rules, rule{entry: i, re: re, literal: requiredLiteral(re.String())})
+			t.rules = append(t.rules, rule{entry: i, re: compiled(re), literal: requiredLiteral(re.String())})
 		}
 		p := Price{ID: e.ID, Provider: e.Provider, Input: e.Input, Output: e.Output,
 			CachedInput: e.CachedInput, CacheWrite: e.CacheWrite}
@@ -253,7 +292,7 @@ func (t *Table) match(id string) int {
 		if r.literal != "" && !strings.Contains(id, r.literal) {
 			continue
 		}
-		if r.re.MatchString(id) {
+		if r.re.regexp().MatchString(id) {
 			return r.entry
 		}
 	}

@@ -51,7 +51,7 @@ func TestDefaultTable(t *testing.T) {
 			for _, r := range tbl.rules {
 				if r.entry == i {
 					n++
-					assert.Regexp(t, `^\(\?i\)\^.*\$$`, r.re.String())
+					assert.Regexp(t, `^\(\?i\)\^.*\$$`, r.re.regexp().String())
 				}
 			}
 			assert.Positive(t, n)
@@ -409,7 +409,7 @@ func TestLookupRealIDs(t *testing.T) {
 			id := strings.ToLower(strings.TrimSpace(tt.model))
 			var matched []string
 			for _, r := range tbl.rules {
-				if r.re.MatchString(id) && !slices.Contains(matched, tbl.prices[r.entry].ID) {
+				if r.re.regexp().MatchString(id) && !slices.Contains(matched, tbl.prices[r.entry].ID) {
 					matched = append(matched, tbl.prices[r.entry].ID)
 				}
 			}
