@@ -16,8 +16,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/aws/smithy-go/middleware"
 	"github.com/google/uuid"
 
 	"github.com/plumehq/plume/infra"
@@ -28,6 +26,7 @@ import (
 	"github.com/plumehq/plume/shared/blob/s3local"
 	"github.com/plumehq/plume/shared/config"
 	"github.com/plumehq/plume/shared/ddb"
+	"github.com/plumehq/plume/shared/ddb/ddbtest"
 	"github.com/plumehq/plume/shared/web"
 )
 
@@ -112,7 +111,7 @@ func startPlume(ctx context.Context, getenv func(string) string, streamsURL stri
 
 	client := dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) {
 		o.DisableValidateResponseChecksum = true
-		o.APIOptions = append(o.APIOptions, askCapacity)
+		o.APIOptions = append(o.APIOptions, ddbtest.AskCapacity)
 	})
 	direct := dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) {
 		o.BaseEndpoint = aws.String(streamsURL)
@@ -266,24 +265,4 @@ func (c *countingClient) Do(r *http.Request) (*http.Response, error) {
 		c.counts.reads.Add(1)
 	}
 	return c.inner.Do(r)
-}
-
-// askCapacity makes every read ask for the capacity it consumes: ddbtap prices a Query by what
-// DynamoDB Local reports (the items it read), which it reports only when asked.
-func askCapacity(s *middleware.Stack) error {
-	return s.Initialize.Add(middleware.InitializeMiddlewareFunc("plumescaleCapacity",
-		func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
-			const total = types.ReturnConsumedCapacityTotal
-			switch q := in.Parameters.(type) {
-			case *dynamodb.QueryInput:
-				q.ReturnConsumedCapacity = total
-			case *dynamodb.ScanInput:
-				q.ReturnConsumedCapacity = total
-			case *dynamodb.GetItemInput:
-				q.ReturnConsumedCapacity = total
-			case *dynamodb.BatchGetItemInput:
-				q.ReturnConsumedCapacity = total
-			}
-			return next.HandleInitialize(ctx, in)
-		}), middleware.After)
 }

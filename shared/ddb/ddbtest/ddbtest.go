@@ -122,6 +122,17 @@ func (c *Counter) apiOptions() []func(*middleware.Stack) error {
 	}}
 }
 
+// AskCapacity is a client's API option that makes every request return the capacity it
+// consumes, indexes included: DynamoDB Local reports it only when asked, and the request meters
+// (Counter, ddbtap) read it from the answers.
+func AskCapacity(s *middleware.Stack) error {
+	return s.Initialize.Add(middleware.InitializeMiddlewareFunc("plumeAskCapacity",
+		func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+			askCapacity(in.Parameters)
+			return next.HandleInitialize(ctx, in)
+		}), middleware.After)
+}
+
 // askCapacity makes a request return the capacity it consumes, indexes included.
 func askCapacity(params any) {
 	const rc = types.ReturnConsumedCapacityIndexes
@@ -139,6 +150,8 @@ func askCapacity(params any) {
 	case *dynamodb.BatchWriteItemInput:
 		in.ReturnConsumedCapacity = rc
 	case *dynamodb.QueryInput:
+		in.ReturnConsumedCapacity = rc
+	case *dynamodb.ScanInput:
 		in.ReturnConsumedCapacity = rc
 	case *dynamodb.TransactWriteItemsInput:
 		in.ReturnConsumedCapacity = rc
