@@ -1,15 +1,13 @@
 package feedback
 
 import (
-	"bytes"
 	"crypto/rand"
-	"embed"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"html/template"
+	"io"
 	"log/slog"
 	"mime"
 	"net"
@@ -49,11 +47,6 @@ const (
 // rated per minute, so waiting a minute always helps.
 const rateLimitRetryAfter = "60"
 
-//go:embed page.html
-var pageFiles embed.FS
-
-var pageTemplate = template.Must(template.ParseFS(pageFiles, "page.html"))
-
 // pageServer serves the public feedback-link pages, GET and POST /f/{token}: whoever has a
 // link's URL reviews the recent completions of its prompt there.
 //
@@ -66,7 +59,7 @@ type pageServer struct{ d Deps }
 
 func newPageServer(d Deps) *pageServer { return &pageServer{d: d} }
 
-// frame is what page.html renders: the completions of a link, or an error.
+// frame is what the page shows (pagehtml.go writes it): the completions of a link, or an error.
 type frame struct {
 	Nonce string
 	Title string
@@ -149,7 +142,7 @@ func (p *pageServer) show(w http.ResponseWriter, r *http.Request) {
 		}
 		view.Completions = append(view.Completions, c)
 	}
-	p.render(w, r, http.StatusOK, frame{Title: "Feedback on " + link.PromptSlug, Page: view})
+	p.render(w, http.StatusOK, frame{Title: "Feedback on " + link.PromptSlug, Page: view})
 }
 
 // submit serves POST /f/{token}: one review form, stored as the reviewer's feedback on the
@@ -355,7 +348,7 @@ func (p *pageServer) fail(w http.ResponseWriter, r *http.Request, err error, dur
 	default:
 		v.Heading = "This page could not be shown"
 	}
-	p.render(w, r, status, frame{Title: v.Heading, Error: v})
+	p.render(w, status, frame{Title: v.Heading, Error: v})
 }
 
 // clientOf is the source address of r (API Gateway's sourceIp in Lambda), without its port.
@@ -409,25 +402,12 @@ func sentence(s string) string {
 	return s
 }
 
-// fallbackPage is served when page.html itself cannot be rendered.
-const fallbackPage = `<!doctype html><html lang="en"><meta charset="utf-8"><title>Something went wrong</title>` +
-	`<h1>Something went wrong</h1><p>Please try again in a moment.</p></html>`
-
-// render writes f with status and the headers of every page. The page is rendered into a buffer
-// first, so that a template failure is a clean 500 rather than half a page.
-func (p *pageServer) render(w http.ResponseWriter, r *http.Request, status int, f frame) {
+// render writes f with status and the headers of every page.
+func (p *pageServer) render(w http.ResponseWriter, status int, f frame) {
 	f.Nonce = newNonce()
-	var buf bytes.Buffer
-	if err := pageTemplate.Execute(&buf, f); err != nil {
-		slog.ErrorContext(r.Context(), "render feedback page", "error", err)
-		setPageHeaders(w.Header(), "")
-		w.WriteHeader(http.StatusInternalServerError)
-		_, _ = w.Write([]byte(fallbackPage))
-		return
-	}
 	setPageHeaders(w.Header(), f.Nonce)
 	w.WriteHeader(status)
-	_, _ = w.Write(buf.Bytes())
+	_, _ = io.WriteString(w, writeFrame(f))
 }
 
 // setPageHeaders sets the headers of every answer of the pages. The token is in the URL, so
