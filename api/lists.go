@@ -90,7 +90,7 @@ var (
 	TraceList = newList("traces", []Param{
 		{"id", ParamUUID, "the trace of this id"},
 		{"session_id", ParamUUID, "only the traces of this session"},
-		{"status", ParamString, "only traces of this status: ok, error or unset"},
+		{"status", ParamString, "only traces of this status: " + StatusOK + ", " + StatusError + " or " + StatusUnset},
 	}, []string{"started_at", "name", "status", "span_count", "duration_ms", "cost"}, ListLimits{Default: 50, Max: 500})
 	SessionList = newList("sessions", []Param{
 		{"id", ParamUUID, "the session of this id"},

@@ -120,6 +120,13 @@ type SessionInput struct {
 	Tags       map[string]string `json:"tags,omitempty"`
 }
 
+// The statuses of spans and traces.
+const (
+	StatusUnset = "unset"
+	StatusOK    = "ok"
+	StatusError = "error"
+)
+
 // Span is a span as POST /spans and GET /spans answer it (spec §2.6, SpanRead). Optional fields
 // are null when the span never had them. Attributes is the client's attribute object as sent
 // (compact JSON, {} when absent). Tags are the span's; TraceTags and SessionTags are the tags

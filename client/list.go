@@ -88,6 +88,12 @@ func (c *Client) SpansPage(ctx context.Context, q api.SpanQuery) ([]api.Span, Li
 	return listPage[api.Span](ctx, c, api.SpanList, q.Values())
 }
 
+// SpanSummariesPage lists spans as SpansPage does, answering their summaries (GET
+// /spans/summaries with the list's query): the server reads no span body for them.
+func (c *Client) SpanSummariesPage(ctx context.Context, q api.SpanQuery) ([]api.SpanSummary, ListInfo, error) {
+	return listPageAt[api.SpanSummary](ctx, c, "/spans/summaries", api.SpanList, q.Values())
+}
+
 // TracesPage lists traces as Traces does, with what the server said of the answer's
 // completeness and where the list goes on.
 func (c *Client) TracesPage(ctx context.Context, q api.TraceQuery) ([]api.Trace, ListInfo, error) {
@@ -171,14 +177,20 @@ func listPath(list api.List) string { return "/" + list.Noun }
 
 // listPage sends GET on list's route with q and reads the answer's list headers.
 func listPage[T any](ctx context.Context, c *Client, list api.List, q url.Values) ([]T, ListInfo, error) {
+	return listPageAt[T](ctx, c, listPath(list), list, q)
+}
+
+// listPageAt sends GET on path, a route that takes list's query, with q and reads the
+// answer's list headers.
+func listPageAt[T any](ctx context.Context, c *Client, path string, list api.List, q url.Values) ([]T, ListInfo, error) {
 	var out []T
 	var h http.Header
-	if err := c.do(ctx, call{method: http.MethodGet, path: listPath(list), query: q, header: &h}, &out); err != nil {
+	if err := c.do(ctx, call{method: http.MethodGet, path: path, query: q, header: &h}, &out); err != nil {
 		return nil, ListInfo{}, err
 	}
 	info, err := readListInfo(h, q, limitOf(q, list), len(out))
 	if err != nil {
-		return nil, ListInfo{}, fmt.Errorf("client: GET %s: %w", listPath(list), err)
+		return nil, ListInfo{}, fmt.Errorf("client: GET %s: %w", path, err)
 	}
 	return out, info, nil
 }

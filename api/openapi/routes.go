@@ -316,8 +316,11 @@ var routeDocs = []routeDoc{
 		Description: fmt.Sprintf("A trace of at most %d spans is one exact tree, paged depth first (whole: true); a larger one is paged in the order its spans arrived, each page a tree of its own (whole: false), so that a page costs what it holds.", api.SpanTreeWholeMax),
 		Query:       []param{offset, limit(api.SpanTreeDefaultLimit, api.SpanTreeMaxLimit)},
 		Reply:       typeOf[api.SpanTree]()},
-	{Route: "GET /spans/summaries", ID: "listSpanSummaries", Tag: "tracing", Summary: "The summaries of spans by id, in the order asked; unknown ids are left out",
-		Query: []param{{"ids", fmt.Sprintf("span ids, at most %d", api.MaxSummaryIDs), csv}}, Reply: typeOf[[]api.SpanSummary]()},
+	{Route: "GET /spans/summaries", ID: "listSpanSummaries", Tag: "tracing", Summary: "Spans' summaries: by id, or the list GET /spans answers for the same query",
+		Description: "With ids: those spans' summaries in the order asked, unknown ids left out (the list parameters are then not read). " +
+			"Without: the list of GET /spans for the same parameters, paged by the same cursors and headers, each span as its summary: no span body is read.",
+		Query: append([]param{{"ids", fmt.Sprintf("span ids, at most %d", api.MaxSummaryIDs), csv}}, listQuery(api.SpanList)...),
+		Reply: typeOf[[]api.SpanSummary](), ReplyHeaders: listHeaders},
 	{Route: "GET /projects/{project_id}/metrics", ID: "getMetrics", Tag: "tracing",
 		Summary: "The project's counters per minute, hour or day: traces, spans, errors, cost, tokens, latency percentiles, llm calls by model, judge pass rates, feedback",
 		Description: "Read from rollups kept from the table's change stream (a second or so behind the writes), in O(buckets) whatever the project's size. " +

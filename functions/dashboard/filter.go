@@ -237,16 +237,25 @@ func parseTimeFilter(field, v string) (*time.Time, error) {
 }
 
 // common is the query of the filter's page of limit rows (the page's own choice aside).
-func (f listFilter) common(limit int) trace.Common {
-	c := trace.Common{
-		Limit: limit, Offset: f.At.Offset, Cursor: f.At.Cursor, Tags: f.tags, CreatedAfter: f.from, CreatedBefore: f.to,
+func (f listFilter) query(limit int) api.ListQuery {
+	q := api.ListQuery{
+		Limit: limit, Offset: f.At.Offset, Cursor: f.At.Cursor, Tags: f.tags,
 		DurationMin: f.bounds[0], DurationMax: f.bounds[1], CostMin: f.bounds[2], CostMax: f.bounds[3],
-		SortBy: f.sort.by, Ascending: f.sort.ascending,
+		SortBy: f.sort.by,
+	}
+	if f.sort.ascending {
+		q.SortOrder = api.SortAsc
+	}
+	if f.from != nil {
+		q.CreatedAfter = api.TimeOf(*f.from)
+	}
+	if f.to != nil {
+		q.CreatedBefore = api.TimeOf(*f.to)
 	}
 	if f.Name != "" {
-		c.Names = []string{f.Name}
+		q.Names = []string{f.Name}
 	}
-	return c
+	return q
 }
 
 // link is the URL of the filtered page from cursor, row its first row's number (listPage).

@@ -26,10 +26,6 @@ var Function = app.Function{
 	Name:   "DashboardFunction",
 	Routes: Routes,
 	Build: func(e *app.Env) (http.Handler, error) {
-		q, err := e.TraceQueries()
-		if err != nil {
-			return nil, err
-		}
 		fns := apiFunctions
 		if _, err := e.OptimizationQueue(); err == nil {
 			fns = append(fns[:len(fns):len(fns)], optimizer.Function)
@@ -48,7 +44,7 @@ var Function = app.Function{
 		}
 		return NewHandler(Deps{
 			Sessions: ddb.NewWebSessionStore(e.Table()), Authn: e.Authn(),
-			Queries: q, API: api, Now: e.Now, ImageOrigin: origin, PublicURL: e.Config.PublicURL,
+			API: api, Now: e.Now, ImageOrigin: origin, PublicURL: e.Config.PublicURL,
 		}), nil
 	},
 }

@@ -27,14 +27,10 @@ var pageImports = []string{"api", "client", "shared/errs", "shared/web", "shared
 var importsOwed = map[string][]string{
 	// The composition root side: mounts the API's areas in-process, builds the sign-in store.
 	"function.go": {"functions/feedback", "functions/judges", "functions/optimizer", "functions/prompts", "functions/settings", "functions/tracing", "internal/app", "shared/ddb"},
-	// The traces, spans and sessions lists build trace queries until the list queries are api
-	// types; Deps holds the lists' trace queries; a session id of an SDK's form is
-	// canonicalised by trace.SessionIDOf.
+	// The lists' filter checks tag lengths and reads times as spans' times are read; a session
+	// id of an SDK's form is canonicalised by trace.SessionIDOf.
 	"filter.go":   {"shared/trace"},
-	"traces.go":   {"shared/trace"},
-	"spans.go":    {"shared/trace"},
 	"sessions.go": {"shared/trace"},
-	"routes.go":   {"shared/trace"},
 	// Limits and rules of the contract not yet in api: id and name lengths, token bounds,
 	// slugs and tags, template sizes and backfills; judges.go previews the criteria of an
 	// unsaved template (judge.InferCriteria), for which no route exists.

@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"github.com/plumehq/plume/shared/auth"
-	"github.com/plumehq/plume/shared/trace"
 )
 
 // Routes are the API Gateway HTTP API route keys of DashboardFunction: everything under /ui.
@@ -47,12 +46,7 @@ type Deps struct {
 	// session on every request (from its cache), so that a revoked or expired key ends its
 	// sessions: the API areas of API share it, so a revocation made here is seen at once.
 	Authn *auth.Authenticator
-	// Queries serves the traces, spans and sessions lists (traces.go, spans.go, sessions.go),
-	// whose filter (filter.go) builds trace queries until the list queries are api types: the
-	// one domain service a page still reads directly. Every other page, the overview too,
-	// reads through API.
-	Queries *trace.Queries
-	// API is the REST API's areas mounted in this process (app.Mount), which the pages call
+	// API is the REST API's areas mounted in this process (app.Mount), which every page calls
 	// through the Go client on behalf of the session (api.go).
 	API http.Handler
 	// ImageOrigin is the origin (scheme://host[:port]) of the bucket's presigned attachment

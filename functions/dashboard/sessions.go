@@ -41,7 +41,7 @@ var sessionsPage = filterPage{
 
 type sessionsData struct {
 	Filter   listFilter
-	Sessions []trace.Session
+	Sessions []api.Session
 	pager
 	Truncated bool
 	// Traces, Errors and Cost are the totals of the sessions on the page.
@@ -58,17 +58,18 @@ func (s *server) sessions(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	c := f.common(sessionsPerPage)
+	q := f.query(sessionsPerPage)
 	if f.Own.Value != "" {
 		hasError := f.Own.Value == "true"
-		c.HasError = &hasError
+		q.HasError = &hasError
 	}
-	ss, info, err := s.d.Queries.Sessions(r.Context(), sessionOf(r).ProjectID, trace.SessionQuery{Common: c})
+	c, ctx := s.api(r)
+	ss, info, err := c.SessionsPage(ctx, api.SessionQuery{ListQuery: q})
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	d := sessionsData{Filter: f, Sessions: ss, Truncated: info.Truncated, pager: f.At.paging(len(ss), info.Next, f.link)}
+	d := sessionsData{Filter: f, Sessions: ss, Truncated: info.Partial(), pager: f.At.paging(len(ss), info.NextCursor, f.link)}
 	for _, x := range ss {
 		d.Traces += x.TraceCount
 		d.Errors += x.ErrorCount

@@ -45,13 +45,11 @@ func newStreamFixture(t *testing.T) *fixture {
 // dashboard.Function builds it.
 func serveDashboard(t *testing.T, api *apitest.API) *fixture {
 	t.Helper()
-	q, err := api.Env.TraceQueries()
-	require.NoError(t, err)
 	origin, err := dashboard.AttachmentOrigin(t.Context(), api.Blobs)
 	require.NoError(t, err)
 	h := dashboard.NewHandler(dashboard.Deps{
 		Sessions: ddb.NewWebSessionStore(api.Table), Authn: api.Env.Authn(),
-		Queries: q, API: api.Handler, ImageOrigin: origin,
+		API: api.Handler, ImageOrigin: origin,
 	})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)

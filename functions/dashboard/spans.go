@@ -5,7 +5,6 @@ import (
 	"net/url"
 
 	"github.com/plumehq/plume/api"
-	"github.com/plumehq/plume/shared/trace"
 )
 
 // spanRoutes registers the spans page: GET /ui/spans.
@@ -55,7 +54,7 @@ type spansData struct {
 
 // spanListRow is a row of the spans page: a span's summary and its links.
 type spanListRow struct {
-	trace.Summary
+	api.SpanSummary
 	URL, TraceURL, PromptURL string
 	// TraceShort is the start of the trace's id, the trace link's text.
 	TraceShort string
@@ -63,8 +62,8 @@ type spanListRow struct {
 
 // spans serves GET /ui/spans: the project's spans across traces, 50 a page, filtered by name,
 // kind, errors, span tags, creation time, duration and cost and sorted as chosen, through the
-// query GET /spans answers, but returning the spans' summaries (Queries.SpanSummaries): the
-// page reads no span body. It pages by the query's cursors. The tokens column is the summaries' (an llm span's input and
+// query GET /spans answers, but as the spans' summaries (GET /spans/summaries with that
+// query): the page reads no span body. It pages by the query's cursors. The tokens column is the summaries' (an llm span's input and
 // output tokens; "–" for a span without usage, and for one stored before summaries carried
 // them).
 //
@@ -82,20 +81,20 @@ func (s *server) spans(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	c := f.common(spansPerListPage)
+	q := f.query(spansPerListPage)
 	if v := f.Choice("has_error"); v != "" {
 		hasError := v == "true"
-		c.HasError = &hasError
+		q.HasError = &hasError
 	}
-	sums, info, err := s.d.Queries.SpanSummaries(r.Context(), sessionOf(r).ProjectID,
-		trace.SpanQuery{Kind: f.Own.Value, Common: c})
+	c, ctx := s.api(r)
+	sums, info, err := c.SpanSummariesPage(ctx, api.SpanQuery{SpanKind: api.SpanKind(f.Own.Value), ListQuery: q})
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	d := spansData{Filter: f, Truncated: info.Truncated, pager: f.At.paging(len(sums), info.Next, f.link)}
+	d := spansData{Filter: f, Truncated: info.Partial(), pager: f.At.paging(len(sums), info.NextCursor, f.link)}
 	for _, sum := range sums {
-		row := spanListRow{Summary: sum, URL: spanURL(sum.TraceID, sum.SpanID),
+		row := spanListRow{SpanSummary: sum, URL: spanURL(sum.TraceID, sum.ID),
 			TraceURL: "/ui/traces/" + url.PathEscape(sum.TraceID), TraceShort: sum.TraceID}
 		if len(row.TraceShort) > 8 {
 			row.TraceShort = row.TraceShort[:8] + "…"

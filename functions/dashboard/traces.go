@@ -3,7 +3,7 @@ package dashboard
 import (
 	"net/http"
 
-	"github.com/plumehq/plume/shared/trace"
+	"github.com/plumehq/plume/api"
 )
 
 // tracesPage is the traces page's filter: the list filter (filter.go) with the traces' status
@@ -12,9 +12,9 @@ var tracesPage = filterPage{
 	Path: "/ui/traces", Noun: "traces", One: "trace",
 	Own: choice{Key: "status", Label: "Status", Options: []option{
 		{Value: "", Label: "Any"},
-		{Value: trace.StatusOK, Label: trace.StatusOK},
-		{Value: trace.StatusError, Label: trace.StatusError},
-		{Value: trace.StatusUnset, Label: trace.StatusUnset},
+		{Value: api.StatusOK, Label: api.StatusOK},
+		{Value: api.StatusError, Label: api.StatusError},
+		{Value: api.StatusUnset, Label: api.StatusUnset},
 	}},
 	Sorts: []listSort{
 		{Key: "newest", Label: "Newest first"},
@@ -28,27 +28,27 @@ var tracesPage = filterPage{
 
 type tracesData struct {
 	Filter listFilter
-	Traces []trace.Trace
+	Traces []api.Trace
 	pager
 	Truncated bool
 }
 
 // traces serves GET /ui/traces: the project's traces, 50 a page, filtered by name, status,
 // tags, creation time, duration and cost and sorted as chosen, through the query GET /traces
-// answers (one index walk of at most trace.MaxAggregateScan traces), paged by its cursors.
+// answers (GET /traces through the client), paged by its cursors.
 func (s *server) traces(w http.ResponseWriter, r *http.Request) {
 	f, err := parseFilter(tracesPage, r.URL.Query())
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	ts, info, err := s.d.Queries.Traces(r.Context(), sessionOf(r).ProjectID,
-		trace.TraceQuery{Status: f.Own.Value, Common: f.common(tracesPerPage)})
+	c, ctx := s.api(r)
+	ts, info, err := c.TracesPage(ctx, api.TraceQuery{Status: f.Own.Value, ListQuery: f.query(tracesPerPage)})
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	d := tracesData{Filter: f, Traces: ts, Truncated: info.Truncated,
-		pager: f.At.paging(len(ts), info.Next, f.link)}
+	d := tracesData{Filter: f, Traces: ts, Truncated: info.Partial(),
+		pager: f.At.paging(len(ts), info.NextCursor, f.link)}
 	s.render(w, r, http.StatusOK, "traces", page{Title: "Traces", Nav: "traces", Data: d})
 }

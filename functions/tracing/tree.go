@@ -56,10 +56,16 @@ func toSpanTree(offset int, t trace.Tree) api.SpanTree {
 	return out
 }
 
-// getSummaries serves GET /spans/summaries?ids=: the summaries of up to api.MaxSummaryIDs spans
-// of the project, in the order asked, unknown ids left out; the dashboard links evaluations and
-// examples to their spans' traces with it.
+// getSummaries serves GET /spans/summaries. With ids: the summaries of up to
+// api.MaxSummaryIDs spans of the project, in the order asked, unknown ids left out; the
+// dashboard links evaluations and examples to their spans' traces with it. Without: the list
+// GET /spans answers for the same query (its parameters, cursors and headers), as summaries,
+// so that a page of spans reads no span body (the dashboard's spans page).
 func (s *queryServer) getSummaries(w http.ResponseWriter, r *http.Request) {
+	if !r.URL.Query().Has("ids") {
+		answerList(w, r, api.SpanList, spanQuery, s.q.SpanSummaries, toSummaries)
+		return
+	}
 	ids, err := spanIDs(r.URL.Query()["ids"])
 	if err != nil {
 		web.Error(w, r, err)
@@ -70,11 +76,16 @@ func (s *queryServer) getSummaries(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
+	web.JSON(w, http.StatusOK, toSummaries(sums))
+}
+
+// toSummaries is the API form of spans' summaries.
+func toSummaries(sums []trace.Summary) []api.SpanSummary {
 	out := make([]api.SpanSummary, len(sums))
 	for i, sum := range sums {
 		out[i] = toSummary(sum)
 	}
-	web.JSON(w, http.StatusOK, out)
+	return out
 }
 
 // toSummary is the API form of a span's summary.

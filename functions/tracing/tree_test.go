@@ -225,6 +225,62 @@ func TestSpanSummaries(t *testing.T) {
 	}
 }
 
+// TestSpanSummariesList: GET /spans/summaries without ids answers the list GET /spans answers
+// for the same query, span by span as summaries, and pages by the same cursors; another
+// project's spans are not in it; a parameter GET /spans refuses is refused.
+func TestSpanSummariesList(t *testing.T) {
+	a := apitest.New(t, apitest.Options{})
+	ca, cb := treeClients(t, a)
+	ctx := context.Background()
+	at := time.Now().Add(-time.Hour)
+	traceID := uuid.NewString()
+	var spans []any
+	for i := range 7 {
+		spans = append(spans, treeSpan(uuid.NewString(), traceID, "", fmt.Sprintf("step-%d", i), at, float64(i)))
+	}
+	spans = append(spans, apitest.LLMSpan(uuid.NewString(), traceID, "", "support", "", "question", "answer", at.Add(8*time.Second)))
+	a.MustDo(t, "POST", "/spans", a.A.Key, spans)
+	a.MustDo(t, "POST", "/spans", a.B.Key, []any{treeSpan(uuid.NewString(), uuid.NewString(), "", "B's", at, 0)})
+
+	for _, q := range []wire.SpanQuery{
+		{},
+		{ListQuery: wire.ListQuery{SortBy: "name", SortOrder: wire.SortAsc}},
+		{SpanKind: wire.SpanKindLLM},
+		{TraceID: traceID, ListQuery: wire.ListQuery{SortBy: "started_at", SortOrder: wire.SortAsc}},
+	} {
+		full, _, err := ca.SpansPage(ctx, q)
+		require.NoError(t, err)
+		var want []string
+		for _, s := range full {
+			want = append(want, s.ID)
+		}
+		var got []string
+		q.Limit = 3
+		for range 5 {
+			page, info, err := ca.SpanSummariesPage(ctx, q)
+			require.NoError(t, err)
+			for _, s := range page {
+				got = append(got, s.ID)
+				assert.Equal(t, traceID, s.TraceID)
+			}
+			if info.NextCursor == "" {
+				break
+			}
+			q.Cursor = info.NextCursor
+		}
+		assert.Equal(t, want, got, "%+v", q)
+	}
+
+	theirs, _, err := cb.SpanSummariesPage(ctx, wire.SpanQuery{})
+	require.NoError(t, err)
+	require.Len(t, theirs, 1)
+	assert.Equal(t, "B's", theirs[0].Name)
+
+	res := a.Do(t, "GET", "/spans/summaries?sort_by=tokens", a.A.Key, nil)
+	assert.Equal(t, http.StatusBadRequest, res.Status)
+	assert.Contains(t, string(res.Body), `"invalid_request"`)
+}
+
 // assertCode checks that err is the API's error of code.
 func assertCode(t *testing.T, err error, code wire.ErrorCode) {
 	t.Helper()

@@ -20,11 +20,11 @@ const (
 	KindVectorStore = string(api.SpanKindVectorStore)
 )
 
-// Span statuses.
+// Span statuses (api's).
 const (
-	StatusUnset = "unset"
-	StatusOK    = "ok"
-	StatusError = "error"
+	StatusUnset = api.StatusUnset
+	StatusOK    = api.StatusOK
+	StatusError = api.StatusError
 )
 
 // Span is one validated span as stored and as read back. Optional fields are nil when the
