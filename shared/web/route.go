@@ -9,10 +9,16 @@ import (
 // Mount registers h on mux for every API Gateway HTTP API route key in routes ("ANY
 // /v1/prompts/{proxy+}", "GET /healthz"), translated to ServeMux patterns ("/v1/prompts/{proxy...}").
 // plume-local mounts each area on the same route keys that template.yaml gives API Gateway,
-// so local and deployed routing agree.
+// so local and deployed routing agree. As API Gateway does, a path with one more slash at its
+// end reaches the same route (the zeroeval TypeScript SDK posts to /signals/); the handler
+// sees the path as sent.
 func Mount(mux *http.ServeMux, routes []string, h http.Handler) {
 	for _, r := range routes {
-		mux.Handle(Pattern(r), h)
+		p := Pattern(r)
+		mux.Handle(p, h)
+		if !strings.HasSuffix(p, "}") && !strings.HasSuffix(p, "/") {
+			mux.Handle(p+"/{$}", h)
+		}
 	}
 }
 
