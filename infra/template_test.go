@@ -175,6 +175,16 @@ var functionCases = map[string]functionCase{
 			s3:        map[string][]string{"s3:GetObject": {"${Bucket.Arn}/spans/*"}},
 		},
 	},
+	"SignalsFunction": {
+		routes: stackRoutes("SignalsFunction"),
+		policy: policyCase{
+			actions: []string{
+				"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem",
+			},
+			// Records and aggregates are only ever put and added to; no object is touched.
+			forbidden: []string{"dynamodb:Scan", "dynamodb:DeleteItem", "s3:"},
+		},
+	},
 	"SweeperFunction": {
 		worker: true,
 		policy: policyCase{

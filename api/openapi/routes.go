@@ -419,6 +419,24 @@ var routeDocs = []routeDoc{
 	{Route: "POST /f/{token}", ID: "submitFeedbackPage", Tag: "feedback", Summary: "Submit the form of a public feedback page; redirects back to it", Open: true,
 		BodyContent: form, ReplyStatus: "303", ErrorContent: html},
 
+	// SignalsFunction (functions/signals, issue 29): the zeroeval SDKs' signals and A/B choices.
+	{Route: "POST /signals", ID: "createSignal", Tag: "signals", Summary: "Record one signal on a span, trace, session or completion (set again: updated)",
+		Body: typeOf[api.SignalRequest](), Required: []string{"entity_type", "entity_id", "name", "value"}, Reply: typeOf[api.SignalsAnswer]()},
+	{Route: "POST /signals/{$}", Path: "/signals/", ID: "createSignalSlash", Tag: "signals", Summary: "POST /signals as the TypeScript SDK's sendSignal spells it",
+		Body: typeOf[api.SignalRequest](), Required: []string{"entity_type", "entity_id", "name", "value"}, Reply: typeOf[api.SignalsAnswer]()},
+	{Route: "POST /signals/bulk", ID: "createSignals", Tag: "signals", Summary: "Record signals; refused ones are listed by index (400 when every one is)",
+		Body: typeOf[api.BulkSignalsRequest](), Required: []string{"signals"}, Reply: typeOf[api.SignalsAnswer]()},
+	{Route: "GET /signals/entity/{signal_entity_type}/{entity_id}", ID: "getEntitySignals", Tag: "signals", Summary: "The signals of an entity, by name (a JSON array)",
+		Reply: typeOf[[]api.Signal]()},
+	{Route: "POST /ab-choices", ID: "createABChoice", Tag: "signals", Summary: "Record an A/B choice on an entity; creates the test on its first choice",
+		Body: typeOf[api.ABChoiceRequest](), Required: []string{"entity_type", "entity_id", "choice_name", "variant_key", "variants", "weights", "duration_days"},
+		Reply: typeOf[api.ABChoiceAnswer]()},
+	{Route: "GET /projects/{project_id}/ab-tests", ID: "listABTests", Tag: "signals", Summary: "List the project's A/B tests by name",
+		Query: []param{pagedOffset}, Reply: typeOf[api.ABTestList](), ReplyHeaders: pagedHeaders},
+	{Route: "GET /projects/{project_id}/ab-tests/{test_name}", ID: "getABTest", Tag: "signals",
+		Summary: "An A/B test's report: choices and signal means with 95% intervals per variant, Welch's t-test against the control, decided at the fixed horizon",
+		Reply:   typeOf[api.ABReport]()},
+
 	// OptimizerFunction (functions/optimizer).
 	{Route: "POST /projects/{project_id}/prompts/{slug}/optimization-runs", ID: "startPromptOptimization", Tag: "optimization", Summary: "Queue an optimization run of a prompt",
 		Body: typeOf[api.OptimizationRunRequest](), Reply: typeOf[api.OptimizationRun]()},

@@ -1,7 +1,6 @@
 package openapi_test
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -10,6 +9,7 @@ import (
 	"github.com/plumehq/plume/internal/apitest"
 	"github.com/plumehq/plume/internal/stack"
 	"github.com/plumehq/plume/shared/auth"
+	"github.com/plumehq/plume/shared/web"
 )
 
 // TestEveryRouteDocumented: every route every function of the stack registers is an operation
@@ -78,13 +78,13 @@ func TestRouteDiff(t *testing.T) {
 	assert.ElementsMatch(t, []string{"GET /v1/ghosts", "GET /v1/prompts/{slug}/shadow"}, unregistered)
 }
 
-// gatewayPatterns are the ServeMux patterns of API Gateway route keys: ANY is every method,
-// {proxy+} the rest of the path.
+// gatewayPatterns are the ServeMux patterns of the requests API Gateway routes to its route
+// keys (web.Patterns): ANY is every method, {proxy+} the rest of the path, and a path may end
+// with one more slash.
 func gatewayPatterns(keys []string) []string {
-	out := make([]string, len(keys))
-	for i, k := range keys {
-		k = strings.ReplaceAll(k, "+}", "...}")
-		out[i] = strings.TrimPrefix(k, "ANY ")
+	var out []string
+	for _, k := range keys {
+		out = append(out, web.Patterns(k)...)
 	}
 	return out
 }

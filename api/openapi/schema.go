@@ -48,6 +48,7 @@ var (
 	rawType       = reflect.TypeFor[json.RawMessage]()
 	wholeType     = reflect.TypeFor[api.WholeNumber]()
 	itemType      = reflect.TypeFor[api.FeedbackItem]()
+	orderedType   = reflect.TypeFor[api.OrderedValues]()
 	errorCodeType = reflect.TypeFor[api.ErrorCode]()
 	apiPkg        = reflect.TypeFor[api.ErrorBody]().PkgPath()
 )
@@ -60,6 +61,9 @@ func (s *schemas) of(t reflect.Type, d direction) map[string]any {
 		return map[string]any{"type": "string", "format": "date-time"}
 	case t == rawType:
 		return map[string]any{} // any JSON value
+	case t == orderedType:
+		// api.OrderedValues: an object of strings, read in order.
+		return map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "string"}}
 	case t == wholeType:
 		// api.WholeNumber.UnmarshalJSON: an integer, an integral float or a string holding one.
 		return map[string]any{"type": []any{"integer", "number", "string"}, "description": "a whole number; 3, 3.0 and \"3\" are accepted"}

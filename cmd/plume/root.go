@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/plumehq/plume/cmd/plume/internal/abtests"
 	"github.com/plumehq/plume/cmd/plume/internal/admin"
 	"github.com/plumehq/plume/cmd/plume/internal/authcmd"
 	"github.com/plumehq/plume/cmd/plume/internal/cmdutil"
@@ -77,6 +78,8 @@ Exit codes:
 		tracing.NewCmdSessions(f),
 		metricscmd.NewCmdMetrics(f),
 		links.NewCmdFeedbackLinks(f),
+		abtests.NewCmdABTests(f),
+		abtests.NewCmdSignals(f),
 		prices.NewCmdModelPrices(f),
 		gatewaycmd.NewCmdGateway(f),
 		keys.NewCmdKeys(f),

@@ -124,6 +124,7 @@ func (s *server) tools() []tool {
 	all = append(all, s.traceTools()...)
 	all = append(all, s.judgeTools()...)
 	all = append(all, s.runTools()...)
+	all = append(all, s.abTestTools()...)
 	all = append(all, s.summaryTools()...)
 	all = append(all, s.writeTools()...)
 	all = append(all, s.deployTools()...)

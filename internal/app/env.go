@@ -22,6 +22,7 @@ import (
 	"github.com/plumehq/plume/shared/pricing"
 	"github.com/plumehq/plume/shared/prompt"
 	"github.com/plumehq/plume/shared/ratelimit"
+	"github.com/plumehq/plume/shared/signal"
 	"github.com/plumehq/plume/shared/trace"
 )
 
@@ -286,6 +287,11 @@ func (e *Env) FeedbackLinks() *feedback.Links {
 	return e.links.get(func() *feedback.Links {
 		return feedback.NewLinks(ddb.NewLinkStore(e.table), e.Config.FeedbackLinkRate, e.now)
 	})
+}
+
+// Signals records business signals and A/B choices and reports on the tests.
+func (e *Env) Signals() *signal.Service {
+	return signal.NewService(ddb.NewSignalStore(e.table), e.now)
 }
 
 // Models is the model client (Clients.Models), built once.

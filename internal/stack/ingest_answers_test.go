@@ -188,6 +188,50 @@ func TestIngestKeyLearnsNothing(t *testing.T) {
 				assert.Equal(t, http.StatusOK, res.Status, "body: %s", res.Body)
 			}},
 		{route: "GET /v1/models", path: "/v1/models"},
+		// Signals on B's span: the answer counts what was sent.
+		{route: "POST /signals", path: "/signals",
+			body:  map[string]any{"entity_type": "span", "entity_id": v.spanID, "name": "B's private signal", "value": 2},
+			named: []string{v.spanID},
+			check: func(t *testing.T, res webtest.Response) {
+				require.Equal(t, http.StatusOK, res.Status, "body: %s", res.Body)
+				assert.NotContains(t, string(res.Body), "0.25", "the stored value")
+			}},
+		{route: "POST /signals/{$}", path: "/signals/",
+			body:  map[string]any{"entity_type": "span", "entity_id": v.spanID, "name": "the ingest key's", "value": true},
+			named: []string{v.spanID},
+			check: func(t *testing.T, res webtest.Response) {
+				require.Equal(t, http.StatusOK, res.Status, "body: %s", res.Body)
+			}},
+		{route: "POST /signals/bulk", path: "/signals/bulk",
+			body: map[string]any{"signals": []any{
+				map[string]any{"entity_type": "span", "entity_id": v.spanID, "name": "x", "value": 1},
+				map[string]any{"entity_type": "span", "entity_id": v.spanID, "name": "y", "value": "maybe"}}},
+			named: []string{v.spanID},
+			check: func(t *testing.T, res webtest.Response) {
+				require.Equal(t, http.StatusOK, res.Status, "body: %s", res.Body)
+				var ans api.SignalsAnswer
+				res.Decode(t, &ans)
+				assert.Equal(t, 1, ans.ProcessedCount)
+				assert.Equal(t, 1, ans.FailedCount)
+			}},
+		// B's test, named with another definition and on B's span, which has B's variant: the
+		// answer is the test's status and the id derived from the request, no more.
+		{route: "POST /ab-choices", path: "/ab-choices",
+			body: map[string]any{"entity_type": "span", "entity_id": v.spanID, "choice_name": victimTest, "variant_key": "other",
+				"variant_value": "mine", "variants": map[string]any{"other": "mine", "control": "mine too"},
+				"weights": map[string]any{"control": 0.1, "other": 0.9}, "duration_days": 3},
+			named: []string{v.spanID},
+			check: func(t *testing.T, res webtest.Response) {
+				require.Equal(t, http.StatusOK, res.Status, "body: %s", res.Body)
+				var ans map[string]any
+				res.Decode(t, &ans)
+				assert.Equal(t, "running", ans["test_status"])
+				assert.NotNil(t, ans["ab_choice_id"])
+				for _, stored := range []string{"definition_kept", "recorded", "ends_at"} {
+					assert.NotContains(t, ans, stored)
+				}
+				assert.NotContains(t, ans["message"], "kept")
+			}},
 	}
 
 	var covered []string

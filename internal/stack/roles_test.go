@@ -41,6 +41,10 @@ var ingestRoutes = []string{
 	"GET /v1/prompt-versions/{version_id}/model",
 	"POST /v1/chat/completions",
 	"GET /v1/models",
+	"POST /signals",
+	"POST /signals/{$}",
+	"POST /signals/bulk",
+	"POST /ab-choices",
 }
 
 // publicRoutes take no key at all, so no role either.

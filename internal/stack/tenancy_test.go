@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/uuid"
@@ -54,7 +55,14 @@ func seedVictim(t *testing.T, api *apitest.API) victim {
 	api.MustDo(t, "POST", "/v1/prompts/"+v.slug+"/completions/"+v.spanID+"/feedback", b.Key, map[string]any{"thumbs_up": false, "reason": reason})
 	v.linkID = api.MustDo(t, "POST", "/feedback-links", b.Key, map[string]any{"prompt_slug": v.slug, "link_type": "prompt_completion"}).Map(t)["id"].(string)
 	api.MustDo(t, "PUT", "/projects/"+b.ProjectID+"/model-prices/"+v.model, b.Key, map[string]any{"input": 1, "output": 2})
-	v.secrets = []string{b.ProjectID, b.UserID, v.content, output, "B's private input", "B's private judge", "B's private verdict", reason}
+	// A signal and an A/B choice on B's span (functions/signals).
+	api.MustDo(t, "POST", "/ab-choices", b.Key, map[string]any{"entity_type": "span", "entity_id": v.spanID, "choice_name": victimTest,
+		"variant_key": "control", "variant_value": "B's private variant", "variants": map[string]any{"control": "B's private variant", "other": "B's other variant"},
+		"weights": map[string]any{"control": 0.5, "other": 0.5}, "duration_days": 14})
+	api.MustDo(t, "POST", "/signals/bulk", b.Key, map[string]any{"signals": []any{
+		map[string]any{"entity_type": "span", "entity_id": v.spanID, "name": "B's private signal", "value": 0.25, "signal_type": "numerical"}}})
+	v.secrets = []string{b.ProjectID, b.UserID, v.content, output, "B's private input", "B's private judge", "B's private verdict",
+		"B's private variant", "B's private signal", reason}
 	return v
 }
 
@@ -69,6 +77,7 @@ func (v victim) pathOf(t *testing.T, path string) string {
 		"entity_type": "trace", "entity_id": v.traceID, "model...": v.model, "token": "plf_unknown",
 		// B has no run: every run route names the project, so A is refused before any read.
 		"run_id": v.spanID, "run_action": v.spanID + ":cancel",
+		"signal_entity_type": "span", "test_name": victimTest, "$": "",
 	}
 	return wildcard.ReplaceAllStringFunc(path, func(w string) string {
 		name := w[1 : len(w)-1]
@@ -81,6 +90,9 @@ func (v victim) pathOf(t *testing.T, path string) string {
 }
 
 var wildcard = regexp.MustCompile(`\{[^}]+\}`)
+
+// victimTest is the name of B's A/B test.
+const victimTest = "b-private-test"
 
 // bodyOf is what a route is sent: for routes without a project in the path, a request that
 // would change B's data if the key's project were not the only one it could reach.
@@ -106,6 +118,13 @@ func (v victim) bodyOf(pattern string) any {
 		return map[string]any{"span_id": v.spanID, "thumbs_up": true}
 	case "POST /v1/traces":
 		return map[string]any{"resourceSpans": []any{}}
+	case "POST /signals", "POST /signals/{$}":
+		return map[string]any{"entity_type": "span", "entity_id": v.spanID, "name": "A's signal", "value": 1}
+	case "POST /signals/bulk":
+		return map[string]any{"signals": []any{map[string]any{"entity_type": "span", "entity_id": v.spanID, "name": "A's signal", "value": 1}}}
+	case "POST /ab-choices":
+		return map[string]any{"entity_type": "span", "entity_id": v.spanID, "choice_name": victimTest, "variant_key": "a",
+			"variant_value": "A's", "variants": map[string]any{"a": "A's"}, "weights": map[string]any{"a": 1}, "duration_days": 1}
 	case "POST /mcp":
 		// A tool that reads B's prompt by its slug: tools are scoped to the key's project.
 		return map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
@@ -210,7 +229,12 @@ func itemsOf(t *testing.T, api *apitest.API, projectID string) []string {
 func flatten(item map[string]types.AttributeValue) []string {
 	out := make([]string, 0, len(item))
 	for k, v := range item {
-		out = append(out, fmt.Sprintf("%s=%#v", k, v))
+		// Nested maps and lists by value, not by pointer.
+		var plain any
+		if err := attributevalue.Unmarshal(v, &plain); err != nil {
+			plain = err
+		}
+		out = append(out, fmt.Sprintf("%s=%T:%v", k, v, plain))
 	}
 	slices.Sort(out)
 	return out

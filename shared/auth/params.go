@@ -61,6 +61,14 @@ var params = map[string]param{
 	"entity_id": {shape(maxEntityIDLen, isPrintable), func(string) error {
 		return errs.Invalid("entity_id must have 1 to %d characters", maxEntityIDLen)
 	}},
+	// Signals: an entity may also be a completion (shared/signal.EntityTypes); A/B test
+	// names are the SDK's choice names (shared/signal.MaxKeyLen).
+	"signal_entity_type": {oneOf("span", "trace", "session", "completion"), func(v string) error {
+		return errs.Invalid(`entity_type must be "span", "trace", "session" or "completion", not %s`, quote(v))
+	}},
+	"test_name": {shape(128, isPrintable), func(string) error {
+		return errs.Invalid("an A/B test name has 1 to 128 characters")
+	}},
 	"judge_id": {isUUID, notFound("judge %s not found")},
 	"trace_id": {isUUID, notFound("trace %s not found")},
 	"link_id":  {isUUID, notFound("feedback link %s not found")},

@@ -258,3 +258,31 @@ func ListIndexPrefix(projectID string) string { return "index/project=" + projec
 func listIndexObjectKey(projectID string, kind listindex.Kind, day time.Time, runID string) string {
 	return ListIndexPrefix(projectID) + "kind=" + string(kind) + "/day=" + day.UTC().Format(time.DateOnly) + "/" + runID + ".run"
 }
+
+// Signals and A/B tests (SignalStore). An entity's record (its signals and choices) is alone in
+// its partition, keyed by the entity's type and id whether or not the entity exists; a test's
+// partition holds the test item and its aggregates, which a report reads in one Query; GSI1
+// lists the project's tests by name.
+const (
+	skEntity = "ENTITY"
+	skABTest = "TEST"
+)
+
+func entityPK(projectID, entityType, entityID string) string {
+	return "P#" + projectID + "#EN#" + entityType + "#" + entityID
+}
+
+func abTestPK(projectID, name string) string { return "P#" + projectID + "#AB#" + name }
+
+func abTestsGSI1PK(projectID string) string { return "P#" + projectID + "#ABTESTS" }
+
+// abAggregateSK is the sort key of a variant's count (signal "") or of one signal's aggregate
+// in a variant. The variant's length comes first so that no variant and signal pair can spell
+// another's key.
+func abAggregateSK(variant, signal string) string {
+	sk := fmt.Sprintf("V#%03d#%s", len(variant), variant)
+	if signal != "" {
+		sk += "#S#" + signal
+	}
+	return sk
+}

@@ -7,13 +7,27 @@ import (
 )
 
 // Mount registers h on mux for every API Gateway HTTP API route key in routes ("ANY
-// /v1/prompts/{proxy+}", "GET /healthz"), translated to ServeMux patterns ("/v1/prompts/{proxy...}").
+// /v1/prompts/{proxy+}", "GET /healthz"), at the patterns API Gateway routes to it (Patterns).
 // plume-local mounts each area on the same route keys that template.yaml gives API Gateway,
 // so local and deployed routing agree.
 func Mount(mux *http.ServeMux, routes []string, h http.Handler) {
 	for _, r := range routes {
-		mux.Handle(Pattern(r), h)
+		for _, p := range Patterns(r) {
+			mux.Handle(p, h)
+		}
 	}
+}
+
+// Patterns are the ServeMux patterns of the requests API Gateway routes to a route key: its
+// Pattern and, as API Gateway ignores one slash at the end of a path, the same path with one
+// (the zeroeval TypeScript SDK posts to /signals/, routed to "POST /signals"); the handler
+// sees the path as sent.
+func Patterns(routeKey string) []string {
+	p := Pattern(routeKey)
+	if strings.HasSuffix(p, "}") || strings.HasSuffix(p, "/") {
+		return []string{p}
+	}
+	return []string{p, p + "/{$}"}
 }
 
 // Pattern translates one API Gateway route key to a ServeMux pattern.

@@ -16,6 +16,7 @@ import (
 	"github.com/plumehq/plume/functions/otlp"
 	"github.com/plumehq/plume/functions/prompts"
 	"github.com/plumehq/plume/functions/settings"
+	"github.com/plumehq/plume/functions/signals"
 	"github.com/plumehq/plume/functions/tracing"
 	"github.com/plumehq/plume/internal/app"
 )
@@ -29,6 +30,7 @@ var Functions = []app.Function{
 	settings.Function,
 	judges.Function,
 	feedback.Function,
+	signals.Function,
 	optimizer.Function,
 }
 
