@@ -11,6 +11,7 @@ import (
 	"github.com/plumehq/plume/shared/auth"
 	"github.com/plumehq/plume/shared/errs"
 	"github.com/plumehq/plume/shared/signal"
+	"github.com/plumehq/plume/shared/textcut"
 	"github.com/plumehq/plume/shared/web"
 )
 
@@ -64,7 +65,7 @@ func (s *server) set(w http.ResponseWriter, r *http.Request, reqs []api.SignalRe
 	}
 	if len(refused) == len(reqs) {
 		f := refused[0]
-		web.Error(w, r, errs.Invalid("signal %d (%q): %s", f.Index, clip(f.Input.Name), f.Err))
+		web.Error(w, r, errs.Invalid("signal %d (%q): %s", f.Index, textcut.Quote(f.Input.Name, 40), f.Err))
 		return
 	}
 	ans := api.SignalsAnswer{Status: "success", ProcessedCount: len(reqs) - len(refused), FailedCount: len(refused), Errors: []api.SignalError{}}
@@ -143,7 +144,7 @@ func toChoice(req api.ABChoiceRequest) (signal.ChoiceInput, error) {
 	for _, kv := range req.Variants {
 		wt, ok := req.Weights[kv.Key]
 		if !ok {
-			return signal.ChoiceInput{}, errs.Invalid("weights has no weight for variant %q", clip(kv.Key))
+			return signal.ChoiceInput{}, errs.Invalid("weights has no weight for variant %q", textcut.Quote(kv.Key, 40))
 		}
 		def.Variants = append(def.Variants, signal.Variant{Key: kv.Key, Value: kv.Value, Weight: wt})
 	}
@@ -177,12 +178,4 @@ func (s *server) report(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	web.OK(w, rep)
-}
-
-// clip shortens a client's value for an error message.
-func clip(s string) string {
-	if len(s) > 40 {
-		return s[:40] + "..."
-	}
-	return s
 }

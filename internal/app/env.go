@@ -289,9 +289,10 @@ func (e *Env) FeedbackLinks() *feedback.Links {
 	})
 }
 
-// Signals records business signals and A/B choices and reports on the tests.
+// Signals records business signals and A/B choices and reports on the tests; the entities'
+// records expire with the spans they join (Config.SpanRetentionDays).
 func (e *Env) Signals() *signal.Service {
-	return signal.NewService(ddb.NewSignalStore(e.table), e.now)
+	return signal.NewService(ddb.NewSignalStore(e.table, e.Config.SpanRetention()), e.now)
 }
 
 // Models is the model client (Clients.Models), built once.

@@ -24,12 +24,21 @@ import (
 // every aggregate its change moves is updated with ADD: the record's version is what makes a
 // retried write count nothing twice, so no transaction token is needed. Aggregates hold their
 // sums as DynamoDB numbers (exact decimals).
-type SignalStore struct{ t *Table }
+//
+// An entity's record expires retention after its last write (never when 0), as the spans it
+// joins do; the tests and their aggregates stay.
+type SignalStore struct {
+	t         *Table
+	retention time.Duration
+}
 
 var _ signal.Store = (*SignalStore)(nil)
 
-// NewSignalStore returns the signal store in t.
-func NewSignalStore(t *Table) *SignalStore { return &SignalStore{t: t} }
+// NewSignalStore returns the signal store in t, whose entity records expire retention after
+// their last write (0: never).
+func NewSignalStore(t *Table, retention time.Duration) *SignalStore {
+	return &SignalStore{t: t, retention: retention}
+}
 
 type entityItem struct {
 	PK      string                `dynamodbav:"PK"`
@@ -39,6 +48,7 @@ type entityItem struct {
 	Signals map[string]signalAttr `dynamodbav:"sig,omitempty"`
 	Choices map[string]choiceAttr `dynamodbav:"ab,omitempty"`
 	Version int64                 `dynamodbav:"ver"`
+	TTL     int64                 `dynamodbav:"ttl,omitempty"`
 }
 
 type signalAttr struct {
@@ -107,7 +117,7 @@ func (s *SignalStore) Save(ctx context.Context, projectID string, e signal.Entit
 	for len(changes) > 0 {
 		n, deltas := pack(changes)
 		next := apply(e, changes[:n])
-		if err := s.saveOne(ctx, projectID, e.Version, next, deltas); err != nil {
+		if err := s.saveOne(ctx, projectID, e.Version, next, s.expiry(changes[:n]), deltas); err != nil {
 			return err
 		}
 		e, changes = next, changes[n:]
@@ -167,9 +177,30 @@ func apply(e signal.Entity, changes []signal.Change) signal.Entity {
 	return e
 }
 
-// saveOne writes the record next on the condition that it is still at version, with deltas.
-func (s *SignalStore) saveOne(ctx context.Context, projectID string, version int64, next signal.Entity, deltas []signal.Delta) error {
-	item, err := marshal(toEntityItem(projectID, next))
+// expiry is the TTL of a record written with changes: retention after the latest of their
+// times; 0 with retention off.
+func (s *SignalStore) expiry(changes []signal.Change) int64 {
+	if s.retention <= 0 {
+		return 0
+	}
+	var at time.Time
+	for _, c := range changes {
+		if c.Signal != nil && c.Signal.UpdatedAt.After(at) {
+			at = c.Signal.UpdatedAt
+		}
+		if c.Choice != nil && c.Choice.At.After(at) {
+			at = c.Choice.At
+		}
+	}
+	return at.Add(s.retention).Unix()
+}
+
+// saveOne writes the record next, expiring at ttl, on the condition that it is still at
+// version, with deltas.
+func (s *SignalStore) saveOne(ctx context.Context, projectID string, version int64, next signal.Entity, ttl int64, deltas []signal.Delta) error {
+	it := toEntityItem(projectID, next)
+	it.TTL = ttl
+	item, err := marshal(it)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/big"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/plumehq/plume/api"
@@ -60,7 +61,7 @@ func buildReport(t Test, aggs []Aggregate, now time.Time) api.ABReport {
 			}
 			types[a.Signal] = a.SignalType
 		}
-		slices.SortFunc(res.Signals, func(a, b api.ABSignalStats) int { return cmpString(a.Name, b.Name) })
+		slices.SortFunc(res.Signals, func(a, b api.ABSignalStats) int { return strings.Compare(a.Name, b.Name) })
 		r.Results = append(r.Results, res)
 	}
 	slices.Sort(signals)
@@ -113,14 +114,4 @@ func summarize(a Aggregate) (sample, api.ABSignalStats) {
 	lo, hi := mean-half, mean+half
 	st.StdDev, st.CILow, st.CIHigh = &sd, &lo, &hi
 	return sm, st
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/plumehq/plume/api"
+	"github.com/plumehq/plume/shared/textcut"
 )
 
 // Limits of what is stored. Names and ids become parts of DynamoDB keys (1 KB sort keys).
@@ -193,9 +194,4 @@ func checkName(what, s string, max int) error {
 }
 
 // clip shortens a refused value for an error message.
-func clip(s string) string {
-	if len(s) > 40 {
-		return s[:40] + "..."
-	}
-	return s
-}
+func clip(s string) string { return textcut.Quote(s, 40) }
