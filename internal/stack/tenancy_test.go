@@ -31,6 +31,7 @@ import (
 type victim struct {
 	project, slug, content, versionID                  string
 	spanID, traceID, sessionID, judgeID, linkID, model string
+	webhookID                                          string
 	secrets                                            []string // what must never reach A
 }
 
@@ -54,7 +55,10 @@ func seedVictim(t *testing.T, api *apitest.API) victim {
 	api.MustDo(t, "POST", "/v1/prompts/"+v.slug+"/completions/"+v.spanID+"/feedback", b.Key, map[string]any{"thumbs_up": false, "reason": reason})
 	v.linkID = api.MustDo(t, "POST", "/feedback-links", b.Key, map[string]any{"prompt_slug": v.slug, "link_type": "prompt_completion"}).Map(t)["id"].(string)
 	api.MustDo(t, "PUT", "/projects/"+b.ProjectID+"/model-prices/"+v.model, b.Key, map[string]any{"input": 1, "output": 2})
-	v.secrets = []string{b.ProjectID, b.UserID, v.content, output, "B's private input", "B's private judge", "B's private verdict", reason}
+	hookURL := "https://hooks.example.com/b-private-" + uuid.NewString()
+	v.webhookID = api.MustDo(t, "POST", "/projects/"+b.ProjectID+"/webhooks", b.Key,
+		map[string]any{"url": hookURL, "events": []string{"prompt.tag.moved"}}).Map(t)["id"].(string)
+	v.secrets = []string{b.ProjectID, b.UserID, v.content, output, "B's private input", "B's private judge", "B's private verdict", reason, hookURL}
 	return v
 }
 
@@ -69,6 +73,8 @@ func (v victim) pathOf(t *testing.T, path string) string {
 		"entity_type": "trace", "entity_id": v.traceID, "model...": v.model, "token": "plf_unknown",
 		// B has no run: every run route names the project, so A is refused before any read.
 		"run_id": v.spanID, "run_action": v.spanID + ":cancel",
+		// B has no delivery (no stream here): the project is refused first all the same.
+		"webhook_id": v.webhookID, "delivery_id": "dlv_0000000000000_000000000000",
 	}
 	return wildcard.ReplaceAllStringFunc(path, func(w string) string {
 		name := w[1 : len(w)-1]

@@ -17,6 +17,7 @@ import (
 	"github.com/plumehq/plume/functions/prompts"
 	"github.com/plumehq/plume/functions/settings"
 	"github.com/plumehq/plume/functions/tracing"
+	"github.com/plumehq/plume/functions/webhooks"
 	"github.com/plumehq/plume/internal/app"
 )
 
@@ -30,6 +31,7 @@ var Functions = []app.Function{
 	judges.Function,
 	feedback.Function,
 	optimizer.Function,
+	webhooks.Function,
 }
 
 // Handler is the REST API on one handler, every function mounted on its route keys and served
