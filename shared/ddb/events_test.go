@@ -99,3 +99,46 @@ func TestEventsOfPromptChanges(t *testing.T) {
 	}
 	assert.Len(t, ids, len(events), "ids are distinct")
 }
+
+// TestEventsOfJudgesAndRuns: judge.created and judge.updated from a judge item's records (its
+// evaluation counters do not count), optimization.run.finished once when a run reaches a final
+// state, optimization.run.deployed when its candidate is deployed.
+func TestEventsOfJudgesAndRuns(t *testing.T) {
+	rec := func(old, cur any) StreamRecord {
+		n, err := marshal(cur)
+		require.NoError(t, err)
+		r := StreamRecord{New: n}
+		if old != nil {
+			r.Old, err = marshal(old)
+			require.NoError(t, err)
+		}
+		return r
+	}
+	j := judgeItem{PK: judgePK("p1", "j1"), SK: skJudge, ID: "j1", Name: "tone", Created: 1, CreatedBy: "ann", Updated: 1, UpdatedBy: "ann"}
+	counted := j
+	counted.Evaluations, counted.Passed = 5, 4
+	edited := counted
+	edited.Updated, edited.UpdatedBy, edited.Paused = 2, "bob", true
+	r := runItem{PK: optimizationRunPK("p1", "r1"), SK: skRun, ID: "r1", Status: "running", Updated: 3}
+	done := r
+	done.Status, done.Report, done.Updated = api.RunSucceeded, `{"recommendation":"deploy"}`, 4
+	deployed := done
+	deployed.Deployed, deployed.Updated = "v9", 5
+
+	events, err := EventsOf([]StreamRecord{rec(nil, j), rec(j, counted), rec(counted, edited), rec(nil, r), rec(r, done), rec(done, done), rec(done, deployed)})
+	require.NoError(t, err)
+	var types []string
+	for _, e := range events {
+		types = append(types, e.Type)
+	}
+	assert.Equal(t, []string{api.EventJudgeCreated, api.EventJudgeUpdated, api.EventOptimizationRunFinished, api.EventOptimizationRunDeployed}, types)
+	var upd api.JudgeEvent
+	require.NoError(t, json.Unmarshal(events[1].Data, &upd))
+	assert.Equal(t, api.JudgeEvent{JudgeID: "j1", Name: "tone", Paused: true, By: "bob"}, upd)
+	var fin api.OptimizationRunEvent
+	require.NoError(t, json.Unmarshal(events[2].Data, &fin))
+	assert.Equal(t, api.OptimizationRunEvent{RunID: "r1", State: api.RunSucceeded, Recommendation: "deploy"}, fin)
+	var dep api.OptimizationRunEvent
+	require.NoError(t, json.Unmarshal(events[3].Data, &dep))
+	assert.Equal(t, "v9", dep.DeployedVersionID)
+}
