@@ -180,7 +180,9 @@ func TestTagMoveDelivered(t *testing.T) {
 		}
 		assert.True(t, found, "delivered with a logged id")
 	}
+	other.mu.Lock()
 	assert.Empty(t, other.received, "project B's webhook gets nothing of project A")
+	other.mu.Unlock()
 
 	var list api.WebhookList
 	a.MustDo(t, "GET", "/projects/"+a.A.ProjectID+"/webhooks", a.A.Key, nil).Decode(t, &list)
