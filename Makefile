@@ -5,7 +5,7 @@ GO ?= go
 # Lambda binaries: provided.al2023 on arm64, static, RPC-free.
 LAMBDA_BUILD = CGO_ENABLED=0 GOOS=linux GOARCH=$(or $(GOARCH_LAMBDA),arm64) $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w'
 # Every function of template.yaml, by logical id.
-FUNCTIONS = PromptsFunction TracingIngestFunction TracingQueryFunction SettingsFunction OTLPFunction JudgesFunction FeedbackFunction SignalsFunction SweeperFunction EvaluatorFunction OptimizerFunction OptimizerWorkerFunction RollupFunction MCPFunction GatewayFunction DashboardFunction
+FUNCTIONS = PromptsFunction TracingIngestFunction TracingQueryFunction SettingsFunction OTLPFunction JudgesFunction FeedbackFunction SignalsFunction SweeperFunction EvaluatorFunction OptimizerFunction OptimizerWorkerFunction RollupFunction MCPFunction GatewayFunction DashboardFunction WebhooksFunction EventsFunction WebhookDeliveryFunction
 
 .PHONY: dev test build bench load scale lint clean cli $(addprefix build-,$(FUNCTIONS))
 
@@ -70,6 +70,15 @@ build-GatewayFunction:
 
 build-DashboardFunction:
 	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/dashboard/lambda
+
+build-WebhooksFunction:
+	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/webhooks/lambda
+
+build-EventsFunction:
+	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/webhooks/events
+
+build-WebhookDeliveryFunction:
+	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/webhooks/delivery
 
 # cli: the plume command for this machine, into bin/plume.
 cli:

@@ -311,6 +311,30 @@ var functionCases = map[string]functionCase{
 			s3:        map[string][]string{"s3:GetObject": {"${Bucket.Arn}/spans/*", "${Bucket.Arn}/backfills/*", "${Bucket.Arn}/attachments/*"}},
 		},
 	},
+	"WebhooksFunction": {
+		routes: stackRoutes("WebhooksFunction"),
+		policy: policyCase{
+			actions: []string{"dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:DeleteItem", "sqs:SendMessage"},
+			// Deletes a webhook's item only; reads no object, calls no model.
+			forbidden: []string{"dynamodb:Scan", "dynamodb:UpdateItem", "s3:", "bedrock:", "secretsmanager:"},
+			keys:      map[string]keyScope{"dynamodb:DeleteItem": {allow: []string{"P#*#WH"}}},
+		},
+	},
+	"EventsFunction": {
+		worker: true,
+		policy: policyCase{
+			actions: []string{"dynamodb:Query", "dynamodb:PutItem", "sqs:SendMessage",
+				"dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator", "dynamodb:ListStreams"},
+			forbidden: []string{"dynamodb:Scan", "dynamodb:DeleteItem", "dynamodb:UpdateItem", "s3:", "bedrock:", "secretsmanager:"},
+		},
+	},
+	"WebhookDeliveryFunction": {
+		worker: true,
+		policy: policyCase{
+			actions:   []string{"dynamodb:BatchGetItem", "dynamodb:PutItem", "sqs:SendMessage"},
+			forbidden: []string{"dynamodb:Scan", "dynamodb:Query", "dynamodb:DeleteItem", "s3:", "bedrock:", "secretsmanager:"},
+		},
+	},
 }
 
 func TestTemplateMatchesSchema(t *testing.T) {

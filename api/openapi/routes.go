@@ -467,6 +467,16 @@ var routeDocs = []routeDoc{
 		Summary: "Whether an optimization of a judge's template would succeed and learn, and the request that starts it (changes nothing)",
 		Query:   previewParams, Reply: typeOf[api.JudgeOptimizationPreview]()},
 
+	// WebhooksFunction (functions/webhooks): admin keys only.
+	{Route: "POST /projects/{project_id}/webhooks", ID: "createWebhook", Tag: "webhooks", Summary: "Register a webhook; the answer holds its signing secret, shown only here",
+		Body: typeOf[api.CreateWebhookRequest](), Required: []string{"url", "events"}, Reply: typeOf[api.CreatedWebhook]()},
+	{Route: "GET /projects/{project_id}/webhooks", ID: "listWebhooks", Tag: "webhooks", Summary: "List the project's webhooks (without their secrets)", Reply: typeOf[api.WebhookList]()},
+	{Route: "DELETE /projects/{project_id}/webhooks/{webhook_id}", ID: "deleteWebhook", Tag: "webhooks", Summary: "Delete a webhook", Reply: typeOf[api.WebhookDeleted]()},
+	{Route: "GET /projects/{project_id}/webhooks/{webhook_id}/deliveries", ID: "listWebhookDeliveries", Tag: "webhooks", Summary: "A webhook's delivery log, newest first",
+		Query: []param{limit(50, 200)}, Reply: typeOf[api.WebhookDeliveryList]()},
+	{Route: "POST /projects/{project_id}/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver", ID: "redeliverWebhookDelivery", Tag: "webhooks",
+		Summary: "Deliver an event again, with the same id, and retry it for another 24 hours", Reply: typeOf[api.WebhookDelivery]()},
+
 	// MCPFunction (functions/mcpserver): the Model Context Protocol's Streamable HTTP transport,
 	// stateless.
 	{Route: "POST /mcp", ID: "mcp", Tag: "mcp", Summary: "Send a JSON-RPC message to the MCP tool server",

@@ -117,9 +117,9 @@ func run(ctx context.Context, getenv func(string) string, stdout, stderr io.Writ
 		return err
 	}
 	defer stopModels()
-	runs := &app.LocalQueue{}
+	runs, hooks := &app.LocalQueue{}, &app.LocalQueue{}
 	plume := app.NewEnv(cfg, app.Clients{DynamoDB: client, Blobs: blobs, Optimizations: runs,
-		Models: func(context.Context) (*llm.Client, error) { return models, nil }})
+		Models: func(context.Context) (*llm.Client, error) { return models, nil }, Webhooks: hooks})
 	dev, err := seed(ctx, ddb.NewAuthStore(plume.Table()), getenv, time.Now())
 	if err != nil {
 		return fmt.Errorf("seed dev project: %w", err)
@@ -147,6 +147,11 @@ func run(ctx context.Context, getenv func(string) string, stdout, stderr io.Writ
 		return err
 	}
 	defer stopStream()
+	stopWebhooks, err := webhooks(ctx, plume, hooks, client, awsCfg, env)
+	if err != nil {
+		return err
+	}
+	defer stopWebhooks()
 	sweepCtx, stopSweeps := context.WithCancel(ctx)
 	var sweeps sync.WaitGroup
 	sweeps.Go(func() { every(sweepCtx, sweepInterval, sweep) })

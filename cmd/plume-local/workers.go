@@ -152,6 +152,13 @@ func rollups(ctx context.Context, plume *app.Env, db ddb.TableDescriber, awsCfg 
 	if err != nil {
 		return nil, err
 	}
+	return pollStream(ctx, plume, db, awsCfg, env, apply), nil
+}
+
+// pollStream polls the table's change stream in the background, applying each batch with
+// apply, and returns the function that stops it.
+func pollStream(ctx context.Context, plume *app.Env, db ddb.TableDescriber, awsCfg aws.Config, env func(string) string,
+	apply func(context.Context, string, []ddb.StreamRecord) error) func() {
 	endpoint := cmp.Or(env("AWS_ENDPOINT_URL_DYNAMODB_STREAMS"), env("AWS_ENDPOINT_URL_DYNAMODB"), env("AWS_ENDPOINT_URL"))
 	p := &ddb.StreamPoller{DB: db, TableName: plume.Config.Table, Streams: ddb.NewStreamsClient(awsCfg, endpoint),
 		Apply: apply, Interval: 500 * time.Millisecond, Retry: time.Second}
@@ -161,5 +168,32 @@ func rollups(ctx context.Context, plume *app.Env, db ddb.TableDescriber, awsCfg 
 	return func() {
 		cancel()
 		wg.Wait()
+	}
+}
+
+// webhooks raises the events from the table's change stream and delivers them, in-process, as
+// EventsFunction (its own poller of the stream) and WebhookDeliveryFunction (the deliveries'
+// queue, hooks) do in a deployment; the deliverer retries a failed attempt itself, with
+// backoff (PLUME_WEBHOOK_RETRY_BASE, PLUME_WEBHOOK_RETRY_WINDOW), and posts to non-public
+// hosts only when PLUME_WEBHOOK_ALLOWED_HOSTS lists them. The returned function stops both.
+func webhooks(ctx context.Context, plume *app.Env, hooks *app.LocalQueue, db ddb.TableDescriber, awsCfg aws.Config, env func(string) string) (func(), error) {
+	d, err := plume.Deliverer()
+	if err != nil {
+		return nil, err
+	}
+	hooks.Serve(d.Handle, asyncinvoke.Config{Retries: 2, Concurrency: 4,
+		FunctionArn: "arn:aws:lambda:local:000000000000:function:WebhookDeliveryFunction"})
+	apply, err := plume.EventConsumer()
+	if err != nil {
+		return nil, err
+	}
+	stopPoller := pollStream(ctx, plume, db, awsCfg, env, apply)
+	return func() {
+		stopPoller()
+		closeCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := hooks.Close(closeCtx); err != nil {
+			slog.Warn("plume-local: webhook deliveries still in progress at exit", "error", err)
+		}
 	}, nil
 }

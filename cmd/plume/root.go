@@ -17,6 +17,7 @@ import (
 	"github.com/plumehq/plume/cmd/plume/internal/prompts"
 	"github.com/plumehq/plume/cmd/plume/internal/speccmd"
 	"github.com/plumehq/plume/cmd/plume/internal/tracing"
+	"github.com/plumehq/plume/cmd/plume/internal/webhookscmd"
 )
 
 // NewCmdRoot returns the `plume` command: the global flags and every command group: the client
@@ -81,6 +82,7 @@ Exit codes:
 		abtests.NewCmdABTests(f),
 		abtests.NewCmdSignals(f),
 		prices.NewCmdModelPrices(f),
+		webhookscmd.NewCmdWebhooks(f),
 		gatewaycmd.NewCmdGateway(f),
 		keys.NewCmdKeys(f),
 		speccmd.NewCmdSpec(f),

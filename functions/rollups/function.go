@@ -7,6 +7,7 @@ import (
 	"context"
 
 	"github.com/plumehq/plume/internal/app"
+	"github.com/plumehq/plume/shared/ddb"
 )
 
 // Function is RollupFunction of template.yaml, invoked by its DynamoDB stream event source
@@ -21,7 +22,7 @@ var Function = app.Worker{
 			return nil, err
 		}
 		return func(ctx context.Context, event []byte) error {
-			shard, records, err := decodeEvent(event)
+			shard, records, err := ddb.DecodeStreamEvent(event)
 			if err != nil {
 				return err
 			}

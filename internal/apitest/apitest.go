@@ -57,6 +57,9 @@ type API struct {
 	// Optimizations is the in-process queue of optimization runs, served by the optimizer
 	// worker when Options.Models is set.
 	Optimizations *app.LocalQueue
+	// Webhooks is the in-process queue of webhook deliveries, served by the deliverer
+	// (app.Env.Deliverer): DrainStream fans the stream's events out to it.
+	Webhooks *app.LocalQueue
 
 	stream *ddb.StreamPoller
 }
@@ -147,8 +150,8 @@ func New(t testing.TB, o Options) *API {
 	if !o.Stream {
 		opts = append(opts, app.WithoutStream())
 	}
-	queue := &app.LocalQueue{}
-	clients := app.Clients{DynamoDB: client, Blobs: blobs, Optimizations: queue}
+	queue, hooks := &app.LocalQueue{}, &app.LocalQueue{}
+	clients := app.Clients{DynamoDB: client, Blobs: blobs, Optimizations: queue, Webhooks: hooks}
 	if o.Models != nil {
 		clients.Models = func(context.Context) (*llm.Client, error) { return o.Models, nil }
 	}
@@ -167,8 +170,9 @@ func New(t testing.TB, o Options) *API {
 			_ = queue.Close(ctx)
 		})
 	}
+	serveWebhooks(t, env, hooks)
 	authStore := ddb.NewAuthStore(env.Table())
-	api := &API{Env: env, Optimizations: queue, Table: env.Table(), TableName: name, S3URL: s3URL, Blobs: blobs, DDB: counter, S3: s3Counter, Auth: authStore,
+	api := &API{Env: env, Optimizations: queue, Webhooks: hooks, Table: env.Table(), TableName: name, S3URL: s3URL, Blobs: blobs, DDB: counter, S3: s3Counter, Auth: authStore,
 		DDBFaults: ddbFaults, S3Faults: s3Faults}
 	api.A, api.B = webtest.NewTenant(t, authStore), webtest.NewTenant(t, authStore)
 	h, err := restapi.Handler(env)
@@ -185,28 +189,69 @@ func New(t testing.TB, o Options) *API {
 // DrainStream applies every change of the table's stream so far to the rollups and the list
 // index (app.Env.StreamConsumer), as RollupFunction does in a deployment and plume-local's
 // poller does: afterwards the metrics count everything stored before the call, and the list
-// index holds it. The API must have been started with Options.Stream.
+// index holds it. It fans the events out to the webhooks too (app.Env.EventConsumer, as
+// EventsFunction does). The API must have been started with Options.Stream.
 func (api *API) DrainStream(t testing.TB) {
 	t.Helper()
 	if api.stream == nil {
-		o := ddbtest.Client(t, nil).Options()
-		streams := dynamodbstreams.New(dynamodbstreams.Options{Region: o.Region, Credentials: o.Credentials,
-			BaseEndpoint: aws.String(ddbtest.Endpoint(t))})
 		apply, err := api.Env.StreamConsumer()
 		require.NoError(t, err)
-		api.stream = &ddb.StreamPoller{DB: ddbtest.Client(t, nil), TableName: api.TableName, Streams: streams, Apply: apply}
+		events, err := api.Env.EventConsumer()
+		require.NoError(t, err)
+		api.stream = api.poller(t, func(ctx context.Context, shard string, records []ddb.StreamRecord) error {
+			if err := apply(ctx, shard, records); err != nil {
+				return err
+			}
+			return events(ctx, shard, records)
+		})
 	}
+	drain(t, api.stream)
+}
+
+// ReplayEvents applies the whole stream, from its oldest record, to the events' fan-out
+// again, as Lambda does when it retries batches: what was fanned out already must not be
+// delivered twice, nor with another id.
+func (api *API) ReplayEvents(t testing.TB) {
+	t.Helper()
+	events, err := api.Env.EventConsumer()
+	require.NoError(t, err)
+	drain(t, api.poller(t, events))
+}
+
+// poller is a poller of the table's stream, from its oldest record, applying apply.
+func (api *API) poller(t testing.TB, apply func(context.Context, string, []ddb.StreamRecord) error) *ddb.StreamPoller {
+	o := ddbtest.Client(t, nil).Options()
+	streams := dynamodbstreams.New(dynamodbstreams.Options{Region: o.Region, Credentials: o.Credentials,
+		BaseEndpoint: aws.String(ddbtest.Endpoint(t))})
+	return &ddb.StreamPoller{DB: ddbtest.Client(t, nil), TableName: api.TableName, Streams: streams, Apply: apply}
+}
+
+// drain polls p until two polls in a row find nothing new (a shard may answer one empty page
+// before the records that follow it).
+func drain(t testing.TB, p *ddb.StreamPoller) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	// Drained when two polls in a row find nothing new (a shard may answer one empty page
-	// before the records that follow it).
 	for idle := 0; idle < 2; {
-		busy, err := api.stream.Poll(ctx)
+		busy, err := p.Poll(ctx)
 		require.NoError(t, err, "apply the table's stream")
 		if idle++; busy {
 			idle = 0
 		}
 	}
+}
+
+// serveWebhooks serves the webhook deliveries' queue with the deliverer, in-process, as
+// plume-local's does; a failed message (storage unreachable) is retried twice.
+func serveWebhooks(t testing.TB, env *app.Env, q *app.LocalQueue) {
+	d, err := env.Deliverer()
+	require.NoError(t, err)
+	q.Serve(d.Handle, asyncinvoke.Config{Retries: 2, Concurrency: 2, Delay: func(int) time.Duration { return 10 * time.Millisecond }})
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_ = q.Close(ctx)
+	})
 }
 
 // KeyFor issues another key of tenant's project for another user.

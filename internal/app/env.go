@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -22,8 +23,10 @@ import (
 	"github.com/plumehq/plume/shared/pricing"
 	"github.com/plumehq/plume/shared/prompt"
 	"github.com/plumehq/plume/shared/ratelimit"
+	"github.com/plumehq/plume/shared/safefetch"
 	"github.com/plumehq/plume/shared/signal"
 	"github.com/plumehq/plume/shared/trace"
+	"github.com/plumehq/plume/shared/webhook"
 )
 
 // Clients are the AWS clients an Env is built on.
@@ -39,6 +42,11 @@ type Clients struct {
 	// Optimizations queues optimization runs for the optimizer worker (an SQSQueue in a
 	// deployment, a LocalQueue locally); nil: runs cannot start.
 	Optimizations Queue
+	// Webhooks queues webhook deliveries for the delivery worker (an SQSQueue in a
+	// deployment, a LocalQueue locally); nil: events are not delivered.
+	Webhooks webhook.Queue
+	// WebhookDeadLetter receives the deliveries given up (PLUME_WEBHOOK_DLQ_URL); nil: none.
+	WebhookDeadLetter Queue
 }
 
 // ModelsFromEnv builds the model client of a process: the providers' keys and endpoints from
@@ -82,6 +90,8 @@ type Env struct {
 	blobs         *blob.Store
 	models        func(context.Context) (*llm.Client, error)
 	optimizations Queue
+	webhooks      webhook.Queue
+	webhookDLQ    Queue
 	now           func() time.Time
 	// noStream: the table has no change stream, so nothing keeps the list index.
 	noStream bool
@@ -113,7 +123,8 @@ func WithoutStream() Option { return func(e *Env) { e.noStream = true } }
 
 // NewEnv returns the Env of cfg over c.
 func NewEnv(cfg config.Config, c Clients, opts ...Option) *Env {
-	e := &Env{Config: cfg, table: ddb.NewTable(c.DynamoDB, cfg.Table), blobs: c.Blobs, models: c.Models, optimizations: c.Optimizations}
+	e := &Env{Config: cfg, table: ddb.NewTable(c.DynamoDB, cfg.Table), blobs: c.Blobs, models: c.Models, optimizations: c.Optimizations,
+		webhooks: c.Webhooks, webhookDLQ: c.WebhookDeadLetter}
 	for _, o := range opts {
 		o(e)
 	}
@@ -328,6 +339,64 @@ func (e *Env) OptimizationQueue() (Queue, error) {
 
 // Claims are the judge claims of the evaluator.
 func (e *Env) Claims() *ddb.ClaimStore { return ddb.NewClaimStore(e.table) }
+
+// WebhookStore keeps webhooks and their delivery logs.
+func (e *Env) WebhookStore() *ddb.WebhookStore { return ddb.NewWebhookStore(e.table) }
+
+// WebhookQueue is the queue of webhook deliveries, or an error when the process has none.
+func (e *Env) WebhookQueue() (webhook.Queue, error) {
+	if e.webhooks == nil {
+		return nil, errors.New("PLUME_WEBHOOK_QUEUE_URL is not set")
+	}
+	return e.webhooks, nil
+}
+
+// Webhooks manages the projects' webhooks; without a delivery queue, redeliveries are
+// refused (errs.Unavailable).
+func (e *Env) Webhooks() *webhook.Service {
+	return webhook.NewService(e.WebhookStore(), e.webhooks, e.now)
+}
+
+// EventConsumer fans the events of a batch of the table's change stream (ddb.EventsOf) out to
+// the webhooks subscribed to them (webhook.Fanout). EventsFunction, plume-local's poller and
+// the tests' DrainStream apply the stream through it.
+func (e *Env) EventConsumer() (func(ctx context.Context, shard string, records []ddb.StreamRecord) error, error) {
+	q, err := e.WebhookQueue()
+	if err != nil {
+		return nil, err
+	}
+	store := e.WebhookStore()
+	return func(ctx context.Context, _ string, records []ddb.StreamRecord) error {
+		events, err := ddb.EventsOf(records)
+		if err != nil || len(events) == 0 {
+			return err
+		}
+		return webhook.Fanout(ctx, store, q, events, e.Now().UTC())
+	}, nil
+}
+
+// Deliverer attempts queued webhook deliveries through the SSRF-guarded fetcher (any public
+// host, and the non-public ones of PLUME_WEBHOOK_ALLOWED_HOSTS); those given up go to the
+// dead-letter queue (Clients.WebhookDeadLetter) when there is one.
+func (e *Env) Deliverer() (*webhook.Deliverer, error) {
+	q, err := e.WebhookQueue()
+	if err != nil {
+		return nil, err
+	}
+	fetcher, err := safefetch.New(safefetch.Config{AnyPublicHost: true, Hosts: e.Config.Webhooks.AllowedHosts,
+		Timeout: 10 * time.Second, MaxBytes: 64 << 10, UserAgent: "Plume-Webhooks/1"})
+	if err != nil {
+		return nil, fmt.Errorf("PLUME_WEBHOOK_ALLOWED_HOSTS: %w", err)
+	}
+	retry := webhook.DefaultRetry
+	retry.Base = cmp.Or(e.Config.Webhooks.RetryBase, retry.Base)
+	retry.Window = cmp.Or(e.Config.Webhooks.RetryWindow, retry.Window)
+	d := &webhook.Deliverer{Store: e.WebhookStore(), Queue: q, Poster: fetcher, Retry: retry, Now: e.Now}
+	if e.webhookDLQ != nil {
+		d.DeadLetter = e.webhookDLQ.Send
+	}
+	return d, nil
+}
 
 // lazy is a value built once, on first use.
 type lazy[T any] struct {

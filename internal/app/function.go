@@ -74,6 +74,12 @@ func envFrom(ctx context.Context, getenv func(string) string) (*Env, error) {
 	if cfg.OptimizationQueueURL != "" {
 		c.Optimizations = NewSQSQueue(sqs.NewFromConfig(awsCfg), cfg.OptimizationQueueURL)
 	}
+	if url := cfg.Webhooks.QueueURL; url != "" {
+		c.Webhooks = NewSQSQueue(sqs.NewFromConfig(awsCfg), url)
+	}
+	if url := cfg.Webhooks.DeadLetterURL; url != "" {
+		c.WebhookDeadLetter = NewSQSQueue(sqs.NewFromConfig(awsCfg), url)
+	}
 	return NewEnv(cfg, c), nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -36,6 +37,15 @@ func (q *SQSQueue) Send(ctx context.Context, body []byte) error {
 	return nil
 }
 
+// SendAfter sends body to be received after delay (SQS's DelaySeconds, at most 15 minutes).
+func (q *SQSQueue) SendAfter(ctx context.Context, body []byte, delay time.Duration) error {
+	seconds := int32(min(delay, 15*time.Minute) / time.Second)
+	if _, err := q.client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &q.url, MessageBody: aws.String(string(body)), DelaySeconds: seconds}); err != nil {
+		return fmt.Errorf("send to %s: %w", q.url, err)
+	}
+	return nil
+}
+
 // LocalQueue is a Queue served in-process (plume-local, tests): each message goes to the
 // worker's handler asynchronously, retried as Lambda retries an event (shared/asyncinvoke).
 // The worker is attached after the Env is built (Serve), since it is built from the Env.
@@ -55,6 +65,19 @@ func (q *LocalQueue) Send(_ context.Context, body []byte) error {
 		return errs.Unavailable("no worker serves this queue")
 	}
 	inv.Invoke(body)
+	return nil
+}
+
+// SendAfter is Send after delay, as SQS delays a message: the message waits in a timer, and
+// one still waiting when the queue closes is dropped (plume-local's queue is not durable).
+func (q *LocalQueue) SendAfter(ctx context.Context, body []byte, delay time.Duration) error {
+	if delay <= 0 {
+		return q.Send(ctx, body)
+	}
+	if q.inv.Load() == nil {
+		return errs.Unavailable("no worker serves this queue")
+	}
+	time.AfterFunc(delay, func() { _ = q.Send(context.Background(), body) })
 	return nil
 }
 

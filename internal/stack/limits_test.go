@@ -33,6 +33,7 @@ import (
 	otlpmap "github.com/plumehq/plume/shared/otlp"
 	"github.com/plumehq/plume/shared/prompt"
 	"github.com/plumehq/plume/shared/trace"
+	"github.com/plumehq/plume/shared/webhook"
 )
 
 // TestEveryAnswerWithinLambda sends every route of every function of the stack, read from the
@@ -122,6 +123,8 @@ type filled struct {
 	link    string
 	token   string
 	keyID   string
+	hooks   []string // webhooks of the longest URLs, all events
+	dlv     string   // a delivery of hooks[0], which has the most
 }
 
 // fill stores the project's largest inputs through whole, as a client of a deployment would
@@ -247,6 +250,21 @@ func fill(t *testing.T, srv *apitest.API, whole http.Handler) *filled {
 	must("PUT", "/projects/"+f.pid+"/prompts/plain/judges/"+f.judges[0], nil)
 	for range 12 {
 		f.runs = append(f.runs, must("POST", "/projects/"+f.pid+"/prompts/plain/optimization-runs", map[string]any{"optimizer_type": "quick_refine"}).Map(t)["id"].(string))
+	}
+
+	// Webhooks: as many as a project may have, of the longest URLs (a non-public address: no
+	// delivery leaves the machine), and the most deliveries a log page shows.
+	for i := range webhook.MaxPerProject {
+		hookURL := fmt.Sprintf("http://192.0.2.1/%d/", i) + strings.Repeat("u", 2000)
+		f.hooks = append(f.hooks, must("POST", "/projects/"+f.pid+"/webhooks", map[string]any{"url": hookURL, "events": api.EventTypes}).Map(t)["id"].(string))
+	}
+	for i := range 200 {
+		ev := api.Event{ID: fmt.Sprintf("evt_%032d", i), Type: api.EventPromptTagMoved, Time: f.now.Add(time.Duration(i) * time.Millisecond), ProjectID: f.pid, Data: []byte(`{}`)}
+		d := webhook.Delivery{ID: webhook.DeliveryID(ev, f.hooks[0]), ProjectID: f.pid, WebhookID: f.hooks[0], EventID: ev.ID, EventType: ev.Type, Event: []byte(`{}`),
+			Status: api.DeliveryFailed, Attempts: 100, LastStatusCode: 500, LastError: strings.Repeat("e", 200), CreatedAt: f.now, UpdatedAt: f.now, WindowStart: f.now}
+		_, err := srv.Env.WebhookStore().PutDelivery(context.Background(), d)
+		require.NoError(t, err)
+		f.dlv = d.ID
 	}
 
 	// Settings and links.
@@ -478,16 +496,21 @@ func (f *filled) requests(t *testing.T) map[string][]request {
 		"POST /f/{token}":                  {{method: "POST", path: "/f/" + f.token, body: url.Values{"completion_id": {f.llm[0]}, "thumbs": {"up"}, "reason": {strings.Repeat("r", 1000)}}.Encode(), status: http.StatusSeeOther, header: http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}}},
 
 		// Optimization.
-		"POST /projects/{project_id}/prompts/{slug}/optimization-runs":      {{method: "POST", path: p + "/prompts/plain/optimization-runs", body: map[string]any{"optimizer_type": "quick_refine"}}},
-		"GET /projects/{project_id}/prompts/{slug}/optimization-runs":       {paged(p + "/prompts/plain/optimization-runs?limit=100")},
-		"POST /projects/{project_id}/judges/{judge_id}/optimization-runs":   {{method: "POST", path: p + "/judges/" + f.judges[0] + "/optimization-runs", body: map[string]any{}}},
-		"GET /projects/{project_id}/judges/{judge_id}/optimization-runs":    {get(p + "/judges/" + f.judges[0] + "/optimization-runs?limit=100")},
-		"GET /projects/{project_id}/optimization-runs/{run_id}":             {get(p + "/optimization-runs/" + f.runs[0])},
-		"POST /projects/{project_id}/optimization-runs/{run_action}":        {{method: "POST", path: p + "/optimization-runs/" + f.runs[1] + ":cancel", again: &request{method: "POST", path: p + "/optimization-runs/" + f.runs[3] + ":cancel"}}, {method: "POST", path: p + "/optimization-runs/" + f.runs[2] + ":preview-deploy", status: http.StatusConflict}},
-		"GET /projects/{project_id}/prompts/{slug}/issues":                  {get(p + "/prompts/big/issues?window_hours=" + fmt.Sprint(api.MaxIssueWindowHours))},
-		"GET /projects/{project_id}/judges/{judge_id}/issues":               {get(p + "/judges/" + f.judges[0] + "/issues?window_hours=" + fmt.Sprint(api.MaxIssueWindowHours))},
-		"GET /projects/{project_id}/prompts/{slug}/optimization-preview":    {get(p + "/prompts/big/optimization-preview")},
-		"GET /projects/{project_id}/judges/{judge_id}/optimization-preview": {get(p + "/judges/" + f.judges[0] + "/optimization-preview")},
+		"POST /projects/{project_id}/prompts/{slug}/optimization-runs":                         {{method: "POST", path: p + "/prompts/plain/optimization-runs", body: map[string]any{"optimizer_type": "quick_refine"}}},
+		"GET /projects/{project_id}/prompts/{slug}/optimization-runs":                          {paged(p + "/prompts/plain/optimization-runs?limit=100")},
+		"POST /projects/{project_id}/judges/{judge_id}/optimization-runs":                      {{method: "POST", path: p + "/judges/" + f.judges[0] + "/optimization-runs", body: map[string]any{}}},
+		"GET /projects/{project_id}/judges/{judge_id}/optimization-runs":                       {get(p + "/judges/" + f.judges[0] + "/optimization-runs?limit=100")},
+		"GET /projects/{project_id}/optimization-runs/{run_id}":                                {get(p + "/optimization-runs/" + f.runs[0])},
+		"POST /projects/{project_id}/webhooks":                                                 {{method: "POST", path: p + "/webhooks", body: map[string]any{"url": "http://192.0.2.1/", "events": api.EventTypes}, status: http.StatusConflict}},
+		"GET /projects/{project_id}/webhooks":                                                  {get(p + "/webhooks")},
+		"DELETE /projects/{project_id}/webhooks/{webhook_id}":                                  {{method: "DELETE", path: p + "/webhooks/" + f.hooks[len(f.hooks)-1], again: &request{method: "DELETE", path: p + "/webhooks/" + f.hooks[len(f.hooks)-2]}}},
+		"GET /projects/{project_id}/webhooks/{webhook_id}/deliveries":                          {get(p + "/webhooks/" + f.hooks[0] + "/deliveries?limit=200")},
+		"POST /projects/{project_id}/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver": {{method: "POST", path: p + "/webhooks/" + f.hooks[0] + "/deliveries/" + f.dlv + "/redeliver"}},
+		"POST /projects/{project_id}/optimization-runs/{run_action}":                           {{method: "POST", path: p + "/optimization-runs/" + f.runs[1] + ":cancel", again: &request{method: "POST", path: p + "/optimization-runs/" + f.runs[3] + ":cancel"}}, {method: "POST", path: p + "/optimization-runs/" + f.runs[2] + ":preview-deploy", status: http.StatusConflict}},
+		"GET /projects/{project_id}/prompts/{slug}/issues":                                     {get(p + "/prompts/big/issues?window_hours=" + fmt.Sprint(api.MaxIssueWindowHours))},
+		"GET /projects/{project_id}/judges/{judge_id}/issues":                                  {get(p + "/judges/" + f.judges[0] + "/issues?window_hours=" + fmt.Sprint(api.MaxIssueWindowHours))},
+		"GET /projects/{project_id}/prompts/{slug}/optimization-preview":                       {get(p + "/prompts/big/optimization-preview")},
+		"GET /projects/{project_id}/judges/{judge_id}/optimization-preview":                    {get(p + "/judges/" + f.judges[0] + "/optimization-preview")},
 
 		// MCP: the tools of the largest answers.
 		"POST /mcp": {

@@ -87,6 +87,8 @@ var workerCases = map[string]struct {
 	"EvaluatorFunction":       {event: "evaluator/object-created.json", seed: func(*testing.T, *apitest.API) func(*testing.T) { return func(*testing.T) {} }},
 	"OptimizerWorkerFunction": {event: "optimizer/run-message.json", seed: func(*testing.T, *apitest.API) func(*testing.T) { return func(*testing.T) {} }},
 	"RollupFunction":          {event: "rollups/stream-batch.json", seed: checkSampleSpanApplied, answer: `{"state":{}}`},
+	"EventsFunction":          {event: "webhooks/stream-batch.json", seed: func(*testing.T, *apitest.API) func(*testing.T) { return func(*testing.T) {} }},
+	"WebhookDeliveryFunction": {event: "webhooks/delivery-message.json", seed: func(*testing.T, *apitest.API) func(*testing.T) { return func(*testing.T) {} }},
 }
 
 // TestWorkerMainsStart builds the real bootstrap of every worker of the stack, as its Makefile
@@ -274,6 +276,8 @@ func functionEnv(t *testing.T, api *apitest.API, extra ...string) []string {
 		"AWS_ACCESS_KEY_ID=" + blobtest.AccessKey, "AWS_SECRET_ACCESS_KEY=" + blobtest.SecretKey, "AWS_REGION=us-east-1",
 		// OptimizerFunction needs its queue; no test here starts a run.
 		"PLUME_OPTIMIZATION_QUEUE_URL=http://127.0.0.1:9/000000000000/unused",
+		// The webhook workers need theirs; the sample events queue nothing.
+		"PLUME_WEBHOOK_QUEUE_URL=http://127.0.0.1:9/000000000000/unused",
 	}
 	return append(env, extra...)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/plumehq/plume/functions/optimizer"
 	"github.com/plumehq/plume/functions/rollups"
 	"github.com/plumehq/plume/functions/sweeper"
+	"github.com/plumehq/plume/functions/webhooks"
 	"github.com/plumehq/plume/internal/app"
 	"github.com/plumehq/plume/internal/stack/restapi"
 )
@@ -35,6 +36,8 @@ var Workers = []app.Worker{
 	evaluator.Function,
 	optimizer.WorkerFunction,
 	rollups.Function,
+	webhooks.EventsFunction,
+	webhooks.DeliveryFunction,
 }
 
 // Handler is the whole stack on one handler, every function mounted on its route keys and

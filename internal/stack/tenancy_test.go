@@ -32,6 +32,7 @@ import (
 type victim struct {
 	project, slug, content, versionID                  string
 	spanID, traceID, sessionID, judgeID, linkID, model string
+	webhookID                                          string
 	secrets                                            []string // what must never reach A
 }
 
@@ -61,8 +62,11 @@ func seedVictim(t *testing.T, api *apitest.API) victim {
 		"weights": map[string]any{"control": 0.5, "other": 0.5}, "duration_days": 14})
 	api.MustDo(t, "POST", "/signals/bulk", b.Key, map[string]any{"signals": []any{
 		map[string]any{"entity_type": "span", "entity_id": v.spanID, "name": "B's private signal", "value": 0.25, "signal_type": "numerical"}}})
+	hookURL := "https://hooks.example.com/b-private-" + uuid.NewString()
+	v.webhookID = api.MustDo(t, "POST", "/projects/"+b.ProjectID+"/webhooks", b.Key,
+		map[string]any{"url": hookURL, "events": []string{"prompt.tag.moved"}}).Map(t)["id"].(string)
 	v.secrets = []string{b.ProjectID, b.UserID, v.content, output, "B's private input", "B's private judge", "B's private verdict",
-		"B's private variant", "B's private signal", reason}
+		"B's private variant", "B's private signal", reason, hookURL}
 	return v
 }
 
@@ -78,6 +82,8 @@ func (v victim) pathOf(t *testing.T, path string) string {
 		// B has no run: every run route names the project, so A is refused before any read.
 		"run_id": v.spanID, "run_action": v.spanID + ":cancel",
 		"signal_entity_type": "span", "test_name": victimTest, "$": "",
+		// B has no delivery (no stream here): the project is refused first all the same.
+		"webhook_id": v.webhookID, "delivery_id": "dlv_0000000000000_000000000000",
 	}
 	return wildcard.ReplaceAllStringFunc(path, func(w string) string {
 		name := w[1 : len(w)-1]

@@ -81,6 +81,9 @@ var params = map[string]param{
 	// feedback.Links.Open bounds them at 100 bytes, as here.
 	"token":  {tokenPattern.MatchString, func(string) error { return errs.NotFound("no such feedback link") }},
 	"run_id": {isUUID, notFound("optimization run %s not found")},
+	// Webhook ids are "wh_" + a UUID; delivery ids "dlv_<13-digit ms>_<12 hex>".
+	"webhook_id":  {webhookPattern.MatchString, notFound("webhook %s not found")},
+	"delivery_id": {deliveryPattern.MatchString, notFound("delivery %s not found")},
 	// Shape: "<run id>:<action>"; the handler checks the action.
 	"run_action": {shape(64, isTagAction), func(v string) error {
 		return errs.Invalid("run action %s is not <run id>:cancel, :preview-deploy or :deploy", quote(v))
@@ -93,9 +96,11 @@ const (
 )
 
 var (
-	hexPattern     = regexp.MustCompile(`^[0-9a-fA-F]{64}$`)
-	versionPattern = regexp.MustCompile(`^0*[1-9][0-9]*$`)
-	tokenPattern   = regexp.MustCompile(`^plf_[A-Za-z0-9_-]{1,96}$`)
+	hexPattern      = regexp.MustCompile(`^[0-9a-fA-F]{64}$`)
+	versionPattern  = regexp.MustCompile(`^0*[1-9][0-9]*$`)
+	tokenPattern    = regexp.MustCompile(`^plf_[A-Za-z0-9_-]{1,96}$`)
+	webhookPattern  = regexp.MustCompile(`^wh_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+	deliveryPattern = regexp.MustCompile(`^dlv_[0-9]{13}_[0-9a-f]{12}$`)
 )
 
 // wildcardsOf returns the names of a pattern's wildcards ("model" for "{model...}"), panicking

@@ -81,6 +81,49 @@ type Config struct {
 	// SimulationModels is PLUME_SIMULATION_MODELS, comma-separated: the models every
 	// optimization run is simulated with, beside its task model and its own config.models.
 	SimulationModels []string
+	// Webhooks is how events are delivered to webhooks (PLUME_WEBHOOK_*).
+	Webhooks Webhooks
+}
+
+// Webhooks configures the delivery of events to webhooks.
+type Webhooks struct {
+	// AllowedHosts is PLUME_WEBHOOK_ALLOWED_HOSTS, comma-separated: non-public hosts webhooks
+	// may post to ("127.0.0.1" in plume-local's tests). Any public host is allowed; loopback,
+	// private and metadata addresses only when listed here (safefetch.Config.AnyPublicHost).
+	AllowedHosts []string
+	// QueueURL is PLUME_WEBHOOK_QUEUE_URL: the SQS queue of deliveries ("" = none: events are
+	// not delivered, except in plume-local, which serves its own).
+	QueueURL string
+	// DeadLetterURL is PLUME_WEBHOOK_DLQ_URL: the SQS queue of deliveries given up ("" = the
+	// give-up is only logged and kept in the delivery log).
+	DeadLetterURL string
+	// RetryBase is PLUME_WEBHOOK_RETRY_BASE, the wait after a delivery's first failed attempt
+	// (doubled after each, at most 15 minutes), and RetryWindow PLUME_WEBHOOK_RETRY_WINDOW, how
+	// long a delivery is retried (0: the defaults, webhook.DefaultRetry: 30s and 24h).
+	RetryBase, RetryWindow time.Duration
+}
+
+// webhooksFromEnv reads the PLUME_WEBHOOK_* variables.
+func webhooksFromEnv(getenv func(string) string) (Webhooks, error) {
+	w := Webhooks{QueueURL: strings.TrimSpace(getenv("PLUME_WEBHOOK_QUEUE_URL")), DeadLetterURL: strings.TrimSpace(getenv("PLUME_WEBHOOK_DLQ_URL"))}
+	for h := range strings.SplitSeq(getenv("PLUME_WEBHOOK_ALLOWED_HOSTS"), ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			w.AllowedHosts = append(w.AllowedHosts, h)
+		}
+	}
+	for _, v := range []struct {
+		name string
+		dst  *time.Duration
+	}{{"PLUME_WEBHOOK_RETRY_BASE", &w.RetryBase}, {"PLUME_WEBHOOK_RETRY_WINDOW", &w.RetryWindow}} {
+		if s := getenv(v.name); s != "" {
+			d, err := time.ParseDuration(s)
+			if err != nil || d <= 0 || d > 7*24*time.Hour {
+				return Webhooks{}, fmt.Errorf("%s %q: want a positive duration such as 30s, at most 168h", v.name, s)
+			}
+			*v.dst = d
+		}
+	}
+	return w, nil
 }
 
 // maxJudgeConcurrency caps the PLUME_JUDGE_*CONCURRENCY variables.
@@ -204,6 +247,9 @@ func FromEnv(getenv func(string) string) (Config, error) {
 			}
 			*v.dst = n
 		}
+	}
+	if c.Webhooks, err = webhooksFromEnv(getenv); err != nil {
+		return Config{}, err
 	}
 	return c, nil
 }

@@ -286,3 +286,17 @@ func abAggregateSK(variant, signal string) string {
 	}
 	return sk
 }
+
+// webhooksPK is the partition of a project's webhooks (one item each, webhookSK): fan-out
+// reads them all in one Query.
+func webhooksPK(projectID string) string { return "P#" + projectID + "#WH" }
+
+func webhookSK(id string) string { return "WH#" + id }
+
+// deliveriesPK is the partition of one webhook's delivery log, deliverySK(id) each, whose ids
+// sort by time (webhook.DeliveryID).
+func deliveriesPK(projectID, webhookID string) string { return "P#" + projectID + "#WHD#" + webhookID }
+
+const prefixDelivery = "D#"
+
+func deliverySK(id string) string { return prefixDelivery + id }

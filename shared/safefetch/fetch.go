@@ -1,6 +1,7 @@
 package safefetch
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -49,6 +50,10 @@ type Config struct {
 	// Empty: no URL is fetched. A name that resolves to a non-public address is refused
 	// unless it is listed exactly (not by a wildcard).
 	Hosts []string
+	// AnyPublicHost also allows every other host (a name or an IP address) that resolves only
+	// to public addresses: webhooks post to URLs their owners choose, and only the
+	// non-public ones need listing (Hosts).
+	AnyPublicHost bool
 	// MaxBytes is the largest body fetched (DefaultMaxBytes).
 	MaxBytes int64
 	// Timeout bounds each fetch, redirects included (DefaultTimeout).
@@ -70,6 +75,7 @@ type Config struct {
 type Fetcher struct {
 	exact        map[string]bool
 	suffixes     []string // ".example.com" for "*.example.com"
+	anyPublic    bool
 	maxBytes     int64
 	timeout      time.Duration
 	maxRedirects int
@@ -95,6 +101,7 @@ func New(cfg Config) (*Fetcher, error) {
 		maxRedirects: cmp.Or(cfg.MaxRedirects, DefaultMaxRedirects),
 		userAgent:    cfg.UserAgent,
 		resolver:     cfg.Resolver,
+		anyPublic:    cfg.AnyPublicHost,
 	}
 	for _, h := range cfg.Hosts {
 		h = strings.TrimSpace(h)
@@ -190,6 +197,33 @@ func (f *Fetcher) Get(ctx context.Context, rawURL string) (body []byte, contentT
 	return data, res.Header.Get("Content-Type"), nil
 }
 
+// Post posts body to rawURL with header, within the time limit, following no redirect (a
+// webhook's receiver answers where it is), and returns the status it was answered. A URL of a
+// host that is not allowed is refused with ErrNotAllowed, as Get refuses it; the answer's body
+// is read up to MaxBytes and dropped.
+func (f *Fetcher) Post(ctx context.Context, rawURL string, header http.Header, body []byte) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, f.timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, rawURL, bytes.NewReader(body))
+	if err != nil {
+		return 0, err
+	}
+	if !f.Allows(req.URL) {
+		return 0, ErrNotAllowed
+	}
+	req.Header = header.Clone()
+	if f.userAgent != "" {
+		req.Header.Set("User-Agent", f.userAgent)
+	}
+	res, err := f.client.Transport.RoundTrip(req)
+	if err != nil {
+		return 0, err
+	}
+	defer res.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, f.maxBytes))
+	return res.StatusCode, nil
+}
+
 // normalizeHost lowercases a host name or IP address (brackets and a final dot dropped) and
 // reports whether it is one.
 func normalizeHost(h string) (string, bool) {
@@ -226,6 +260,9 @@ func (f *Fetcher) allowed(host string) (ok, exact bool) {
 	}
 	if f.exact[host] {
 		return true, true
+	}
+	if f.anyPublic {
+		return true, false // checked when dialled, as a wildcard's hosts are
 	}
 	if isIP(host) {
 		return false, false

@@ -18,6 +18,7 @@ import (
 	"github.com/plumehq/plume/functions/settings"
 	"github.com/plumehq/plume/functions/signals"
 	"github.com/plumehq/plume/functions/tracing"
+	"github.com/plumehq/plume/functions/webhooks"
 	"github.com/plumehq/plume/internal/app"
 )
 
@@ -32,6 +33,7 @@ var Functions = []app.Function{
 	feedback.Function,
 	signals.Function,
 	optimizer.Function,
+	webhooks.Function,
 }
 
 // Handler is the REST API on one handler, every function mounted on its route keys and served

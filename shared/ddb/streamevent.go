@@ -1,4 +1,4 @@
-package rollups
+package ddb
 
 import (
 	"encoding/base64"
@@ -6,11 +6,9 @@ import (
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
-	"github.com/plumehq/plume/shared/ddb"
 )
 
-// streamEvent is what Lambda invokes RollupFunction with: a batch of one shard's records, with
+// streamEvent is what Lambda invokes a stream consumer (RollupFunction, EventsFunction) with: a batch of one shard's records, with
 // the tumbling window's fields (TumblingWindowInSeconds in template.yaml), of which only the
 // shard is read: it is what makes a record's sequence number comparable to another's.
 type streamEvent struct {
@@ -25,13 +23,13 @@ type streamEvent struct {
 	ShardID string `json:"shardId"`
 }
 
-// decodeEvent reads a stream event into its shard and records.
-func decodeEvent(raw []byte) (string, []ddb.StreamRecord, error) {
+// DecodeStreamEvent reads a stream event into its shard and records.
+func DecodeStreamEvent(raw []byte) (string, []StreamRecord, error) {
 	var ev streamEvent
 	if err := json.Unmarshal(raw, &ev); err != nil {
 		return "", nil, fmt.Errorf("decode the stream event: %w", err)
 	}
-	records := make([]ddb.StreamRecord, len(ev.Records))
+	records := make([]StreamRecord, len(ev.Records))
 	for i, r := range ev.Records {
 		old, err := image(r.DynamoDB.OldImage)
 		if err != nil {
@@ -41,7 +39,7 @@ func decodeEvent(raw []byte) (string, []ddb.StreamRecord, error) {
 		if err != nil {
 			return "", nil, err
 		}
-		records[i] = ddb.StreamRecord{EventName: r.EventName, Sequence: r.DynamoDB.SequenceNumber, Old: old, New: img}
+		records[i] = StreamRecord{EventName: r.EventName, Sequence: r.DynamoDB.SequenceNumber, Old: old, New: img}
 	}
 	return ev.ShardID, records, nil
 }

@@ -1,0 +1,41 @@
+package webhook
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/plumehq/plume/api"
+)
+
+// SlackText is the one line a Slack-format webhook posts for ev.
+func SlackText(ev api.Event) string {
+	switch ev.Type {
+	case api.EventPromptTagMoved:
+		var b api.PromptTagMoved
+		if json.Unmarshal(ev.Data, &b) == nil {
+			from := "nothing"
+			if b.FromVersion != nil {
+				from = fmt.Sprintf("v%d", *b.FromVersion)
+			}
+			return fmt.Sprintf("Prompt %s: tag %s moved from %s to v%d by %s", b.Slug, b.Tag, from, b.ToVersion, orSomeone(b.By))
+		}
+	case api.EventPromptVersionCreated:
+		var b api.PromptVersionCreated
+		if json.Unmarshal(ev.Data, &b) == nil {
+			return fmt.Sprintf("Prompt %s: version %d created by %s", b.Slug, b.Version, orSomeone(b.By))
+		}
+	case api.EventOptimizationRunFinished, api.EventOptimizationRunDeployed:
+		var b api.OptimizationRunEvent
+		if json.Unmarshal(ev.Data, &b) == nil {
+			return fmt.Sprintf("Optimization run %s: %s (%s)", b.RunID, ev.Type, b.State)
+		}
+	}
+	return fmt.Sprintf("%s in project %s (event %s)", ev.Type, ev.ProjectID, ev.ID)
+}
+
+func orSomeone(by string) string {
+	if by == "" {
+		return "someone"
+	}
+	return by
+}
