@@ -63,9 +63,15 @@ type jsonSpan struct {
 	msg                 ref // in wire
 }
 
+// maxPresize bounds the buffer the JSON decoder allocates before it reads.
+const maxPresize = 128 << 10
+
 // decodeJSON decodes an ExportTraceServiceRequest in OTLP/JSON.
 func decodeJSON(body []byte) (*Export, error) {
-	d := jsonDecoder{r: jsonReader{data: body}}
+	// Sized for exports as SDKs send them, whose wire form is about half their JSON, up to a
+	// bound, so that a body refused for its spans allocates no more than the largest accepted.
+	wire := min(len(body)/2, maxPresize)
+	d := jsonDecoder{r: jsonReader{data: body}, wire: make([]byte, 0, wire), strs: make([]byte, 0, wire/8)}
 	d.request()
 	if d.r.err != nil {
 		return nil, d.r.err

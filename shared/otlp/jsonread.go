@@ -1,6 +1,7 @@
 package otlp
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
@@ -10,6 +11,8 @@ import (
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/plumehq/plume/shared/jsonscan"
 )
 
 // jsonReader reads OTLP/JSON token by token exactly as the Collector's pdata codec
@@ -181,19 +184,16 @@ func (r *jsonReader) readString() []byte {
 		return nil
 	}
 	start := r.pos
-	for i := start; i < len(r.data); i++ {
-		switch c := r.data[i]; {
-		case c == '"':
-			r.pos = i + 1
-			return r.data[start:i]
-		case c == '\\':
-			return r.readEscaped()
-		case c < ' ':
-			r.fail("control character %d in a string", c)
-			return nil
-		}
+	i := jsonscan.NextSpecial(r.data, start)
+	switch {
+	case i == len(r.data) || r.data[i] == '\\':
+		return r.readEscaped()
+	case r.data[i] == '"':
+		r.pos = i + 1
+		return r.data[start:i]
 	}
-	return r.readEscaped()
+	r.fail("control character %d in a string", r.data[i])
+	return nil
 }
 
 // readEscaped reads the rest of a string that has escapes, from its first byte: control
@@ -201,13 +201,16 @@ func (r *jsonReader) readString() []byte {
 func (r *jsonReader) readEscaped() []byte {
 	s := r.scratch[:0]
 	for r.ok() {
+		i := jsonscan.NextSpecial(r.data, r.pos)
+		s = append(s, r.data[r.pos:i]...)
+		r.pos = i
 		switch c := r.byte1(); c {
 		case '"':
 			r.scratch = s
 			return s
 		case '\\':
 			s = r.escape(r.byte1(), s)
-		default:
+		default: // a control character, or 0 at the end of the input (an error)
 			s = append(s, c)
 		}
 	}
@@ -297,12 +300,10 @@ func (r *jsonReader) readRaw() []byte {
 		}
 		return nil
 	}
-	for i := r.pos; i < len(r.data); i++ {
-		if r.data[i] == '"' {
-			s := r.data[r.pos:i]
-			r.pos = i + 1
-			return s
-		}
+	if i := bytes.IndexByte(r.data[r.pos:], '"'); i >= 0 {
+		s := r.data[r.pos : r.pos+i]
+		r.pos += i + 1
+		return s
 	}
 	r.pos = len(r.data)
 	r.fail("unterminated string")
