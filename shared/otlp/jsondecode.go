@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"slices"
+	"unsafe"
 )
 
 // The OTLP/JSON decoder reads an export straight into an Export, token by token with
@@ -28,7 +29,7 @@ var (
 
 // jsonDecoder holds an export being decoded. Strings and wire-form messages are appended to
 // two buffers, and the decoded parts refer to them by offsets, so that the Export's strings
-// are made in two copies at the end (see decodeJSON).
+// are parts of the two buffers, made at the end (see export).
 type jsonDecoder struct {
 	r         jsonReader
 	wire      []byte // spans' attributes and events, resources' attributes
@@ -63,14 +64,15 @@ type jsonSpan struct {
 	msg                 ref // in wire
 }
 
-// maxPresize bounds the buffer the JSON decoder allocates before it reads.
-const maxPresize = 128 << 10
-
 // decodeJSON decodes an ExportTraceServiceRequest in OTLP/JSON.
 func decodeJSON(body []byte) (*Export, error) {
-	// Sized for exports as SDKs send them, whose wire form is about half their JSON, up to a
-	// bound, so that a body refused for its spans allocates no more than the largest accepted.
-	wire := min(len(body)/2, maxPresize)
+	// Sized for exports as SDKs send them, whose wire form is about half their JSON, so that
+	// the buffers rarely grow; a body larger than any the handler passes starts small, so
+	// that one refused for its spans allocates no more than the largest accepted.
+	wire := len(body) / 2
+	if len(body) > MaxExportBytes {
+		wire = 64 << 10
+	}
 	d := jsonDecoder{r: jsonReader{data: body}, wire: make([]byte, 0, wire), strs: make([]byte, 0, wire/8)}
 	d.request()
 	if d.r.err != nil {
@@ -80,7 +82,7 @@ func decodeJSON(body []byte) (*Export, error) {
 }
 
 // export makes the Export of what was decoded: pdata's migration of deprecated scope spans
-// applied (used when a resource has no scopeSpans), and every string a part of two copies.
+// applied (used when a resource has no scopeSpans), and every string a part of the buffers.
 func (d *jsonDecoder) export() (*Export, error) {
 	total := d.regular
 	for i := range d.resources {
@@ -91,7 +93,9 @@ func (d *jsonDecoder) export() (*Export, error) {
 	if total > MaxSpansPerExport {
 		return nil, errTooManySpans
 	}
-	wire, strs := string(d.wire), string(d.strs)
+	// The buffers are the decoder's own and never written again: the Export's strings are
+	// made of them without a copy.
+	wire, strs := unsafe.String(unsafe.SliceData(d.wire), len(d.wire)), unsafe.String(unsafe.SliceData(d.strs), len(d.strs))
 	at := func(s string, r ref) string { return s[r.from:r.to] }
 	x := &Export{resources: make([]resource, len(d.resources)), spans: total}
 	spans := make([]span, 0, total)
