@@ -376,8 +376,9 @@ func specialMask(x uint64) uint64 {
 	return ((q-ones)&^q | (b-ones)&^b | (x-ones*0x20)&^x) & highs
 }
 
-// nextSpecial returns the index of the first byte of d[i:] that specialMask flags, or len(d).
-func nextSpecial(d []byte, i int) int {
+// NextSpecial returns the index of the first byte of d[i:] that ends the plain part of a JSON
+// string ('"', '\\' or a control character), or len(d); it reads eight bytes at a time.
+func NextSpecial(d []byte, i int) int {
 	for ; i+8 <= len(d); i += 8 {
 		if m := specialMask(binary.LittleEndian.Uint64(d[i : i+8])); m != 0 {
 			return i + bits.TrailingZeros64(m)>>3
@@ -412,7 +413,7 @@ func (r *Reader) str(i int) (end int, escaped bool, err error) {
 func (r *Reader) strRest(i int) (end int, escaped bool, err error) {
 	d := r.data
 	for {
-		if i = nextSpecial(d, i); i >= len(d) {
+		if i = NextSpecial(d, i); i >= len(d) {
 			return i, false, r.failAt(i, "unexpected end of JSON input")
 		}
 		switch c := d[i]; {

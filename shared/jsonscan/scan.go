@@ -245,7 +245,7 @@ func AppendValidUTF8(dst, s []byte) []byte {
 // stringEnd returns the index after the closing quote of the valid string starting at i.
 func stringEnd(d []byte, i int) int {
 	for i++; ; {
-		if i = nextSpecial(d, i); i >= len(d) {
+		if i = NextSpecial(d, i); i >= len(d) {
 			return len(d)
 		}
 		if d[i] == '"' {

@@ -2,7 +2,9 @@ package otlp
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -175,6 +177,68 @@ func BenchmarkDecodeMap(b *testing.B) {
 		}
 		perSpan(b)
 	})
+}
+
+// BenchmarkDecodeMapRatio measures, per encoding, the CPU time of Decode + Map of a
+// 1,000-span export beside that of pdata's unmarshal alone of the same body, the two run in
+// turn in every iteration so that both meet the same load on a shared machine. x-pdata is
+// their ratio (issue 31: at most 1); cpu-ns/span and pdata-cpu-ns/span are the two CPU times
+// per span. Run on one core, as make bench does:
+//
+//	go test -run '^$' -bench DecodeMapRatio -cpu 1 -count 10 ./shared/otlp/ | benchstat -
+func BenchmarkDecodeMapRatio(b *testing.B) {
+	if runtime.GOMAXPROCS(0) != 1 {
+		// The process's CPU time is the benchmark's only on one core: with more, the
+		// garbage collector's workers run beside it.
+		b.Skip("run with -cpu 1")
+	}
+	const spans = 1000
+	td := benchTraces(b, spans)
+	pb, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(td)
+	require.NoError(b, err)
+	js, err := (&ptrace.JSONMarshaler{}).MarshalTraces(td)
+	require.NoError(b, err)
+	for _, enc := range []struct {
+		name, contentType string
+		body              []byte
+		unmarshal         func([]byte) (ptrace.Traces, error)
+	}{
+		{"protobuf", ContentTypeProtobuf, pb, (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces},
+		{"json", ContentTypeJSON, js, (&ptrace.JSONUnmarshaler{}).UnmarshalTraces},
+	} {
+		b.Run(enc.name, func(b *testing.B) {
+			var pdataCPU, plumeCPU time.Duration
+			for b.Loop() {
+				t0 := cpuTime(b)
+				if _, err := enc.unmarshal(enc.body); err != nil {
+					b.Fatal(err)
+				}
+				t1 := cpuTime(b)
+				x, err := Decode(enc.body, enc.contentType)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if got, rejected, _ := Map(x, testProject, testNow); len(got) != spans || rejected != 0 {
+					b.Fatalf("mapped %d, rejected %d", len(got), rejected)
+				}
+				t2 := cpuTime(b)
+				pdataCPU, plumeCPU = pdataCPU+t1-t0, plumeCPU+t2-t1
+			}
+			n := float64(b.N * spans)
+			b.ReportMetric(float64(plumeCPU.Nanoseconds())/n, "cpu-ns/span")
+			b.ReportMetric(float64(pdataCPU.Nanoseconds())/n, "pdata-cpu-ns/span")
+			b.ReportMetric(float64(plumeCPU)/float64(pdataCPU), "x-pdata")
+		})
+	}
+}
+
+// cpuTime returns the user and system CPU time the process has used.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // atLimit returns the export that build(n) makes, in the encoding of contentType, for an n

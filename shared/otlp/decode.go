@@ -6,8 +6,6 @@ import (
 	"mime"
 	"runtime/debug"
 
-	"go.opentelemetry.io/collector/pdata/ptrace"
-
 	"github.com/plumehq/plume/shared/errs"
 	"github.com/plumehq/plume/shared/textcut"
 )
@@ -26,20 +24,21 @@ const maxErrorDetail = 200
 // is matched case-insensitively). The body is an ExportTraceServiceRequest, which has the wire
 // form of TracesData, in the binary protobuf encoding or in OTLP/JSON.
 //
-// The protobuf encoding is read straight into the Export (protobuf.go), accepting exactly the
-// bodies that the Collector's pdata accepts, except values nested more than 10000 messages
-// deep. OTLP/JSON is read with the Collector's pdata codec (ptrace.JSONUnmarshaler), which
-// follows the OTLP rules (hex ids, int64 as strings or numbers, enums as numbers or names),
-// and the Export is made of what it decodes (exportOf), with the same bound on nesting.
+// Both encodings are read straight into the Export, each by a decoder of Plume's own
+// (protobuf.go, jsondecode.go) that accepts exactly the bodies that the Collector's pdata
+// accepts (ptrace.ProtoUnmarshaler, ptrace.JSONUnmarshaler) and reads them as it does, except
+// values nested more than 10000 messages deep. OTLP/JSON follows the OTLP rules (hex ids,
+// int64 as strings or numbers, enums as numbers or names), and pdata's JSON reading
+// (json-iterator's) is laxer than JSON in places: jsonread.go lists them.
 //
 // Decode does not bound the body's size: its caller does (the OTLP handler reads at most
 // MaxExportBytes), and Decode and Map take time about linear in the body, whatever its shape.
 //
 // An export of more than MaxSpansPerExport spans is refused, counted as it is read: the
-// protobuf decoder counts each ScopeSpans' spans before it reads them, OTLP/JSON is counted in
-// place (jsonSpansOver) before pdata reads it, so a huge export costs no more than the
-// largest accepted one. (JSON that pdata reads but that is not valid JSON is counted only
-// once pdata has read it: still refused, not early.)
+// protobuf decoder counts each ScopeSpans' spans before it reads them, the JSON decoder stops
+// at the first span past the limit, so a huge export costs no more than the largest accepted
+// one. (Spans of the pre-1.0 deprecatedScopeSpans, used only when a resource has no
+// scopeSpans, are counted once the body is read: still refused, not early.)
 //
 // Errors: errs.CodeUnsupportedMedia for any other content type (also a missing or malformed
 // one); errs.CodeTooLarge for more than MaxSpansPerExport spans (even when the body is
@@ -97,20 +96,4 @@ type PanicError struct {
 
 func (e *PanicError) Error() string {
 	return fmt.Sprintf("the OTLP %s decoder panicked: %v", e.Encoding, e.Value)
-}
-
-// decodeJSON decodes an ExportTraceServiceRequest in OTLP/JSON with pdata, then makes an
-// Export of it.
-func decodeJSON(body []byte) (*Export, error) {
-	if jsonSpansOver(body, MaxSpansPerExport) {
-		return nil, errTooManySpans
-	}
-	td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(body)
-	if err != nil {
-		return nil, err
-	}
-	if td.SpanCount() > MaxSpansPerExport { // spans jsonSpansOver does not count
-		return nil, errTooManySpans
-	}
-	return exportOf(td)
 }

@@ -1,19 +1,15 @@
 package otlp
 
-import (
-	"encoding/hex"
-
-	"go.opentelemetry.io/collector/pdata/pcommon"
-)
+import "encoding/hex"
 
 // TraceID returns the Plume trace id of an OTLP trace id: the UUID made of the same 16 bytes,
 // lowercase and hyphenated (COMPAT.md, "OTLP"). The zeroeval SDKs derive it the same way, so a
 // trace that mixes SDK spans and OpenTelemetry spans stays one trace.
 //
 //	0af7651916cd43dd8448eb211c80319c -> 0af76519-16cd-43dd-8448-eb211c80319c
-func TraceID(id pcommon.TraceID) string {
+func TraceID(id [16]byte) string {
 	var b [36]byte
-	appendUUID(b[:0], [16]byte(id))
+	appendUUID(b[:0], id)
 	return string(b[:])
 }
 
@@ -21,7 +17,7 @@ func TraceID(id pcommon.TraceID) string {
 // 8 zero bytes, lowercase and hyphenated (COMPAT.md, "OTLP"), as the zeroeval SDKs derive it.
 //
 //	b7ad6b7169203331 -> b7ad6b71-6920-3331-0000-000000000000
-func SpanID(id pcommon.SpanID) string {
+func SpanID(id [8]byte) string {
 	var b [36]byte
 	appendUUID(b[:0], spanUUID(id))
 	return string(b[:])

@@ -4,7 +4,6 @@ import (
 	"errors"
 
 	"github.com/plumehq/plume/shared/errs"
-	"github.com/plumehq/plume/shared/jsonscan"
 	"github.com/plumehq/plume/shared/trace"
 )
 
@@ -79,90 +78,4 @@ func tooManySpans() error {
 	return errs.Errorf(errs.CodeTooLarge,
 		"the export has more than %d spans; Plume takes at most %d spans per request: export smaller batches (BatchSpanProcessor max_export_batch_size, the Collector's send_batch_max_size)",
 		MaxSpansPerExport, MaxSpansPerExport)
-}
-
-// jsonSpansOver reports whether an OTLP/JSON body holds more than limit spans. It counts the
-// elements of every resourceSpans[].scopeSpans[].spans array as pdata reads them (either key
-// spelling, repeated keys adding up) and stops at the first span past limit: a body of
-// millions of spans is refused after reading limit of them, in place, allocating nothing
-// (escaped keys aside), where pdata would build every span first. On malformed JSON it
-// reports false and leaves the error to pdata. Spans under deprecatedScopeSpans are not
-// counted: the count of the decoded export (Decode checks it too) decides for them.
-func jsonSpansOver(body []byte, limit int) bool {
-	r := jsonscan.NewReader(body)
-	at := func(c byte) bool { return r.Pos() < len(body) && body[r.Pos()] == c }
-	r.SkipSpace()
-	n := 0
-	spans := func() error {
-		if n++; n > limit {
-			return errTooManySpans
-		}
-		return r.SkipValue()
-	}
-	scopeSpans := func() error {
-		return jsonMembers(&r, at, func(key []byte) error {
-			if string(key) == "spans" {
-				return jsonElements(&r, at, spans)
-			}
-			return r.SkipValue()
-		})
-	}
-	resourceSpans := func() error {
-		return jsonMembers(&r, at, func(key []byte) error {
-			switch string(key) {
-			case "scopeSpans", "scope_spans":
-				return jsonElements(&r, at, scopeSpans)
-			}
-			return r.SkipValue()
-		})
-	}
-	err := jsonMembers(&r, at, func(key []byte) error {
-		switch string(key) {
-		case "resourceSpans", "resource_spans":
-			return jsonElements(&r, at, resourceSpans)
-		}
-		return r.SkipValue()
-	})
-	return errors.Is(err, errTooManySpans)
-}
-
-// jsonMembers calls member with the key of each member of the object at r's position, r on
-// the member's value, which member must read. A value that is not an object is skipped. at
-// reports whether r is on a given byte.
-func jsonMembers(r *jsonscan.Reader, at func(byte) bool, member func(key []byte) error) error {
-	if !at('{') {
-		return r.SkipValue()
-	}
-	if err := r.Enter(); err != nil {
-		return err
-	}
-	for first := true; ; first = false {
-		key, more, err := r.NextMember(first)
-		if err != nil || !more {
-			return err
-		}
-		if err := member(key); err != nil {
-			return err
-		}
-	}
-}
-
-// jsonElements calls element for each element of the array at r's position, r on the
-// element, which element must read. A value that is not an array is skipped.
-func jsonElements(r *jsonscan.Reader, at func(byte) bool, element func() error) error {
-	if !at('[') {
-		return r.SkipValue()
-	}
-	if err := r.Enter(); err != nil {
-		return err
-	}
-	for first := true; ; first = false {
-		more, err := r.Next(']', first)
-		if err != nil || !more {
-			return err
-		}
-		if err := element(); err != nil {
-			return err
-		}
-	}
 }
