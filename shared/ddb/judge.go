@@ -61,12 +61,16 @@ type judgeItem struct {
 	TV          int               `dynamodbav:"tv"`
 	TRun        string            `dynamodbav:"trun,omitempty"`
 	Prompts     []string          `dynamodbav:"prompts,stringset,omitempty"`
-	Evaluations int64             `dynamodbav:"ec"`
-	Passed      int64             `dynamodbav:"pc"`
-	Created     int64             `dynamodbav:"ca"`
-	CreatedBy   string            `dynamodbav:"created_by"`
-	Updated     int64             `dynamodbav:"ua"`
-	UpdatedBy   string            `dynamodbav:"updated_by"`
+	// Counted is when the judge's hour counters (judgeHourSK) start to count every evaluation,
+	// in µs: 0 for a judge created with them; absent for a judge of an earlier release until
+	// its first evaluation write after the upgrade sets it (countedFrom).
+	Counted     *int64 `dynamodbav:"hc,omitempty"`
+	Evaluations int64  `dynamodbav:"ec"`
+	Passed      int64  `dynamodbav:"pc"`
+	Created     int64  `dynamodbav:"ca"`
+	CreatedBy   string `dynamodbav:"created_by"`
+	Updated     int64  `dynamodbav:"ua"`
+	UpdatedBy   string `dynamodbav:"updated_by"`
 }
 
 // judgeDefinition lists the attributes UpdateJudge writes: everything but keys, counters,
@@ -86,7 +90,7 @@ func toJudgeItem(j judge.Judge) judgeItem {
 		Temperature: j.Temperature, Model: j.Model, TagFilter: j.TagFilter, Target: j.TargetPrompt,
 		Criteria: j.Criteria, Inferred: j.CriteriaInferred, Paused: j.Paused, Backfill: j.Backfill,
 		TV: j.TemplateVersion, TRun: j.TemplateRun,
-		Prompts: j.LinkedPrompts, Evaluations: j.EvaluationCount, Passed: j.PassCount,
+		Prompts: j.LinkedPrompts, Counted: new(int64), Evaluations: j.EvaluationCount, Passed: j.PassCount,
 		Created: j.CreatedAt.UnixMicro(), CreatedBy: j.CreatedBy, Updated: j.UpdatedAt.UnixMicro(), UpdatedBy: j.UpdatedBy,
 	}
 }
@@ -530,9 +534,10 @@ func (s *JudgeStore) tryPutEvaluations(ctx context.Context, j judge.Judge, evs [
 		judgeAction = len(actions)
 		actions = append(actions, types.TransactWriteItem{Update: &types.Update{
 			TableName: &s.t.name, Key: key(judgePK(j.ProjectID, j.ID), skJudge),
-			UpdateExpression:          aws.String("ADD ec :a, pc :p"),
-			ConditionExpression:       aws.String("attribute_exists(PK)"),
-			ExpressionAttributeValues: map[string]types.AttributeValue{":a": num(total.added), ":p": num(total.passed)},
+			UpdateExpression:    aws.String("ADD ec :a, pc :p SET hc = if_not_exists(hc, :hc)"),
+			ConditionExpression: aws.String("attribute_exists(PK)"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":a": num(total.added), ":p": num(total.passed),
+				":hc": num(countedFrom(time.Now()))},
 		}})
 	}
 	for h, c := range hours {
@@ -550,6 +555,13 @@ func (s *JudgeStore) tryPutEvaluations(ctx context.Context, j judge.Judge, evs [
 		return nil, storageErr("put evaluations", err)
 	}
 	return out, nil
+}
+
+// countedFrom is the start of the hour counters of a judge of an earlier release whose first
+// evaluation write since is at now: the hour after the next, since an evaluation written
+// before (uncounted) may be created up to an hour ahead of its write.
+func countedFrom(now time.Time) int64 {
+	return now.UTC().Truncate(time.Hour).Add(2 * time.Hour).UnixMicro()
 }
 
 // hourAction adds c to the counters of j's evaluations created in hour h (n: evaluations,
@@ -580,6 +592,13 @@ func (s *JudgeStore) Evaluations(ctx context.Context, projectID, judgeID string,
 	if q.FeedbackState != "" {
 		return s.walkEvaluations(ctx, projectID, judgeID, q, -1)
 	}
+	if counted, err := s.counted(ctx, projectID, judgeID); err != nil {
+		return judge.Page{}, err
+	} else if counted < 0 || max(q.Start.UnixMicro(), 0) < counted {
+		// The window reaches back before the counters count everything (a judge of an
+		// earlier release): walk it.
+		return s.walkEvaluations(ctx, projectID, judgeID, q, -1)
+	}
 	total, err := s.countEvaluations(ctx, projectID, judgeID, q)
 	if err != nil {
 		return judge.Page{}, err
@@ -587,6 +606,20 @@ func (s *JudgeStore) Evaluations(ctx context.Context, projectID, judgeID string,
 	page, err := s.walkEvaluations(ctx, projectID, judgeID, q, total)
 	page.Total = total
 	return page, err
+}
+
+// counted is when the judge's hour counters start to count every evaluation (judgeItem.Counted),
+// in µs; -1 when they do not yet.
+func (s *JudgeStore) counted(ctx context.Context, projectID, judgeID string) (int64, error) {
+	res, err := s.t.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.t.name, Key: key(judgePK(projectID, judgeID), skJudge),
+		ProjectionExpression: aws.String("hc"), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return 0, storageErr("read judge", err)
+	}
+	if _, ok := res.Item["hc"]; !ok {
+		return -1, nil
+	}
+	return intOr(res.Item, "hc"), nil
 }
 
 // walkEvaluations reads q's page, newest first, counting the matches it meets. With a known

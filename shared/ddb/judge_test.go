@@ -279,3 +279,62 @@ func TestEvaluationListingFeedbackFilterIsBounded(t *testing.T) {
 	assert.False(t, page.Truncated)
 	assert.Equal(t, 31, page.Total)
 }
+
+// TestEvaluationListingOfEarlierJudge: a judge of an earlier release has evaluations in no hour
+// counter (no hc on its item): its listings walk the window and count exactly instead of
+// answering short totals; its first evaluation write since sets when the counters start, after
+// any evaluation written before could have been created.
+func TestEvaluationListingOfEarlierJudge(t *testing.T) {
+	client, _, table := ddbtest.NewTable(t)
+	f := newJudgeFixture(t, client, table)
+	ctx := context.Background()
+	spans := f.spans(t, 31)
+	now := time.Now().UTC()
+	var evs []judge.Evaluation
+	for i, s := range spans[:30] {
+		evs = append(evs, f.evaluation(s, now.Add(-time.Duration(i)*time.Hour), i%3 == 0))
+	}
+	_, err := f.store.PutEvaluations(ctx, f.judge, evs)
+	require.NoError(t, err)
+	// What an earlier release stored: the same evaluations, no hour counters, no hc.
+	tbl := NewTable(client, table)
+	var hours []string
+	require.NoError(t, tbl.query(ctx, expression.Key(infra.AttrPK).Equal(expression.Value(judgePK(f.judge.ProjectID, f.judge.ID))).
+		And(expression.Key(infra.AttrSK).BeginsWith(prefixJudgeHour)), queryOpts{}, func(it map[string]types.AttributeValue) error {
+		hours = append(hours, strAttr(it, infra.AttrSK))
+		return nil
+	}))
+	require.NotEmpty(t, hours)
+	for _, sk := range hours {
+		_, err := client.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &table, Key: key(judgePK(f.judge.ProjectID, f.judge.ID), sk)})
+		require.NoError(t, err)
+	}
+	_, err = client.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &table, Key: key(judgePK(f.judge.ProjectID, f.judge.ID), skJudge),
+		UpdateExpression: aws.String("REMOVE hc")})
+	require.NoError(t, err)
+
+	yes := true
+	list := func() (judge.Page, judge.Page) {
+		all, err := f.store.Evaluations(ctx, f.judge.ProjectID, f.judge.ID, judge.Query{Limit: 5}.Windowed(now))
+		require.NoError(t, err)
+		passed, err := f.store.Evaluations(ctx, f.judge.ProjectID, f.judge.ID, judge.Query{Limit: 5, Result: &yes}.Windowed(now))
+		require.NoError(t, err)
+		return all, passed
+	}
+	all, passed := list()
+	assert.Equal(t, 30, all.Total)
+	assert.Equal(t, 10, passed.Total)
+	assert.Equal(t, 30, all.Scanned, "walked")
+	assert.Len(t, all.Evaluations, 5)
+
+	// A write since sets hc; windows that reach back before it still walk, exactly.
+	before := countedFrom(time.Now())
+	_, err = f.store.PutEvaluations(ctx, f.judge, []judge.Evaluation{f.evaluation(spans[30], now, true)})
+	require.NoError(t, err)
+	counted, err := f.store.counted(ctx, f.judge.ProjectID, f.judge.ID)
+	require.NoError(t, err)
+	assert.Contains(t, []int64{before, countedFrom(time.Now())}, counted)
+	all, passed = list()
+	assert.Equal(t, 31, all.Total)
+	assert.Equal(t, 11, passed.Total)
+}
