@@ -27,7 +27,8 @@ const MaxAnswerBytes = 3_000_000
 // They were written all the same; the lists read them. Absent when the answer holds them all.
 const OmittedHeader = "X-Plume-Omitted"
 
-// Headers of the tracing lists (GET /spans, /traces, /sessions) that say what an answer is.
+// Headers of the tracing lists (GET /spans, /traces, /sessions) and of a judge's evaluations
+// that say what an answer is.
 const (
 	// ScannedHeader is how many items the query examined.
 	ScannedHeader = "X-Plume-Scanned"

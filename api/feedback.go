@@ -81,7 +81,8 @@ const (
 
 // UnifiedFeedback answers GET /projects/{project_id}/feedback/{entity_type}/{entity_id} (spec
 // §2.5, §4.2): the human feedback and judge evaluations of a span, or of every span of a trace
-// or session, ordered by creation time. Items is always an array.
+// or session, ordered by creation time. Items is always an array: those that fit MaxAnswerBytes
+// from ?offset= (NextOffsetHeader says where the rest starts); Summary counts them all.
 type UnifiedFeedback struct {
 	EntityType string          `json:"entity_type"`
 	EntityID   string          `json:"entity_id"`

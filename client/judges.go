@@ -22,14 +22,18 @@ func (c *Client) SendFeedback(ctx context.Context, slug, completionID string, re
 }
 
 // UnifiedFeedback reads every feedback and evaluation of a span, trace or session
-// (entityType "span", "trace" or "session").
+// (entityType "span", "trace" or "session"), following the next offsets of an answer the
+// server cut to stay within api.MaxAnswerBytes.
 func (c *Client) UnifiedFeedback(ctx context.Context, entityType, entityID string) (api.UnifiedFeedback, error) {
 	path, err := c.projectPath("/feedback/%s/%s", url.PathEscape(entityType), url.PathEscape(entityID))
 	if err != nil {
 		return api.UnifiedFeedback{}, err
 	}
-	var out api.UnifiedFeedback
-	err = c.do(ctx, call{method: http.MethodGet, path: path}, &out)
+	out, items, err := whole(ctx, c, path, func(u *api.UnifiedFeedback) []api.FeedbackItem { return u.Items })
+	if items == nil {
+		items = []api.FeedbackItem{} // always an array, as the server answers it
+	}
+	out.Items = items
 	return out, err
 }
 

@@ -402,7 +402,8 @@ var routeDocs = []routeDoc{
 	// FeedbackFunction (functions/feedback, spec §4.2).
 	{Route: "POST /v1/prompts/{slug}/completions/{completion_id}/feedback", ID: "submitFeedback", Tag: "feedback", Summary: "Give feedback on a completion (replaces the caller's earlier feedback on it)",
 		Body: typeOf[api.FeedbackRequest](), Required: []string{"thumbs_up"}, Reply: typeOf[api.Feedback]()},
-	{Route: "GET /projects/{project_id}/feedback/{entity_type}/{entity_id}", ID: "getUnifiedFeedback", Tag: "feedback", Summary: "Get the human feedback and judge evaluations of a span, trace or session", Reply: typeOf[api.UnifiedFeedback]()},
+	{Route: "GET /projects/{project_id}/feedback/{entity_type}/{entity_id}", ID: "getUnifiedFeedback", Tag: "feedback", Summary: "Get the human feedback and judge evaluations of a span, trace or session",
+		Query: []param{pagedOffset}, Reply: typeOf[api.UnifiedFeedback](), ReplyHeaders: pagedHeaders},
 	{Route: "GET /projects/{project_id}/prompts/{slug}/completions", ID: "listPromptCompletions", Tag: "feedback",
 		Summary: "List a prompt's completions, newest first, with their feedback and judge evaluations",
 		Query: []param{limit(api.DefaultCompletionsLimit, api.MaxCompletionsLimit),

@@ -1,8 +1,11 @@
 package feedback_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -11,7 +14,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	plumeapi "github.com/plumehq/plume/api"
+	"github.com/plumehq/plume/client"
 	"github.com/plumehq/plume/internal/apitest"
+	"github.com/plumehq/plume/shared/judge"
 )
 
 // ingestTrace ingests one trace of n llm spans of prompt slug (in batches of 100) and returns the
@@ -269,4 +275,56 @@ func TestFeedbackLinksAPI(t *testing.T) {
 	// Project B can neither see nor revoke A's link.
 	assert.Equal(t, 0.0, api.MustDo(t, "GET", "/feedback-links", api.B.Key, nil).Map(t)["count"])
 	assert.Equal(t, http.StatusNotFound, api.Do(t, "DELETE", "/feedback-links/"+l["id"].(string), api.B.Key, nil).Status)
+}
+
+// TestUnifiedFeedbackPagesWithinAnswerBound: a trace whose evaluations add up to more than
+// api.MaxAnswerBytes (Lambda's 6 MB once in its envelope) is answered in pages by offset, each
+// within the bound, the summary counting every item; walking the next offsets, or reading with
+// the Go client, gives every item once, in order.
+func TestUnifiedFeedbackPagesWithinAnswerBound(t *testing.T) {
+	api := apitest.New(t, apitest.Options{})
+	a := api.A
+	vid := api.EnsurePrompt(t, a, "bot", "Answer.")
+	traceID, spans := ingestTrace(t, api, a, "bot", vid, "", 240)
+	jid := api.MustDo(t, "POST", "/projects/"+a.ProjectID+"/judges", a.Key, map[string]any{"name": "Long", "template": "Is it right?"}).Map(t)["id"].(string)
+	reason := strings.Repeat("why ", judge.MaxReasonBytes/4) // 16 KB: 240 of them are 3.9 MB
+	for start := 0; start < len(spans); start += 48 {
+		var evals []any
+		for _, s := range spans[start : start+48] {
+			evals = append(evals, map[string]any{"span_id": s, "evaluation_result": true, "evaluation_reason": reason})
+		}
+		api.MustDo(t, "POST", "/projects/"+a.ProjectID+"/judges/"+jid+"/evaluations", a.Key, evals)
+	}
+	path := unifiedPath(a.ProjectID, "trace", traceID)
+	var walked []string
+	pages := 0
+	for offset := ""; ; pages++ {
+		res := api.MustDo(t, "GET", path+offset, a.Key, nil)
+		require.LessOrEqual(t, len(res.Body), plumeapi.MaxAnswerBytes)
+		u := res.Map(t)
+		assert.Equal(t, 240.0, u["summary"].(map[string]any)["total"], "the summary counts every item on every page")
+		for _, it := range u["items"].([]any) {
+			walked = append(walked, it.(map[string]any)["id"].(string))
+		}
+		next := res.Header.Get(plumeapi.NextOffsetHeader)
+		if next == "" {
+			break
+		}
+		offset = "?offset=" + next
+	}
+	assert.Equal(t, 1, pages, "one cut page, then the rest")
+	require.Len(t, walked, 240)
+	srv := httptest.NewServer(api.Handler)
+	t.Cleanup(srv.Close)
+	c, err := client.New(client.WithBaseURL(srv.URL), client.WithAPIKey(a.Key), client.WithProject(a.ProjectID),
+		client.WithRetries(0), client.WithEnv(func(string) string { return "" }))
+	require.NoError(t, err)
+	u, err := c.UnifiedFeedback(context.Background(), "trace", traceID)
+	require.NoError(t, err)
+	assert.Equal(t, 240, u.Summary.Total)
+	var got []string
+	for _, it := range u.Items {
+		got = append(got, it.Judge.ID)
+	}
+	assert.Equal(t, walked, got, "the client reads the same items, in order")
 }

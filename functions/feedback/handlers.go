@@ -49,7 +49,14 @@ func (s *server) unified(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
-	web.OK(w, toUnified(u))
+	// A trace of 10,000 long evaluations is far past Lambda's 6 MB: the answer holds the items
+	// that fit from ?offset= and says where the rest starts; the summary counts them all.
+	whole := toUnified(u)
+	web.List(w, r, whole.Items, func(items []api.FeedbackItem) any {
+		page := whole
+		page.Items = items
+		return page
+	})
 }
 
 // createLink serves POST /feedback-links: a link for the key's project. Its URL (linkURL)

@@ -141,8 +141,10 @@ func (s *server) record(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// evaluations serves GET /projects/{project_id}/judges/{judge_id}/evaluations (spec §4.7). A page
-// that would pass api.MaxAnswerBytes holds fewer evaluations (web.Cut), its limit their number.
+// evaluations serves GET /projects/{project_id}/judges/{judge_id}/evaluations (spec §4.7),
+// over judge.DefaultWindow without start_date. A page that would pass api.MaxAnswerBytes holds
+// fewer evaluations (web.Cut), its limit their number. A read that stopped at its bound
+// (judge.Page.Truncated, only with feedback_state) says so in api.ScanTruncatedHeader.
 func (s *server) evaluations(w http.ResponseWriter, r *http.Request) {
 	pid := auth.ProjectID(r)
 	q, err := parseQuery(r)
@@ -150,6 +152,7 @@ func (s *server) evaluations(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
+	q = q.Windowed(time.Now())
 	j, ok := s.judgeOfPath(w, r)
 	if !ok {
 		return
@@ -158,6 +161,10 @@ func (s *server) evaluations(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		web.Error(w, r, err)
 		return
+	}
+	w.Header().Set(api.ScannedHeader, strconv.Itoa(page.Scanned))
+	if page.Truncated {
+		w.Header().Set(api.ScanTruncatedHeader, "true")
 	}
 	all := toEvaluations(page.Evaluations)
 	evs, err := web.Cut(w, r, all, q.Offset)

@@ -142,6 +142,10 @@ func TestEvaluationsAreIdempotentAndCountedOnce(t *testing.T) {
 	j = api.MustDo(t, "GET", judgesPath(a.ProjectID)+"/"+id, a.Key, nil).Map(t)
 	assert.Equal(t, 40.0, j["evaluation_count"])
 	assert.InDelta(t, 31.0/40, j["pass_rate"], 1e-9)
+	// The listing's totals, from the hour counters, count each evaluation once too.
+	for query, want := range map[string]float64{"": 40, "?evaluation_result=true": 31, "?evaluation_result=false": 9} {
+		assert.Equal(t, want, api.MustDo(t, "GET", path+query, a.Key, nil).Map(t)["total"], query)
+	}
 }
 
 func TestEvaluationListing(t *testing.T) {
@@ -151,7 +155,10 @@ func TestEvaluationListing(t *testing.T) {
 	_, spans := ingest(t, api, a, "bot", vid, 23)
 	id := createJudge(t, api, a, map[string]any{"name": "Scored", "template": "Score it.", "evaluation_type": "scored", "score_max": 100})["id"].(string)
 	path := judgesPath(a.ProjectID) + "/" + id + "/evaluations"
-	base := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	// Three days ago, inside the default window; evaluations 67 minutes apart, so that the
+	// windows below start and end inside hours as well as on them.
+	base := time.Now().UTC().Truncate(24 * time.Hour).Add(-3 * 24 * time.Hour)
+	day := base.Format(time.DateOnly)
 	type model struct {
 		span     string
 		at       time.Time
@@ -161,7 +168,7 @@ func TestEvaluationListing(t *testing.T) {
 	var all []model
 	var batch []any
 	for i, s := range spans {
-		m := model{span: s, at: base.Add(time.Duration(i) * time.Hour), pass: i%3 != 0, feedback: i%5 == 0}
+		m := model{span: s, at: base.Add(time.Duration(i) * 67 * time.Minute), pass: i%3 != 0, feedback: i%5 == 0}
 		score := 20.0
 		if m.pass {
 			score = 90
@@ -184,6 +191,8 @@ func TestEvaluationListing(t *testing.T) {
 		keep  func(model) bool
 	}
 	start, end := base.Add(5*time.Hour), base.Add(15*time.Hour)
+	// Windows that start and end inside hours, and on an evaluation's own microsecond.
+	mid1, mid2 := base.Add(4*67*time.Minute), base.Add(17*67*time.Minute+time.Microsecond)
 	filters := []filter{
 		{"", func(model) bool { return true }},
 		{"evaluation_result=true", func(m model) bool { return m.pass }},
@@ -194,8 +203,14 @@ func TestEvaluationListing(t *testing.T) {
 		{"end_date=" + end.Format(time.RFC3339), func(m model) bool { return !m.at.After(end) }},
 		{"start_date=" + start.Format(time.RFC3339) + "&end_date=" + end.Format(time.RFC3339) + "&evaluation_result=false",
 			func(m model) bool { return !m.at.Before(start) && !m.at.After(end) && !m.pass }},
-		{"start_date=2026-11-01&end_date=2026-11-01T03:00:00Z", func(m model) bool { return !m.at.After(base.Add(3 * time.Hour)) }},
-		{"end_date=2026-11-01", func(m model) bool { return m.at.Before(base.Add(24 * time.Hour)) }},
+		{"start_date=" + day + "&end_date=" + day + "T03:00:00Z", func(m model) bool { return !m.at.After(base.Add(3 * time.Hour)) }},
+		{"end_date=" + day, func(m model) bool { return m.at.Before(base.Add(24 * time.Hour)) }},
+		{"start_date=" + mid1.Format(time.RFC3339Nano) + "&end_date=" + mid2.Format(time.RFC3339Nano),
+			func(m model) bool { return !m.at.Before(mid1) && !m.at.After(mid2) }},
+		{"start_date=" + mid1.Format(time.RFC3339Nano) + "&end_date=" + mid1.Add(20*time.Minute).Format(time.RFC3339Nano) + "&evaluation_result=true",
+			func(m model) bool { return !m.at.Before(mid1) && !m.at.After(mid1.Add(20*time.Minute)) && m.pass }},
+		{"start_date=" + mid1.Format(time.RFC3339Nano) + "&evaluation_result=false&feedback_state=without_user_feedback",
+			func(m model) bool { return !m.at.Before(mid1) && !m.pass && !m.feedback }},
 	}
 	for _, f := range filters {
 		var want []string

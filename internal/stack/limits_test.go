@@ -485,8 +485,8 @@ func (f *filled) requests(t *testing.T) map[string][]request {
 		"POST /v1/prompts/{slug}/completions/{completion_id}/feedback": {{method: "POST", path: "/v1/prompts/big/completions/" + f.llm[0] + "/feedback",
 			body: map[string]any{"thumbs_up": true, "reason": strings.Repeat(`"`, 16<<10), "expected_output": strings.Repeat(`"`, 64<<10)}}},
 		"GET /projects/{project_id}/feedback/{entity_type}/{entity_id}": {
-			{method: "GET", path: p + "/feedback/trace/" + f.traceID, other: "unified feedback pages by another helper (issue 27)"},
-			{method: "GET", path: p + "/feedback/span/" + f.wideIDs[0], other: "unified feedback pages by another helper (issue 27)"},
+			get(p + "/feedback/trace/" + f.traceID),
+			get(p + "/feedback/span/" + f.wideIDs[0]),
 		},
 		"GET /projects/{project_id}/prompts/{slug}/completions": {{method: "GET", path: p + "/prompts/big/completions?limit=50"}},
 		"POST /feedback-links":             {{method: "POST", path: "/feedback-links", body: map[string]any{"prompt_slug": "big", "link_type": "prompt_completion"}}},

@@ -26,12 +26,16 @@ import (
 // through GSI1 and by trace through GSI3). A judge's evaluation_count and pass count are
 // updated in the same transaction as the evaluations that change them, so they are exact
 // however often an evaluation is written again.
-type JudgeStore struct{ t *Table }
+type JudgeStore struct {
+	t *Table
+	// maxScan is judge.MaxScan, smaller in tests.
+	maxScan int
+}
 
 var _ judge.Store = (*JudgeStore)(nil)
 
 // NewJudgeStore returns the judge store in t.
-func NewJudgeStore(t *Table) *JudgeStore { return &JudgeStore{t: t} }
+func NewJudgeStore(t *Table) *JudgeStore { return &JudgeStore{t: t, maxScan: judge.MaxScan} }
 
 type judgeItem struct {
 	PK          string            `dynamodbav:"PK"`
@@ -57,12 +61,16 @@ type judgeItem struct {
 	TV          int               `dynamodbav:"tv"`
 	TRun        string            `dynamodbav:"trun,omitempty"`
 	Prompts     []string          `dynamodbav:"prompts,stringset,omitempty"`
-	Evaluations int64             `dynamodbav:"ec"`
-	Passed      int64             `dynamodbav:"pc"`
-	Created     int64             `dynamodbav:"ca"`
-	CreatedBy   string            `dynamodbav:"created_by"`
-	Updated     int64             `dynamodbav:"ua"`
-	UpdatedBy   string            `dynamodbav:"updated_by"`
+	// Counted is when the judge's hour counters (judgeHourSK) start to count every evaluation,
+	// in µs: 0 for a judge created with them; absent for a judge of an earlier release until
+	// its first evaluation write after the upgrade sets it (countedFrom).
+	Counted     *int64 `dynamodbav:"hc,omitempty"`
+	Evaluations int64  `dynamodbav:"ec"`
+	Passed      int64  `dynamodbav:"pc"`
+	Created     int64  `dynamodbav:"ca"`
+	CreatedBy   string `dynamodbav:"created_by"`
+	Updated     int64  `dynamodbav:"ua"`
+	UpdatedBy   string `dynamodbav:"updated_by"`
 }
 
 // judgeDefinition lists the attributes UpdateJudge writes: everything but keys, counters,
@@ -82,7 +90,7 @@ func toJudgeItem(j judge.Judge) judgeItem {
 		Temperature: j.Temperature, Model: j.Model, TagFilter: j.TagFilter, Target: j.TargetPrompt,
 		Criteria: j.Criteria, Inferred: j.CriteriaInferred, Paused: j.Paused, Backfill: j.Backfill,
 		TV: j.TemplateVersion, TRun: j.TemplateRun,
-		Prompts: j.LinkedPrompts, Evaluations: j.EvaluationCount, Passed: j.PassCount,
+		Prompts: j.LinkedPrompts, Counted: new(int64), Evaluations: j.EvaluationCount, Passed: j.PassCount,
 		Created: j.CreatedAt.UnixMicro(), CreatedBy: j.CreatedBy, Updated: j.UpdatedAt.UnixMicro(), UpdatedBy: j.UpdatedBy,
 	}
 }
@@ -367,12 +375,18 @@ func (it evalItem) toEvaluation() judge.Evaluation {
 	}
 }
 
-// Bounds of one evaluation transaction: DynamoDB takes at most 100 actions and 4 MB; one
-// action is the judge's counter update.
+// Bounds of one evaluation transaction: DynamoDB takes at most 100 actions and 4 MB. Two
+// actions are the judge's counters and those of the hour the evaluations were created in
+// (judgeHourSK); a chunk whose evaluations span more hours than fit is split (errTooManyActions).
 const (
-	maxTransactItems = 99
-	maxTransactBytes = 3 << 20
+	maxTransactItems   = 98
+	maxTransactActions = 100
+	maxTransactBytes   = 3 << 20
 )
+
+// errTooManyActions is tryPutEvaluations' answer to a chunk whose evaluations and counters
+// need more than maxTransactActions actions; putEvaluationChunk splits it.
+var errTooManyActions = errors.New("evaluation transaction over its action bound")
 
 // maxEvalAttempts bounds the retries of an evaluation write that lost a race with another
 // writer of the same evaluations.
@@ -414,6 +428,9 @@ func chunkEvaluations(evs []judge.Evaluation) [][]judge.Evaluation {
 func (s *JudgeStore) putEvaluationChunk(ctx context.Context, j judge.Judge, evs []judge.Evaluation) ([]judge.Evaluation, error) {
 	for attempt := 1; ; attempt++ {
 		stored, err := s.tryPutEvaluations(ctx, j, evs)
+		if errors.Is(err, errTooManyActions) && len(evs) > 1 {
+			return s.putSplit(ctx, j, evs)
+		}
 		if err == nil || !isContention(err) || attempt == maxEvalAttempts {
 			return stored, err
 		}
@@ -422,6 +439,24 @@ func (s *JudgeStore) putEvaluationChunk(ctx context.Context, j judge.Judge, evs 
 		}
 	}
 }
+
+// putSplit writes evs in two halves: evaluations created over many hours (given created_at, or
+// written again with their first creation time) need a counter action per hour.
+func (s *JudgeStore) putSplit(ctx context.Context, j judge.Judge, evs []judge.Evaluation) ([]judge.Evaluation, error) {
+	half := len(evs) / 2
+	first, err := s.putEvaluationChunk(ctx, j, evs[:half])
+	if err != nil {
+		return nil, err
+	}
+	rest, err := s.putEvaluationChunk(ctx, j, evs[half:])
+	if err != nil {
+		return nil, err
+	}
+	return append(first, rest...), nil
+}
+
+// evalCounts are the changes of a judge's evaluation and pass counters.
+type evalCounts struct{ added, passed int64 }
 
 func (s *JudgeStore) tryPutEvaluations(ctx context.Context, j judge.Judge, evs []judge.Evaluation) ([]judge.Evaluation, error) {
 	keys := make([]map[string]types.AttributeValue, 0, 2*len(evs))
@@ -432,8 +467,9 @@ func (s *JudgeStore) tryPutEvaluations(ctx context.Context, j judge.Judge, evs [
 	if err != nil {
 		return nil, err
 	}
-	var added, passed int64
-	actions := make([]types.TransactWriteItem, 0, len(evs)+1)
+	var total evalCounts
+	hours := map[time.Time]*evalCounts{}
+	actions := make([]types.TransactWriteItem, 0, len(evs)+2)
 	out := make([]judge.Evaluation, len(evs))
 	for i, e := range evs {
 		span, ok := found[keyString(key(spanPK(j.ProjectID, e.SpanID), skSpan))]
@@ -459,13 +495,24 @@ func (s *JudgeStore) tryPutEvaluations(ctx context.Context, j judge.Judge, evs [
 				}
 			}
 		}
+		// A stored evaluation written again keeps its creation time, so its change stays in
+		// the hour that counted it.
+		var c evalCounts
 		if old.stub() {
-			added++
+			c.added++
 		} else if *old.Result {
-			passed--
+			c.passed--
 		}
 		if e.Result {
-			passed++
+			c.passed++
+		}
+		total.added, total.passed = total.added+c.added, total.passed+c.passed
+		if c != (evalCounts{}) {
+			h := e.CreatedAt.UTC().Truncate(time.Hour)
+			if hours[h] == nil {
+				hours[h] = &evalCounts{}
+			}
+			hours[h].added, hours[h].passed = hours[h].added+c.added, hours[h].passed+c.passed
 		}
 		out[i] = e
 		item := toEvalItem(j.ProjectID, e)
@@ -482,21 +529,50 @@ func (s *JudgeStore) tryPutEvaluations(ctx context.Context, j judge.Judge, evs [
 	if len(actions) == 0 {
 		return out, nil
 	}
-	if added != 0 || passed != 0 {
+	judgeAction := -1
+	if total != (evalCounts{}) {
+		judgeAction = len(actions)
 		actions = append(actions, types.TransactWriteItem{Update: &types.Update{
 			TableName: &s.t.name, Key: key(judgePK(j.ProjectID, j.ID), skJudge),
-			UpdateExpression:          aws.String("ADD ec :a, pc :p"),
-			ConditionExpression:       aws.String("attribute_exists(PK)"),
-			ExpressionAttributeValues: map[string]types.AttributeValue{":a": num(added), ":p": num(passed)},
+			UpdateExpression:    aws.String("ADD ec :a, pc :p SET hc = if_not_exists(hc, :hc)"),
+			ConditionExpression: aws.String("attribute_exists(PK)"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":a": num(total.added), ":p": num(total.passed),
+				":hc": num(countedFrom(time.Now()))},
 		}})
 	}
+	for h, c := range hours {
+		if *c != (evalCounts{}) {
+			actions = append(actions, s.hourAction(j, h, *c))
+		}
+	}
+	if len(actions) > maxTransactActions {
+		return nil, errTooManyActions
+	}
 	if _, err := s.t.api.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: actions}); err != nil {
-		if codes := cancellationCodes(err); len(codes) > len(evs) && codes[len(evs)] == "ConditionalCheckFailed" {
+		if codes := cancellationCodes(err); judgeAction >= 0 && len(codes) > judgeAction && codes[judgeAction] == "ConditionalCheckFailed" {
 			return nil, judgeNotFound(j.ID)
 		}
 		return nil, storageErr("put evaluations", err)
 	}
 	return out, nil
+}
+
+// countedFrom is the start of the hour counters of a judge of an earlier release whose first
+// evaluation write since is at now: the hour after the next, since an evaluation written
+// before (uncounted) may be created up to an hour ahead of its write.
+func countedFrom(now time.Time) int64 {
+	return now.UTC().Truncate(time.Hour).Add(2 * time.Hour).UnixMicro()
+}
+
+// hourAction adds c to the counters of j's evaluations created in hour h (n: evaluations,
+// p: passed), in the transaction of the evaluations they count, so that a window's total is
+// exact at every moment, whatever failed.
+func (s *JudgeStore) hourAction(j judge.Judge, h time.Time, c evalCounts) types.TransactWriteItem {
+	return types.TransactWriteItem{Update: &types.Update{
+		TableName: &s.t.name, Key: key(judgePK(j.ProjectID, j.ID), judgeHourSK(h)),
+		UpdateExpression:          aws.String("ADD n :a, p :p"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":a": num(c.added), ":p": num(c.passed)},
+	}}
 }
 
 // sameEvaluation reports whether a new evaluation item says exactly what the stored one does.
@@ -505,22 +581,196 @@ func sameEvaluation(item, old evalItem) bool {
 	return reflect.DeepEqual(item, old)
 }
 
-// Evaluations implements judge.Store: Query GSI1 over the judge's evaluations in the date range,
-// newest first, filtered on the result and feedback state by DynamoDB, every page read to count
-// the total. Reads grow with the evaluations in the range (about 2,000 per 1 MB page).
+// Evaluations implements judge.Store: one GSI1 Query of the judge's evaluations in the window,
+// newest first, that stops at the page (offset + limit matches), and the total from the judge's
+// hour counters (judgeHourSK: one Query of at most 24 small items a day of the window, exact,
+// written in the evaluations' transactions) plus a count of the evaluations of the window's
+// partial first and last hours. A feedback_state filter, which the counters do not split by,
+// is counted by the same walk instead, bounded at judge.MaxScan evaluations past the page
+// (Page.Truncated says it stopped early).
 func (s *JudgeStore) Evaluations(ctx context.Context, projectID, judgeID string, q judge.Query) (judge.Page, error) {
+	if q.FeedbackState != "" {
+		return s.walkEvaluations(ctx, projectID, judgeID, q, -1)
+	}
+	if counted, err := s.counted(ctx, projectID, judgeID); err != nil {
+		return judge.Page{}, err
+	} else if counted < 0 || max(q.Start.UnixMicro(), 0) < counted {
+		// The window reaches back before the counters count everything (a judge of an
+		// earlier release): walk it.
+		return s.walkEvaluations(ctx, projectID, judgeID, q, -1)
+	}
+	total, err := s.countEvaluations(ctx, projectID, judgeID, q)
+	if err != nil {
+		return judge.Page{}, err
+	}
+	page, err := s.walkEvaluations(ctx, projectID, judgeID, q, total)
+	page.Total = total
+	return page, err
+}
+
+// counted is when the judge's hour counters start to count every evaluation (judgeItem.Counted),
+// in µs; -1 when they do not yet.
+func (s *JudgeStore) counted(ctx context.Context, projectID, judgeID string) (int64, error) {
+	res, err := s.t.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.t.name, Key: key(judgePK(projectID, judgeID), skJudge),
+		ProjectionExpression: aws.String("hc"), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return 0, storageErr("read judge", err)
+	}
+	if _, ok := res.Item["hc"]; !ok {
+		return -1, nil
+	}
+	return intOr(res.Item, "hc"), nil
+}
+
+// walkEvaluations reads q's page, newest first, counting the matches it meets. With a known
+// total (>= 0) it stops at the page's last match; without, it reads on to count them all. It
+// examines at most offset + limit + judge.MaxScan evaluations either way.
+func (s *JudgeStore) walkEvaluations(ctx context.Context, projectID, judgeID string, q judge.Query, total int) (judge.Page, error) {
+	var page judge.Page
+	want := q.Offset + q.Limit
+	if total >= 0 {
+		want = min(want, total)
+	}
+	if want <= 0 && total >= 0 {
+		return page, nil
+	}
+	in, err := s.evaluationQuery(projectID, judgeID, q, q.Start, q.End, false)
+	if err != nil {
+		return page, err
+	}
+	budget := q.Offset + q.Limit + s.maxScan
+	for {
+		// Ask for what the page still needs (a Query's Limit bounds the items it examines,
+		// before the filter), and one more to know whether it has ended.
+		n := budget - page.Scanned
+		if total >= 0 {
+			n = min(n, want+1-page.Total)
+		}
+		in.Limit = aws.Int32(int32(min(n, 1000)))
+		out, err := s.t.api.Query(ctx, in)
+		if err != nil {
+			return page, storageErr("query evaluations", err)
+		}
+		page.Scanned += int(out.ScannedCount)
+		for _, raw := range out.Items {
+			page.Total++
+			if page.Total <= q.Offset || len(page.Evaluations) >= q.Limit {
+				continue
+			}
+			var it evalItem
+			if err := attributevalue.UnmarshalMap(raw, &it); err != nil {
+				return page, fmt.Errorf("decode evaluation: %w", err)
+			}
+			page.Evaluations = append(page.Evaluations, it.toEvaluation())
+		}
+		switch {
+		case len(out.LastEvaluatedKey) == 0, total >= 0 && page.Total >= want:
+			return page, nil
+		case page.Scanned >= budget:
+			page.Truncated = true
+			return page, nil
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
+	}
+}
+
+// countEvaluations is how many of the judge's evaluations match q (without a feedback state):
+// the hour counters of the window's whole hours, and a count of the evaluations in its partial
+// first and last hours.
+func (s *JudgeStore) countEvaluations(ctx context.Context, projectID, judgeID string, q judge.Query) (int, error) {
+	first := q.Start.UTC().Truncate(time.Hour)
+	if first.Before(q.Start) {
+		first = first.Add(time.Hour)
+	}
+	var end time.Time // the end of the window's last whole hour; zero: open
+	if !q.End.IsZero() {
+		end = q.End.Add(time.Microsecond).UTC().Truncate(time.Hour)
+		if !end.After(first) {
+			return s.countRange(ctx, projectID, judgeID, q, q.Start, q.End)
+		}
+	}
+	total, err := s.countHours(ctx, projectID, judgeID, q.Result, first, end)
+	if err != nil {
+		return 0, err
+	}
+	if first.After(q.Start) {
+		n, err := s.countRange(ctx, projectID, judgeID, q, q.Start, first.Add(-time.Microsecond))
+		if err != nil {
+			return 0, err
+		}
+		total += n
+	}
+	if !end.IsZero() && !end.After(q.End) {
+		n, err := s.countRange(ctx, projectID, judgeID, q, end, q.End)
+		if err != nil {
+			return 0, err
+		}
+		total += n
+	}
+	return total, nil
+}
+
+// countHours sums the judge's hour counters from the hour first up to end (zero: all after),
+// one Query of the judge's partition (strongly consistent: the counters are the items'
+// truth, committed with them).
+func (s *JudgeStore) countHours(ctx context.Context, projectID, judgeID string, result *bool, first, end time.Time) (int, error) {
+	k := expression.Key(infra.AttrPK).Equal(expression.Value(judgePK(projectID, judgeID)))
+	if end.IsZero() {
+		k = k.And(expression.Key(infra.AttrSK).Between(expression.Value(judgeHourSK(first)), expression.Value(prefixJudgeHour+"~")))
+	} else {
+		k = k.And(expression.Key(infra.AttrSK).Between(expression.Value(judgeHourSK(first)), expression.Value(judgeHourSK(end.Add(-time.Hour)))))
+	}
+	var total int64
+	err := s.t.query(ctx, k, queryOpts{}, func(it map[string]types.AttributeValue) error {
+		n, passed := intOr(it, "n"), intOr(it, "p")
+		switch {
+		case result == nil:
+			total += n
+		case *result:
+			total += passed
+		default:
+			total += n - passed
+		}
+		return nil
+	})
+	return int(total), err
+}
+
+// countRange counts the evaluations matching q created from lo to hi (inclusive) with a COUNT
+// Query of GSI1: it reads the evaluations of at most an hour.
+func (s *JudgeStore) countRange(ctx context.Context, projectID, judgeID string, q judge.Query, lo, hi time.Time) (int, error) {
+	in, err := s.evaluationQuery(projectID, judgeID, q, lo, hi, true)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	p := dynamodb.NewQueryPaginator(s.t.api, in)
+	for p.HasMorePages() {
+		out, err := p.NextPage(ctx)
+		if err != nil {
+			return 0, storageErr("count evaluations", err)
+		}
+		n += int(out.Count)
+	}
+	return n, nil
+}
+
+// evaluationQuery is the GSI1 Query of the judge's evaluations created from lo to hi
+// (inclusive; a zero bound is open), newest first, filtered on q's result and feedback state;
+// count asks for their number only.
+func (s *JudgeStore) evaluationQuery(projectID, judgeID string, q judge.Query, lo, hi time.Time, count bool) (*dynamodb.QueryInput, error) {
 	cond := expression.Key(infra.AttrGSI1PK).Equal(expression.Value(judgeEvaluationsGSI1PK(projectID, judgeID)))
-	if !q.Start.IsZero() || !q.End.IsZero() {
+	if !lo.IsZero() || !hi.IsZero() {
 		// GSI1SK is "<16-digit µs>#<span id>": "<µs>" sorts before and "<µs>~" after every key
 		// of that microsecond.
-		lo, hi := "0", "9999999999999999~"
-		if !q.Start.IsZero() {
-			lo = fmt.Sprintf("%016d", max(q.Start.UnixMicro(), 0))
+		from, to := "0", "9999999999999999~"
+		if !lo.IsZero() {
+			from = fmt.Sprintf("%016d", max(lo.UnixMicro(), 0))
 		}
-		if !q.End.IsZero() {
-			hi = fmt.Sprintf("%016d~", max(q.End.UnixMicro(), 0))
+		if !hi.IsZero() {
+			to = fmt.Sprintf("%016d~", max(hi.UnixMicro(), 0))
 		}
-		cond = cond.And(expression.Key(infra.AttrGSI1SK).Between(expression.Value(lo), expression.Value(hi)))
+		cond = cond.And(expression.Key(infra.AttrGSI1SK).Between(expression.Value(from), expression.Value(to)))
 	}
 	b := expression.NewBuilder().WithKeyCondition(cond)
 	var filters []expression.ConditionBuilder
@@ -541,27 +791,17 @@ func (s *JudgeStore) Evaluations(ctx context.Context, projectID, judgeID string,
 	}
 	expr, err := b.Build()
 	if err != nil {
-		return judge.Page{}, fmt.Errorf("build evaluation query: %w", err)
+		return nil, fmt.Errorf("build evaluation query: %w", err)
 	}
 	in := &dynamodb.QueryInput{
 		TableName: &s.t.name, IndexName: aws.String(infra.IndexGSI1), ScanIndexForward: aws.Bool(false),
 		KeyConditionExpression: expr.KeyCondition(), FilterExpression: expr.Filter(),
 		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 	}
-	var page judge.Page
-	err = s.t.queryAll(ctx, in, func(raw map[string]types.AttributeValue) error {
-		page.Total++
-		if page.Total <= q.Offset || len(page.Evaluations) >= q.Limit {
-			return nil
-		}
-		var it evalItem
-		if err := attributevalue.UnmarshalMap(raw, &it); err != nil {
-			return fmt.Errorf("decode evaluation: %w", err)
-		}
-		page.Evaluations = append(page.Evaluations, it.toEvaluation())
-		return nil
-	})
-	return page, err
+	if count {
+		in.Select = types.SelectCount
+	}
+	return in, nil
 }
 
 // SpanEvaluations implements judge.Store with one Query of the span's partition.

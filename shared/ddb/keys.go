@@ -111,7 +111,16 @@ const (
 	skFeedbackLink   = "FLINK"
 	prefixEvaluation = "EVAL#"
 	prefixFeedback   = "FB#"
+	// prefixJudgeHour keys a judge's evaluation counters of one hour, in the judge's partition.
+	prefixJudgeHour = "EH#"
 )
+
+// judgeHourLayout is the time layout of judgeHourSK.
+const judgeHourLayout = "2006010215"
+
+// judgeHourSK keys the counters of a judge's evaluations created in the hour that holds at:
+// EH#<yyyymmddhh>, UTC, so that a window of hours is one Query.
+func judgeHourSK(at time.Time) string { return prefixJudgeHour + at.UTC().Format(judgeHourLayout) }
 
 // feedbackSK keys one user's feedback on a span; calibration feedback on a judge's evaluation
 // is a separate record per judge.

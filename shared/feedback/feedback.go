@@ -223,6 +223,15 @@ func (it Item) CreatedAt() time.Time {
 	return it.Evaluation.CreatedAt
 }
 
+// ID is the item's id: the order of items of one instant, span and kind, so that an answer
+// paged by offset is the same list on every page.
+func (it Item) ID() string {
+	if it.Feedback != nil {
+		return it.Feedback.ID
+	}
+	return it.Evaluation.ID
+}
+
 // SpanID is the span the item is about.
 func (it Item) SpanID() string {
 	if it.Feedback != nil {
@@ -248,7 +257,7 @@ type Unified struct {
 }
 
 // ReadUnified returns the unified feedback of an entity, items ordered by creation time then
-// span, human feedback before evaluations of the same instant.
+// span, human feedback before evaluations of the same instant, then id.
 func ReadUnified(ctx context.Context, r Reader, projectID, entityType, entityID string) (Unified, error) {
 	switch entityType {
 	case EntitySpan, EntityTrace, EntitySession:
@@ -273,7 +282,7 @@ func ReadUnified(ctx context.Context, r Reader, projectID, entityType, entityID 
 	}
 	slices.SortStableFunc(u.Items, func(a, b Item) int {
 		return cmp.Or(a.CreatedAt().Compare(b.CreatedAt()), strings.Compare(a.SpanID(), b.SpanID()),
-			cmp.Compare(kindRank(a), kindRank(b)))
+			cmp.Compare(kindRank(a), kindRank(b)), strings.Compare(a.ID(), b.ID()))
 	})
 	return u, nil
 }

@@ -302,8 +302,36 @@ func (q Query) Matches(e Evaluation) bool {
 	return true
 }
 
+// Windowed is q with DefaultWindow when it has no start: from the start of the hour 30 days
+// before its end (or now), so that the judge's hour counters answer its total.
+func (q Query) Windowed(now time.Time) Query {
+	if q.Start.IsZero() {
+		end := now
+		if !q.End.IsZero() {
+			end = q.End
+		}
+		q.Start = end.Add(-DefaultWindow).UTC().Truncate(time.Hour)
+	}
+	return q
+}
+
 // Page is one page of a judge's evaluations and how many match in all.
 type Page struct {
 	Evaluations []Evaluation
-	Total       int
+	// Total is how many evaluations match, exact unless Truncated.
+	Total int
+	// Scanned is how many evaluations the read examined.
+	Scanned int
+	// Truncated says that the read stopped at MaxScan evaluations examined before the end
+	// of the window, so that Total counts the matches among them only (a lower bound) and
+	// the page may be short: a narrower window answers exactly.
+	Truncated bool
 }
+
+// DefaultWindow is the window of an evaluation listing without start_date: the 30 days up to
+// end_date (or now), from the start of that hour.
+const DefaultWindow = 30 * 24 * time.Hour
+
+// MaxScan bounds the evaluations one listing examines beyond its offset and limit when its
+// filters are not answered by the judge's counters (feedback_state; a rare evaluation_result).
+const MaxScan = 10_000
