@@ -404,6 +404,11 @@ func (f *filled) requests(t *testing.T) map[string][]request {
 	ids := strings.Join(f.wideIDs[:api.MaxSummaryIDs], ",")
 	page := func(path string) request { return request{method: "GET", path: path, session: true} }
 	at := float64(f.now.UnixMicro()) / 1e6
+	sigEntity := uuid.NewString()
+	bigSignals := make([]any, 200)
+	for i := range bigSignals {
+		bigSignals[i] = map[string]any{"entity_type": "span", "entity_id": sigEntity, "name": fmt.Sprintf("%03d%s", i, strings.Repeat("n", 253)), "value": i}
+	}
 	resend := []any{} // the big spans named again: answered as stored, 2 MB each
 	for _, id := range f.bigIDs {
 		resend = append(resend, map[string]any{"id": id, "trace_id": f.traceID, "name": "big", "started_at": at})
@@ -489,11 +494,21 @@ func (f *filled) requests(t *testing.T) map[string][]request {
 			get(p + "/feedback/span/" + f.wideIDs[0]),
 		},
 		"GET /projects/{project_id}/prompts/{slug}/completions": {{method: "GET", path: p + "/prompts/big/completions?limit=50"}},
-		"POST /feedback-links":             {{method: "POST", path: "/feedback-links", body: map[string]any{"prompt_slug": "big", "link_type": "prompt_completion"}}},
-		"GET /feedback-links":              {get("/feedback-links")},
-		"DELETE /feedback-links/{link_id}": {{method: "DELETE", path: "/feedback-links/" + uuid.NewString(), status: http.StatusNotFound}},
-		"GET /f/{token}":                   {get("/f/" + f.token)},
-		"POST /f/{token}":                  {{method: "POST", path: "/f/" + f.token, body: url.Values{"completion_id": {f.llm[0]}, "thumbs": {"up"}, "reason": {strings.Repeat("r", 1000)}}.Encode(), status: http.StatusSeeOther, header: http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}}},
+		// Signals: the largest bulk on one entity (200 signals of 256-byte names: 98 stored, 102
+		// refused by index), that entity's signals, and a test's report.
+		"POST /signals":      {{method: "POST", path: "/signals", body: map[string]any{"entity_type": "span", "entity_id": sigEntity, "name": "one", "value": 1}}},
+		"POST /signals/{$}":  {{method: "POST", path: "/signals/", body: map[string]any{"entity_type": "span", "entity_id": sigEntity, "name": "two", "value": true}}},
+		"POST /signals/bulk": {{method: "POST", path: "/signals/bulk", body: map[string]any{"signals": bigSignals}}},
+		"GET /signals/entity/{signal_entity_type}/{entity_id}": {get("/signals/entity/span/" + sigEntity)},
+		"POST /ab-choices": {{method: "POST", path: "/ab-choices", body: map[string]any{"entity_type": "span", "entity_id": sigEntity, "choice_name": "big",
+			"variant_key": "a", "variant_value": "x", "variants": map[string]any{"a": "x", "b": "y"}, "weights": map[string]any{"a": 0.5, "b": 0.5}, "duration_days": 3}}},
+		"GET /projects/{project_id}/ab-tests":             {get(p + "/ab-tests")},
+		"GET /projects/{project_id}/ab-tests/{test_name}": {get(p + "/ab-tests/big")},
+		"POST /feedback-links":                            {{method: "POST", path: "/feedback-links", body: map[string]any{"prompt_slug": "big", "link_type": "prompt_completion"}}},
+		"GET /feedback-links":                             {get("/feedback-links")},
+		"DELETE /feedback-links/{link_id}":                {{method: "DELETE", path: "/feedback-links/" + uuid.NewString(), status: http.StatusNotFound}},
+		"GET /f/{token}":                                  {get("/f/" + f.token)},
+		"POST /f/{token}":                                 {{method: "POST", path: "/f/" + f.token, body: url.Values{"completion_id": {f.llm[0]}, "thumbs": {"up"}, "reason": {strings.Repeat("r", 1000)}}.Encode(), status: http.StatusSeeOther, header: http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}}},
 
 		// Optimization.
 		"POST /projects/{project_id}/prompts/{slug}/optimization-runs":                         {{method: "POST", path: p + "/prompts/plain/optimization-runs", body: map[string]any{"optimizer_type": "quick_refine"}}},
