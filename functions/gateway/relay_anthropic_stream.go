@@ -51,6 +51,10 @@ type amStream struct {
 	usage     wire.MessagesUsage
 	stop      string
 	buf       bytes.Buffer // one data line, reused
+	// textFrame is a text chunk's JSON around its content, made once the stream's id and model
+	// are known; nil until then (textChunk).
+	textFrame [2][]byte
+	text      *json.Encoder // encodes a text into buf
 	// rd reads the chunks written, for the call's span; nil when the call is not traced.
 	rd *answerReader
 }
@@ -111,7 +115,7 @@ func (e *amStreamError) Error() string { return e.typ + ": " + e.msg }
 // data lines up to a blank line make one event. It returns nil once message_stop is relayed.
 func (s *amStream) read(body io.Reader) error {
 	lines := bufio.NewScanner(body)
-	lines.Buffer(make([]byte, 0, 64<<10), amMaxEvent)
+	lines.Buffer(make([]byte, 0, 4<<10), amMaxEvent) // grown for a longer line
 	var data []byte
 	for lines.Scan() {
 		line := lines.Bytes()
@@ -154,6 +158,7 @@ func (s *amStream) event(data []byte) (done bool, err error) {
 	case "message_start":
 		if m := ev.Message; m != nil {
 			s.id, s.model, s.usage = m.ID, cmp.Or(m.Model, s.model), m.Usage
+			s.textFrame = [2][]byte{}
 		}
 		return false, s.chunk(wire.ChatDelta{Role: "assistant", Content: ptr(wire.ChatText(""))}, nil, nil)
 	case "content_block_start":
@@ -246,17 +251,56 @@ func (s *amStream) chunk(delta wire.ChatDelta, finish *string, usage *wire.ChatU
 	if usage != nil {
 		c.Choices = []wire.ChatChunkChoice{}
 	}
-	b, err := json.Marshal(c)
-	if err != nil {
-		return err
-	}
-	if err := s.line(b); err != nil {
+	if err := s.write(&c); err != nil {
 		return err
 	}
 	if s.rd != nil {
 		s.rd.chunk(&c)
 	}
 	return nil
+}
+
+// write writes c's data line. Most of a stream's chunks carry a text and nothing else, all
+// alike but for it: those are written in a frame made once (textChunk), the others encoded.
+func (s *amStream) write(c *wire.ChatChunk) error {
+	if s.started && c.Usage == nil && len(c.Choices) == 1 && c.Choices[0].FinishReason == nil {
+		if d := c.Choices[0].Delta; d.Role == "" && d.ToolCalls == nil && d.Content != nil {
+			return s.textChunk(string(*d.Content))
+		}
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		return err
+	}
+	return s.line(b)
+}
+
+// textChunk writes the data line of a chunk whose delta is text alone, byte for byte what
+// json.Marshal writes: the stream's text frame (the encoding of such a chunk with an empty
+// text, cut where the text goes) around the text's JSON string, escaped as json.Marshal does.
+func (s *amStream) textChunk(text string) error {
+	const empty = `"content":""`
+	if s.textFrame[0] == nil {
+		frame, err := json.Marshal(wire.ChatChunk{ID: s.id, Object: "chat.completion.chunk", Created: s.created, Model: s.model,
+			Choices: []wire.ChatChunkChoice{{Delta: wire.ChatDelta{Content: ptr(wire.ChatText(""))}}}})
+		if err != nil {
+			return err
+		}
+		// The first such key outside a string: within a string its quotes are escaped.
+		i := bytes.Index(frame, []byte(empty)) + len(`"content":`)
+		s.textFrame = [2][]byte{frame[:i], frame[i+len(`""`):]}
+		s.text = json.NewEncoder(&s.buf)
+	}
+	s.buf.Reset()
+	s.buf.WriteString("data: ")
+	s.buf.Write(s.textFrame[0])
+	if err := s.text.Encode(text); err != nil {
+		return err
+	}
+	s.buf.Truncate(s.buf.Len() - 1) // Encode's newline
+	s.buf.Write(s.textFrame[1])
+	s.buf.WriteString("\n\n")
+	return s.send()
 }
 
 // line writes "data: <data>" and flushes it, the status first if it is not written yet.
@@ -272,6 +316,11 @@ func (s *amStream) line(data []byte) error {
 	s.buf.WriteString("data: ")
 	s.buf.Write(data)
 	s.buf.WriteString("\n\n")
+	return s.send()
+}
+
+// send writes buf, a data line, and flushes it.
+func (s *amStream) send() error {
 	if _, err := s.w.Write(s.buf.Bytes()); err != nil {
 		return err
 	}

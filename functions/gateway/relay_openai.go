@@ -24,10 +24,11 @@ import (
 //
 // The answer it passes on is the provider's: when the call is traced, the call's recorder reads
 // it as it passes, and the outcome carries no answer of its own.
-func relayChatCompletions(w http.ResponseWriter, r *http.Request, up llm.Upstream, fields map[string]json.RawMessage, _ bool) outcome {
-	fields["model"], _ = json.Marshal(up.Target.Model)
-	hideUsage := askForUsage(fields)
-	res, out, ok := send(w, r, up, fields, false) // a stream's answer comes from the same endpoint
+func relayChatCompletions(w http.ResponseWriter, r *http.Request, up llm.Upstream, req *chatRequest, _ bool) outcome {
+	model, _ := json.Marshal(up.Target.Model) // a string
+	req.set("model", model)
+	hideUsage := askForUsage(req)
+	res, out, ok := send(w, r, up, req.encode(), false) // a stream's answer comes from the same endpoint
 	if !ok {
 		return out
 	}
@@ -62,13 +63,13 @@ func relayChatCompletions(w http.ResponseWriter, r *http.Request, up llm.Upstrea
 
 // askForUsage makes a streamed request ask for the usage chunk, and reports whether the client
 // had not asked for it.
-func askForUsage(fields map[string]json.RawMessage) bool {
+func askForUsage(req *chatRequest) bool {
 	var stream bool
-	if json.Unmarshal(fields["stream"], &stream) != nil || !stream {
+	if json.Unmarshal(req.fields["stream"], &stream) != nil || !stream {
 		return false
 	}
 	opts := map[string]json.RawMessage{}
-	if raw, ok := fields["stream_options"]; ok && string(raw) != "null" && json.Unmarshal(raw, &opts) != nil {
+	if raw, ok := req.fields["stream_options"]; ok && string(raw) != "null" && json.Unmarshal(raw, &opts) != nil {
 		return false // not an object: the provider says so
 	}
 	var asked bool
@@ -76,7 +77,8 @@ func askForUsage(fields map[string]json.RawMessage) bool {
 		return false
 	}
 	opts["include_usage"] = json.RawMessage("true")
-	fields["stream_options"], _ = json.Marshal(opts)
+	streamOptions, _ := json.Marshal(opts) // valid values
+	req.set("stream_options", streamOptions)
 	return true
 }
 

@@ -61,8 +61,9 @@ func usageOf(data []byte) (Usage, bool) {
 	if !ok {
 		return Usage{}, false
 	}
+	value = value[:skipValue(value, skipSpace(value, 0))]
 	var u *wire.ChatUsage
-	if err := json.NewDecoder(bytes.NewReader(value)).Decode(&u); err != nil || u == nil {
+	if err := json.Unmarshal(value, &u); err != nil || u == nil {
 		return Usage{}, false
 	}
 	return usageOfChat(u), true
