@@ -63,9 +63,8 @@ func (s *server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	traced = traced && s.Traces != nil
 	var answer *answerRecorder
 	if traced {
-		// The passthrough relay's answer is the provider's, read as it passes; the translating
-		// relays return what they answered.
-		answer = newAnswerRecorder(w, time.Now, up.Target.API == llm.APIChatCompletions)
+		// Every relay returns what it answered: the recorder notes only how it was written.
+		answer = newAnswerRecorder(w, time.Now, false)
 		w = answer
 		w.Header().Set(SpanIDHeader, tc.spanID)
 	}

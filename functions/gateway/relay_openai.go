@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/plumehq/plume/shared/llm"
 )
@@ -22,9 +23,9 @@ import (
 // gateway counts a streamed call's tokens; when the client did not ask for it, the chunk is
 // not passed on (usageHider).
 //
-// The answer it passes on is the provider's: when the call is traced, the call's recorder reads
-// it as it passes, and the outcome carries no answer of its own.
-func relayChatCompletions(w http.ResponseWriter, r *http.Request, up llm.Upstream, req *chatRequest, _ bool) outcome {
+// The answer is read once, as it passes: for its usage alone (usageWatcher), or, when the call
+// is traced, whole (answerScanner), its usage, text and first token at once.
+func relayChatCompletions(w http.ResponseWriter, r *http.Request, up llm.Upstream, req *chatRequest, traced bool) outcome {
 	model, _ := json.Marshal(up.Target.Model) // a string
 	req.set("model", model)
 	hideUsage := askForUsage(req)
@@ -45,7 +46,16 @@ func relayChatCompletions(w http.ResponseWriter, r *http.Request, up llm.Upstrea
 	}
 	w.WriteHeader(res.StatusCode)
 	contentType := res.Header.Get("Content-Type")
-	watch := usageWatcher(contentType)
+	var (
+		watch watcher
+		scan  *answerScanner
+	)
+	if traced {
+		scan = newAnswerScanner(time.Now, contentType)
+		watch = scan
+	} else {
+		watch = usageWatcher(contentType)
+	}
 	var dst io.Writer = w
 	if hideUsage && strings.HasPrefix(contentType, "text/event-stream") {
 		hider := &usageHider{dst: w}
@@ -54,6 +64,10 @@ func relayChatCompletions(w http.ResponseWriter, r *http.Request, up llm.Upstrea
 	}
 	if err := copyFlushing(dst, http.NewResponseController(w), io.TeeReader(res.Body, watch)); err != nil {
 		slog.WarnContext(r.Context(), "gateway: the answer was cut", "provider", up.Target.Provider, "error", err)
+	}
+	if scan != nil {
+		a := scan.answer()
+		out.answer, out.firstToken = &a, scan.rd.firstToken
 	}
 	if u, ok := watch.Usage(); ok && res.StatusCode/100 == 2 {
 		out = out.metered(u)
