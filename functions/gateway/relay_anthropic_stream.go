@@ -150,6 +150,12 @@ func (s *amStream) read(body io.Reader) error {
 
 // event relays one event; done is true after message_stop.
 func (s *amStream) event(data []byte) (done bool, err error) {
+	if i, text, ok := amTextDelta(data); ok { // most of a stream: read without the decoder
+		if s.blocks[i].kind == amBlockText && text != "" {
+			return false, s.chunk(wire.ChatDelta{Content: ptr(wire.ChatText(text))}, nil, nil)
+		}
+		return false, nil
+	}
 	var ev wire.MessagesEvent
 	if err := json.Unmarshal(data, &ev); err != nil {
 		return false, fmt.Errorf("unreadable event: %w", err)
@@ -198,6 +204,45 @@ func (s *amStream) event(data []byte) (done bool, err error) {
 		return false, e
 	}
 	return false, nil // ping, content_block_stop, and events added later
+}
+
+// amTextDeltaPrefix is how Anthropic writes a text delta event, up to its index
+// (https://docs.anthropic.com/en/docs/build-with-claude/streaming#text-delta).
+const amTextDeltaPrefix = `{"type":"content_block_delta","index":`
+
+// amTextDelta reads a text delta event written as Anthropic writes it,
+// {"type":"content_block_delta","index":N,"delta":{"type":"text_delta","text":"..."}}: its
+// block's index and its text, what json.Unmarshal reads from it. ok is false for any other
+// event, and any other writing of one (spaces, another order, more members, a large index),
+// which the decoder reads.
+func amTextDelta(data []byte) (index int, text string, ok bool) {
+	rest, ok := bytes.CutPrefix(data, []byte(amTextDeltaPrefix))
+	if !ok {
+		return 0, "", false
+	}
+	n := 0
+	for n < len(rest) && n < 6 && '0' <= rest[n] && rest[n] <= '9' {
+		index = index*10 + int(rest[n]-'0')
+		n++
+	}
+	if n == 0 || (n > 1 && rest[0] == '0') {
+		return 0, "", false
+	}
+	if rest, ok = bytes.CutPrefix(rest[n:], []byte(`,"delta":{"type":"text_delta","text":`)); !ok || len(rest) == 0 || rest[0] != '"' {
+		return 0, "", false
+	}
+	end := skipValue(rest, 0)
+	if string(rest[end:]) != "}}" {
+		return 0, "", false
+	}
+	quoted := rest[:end]
+	for _, c := range quoted[1 : len(quoted)-1] {
+		if c < 0x20 || c == '\\' || c >= 0x80 { // an escape, a control or UTF-8: the decoder's to read
+			err := json.Unmarshal(quoted, &text)
+			return index, text, err == nil
+		}
+	}
+	return index, string(quoted[1 : len(quoted)-1]), true
 }
 
 // blockStart opens content block i: a tool call starts with its id and name.

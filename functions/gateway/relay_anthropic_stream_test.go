@@ -28,3 +28,49 @@ func TestTextChunk(t *testing.T) {
 		assert.Equal(t, "data: "+string(want)+"\n\n", w.Body.String(), text)
 	}
 }
+
+// FuzzTextDelta holds the text delta reader to the decoder: what it reads, json.Unmarshal
+// reads the same from the event.
+func FuzzTextDelta(f *testing.F) {
+	for _, s := range []string{
+		`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hello"}}`,
+		`{"type":"content_block_delta","index":12,"delta":{"type":"text_delta","text":"say \"hi\" \u00e9 <b>"}}`,
+		`{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"é \xff"}}`,
+		`{"type":"content_block_delta","index":01,"delta":{"type":"text_delta","text":"x"}}`,
+		`{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{"}}`,
+		`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"a"}} `,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		i, text, ok := amTextDelta(data)
+		if !ok {
+			return
+		}
+		var ev wire.MessagesEvent
+		require.NoError(t, json.Unmarshal(data, &ev))
+		require.Equal(t, "content_block_delta", ev.Type)
+		require.Equal(t, ev.Index, i)
+		require.NotNil(t, ev.Delta)
+		require.Equal(t, "text_delta", ev.Delta.Type)
+		require.Equal(t, ev.Delta.Text, text)
+	})
+}
+
+// TestTextDelta: Anthropic's text deltas are read without the decoder, anything else is not.
+func TestTextDelta(t *testing.T) {
+	i, text, ok := amTextDelta([]byte(`{"type":"content_block_delta","index":3,"delta":{"type":"text_delta","text":"Hi \"there\"\n"}}`))
+	assert.True(t, ok)
+	assert.Equal(t, 3, i)
+	assert.Equal(t, "Hi \"there\"\n", text)
+	for _, other := range []string{
+		`{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{"}}`,
+		`{"type": "content_block_delta","index":0,"delta":{"type":"text_delta","text":"a"}}`,
+		`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"a","more":1}}`,
+		`{"type":"content_block_delta","index":01,"delta":{"type":"text_delta","text":"a"}}`,
+		`{"type":"message_stop"}`,
+	} {
+		_, _, ok := amTextDelta([]byte(other))
+		assert.False(t, ok, other)
+	}
+}
