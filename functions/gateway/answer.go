@@ -2,10 +2,11 @@ package gateway
 
 // This file reads what a recorded call was answered, for its span (trace.go): an
 // answerReader takes the answer's values (chat completions, chunks, errors) and keeps its
-// text, finish reason, usage and the time of its first token; an answerRecorder is the writer
-// the call is answered through, which notes the status and when the first byte left and, for
-// a relay that passes the provider's answer on as it is, reads those bytes into its reader.
-// The translating relays hand their reader the values they write: nothing is read back.
+// text, finish reason, usage and the time of its first token; an answerScanner reads an
+// answer's bytes into one, for the relay that passes the provider's answer on as it is (its
+// one reading of the answer, usage included); an answerRecorder is the writer the call is
+// answered through, which notes the status and when the first byte left. The translating
+// relays hand their reader the values they write: nothing is read back.
 
 import (
 	"bytes"
@@ -45,23 +46,15 @@ type answerRecorder struct {
 	now       func() time.Time
 	reads     bool
 	status    int // 0 until the status is committed
-	sse       bool
 	firstByte time.Time
 	writeErr  error
-	finished  bool
-
-	body     []byte // JSON: the answer so far
-	tooLarge bool   // JSON: larger than maxAnswerJSON, not kept
-	line     []byte // stream: the part of a line not ended yet
-	longLine bool   // stream: in a line longer than maxAnswerLine, skipped
-
-	rd answerReader
+	scan      answerScanner
 }
 
 // newAnswerRecorder returns a recorder passing an answer on to w; now is its clock. reads says
 // whether it reads the bytes written as the answer (Answer, FirstToken).
 func newAnswerRecorder(w http.ResponseWriter, now func() time.Time, reads bool) *answerRecorder {
-	return &answerRecorder{w: w, now: now, reads: reads, rd: answerReader{now: now}}
+	return &answerRecorder{w: w, now: now, reads: reads, scan: answerScanner{rd: answerReader{now: now}}}
 }
 
 // Header is the wrapped writer's header.
@@ -113,17 +106,75 @@ func (a *answerRecorder) FirstByte() time.Time { return a.firstByte }
 
 // FirstToken is when a stream's first content or tool call delta was written; zero for a JSON
 // answer and a stream without any.
-func (a *answerRecorder) FirstToken() time.Time { return a.rd.firstToken }
+func (a *answerRecorder) FirstToken() time.Time { return a.scan.rd.firstToken }
 
 // WriteErr is the first error of the wrapped writer (the client went away); nil when none.
 func (a *answerRecorder) WriteErr() error { return a.writeErr }
 
 // Streamed reports whether the answer was a stream (text/event-stream).
-func (a *answerRecorder) Streamed() bool { return a.sse }
+func (a *answerRecorder) Streamed() bool { return a.scan.sse }
 
 // Answer is what the answer said. It ends the reading: it is called once the relay is done,
 // and what is written after it is passed on unread.
-func (a *answerRecorder) Answer() answer {
+func (a *answerRecorder) Answer() answer { return a.scan.answer() }
+
+// commit notes the status of the answer, and its kind from its content type, once.
+func (a *answerRecorder) commit(code int) {
+	if a.status != 0 {
+		return
+	}
+	a.status = code
+	a.scan.sse = isStream(a.w.Header().Get("Content-Type"))
+}
+
+// isStream reports whether contentType is a stream's, text/event-stream.
+func isStream(contentType string) bool {
+	return strings.HasPrefix(strings.ToLower(strings.TrimSpace(contentType)), "text/event-stream")
+}
+
+// read takes in bytes of the body as they are written, when it reads.
+func (a *answerRecorder) read(p []byte) {
+	if a.reads {
+		a.scan.read(p)
+	}
+}
+
+// answerScanner reads an OpenAI-shaped answer from its bytes, in whatever pieces they come,
+// into its answerReader: a JSON chat.completion, kept up to maxAnswerJSON and read at the end,
+// or a stream of chat.completion.chunk data lines, read line by line as they pass (never kept
+// whole). What it cannot read it ignores. Its zero value, with its reader's clock and sse set,
+// is ready.
+type answerScanner struct {
+	sse      bool // a stream, else a JSON answer
+	finished bool
+
+	body     []byte // JSON: the answer so far
+	tooLarge bool   // JSON: larger than maxAnswerJSON, not kept
+	line     []byte // stream: the part of a line not ended yet
+	longLine bool   // stream: in a line longer than maxAnswerLine, skipped
+
+	rd answerReader
+}
+
+// newAnswerScanner returns a scanner of an answer of contentType; now is its clock.
+func newAnswerScanner(now func() time.Time, contentType string) *answerScanner {
+	return &answerScanner{sse: isStream(contentType), rd: answerReader{now: now}}
+}
+
+// Write reads p, and never fails: the scanner watches an answer passed on.
+func (a *answerScanner) Write(p []byte) (int, error) {
+	a.read(p)
+	return len(p), nil
+}
+
+// Usage is the answer's usage (answer): the scanner is the watcher of a traced call's answer.
+func (a *answerScanner) Usage() (Usage, bool) {
+	ans := a.answer()
+	return ans.Usage, ans.HasUsage
+}
+
+// answer is what the answer said. It ends the reading: what comes after is not read.
+func (a *answerScanner) answer() answer {
 	if !a.finished {
 		a.finished = true
 		if a.sse {
@@ -138,19 +189,9 @@ func (a *answerRecorder) Answer() answer {
 	return a.rd.answer()
 }
 
-// commit notes the status of the answer, and its kind from its content type, once.
-func (a *answerRecorder) commit(code int) {
-	if a.status != 0 {
-		return
-	}
-	a.status = code
-	ct := strings.ToLower(strings.TrimSpace(a.w.Header().Get("Content-Type")))
-	a.sse = strings.HasPrefix(ct, "text/event-stream")
-}
-
-// read takes in bytes of the body as they are written.
-func (a *answerRecorder) read(p []byte) {
-	if !a.reads || a.finished || len(p) == 0 {
+// read takes in the next bytes of the answer.
+func (a *answerScanner) read(p []byte) {
+	if a.finished || len(p) == 0 {
 		return
 	}
 	if !a.sse {
@@ -287,7 +328,7 @@ func decodeLoosely(data []byte, v any) bool {
 }
 
 // readJSON reads a JSON answer.
-func (a *answerRecorder) readJSON() {
+func (a *answerScanner) readJSON() {
 	if a.tooLarge {
 		a.rd.ans.Truncated = true
 		return
@@ -300,7 +341,7 @@ func (a *answerRecorder) readJSON() {
 
 // streamLine reads one line of a stream: a data line with a chunk or an error object; others
 // (event:, comments, blank lines, data: [DONE]) say nothing of the answer.
-func (a *answerRecorder) streamLine(line []byte) {
+func (a *answerScanner) streamLine(line []byte) {
 	data, ok := bytes.CutPrefix(line, []byte("data:"))
 	if !ok {
 		return

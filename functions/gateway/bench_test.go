@@ -64,13 +64,19 @@ func (discardSpans) Ingest(_ context.Context, _ string, spans []trace.Span) ([]t
 // when traced, recorded as a span.
 func benchHandler(b *testing.B, rt http.RoundTripper, traced bool) http.Handler {
 	b.Helper()
+	return benchHandlerAt(b, "http://provider.invalid", rt, traced)
+}
+
+// benchHandlerAt is benchHandler with its providers' APIs at base (OpenAI's under /v1).
+func benchHandlerAt(b *testing.B, base string, rt http.RoundTripper, traced bool) http.Handler {
+	b.Helper()
 	logger := slog.Default() // the request log line is part of the cost; not of the output
 	slog.SetDefault(slog.New(slog.NewJSONHandler(io.Discard, nil)))
 	b.Cleanup(func() { slog.SetDefault(logger) })
 	key := auth.Key{ID: "k1", ProjectID: "5f0c7f4e-8a4b-4d59-9a57-3c1f4f7d2a10", Hash: auth.HashKey(benchKey), User: auth.User{ID: "u1"}}
 	models := llm.New(llm.Config{Providers: map[string]llm.Endpoint{
-		llm.ProviderOpenAI:    {BaseURL: "http://openai.invalid/v1", APIKey: "sk-bench"},
-		llm.ProviderAnthropic: {BaseURL: "http://anthropic.invalid", APIKey: "sk-ant-bench"},
+		llm.ProviderOpenAI:    {BaseURL: base + "/v1", APIKey: "sk-bench"},
+		llm.ProviderAnthropic: {BaseURL: base, APIKey: "sk-ant-bench"},
 	}}, llm.Options{HTTPClient: &http.Client{Transport: rt}})
 	d := gateway.Deps{
 		Models: func(context.Context) (*llm.Client, error) { return models, nil },

@@ -28,7 +28,7 @@ const PromptVersionHeader = "X-Plume-Prompt-Version"
 //
 // It returns the prompt version the call is made with, for its span: the linkage's, or the
 // header's version alone.
-func (s *server) checkBinding(w http.ResponseWriter, r *http.Request, projectID string, fields map[string]json.RawMessage, model string) (trace.PromptLink, bool) {
+func (s *server) checkBinding(w http.ResponseWriter, r *http.Request, projectID string, req *chatRequest, model string) (trace.PromptLink, bool) {
 	var link trace.PromptLink
 	if v := strings.TrimSpace(r.Header.Get(PromptVersionHeader)); v != "" {
 		link.PromptVersionID = v
@@ -36,14 +36,14 @@ func (s *server) checkBinding(w http.ResponseWriter, r *http.Request, projectID 
 	var msgs []map[string]json.RawMessage
 	// Only messages that name the metadata's tag are decoded for it (most do not). Its angle
 	// brackets may be escaped (Go's encoder writes \u003c): the tag's word is looked for.
-	if bytes.Contains(fields["messages"], []byte(api.LinkageAttribute)) && json.Unmarshal(fields["messages"], &msgs) == nil {
+	if bytes.Contains(req.fields["messages"], []byte(api.LinkageAttribute)) && json.Unmarshal(req.fields["messages"], &msgs) == nil {
 		if l, _, found := api.ApplyLinkage(msgs); found {
 			stripped, err := json.Marshal(msgs)
 			if err != nil {
 				writeError(w, http.StatusBadRequest, typeInvalidRequest, "", "messages: "+err.Error(), 0)
 				return link, false
 			}
-			fields["messages"] = stripped
+			req.set("messages", stripped)
 			if link.PromptVersionID == "" || link.PromptVersionID == l.PromptVersionID {
 				link = trace.PromptLink(l.PromptLink())
 			}

@@ -19,10 +19,10 @@ import (
 const maxRequestBytes = 20 << 20
 
 // relay serves one chat completion with a provider API: it sends the request upstream, writes
-// the answer, or the error, in OpenAI's shape, and returns what the call came to. fields is the
-// request's JSON object, its model already checked; traced says whether the call is recorded
-// (a translating relay then reads what it answers, from the values it writes).
-type relay func(w http.ResponseWriter, r *http.Request, up llm.Upstream, fields map[string]json.RawMessage, traced bool) outcome
+// the answer, or the error, in OpenAI's shape, and returns what the call came to. req is the
+// request, its model already checked; traced says whether the call is recorded (a translating
+// relay then reads what it answers, from the values it writes).
+type relay func(w http.ResponseWriter, r *http.Request, up llm.Upstream, req *chatRequest, traced bool) outcome
 
 // relays are the provider APIs the gateway serves, by llm API.
 var relays = map[string]relay{
@@ -37,12 +37,12 @@ var relays = map[string]relay{
 // traced, its span recorded with that cost.
 func (s *server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	started := time.Now()
-	fields, model, ok := readChatRequest(w, r)
+	req, model, ok := readChatRequest(w, r)
 	if !ok {
 		return
 	}
 	projectID := auth.ProjectID(r)
-	link, ok := s.checkBinding(w, r, projectID, fields, model)
+	link, ok := s.checkBinding(w, r, projectID, req, model)
 	if !ok {
 		return
 	}
@@ -63,14 +63,13 @@ func (s *server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	traced = traced && s.Traces != nil
 	var answer *answerRecorder
 	if traced {
-		// The passthrough relay's answer is the provider's, read as it passes; the translating
-		// relays return what they answered.
-		answer = newAnswerRecorder(w, time.Now, up.Target.API == llm.APIChatCompletions)
+		// Every relay returns what it answered: the recorder notes only how it was written.
+		answer = newAnswerRecorder(w, time.Now, false)
 		w = answer
 		w.Header().Set(SpanIDHeader, tc.spanID)
 	}
-	messages := fields["messages"] // as sent: the relays change only the model and stream options
-	out := serve(w, r, up, fields, traced)
+	messages := req.fields["messages"] // as sent: the relays change only the model and stream options
+	out := serve(w, r, up, req, traced)
 	// The client may be gone: what it used is counted, and its call recorded, all the same.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), accountTimeout)
 	defer cancel()
@@ -78,7 +77,7 @@ func (s *server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	s.account(ctx, projectID, out, price.cost)
 	if traced {
 		var stream bool
-		_ = json.Unmarshal(fields["stream"], &stream)
+		_ = json.Unmarshal(req.fields["stream"], &stream)
 		s.record(ctx, &gatewayCall{
 			ProjectID: projectID, Model: model, Target: up.Target, Messages: messages, Stream: stream,
 			Started: started, Ended: time.Now(), Answer: answer, Relayed: out.answer, FirstToken: out.firstToken,
@@ -100,7 +99,7 @@ func (s *server) record(ctx context.Context, c *gatewayCall, tc traceContext) {
 }
 
 // readChatRequest reads the request's JSON object and its model, or answers why it cannot.
-func readChatRequest(w http.ResponseWriter, r *http.Request) (map[string]json.RawMessage, string, bool) {
+func readChatRequest(w http.ResponseWriter, r *http.Request) (*chatRequest, string, bool) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBytes))
 	if err != nil {
 		var tooLarge *http.MaxBytesError
@@ -112,17 +111,17 @@ func readChatRequest(w http.ResponseWriter, r *http.Request) (map[string]json.Ra
 		writeError(w, http.StatusBadRequest, typeInvalidRequest, "", "cannot read the request: "+err.Error(), 0)
 		return nil, "", false
 	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
+	req, ok := readChatBody(body)
+	if !ok {
 		writeError(w, http.StatusBadRequest, typeInvalidRequest, "", "the body must be a chat completion request: a JSON object", 0)
 		return nil, "", false
 	}
 	var model string
-	if err := json.Unmarshal(fields["model"], &model); err != nil || strings.TrimSpace(model) == "" {
+	if err := json.Unmarshal(req.fields["model"], &model); err != nil || strings.TrimSpace(model) == "" {
 		writeError(w, http.StatusBadRequest, typeInvalidRequest, "", "model: required, a model id such as openai/gpt-4o-mini", 0)
 		return nil, "", false
 	}
-	return fields, model, true
+	return req, model, true
 }
 
 // route finds the provider of model, or answers why there is none.
@@ -152,16 +151,20 @@ func (s *server) route(w http.ResponseWriter, r *http.Request, model string) (ll
 // (OpenAI and most OpenAI-compatible providers), request-id (Anthropic), x-amzn-RequestId (AWS).
 var requestIDHeaders = []string{"X-Request-Id", "Request-Id", "X-Amzn-Requestid"}
 
-// send encodes req and sends it to up, as a stream when stream is set (llm.Upstream.DoStream).
-// It answers 400 for a request that cannot be encoded and 502 for a provider that cannot be
-// reached, and then returns false with the failed outcome; otherwise the caller reads and
-// closes the answer, whatever its status, and the outcome so far has the provider's id of the
-// call.
-func send(w http.ResponseWriter, r *http.Request, up llm.Upstream, req any, stream bool) (*http.Response, outcome, bool) {
+// sendJSON encodes req and sends it (send); a request that cannot be encoded is answered 400.
+func sendJSON(w http.ResponseWriter, r *http.Request, up llm.Upstream, req any, stream bool) (*http.Response, outcome, bool) {
 	body, err := json.Marshal(req)
 	if err != nil {
 		return nil, outcome{}.failed(w, http.StatusBadRequest, typeInvalidRequest, "", "the request cannot be encoded: "+err.Error()), false
 	}
+	return send(w, r, up, body, stream)
+}
+
+// send sends body to up, as a stream when stream is set (llm.Upstream.DoStream). It answers
+// 502 for a provider that cannot be reached, and then returns false with the failed outcome;
+// otherwise the caller reads and closes the answer, whatever its status, and the outcome so
+// far has the provider's id of the call.
+func send(w http.ResponseWriter, r *http.Request, up llm.Upstream, body []byte, stream bool) (*http.Response, outcome, bool) {
 	do := up.Do
 	if stream {
 		do = up.DoStream

@@ -24,12 +24,12 @@ import (
 // translated (toMessages), sent with the deployment's key, the answer translated back, a
 // stream event by event as it arrives (relay_anthropic_stream.go). What cannot be translated
 // (n > 1, audio and file parts, the legacy functions) is refused with 400 before any call.
-func relayMessages(w http.ResponseWriter, r *http.Request, up llm.Upstream, fields map[string]json.RawMessage, traced bool) outcome {
-	call, err := toMessages(up.Target.Model, fields)
+func relayMessages(w http.ResponseWriter, r *http.Request, up llm.Upstream, req *chatRequest, traced bool) outcome {
+	call, err := toMessages(up.Target.Model, req.fields)
 	if err != nil {
 		return outcome{}.failed(w, http.StatusBadRequest, typeInvalidRequest, "", err.Error())
 	}
-	res, out, ok := send(w, r, up, call.req, call.req.Stream)
+	res, out, ok := sendJSON(w, r, up, call.req, call.req.Stream)
 	if !ok {
 		return out
 	}

@@ -51,6 +51,10 @@ type amStream struct {
 	usage     wire.MessagesUsage
 	stop      string
 	buf       bytes.Buffer // one data line, reused
+	// textFrame is a text chunk's JSON around its content, made once the stream's id and model
+	// are known; nil until then (textChunk).
+	textFrame [2][]byte
+	text      *json.Encoder // encodes a text into buf
 	// rd reads the chunks written, for the call's span; nil when the call is not traced.
 	rd *answerReader
 }
@@ -111,7 +115,7 @@ func (e *amStreamError) Error() string { return e.typ + ": " + e.msg }
 // data lines up to a blank line make one event. It returns nil once message_stop is relayed.
 func (s *amStream) read(body io.Reader) error {
 	lines := bufio.NewScanner(body)
-	lines.Buffer(make([]byte, 0, 64<<10), amMaxEvent)
+	lines.Buffer(make([]byte, 0, 4<<10), amMaxEvent) // grown for a longer line
 	var data []byte
 	for lines.Scan() {
 		line := lines.Bytes()
@@ -146,6 +150,12 @@ func (s *amStream) read(body io.Reader) error {
 
 // event relays one event; done is true after message_stop.
 func (s *amStream) event(data []byte) (done bool, err error) {
+	if i, text, ok := amTextDelta(data); ok { // most of a stream: read without the decoder
+		if s.blocks[i].kind == amBlockText && text != "" {
+			return false, s.chunk(wire.ChatDelta{Content: ptr(wire.ChatText(text))}, nil, nil)
+		}
+		return false, nil
+	}
 	var ev wire.MessagesEvent
 	if err := json.Unmarshal(data, &ev); err != nil {
 		return false, fmt.Errorf("unreadable event: %w", err)
@@ -154,6 +164,7 @@ func (s *amStream) event(data []byte) (done bool, err error) {
 	case "message_start":
 		if m := ev.Message; m != nil {
 			s.id, s.model, s.usage = m.ID, cmp.Or(m.Model, s.model), m.Usage
+			s.textFrame = [2][]byte{}
 		}
 		return false, s.chunk(wire.ChatDelta{Role: "assistant", Content: ptr(wire.ChatText(""))}, nil, nil)
 	case "content_block_start":
@@ -193,6 +204,45 @@ func (s *amStream) event(data []byte) (done bool, err error) {
 		return false, e
 	}
 	return false, nil // ping, content_block_stop, and events added later
+}
+
+// amTextDeltaPrefix is how Anthropic writes a text delta event, up to its index
+// (https://docs.anthropic.com/en/docs/build-with-claude/streaming#text-delta).
+const amTextDeltaPrefix = `{"type":"content_block_delta","index":`
+
+// amTextDelta reads a text delta event written as Anthropic writes it,
+// {"type":"content_block_delta","index":N,"delta":{"type":"text_delta","text":"..."}}: its
+// block's index and its text, what json.Unmarshal reads from it. ok is false for any other
+// event, and any other writing of one (spaces, another order, more members, a large index),
+// which the decoder reads.
+func amTextDelta(data []byte) (index int, text string, ok bool) {
+	rest, ok := bytes.CutPrefix(data, []byte(amTextDeltaPrefix))
+	if !ok {
+		return 0, "", false
+	}
+	n := 0
+	for n < len(rest) && n < 6 && '0' <= rest[n] && rest[n] <= '9' {
+		index = index*10 + int(rest[n]-'0')
+		n++
+	}
+	if n == 0 || (n > 1 && rest[0] == '0') {
+		return 0, "", false
+	}
+	if rest, ok = bytes.CutPrefix(rest[n:], []byte(`,"delta":{"type":"text_delta","text":`)); !ok || len(rest) == 0 || rest[0] != '"' {
+		return 0, "", false
+	}
+	end := skipValue(rest, 0)
+	if string(rest[end:]) != "}}" {
+		return 0, "", false
+	}
+	quoted := rest[:end]
+	for _, c := range quoted[1 : len(quoted)-1] {
+		if c < 0x20 || c == '\\' || c >= 0x80 { // an escape, a control or UTF-8: the decoder's to read
+			err := json.Unmarshal(quoted, &text)
+			return index, text, err == nil
+		}
+	}
+	return index, string(quoted[1 : len(quoted)-1]), true
 }
 
 // blockStart opens content block i: a tool call starts with its id and name.
@@ -246,17 +296,56 @@ func (s *amStream) chunk(delta wire.ChatDelta, finish *string, usage *wire.ChatU
 	if usage != nil {
 		c.Choices = []wire.ChatChunkChoice{}
 	}
-	b, err := json.Marshal(c)
-	if err != nil {
-		return err
-	}
-	if err := s.line(b); err != nil {
+	if err := s.write(&c); err != nil {
 		return err
 	}
 	if s.rd != nil {
 		s.rd.chunk(&c)
 	}
 	return nil
+}
+
+// write writes c's data line. Most of a stream's chunks carry a text and nothing else, all
+// alike but for it: those are written in a frame made once (textChunk), the others encoded.
+func (s *amStream) write(c *wire.ChatChunk) error {
+	if s.started && c.Usage == nil && len(c.Choices) == 1 && c.Choices[0].FinishReason == nil {
+		if d := c.Choices[0].Delta; d.Role == "" && d.ToolCalls == nil && d.Content != nil {
+			return s.textChunk(string(*d.Content))
+		}
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		return err
+	}
+	return s.line(b)
+}
+
+// textChunk writes the data line of a chunk whose delta is text alone, byte for byte what
+// json.Marshal writes: the stream's text frame (the encoding of such a chunk with an empty
+// text, cut where the text goes) around the text's JSON string, escaped as json.Marshal does.
+func (s *amStream) textChunk(text string) error {
+	const empty = `"content":""`
+	if s.textFrame[0] == nil {
+		frame, err := json.Marshal(wire.ChatChunk{ID: s.id, Object: "chat.completion.chunk", Created: s.created, Model: s.model,
+			Choices: []wire.ChatChunkChoice{{Delta: wire.ChatDelta{Content: ptr(wire.ChatText(""))}}}})
+		if err != nil {
+			return err
+		}
+		// The first such key outside a string: within a string its quotes are escaped.
+		i := bytes.Index(frame, []byte(empty)) + len(`"content":`)
+		s.textFrame = [2][]byte{frame[:i], frame[i+len(`""`):]}
+		s.text = json.NewEncoder(&s.buf)
+	}
+	s.buf.Reset()
+	s.buf.WriteString("data: ")
+	s.buf.Write(s.textFrame[0])
+	if err := s.text.Encode(text); err != nil {
+		return err
+	}
+	s.buf.Truncate(s.buf.Len() - 1) // Encode's newline
+	s.buf.Write(s.textFrame[1])
+	s.buf.WriteString("\n\n")
+	return s.send()
 }
 
 // line writes "data: <data>" and flushes it, the status first if it is not written yet.
@@ -272,6 +361,11 @@ func (s *amStream) line(data []byte) error {
 	s.buf.WriteString("data: ")
 	s.buf.Write(data)
 	s.buf.WriteString("\n\n")
+	return s.send()
+}
+
+// send writes buf, a data line, and flushes it.
+func (s *amStream) send() error {
 	if _, err := s.w.Write(s.buf.Bytes()); err != nil {
 		return err
 	}

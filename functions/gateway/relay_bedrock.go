@@ -30,12 +30,12 @@ import (
 // stream (ConverseStream, an AWS event stream) event by event as it arrives. What Converse
 // cannot take (n > 1, image URLs, audio and file parts, the legacy functions) is refused with
 // 400 before any call.
-func relayConverse(w http.ResponseWriter, r *http.Request, up llm.Upstream, fields map[string]json.RawMessage, traced bool) outcome {
-	call, err := toConverse(fields)
+func relayConverse(w http.ResponseWriter, r *http.Request, up llm.Upstream, req *chatRequest, traced bool) outcome {
+	call, err := toConverse(req.fields)
 	if err != nil {
 		return outcome{}.failed(w, http.StatusBadRequest, typeInvalidRequest, "", err.Error())
 	}
-	res, out, ok := send(w, r, up, call.req, call.stream)
+	res, out, ok := sendJSON(w, r, up, call.req, call.stream)
 	if !ok {
 		return out
 	}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/plumehq/plume/shared/llm"
 )
@@ -22,12 +23,13 @@ import (
 // gateway counts a streamed call's tokens; when the client did not ask for it, the chunk is
 // not passed on (usageHider).
 //
-// The answer it passes on is the provider's: when the call is traced, the call's recorder reads
-// it as it passes, and the outcome carries no answer of its own.
-func relayChatCompletions(w http.ResponseWriter, r *http.Request, up llm.Upstream, fields map[string]json.RawMessage, _ bool) outcome {
-	fields["model"], _ = json.Marshal(up.Target.Model)
-	hideUsage := askForUsage(fields)
-	res, out, ok := send(w, r, up, fields, false) // a stream's answer comes from the same endpoint
+// The answer is read once, as it passes: for its usage alone (usageWatcher), or, when the call
+// is traced, whole (answerScanner), its usage, text and first token at once.
+func relayChatCompletions(w http.ResponseWriter, r *http.Request, up llm.Upstream, req *chatRequest, traced bool) outcome {
+	model, _ := json.Marshal(up.Target.Model) // a string
+	req.set("model", model)
+	hideUsage := askForUsage(req)
+	res, out, ok := send(w, r, up, req.encode(), false) // a stream's answer comes from the same endpoint
 	if !ok {
 		return out
 	}
@@ -44,7 +46,16 @@ func relayChatCompletions(w http.ResponseWriter, r *http.Request, up llm.Upstrea
 	}
 	w.WriteHeader(res.StatusCode)
 	contentType := res.Header.Get("Content-Type")
-	watch := usageWatcher(contentType)
+	var (
+		watch watcher
+		scan  *answerScanner
+	)
+	if traced {
+		scan = newAnswerScanner(time.Now, contentType)
+		watch = scan
+	} else {
+		watch = usageWatcher(contentType)
+	}
 	var dst io.Writer = w
 	if hideUsage && strings.HasPrefix(contentType, "text/event-stream") {
 		hider := &usageHider{dst: w}
@@ -54,6 +65,10 @@ func relayChatCompletions(w http.ResponseWriter, r *http.Request, up llm.Upstrea
 	if err := copyFlushing(dst, http.NewResponseController(w), io.TeeReader(res.Body, watch)); err != nil {
 		slog.WarnContext(r.Context(), "gateway: the answer was cut", "provider", up.Target.Provider, "error", err)
 	}
+	if scan != nil {
+		a := scan.answer()
+		out.answer, out.firstToken = &a, scan.rd.firstToken
+	}
 	if u, ok := watch.Usage(); ok && res.StatusCode/100 == 2 {
 		out = out.metered(u)
 	}
@@ -62,13 +77,13 @@ func relayChatCompletions(w http.ResponseWriter, r *http.Request, up llm.Upstrea
 
 // askForUsage makes a streamed request ask for the usage chunk, and reports whether the client
 // had not asked for it.
-func askForUsage(fields map[string]json.RawMessage) bool {
+func askForUsage(req *chatRequest) bool {
 	var stream bool
-	if json.Unmarshal(fields["stream"], &stream) != nil || !stream {
+	if json.Unmarshal(req.fields["stream"], &stream) != nil || !stream {
 		return false
 	}
 	opts := map[string]json.RawMessage{}
-	if raw, ok := fields["stream_options"]; ok && string(raw) != "null" && json.Unmarshal(raw, &opts) != nil {
+	if raw, ok := req.fields["stream_options"]; ok && string(raw) != "null" && json.Unmarshal(raw, &opts) != nil {
 		return false // not an object: the provider says so
 	}
 	var asked bool
@@ -76,7 +91,8 @@ func askForUsage(fields map[string]json.RawMessage) bool {
 		return false
 	}
 	opts["include_usage"] = json.RawMessage("true")
-	fields["stream_options"], _ = json.Marshal(opts)
+	streamOptions, _ := json.Marshal(opts) // valid values
+	req.set("stream_options", streamOptions)
 	return true
 }
 

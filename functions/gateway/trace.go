@@ -166,9 +166,9 @@ type gatewayCall struct {
 	Started, Ended time.Time
 	// Answer is the recorder the call was answered through.
 	Answer *answerRecorder
-	// Relayed is what the relay answered, when it said (a translating relay, or a failure of
-	// the gateway's own); nil when the recorder read the answer. FirstToken is when the first
-	// token of Relayed's stream left; zero when the recorder knows.
+	// Relayed is what the relay answered (outcome.answer); nil when the recorder read the
+	// answer. FirstToken is when the first token of Relayed's stream left; zero when the
+	// recorder knows.
 	Relayed    *answer
 	FirstToken time.Time
 	// Usage is the usage of the relay's outcome; HasUsage is false when it had none, and the

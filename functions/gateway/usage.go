@@ -22,14 +22,14 @@ func (u Usage) Total() int64 { return u.PromptTokens + u.CompletionTokens }
 
 // outcome is what a relay's call came to, returned to the gateway, which accounts for it and
 // records it after the relay: the usage the limits, the metrics and the span count, the
-// provider's request id and, from a translating relay when the call is traced, what it
-// answered (the answer and when its first token left), read from the values it wrote.
+// provider's request id and, when the call is traced, what it answered (the answer and when
+// its first token left): a translating relay's read from the values it wrote, the
+// passthrough's from the provider's bytes as they passed.
 type outcome struct {
 	usage     Usage
 	hasUsage  bool
 	requestID string
-	// answer is what a translating relay answered; nil from the passthrough relay, whose
-	// answer, the provider's own bytes, the call's recorder reads as it passes.
+	// answer is what the relay answered, when the call is traced or failed in the gateway.
 	answer     *answer
 	firstToken time.Time
 }
@@ -61,8 +61,9 @@ func usageOf(data []byte) (Usage, bool) {
 	if !ok {
 		return Usage{}, false
 	}
+	value = value[:skipValue(value, skipSpace(value, 0))]
 	var u *wire.ChatUsage
-	if err := json.NewDecoder(bytes.NewReader(value)).Decode(&u); err != nil || u == nil {
+	if err := json.Unmarshal(value, &u); err != nil || u == nil {
 		return Usage{}, false
 	}
 	return usageOfChat(u), true

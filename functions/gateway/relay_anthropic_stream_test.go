@@ -1,0 +1,76 @@
+package gateway
+
+import (
+	"encoding/json"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/plumehq/plume/shared/llm/wire"
+)
+
+// TestTextChunk: a text chunk written in its frame is byte for byte the chunk json.Marshal
+// writes, whatever the text, the id and the model hold.
+func TestTextChunk(t *testing.T) {
+	for _, text := range []string{"Hello", "", `a "quoted" <b>&amp;</b> \ back`, "é 中文 \u2028 \x00 \x7f", "bad \xff utf-8", `"content":""`} {
+		w := httptest.NewRecorder()
+		s := newAMStream(w, &amCall{}, `claude "content":"" <x>`, time.Unix(1700000000, 0), false)
+		s.id, s.started = `msg_"content":""`, true
+		require.NoError(t, s.chunk(wire.ChatDelta{Content: ptr(wire.ChatText("first"))}, nil, nil))
+		w.Body.Reset()
+		require.NoError(t, s.chunk(wire.ChatDelta{Content: ptr(wire.ChatText(text))}, nil, nil))
+		want, err := json.Marshal(wire.ChatChunk{ID: s.id, Object: "chat.completion.chunk", Created: 1700000000, Model: s.model,
+			Choices: []wire.ChatChunkChoice{{Delta: wire.ChatDelta{Content: ptr(wire.ChatText(text))}}}})
+		require.NoError(t, err)
+		assert.Equal(t, "data: "+string(want)+"\n\n", w.Body.String(), text)
+	}
+}
+
+// FuzzTextDelta holds the text delta reader to the decoder: what it reads, json.Unmarshal
+// reads the same from the event.
+func FuzzTextDelta(f *testing.F) {
+	for _, s := range []string{
+		`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hello"}}`,
+		`{"type":"content_block_delta","index":12,"delta":{"type":"text_delta","text":"say \"hi\" \u00e9 <b>"}}`,
+		`{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"é \xff"}}`,
+		`{"type":"content_block_delta","index":01,"delta":{"type":"text_delta","text":"x"}}`,
+		`{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{"}}`,
+		`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"a"}} `,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		i, text, ok := amTextDelta(data)
+		if !ok {
+			return
+		}
+		var ev wire.MessagesEvent
+		require.NoError(t, json.Unmarshal(data, &ev))
+		require.Equal(t, "content_block_delta", ev.Type)
+		require.Equal(t, ev.Index, i)
+		require.NotNil(t, ev.Delta)
+		require.Equal(t, "text_delta", ev.Delta.Type)
+		require.Equal(t, ev.Delta.Text, text)
+	})
+}
+
+// TestTextDelta: Anthropic's text deltas are read without the decoder, anything else is not.
+func TestTextDelta(t *testing.T) {
+	i, text, ok := amTextDelta([]byte(`{"type":"content_block_delta","index":3,"delta":{"type":"text_delta","text":"Hi \"there\"\n"}}`))
+	assert.True(t, ok)
+	assert.Equal(t, 3, i)
+	assert.Equal(t, "Hi \"there\"\n", text)
+	for _, other := range []string{
+		`{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{"}}`,
+		`{"type": "content_block_delta","index":0,"delta":{"type":"text_delta","text":"a"}}`,
+		`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"a","more":1}}`,
+		`{"type":"content_block_delta","index":01,"delta":{"type":"text_delta","text":"a"}}`,
+		`{"type":"message_stop"}`,
+	} {
+		_, _, ok := amTextDelta([]byte(other))
+		assert.False(t, ok, other)
+	}
+}
