@@ -26,6 +26,7 @@ func validParams(projectID string) map[string]string {
 		"span_id": id, "trace_id": id, "completion_id": id, "judge_id": id, "link_id": id, "key_id": id,
 		"entity_type": "trace", "entity_id": id, "model...": "gpt-4o",
 		"token": "plf_" + strings.Repeat("A", 43), "run_id": id, "run_action": id + ":cancel",
+		"dataset": "capitals", "upload_id": id, "experiment_id": id,
 	}
 }
 

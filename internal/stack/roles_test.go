@@ -41,6 +41,14 @@ var ingestRoutes = []string{
 	"GET /v1/prompt-versions/{version_id}/model",
 	"POST /v1/chat/completions",
 	"GET /v1/models",
+	// What a run of an experiment writes (the application's key runs it); each answers an id.
+	"POST /v1/experiments",
+	"POST /v1/experiments/{experiment_id}/results",
+	"POST /v1/experiments/{experiment_id}/evaluators",
+	"POST /v1/experiments/{experiment_id}/evaluations",
+	"POST /v1/column-evaluations",
+	"POST /v1/column-metrics",
+	"POST /v1/run-metrics",
 }
 
 // publicRoutes take no key at all, so no role either.

@@ -31,7 +31,10 @@ import (
 type victim struct {
 	project, slug, content, versionID                  string
 	spanID, traceID, sessionID, judgeID, linkID, model string
-	secrets                                            []string // what must never reach A
+	// dataset, datasetVersionID, rowID, experimentID and resultID are B's dataset and an
+	// experiment on it with one result.
+	dataset, datasetVersionID, rowID, experimentID, resultID string
+	secrets                                                  []string // what must never reach A
 }
 
 func seedVictim(t *testing.T, api *apitest.API) victim {
@@ -54,7 +57,16 @@ func seedVictim(t *testing.T, api *apitest.API) victim {
 	api.MustDo(t, "POST", "/v1/prompts/"+v.slug+"/completions/"+v.spanID+"/feedback", b.Key, map[string]any{"thumbs_up": false, "reason": reason})
 	v.linkID = api.MustDo(t, "POST", "/feedback-links", b.Key, map[string]any{"prompt_slug": v.slug, "link_type": "prompt_completion"}).Map(t)["id"].(string)
 	api.MustDo(t, "PUT", "/projects/"+b.ProjectID+"/model-prices/"+v.model, b.Key, map[string]any{"input": 1, "output": 2})
-	v.secrets = []string{b.ProjectID, b.UserID, v.content, output, "B's private input", "B's private judge", "B's private verdict", reason}
+	v.dataset = "b-private-data"
+	api.MustDo(t, "POST", "/v1/datasets", b.Key, map[string]any{"name": v.dataset})
+	v.datasetVersionID = api.MustDo(t, "POST", "/v1/datasets/"+v.dataset+"/data", b.Key,
+		map[string]any{"data": []any{map[string]any{"q": "B's private row"}}}).Map(t)["id"].(string)
+	v.rowID = api.MustDo(t, "GET", "/v1/datasets/"+v.dataset+"/data", b.Key, nil).Map(t)["rows"].([]any)[0].(map[string]any)["row_id"].(string)
+	v.experimentID = api.MustDo(t, "POST", "/v1/experiments", b.Key, map[string]any{"dataset_version_id": v.datasetVersionID, "name": "B's private experiment"}).Map(t)["id"].(string)
+	v.resultID = api.MustDo(t, "POST", "/v1/experiments/"+v.experimentID+"/results", b.Key,
+		map[string]any{"dataset_row_id": v.rowID, "result": "B's private result"}).Map(t)["id"].(string)
+	v.secrets = []string{b.ProjectID, b.UserID, v.content, output, "B's private input", "B's private judge", "B's private verdict", reason,
+		"B's private row", "B's private experiment", "B's private result"}
 	return v
 }
 
@@ -69,6 +81,7 @@ func (v victim) pathOf(t *testing.T, path string) string {
 		"entity_type": "trace", "entity_id": v.traceID, "model...": v.model, "token": "plf_unknown",
 		// B has no run: every run route names the project, so A is refused before any read.
 		"run_id": v.spanID, "run_action": v.spanID + ":cancel",
+		"dataset": v.dataset, "upload_id": v.datasetVersionID, "experiment_id": v.experimentID,
 	}
 	return wildcard.ReplaceAllStringFunc(path, func(w string) string {
 		name := w[1 : len(w)-1]
@@ -106,6 +119,20 @@ func (v victim) bodyOf(pattern string) any {
 		return map[string]any{"span_id": v.spanID, "thumbs_up": true}
 	case "POST /v1/traces":
 		return map[string]any{"resourceSpans": []any{}}
+	case "POST /v1/datasets":
+		return map[string]any{"name": v.dataset}
+	case "POST /v1/datasets/{dataset}/data":
+		return map[string]any{"data": []any{map[string]any{"q": "A's row"}}}
+	case "POST /v1/experiments":
+		return map[string]any{"dataset_version_id": v.datasetVersionID, "name": "A's experiment"}
+	case "POST /v1/experiments/{experiment_id}/results":
+		return map[string]any{"dataset_row_id": v.rowID, "result": "A's result", "run_number": 1}
+	case "POST /v1/experiments/{experiment_id}/evaluators":
+		return map[string]any{"name": "A's evaluator", "evaluation_mode": "row"}
+	case "POST /v1/experiments/{experiment_id}/evaluations":
+		return map[string]any{"evaluator_id": v.spanID, "experiment_result_id": v.resultID, "evaluation_value": "1"}
+	case "POST /v1/column-evaluations", "POST /v1/column-metrics", "POST /v1/run-metrics":
+		return map[string]any{"evaluator_id": v.spanID, "metric_name": "m", "experiment_id": v.experimentID, "run_number": 1, "total_runs": 1}
 	case "POST /mcp":
 		// A tool that reads B's prompt by its slug: tools are scoped to the key's project.
 		return map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call",

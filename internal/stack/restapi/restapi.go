@@ -10,6 +10,7 @@ package restapi
 import (
 	"net/http"
 
+	"github.com/plumehq/plume/functions/datasets"
 	"github.com/plumehq/plume/functions/feedback"
 	"github.com/plumehq/plume/functions/judges"
 	"github.com/plumehq/plume/functions/optimizer"
@@ -30,6 +31,7 @@ var Functions = []app.Function{
 	judges.Function,
 	feedback.Function,
 	optimizer.Function,
+	datasets.Function,
 }
 
 // Handler is the REST API on one handler, every function mounted on its route keys and served
