@@ -289,3 +289,31 @@ type RunMetric struct {
 type Created struct {
 	ID string `json:"id"`
 }
+
+// LogCompletionRequest is the body of POST /projects/{project_id}/prompts/{slug}/completions,
+// zeroeval's log_completion (None values dropped): a completion of a prompt version, stored
+// as an llm span linked to it.
+type LogCompletionRequest struct {
+	PromptID         *string         `json:"prompt_id"`
+	PromptVersionID  *string         `json:"prompt_version_id"`
+	ModelID          *string         `json:"model_id"`
+	Messages         json.RawMessage `json:"messages"`
+	InputText        *string         `json:"input_text"`
+	OutputText       *string         `json:"output_text"`
+	Metadata         json.RawMessage `json:"metadata"`
+	DurationMS       *float64        `json:"duration_ms"`
+	PromptTokens     *int64          `json:"prompt_tokens"`
+	CompletionTokens *int64          `json:"completion_tokens"`
+	TotalTokens      *int64          `json:"total_tokens"`
+	Cost             *float64        `json:"cost"`
+	HasError         *bool           `json:"has_error"`
+	ErrorMessage     *string         `json:"error_message"`
+	SpanID           *string         `json:"span_id"`
+}
+
+// LoggedCompletion answers log_completion: the span the completion became.
+type LoggedCompletion struct {
+	ID      string `json:"id"`
+	SpanID  string `json:"span_id"`
+	TraceID string `json:"trace_id"`
+}

@@ -267,3 +267,32 @@ func newKey(t *testing.T, api *apitest.API, project string, role auth.Role) stri
 	require.NoError(t, api.Auth.CreateKey(context.Background(), k))
 	return secret
 }
+
+// TestSDKLogCompletion replays ze.log_completion: the literal {project_id} in its path names
+// the key's project, and the completion is listed with the prompt's completions.
+func TestSDKLogCompletion(t *testing.T) {
+	api := apitest.New(t, apitest.Options{})
+	versionID := api.EnsurePrompt(t, api.A, "support-bot", "You are helpful.")
+	ingest := sdk{t, api, newKey(t, api, api.A.ProjectID, auth.RoleIngest)}
+	logged := ingest.call("POST", "/projects/%7Bproject_id%7D/prompts/support-bot/completions", map[string]any{
+		"prompt_id": "p", "prompt_version_id": versionID, "model_id": "gpt-4o-mini",
+		"messages": []any{map[string]any{"role": "user", "content": "hi"}}, "input_text": "hi", "output_text": "Hello!",
+		"metadata": map[string]any{"k": "v"}, "duration_ms": 120.5, "prompt_tokens": 10, "completion_tokens": 3, "total_tokens": 13,
+		"cost": 0.001, "has_error": false,
+	}, 200)
+	spanID := str(t, logged, "span_id")
+
+	c := sdk{t, api, api.A.Key}
+	list := c.call("GET", "/projects/{project_id}/prompts/support-bot/completions", nil, 200)
+	got := list["completions"].([]any)
+	require.Len(t, got, 1)
+	first := got[0].(map[string]any)
+	assert.Equal(t, spanID, first["span_id"])
+	assert.Equal(t, versionID, first["prompt_version_id"])
+	assert.Equal(t, "Hello!", first["output"].(map[string]any)["text"])
+
+	// Another project's id in the path is still refused; a bad body is a 400 that stores nothing.
+	ingest.call("POST", "/projects/"+api.B.ProjectID+"/prompts/support-bot/completions", map[string]any{"output_text": "x"}, 403)
+	ingest.call("POST", "/projects/%7Bproject_id%7D/prompts/support-bot/completions", map[string]any{"span_id": "not-a-uuid"}, 400)
+	assert.Len(t, c.call("GET", "/projects/"+api.A.ProjectID+"/prompts/support-bot/completions", nil, 200)["completions"], 1)
+}

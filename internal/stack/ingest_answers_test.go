@@ -188,6 +188,12 @@ func TestIngestKeyLearnsNothing(t *testing.T) {
 				assert.Equal(t, http.StatusOK, res.Status, "body: %s", res.Body)
 			}},
 		{route: "GET /v1/models", path: "/v1/models"},
+		{route: "POST /projects/{project_id}/prompts/{slug}/completions", path: "/projects/%7Bproject_id%7D/prompts/" + v.slug + "/completions",
+			body: map[string]any{"output_text": "logged", "prompt_version_id": v.versionID}, named: []string{v.versionID},
+			check: func(t *testing.T, res webtest.Response) {
+				require.Equal(t, http.StatusOK, res.Status, "body: %s", res.Body)
+				assert.ElementsMatch(t, []string{"id", "span_id", "trace_id"}, slices.Collect(maps.Keys(res.Map(t))))
+			}},
 		// An experiment's writes answer the id of what was written, never what is stored.
 		{route: "POST /v1/experiments", path: "/v1/experiments",
 			body: map[string]any{"dataset_version_id": v.datasetVersionID, "name": "run"}, check: answersIDOnly},

@@ -49,6 +49,7 @@ var ingestRoutes = []string{
 	"POST /v1/column-evaluations",
 	"POST /v1/column-metrics",
 	"POST /v1/run-metrics",
+	"POST /projects/{project_id}/prompts/{slug}/completions",
 }
 
 // publicRoutes take no key at all, so no role either.
