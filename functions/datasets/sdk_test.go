@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"os"
 	"testing"
 	"time"
 
@@ -295,4 +296,47 @@ func TestSDKLogCompletion(t *testing.T) {
 	ingest.call("POST", "/projects/"+api.B.ProjectID+"/prompts/support-bot/completions", map[string]any{"output_text": "x"}, 403)
 	ingest.call("POST", "/projects/%7Bproject_id%7D/prompts/support-bot/completions", map[string]any{"span_id": "not-a-uuid"}, 400)
 	assert.Len(t, c.call("GET", "/projects/"+api.A.ProjectID+"/prompts/support-bot/completions", nil, 200)["completions"], 1)
+}
+
+// TestRequestsPerExperimentResult runs an experiment of 100 rows (1,000 with PLUME_SCALE=1)
+// as the SDK does and counts DynamoDB requests: a new result is one TransactWriteItems, an
+// evaluation one GetItem and one TransactWriteItems, a result sent again one PutItem more; no
+// S3 request.
+func TestRequestsPerExperimentResult(t *testing.T) {
+	n := 100
+	if os.Getenv("PLUME_SCALE") == "1" {
+		n = 1_000
+	}
+	api := apitest.New(t, apitest.Options{})
+	c := sdk{t, api, api.A.Key}
+	c.call("POST", "/v1/datasets", map[string]any{"name": "rows"}, 200)
+	c.call("POST", "/v1/datasets/rows/data", map[string]any{"data": capitals(n)}, 200)
+	rows, _, versionID, _ := c.pull("rows", 0, 10000)
+	expID := str(t, c.call("POST", "/v1/experiments", map[string]any{"dataset_version_id": versionID, "name": "e"}, 200), "id")
+	evaluator := str(t, c.call("POST", "/v1/experiments/"+expID+"/evaluators", map[string]any{"name": "m", "evaluation_mode": "row"}, 200), "id")
+
+	api.DDB.Reset()
+	api.S3.Reset()
+	ids := make([]string, len(rows))
+	for i, r := range rows {
+		ids[i] = str(t, c.call("POST", "/v1/experiments/"+expID+"/results", map[string]any{"dataset_row_id": r["row_id"], "result": "x", "run_number": 1}, 200), "id")
+	}
+	t.Logf("%d results: %s", n, api.DDB)
+	assert.Equal(t, map[string]int{"TransactWriteItems": n}, api.DDB.Counts(), "one request a result")
+
+	api.DDB.Reset()
+	for i, r := range rows {
+		c.call("POST", "/v1/experiments/"+expID+"/evaluations", map[string]any{
+			"evaluator_id": evaluator, "dataset_row_id": r["row_id"], "experiment_result_id": ids[i], "evaluation_value": "1"}, 200)
+	}
+	t.Logf("%d evaluations: %s", n, api.DDB)
+	assert.Equal(t, map[string]int{"GetItem": n, "TransactWriteItems": n}, api.DDB.Counts(), "two requests an evaluation")
+
+	api.DDB.Reset()
+	c.call("POST", "/v1/experiments/"+expID+"/results", map[string]any{"dataset_row_id": rows[0]["row_id"], "result": "y", "run_number": 1}, 200)
+	assert.Equal(t, map[string]int{"TransactWriteItems": 1, "PutItem": 1}, api.DDB.Counts(), "a result sent again")
+	assert.Zero(t, api.S3.Count("GetObject")+api.S3.Count("PutObject"))
+
+	detail := c.call("GET", "/v1/experiments/"+expID, nil, 200)
+	assert.Equal(t, []any{map[string]any{"run_number": 1.0, "result_count": float64(n)}}, detail["runs"], "counted once")
 }
