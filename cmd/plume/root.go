@@ -6,6 +6,7 @@ import (
 	"github.com/plumehq/plume/cmd/plume/internal/admin"
 	"github.com/plumehq/plume/cmd/plume/internal/authcmd"
 	"github.com/plumehq/plume/cmd/plume/internal/cmdutil"
+	"github.com/plumehq/plume/cmd/plume/internal/datasetscmd"
 	"github.com/plumehq/plume/cmd/plume/internal/gatewaycmd"
 	"github.com/plumehq/plume/cmd/plume/internal/judges"
 	"github.com/plumehq/plume/cmd/plume/internal/keys"
@@ -77,6 +78,8 @@ Exit codes:
 		tracing.NewCmdSessions(f),
 		metricscmd.NewCmdMetrics(f),
 		links.NewCmdFeedbackLinks(f),
+		datasetscmd.NewCmdDatasets(f),
+		datasetscmd.NewCmdExperiments(f),
 		prices.NewCmdModelPrices(f),
 		gatewaycmd.NewCmdGateway(f),
 		keys.NewCmdKeys(f),
