@@ -317,3 +317,37 @@ type LoggedCompletion struct {
 	SpanID  string `json:"span_id"`
 	TraceID string `json:"trace_id"`
 }
+
+// MaxCompared is how many experiments GET /v1/experiments/compare takes.
+const MaxCompared = 5
+
+// ExperimentComparison is GET /v1/experiments/compare?ids=A,B&run_number=&cursor=: the
+// experiments side by side, per dataset row (by row id, a page at a time) and per metric.
+type ExperimentComparison struct {
+	Experiments []Experiment `json:"experiments"`
+	RunNumber   int          `json:"run_number"`
+	// Rows are the page's rows: Results[i] is experiment i's result of the row, null when it
+	// has none; Differs is true when the results' texts are not all the same.
+	Rows []ComparedRow `json:"rows"`
+	// Metrics are the column and run metrics the experiments posted (their aggregates, as the
+	// SDK's column evaluators compute them), by name.
+	Metrics    []ComparedMetric `json:"metrics"`
+	NextCursor *string          `json:"next_cursor"`
+}
+
+// ComparedRow is one dataset row across the compared experiments.
+type ComparedRow struct {
+	DatasetRowID string              `json:"dataset_row_id"`
+	Results      []*ExperimentResult `json:"results"`
+	Differs      bool                `json:"differs"`
+}
+
+// ComparedMetric is one metric across the compared experiments: Values[i] is experiment i's
+// (null when it has none or it is not a number) and Difference the last one's minus the
+// first one's, when both are numbers.
+type ComparedMetric struct {
+	Name       string     `json:"name"`
+	Kind       string     `json:"kind"`
+	Values     []*float64 `json:"values"`
+	Difference *float64   `json:"difference"`
+}

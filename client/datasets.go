@@ -182,4 +182,17 @@ func (c *Client) ExperimentResults(ctx context.Context, id string, run int, opts
 	return out, err
 }
 
+// CompareExperiments reads a page of experiments side by side (2 to api.MaxCompared ids), per
+// dataset row, and their metrics (run 0: the first).
+func (c *Client) CompareExperiments(ctx context.Context, ids []string, run int, opts PageOptions) (api.ExperimentComparison, error) {
+	v := opts.values()
+	v.Set("ids", strings.Join(ids, ","))
+	if run > 0 {
+		v.Set("run_number", strconv.Itoa(run))
+	}
+	var out api.ExperimentComparison
+	err := c.do(ctx, call{method: http.MethodGet, path: "/v1/experiments/compare", query: v}, &out)
+	return out, err
+}
+
 func datasetPath(name string) string { return "/v1/datasets/" + url.PathEscape(name) }

@@ -66,6 +66,12 @@ func TestDatasetsCommands(t *testing.T) {
 	assert.Equal(t, "Paris", results.Results[0].Result)
 	assert.Contains(t, h.ok("experiments", "results", exp), "Paris")
 
+	var cmp api.ExperimentComparison
+	h.okJSON(&cmp, "experiments", "compare", exp, exp)
+	require.Len(t, cmp.Rows, 1)
+	assert.False(t, cmp.Rows[0].Differs)
+	assert.Equal(t, exitUsage, h.run("experiments", "compare", exp).code, "one experiment")
+
 	assert.Equal(t, exitUsage, h.run("datasets", "show", "nope").code, "an unknown dataset: not_found, as every command answers it")
 	assert.Equal(t, exitAuth, h.run("--api-key", "plm_wrong", "datasets", "list").code)
 	assert.Equal(t, exitUsage, h.run("datasets", "push", "capitals", filepath.Join(t.TempDir(), "missing")).code)

@@ -24,6 +24,7 @@ var Routes = []string{
 	"POST /v1/datasets/{dataset}/uploads/{upload_id}/commit",
 	"POST /v1/experiments",
 	"GET /v1/experiments",
+	"GET /v1/experiments/compare",
 	"GET /v1/experiments/{experiment_id}",
 	"GET /v1/experiments/{experiment_id}/results",
 	"POST /v1/experiments/{experiment_id}/results",
@@ -50,6 +51,7 @@ func NewHandler(d *dataset.Service, x *dataset.Experiments, authn *auth.Authenti
 	r.HandleFunc("POST /v1/datasets/{dataset}/uploads/{upload_id}/commit", s.commitUpload)
 	r.HandleFunc("POST /v1/experiments", s.createExperiment, auth.AllowIngest)
 	r.HandleFunc("GET /v1/experiments", s.listExperiments)
+	r.HandleFunc("GET /v1/experiments/compare", s.compare)
 	r.HandleFunc("GET /v1/experiments/{experiment_id}", s.getExperiment)
 	r.HandleFunc("GET /v1/experiments/{experiment_id}/results", s.listResults)
 	r.HandleFunc("POST /v1/experiments/{experiment_id}/results", s.addResult, auth.AllowIngest)

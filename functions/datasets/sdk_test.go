@@ -340,3 +340,67 @@ func TestRequestsPerExperimentResult(t *testing.T) {
 	detail := c.call("GET", "/v1/experiments/"+expID, nil, 200)
 	assert.Equal(t, []any{map[string]any{"run_number": 1.0, "result_count": float64(n)}}, detail["runs"], "counted once")
 }
+
+// TestCompareExperiments compares two experiments on two versions of a dataset: rows line up
+// by row id (unchanged rows), a page at a time, and each metric's values and difference.
+func TestCompareExperiments(t *testing.T) {
+	api := apitest.New(t, apitest.Options{})
+	c := sdk{t, api, api.A.Key}
+	c.call("POST", "/v1/datasets", map[string]any{"name": "caps"}, 200)
+	v1 := str(t, c.call("POST", "/v1/datasets/caps/data", map[string]any{"data": capitals(5)}, 200), "id")
+	changed := capitals(5)
+	changed[4]["capital"] = "Other"
+	v2 := str(t, c.call("POST", "/v1/datasets/caps/data", map[string]any{"data": changed}, 200), "id")
+	rows1, _, _, _ := c.pull("caps", 1, 100)
+	rows2, _, _, _ := c.pull("caps", 2, 100)
+
+	run := func(version string, rows []map[string]any, answer func(int) string, accuracy float64) string {
+		id := str(t, c.call("POST", "/v1/experiments", map[string]any{"dataset_version_id": version, "name": "e"}, 200), "id")
+		for i, r := range rows {
+			c.call("POST", "/v1/experiments/"+id+"/results", map[string]any{"dataset_row_id": r["row_id"], "result": answer(i)}, 200)
+		}
+		c.call("POST", "/v1/column-metrics", map[string]any{"metric_name": "accuracy", "experiment_id": id, "run_number": 1, "results": map[string]any{"accuracy": accuracy}}, 200)
+		return id
+	}
+	a := run(v1, rows1, func(i int) string { return fmt.Sprint("City ", i) }, 0.5)
+	b := run(v2, rows2, func(i int) string {
+		if i == 1 {
+			return "wrong"
+		}
+		return fmt.Sprint("City ", i)
+	}, 0.75)
+
+	seen := map[string]bool{}
+	differs := 0
+	cursor := ""
+	for pages := 0; ; pages++ {
+		require.Less(t, pages, 10)
+		q := url.Values{"ids": {a + "," + b}, "limit": {"2"}}
+		if cursor != "" {
+			q.Set("cursor", cursor)
+		}
+		cmp := c.call("GET", "/v1/experiments/compare?"+q.Encode(), nil, 200)
+		require.Len(t, cmp["experiments"], 2)
+		metrics := cmp["metrics"].([]any)
+		require.Len(t, metrics, 1)
+		assert.InDelta(t, 0.25, metrics[0].(map[string]any)["difference"], 1e-9)
+		for _, r := range cmp["rows"].([]any) {
+			row := r.(map[string]any)
+			id := row["dataset_row_id"].(string)
+			assert.False(t, seen[id], "a row on one page only")
+			seen[id] = true
+			if row["differs"].(bool) {
+				differs++
+			}
+		}
+		next, ok := cmp["next_cursor"].(string)
+		if !ok {
+			break
+		}
+		cursor = next
+	}
+	assert.Len(t, seen, 6, "4 unchanged rows, the changed row of each version")
+	assert.Equal(t, 3, differs, "a different answer, and the changed row on each side")
+	c.call("GET", "/v1/experiments/compare?ids="+a, nil, 400)
+	sdk{t, api, api.B.Key}.call("GET", "/v1/experiments/compare?ids="+a+","+b, nil, 404)
+}

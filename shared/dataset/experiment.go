@@ -131,7 +131,8 @@ type ExperimentStore interface {
 	PutRecord(ctx context.Context, projectID, experimentID string, r Record) error
 	// Detail reads an experiment with its runs, evaluators and records. Errors: NotFound.
 	Detail(ctx context.Context, projectID, id string) (Detail, error)
-	// Results lists the results of a run by row id with their evaluations, from cursor.
+	// Results lists the results of a run by row id with their evaluations, after the row id
+	// cursor, and the cursor of the next page ("" at the end).
 	Results(ctx context.Context, projectID, id string, run int, cursor string, limit int) ([]Result, string, error)
 }
 

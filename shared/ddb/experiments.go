@@ -288,17 +288,17 @@ func (s *DatasetStore) Detail(ctx context.Context, projectID, id string) (datase
 	return d, nil
 }
 
-// Results implements dataset.ExperimentStore: Query pages of the run's range from the row
+// Results implements dataset.ExperimentStore (the cursor is a row id): Query pages of the run's range from the row
 // after cursor until limit results and their evaluations are read (one Query for a page whose
 // items fit 1 MB).
 func (s *DatasetStore) Results(ctx context.Context, projectID, id string, run int, cursor string, limit int) ([]dataset.Result, string, error) {
 	lo := resultRunPrefix(run)
 	if cursor != "" {
-		row, err := decodeListCursor(cursor)
-		if err != nil || !dataset.IsRowID(row) {
+		// The cursor is the last row id of the page before (row ids are hex).
+		if !dataset.IsRowID(cursor) {
 			return nil, "", errs.Invalid("cursor %q is not a cursor of this list", cursor)
 		}
-		lo = resultSK(run, row) + "$" // after the row's result and evaluations
+		lo = resultSK(run, cursor) + "$" // after the row's result and evaluations
 	}
 	cond := partition(experimentPK(projectID, id)).And(expression.Key(infra.AttrSK).Between(expression.Value(lo), expression.Value(resultRunPrefix(run)+"~")))
 	in, err := s.t.queryInput(cond, queryOpts{})
@@ -337,5 +337,5 @@ pages:
 	if !more || len(out) == 0 {
 		return out, "", nil
 	}
-	return out, encodeListCursor(out[len(out)-1].RowID), nil
+	return out, out[len(out)-1].RowID, nil
 }

@@ -3,6 +3,7 @@ package datasetscmd
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/client"
 	"github.com/plumehq/plume/cmd/plume/internal/cmdutil"
 )
@@ -15,7 +16,7 @@ func NewCmdExperiments(f *cmdutil.Factory) *cobra.Command {
 		Args:  cmdutil.NoArgs,
 		RunE:  cmdutil.ShowHelp,
 	}
-	cmd.AddCommand(newCmdExperimentList(f), newCmdExperimentShow(f), newCmdExperimentResults(f))
+	cmd.AddCommand(newCmdExperimentList(f), newCmdExperimentShow(f), newCmdExperimentResults(f), newCmdExperimentCompare(f))
 	return cmd
 }
 
@@ -93,6 +94,40 @@ func newCmdExperimentResults(f *cmdutil.Factory) *cobra.Command {
 				return f.IO.WriteJSON(list)
 			}
 			return printPage(f, list.Results, cmdutil.Cols("dataset_row_id", "result", "trace_id", "evaluations"), list.NextCursor)
+		},
+	}
+	cmd.Flags().IntVar(&run, "run", 0, "the run `number` (default 1)")
+	pageFlags(cmd, &o)
+	return cmd
+}
+
+func newCmdExperimentCompare(f *cmdutil.Factory) *cobra.Command {
+	var o client.PageOptions
+	var run int
+	cmd := &cobra.Command{
+		Use:   "compare <experiment-id> <experiment-id>...",
+		Short: "Compare experiments per dataset row and per metric",
+		Args:  cobra.RangeArgs(2, api.MaxCompared),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if run < 0 {
+				return cmdutil.FlagErrorf("--run must be positive")
+			}
+			ctx, c, cancel, err := f.Request(cmd, nil, false)
+			if err != nil {
+				return err
+			}
+			defer cancel()
+			cmp, err := c.CompareExperiments(ctx, args, run, o)
+			if err != nil {
+				return err
+			}
+			if f.IO.JSON() {
+				return f.IO.WriteJSON(cmp)
+			}
+			if err := f.IO.PrintList(cmp.Metrics, cmdutil.Cols("name", "kind", "values", "difference"), &cmdutil.ListOptions{}); err != nil {
+				return err
+			}
+			return printPage(f, cmp.Rows, cmdutil.Cols("dataset_row_id", "differs", "results"), cmp.NextCursor)
 		},
 	}
 	cmd.Flags().IntVar(&run, "run", 0, "the run `number` (default 1)")
