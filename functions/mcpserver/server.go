@@ -128,6 +128,7 @@ func (s *server) tools() []tool {
 	all = append(all, s.writeTools()...)
 	all = append(all, s.deployTools()...)
 	all = append(all, s.proposalTools()...)
+	all = append(all, s.datasetTools()...)
 	return all
 }
 
