@@ -185,6 +185,20 @@ var functionCases = map[string]functionCase{
 			forbidden: []string{"dynamodb:Scan", "dynamodb:DeleteItem", "s3:"},
 		},
 	},
+	"DatasetsFunction": {
+		routes: stackRoutes("DatasetsFunction"),
+		policy: policyCase{
+			actions: []string{
+				"dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem",
+				"s3:PutObject", "s3:GetObject", "s3:DeleteObject",
+			},
+			// Datasets are immutable versions, never deleted; committed uploads are.
+			forbidden: []string{"dynamodb:Scan", "dynamodb:DeleteItem", "s3:ListBucket"},
+			s3: map[string][]string{
+				"s3:PutObject": {"${Bucket.Arn}/datasets/*"}, "s3:GetObject": {"${Bucket.Arn}/datasets/*"}, "s3:DeleteObject": {"${Bucket.Arn}/datasets/*"},
+			},
+		},
+	},
 	"SweeperFunction": {
 		worker: true,
 		policy: policyCase{

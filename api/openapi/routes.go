@@ -66,6 +66,9 @@ var (
 	csv     = map[string]any{"type": "string", "description": "comma-separated list"}
 )
 
+// datasetCursor is the cursor of the datasets area's lists.
+var datasetCursor = param{"cursor", "the next_cursor of the previous page", str}
+
 func limit(def, maxLimit int) param {
 	return param{"limit", "page size", map[string]any{"type": "integer", "minimum": 1, "maximum": maxLimit, "default": def}}
 }
@@ -305,6 +308,9 @@ var routeDocs = []routeDoc{
 		Description: "Answers the sessions as stored; an ingest key, which reads nothing, is answered them as sent."},
 	{Route: "POST /spans/{span_id}/attachments", ID: "createAttachmentUpload", Tag: "tracing", Summary: "Get a presigned URL to upload a file of a span",
 		Body: typeOf[api.AttachmentUploadRequest](), Required: []string{"content_type", "size"}, Reply: typeOf[api.AttachmentUpload]()},
+	{Route: "POST /projects/{project_id}/prompts/{slug}/completions", ID: "logCompletion", Tag: "tracing",
+		Summary: "Log a completion of a prompt as an llm span (zeroeval's log_completion; the literal {project_id} names the key's project)",
+		Body:    typeOf[api.LogCompletionRequest](), Reply: typeOf[api.LoggedCompletion]()},
 	{Route: "GET /spans", ID: "listSpans", Tag: "tracing", Summary: "Query spans, newest first",
 		Query: listQuery(api.SpanList), Reply: typeOf[[]api.Span](), ReplyHeaders: listHeaders},
 	{Route: "GET /traces", ID: "listTraces", Tag: "tracing", Summary: "Query traces, newest first",
@@ -477,6 +483,53 @@ var routeDocs = []routeDoc{
 		Query: []param{limit(50, 200)}, Reply: typeOf[api.WebhookDeliveryList]()},
 	{Route: "POST /projects/{project_id}/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver", ID: "redeliverWebhookDelivery", Tag: "webhooks",
 		Summary: "Deliver an event again, with the same id, and retry it for another 24 hours", Reply: typeOf[api.WebhookDelivery]()},
+	// DatasetsFunction (functions/datasets): the zeroeval SDK's datasets and experiments, and
+	// Plume's read API over them (docs/datasets.md).
+	{Route: "POST /v1/datasets", ID: "createDataset", Tag: "datasets", Summary: "Create a dataset (409 when the name exists)",
+		Body: typeOf[api.CreateDatasetRequest](), Required: []string{"name"}, Reply: typeOf[api.Dataset]()},
+	{Route: "GET /v1/datasets", ID: "listDatasets", Tag: "datasets", Summary: "List the project's datasets by name",
+		Query: []param{limit(api.DefaultDatasetListLimit, api.MaxDatasetListLimit), datasetCursor}, Reply: typeOf[api.DatasetList]()},
+	{Route: "GET /v1/datasets/{dataset}", ID: "getDataset", Tag: "datasets", Summary: "Read a dataset", Reply: typeOf[api.Dataset]()},
+	{Route: "POST /v1/datasets/{dataset}/data", ID: "pushDataset", Tag: "datasets", Summary: "Push every row: the dataset's next version",
+		Body: typeOf[api.PushDatasetRequest](), Required: []string{"data"}, Reply: typeOf[api.DatasetVersion]()},
+	{Route: "GET /v1/datasets/{dataset}/data", ID: "getDatasetRows", Tag: "datasets", Summary: "A page of a version's rows (the latest by default) with totalRows",
+		Query: []param{
+			{"version_number", "a version number (default: the latest)", map[string]any{"type": "integer", "minimum": 1}},
+			{"offset", "rows to skip", map[string]any{"type": "integer", "minimum": 0}},
+			limit(api.DefaultDatasetRowsLimit, api.MaxDatasetRowsLimit),
+		}, Reply: typeOf[api.DatasetRows]()},
+	{Route: "GET /v1/datasets/{dataset}/versions", ID: "listDatasetVersions", Tag: "datasets", Summary: "List a dataset's versions, newest first",
+		Query: []param{limit(api.DefaultDatasetListLimit, api.MaxDatasetListLimit), datasetCursor}, Reply: typeOf[api.DatasetVersionList]()},
+	{Route: "POST /v1/datasets/{dataset}/uploads", ID: "startDatasetUpload", Tag: "datasets", Summary: "A presigned PUT for a version too large to push (NDJSON)",
+		Body: typeOf[api.CreateUploadRequest](), Required: []string{"bytes"}, Reply: typeOf[api.DatasetUpload]()},
+	{Route: "POST /v1/datasets/{dataset}/uploads/{upload_id}/commit", ID: "commitDatasetUpload", Tag: "datasets", Summary: "Make an uploaded object the dataset's next version",
+		Reply: typeOf[api.DatasetVersion]()},
+	{Route: "POST /v1/experiments", ID: "createExperiment", Tag: "datasets", Summary: "Create an experiment of a dataset version",
+		Body: typeOf[api.CreateExperimentRequest](), Required: []string{"dataset_version_id", "name"}, Reply: typeOf[api.Experiment]()},
+	{Route: "GET /v1/experiments", ID: "listExperiments", Tag: "datasets", Summary: "List a dataset's experiments, newest first",
+		Query: []param{{"dataset", "the dataset's name (required)", str}, limit(api.DefaultDatasetListLimit, api.MaxDatasetListLimit), datasetCursor},
+		Reply: typeOf[api.ExperimentList]()},
+	{Route: "GET /v1/experiments/compare", ID: "compareExperiments", Tag: "datasets", Summary: "Experiments side by side: per dataset row and per metric",
+		Query: []param{{"ids", "2 to 5 experiment ids, comma-separated", str}, {"run_number", "the run (default 1)", map[string]any{"type": "integer", "minimum": 1}},
+			limit(api.DefaultDatasetListLimit, api.MaxDatasetListLimit), datasetCursor},
+		Reply: typeOf[api.ExperimentComparison]()},
+	{Route: "GET /v1/experiments/{experiment_id}", ID: "getExperiment", Tag: "datasets", Summary: "An experiment with its runs, evaluators, column evaluations and metrics",
+		Reply: typeOf[api.ExperimentDetail]()},
+	{Route: "GET /v1/experiments/{experiment_id}/results", ID: "listExperimentResults", Tag: "datasets", Summary: "A run's results by row, with their evaluations",
+		Query: []param{{"run_number", "the run (default 1)", map[string]any{"type": "integer", "minimum": 1}}, limit(api.DefaultDatasetListLimit, api.MaxDatasetListLimit), datasetCursor},
+		Reply: typeOf[api.ExperimentResultList]()},
+	{Route: "POST /v1/experiments/{experiment_id}/results", ID: "addExperimentResult", Tag: "datasets", Summary: "Store the result of one row in one run (again: replaced)",
+		Body: typeOf[api.ExperimentResultRequest](), Required: []string{"dataset_row_id", "result"}, Reply: typeOf[api.Created]()},
+	{Route: "POST /v1/experiments/{experiment_id}/evaluators", ID: "addExperimentEvaluator", Tag: "datasets", Summary: "Create an evaluator (upserted on name and mode)",
+		Body: typeOf[api.ExperimentEvaluatorRequest](), Required: []string{"name"}, Reply: typeOf[api.Created]()},
+	{Route: "POST /v1/experiments/{experiment_id}/evaluations", ID: "addExperimentEvaluation", Tag: "datasets", Summary: "Store an evaluator's value for a result",
+		Body: typeOf[api.ExperimentEvaluationRequest](), Required: []string{"evaluator_id", "experiment_result_id", "evaluation_value"}, Reply: typeOf[api.Created]()},
+	{Route: "POST /v1/column-evaluations", ID: "addColumnEvaluation", Tag: "datasets", Summary: "Store a column evaluator's results for a run",
+		Body: typeOf[api.ColumnEvaluationRequest](), Required: []string{"evaluator_id", "experiment_id"}, Reply: typeOf[api.Created]()},
+	{Route: "POST /v1/column-metrics", ID: "addColumnMetric", Tag: "datasets", Summary: "Store a column metric of a run",
+		Body: typeOf[api.ColumnMetricRequest](), Required: []string{"metric_name", "experiment_id"}, Reply: typeOf[api.Created]()},
+	{Route: "POST /v1/run-metrics", ID: "addRunMetric", Tag: "datasets", Summary: "Store a metric over every run",
+		Body: typeOf[api.RunMetricRequest](), Required: []string{"metric_name", "experiment_id"}, Reply: typeOf[api.Created]()},
 
 	// MCPFunction (functions/mcpserver): the Model Context Protocol's Streamable HTTP transport,
 	// stateless.

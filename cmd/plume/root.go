@@ -7,6 +7,7 @@ import (
 	"github.com/plumehq/plume/cmd/plume/internal/admin"
 	"github.com/plumehq/plume/cmd/plume/internal/authcmd"
 	"github.com/plumehq/plume/cmd/plume/internal/cmdutil"
+	"github.com/plumehq/plume/cmd/plume/internal/datasetscmd"
 	"github.com/plumehq/plume/cmd/plume/internal/gatewaycmd"
 	"github.com/plumehq/plume/cmd/plume/internal/judges"
 	"github.com/plumehq/plume/cmd/plume/internal/keys"
@@ -81,6 +82,8 @@ Exit codes:
 		links.NewCmdFeedbackLinks(f),
 		abtests.NewCmdABTests(f),
 		abtests.NewCmdSignals(f),
+		datasetscmd.NewCmdDatasets(f),
+		datasetscmd.NewCmdExperiments(f),
 		prices.NewCmdModelPrices(f),
 		webhookscmd.NewCmdWebhooks(f),
 		gatewaycmd.NewCmdGateway(f),

@@ -129,6 +129,7 @@ func (s *server) tools() []tool {
 	all = append(all, s.writeTools()...)
 	all = append(all, s.deployTools()...)
 	all = append(all, s.proposalTools()...)
+	all = append(all, s.datasetTools()...)
 	return all
 }
 

@@ -19,6 +19,7 @@ var IngestRoutes = []string{
 	"POST /traces",
 	"POST /sessions",
 	"POST /spans/{span_id}/attachments",
+	"POST /projects/{project_id}/prompts/{slug}/completions",
 }
 
 // QueryRoutes are the API Gateway route keys of TracingQueryFunction.
@@ -69,6 +70,8 @@ func (s *ingestServer) routes(a *attachmentServer) []route {
 		{"POST /traces", s.postTraces, auth.AllowIngest},
 		{"POST /sessions", s.postSessions, auth.AllowIngest},
 		{"POST /spans/{span_id}/attachments", a.postAttachment, auth.AllowIngest},
+		// zeroeval's log_completion: an application's completion becomes an llm span.
+		{"POST /projects/{project_id}/prompts/{slug}/completions", s.logCompletion, auth.AllowIngest},
 	}
 }
 

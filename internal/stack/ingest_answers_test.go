@@ -232,6 +232,33 @@ func TestIngestKeyLearnsNothing(t *testing.T) {
 				}
 				assert.NotContains(t, ans["message"], "kept")
 			}},
+		{route: "POST /projects/{project_id}/prompts/{slug}/completions", path: "/projects/%7Bproject_id%7D/prompts/" + v.slug + "/completions",
+			body: map[string]any{"output_text": "logged", "prompt_version_id": v.versionID}, named: []string{v.versionID},
+			check: func(t *testing.T, res webtest.Response) {
+				require.Equal(t, http.StatusOK, res.Status, "body: %s", res.Body)
+				assert.ElementsMatch(t, []string{"id", "span_id", "trace_id"}, slices.Collect(maps.Keys(res.Map(t))))
+			}},
+		// An experiment's writes answer the id of what was written, never what is stored.
+		{route: "POST /v1/experiments", path: "/v1/experiments",
+			body: map[string]any{"dataset_version_id": v.datasetVersionID, "name": "run"}, check: answersIDOnly},
+		{route: "POST /v1/experiments/{experiment_id}/results", path: "/v1/experiments/" + v.experimentID + "/results",
+			body: map[string]any{"dataset_row_id": v.rowID, "result": "again", "run_number": 1}, named: []string{v.resultID}, check: answersIDOnly},
+		{route: "POST /v1/experiments/{experiment_id}/evaluators", path: "/v1/experiments/" + v.experimentID + "/evaluators",
+			body: map[string]any{"name": "exact", "evaluation_mode": "row"}, check: answersIDOnly},
+		{route: "POST /v1/experiments/{experiment_id}/evaluations", path: "/v1/experiments/" + v.experimentID + "/evaluations",
+			body: map[string]any{"evaluator_id": uuid.NewString(), "experiment_result_id": v.resultID, "evaluation_value": "1"},
+			check: func(t *testing.T, res webtest.Response) {
+				assert.Equal(t, http.StatusNotFound, res.Status, "body: %s", res.Body)
+			}},
+		{route: "POST /v1/column-evaluations", path: "/v1/column-evaluations",
+			body: map[string]any{"evaluator_id": uuid.NewString(), "experiment_id": v.experimentID, "run_number": 1},
+			check: func(t *testing.T, res webtest.Response) {
+				assert.Equal(t, http.StatusNotFound, res.Status, "body: %s", res.Body)
+			}},
+		{route: "POST /v1/column-metrics", path: "/v1/column-metrics",
+			body: map[string]any{"metric_name": "acc", "experiment_id": v.experimentID, "run_number": 1, "results": 1}, check: answersIDOnly},
+		{route: "POST /v1/run-metrics", path: "/v1/run-metrics",
+			body: map[string]any{"metric_name": "acc", "experiment_id": v.experimentID, "total_runs": 1, "results": 1}, check: answersIDOnly},
 	}
 
 	var covered []string
@@ -276,4 +303,10 @@ func headerText(h http.Header) string {
 		}
 	}
 	return sb.String()
+}
+
+// answersIDOnly checks an answer to an experiment write: 200 with the id of what was written.
+func answersIDOnly(t *testing.T, res webtest.Response) {
+	require.Equal(t, http.StatusOK, res.Status, "body: %s", res.Body)
+	assert.Equal(t, []string{"id"}, slices.Collect(maps.Keys(res.Map(t))))
 }

@@ -27,6 +27,7 @@ func validParams(projectID string) map[string]string {
 		"entity_type": "trace", "entity_id": id, "model...": "gpt-4o",
 		"token": "plf_" + strings.Repeat("A", 43), "run_id": id, "run_action": id + ":cancel",
 		"webhook_id": "wh_" + id, "delivery_id": "dlv_0000000000000_000000000000",
+		"dataset": "capitals", "upload_id": id, "experiment_id": id,
 	}
 }
 

@@ -45,6 +45,15 @@ var ingestRoutes = []string{
 	"POST /signals/{$}",
 	"POST /signals/bulk",
 	"POST /ab-choices",
+	// What a run of an experiment writes (the application's key runs it); each answers an id.
+	"POST /v1/experiments",
+	"POST /v1/experiments/{experiment_id}/results",
+	"POST /v1/experiments/{experiment_id}/evaluators",
+	"POST /v1/experiments/{experiment_id}/evaluations",
+	"POST /v1/column-evaluations",
+	"POST /v1/column-metrics",
+	"POST /v1/run-metrics",
+	"POST /projects/{project_id}/prompts/{slug}/completions",
 }
 
 // publicRoutes take no key at all, so no role either.

@@ -33,7 +33,10 @@ type victim struct {
 	project, slug, content, versionID                  string
 	spanID, traceID, sessionID, judgeID, linkID, model string
 	webhookID                                          string
-	secrets                                            []string // what must never reach A
+	// dataset, datasetVersionID, rowID, experimentID and resultID are B's dataset and an
+	// experiment on it with one result.
+	dataset, datasetVersionID, rowID, experimentID, resultID string
+	secrets                                                  []string // what must never reach A
 }
 
 func seedVictim(t *testing.T, api *apitest.API) victim {
@@ -65,8 +68,16 @@ func seedVictim(t *testing.T, api *apitest.API) victim {
 	hookURL := "https://hooks.example.com/b-private-" + uuid.NewString()
 	v.webhookID = api.MustDo(t, "POST", "/projects/"+b.ProjectID+"/webhooks", b.Key,
 		map[string]any{"url": hookURL, "events": []string{"prompt.tag.moved"}}).Map(t)["id"].(string)
+	v.dataset = "b-private-data"
+	api.MustDo(t, "POST", "/v1/datasets", b.Key, map[string]any{"name": v.dataset})
+	v.datasetVersionID = api.MustDo(t, "POST", "/v1/datasets/"+v.dataset+"/data", b.Key,
+		map[string]any{"data": []any{map[string]any{"q": "B's private row"}}}).Map(t)["id"].(string)
+	v.rowID = api.MustDo(t, "GET", "/v1/datasets/"+v.dataset+"/data", b.Key, nil).Map(t)["rows"].([]any)[0].(map[string]any)["row_id"].(string)
+	v.experimentID = api.MustDo(t, "POST", "/v1/experiments", b.Key, map[string]any{"dataset_version_id": v.datasetVersionID, "name": "B's private experiment"}).Map(t)["id"].(string)
+	v.resultID = api.MustDo(t, "POST", "/v1/experiments/"+v.experimentID+"/results", b.Key,
+		map[string]any{"dataset_row_id": v.rowID, "result": "B's private result"}).Map(t)["id"].(string)
 	v.secrets = []string{b.ProjectID, b.UserID, v.content, output, "B's private input", "B's private judge", "B's private verdict",
-		"B's private variant", "B's private signal", reason, hookURL}
+		"B's private variant", "B's private signal", reason, hookURL, "B's private row", "B's private experiment", "B's private result"}
 	return v
 }
 
@@ -84,6 +95,7 @@ func (v victim) pathOf(t *testing.T, path string) string {
 		"signal_entity_type": "span", "test_name": victimTest, "$": "",
 		// B has no delivery (no stream here): the project is refused first all the same.
 		"webhook_id": v.webhookID, "delivery_id": "dlv_0000000000000_000000000000",
+		"dataset": v.dataset, "upload_id": v.datasetVersionID, "experiment_id": v.experimentID,
 	}
 	return wildcard.ReplaceAllStringFunc(path, func(w string) string {
 		name := w[1 : len(w)-1]
@@ -131,6 +143,20 @@ func (v victim) bodyOf(pattern string) any {
 	case "POST /ab-choices":
 		return map[string]any{"entity_type": "span", "entity_id": v.spanID, "choice_name": victimTest, "variant_key": "a",
 			"variant_value": "A's", "variants": map[string]any{"a": "A's"}, "weights": map[string]any{"a": 1}, "duration_days": 1}
+	case "POST /v1/datasets":
+		return map[string]any{"name": v.dataset}
+	case "POST /v1/datasets/{dataset}/data":
+		return map[string]any{"data": []any{map[string]any{"q": "A's row"}}}
+	case "POST /v1/experiments":
+		return map[string]any{"dataset_version_id": v.datasetVersionID, "name": "A's experiment"}
+	case "POST /v1/experiments/{experiment_id}/results":
+		return map[string]any{"dataset_row_id": v.rowID, "result": "A's result", "run_number": 1}
+	case "POST /v1/experiments/{experiment_id}/evaluators":
+		return map[string]any{"name": "A's evaluator", "evaluation_mode": "row"}
+	case "POST /v1/experiments/{experiment_id}/evaluations":
+		return map[string]any{"evaluator_id": v.spanID, "experiment_result_id": v.resultID, "evaluation_value": "1"}
+	case "POST /v1/column-evaluations", "POST /v1/column-metrics", "POST /v1/run-metrics":
+		return map[string]any{"evaluator_id": v.spanID, "metric_name": "m", "experiment_id": v.experimentID, "run_number": 1, "total_runs": 1}
 	case "POST /mcp":
 		// A tool that reads B's prompt by its slug: tools are scoped to the key's project.
 		return map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call",

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
+	"github.com/plumehq/plume/shared/dataset"
 	"github.com/plumehq/plume/shared/errs"
 	"github.com/plumehq/plume/shared/prompt"
 	"github.com/plumehq/plume/shared/textcut"
@@ -32,7 +33,8 @@ type param struct {
 // wildcard missing here panics, so a new route cannot skip the check.
 var params = map[string]param{
 	// Project ids are UUIDs; the Router's project check answers 403 to any other project.
-	"project_id": {isUUID, func(string) error { return errs.Forbidden("this API key belongs to another project") }},
+	// KeyProject ("{project_id}" itself) names the key's own project (zeroeval's log_completion).
+	"project_id": {func(v string) bool { return v == KeyProject || isUUID(v) }, func(string) error { return errs.Forbidden("this API key belongs to another project") }},
 	"slug":       {prompt.IsSlug, invalidSlug},
 	"task":       {prompt.IsSlug, invalidSlug},
 	"version_id": {isUUID, notFound("prompt version %s not found")},
@@ -84,6 +86,11 @@ var params = map[string]param{
 	// Webhook ids are "wh_" + a UUID; delivery ids "dlv_<13-digit ms>_<12 hex>".
 	"webhook_id":  {webhookPattern.MatchString, notFound("webhook %s not found")},
 	"delivery_id": {deliveryPattern.MatchString, notFound("delivery %s not found")},
+	"dataset": {dataset.IsName, func(v string) error {
+		return errs.Invalid("dataset name %s is invalid: use 1 to 128 letters, digits, spaces, '.', '_' or '-'", quote(v))
+	}},
+	"upload_id":     {isUUID, notFound("upload %s not found")},
+	"experiment_id": {isUUID, notFound("experiment %s not found")},
 	// Shape: "<run id>:<action>"; the handler checks the action.
 	"run_action": {shape(64, isTagAction), func(v string) error {
 		return errs.Invalid("run action %s is not <run id>:cancel, :preview-deploy or :deploy", quote(v))

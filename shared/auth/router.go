@@ -100,10 +100,19 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) { rt.handler
 // isProjectScoped reports whether a ServeMux pattern has a {project_id} path wildcard.
 func isProjectScoped(pattern string) bool { return strings.Contains(pattern, projectWildcard) }
 
-// requireProject answers 403 when the {project_id} of the path is not the caller's project. It
-// runs behind the Authenticator's Middleware, so the caller is known.
+// KeyProject is the path segment that names the caller's own project in place of its id: the
+// zeroeval Python SDK's log_completion posts to /projects/{project_id}/prompts/{slug}/completions
+// with the placeholder left in (COMPAT.md), and a key has exactly one project.
+const KeyProject = projectWildcard
+
+// requireProject answers 403 when the {project_id} of the path is not the caller's project
+// (KeyProject is). It runs behind the Authenticator's Middleware, so the caller is known.
 func requireProject(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.PathValue("project_id") == KeyProject {
+			next.ServeHTTP(w, r)
+			return
+		}
 		if _, err := RequireProject(r.Context(), r.PathValue("project_id")); err != nil {
 			web.Error(w, r, err)
 			return

@@ -134,6 +134,22 @@ func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
 	return data, nil
 }
 
+// Open reads the object under key as a stream, for objects too large to hold twice (an
+// uploaded dataset is read once, a line at a time). The caller closes it.
+//
+// Open returns errs.NotFound when there is no such object, errs.Invalid for an unusable key
+// and errs.Unavailable when S3 is throttling.
+func (s *Store) Open(ctx context.Context, key string) (io.ReadCloser, error) {
+	if err := checkKey(key); err != nil {
+		return nil, err
+	}
+	out, err := s.api.GetObject(ctx, &s3.GetObjectInput{Bucket: &s.bucket, Key: &key})
+	if err != nil {
+		return nil, getErr(key, err)
+	}
+	return out.Body, nil
+}
+
 // GetRange reads length bytes of the object under key, starting at byte offset, with one
 // ranged GET (HTTP Range: bytes=offset-(offset+length-1)). It returns exactly length bytes or
 // an error: a range that runs past the end of the object is an error, not a short read.

@@ -309,3 +309,45 @@ func deliveriesPK(projectID, webhookID string) string { return "P#" + projectID 
 const prefixDelivery = "D#"
 
 func deliverySK(id string) string { return prefixDelivery + id }
+
+// Datasets and experiments (shared/dataset). A dataset partition holds the dataset item
+// (DATASET: its latest version number, the counter the next version is conditional on) and its
+// versions (V#<0000000001>); a pointer partition per version id holds a copy of the version, so
+// an experiment finds it by id. An experiment partition holds, in sort-key order, its column
+// evaluations (CE#), column metrics (CM#), evaluators (EV#), the experiment (EXPERIMENT), its run
+// metrics (RM#) and runs (RUN#), then its results (X#<run>#<row>) each followed by its
+// evaluations (X#<run>#<row>#E#<evaluator>): everything but the results sorts before "X#".
+const (
+	skDataset        = "DATASET"
+	skDatasetVersion = "DSV"
+	skExperiment     = "EXPERIMENT"
+	prefixResults    = "X#"
+)
+
+func datasetPK(projectID, name string) string { return "P#" + projectID + "#DS#" + name }
+
+func datasetsGSI1PK(projectID string) string { return "P#" + projectID + "#DATASETS" }
+
+func datasetVersionPK(projectID, versionID string) string {
+	return "P#" + projectID + "#DSV#" + versionID
+}
+
+func experimentPK(projectID, id string) string { return "P#" + projectID + "#EX#" + id }
+
+func datasetExperimentsGSI1PK(projectID, datasetID string) string {
+	return "P#" + projectID + "#DSEX#" + datasetID
+}
+
+func runSK(run int) string { return fmt.Sprintf("RUN#%08d", run) }
+
+func resultRunPrefix(run int) string { return fmt.Sprintf("%s%08d#", prefixResults, run) }
+
+func resultSK(run int, rowID string) string { return resultRunPrefix(run) + rowID }
+
+func experimentEvaluationSK(run int, rowID, evaluatorID string) string {
+	return resultSK(run, rowID) + "#E#" + evaluatorID
+}
+
+func evaluatorSK(id string) string { return "EV#" + id }
+
+func recordSK(kind, name string, run int) string { return fmt.Sprintf("%s#%s#%08d", kind, name, run) }

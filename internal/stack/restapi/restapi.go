@@ -10,6 +10,7 @@ package restapi
 import (
 	"net/http"
 
+	"github.com/plumehq/plume/functions/datasets"
 	"github.com/plumehq/plume/functions/feedback"
 	"github.com/plumehq/plume/functions/judges"
 	"github.com/plumehq/plume/functions/optimizer"
@@ -34,6 +35,7 @@ var Functions = []app.Function{
 	signals.Function,
 	optimizer.Function,
 	webhooks.Function,
+	datasets.Function,
 }
 
 // Handler is the REST API on one handler, every function mounted on its route keys and served

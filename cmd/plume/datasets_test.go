@@ -1,0 +1,79 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/plumehq/plume/api"
+	"github.com/plumehq/plume/internal/apitest"
+)
+
+// TestDatasetsCommands: a dataset pushed from a file and from stdin, listed, shown, its
+// versions listed and pulled back whole; an experiment on it listed, shown and its results
+// read; json output and exit codes.
+func TestDatasetsCommands(t *testing.T) {
+	h := newClientHarness(t, apitest.Options{})
+	file := filepath.Join(t.TempDir(), "rows.ndjson")
+	require.NoError(t, os.WriteFile(file, []byte("{\"q\":\"a\",\"n\":\"1\"}\n{\"q\":\"b\"}\n\n{\"q\":\"c\"}\n"), 0o600))
+
+	var v1 api.DatasetVersion
+	h.okJSON(&v1, "datasets", "push", "capitals", file, "--create", "--description", "Capitals")
+	assert.Equal(t, 1, v1.VersionNumber)
+	assert.Equal(t, 3, v1.RowCount)
+	r := h.runIn("{\"q\":\"a\",\"n\":\"1\"}\n", "--output", "json", "datasets", "push", "capitals", "-")
+	require.Equal(t, exitOK, r.code, "%s", r)
+
+	var list api.DatasetList
+	h.okJSON(&list, "datasets", "list")
+	require.Len(t, list.Datasets, 1)
+	assert.Equal(t, 2, list.Datasets[0].VersionNumber)
+	var d api.Dataset
+	h.okJSON(&d, "datasets", "show", "capitals")
+	assert.Equal(t, "Capitals", *d.Description)
+	var versions api.DatasetVersionList
+	h.okJSON(&versions, "datasets", "versions", "capitals")
+	require.Len(t, versions.Versions, 2)
+	assert.Equal(t, 2, versions.Versions[0].VersionNumber)
+
+	lines := strings.Split(strings.TrimSpace(h.ok("datasets", "pull", "capitals", "--version", "1")), "\n")
+	require.Len(t, lines, 3)
+	var first api.DatasetRow
+	require.NoError(t, json.Unmarshal([]byte(lines[0]), &first))
+	assert.JSONEq(t, `{"n":"1","q":"a"}`, string(first.Data))
+	latest := strings.Split(strings.TrimSpace(h.ok("datasets", "pull", "capitals")), "\n")
+	require.Len(t, latest, 1)
+	var only api.DatasetRow
+	require.NoError(t, json.Unmarshal([]byte(latest[0]), &only))
+	assert.Equal(t, first.RowID, only.RowID, "an unchanged row keeps its id")
+
+	exp := h.api.MustDo(t, "POST", "/v1/experiments", h.api.A.Key, map[string]any{"dataset_version_id": v1.ID, "name": "run"}).Map(t)["id"].(string)
+	h.api.MustDo(t, "POST", "/v1/experiments/"+exp+"/results", h.api.A.Key, map[string]any{"dataset_row_id": first.RowID, "result": "Paris"})
+	var exps api.ExperimentList
+	h.okJSON(&exps, "experiments", "list", "--dataset", "capitals")
+	require.Len(t, exps.Experiments, 1)
+	var detail api.ExperimentDetail
+	h.okJSON(&detail, "experiments", "show", exp)
+	assert.Equal(t, []api.ExperimentRun{{RunNumber: 1, ResultCount: 1}}, detail.Runs)
+	var results api.ExperimentResultList
+	h.okJSON(&results, "experiments", "results", exp)
+	require.Len(t, results.Results, 1)
+	assert.Equal(t, "Paris", results.Results[0].Result)
+	assert.Contains(t, h.ok("experiments", "results", exp), "Paris")
+
+	var cmp api.ExperimentComparison
+	h.okJSON(&cmp, "experiments", "compare", exp, exp)
+	require.Len(t, cmp.Rows, 1)
+	assert.False(t, cmp.Rows[0].Differs)
+	assert.Equal(t, exitUsage, h.run("experiments", "compare", exp).code, "one experiment")
+
+	assert.Equal(t, exitUsage, h.run("datasets", "show", "nope").code, "an unknown dataset: not_found, as every command answers it")
+	assert.Equal(t, exitAuth, h.run("--api-key", "plm_wrong", "datasets", "list").code)
+	assert.Equal(t, exitUsage, h.run("datasets", "push", "capitals", filepath.Join(t.TempDir(), "missing")).code)
+	assert.Equal(t, exitUsage, h.run("experiments", "list").code, "--dataset is required")
+}

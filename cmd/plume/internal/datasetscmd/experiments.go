@@ -1,0 +1,136 @@
+package datasetscmd
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/plumehq/plume/api"
+	"github.com/plumehq/plume/client"
+	"github.com/plumehq/plume/cmd/plume/internal/cmdutil"
+)
+
+// NewCmdExperiments returns the `plume experiments` command group.
+func NewCmdExperiments(f *cmdutil.Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "experiments <command>",
+		Short: "List and read the experiments run on a dataset",
+		Args:  cmdutil.NoArgs,
+		RunE:  cmdutil.ShowHelp,
+	}
+	cmd.AddCommand(newCmdExperimentList(f), newCmdExperimentShow(f), newCmdExperimentResults(f), newCmdExperimentCompare(f))
+	return cmd
+}
+
+func newCmdExperimentList(f *cmdutil.Factory) *cobra.Command {
+	var o client.PageOptions
+	var dataset string
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List a dataset's experiments, newest first",
+		Args:  cmdutil.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, c, cancel, err := f.Request(cmd, nil, false)
+			if err != nil {
+				return err
+			}
+			defer cancel()
+			list, err := c.Experiments(ctx, dataset, o)
+			if err != nil {
+				return err
+			}
+			if f.IO.JSON() {
+				return f.IO.WriteJSON(list)
+			}
+			return printPage(f, list.Experiments, cmdutil.Cols("id", "name", "version_number", "created_at"), list.NextCursor)
+		},
+	}
+	cmd.Flags().StringVar(&dataset, "dataset", "", "the dataset's `name`")
+	_ = cmd.MarkFlagRequired("dataset")
+	pageFlags(cmd, &o)
+	return cmd
+}
+
+func newCmdExperimentShow(f *cmdutil.Factory) *cobra.Command {
+	return &cobra.Command{
+		Use:   "show <experiment-id>",
+		Short: "Show an experiment with its runs, evaluators and metrics",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, c, cancel, err := f.Request(cmd, nil, false)
+			if err != nil {
+				return err
+			}
+			defer cancel()
+			e, err := c.Experiment(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			return f.IO.PrintItem(e, cmdutil.Cols("id", "name", "dataset_name", "version_number", "dataset_version_id", "created_at"),
+				cmdutil.Cols("runs", "evaluators", "column_metrics", "run_metrics")...)
+		},
+	}
+}
+
+func newCmdExperimentResults(f *cmdutil.Factory) *cobra.Command {
+	var o client.PageOptions
+	var run int
+	cmd := &cobra.Command{
+		Use:   "results <experiment-id>",
+		Short: "List a run's results by row, with their evaluations",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if run < 0 {
+				return cmdutil.FlagErrorf("--run must be positive")
+			}
+			ctx, c, cancel, err := f.Request(cmd, nil, false)
+			if err != nil {
+				return err
+			}
+			defer cancel()
+			list, err := c.ExperimentResults(ctx, args[0], run, o)
+			if err != nil {
+				return err
+			}
+			if f.IO.JSON() {
+				return f.IO.WriteJSON(list)
+			}
+			return printPage(f, list.Results, cmdutil.Cols("dataset_row_id", "result", "trace_id", "evaluations"), list.NextCursor)
+		},
+	}
+	cmd.Flags().IntVar(&run, "run", 0, "the run `number` (default 1)")
+	pageFlags(cmd, &o)
+	return cmd
+}
+
+func newCmdExperimentCompare(f *cmdutil.Factory) *cobra.Command {
+	var o client.PageOptions
+	var run int
+	cmd := &cobra.Command{
+		Use:   "compare <experiment-id> <experiment-id>...",
+		Short: "Compare experiments per dataset row and per metric",
+		Args:  cobra.RangeArgs(2, api.MaxCompared),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if run < 0 {
+				return cmdutil.FlagErrorf("--run must be positive")
+			}
+			ctx, c, cancel, err := f.Request(cmd, nil, false)
+			if err != nil {
+				return err
+			}
+			defer cancel()
+			cmp, err := c.CompareExperiments(ctx, args, run, o)
+			if err != nil {
+				return err
+			}
+			if f.IO.JSON() {
+				return f.IO.WriteJSON(cmp)
+			}
+			if err := f.IO.PrintList(cmp.Metrics, cmdutil.Cols("name", "kind", "values", "difference"), &cmdutil.ListOptions{}); err != nil {
+				return err
+			}
+			return printPage(f, cmp.Rows, cmdutil.Cols("dataset_row_id", "differs", "results"), cmp.NextCursor)
+		},
+	}
+	cmd.Flags().IntVar(&run, "run", 0, "the run `number` (default 1)")
+	pageFlags(cmd, &o)
+	return cmd
+}

@@ -1,0 +1,341 @@
+package ddb
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/plumehq/plume/api"
+	"github.com/plumehq/plume/infra"
+	"github.com/plumehq/plume/shared/dataset"
+	"github.com/plumehq/plume/shared/errs"
+)
+
+type experimentItem struct {
+	PK, SK           string
+	GSI1PK, GSI1SK   string
+	ID               string    `dynamodbav:"id"`
+	Name             string    `dynamodbav:"name"`
+	Description      *string   `dynamodbav:"description"`
+	Alias            *string   `dynamodbav:"alias"`
+	Parameters       string    `dynamodbav:"parameters,omitempty"`
+	DatasetID        string    `dynamodbav:"dataset_id"`
+	DatasetName      string    `dynamodbav:"dataset_name"`
+	DatasetVersionID string    `dynamodbav:"dataset_version_id"`
+	VersionNumber    int       `dynamodbav:"version_number"`
+	CreatedAt        time.Time `dynamodbav:"created_at"`
+}
+
+func experimentGSI1SK(e dataset.Experiment) string {
+	return e.CreatedAt.UTC().Format("2006-01-02T15:04:05.000000000Z") + "#" + e.ID
+}
+
+func (it experimentItem) toExperiment(projectID string) dataset.Experiment {
+	var params json.RawMessage
+	if it.Parameters != "" {
+		params = json.RawMessage(it.Parameters)
+	}
+	return dataset.Experiment{
+		ID: it.ID, ProjectID: projectID, Name: it.Name, Description: it.Description, Alias: it.Alias, Parameters: params,
+		DatasetID: it.DatasetID, DatasetName: it.DatasetName, DatasetVersionID: it.DatasetVersionID, VersionNumber: it.VersionNumber, CreatedAt: it.CreatedAt,
+	}
+}
+
+// resultItem is a result (R set) or an evaluation (E set) of a result: they share the range of
+// their run so that a page of results reads their evaluations in the same Query.
+type resultItem struct {
+	PK, SK        string
+	Kind          string    `dynamodbav:"kind"`
+	Row           string    `dynamodbav:"row"`
+	Run           int       `dynamodbav:"run"`
+	Result        string    `dynamodbav:"result,omitempty"`
+	ResultType    string    `dynamodbav:"result_type,omitempty"`
+	TraceID       *string   `dynamodbav:"trace_id,omitempty"`
+	EvaluatorID   string    `dynamodbav:"evaluator_id,omitempty"`
+	EvaluatorName string    `dynamodbav:"evaluator_name,omitempty"`
+	Value         string    `dynamodbav:"value,omitempty"`
+	Type          string    `dynamodbav:"type,omitempty"`
+	CreatedAt     time.Time `dynamodbav:"created_at"`
+}
+
+// metaItem is an evaluator, a run, a column evaluation or a metric of an experiment.
+type metaItem struct {
+	PK, SK      string
+	Kind        string    `dynamodbav:"kind"`
+	ID          string    `dynamodbav:"id,omitempty"`
+	Name        string    `dynamodbav:"name,omitempty"`
+	Mode        string    `dynamodbav:"mode,omitempty"`
+	Description *string   `dynamodbav:"description,omitempty"`
+	Run         int       `dynamodbav:"run"`
+	Results     string    `dynamodbav:"results,omitempty"`
+	Count       int       `dynamodbav:"result_count"`
+	CreatedAt   time.Time `dynamodbav:"created_at"`
+}
+
+const (
+	kindResult     = "R"
+	kindEvaluation = "E"
+	kindEvaluator  = "EV"
+	kindRun        = "RUN"
+)
+
+// CreateExperiment implements dataset.ExperimentStore: one PutItem.
+func (s *DatasetStore) CreateExperiment(ctx context.Context, e dataset.Experiment) error {
+	item, err := marshal(experimentItem{
+		PK: experimentPK(e.ProjectID, e.ID), SK: skExperiment, GSI1PK: datasetExperimentsGSI1PK(e.ProjectID, e.DatasetID), GSI1SK: experimentGSI1SK(e),
+		ID: e.ID, Name: e.Name, Description: e.Description, Alias: e.Alias, Parameters: string(e.Parameters), DatasetID: e.DatasetID,
+		DatasetName: e.DatasetName, DatasetVersionID: e.DatasetVersionID, VersionNumber: e.VersionNumber, CreatedAt: e.CreatedAt,
+	})
+	if err != nil {
+		return err
+	}
+	if _, err := s.t.api.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.t.name, Item: item, ConditionExpression: aws.String("attribute_not_exists(PK)")}); err != nil {
+		return storageErr("put experiment", err)
+	}
+	return nil
+}
+
+// Experiment implements dataset.ExperimentStore: one GetItem.
+func (s *DatasetStore) Experiment(ctx context.Context, projectID, id string) (dataset.Experiment, error) {
+	var it experimentItem
+	ok, err := s.t.get(ctx, experimentPK(projectID, id), skExperiment, &it)
+	if err != nil {
+		return dataset.Experiment{}, err
+	}
+	if !ok {
+		return dataset.Experiment{}, errs.NotFound("experiment %s not found", id)
+	}
+	return it.toExperiment(projectID), nil
+}
+
+// Experiments implements dataset.ExperimentStore: one Query of GSI1, newest first.
+func (s *DatasetStore) Experiments(ctx context.Context, projectID, datasetID, cursor string, limit int) ([]dataset.Experiment, string, error) {
+	gpk := datasetExperimentsGSI1PK(projectID, datasetID)
+	var items []experimentItem
+	next, err := s.t.page(ctx, partitionOf(infra.AttrGSI1PK, gpk), queryOpts{index: infra.IndexGSI1, reverse: true, limit: int32(limit)}, cursor,
+		func(sk string) map[string]types.AttributeValue {
+			_, id, _ := strings.Cut(sk, "#")
+			k := key(experimentPK(projectID, id), skExperiment)
+			k[infra.AttrGSI1PK] = &types.AttributeValueMemberS{Value: gpk}
+			k[infra.AttrGSI1SK] = &types.AttributeValueMemberS{Value: sk}
+			return k
+		}, infra.AttrGSI1SK, decodeInto(&items))
+	if err != nil {
+		return nil, "", err
+	}
+	out := make([]dataset.Experiment, len(items))
+	for i, it := range items {
+		out[i] = it.toExperiment(projectID)
+	}
+	return out, next, nil
+}
+
+// exists is a transaction's check that the item (pk, sk) exists.
+func (s *DatasetStore) exists(pk, sk string) types.TransactWriteItem {
+	return types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
+		TableName: &s.t.name, Key: key(pk, sk), ConditionExpression: aws.String("attribute_exists(PK)"),
+	}}
+}
+
+// PutResult implements dataset.ExperimentStore: one TransactWriteItems (the experiment's
+// check, the new result, its run's count) for a new result; a result written again (the
+// transaction's put fails its condition) is replaced by one PutItem more and counted once.
+func (s *DatasetStore) PutResult(ctx context.Context, projectID string, r dataset.Result) error {
+	pk := experimentPK(projectID, r.ExperimentID)
+	item, err := marshal(resultItem{
+		PK: pk, SK: resultSK(r.Run, r.RowID), Kind: kindResult, Row: r.RowID, Run: r.Run, Result: r.Result,
+		ResultType: r.ResultType, TraceID: r.TraceID, CreatedAt: r.CreatedAt,
+	})
+	if err != nil {
+		return err
+	}
+	count, err := expression.NewBuilder().WithUpdate(expression.Add(expression.Name("result_count"), expression.Value(1)).
+		Set(expression.Name("kind"), expression.Value(kindRun)).Set(expression.Name("run"), expression.Value(r.Run))).Build()
+	if err != nil {
+		return fmt.Errorf("build run count: %w", err)
+	}
+	_, err = s.t.api.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+		s.exists(pk, skExperiment),
+		{Put: &types.Put{TableName: &s.t.name, Item: item, ConditionExpression: aws.String("attribute_not_exists(PK)")}},
+		{Update: &types.Update{
+			TableName: &s.t.name, Key: key(pk, runSK(r.Run)), UpdateExpression: count.Update(),
+			ExpressionAttributeNames: count.Names(), ExpressionAttributeValues: count.Values(),
+		}},
+	}})
+	if _, failed := failedCondition(err, 0); failed {
+		return errs.NotFound("experiment %s not found", r.ExperimentID)
+	}
+	if _, failed := failedCondition(err, 1); failed {
+		if _, err := s.t.api.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.t.name, Item: item}); err != nil {
+			return storageErr("replace experiment result", err)
+		}
+		return nil
+	}
+	if err != nil {
+		return storageErr("put experiment result", err)
+	}
+	return nil
+}
+
+// putChecked writes item in one TransactWriteItems with a check that (pk, checkSK) exists,
+// answering missing when it does not.
+func (s *DatasetStore) putChecked(ctx context.Context, pk, checkSK string, item any, missing error) error {
+	av, err := marshal(item)
+	if err != nil {
+		return err
+	}
+	_, err = s.t.api.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+		s.exists(pk, checkSK), {Put: &types.Put{TableName: &s.t.name, Item: av}},
+	}})
+	if _, failed := failedCondition(err, 0); failed {
+		return missing
+	}
+	if err != nil {
+		return storageErr("put experiment item", err)
+	}
+	return nil
+}
+
+// PutEvaluator implements dataset.ExperimentStore: one TransactWriteItems.
+func (s *DatasetStore) PutEvaluator(ctx context.Context, projectID string, e dataset.Evaluator) error {
+	pk := experimentPK(projectID, e.ExperimentID)
+	return s.putChecked(ctx, pk, skExperiment, metaItem{
+		PK: pk, SK: evaluatorSK(e.ID), Kind: kindEvaluator, ID: e.ID, Name: e.Name, Mode: e.Mode, Description: e.Description, CreatedAt: e.CreatedAt,
+	}, errs.NotFound("experiment %s not found", e.ExperimentID))
+}
+
+// Evaluator implements dataset.ExperimentStore: one GetItem.
+func (s *DatasetStore) Evaluator(ctx context.Context, projectID, experimentID, id string) (dataset.Evaluator, error) {
+	var it metaItem
+	ok, err := s.t.get(ctx, experimentPK(projectID, experimentID), evaluatorSK(id), &it)
+	if err != nil {
+		return dataset.Evaluator{}, err
+	}
+	if !ok {
+		return dataset.Evaluator{}, errs.NotFound("evaluator %s of experiment %s not found", id, experimentID)
+	}
+	return toEvaluator(experimentID, it), nil
+}
+
+func toEvaluator(experimentID string, it metaItem) dataset.Evaluator {
+	return dataset.Evaluator{ID: it.ID, ExperimentID: experimentID, Name: it.Name, Mode: it.Mode, Description: it.Description, CreatedAt: it.CreatedAt}
+}
+
+// PutEvaluation implements dataset.ExperimentStore: one TransactWriteItems (the result's
+// check and the evaluation).
+func (s *DatasetStore) PutEvaluation(ctx context.Context, projectID, experimentID string, e dataset.Evaluation) error {
+	pk := experimentPK(projectID, experimentID)
+	return s.putChecked(ctx, pk, resultSK(e.Run, e.RowID), resultItem{
+		PK: pk, SK: experimentEvaluationSK(e.Run, e.RowID, e.EvaluatorID), Kind: kindEvaluation, Row: e.RowID, Run: e.Run,
+		EvaluatorID: e.EvaluatorID, EvaluatorName: e.EvaluatorName, Value: string(e.Value), Type: e.Type, CreatedAt: time.Now().UTC(),
+	}, errs.NotFound("experiment result %s not found", dataset.Result{RowID: e.RowID, Run: e.Run}.ID()))
+}
+
+// PutRecord implements dataset.ExperimentStore: one TransactWriteItems.
+func (s *DatasetStore) PutRecord(ctx context.Context, projectID, experimentID string, r dataset.Record) error {
+	pk := experimentPK(projectID, experimentID)
+	return s.putChecked(ctx, pk, skExperiment, metaItem{
+		PK: pk, SK: recordSK(r.Kind, r.Name, r.Run), Kind: r.Kind, ID: r.ID(experimentID), Name: r.Name, Run: r.Run,
+		Results: string(r.Results), CreatedAt: time.Now().UTC(),
+	}, errs.NotFound("experiment %s not found", experimentID))
+}
+
+// Detail implements dataset.ExperimentStore: one Query of the experiment's partition before
+// its results (evaluators, runs, records: their number follows the experiment's definition,
+// not its rows).
+func (s *DatasetStore) Detail(ctx context.Context, projectID, id string) (dataset.Detail, error) {
+	cond := partition(experimentPK(projectID, id)).And(expression.Key(infra.AttrSK).LessThan(expression.Value(prefixResults)))
+	var d dataset.Detail
+	found := false
+	err := s.t.query(ctx, cond, queryOpts{}, func(av map[string]types.AttributeValue) error {
+		sk, _ := av[infra.AttrSK].(*types.AttributeValueMemberS)
+		if sk != nil && sk.Value == skExperiment {
+			var it experimentItem
+			if err := attributevalue.UnmarshalMap(av, &it); err != nil {
+				return fmt.Errorf("decode experiment: %w", err)
+			}
+			d.Experiment, found = it.toExperiment(projectID), true
+			return nil
+		}
+		var it metaItem
+		if err := attributevalue.UnmarshalMap(av, &it); err != nil {
+			return fmt.Errorf("decode experiment item: %w", err)
+		}
+		switch it.Kind {
+		case kindEvaluator:
+			d.Evaluators = append(d.Evaluators, toEvaluator(id, it))
+		case kindRun:
+			d.Runs = append(d.Runs, api.ExperimentRun{RunNumber: it.Run, ResultCount: it.Count})
+		default:
+			d.Records = append(d.Records, dataset.Record{Kind: it.Kind, Name: it.Name, Run: it.Run, Results: json.RawMessage(it.Results)})
+		}
+		return nil
+	})
+	if err != nil {
+		return dataset.Detail{}, err
+	}
+	if !found {
+		return dataset.Detail{}, errs.NotFound("experiment %s not found", id)
+	}
+	return d, nil
+}
+
+// Results implements dataset.ExperimentStore (the cursor is a row id): Query pages of the run's range from the row
+// after cursor until limit results and their evaluations are read (one Query for a page whose
+// items fit 1 MB).
+func (s *DatasetStore) Results(ctx context.Context, projectID, id string, run int, cursor string, limit int) ([]dataset.Result, string, error) {
+	lo := resultRunPrefix(run)
+	if cursor != "" {
+		// The cursor is the last row id of the page before (row ids are hex).
+		if !dataset.IsRowID(cursor) {
+			return nil, "", errs.Invalid("cursor %q is not a cursor of this list", cursor)
+		}
+		lo = resultSK(run, cursor) + "$" // after the row's result and evaluations
+	}
+	cond := partition(experimentPK(projectID, id)).And(expression.Key(infra.AttrSK).Between(expression.Value(lo), expression.Value(resultRunPrefix(run)+"~")))
+	in, err := s.t.queryInput(cond, queryOpts{})
+	if err != nil {
+		return nil, "", err
+	}
+	var out []dataset.Result
+	more := false
+	p := dynamodb.NewQueryPaginator(s.t.api, in)
+pages:
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, "", storageErr("query experiment results", err)
+		}
+		for _, av := range page.Items {
+			var it resultItem
+			if err := attributevalue.UnmarshalMap(av, &it); err != nil {
+				return nil, "", fmt.Errorf("decode experiment result: %w", err)
+			}
+			if it.Kind == kindResult {
+				if len(out) == limit {
+					more = true
+					break pages
+				}
+				out = append(out, dataset.Result{ExperimentID: id, RowID: it.Row, Run: it.Run, Result: it.Result, ResultType: it.ResultType, TraceID: it.TraceID, CreatedAt: it.CreatedAt})
+				continue
+			}
+			if n := len(out); n > 0 && out[n-1].RowID == it.Row {
+				out[n-1].Evaluations = append(out[n-1].Evaluations, dataset.Evaluation{
+					EvaluatorID: it.EvaluatorID, EvaluatorName: it.EvaluatorName, RowID: it.Row, Run: it.Run, Value: json.RawMessage(it.Value), Type: it.Type,
+				})
+			}
+		}
+	}
+	if !more || len(out) == 0 {
+		return out, "", nil
+	}
+	return out, out[len(out)-1].RowID, nil
+}
