@@ -74,55 +74,53 @@ func (s *server) addEvaluation(w http.ResponseWriter, r *http.Request) {
 	created(w, r, id, err)
 }
 
-// addColumnEvaluation serves POST /v1/column-evaluations.
-func (s *server) addColumnEvaluation(w http.ResponseWriter, r *http.Request) {
-	var req api.ColumnEvaluationRequest
+// recordRequest is what a record route's request stores: the record (its Run set from run, 1
+// by default) in the experiment.
+type recordRequest struct {
+	experimentID string
+	run          *int
+	rec          dataset.Record
+}
+
+// addRecord serves a POST of one of an experiment's records (column evaluations, column and
+// run metrics): the request decoded as T and read by of, the record stored, its id answered.
+func addRecord[T any](s *server, w http.ResponseWriter, r *http.Request, of func(T) recordRequest) {
+	var req T
 	if err := web.Decode(w, r, &req, smallBody); err != nil {
 		web.Error(w, r, err)
 		return
 	}
-	run, err := dataset.RunNumber(req.RunNumber, 1)
+	q := of(req)
+	run, err := dataset.RunNumber(q.run, 1)
 	if err != nil {
 		web.Error(w, r, err)
 		return
 	}
-	id, err := s.x.AddRecord(r.Context(), auth.ProjectID(r), req.ExperimentID,
-		dataset.Record{Kind: dataset.KindColumnEvaluation, Name: req.EvaluatorID, Run: run, Results: req.EvaluationResults})
+	q.rec.Run = run
+	id, err := s.x.AddRecord(r.Context(), auth.ProjectID(r), q.experimentID, q.rec)
 	created(w, r, id, err)
+}
+
+// addColumnEvaluation serves POST /v1/column-evaluations.
+func (s *server) addColumnEvaluation(w http.ResponseWriter, r *http.Request) {
+	addRecord(s, w, r, func(q api.ColumnEvaluationRequest) recordRequest {
+		return recordRequest{q.ExperimentID, q.RunNumber,
+			dataset.Record{Kind: dataset.KindColumnEvaluation, Name: q.EvaluatorID, Results: q.EvaluationResults}}
+	})
 }
 
 // addColumnMetric serves POST /v1/column-metrics.
 func (s *server) addColumnMetric(w http.ResponseWriter, r *http.Request) {
-	var req api.ColumnMetricRequest
-	if err := web.Decode(w, r, &req, smallBody); err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	run, err := dataset.RunNumber(req.RunNumber, 1)
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	id, err := s.x.AddRecord(r.Context(), auth.ProjectID(r), req.ExperimentID,
-		dataset.Record{Kind: dataset.KindColumnMetric, Name: req.MetricName, Run: run, Results: req.Results})
-	created(w, r, id, err)
+	addRecord(s, w, r, func(q api.ColumnMetricRequest) recordRequest {
+		return recordRequest{q.ExperimentID, q.RunNumber, dataset.Record{Kind: dataset.KindColumnMetric, Name: q.MetricName, Results: q.Results}}
+	})
 }
 
 // addRunMetric serves POST /v1/run-metrics; its run is its total_runs.
 func (s *server) addRunMetric(w http.ResponseWriter, r *http.Request) {
-	var req api.RunMetricRequest
-	if err := web.Decode(w, r, &req, smallBody); err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	runs, err := dataset.RunNumber(req.TotalRuns, 1)
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	id, err := s.x.AddRecord(r.Context(), auth.ProjectID(r), req.ExperimentID,
-		dataset.Record{Kind: dataset.KindRunMetric, Name: req.MetricName, Run: runs, Results: req.Results})
-	created(w, r, id, err)
+	addRecord(s, w, r, func(q api.RunMetricRequest) recordRequest {
+		return recordRequest{q.ExperimentID, q.TotalRuns, dataset.Record{Kind: dataset.KindRunMetric, Name: q.MetricName, Results: q.Results}}
+	})
 }
 
 // listExperiments serves GET /v1/experiments?dataset=: newest first, one GetItem of the dataset
