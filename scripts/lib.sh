@@ -92,9 +92,19 @@ wait_port() {
   return 1
 }
 
-# ddb_local_fetch downloads DynamoDB Local once into the ignored cache folder.
+# ddb_local_fetch downloads DynamoDB Local once into the ignored cache folder. Scripts started
+# side by side on a fresh machine wait for one download (flock, where util-linux has it) rather
+# than replace the folder under a DynamoDB Local another has just started.
 ddb_local_fetch() {
   [ -f "$DDB_LOCAL_DIR/DynamoDBLocal.jar" ] && return 0
+  if command -v flock >/dev/null 2>&1 && [ -z "${DDB_LOCAL_FETCH_LOCKED:-}" ]; then
+    mkdir -p "$PLUME_CACHE"
+    (
+      flock 9
+      DDB_LOCAL_FETCH_LOCKED=1 ddb_local_fetch
+    ) 9>"$PLUME_CACHE/dynamodb-local.lock"
+    return
+  fi
   need java openjdk-17-jre-headless
   need npm npm
   log "downloading DynamoDB Local (npm package amplify-dynamodb-simulator@$DDB_LOCAL_VERSION) into $DDB_LOCAL_DIR"
