@@ -123,8 +123,11 @@ type filled struct {
 	link    string
 	token   string
 	keyID   string
-	hooks   []string // webhooks of the longest URLs, all events
-	dlv     string   // a delivery of hooks[0], which has the most
+	// dsVersion is a version of the dataset "big" (rows of the largest size), experiment an
+	// experiment on it with the largest results, row one of its rows.
+	dsVersion, experiment, row string
+	hooks                      []string // webhooks of the longest URLs, all events
+	dlv                        string   // a delivery of hooks[0], which has the most
 }
 
 // fill stores the project's largest inputs through whole, as a client of a deployment would
@@ -265,6 +268,24 @@ func fill(t *testing.T, srv *apitest.API, whole http.Handler) *filled {
 		_, err := srv.Env.WebhookStore().PutDelivery(context.Background(), d)
 		require.NoError(t, err)
 		f.dlv = d.ID
+	}
+
+	// A dataset of rows of the largest size, as many as one push takes, and an experiment of
+	// the largest results with evaluations and metrics.
+	must("POST", "/v1/datasets", map[string]any{"name": "big", "description": strings.Repeat("d", 1000)})
+	var rows []any
+	for i := range 5 {
+		rows = append(rows, map[string]any{"i": fmt.Sprint(i), "text": strings.Repeat("r", api.MaxDatasetRowBytes-100)})
+	}
+	f.dsVersion = must("POST", "/v1/datasets/big/data", map[string]any{"data": rows}).Map(t)["id"].(string)
+	f.row = must("GET", "/v1/datasets/big/data?limit=1", nil).Map(t)["rows"].([]any)[0].(map[string]any)["row_id"].(string)
+	f.experiment = must("POST", "/v1/experiments", map[string]any{"dataset_version_id": f.dsVersion, "name": "big"}).Map(t)["id"].(string)
+	evaluator := must("POST", "/v1/experiments/"+f.experiment+"/evaluators", map[string]any{"name": "exact", "evaluation_mode": "row"}).Map(t)["id"].(string)
+	for run := 1; run <= 12; run++ {
+		result := must("POST", "/v1/experiments/"+f.experiment+"/results", map[string]any{"dataset_row_id": f.row, "run_number": run,
+			"result": strings.Repeat("x", api.MaxExperimentResultBytes-1000)}).Map(t)["id"].(string)
+		must("POST", "/v1/experiments/"+f.experiment+"/evaluations", map[string]any{"evaluator_id": evaluator, "experiment_result_id": result,
+			"evaluation_value": strings.Repeat("v", 1000)})
 	}
 
 	// Settings and links.
@@ -526,6 +547,31 @@ func (f *filled) requests(t *testing.T) map[string][]request {
 		"GET /projects/{project_id}/judges/{judge_id}/issues":                                  {get(p + "/judges/" + f.judges[0] + "/issues?window_hours=" + fmt.Sprint(api.MaxIssueWindowHours))},
 		"GET /projects/{project_id}/prompts/{slug}/optimization-preview":                       {get(p + "/prompts/big/optimization-preview")},
 		"GET /projects/{project_id}/judges/{judge_id}/optimization-preview":                    {get(p + "/judges/" + f.judges[0] + "/optimization-preview")},
+
+		// Datasets and experiments.
+		"POST /v1/datasets":                                      {{method: "POST", path: "/v1/datasets", body: map[string]any{"name": "big"}, status: http.StatusConflict}},
+		"GET /v1/datasets":                                       {get("/v1/datasets?limit=" + fmt.Sprint(api.MaxDatasetListLimit))},
+		"GET /v1/datasets/{dataset}":                             {get("/v1/datasets/big")},
+		"POST /v1/datasets/{dataset}/data":                       {{method: "POST", path: "/v1/datasets/big/data", body: map[string]any{"data": []any{map[string]any{"q": strings.Repeat("q", api.MaxDatasetRowBytes-100)}}}}},
+		"GET /v1/datasets/{dataset}/data":                        {get("/v1/datasets/big/data?version_number=1&limit=" + fmt.Sprint(api.MaxDatasetRowsLimit))},
+		"GET /v1/datasets/{dataset}/versions":                    {get("/v1/datasets/big/versions?limit=" + fmt.Sprint(api.MaxDatasetListLimit))},
+		"POST /v1/datasets/{dataset}/uploads":                    {{method: "POST", path: "/v1/datasets/big/uploads", body: map[string]any{"bytes": api.MaxDatasetUploadBytes}}},
+		"POST /v1/datasets/{dataset}/uploads/{upload_id}/commit": {{method: "POST", path: "/v1/datasets/big/uploads/" + uuid.NewString() + "/commit", status: http.StatusNotFound}},
+		"POST /v1/experiments":                                   {{method: "POST", path: "/v1/experiments", body: map[string]any{"dataset_version_id": f.dsVersion, "name": strings.Repeat("e", 100)}}},
+		"GET /v1/experiments":                                    {get("/v1/experiments?dataset=big&limit=" + fmt.Sprint(api.MaxDatasetListLimit))},
+		"GET /v1/experiments/compare":                            {get("/v1/experiments/compare?ids=" + f.experiment + "," + f.experiment + "&limit=" + fmt.Sprint(api.MaxDatasetListLimit))},
+		"GET /v1/experiments/{experiment_id}":                    {get("/v1/experiments/" + f.experiment)},
+		"GET /v1/experiments/{experiment_id}/results":            {get("/v1/experiments/" + f.experiment + "/results?limit=" + fmt.Sprint(api.MaxDatasetListLimit))},
+		"POST /v1/experiments/{experiment_id}/results": {{method: "POST", path: "/v1/experiments/" + f.experiment + "/results",
+			body: map[string]any{"dataset_row_id": f.row, "run_number": 1, "result": strings.Repeat("x", api.MaxExperimentResultBytes-1000)}}},
+		"POST /v1/experiments/{experiment_id}/evaluators": {{method: "POST", path: "/v1/experiments/" + f.experiment + "/evaluators", body: map[string]any{"name": "exact", "evaluation_mode": "column"}}},
+		"POST /v1/experiments/{experiment_id}/evaluations": {{method: "POST", path: "/v1/experiments/" + f.experiment + "/evaluations",
+			body: map[string]any{"evaluator_id": uuid.NewString(), "experiment_result_id": uuid.NewString(), "evaluation_value": "1"}, status: http.StatusNotFound}},
+		"POST /v1/column-evaluations": {{method: "POST", path: "/v1/column-evaluations", body: map[string]any{"evaluator_id": uuid.NewString(), "experiment_id": f.experiment, "run_number": 1}, status: http.StatusNotFound}},
+		"POST /v1/column-metrics":     {{method: "POST", path: "/v1/column-metrics", body: map[string]any{"metric_name": "acc", "experiment_id": f.experiment, "run_number": 1, "results": 1}}},
+		"POST /v1/run-metrics":        {{method: "POST", path: "/v1/run-metrics", body: map[string]any{"metric_name": "acc", "experiment_id": f.experiment, "total_runs": 12, "results": 1}}},
+		"POST /projects/{project_id}/prompts/{slug}/completions": {{method: "POST", path: "/projects/%7Bproject_id%7D/prompts/big/completions",
+			body: map[string]any{"output_text": strings.Repeat("o", 100_000), "prompt_version_id": f.version}}},
 
 		// MCP: the tools of the largest answers.
 		"POST /mcp": {
