@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/plumehq/plume/shared/llm"
@@ -156,9 +157,11 @@ func (s *amStream) event(data []byte) (done bool, err error) {
 		}
 		return false, nil
 	}
-	var ev wire.MessagesEvent
-	if err := json.Unmarshal(data, &ev); err != nil {
-		return false, fmt.Errorf("unreadable event: %w", err)
+	ev, ok := amEvent(data) // the other events Anthropic writes: read without the decoder too
+	if !ok {
+		if err := json.Unmarshal(data, &ev); err != nil {
+			return false, fmt.Errorf("unreadable event: %w", err)
+		}
 	}
 	switch ev.Type {
 	case "message_start":
@@ -243,6 +246,112 @@ func amTextDelta(data []byte) (index int, text string, ok bool) {
 		}
 	}
 	return index, string(quoted[1 : len(quoted)-1]), true
+}
+
+// amForms are the stream's other events as Anthropic writes them
+// (https://docs.anthropic.com/en/docs/build-with-claude/streaming#event-types), each a form
+// whose values are holes ($s a string, $d a count), and what the decoder reads from it.
+var amForms = []struct {
+	form string
+	fill func(ev *wire.MessagesEvent, v []amHole)
+}{
+	{`{"type":"message_start","message":{"id":$s,"type":"message","role":"assistant","model":$s,"content":[],` +
+		`"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":$d,"output_tokens":$d}}}`,
+		func(ev *wire.MessagesEvent, v []amHole) {
+			ev.Message = &wire.MessagesResponse{ID: v[0].str(), Model: v[1].str(), Content: []wire.MessagesOutBlock{},
+				Usage: wire.MessagesUsage{InputTokens: v[2].n, OutputTokens: v[3].n}}
+		}},
+	{`{"type":"message_start","message":{"id":$s,"type":"message","role":"assistant","model":$s,"content":[],` +
+		`"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":$d,"cache_creation_input_tokens":$d,` +
+		`"cache_read_input_tokens":$d,"output_tokens":$d}}}`,
+		func(ev *wire.MessagesEvent, v []amHole) {
+			ev.Message = &wire.MessagesResponse{ID: v[0].str(), Model: v[1].str(), Content: []wire.MessagesOutBlock{},
+				Usage: wire.MessagesUsage{InputTokens: v[2].n, CacheCreationInputTokens: v[3].n, CacheReadInputTokens: v[4].n, OutputTokens: v[5].n}}
+		}},
+	{`{"type":"content_block_start","index":$d,"content_block":{"type":"text","text":$s}}`,
+		func(ev *wire.MessagesEvent, v []amHole) {
+			ev.Index, ev.ContentBlock = int(v[0].n), &wire.MessagesOutBlock{Type: "text", Text: v[1].str()}
+		}},
+	{`{"type":"content_block_stop","index":$d}`,
+		func(ev *wire.MessagesEvent, v []amHole) { ev.Index = int(v[0].n) }},
+	{`{"type":"message_delta","delta":{"stop_reason":$s,"stop_sequence":null},"usage":{"output_tokens":$d}}`,
+		func(ev *wire.MessagesEvent, v []amHole) {
+			ev.Delta, ev.Usage = &wire.MessagesDelta{StopReason: v[0].str()}, &wire.MessagesUsage{OutputTokens: v[1].n}
+		}},
+	{`{"type":"message_stop"}`, func(*wire.MessagesEvent, []amHole) {}},
+	{`{"type":"ping"}`, func(*wire.MessagesEvent, []amHole) {}},
+}
+
+// amHole is a value read in a hole of an event's form: a string's bytes, or a count.
+type amHole struct {
+	s []byte
+	n int64
+}
+
+func (h amHole) str() string { return string(h.s) }
+
+// amEvent reads an event written in one of amForms: what json.Unmarshal reads from it. ok is
+// false for any other event or writing of one (an escape, a long count, spaces, another
+// order), which the decoder reads.
+func amEvent(data []byte) (ev wire.MessagesEvent, ok bool) {
+	var holes [6]amHole
+	for _, f := range amForms {
+		if v, ok := amMatch(data, f.form, holes[:0]); ok {
+			ev.Type = amEventType(f.form)
+			f.fill(&ev, v)
+			return ev, true
+		}
+	}
+	return ev, false
+}
+
+// amEventType is a form's type: the string after its `{"type":`.
+func amEventType(form string) string {
+	form = form[len(`{"type":"`):]
+	return form[:strings.IndexByte(form, '"')]
+}
+
+// amMatch matches data to form, appending the values of its holes to v: a string hole holds
+// printable ASCII without an escape, a count hole at most nine digits without a leading zero.
+func amMatch(data []byte, form string, v []amHole) ([]amHole, bool) {
+	for {
+		i := strings.IndexByte(form, '$')
+		if i < 0 {
+			return v, string(data) == form
+		}
+		if len(data) < i || string(data[:i]) != form[:i] {
+			return nil, false
+		}
+		data = data[i:]
+		var n int
+		switch form[i+1] {
+		case 's':
+			if len(data) == 0 || data[0] != '"' {
+				return nil, false
+			}
+			for n = 1; n < len(data) && data[n] != '"'; n++ {
+				if c := data[n]; c < 0x20 || c == '\\' || c >= 0x80 {
+					return nil, false
+				}
+			}
+			if n == len(data) {
+				return nil, false
+			}
+			v = append(v, amHole{s: data[1:n]})
+			n++
+		case 'd':
+			var h amHole
+			for n < len(data) && n < 9 && '0' <= data[n] && data[n] <= '9' {
+				h.n = h.n*10 + int64(data[n]-'0')
+				n++
+			}
+			if n == 0 || (n > 1 && data[0] == '0') {
+				return nil, false
+			}
+			v = append(v, h)
+		}
+		data, form = data[n:], form[i+2:]
+	}
 }
 
 // blockStart opens content block i: a tool call starts with its id and name.
