@@ -153,7 +153,7 @@ func (s *amStream) read(body io.Reader) error {
 func (s *amStream) event(data []byte) (done bool, err error) {
 	if i, text, ok := amTextDelta(data); ok { // most of a stream: read without the decoder
 		if s.blocks[i].kind == amBlockText && text != "" {
-			return false, s.chunk(wire.ChatDelta{Content: ptr(wire.ChatText(text))}, nil, nil)
+			return false, s.textDelta(text)
 		}
 		return false, nil
 	}
@@ -414,6 +414,15 @@ func (s *amStream) chunk(delta wire.ChatDelta, finish *string, usage *wire.ChatU
 	return nil
 }
 
+// textDelta writes the chunk of a text, as chunk does; straight in its frame (textChunk) when
+// the chunk itself is not needed: after the first chunk and when the call is not traced.
+func (s *amStream) textDelta(text string) error {
+	if s.started && s.rd == nil {
+		return s.textChunk(text)
+	}
+	return s.chunk(wire.ChatDelta{Content: ptr(wire.ChatText(text))}, nil, nil)
+}
+
 // write writes c's data line. Most of a stream's chunks carry a text and nothing else, all
 // alike but for it: those are written in a frame made once (textChunk), the others encoded.
 func (s *amStream) write(c *wire.ChatChunk) error {
@@ -448,13 +457,30 @@ func (s *amStream) textChunk(text string) error {
 	s.buf.Reset()
 	s.buf.WriteString("data: ")
 	s.buf.Write(s.textFrame[0])
-	if err := s.text.Encode(text); err != nil {
-		return err
+	if plainJSON(text) {
+		s.buf.WriteByte('"')
+		s.buf.WriteString(text)
+		s.buf.WriteByte('"')
+	} else {
+		if err := s.text.Encode(text); err != nil {
+			return err
+		}
+		s.buf.Truncate(s.buf.Len() - 1) // Encode's newline
 	}
-	s.buf.Truncate(s.buf.Len() - 1) // Encode's newline
 	s.buf.Write(s.textFrame[1])
 	s.buf.WriteString("\n\n")
 	return s.send()
+}
+
+// plainJSON reports whether text is written in JSON as it is, between quotes, by
+// json.Marshal: printable ASCII with nothing it escapes (a quote, a backslash, <, > and &).
+func plainJSON(text string) bool {
+	for i := 0; i < len(text); i++ {
+		if c := text[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
 }
 
 // line writes "data: <data>" and flushes it, the status first if it is not written yet.

@@ -15,18 +15,35 @@ import (
 // TestTextChunk: a text chunk written in its frame is byte for byte the chunk json.Marshal
 // writes, whatever the text, the id and the model hold.
 func TestTextChunk(t *testing.T) {
-	for _, text := range []string{"Hello", "", `a "quoted" <b>&amp;</b> \ back`, "é 中文 \u2028 \x00 \x7f", "bad \xff utf-8", `"content":""`} {
-		w := httptest.NewRecorder()
-		s := newAMStream(w, &amCall{}, `claude "content":"" <x>`, time.Unix(1700000000, 0), false)
-		s.id, s.started = `msg_"content":""`, true
-		require.NoError(t, s.chunk(wire.ChatDelta{Content: ptr(wire.ChatText("first"))}, nil, nil))
-		w.Body.Reset()
-		require.NoError(t, s.chunk(wire.ChatDelta{Content: ptr(wire.ChatText(text))}, nil, nil))
-		want, err := json.Marshal(wire.ChatChunk{ID: s.id, Object: "chat.completion.chunk", Created: 1700000000, Model: s.model,
-			Choices: []wire.ChatChunkChoice{{Delta: wire.ChatDelta{Content: ptr(wire.ChatText(text))}}}})
-		require.NoError(t, err)
-		assert.Equal(t, "data: "+string(want)+"\n\n", w.Body.String(), text)
+	for _, text := range []string{"Hello", "", `a "quoted" <b>&amp;</b> \ back`, "é 中文 \u2028 \x00 \x7f", "bad \xff utf-8", `"content":""`, "tab\there ~ {}"} {
+		checkTextChunk(t, text)
 	}
+}
+
+// FuzzTextChunk holds the text chunks written in their frame to json.Marshal.
+func FuzzTextChunk(f *testing.F) {
+	for _, text := range []string{"Hello", `a "quoted" <b>&amp;</b> \ back`, "é \u2028 \x00 \x7f \xff"} {
+		f.Add(text)
+	}
+	f.Fuzz(checkTextChunk)
+}
+
+// checkTextChunk checks the chunk of text, written by chunk and by textDelta, against the
+// chunk json.Marshal writes.
+func checkTextChunk(t *testing.T, text string) {
+	w := httptest.NewRecorder()
+	s := newAMStream(w, &amCall{}, `claude "content":"" <x>`, time.Unix(1700000000, 0), false)
+	s.id, s.started = `msg_"content":""`, true
+	require.NoError(t, s.chunk(wire.ChatDelta{Content: ptr(wire.ChatText("first"))}, nil, nil))
+	want, err := json.Marshal(wire.ChatChunk{ID: s.id, Object: "chat.completion.chunk", Created: 1700000000, Model: s.model,
+		Choices: []wire.ChatChunkChoice{{Delta: wire.ChatDelta{Content: ptr(wire.ChatText(text))}}}})
+	require.NoError(t, err)
+	w.Body.Reset()
+	require.NoError(t, s.chunk(wire.ChatDelta{Content: ptr(wire.ChatText(text))}, nil, nil))
+	assert.Equal(t, "data: "+string(want)+"\n\n", w.Body.String(), text)
+	w.Body.Reset()
+	require.NoError(t, s.textDelta(text))
+	assert.Equal(t, "data: "+string(want)+"\n\n", w.Body.String(), text)
 }
 
 // FuzzTextDelta holds the text delta reader to the decoder: what it reads, json.Unmarshal
