@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/plumehq/plume/shared/llm"
@@ -152,13 +153,15 @@ func (s *amStream) read(body io.Reader) error {
 func (s *amStream) event(data []byte) (done bool, err error) {
 	if i, text, ok := amTextDelta(data); ok { // most of a stream: read without the decoder
 		if s.blocks[i].kind == amBlockText && text != "" {
-			return false, s.chunk(wire.ChatDelta{Content: ptr(wire.ChatText(text))}, nil, nil)
+			return false, s.textDelta(text)
 		}
 		return false, nil
 	}
-	var ev wire.MessagesEvent
-	if err := json.Unmarshal(data, &ev); err != nil {
-		return false, fmt.Errorf("unreadable event: %w", err)
+	ev, ok := amEvent(data) // the other events Anthropic writes: read without the decoder too
+	if !ok {
+		if err := json.Unmarshal(data, &ev); err != nil {
+			return false, fmt.Errorf("unreadable event: %w", err)
+		}
 	}
 	switch ev.Type {
 	case "message_start":
@@ -245,6 +248,112 @@ func amTextDelta(data []byte) (index int, text string, ok bool) {
 	return index, string(quoted[1 : len(quoted)-1]), true
 }
 
+// amForms are the stream's other events as Anthropic writes them
+// (https://docs.anthropic.com/en/docs/build-with-claude/streaming#event-types), each a form
+// whose values are holes ($s a string, $d a count), and what the decoder reads from it.
+var amForms = []struct {
+	form string
+	fill func(ev *wire.MessagesEvent, v []amHole)
+}{
+	{`{"type":"message_start","message":{"id":$s,"type":"message","role":"assistant","model":$s,"content":[],` +
+		`"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":$d,"output_tokens":$d}}}`,
+		func(ev *wire.MessagesEvent, v []amHole) {
+			ev.Message = &wire.MessagesResponse{ID: v[0].str(), Model: v[1].str(), Content: []wire.MessagesOutBlock{},
+				Usage: wire.MessagesUsage{InputTokens: v[2].n, OutputTokens: v[3].n}}
+		}},
+	{`{"type":"message_start","message":{"id":$s,"type":"message","role":"assistant","model":$s,"content":[],` +
+		`"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":$d,"cache_creation_input_tokens":$d,` +
+		`"cache_read_input_tokens":$d,"output_tokens":$d}}}`,
+		func(ev *wire.MessagesEvent, v []amHole) {
+			ev.Message = &wire.MessagesResponse{ID: v[0].str(), Model: v[1].str(), Content: []wire.MessagesOutBlock{},
+				Usage: wire.MessagesUsage{InputTokens: v[2].n, CacheCreationInputTokens: v[3].n, CacheReadInputTokens: v[4].n, OutputTokens: v[5].n}}
+		}},
+	{`{"type":"content_block_start","index":$d,"content_block":{"type":"text","text":$s}}`,
+		func(ev *wire.MessagesEvent, v []amHole) {
+			ev.Index, ev.ContentBlock = int(v[0].n), &wire.MessagesOutBlock{Type: "text", Text: v[1].str()}
+		}},
+	{`{"type":"content_block_stop","index":$d}`,
+		func(ev *wire.MessagesEvent, v []amHole) { ev.Index = int(v[0].n) }},
+	{`{"type":"message_delta","delta":{"stop_reason":$s,"stop_sequence":null},"usage":{"output_tokens":$d}}`,
+		func(ev *wire.MessagesEvent, v []amHole) {
+			ev.Delta, ev.Usage = &wire.MessagesDelta{StopReason: v[0].str()}, &wire.MessagesUsage{OutputTokens: v[1].n}
+		}},
+	{`{"type":"message_stop"}`, func(*wire.MessagesEvent, []amHole) {}},
+	{`{"type":"ping"}`, func(*wire.MessagesEvent, []amHole) {}},
+}
+
+// amHole is a value read in a hole of an event's form: a string's bytes, or a count.
+type amHole struct {
+	s []byte
+	n int64
+}
+
+func (h amHole) str() string { return string(h.s) }
+
+// amEvent reads an event written in one of amForms: what json.Unmarshal reads from it. ok is
+// false for any other event or writing of one (an escape, a long count, spaces, another
+// order), which the decoder reads.
+func amEvent(data []byte) (ev wire.MessagesEvent, ok bool) {
+	var holes [6]amHole
+	for _, f := range amForms {
+		if v, ok := amMatch(data, f.form, holes[:0]); ok {
+			ev.Type = amEventType(f.form)
+			f.fill(&ev, v)
+			return ev, true
+		}
+	}
+	return ev, false
+}
+
+// amEventType is a form's type: the string after its `{"type":`.
+func amEventType(form string) string {
+	form = form[len(`{"type":"`):]
+	return form[:strings.IndexByte(form, '"')]
+}
+
+// amMatch matches data to form, appending the values of its holes to v: a string hole holds
+// printable ASCII without an escape, a count hole at most nine digits without a leading zero.
+func amMatch(data []byte, form string, v []amHole) ([]amHole, bool) {
+	for {
+		i := strings.IndexByte(form, '$')
+		if i < 0 {
+			return v, string(data) == form
+		}
+		if len(data) < i || string(data[:i]) != form[:i] {
+			return nil, false
+		}
+		data = data[i:]
+		var n int
+		switch form[i+1] {
+		case 's':
+			if len(data) == 0 || data[0] != '"' {
+				return nil, false
+			}
+			for n = 1; n < len(data) && data[n] != '"'; n++ {
+				if c := data[n]; c < 0x20 || c == '\\' || c >= 0x80 {
+					return nil, false
+				}
+			}
+			if n == len(data) {
+				return nil, false
+			}
+			v = append(v, amHole{s: data[1:n]})
+			n++
+		case 'd':
+			var h amHole
+			for n < len(data) && n < 9 && '0' <= data[n] && data[n] <= '9' {
+				h.n = h.n*10 + int64(data[n]-'0')
+				n++
+			}
+			if n == 0 || (n > 1 && data[0] == '0') {
+				return nil, false
+			}
+			v = append(v, h)
+		}
+		data, form = data[n:], form[i+2:]
+	}
+}
+
 // blockStart opens content block i: a tool call starts with its id and name.
 func (s *amStream) blockStart(i int, b *wire.MessagesOutBlock) error {
 	if b == nil {
@@ -305,6 +414,15 @@ func (s *amStream) chunk(delta wire.ChatDelta, finish *string, usage *wire.ChatU
 	return nil
 }
 
+// textDelta writes the chunk of a text, as chunk does; straight in its frame (textChunk) when
+// the chunk itself is not needed: after the first chunk and when the call is not traced.
+func (s *amStream) textDelta(text string) error {
+	if s.started && s.rd == nil {
+		return s.textChunk(text)
+	}
+	return s.chunk(wire.ChatDelta{Content: ptr(wire.ChatText(text))}, nil, nil)
+}
+
 // write writes c's data line. Most of a stream's chunks carry a text and nothing else, all
 // alike but for it: those are written in a frame made once (textChunk), the others encoded.
 func (s *amStream) write(c *wire.ChatChunk) error {
@@ -339,13 +457,30 @@ func (s *amStream) textChunk(text string) error {
 	s.buf.Reset()
 	s.buf.WriteString("data: ")
 	s.buf.Write(s.textFrame[0])
-	if err := s.text.Encode(text); err != nil {
-		return err
+	if plainJSON(text) {
+		s.buf.WriteByte('"')
+		s.buf.WriteString(text)
+		s.buf.WriteByte('"')
+	} else {
+		if err := s.text.Encode(text); err != nil {
+			return err
+		}
+		s.buf.Truncate(s.buf.Len() - 1) // Encode's newline
 	}
-	s.buf.Truncate(s.buf.Len() - 1) // Encode's newline
 	s.buf.Write(s.textFrame[1])
 	s.buf.WriteString("\n\n")
 	return s.send()
+}
+
+// plainJSON reports whether text is written in JSON as it is, between quotes, by
+// json.Marshal: printable ASCII with nothing it escapes (a quote, a backslash, <, > and &).
+func plainJSON(text string) bool {
+	for i := 0; i < len(text); i++ {
+		if c := text[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
 }
 
 // line writes "data: <data>" and flushes it, the status first if it is not written yet.
