@@ -236,7 +236,7 @@ func parseTimeFilter(field, v string) (*time.Time, error) {
 	return &t, nil
 }
 
-// common is the query of the filter's page of limit rows (the page's own choice aside).
+// query is the list query of the filter's page of limit rows (the page's own choice aside).
 func (f listFilter) query(limit int) api.ListQuery {
 	q := api.ListQuery{
 		Limit: limit, Offset: f.At.Offset, Cursor: f.At.Cursor, Tags: f.tags,

@@ -63,9 +63,9 @@ type spanListRow struct {
 // spans serves GET /ui/spans: the project's spans across traces, 50 a page, filtered by name,
 // kind, errors, span tags, creation time, duration and cost and sorted as chosen, through the
 // query GET /spans answers, but as the spans' summaries (GET /spans/summaries with that
-// query): the page reads no span body. It pages by the query's cursors. The tokens column is the summaries' (an llm span's input and
-// output tokens; "–" for a span without usage, and for one stored before summaries carried
-// them).
+// query): the page reads no span body. It pages by the query's cursors. The tokens column is
+// the summaries' (an llm span's input and output tokens; "–" for a span without usage, and for
+// one stored before summaries carried them).
 //
 // Cost (TestSpansPageRequests): the session and its key (two GetItem); the span index's days
 // (one GetItem); per day of the range with spans, newest first, one Query per index shard
