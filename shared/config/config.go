@@ -4,16 +4,12 @@
 package config
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 
 	"github.com/plumehq/plume/shared/auth"
 	"github.com/plumehq/plume/shared/ratelimit"
@@ -252,16 +248,6 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		return Config{}, err
 	}
 	return c, nil
-}
-
-// AWS loads the AWS SDK configuration from the environment. The SDK logs through slog's
-// default logger (see sdkLogger), so its debug lines appear only at LOG_LEVEL=debug.
-func AWS(ctx context.Context) (aws.Config, error) {
-	cfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithLogger(sdkLogger{}))
-	if err != nil {
-		return aws.Config{}, fmt.Errorf("load AWS config: %w", err)
-	}
-	return cfg, nil
 }
 
 // SpanRetention is SpanRetentionDays as a duration (0: keep forever).

@@ -1,0 +1,156 @@
+package config
+
+import (
+	"bufio"
+	"context"
+	"encoding/pem"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// resolved is what a configuration decides that a Plume function depends on: the region, the
+// credentials and each service client's endpoint.
+type resolved struct {
+	Region, KeyID, Secret, Token string
+	Endpoints                    map[string]string
+}
+
+func resolve(t *testing.T, cfg aws.Config) resolved {
+	t.Helper()
+	r := resolved{Region: cfg.Region, Endpoints: map[string]string{}}
+	if cfg.Credentials != nil {
+		creds, err := cfg.Credentials.Retrieve(context.Background())
+		require.NoError(t, err)
+		r.KeyID, r.Secret, r.Token = creds.AccessKeyID, creds.SecretAccessKey, creds.SessionToken
+	}
+	for name, endpoint := range map[string]*string{
+		"dynamodb":        dynamodb.NewFromConfig(cfg).Options().BaseEndpoint,
+		"dynamodbstreams": dynamodbstreams.NewFromConfig(cfg).Options().BaseEndpoint,
+		"s3":              s3.NewFromConfig(cfg).Options().BaseEndpoint,
+		"sqs":             sqs.NewFromConfig(cfg).Options().BaseEndpoint,
+		"secretsmanager":  secretsmanager.NewFromConfig(cfg).Options().BaseEndpoint,
+	} {
+		r.Endpoints[name] = aws.ToString(endpoint)
+	}
+	return r
+}
+
+// TestAWSFromEnvAsTheDefaultChain: for the environments a Lambda function or a test of its
+// bootstrap has, the configuration read from the environment alone decides what the SDK's
+// whole default chain decides.
+func TestAWSFromEnvAsTheDefaultChain(t *testing.T) {
+	creds := map[string]string{"AWS_ACCESS_KEY_ID": "AKID", "AWS_SECRET_ACCESS_KEY": "secret", "AWS_SESSION_TOKEN": "token"}
+	with := func(extra map[string]string) map[string]string {
+		env := map[string]string{}
+		for _, m := range []map[string]string{creds, extra} {
+			for k, v := range m {
+				env[k] = v
+			}
+		}
+		return env
+	}
+	for name, env := range map[string]map[string]string{
+		"Lambda":                     with(map[string]string{"AWS_REGION": "eu-west-1", "AWS_DEFAULT_REGION": "eu-west-1"}),
+		"default region only":        with(map[string]string{"AWS_DEFAULT_REGION": "us-west-2"}),
+		"region before default":      with(map[string]string{"AWS_REGION": "eu-west-1", "AWS_DEFAULT_REGION": "us-west-2"}),
+		"no session token":           {"AWS_ACCESS_KEY_ID": "AKID", "AWS_SECRET_ACCESS_KEY": "secret", "AWS_REGION": "us-east-1"},
+		"one endpoint for all":       with(map[string]string{"AWS_REGION": "us-east-1", "AWS_ENDPOINT_URL": "http://127.0.0.1:1"}),
+		"an endpoint per service":    with(map[string]string{"AWS_REGION": "us-east-1", "AWS_ENDPOINT_URL_DYNAMODB": "http://127.0.0.1:2", "AWS_ENDPOINT_URL_DYNAMODB_STREAMS": "http://127.0.0.1:3", "AWS_ENDPOINT_URL_S3": "http://127.0.0.1:4", "AWS_ENDPOINT_URL_SQS": "http://127.0.0.1:5", "AWS_ENDPOINT_URL_SECRETS_MANAGER": "http://127.0.0.1:6"}),
+		"a service's before the one": with(map[string]string{"AWS_REGION": "us-east-1", "AWS_ENDPOINT_URL": "http://127.0.0.1:1", "AWS_ENDPOINT_URL_S3": "http://127.0.0.1:4"}),
+		"endpoints ignored":          with(map[string]string{"AWS_REGION": "us-east-1", "AWS_ENDPOINT_URL": "http://127.0.0.1:1", "AWS_ENDPOINT_URL_S3": "http://127.0.0.1:4", "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS": "true"}),
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			// Nothing of this machine's: no config files, no variable the table does not set.
+			for _, kv := range os.Environ() {
+				if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "AWS_") {
+					t.Setenv(k, "")
+					os.Unsetenv(k)
+				}
+			}
+			t.Setenv("AWS_CONFIG_FILE", filepath.Join(dir, "config"))
+			t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(dir, "credentials"))
+			t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+			for k, v := range env {
+				t.Setenv(k, v)
+			}
+			chain, err := awsconfig.LoadDefaultConfig(context.Background())
+			require.NoError(t, err)
+			ours, err := AWSFromEnv(context.Background(), func(k string) string { return env[k] })
+			require.NoError(t, err)
+			assert.Equal(t, resolve(t, chain), resolve(t, ours))
+		})
+	}
+}
+
+// TestAWSFromEnvTrustsTheCABundle: AWS_CA_BUNDLE's authorities are trusted, and a bundle that
+// cannot be read is an error at start rather than at the first request.
+func TestAWSFromEnvTrustsTheCABundle(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	bundle := filepath.Join(t.TempDir(), "ca.pem")
+	require.NoError(t, os.WriteFile(bundle, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600))
+
+	get := func(cfg aws.Config) error {
+		req, err := http.NewRequest(http.MethodGet, srv.URL, nil)
+		require.NoError(t, err)
+		resp, err := cfg.HTTPClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	}
+	cfg, err := AWSFromEnv(context.Background(), func(k string) string { return map[string]string{"AWS_CA_BUNDLE": bundle}[k] })
+	require.NoError(t, err)
+	require.NoError(t, get(cfg))
+
+	cfg, err = AWSFromEnv(context.Background(), func(string) string { return "" })
+	require.NoError(t, err)
+	assert.Nil(t, cfg.HTTPClient, "without a bundle the SDK's own client")
+
+	_, err = AWSFromEnv(context.Background(), func(k string) string { return map[string]string{"AWS_CA_BUNDLE": srv.URL}[k] })
+	assert.ErrorContains(t, err, "AWS_CA_BUNDLE")
+}
+
+// TestLambdaBuildsLinkNoDefaultChain: no bootstrap the Makefile builds links the SDK's default
+// chain (its config package brings STS, SSO, SSO OIDC and sign-in clients, about 1.5 MB).
+func TestLambdaBuildsLinkNoDefaultChain(t *testing.T) {
+	f, err := os.Open("../../Makefile")
+	require.NoError(t, err)
+	defer f.Close()
+	built := regexp.MustCompile(`^\t\$\(LAMBDA_BUILD\) .* (\./\S+)$`)
+	var pkgs []string
+	for sc := bufio.NewScanner(f); sc.Scan(); {
+		if m := built.FindStringSubmatch(sc.Text()); m != nil {
+			pkgs = append(pkgs, m[1])
+		}
+	}
+	require.NotEmpty(t, pkgs)
+	cmd := exec.Command("go", append([]string{"list", "-tags", "lambda.norpc", "-deps", "-f",
+		`{{if not .Standard}}{{.ImportPath}}{{end}}`}, pkgs...)...)
+	cmd.Dir = "../.."
+	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0")
+	out, err := cmd.Output()
+	require.NoError(t, err)
+	for dep := range strings.FieldsSeq(string(out)) {
+		for _, banned := range []string{"github.com/aws/aws-sdk-go-v2/config", "github.com/aws/aws-sdk-go-v2/service/sts", "github.com/aws/aws-sdk-go-v2/service/sso"} {
+			assert.False(t, dep == banned || strings.HasPrefix(dep, banned+"/"), "a Lambda bootstrap links %s", dep)
+		}
+	}
+}
