@@ -359,6 +359,9 @@ func (e *Env) Claims() *ddb.ClaimStore { return ddb.NewClaimStore(e.table) }
 // WebhookStore keeps webhooks and their delivery logs.
 func (e *Env) WebhookStore() *ddb.WebhookStore { return ddb.NewWebhookStore(e.table) }
 
+// EventLog is the projects' event logs (shared/eventlog).
+func (e *Env) EventLog() *ddb.EventLogStore { return ddb.NewEventLogStore(e.table) }
+
 // WebhookQueue is the queue of webhook deliveries, or an error when the process has none.
 func (e *Env) WebhookQueue() (webhook.Queue, error) {
 	if e.webhooks == nil {
@@ -374,16 +377,17 @@ func (e *Env) Webhooks() *webhook.Service {
 }
 
 // EventConsumer fans the events of a batch of the table's change stream (ddb.EventsOf) out to
-// the webhooks subscribed to them (webhook.Fanout) and, at the same time, puts them on the
-// EventBridge bus when there is one (Clients.EventBus). Either failing fails the batch, which
-// is applied again: the fan-out writes nothing twice, and the events put again keep their ids.
+// the webhooks subscribed to them (webhook.Fanout) and, at the same time, logs them in their
+// projects' event logs (EventLog) and puts them on the EventBridge bus when there is one
+// (Clients.EventBus). Any failing fails the batch, which is applied again: the fan-out and the
+// log write nothing twice, and the events put again keep their ids.
 // EventsFunction, plume-local's poller and the tests' DrainStream apply the stream through it.
 func (e *Env) EventConsumer() (func(ctx context.Context, shard string, records []ddb.StreamRecord) error, error) {
 	q, err := e.WebhookQueue()
 	if err != nil {
 		return nil, err
 	}
-	store := e.WebhookStore()
+	store, log := e.WebhookStore(), e.EventLog()
 	return func(ctx context.Context, _ string, records []ddb.StreamRecord) error {
 		events, err := ddb.EventsOf(records)
 		if err != nil || len(events) == 0 {
@@ -391,6 +395,7 @@ func (e *Env) EventConsumer() (func(ctx context.Context, shard string, records [
 		}
 		g, ctx := errgroup.WithContext(ctx)
 		g.Go(func() error { return webhook.Fanout(ctx, store, q, events, e.Now().UTC()) })
+		g.Go(func() error { return log.Append(ctx, events) })
 		if e.eventBus != nil {
 			g.Go(func() error { return e.eventBus.Put(ctx, events) })
 		}
