@@ -337,7 +337,7 @@ var functionCases = map[string]functionCase{
 	"EventsFunction": {
 		worker: true,
 		policy: policyCase{
-			actions: []string{"dynamodb:Query", "dynamodb:PutItem", "sqs:SendMessage",
+			actions: []string{"dynamodb:Query", "dynamodb:PutItem", "sqs:SendMessage", "events:PutEvents",
 				"dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator", "dynamodb:ListStreams"},
 			forbidden: []string{"dynamodb:Scan", "dynamodb:DeleteItem", "dynamodb:UpdateItem", "s3:", "bedrock:", "secretsmanager:"},
 		},

@@ -483,6 +483,14 @@ var routeDocs = []routeDoc{
 		Query: []param{limit(50, 200)}, Reply: typeOf[api.WebhookDeliveryList]()},
 	{Route: "POST /projects/{project_id}/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver", ID: "redeliverWebhookDelivery", Tag: "webhooks",
 		Summary: "Deliver an event again, with the same id, and retry it for another 24 hours", Reply: typeOf[api.WebhookDelivery]()},
+	{Route: "GET /projects/{project_id}/events", ID: "listEvents", Tag: "webhooks", Summary: "The project's event log (14 days): newest first, or oldest after since",
+		Description: "Admin and member keys. Each event once; more follow when the answer has " + api.NextCursorHeader + ".",
+		Query: []param{
+			{"since", "only the events after this time (RFC 3339), oldest first", map[string]any{"type": "string", "format": "date-time"}},
+			{"types", "comma-separated event types to keep", map[string]any{"type": "string"}},
+			limit(50, 200),
+			{api.ParamCursor, "continue where an answer's " + api.NextCursorHeader + " says, with the same other parameters", map[string]any{"type": "string", "maxLength": 128}},
+		}, Reply: typeOf[[]api.Event](), ReplyHeaders: []string{api.NextCursorHeader, "Link"}},
 	// DatasetsFunction (functions/datasets): the zeroeval SDK's datasets and experiments, and
 	// Plume's read API over them (docs/datasets.md).
 	{Route: "POST /v1/datasets", ID: "createDataset", Tag: "datasets", Summary: "Create a dataset (409 when the name exists)",

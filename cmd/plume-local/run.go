@@ -119,7 +119,8 @@ func run(ctx context.Context, getenv func(string) string, stdout, stderr io.Writ
 	defer stopModels()
 	runs, hooks := &app.LocalQueue{}, &app.LocalQueue{}
 	plume := app.NewEnv(cfg, app.Clients{DynamoDB: client, Blobs: blobs, Optimizations: runs,
-		Models: func(context.Context) (*llm.Client, error) { return models, nil }, Webhooks: hooks})
+		Models: func(context.Context) (*llm.Client, error) { return models, nil }, Webhooks: hooks,
+		EventBus: app.EventBusFromAWS(cfg, awsCfg)})
 	dev, err := seed(ctx, ddb.NewAuthStore(plume.Table()), getenv, time.Now())
 	if err != nil {
 		return fmt.Errorf("seed dev project: %w", err)

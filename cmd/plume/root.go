@@ -8,6 +8,7 @@ import (
 	"github.com/plumehq/plume/cmd/plume/internal/authcmd"
 	"github.com/plumehq/plume/cmd/plume/internal/cmdutil"
 	"github.com/plumehq/plume/cmd/plume/internal/datasetscmd"
+	"github.com/plumehq/plume/cmd/plume/internal/eventscmd"
 	"github.com/plumehq/plume/cmd/plume/internal/gatewaycmd"
 	"github.com/plumehq/plume/cmd/plume/internal/judges"
 	"github.com/plumehq/plume/cmd/plume/internal/keys"
@@ -86,6 +87,7 @@ Exit codes:
 		datasetscmd.NewCmdExperiments(f),
 		prices.NewCmdModelPrices(f),
 		webhookscmd.NewCmdWebhooks(f),
+		eventscmd.NewCmdEvents(f),
 		gatewaycmd.NewCmdGateway(f),
 		keys.NewCmdKeys(f),
 		speccmd.NewCmdSpec(f),

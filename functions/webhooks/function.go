@@ -15,7 +15,7 @@ var Function = app.Function{
 	Name:   "WebhooksFunction",
 	Routes: Routes,
 	Build: func(e *app.Env) (http.Handler, error) {
-		return NewHandler(e.Webhooks(), e.Authn()), nil
+		return NewHandler(e.Webhooks(), e.EventLog(), e.Authn()), nil
 	},
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/shared/auth"
 	"github.com/plumehq/plume/shared/errs"
+	"github.com/plumehq/plume/shared/eventlog"
 	"github.com/plumehq/plume/shared/web"
 	"github.com/plumehq/plume/shared/webhook"
 )
@@ -20,7 +21,10 @@ const (
 	maxDeliveries     = 200
 )
 
-type server struct{ svc *webhook.Service }
+type server struct {
+	svc    *webhook.Service
+	events eventlog.Store
+}
 
 // create serves POST /projects/{project_id}/webhooks: the webhook with its secret, shown once.
 func (s *server) create(w http.ResponseWriter, r *http.Request) {
@@ -94,6 +98,27 @@ func (s *server) redeliver(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	web.OK(w, toDelivery(d))
+}
+
+// eventLog serves GET /projects/{project_id}/events?since=&types=&limit=&cursor=: a page of
+// the project's events as a JSON array, newest first or, with since, oldest after it; more
+// follow when the answer has api.NextCursorHeader (web.Page).
+func (s *server) eventLog(w http.ResponseWriter, r *http.Request) {
+	q, err := eventlog.ParseQuery(r.URL.Query())
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	page, err := s.events.Events(r.Context(), auth.ProjectID(r), q)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	events := page.Events
+	if events == nil {
+		events = []api.Event{}
+	}
+	web.Page(w, r, events, web.Paging{FromCursor: true, Next: page.Next}, api.MaxAnswerBytes)
 }
 
 func toWebhook(h webhook.Webhook) api.Webhook {

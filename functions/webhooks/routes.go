@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/plumehq/plume/shared/auth"
+	"github.com/plumehq/plume/shared/eventlog"
 	"github.com/plumehq/plume/shared/webhook"
 )
 
@@ -16,17 +17,21 @@ import (
 var Routes = []string{
 	"ANY /projects/{project_id}/webhooks",
 	"ANY /projects/{project_id}/webhooks/{proxy+}",
+	"ANY /projects/{project_id}/events",
 }
 
-// NewHandler returns the webhooks area. Every route is for admin keys only: a webhook's URL
-// receives the project's events, and its secret signs them (docs/keys.md).
-func NewHandler(svc *webhook.Service, authn *auth.Authenticator) http.Handler {
-	s := &server{svc: svc}
+// NewHandler returns the webhooks area. Every webhook route is for admin keys only: a
+// webhook's URL receives the project's events, and its secret signs them (docs/keys.md). The
+// project's event log (GET /projects/{project_id}/events) is read by members too, as they read
+// the prompts and judges whose changes it records.
+func NewHandler(svc *webhook.Service, events eventlog.Store, authn *auth.Authenticator) http.Handler {
+	s := &server{svc: svc, events: events}
 	mux := auth.NewRouter(authn)
 	mux.HandleFunc("POST /projects/{project_id}/webhooks", s.create, auth.AdminOnly)
 	mux.HandleFunc("GET /projects/{project_id}/webhooks", s.list, auth.AdminOnly)
 	mux.HandleFunc("DELETE /projects/{project_id}/webhooks/{webhook_id}", s.delete, auth.AdminOnly)
 	mux.HandleFunc("GET /projects/{project_id}/webhooks/{webhook_id}/deliveries", s.deliveries, auth.AdminOnly)
 	mux.HandleFunc("POST /projects/{project_id}/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver", s.redeliver, auth.AdminOnly)
+	mux.HandleFunc("GET /projects/{project_id}/events", s.eventLog)
 	return mux
 }

@@ -32,6 +32,7 @@ import (
 	"github.com/plumehq/plume/shared/config"
 	"github.com/plumehq/plume/shared/ddb"
 	"github.com/plumehq/plume/shared/ddb/ddbtest"
+	"github.com/plumehq/plume/shared/eventbus"
 	"github.com/plumehq/plume/shared/llm"
 )
 
@@ -88,6 +89,8 @@ type Options struct {
 	// Optimizer, when set, changes the in-process optimizer worker (which runs only with
 	// Models) before it serves the runs' queue.
 	Optimizer func(*optimizer.Worker)
+	// EventBus is the EventBridge bus the events are put on (app.Clients.EventBus); nil: none.
+	EventBus *eventbus.Bus
 	// Stream gives the table its change stream, for the tests of the rollups (DrainStream);
 	// DynamoDB Local serves a table with one about ten times slower, so others go without.
 	Stream bool
@@ -151,7 +154,7 @@ func New(t testing.TB, o Options) *API {
 		opts = append(opts, app.WithoutStream())
 	}
 	queue, hooks := &app.LocalQueue{}, &app.LocalQueue{}
-	clients := app.Clients{DynamoDB: client, Blobs: blobs, Optimizations: queue, Webhooks: hooks}
+	clients := app.Clients{DynamoDB: client, Blobs: blobs, Optimizations: queue, Webhooks: hooks, EventBus: o.EventBus}
 	if o.Models != nil {
 		clients.Models = func(context.Context) (*llm.Client, error) { return o.Models, nil }
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"golang.org/x/sync/errgroup"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/plumehq/plume/shared/blob"
 	"github.com/plumehq/plume/shared/config"
 	"github.com/plumehq/plume/shared/ddb"
+	"github.com/plumehq/plume/shared/eventbus"
 	"github.com/plumehq/plume/shared/feedback"
 	"github.com/plumehq/plume/shared/judge"
 	"github.com/plumehq/plume/shared/llm"
@@ -47,6 +49,19 @@ type Clients struct {
 	Webhooks webhook.Queue
 	// WebhookDeadLetter receives the deliveries given up (PLUME_WEBHOOK_DLQ_URL); nil: none.
 	WebhookDeadLetter Queue
+	// EventBus is the EventBridge bus every event is put on (PLUME_EVENT_BUS_NAME,
+	// EventBusFromAWS); nil: events go to webhooks only.
+	EventBus *eventbus.Bus
+}
+
+// EventBusFromAWS is the bus PLUME_EVENT_BUS_NAME names (cfg.EventBusName), reached with the
+// AWS configuration's credentials and endpoint (moto's in plume-local), or nil when it names
+// none.
+func EventBusFromAWS(cfg config.Config, awsCfg aws.Config) *eventbus.Bus {
+	if cfg.EventBusName == "" {
+		return nil
+	}
+	return eventbus.New(eventbridge.NewFromConfig(awsCfg), cfg.EventBusName)
 }
 
 // ModelsFromEnv builds the model client of a process: the providers' keys and endpoints from
@@ -92,6 +107,7 @@ type Env struct {
 	optimizations Queue
 	webhooks      webhook.Queue
 	webhookDLQ    Queue
+	eventBus      *eventbus.Bus
 	now           func() time.Time
 	// noStream: the table has no change stream, so nothing keeps the list index.
 	noStream bool
@@ -124,7 +140,7 @@ func WithoutStream() Option { return func(e *Env) { e.noStream = true } }
 // NewEnv returns the Env of cfg over c.
 func NewEnv(cfg config.Config, c Clients, opts ...Option) *Env {
 	e := &Env{Config: cfg, table: ddb.NewTable(c.DynamoDB, cfg.Table), blobs: c.Blobs, models: c.Models, optimizations: c.Optimizations,
-		webhooks: c.Webhooks, webhookDLQ: c.WebhookDeadLetter}
+		webhooks: c.Webhooks, webhookDLQ: c.WebhookDeadLetter, eventBus: c.EventBus}
 	for _, o := range opts {
 		o(e)
 	}
@@ -343,6 +359,9 @@ func (e *Env) Claims() *ddb.ClaimStore { return ddb.NewClaimStore(e.table) }
 // WebhookStore keeps webhooks and their delivery logs.
 func (e *Env) WebhookStore() *ddb.WebhookStore { return ddb.NewWebhookStore(e.table) }
 
+// EventLog is the projects' event logs (shared/eventlog).
+func (e *Env) EventLog() *ddb.EventLogStore { return ddb.NewEventLogStore(e.table) }
+
 // WebhookQueue is the queue of webhook deliveries, or an error when the process has none.
 func (e *Env) WebhookQueue() (webhook.Queue, error) {
 	if e.webhooks == nil {
@@ -358,20 +377,29 @@ func (e *Env) Webhooks() *webhook.Service {
 }
 
 // EventConsumer fans the events of a batch of the table's change stream (ddb.EventsOf) out to
-// the webhooks subscribed to them (webhook.Fanout). EventsFunction, plume-local's poller and
-// the tests' DrainStream apply the stream through it.
+// the webhooks subscribed to them (webhook.Fanout) and, at the same time, logs them in their
+// projects' event logs (EventLog) and puts them on the EventBridge bus when there is one
+// (Clients.EventBus). Any failing fails the batch, which is applied again: the fan-out and the
+// log write nothing twice, and the events put again keep their ids.
+// EventsFunction, plume-local's poller and the tests' DrainStream apply the stream through it.
 func (e *Env) EventConsumer() (func(ctx context.Context, shard string, records []ddb.StreamRecord) error, error) {
 	q, err := e.WebhookQueue()
 	if err != nil {
 		return nil, err
 	}
-	store := e.WebhookStore()
+	store, log := e.WebhookStore(), e.EventLog()
 	return func(ctx context.Context, _ string, records []ddb.StreamRecord) error {
 		events, err := ddb.EventsOf(records)
 		if err != nil || len(events) == 0 {
 			return err
 		}
-		return webhook.Fanout(ctx, store, q, events, e.Now().UTC())
+		g, ctx := errgroup.WithContext(ctx)
+		g.Go(func() error { return webhook.Fanout(ctx, store, q, events, e.Now().UTC()) })
+		g.Go(func() error { return log.Append(ctx, events) })
+		if e.eventBus != nil {
+			g.Go(func() error { return e.eventBus.Put(ctx, events) })
+		}
+		return g.Wait()
 	}, nil
 }
 

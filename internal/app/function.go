@@ -80,6 +80,7 @@ func envFrom(ctx context.Context, getenv func(string) string) (*Env, error) {
 	if url := cfg.Webhooks.DeadLetterURL; url != "" {
 		c.WebhookDeadLetter = NewSQSQueue(sqs.NewFromConfig(awsCfg), url)
 	}
+	c.EventBus = EventBusFromAWS(cfg, awsCfg)
 	return NewEnv(cfg, c), nil
 }
 

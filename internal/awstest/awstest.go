@@ -1,5 +1,5 @@
-// Package awstest gives tests the AWS services that DynamoDB Local does not emulate (SQS and
-// Secrets Manager): moto's server at the URL in PLUME_TEST_AWS_URL, which `make test` starts
+// Package awstest gives tests the AWS services that DynamoDB Local does not emulate (SQS,
+// Secrets Manager and EventBridge): moto's server at the URL in PLUME_TEST_AWS_URL, which `make test` starts
 // and exports. A test that needs it fails, never skips, when the variable is unset, as
 // shared/ddb/ddbtest does for DynamoDB Local: a skipped test hides a broken setup.
 package awstest
@@ -13,8 +13,11 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/google/uuid"
 )
 
@@ -57,6 +60,52 @@ func SecretsManager(t testing.TB) *secretsmanager.Client {
 		BaseEndpoint: aws.String(url),
 		Credentials:  credentials.NewStaticCredentialsProvider("test", "test", ""),
 	})
+}
+
+// EventBridge returns an EventBridge client for moto.
+func EventBridge(t testing.TB) *eventbridge.Client {
+	t.Helper()
+	url := Endpoint(t)
+	return eventbridge.New(eventbridge.Options{
+		Region:       region,
+		BaseEndpoint: aws.String(url),
+		Credentials:  credentials.NewStaticCredentialsProvider("test", "test", ""),
+	})
+}
+
+// NewBus creates an EventBridge bus whose name is name plus a unique suffix, with a rule that
+// sends every event matching pattern (an event pattern's JSON) to a new queue; deletes them
+// when t ends, and returns the bus's name and the queue's URL.
+func NewBus(t testing.TB, name, pattern string) (bus, queueURL string) {
+	t.Helper()
+	client := EventBridge(t)
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer cancel()
+	bus = uniqueName(name)
+	if _, err := client.CreateEventBus(ctx, &eventbridge.CreateEventBusInput{Name: &bus}); err != nil {
+		t.Fatalf("create event bus %q in moto at %s: %v", name, Endpoint(t), err)
+	}
+	queueURL = NewQueue(t, name)
+	attrs, err := SQS(t).GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: &queueURL, AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameQueueArn}})
+	if err != nil {
+		t.Fatalf("read the ARN of queue %s: %v", queueURL, err)
+	}
+	rule := bus + "-rule"
+	if _, err := client.PutRule(ctx, &eventbridge.PutRuleInput{Name: &rule, EventBusName: &bus, EventPattern: &pattern}); err != nil {
+		t.Fatalf("put rule on bus %s: %v", bus, err)
+	}
+	target := ebtypes.Target{Id: aws.String("queue"), Arn: aws.String(attrs.Attributes[string(sqstypes.QueueAttributeNameQueueArn)])}
+	if _, err := client.PutTargets(ctx, &eventbridge.PutTargetsInput{Rule: &rule, EventBusName: &bus, Targets: []ebtypes.Target{target}}); err != nil {
+		t.Fatalf("put the queue as target of rule %s: %v", rule, err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+		defer cancel()
+		_, _ = client.RemoveTargets(ctx, &eventbridge.RemoveTargetsInput{Rule: &rule, EventBusName: &bus, Ids: []string{"queue"}})
+		_, _ = client.DeleteRule(ctx, &eventbridge.DeleteRuleInput{Name: &rule, EventBusName: &bus})
+		_, _ = client.DeleteEventBus(ctx, &eventbridge.DeleteEventBusInput{Name: &bus})
+	})
+	return bus, queueURL
 }
 
 // NewQueue creates a standard queue whose name is name plus a unique suffix, deletes it when t

@@ -542,6 +542,7 @@ func (f *filled) requests(t *testing.T) map[string][]request {
 		"DELETE /projects/{project_id}/webhooks/{webhook_id}":                                  {{method: "DELETE", path: p + "/webhooks/" + f.hooks[len(f.hooks)-1], again: &request{method: "DELETE", path: p + "/webhooks/" + f.hooks[len(f.hooks)-2]}}},
 		"GET /projects/{project_id}/webhooks/{webhook_id}/deliveries":                          {get(p + "/webhooks/" + f.hooks[0] + "/deliveries?limit=200")},
 		"POST /projects/{project_id}/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver": {{method: "POST", path: p + "/webhooks/" + f.hooks[0] + "/deliveries/" + f.dlv + "/redeliver"}},
+		"GET /projects/{project_id}/events":                                                    {get(p + "/events?limit=200")},
 		"POST /projects/{project_id}/optimization-runs/{run_action}":                           {{method: "POST", path: p + "/optimization-runs/" + f.runs[1] + ":cancel", again: &request{method: "POST", path: p + "/optimization-runs/" + f.runs[3] + ":cancel"}}, {method: "POST", path: p + "/optimization-runs/" + f.runs[2] + ":preview-deploy", status: http.StatusConflict}},
 		"GET /projects/{project_id}/prompts/{slug}/issues":                                     {get(p + "/prompts/big/issues?window_hours=" + fmt.Sprint(api.MaxIssueWindowHours))},
 		"GET /projects/{project_id}/judges/{judge_id}/issues":                                  {get(p + "/judges/" + f.judges[0] + "/issues?window_hours=" + fmt.Sprint(api.MaxIssueWindowHours))},

@@ -79,6 +79,9 @@ type Config struct {
 	SimulationModels []string
 	// Webhooks is how events are delivered to webhooks (PLUME_WEBHOOK_*).
 	Webhooks Webhooks
+	// EventBusName is PLUME_EVENT_BUS_NAME: the EventBridge bus (a name or an ARN) every event
+	// is put on ("" = none: events go to webhooks only). The template sets its EventBusName.
+	EventBusName string
 }
 
 // Webhooks configures the delivery of events to webhooks.
@@ -244,6 +247,7 @@ func FromEnv(getenv func(string) string) (Config, error) {
 			*v.dst = n
 		}
 	}
+	c.EventBusName = strings.TrimSpace(getenv("PLUME_EVENT_BUS_NAME"))
 	if c.Webhooks, err = webhooksFromEnv(getenv); err != nil {
 		return Config{}, err
 	}

@@ -351,3 +351,16 @@ func experimentEvaluationSK(run int, rowID, evaluatorID string) string {
 func evaluatorSK(id string) string { return "EV#" + id }
 
 func recordSK(kind, name string, run int) string { return fmt.Sprintf("%s#%s#%08d", kind, name, run) }
+
+// eventsPK is the partition of a project's event log (shared/eventlog), eventSK each: sorted by
+// the event's time, then its id.
+func eventsPK(projectID string) string { return "P#" + projectID + "#EVT" }
+
+const prefixEvent = "E#"
+
+// eventTimeLayout writes an event's time at a fixed width, so that sort keys sort by time.
+const eventTimeLayout = "2006-01-02T15:04:05.000000000Z"
+
+func eventSK(t time.Time, id string) string {
+	return prefixEvent + t.UTC().Format(eventTimeLayout) + "#" + id
+}

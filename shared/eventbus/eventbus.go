@@ -1,0 +1,192 @@
+package eventbus
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
+
+	"github.com/plumehq/plume/api"
+)
+
+// Source is the Source of every entry: a rule matches Plume's events with
+// {"source": ["plume"]}.
+const Source = "plume"
+
+// MaxEntries is the most entries one PutEvents request takes.
+const MaxEntries = 10
+
+// MaxRequestBytes is the largest total size of one PutEvents request's entries, counted as
+// EventBridge counts it (entrySize).
+// https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-putevent-size.html
+const MaxRequestBytes = 256 << 10
+
+// DefaultAttempts is how many times Put sends an entry at most when Bus.Attempts is 0.
+const DefaultAttempts = 4
+
+// DefaultBackoff is the wait before the first put again when Bus.Backoff is 0, doubled before
+// each next one.
+const DefaultBackoff = 100 * time.Millisecond
+
+// API is the part of the EventBridge client a Bus uses.
+type API interface {
+	PutEvents(context.Context, *eventbridge.PutEventsInput, ...func(*eventbridge.Options)) (*eventbridge.PutEventsOutput, error)
+}
+
+var _ API = (*eventbridge.Client)(nil)
+
+// Bus is one EventBridge event bus.
+type Bus struct {
+	api  API
+	name string
+	// Attempts is how many times an entry is sent at most (0: DefaultAttempts).
+	Attempts int
+	// Backoff is the wait before the first put again (0: DefaultBackoff), doubled each time.
+	Backoff time.Duration
+}
+
+// New returns the bus named name (a name such as "default", or its ARN) reached through api.
+func New(api API, name string) *Bus {
+	return &Bus{api: api, name: name}
+}
+
+// Name is the bus's name or ARN, as given to New.
+func (b *Bus) Name() string { return b.name }
+
+// Put puts events on the bus, each once when it succeeds. An event whose entry alone is over
+// MaxRequestBytes cannot go on any bus: it is logged and left out (Plume's events are a few
+// hundred bytes). The error says how many entries were still refused after the last attempt.
+func (b *Bus) Put(ctx context.Context, events []api.Event) error {
+	entries := make([]types.PutEventsRequestEntry, 0, len(events))
+	for _, ev := range events {
+		e, err := b.entry(ev)
+		if err != nil {
+			return err
+		}
+		if size := entrySize(e); size > MaxRequestBytes {
+			slog.ErrorContext(ctx, "eventbus: event too large for EventBridge, not put", "event_id", ev.ID, "type", ev.Type, "bytes", size)
+			continue
+		}
+		entries = append(entries, e)
+	}
+	var errsOf []error
+	for _, chunk := range chunks(entries) {
+		if err := b.putChunk(ctx, chunk); err != nil {
+			errsOf = append(errsOf, err)
+		}
+	}
+	return errors.Join(errsOf...)
+}
+
+// putChunk sends one request's entries, then again those refused, until none is or the
+// attempts are spent.
+func (b *Bus) putChunk(ctx context.Context, entries []types.PutEventsRequestEntry) error {
+	attempts, wait := b.Attempts, b.Backoff
+	if attempts <= 0 {
+		attempts = DefaultAttempts
+	}
+	if wait <= 0 {
+		wait = DefaultBackoff
+	}
+	for attempt := 1; ; attempt++ {
+		out, err := b.api.PutEvents(ctx, &eventbridge.PutEventsInput{Entries: entries})
+		if err != nil {
+			// The SDK has already retried what a whole request may be retried for.
+			return fmt.Errorf("put %d events on bus %s: %w", len(entries), b.name, err)
+		}
+		failed, code := refused(entries, out)
+		if len(failed) == 0 {
+			return nil
+		}
+		if attempt >= attempts {
+			return fmt.Errorf("put events on bus %s: %d of %d refused after %d attempts (%s)", b.name, len(failed), len(entries), attempt, code)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("put events on bus %s: %w", b.name, ctx.Err())
+		case <-time.After(wait):
+		}
+		entries, wait = failed, wait*2
+	}
+}
+
+// refused are the entries of a request that its answer refused, and the first error code.
+// An answer whose entries do not match the request one for one is taken as refusing all.
+func refused(entries []types.PutEventsRequestEntry, out *eventbridge.PutEventsOutput) ([]types.PutEventsRequestEntry, string) {
+	if out.FailedEntryCount == 0 {
+		return nil, ""
+	}
+	if len(out.Entries) != len(entries) {
+		return entries, "answer without its entries"
+	}
+	var failed []types.PutEventsRequestEntry
+	code := ""
+	for i, r := range out.Entries {
+		if r.ErrorCode == nil {
+			continue
+		}
+		failed = append(failed, entries[i])
+		if code == "" {
+			code = aws.ToString(r.ErrorCode) + ": " + aws.ToString(r.ErrorMessage)
+		}
+	}
+	return failed, code
+}
+
+// entry is ev as an EventBridge entry.
+func (b *Bus) entry(ev api.Event) (types.PutEventsRequestEntry, error) {
+	detail, err := json.Marshal(ev)
+	if err != nil {
+		return types.PutEventsRequestEntry{}, fmt.Errorf("encode event %s: %w", ev.ID, err)
+	}
+	e := types.PutEventsRequestEntry{
+		EventBusName: aws.String(b.name),
+		Source:       aws.String(Source),
+		DetailType:   aws.String(ev.Type),
+		Detail:       aws.String(string(detail)),
+	}
+	if !ev.Time.IsZero() {
+		e.Time = aws.Time(ev.Time)
+	}
+	return e, nil
+}
+
+// entrySize is the size EventBridge counts for e against a request's 256 KB: 14 bytes for the
+// time, the UTF-8 bytes of the source, detail type and detail, and of each resource.
+func entrySize(e types.PutEventsRequestEntry) int {
+	n := len(aws.ToString(e.Source)) + len(aws.ToString(e.DetailType)) + len(aws.ToString(e.Detail))
+	if e.Time != nil {
+		n += 14
+	}
+	for _, r := range e.Resources {
+		n += len(r)
+	}
+	return n
+}
+
+// chunks splits entries into requests of at most MaxEntries entries and MaxRequestBytes,
+// keeping their order.
+func chunks(entries []types.PutEventsRequestEntry) [][]types.PutEventsRequestEntry {
+	var out [][]types.PutEventsRequestEntry
+	var cur []types.PutEventsRequestEntry
+	size := 0
+	for _, e := range entries {
+		n := entrySize(e)
+		if len(cur) == MaxEntries || (len(cur) > 0 && size+n > MaxRequestBytes) {
+			out = append(out, cur)
+			cur, size = nil, 0
+		}
+		cur = append(cur, e)
+		size += n
+	}
+	if len(cur) > 0 {
+		out = append(out, cur)
+	}
+	return out
+}
