@@ -351,3 +351,16 @@ func experimentEvaluationSK(run int, rowID, evaluatorID string) string {
 func evaluatorSK(id string) string { return "EV#" + id }
 
 func recordSK(kind, name string, run int) string { return fmt.Sprintf("%s#%s#%08d", kind, name, run) }
+
+// monitorsPK is the partition of a project's monitors (one item each, monitorSK); the item
+// holds the monitor's state and history too, so a state change is one conditional write.
+func monitorsPK(projectID string) string { return "P#" + projectID + "#MON" }
+
+// prefixMonitor starts a monitor's sort key; EventsFunction's stream filter passes it.
+const prefixMonitor = "MON#"
+
+func monitorSK(id string) string { return prefixMonitor + id }
+
+// allMonitorsGSI1PK lists every project's monitors (GSI1SK <project>#<id>) for the evaluator:
+// read once a minute, written only when a monitor is created or deleted.
+const allMonitorsGSI1PK = "MONITORS"
