@@ -13,6 +13,7 @@ import (
 	"github.com/plumehq/plume/cmd/plume/internal/keys"
 	"github.com/plumehq/plume/cmd/plume/internal/links"
 	"github.com/plumehq/plume/cmd/plume/internal/metricscmd"
+	"github.com/plumehq/plume/cmd/plume/internal/monitorscmd"
 	"github.com/plumehq/plume/cmd/plume/internal/optimize"
 	"github.com/plumehq/plume/cmd/plume/internal/prices"
 	"github.com/plumehq/plume/cmd/plume/internal/prompts"
@@ -86,6 +87,7 @@ Exit codes:
 		datasetscmd.NewCmdExperiments(f),
 		prices.NewCmdModelPrices(f),
 		webhookscmd.NewCmdWebhooks(f),
+		monitorscmd.NewCmdMonitors(f),
 		gatewaycmd.NewCmdGateway(f),
 		keys.NewCmdKeys(f),
 		speccmd.NewCmdSpec(f),
