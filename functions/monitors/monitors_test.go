@@ -83,7 +83,9 @@ func TestMonitorBadInput(t *testing.T) {
 		{"feedback by model", func(b map[string]any) {
 			b["metric"], b["window"], b["filters"] = "negative_feedback_rate", "1h", map[string]any{"model": "gpt-4o"}
 		}, "whole project"},
-		{"judge of error rate", func(b map[string]any) { b["filters"] = map[string]any{"judge_id": "4b1d4f0e-3c1a-4e55-9a51-0d5c9f9d7b11"} }, "judge_pass_rate only"},
+		{"judge of error rate", func(b map[string]any) {
+			b["filters"] = map[string]any{"judge_id": "4b1d4f0e-3c1a-4e55-9a51-0d5c9f9d7b11"}
+		}, "judge_pass_rate only"},
 		{"no comparison", func(b map[string]any) { delete(b, "comparison") }, "comparison"},
 		{"no threshold", func(b map[string]any) { delete(b, "threshold") }, "threshold"},
 		{"resolve above a gt threshold", func(b map[string]any) { b["resolve_threshold"] = 0.2 }, "resolve_threshold"},
