@@ -5,7 +5,7 @@ GO ?= go
 # Lambda binaries: provided.al2023 on arm64, static, RPC-free.
 LAMBDA_BUILD = CGO_ENABLED=0 GOOS=linux GOARCH=$(or $(GOARCH_LAMBDA),arm64) $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w'
 # Every function of template.yaml, by logical id.
-FUNCTIONS = PromptsFunction TracingIngestFunction TracingQueryFunction SettingsFunction OTLPFunction JudgesFunction FeedbackFunction SignalsFunction SweeperFunction EvaluatorFunction OptimizerFunction DatasetsFunction OptimizerWorkerFunction RollupFunction MCPFunction GatewayFunction DashboardFunction WebhooksFunction EventsFunction WebhookDeliveryFunction
+FUNCTIONS = PromptsFunction TracingIngestFunction TracingQueryFunction SettingsFunction OTLPFunction JudgesFunction FeedbackFunction SignalsFunction SweeperFunction EvaluatorFunction OptimizerFunction DatasetsFunction OptimizerWorkerFunction RollupFunction MCPFunction GatewayFunction DashboardFunction WebhooksFunction EventsFunction WebhookDeliveryFunction MonitorsFunction MonitorFunction
 
 .PHONY: dev test build bench load scale lint clean cli $(addprefix build-,$(FUNCTIONS))
 
@@ -82,6 +82,12 @@ build-EventsFunction:
 
 build-WebhookDeliveryFunction:
 	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/webhooks/delivery
+
+build-MonitorsFunction:
+	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/monitors/lambda
+
+build-MonitorFunction:
+	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/monitors/evaluate
 
 # cli: the plume command for this machine, into bin/plume.
 cli:

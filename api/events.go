@@ -16,6 +16,8 @@ const (
 	EventJudgeUpdated            = "judge.updated"
 	EventOptimizationRunFinished = "optimization.run.finished"
 	EventOptimizationRunDeployed = "optimization.run.deployed"
+	EventMonitorAlerted          = "monitor.alerted"
+	EventMonitorResolved         = "monitor.resolved"
 )
 
 // EventTypes are every event type, in the order the docs list them.
@@ -23,13 +25,14 @@ var EventTypes = []string{
 	EventPromptVersionCreated, EventPromptTagMoved, EventPromptModelBound,
 	EventJudgeCreated, EventJudgeUpdated,
 	EventOptimizationRunFinished, EventOptimizationRunDeployed,
+	EventMonitorAlerted, EventMonitorResolved,
 }
 
 // Event is one thing that happened in a project, as a webhook receives it (the body of a
 // standard-format delivery). ID is the same on every delivery of the event, to every
 // webhook: receivers deduplicate by it (it is also the webhook-id header). Data is the body of
-// the type: PromptVersionCreated, PromptTagMoved, PromptModelBound, JudgeEvent or
-// OptimizationRunEvent.
+// the type: PromptVersionCreated, PromptTagMoved, PromptModelBound, JudgeEvent,
+// OptimizationRunEvent or MonitorEvent.
 type Event struct {
 	ID        string          `json:"id"`
 	Type      string          `json:"type"`

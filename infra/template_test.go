@@ -342,6 +342,24 @@ var functionCases = map[string]functionCase{
 			forbidden: []string{"dynamodb:Scan", "dynamodb:DeleteItem", "dynamodb:UpdateItem", "s3:", "bedrock:", "secretsmanager:"},
 		},
 	},
+	"MonitorsFunction": {
+		routes: stackRoutes("MonitorsFunction"),
+		policy: policyCase{
+			actions: []string{"dynamodb:Query", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"},
+			// Deletes a monitor's item only; reads no object, calls no model, queues nothing.
+			forbidden: []string{"dynamodb:Scan", "s3:", "sqs:", "bedrock:", "secretsmanager:"},
+			keys:      map[string]keyScope{"dynamodb:DeleteItem": {allow: []string{"P#*#MON"}}},
+		},
+	},
+	"MonitorFunction": {
+		worker: true,
+		policy: policyCase{
+			actions: []string{"dynamodb:Query", "dynamodb:UpdateItem"},
+			// Reads the rollups and the monitors, writes a monitor's state only: never a span.
+			forbidden: []string{"dynamodb:Scan", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:DeleteItem", "s3:", "sqs:", "bedrock:", "secretsmanager:"},
+			keys:      map[string]keyScope{"dynamodb:UpdateItem": {allow: []string{"P#*#MON"}}},
+		},
+	},
 	"WebhookDeliveryFunction": {
 		worker: true,
 		policy: policyCase{

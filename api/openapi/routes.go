@@ -491,6 +491,14 @@ var routeDocs = []routeDoc{
 			limit(50, 200),
 			{api.ParamCursor, "continue where an answer's " + api.NextCursorHeader + " says, with the same other parameters", map[string]any{"type": "string", "maxLength": 128}},
 		}, Reply: typeOf[[]api.Event](), ReplyHeaders: []string{api.NextCursorHeader, "Link"}},
+	// MonitorsFunction (functions/monitors): member and admin keys.
+	{Route: "POST /projects/{project_id}/monitors", ID: "createMonitor", Tag: "monitors", Summary: "Create a monitor of a metric of the rollups (no_data until its first evaluation)",
+		Body: typeOf[api.CreateMonitorRequest](), Required: []string{"name", "metric", "window", "comparison", "threshold"}, Reply: typeOf[api.Monitor]()},
+	{Route: "GET /projects/{project_id}/monitors", ID: "listMonitors", Tag: "monitors", Summary: "List the project's monitors with their states", Reply: typeOf[api.MonitorList]()},
+	{Route: "GET /projects/{project_id}/monitors/{monitor_id}", ID: "getMonitor", Tag: "monitors", Summary: "A monitor, its state and its last state changes", Reply: typeOf[api.Monitor]()},
+	{Route: "PATCH /projects/{project_id}/monitors/{monitor_id}", ID: "updateMonitor", Tag: "monitors", Summary: "Change a monitor's definition: the fields present change, the state is kept",
+		Body: typeOf[api.UpdateMonitorRequest](), Reply: typeOf[api.Monitor]()},
+	{Route: "DELETE /projects/{project_id}/monitors/{monitor_id}", ID: "deleteMonitor", Tag: "monitors", Summary: "Delete a monitor", Reply: typeOf[api.MonitorDeleted]()},
 	// DatasetsFunction (functions/datasets): the zeroeval SDK's datasets and experiments, and
 	// Plume's read API over them (docs/datasets.md).
 	{Route: "POST /v1/datasets", ID: "createDataset", Tag: "datasets", Summary: "Create a dataset (409 when the name exists)",

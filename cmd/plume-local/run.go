@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/google/uuid"
 
+	"github.com/plumehq/plume/functions/monitors"
 	"github.com/plumehq/plume/functions/sweeper"
 	"github.com/plumehq/plume/infra"
 	"github.com/plumehq/plume/internal/app"
@@ -36,6 +37,8 @@ var localDefaults = map[string]string{
 	"AWS_REGION":  "us-east-1",
 	// As SweepSchedule's default in template.yaml.
 	"PLUME_SWEEP_INTERVAL": "5m",
+	// As MonitorSchedule's default in template.yaml.
+	"PLUME_MONITOR_INTERVAL": "1m",
 }
 
 // served are the functions plume-local serves: the whole stack's (stack.Functions), each behind
@@ -60,6 +63,10 @@ func run(ctx context.Context, getenv func(string) string, stdout, stderr io.Writ
 	sweepInterval, err := time.ParseDuration(env("PLUME_SWEEP_INTERVAL"))
 	if err != nil || sweepInterval <= 0 {
 		return fmt.Errorf("PLUME_SWEEP_INTERVAL %q: want a positive duration such as 5m", env("PLUME_SWEEP_INTERVAL"))
+	}
+	monitorInterval, err := time.ParseDuration(env("PLUME_MONITOR_INTERVAL"))
+	if err != nil || monitorInterval <= 0 {
+		return fmt.Errorf("PLUME_MONITOR_INTERVAL %q: want a positive duration such as 1m", env("PLUME_MONITOR_INTERVAL"))
 	}
 	slog.SetDefault(web.NewLogger(stderr, cfg.LogLevel))
 	if addr := env("PLUME_PPROF_ADDR"); addr != "" {
@@ -133,6 +140,10 @@ func run(ctx context.Context, getenv func(string) string, stdout, stderr io.Writ
 	if err != nil {
 		return err
 	}
+	evaluateMonitors, err := monitors.EvaluateFunction.Build(plume)
+	if err != nil {
+		return err
+	}
 	stopJudges, err := judges(ctx, plume, blobs, awsCfg, env)
 	if err != nil {
 		return err
@@ -156,6 +167,7 @@ func run(ctx context.Context, getenv func(string) string, stdout, stderr io.Writ
 	sweepCtx, stopSweeps := context.WithCancel(ctx)
 	var sweeps sync.WaitGroup
 	sweeps.Go(func() { every(sweepCtx, sweepInterval, sweep) })
+	sweeps.Go(func() { every(sweepCtx, monitorInterval, evaluateMonitors) })
 	defer func() {
 		stopSweeps()
 		sweeps.Wait()

@@ -290,6 +290,29 @@ func TestPlumeLocalSweeps(t *testing.T) {
 	}, time.Minute, 50*time.Millisecond, "no sweep applied the trace")
 }
 
+// TestPlumeLocalEvaluatesMonitors: plume-local evaluates the monitors every
+// PLUME_MONITOR_INTERVAL, as MonitorFunction's schedule does: a new monitor leaves no_data.
+func TestPlumeLocalEvaluatesMonitors(t *testing.T) {
+	project, key := uuid.NewString(), "plm_local_monitors_key_0123456789"
+	base, _ := startLocal(t, map[string]string{"PLUME_DEV_PROJECT_ID": project, "PLUME_DEV_API_KEY": key, "PLUME_MONITOR_INTERVAL": "50ms"})
+	call := caller(t, base, key)
+	status, m := call("POST", "/projects/"+project+"/monitors",
+		`{"name": "spend", "metric": "cost", "window": "5m", "comparison": "gt", "threshold": 1, "min_samples": 0}`)
+	require.Equal(t, http.StatusOK, status, "%v", m)
+	require.Equal(t, "no_data", m["state"])
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		_, got := call("GET", "/projects/"+project+"/monitors/"+m["id"].(string), "")
+		assert.Equal(c, "ok", got["state"])
+	}, time.Minute, 50*time.Millisecond, "no evaluation of the monitor")
+}
+
+func TestPlumeLocalRejectsBadMonitorInterval(t *testing.T) {
+	env := map[string]string{"TABLE_NAME": "plume-local-test-x", "PLUME_MONITOR_INTERVAL": "often"}
+	err := run(context.Background(), func(k string) string { return env[k] }, io.Discard, io.Discard)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "PLUME_MONITOR_INTERVAL")
+}
+
 func TestPlumeLocalRejectsBadSweepInterval(t *testing.T) {
 	for _, interval := range []string{"0s", "-1m", "often"} {
 		t.Run(interval, func(t *testing.T) {

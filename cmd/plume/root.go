@@ -14,6 +14,7 @@ import (
 	"github.com/plumehq/plume/cmd/plume/internal/keys"
 	"github.com/plumehq/plume/cmd/plume/internal/links"
 	"github.com/plumehq/plume/cmd/plume/internal/metricscmd"
+	"github.com/plumehq/plume/cmd/plume/internal/monitorscmd"
 	"github.com/plumehq/plume/cmd/plume/internal/optimize"
 	"github.com/plumehq/plume/cmd/plume/internal/prices"
 	"github.com/plumehq/plume/cmd/plume/internal/prompts"
@@ -88,6 +89,7 @@ Exit codes:
 		prices.NewCmdModelPrices(f),
 		webhookscmd.NewCmdWebhooks(f),
 		eventscmd.NewCmdEvents(f),
+		monitorscmd.NewCmdMonitors(f),
 		gatewaycmd.NewCmdGateway(f),
 		keys.NewCmdKeys(f),
 		speccmd.NewCmdSpec(f),

@@ -130,6 +130,7 @@ func (s *server) tools() []tool {
 	all = append(all, s.deployTools()...)
 	all = append(all, s.proposalTools()...)
 	all = append(all, s.datasetTools()...)
+	all = append(all, s.monitorTools()...)
 	return all
 }
 

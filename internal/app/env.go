@@ -22,6 +22,7 @@ import (
 	"github.com/plumehq/plume/shared/judge"
 	"github.com/plumehq/plume/shared/llm"
 	"github.com/plumehq/plume/shared/llm/pricetable"
+	"github.com/plumehq/plume/shared/monitor"
 	"github.com/plumehq/plume/shared/pricing"
 	"github.com/plumehq/plume/shared/prompt"
 	"github.com/plumehq/plume/shared/ratelimit"
@@ -441,4 +442,19 @@ func (l *lazy[T]) get(build func() T) T {
 func (l *lazy[T]) getErr(build func() (T, error)) (T, error) {
 	l.once.Do(func() { l.v, l.err = build() })
 	return l.v, l.err
+}
+
+// MonitorStore keeps the projects' monitors with their states.
+func (e *Env) MonitorStore() *ddb.MonitorStore { return ddb.NewMonitorStore(e.table) }
+
+// Monitors manages the projects' monitors; their notify lists are checked against the
+// project's webhooks.
+func (e *Env) Monitors() *monitor.Service {
+	return monitor.NewService(e.MonitorStore(), e.WebhookStore(), e.now)
+}
+
+// MonitorEvaluator evaluates every project's monitors from the rollups (MonitorFunction's
+// job, plume-local's every PLUME_MONITOR_INTERVAL).
+func (e *Env) MonitorEvaluator() *monitor.Evaluator {
+	return &monitor.Evaluator{Store: e.MonitorStore(), Rollups: e.Rollups(), Now: e.Now}
 }

@@ -30,6 +30,7 @@ import (
 	"github.com/plumehq/plume/shared/auth"
 	"github.com/plumehq/plume/shared/judge"
 	"github.com/plumehq/plume/shared/lambdahttp"
+	"github.com/plumehq/plume/shared/monitor"
 	otlpmap "github.com/plumehq/plume/shared/otlp"
 	"github.com/plumehq/plume/shared/prompt"
 	"github.com/plumehq/plume/shared/trace"
@@ -128,6 +129,7 @@ type filled struct {
 	dsVersion, experiment, row string
 	hooks                      []string // webhooks of the longest URLs, all events
 	dlv                        string   // a delivery of hooks[0], which has the most
+	monitors                   []string // monitors of the longest names and filters, full histories, notifying every webhook
 }
 
 // fill stores the project's largest inputs through whole, as a client of a deployment would
@@ -268,6 +270,24 @@ func fill(t *testing.T, srv *apitest.API, whole http.Handler) *filled {
 		_, err := srv.Env.WebhookStore().PutDelivery(context.Background(), d)
 		require.NoError(t, err)
 		f.dlv = d.ID
+	}
+
+	// Monitors: as many as a project may have, of the longest name and filter, notifying
+	// every webhook, each with a full history of state changes of the largest values.
+	for i := range monitor.MaxPerProject {
+		id := must("POST", "/projects/"+f.pid+"/monitors", map[string]any{"name": fmt.Sprintf("%03d", i) + strings.Repeat("\u00e9", 125), "metric": "cost",
+			"filters": map[string]any{"tag": "k:" + strings.Repeat("v", 254)}, "window": "7d", "comparison": "gt", "threshold": 1, "notify": f.hooks}).Map(t)["id"].(string)
+		f.monitors = append(f.monitors, id)
+		m, err := srv.Env.MonitorStore().Monitor(context.Background(), f.pid, id)
+		require.NoError(t, err)
+		next, value := m, -1.2345678901234567e+100 // as long as a float64 prints
+		for range monitor.HistoryLen {
+			next.History = append(next.History, api.MonitorStateChange{From: api.MonitorNoData, To: api.MonitorAlerting, At: f.now, Value: &value, Samples: 1 << 62, Reminder: true})
+		}
+		next.Seq, next.Value, next.Samples = m.Seq+1, &value, 1<<62
+		ok, err := srv.Env.MonitorStore().RecordState(context.Background(), m, next)
+		require.NoError(t, err)
+		require.True(t, ok)
 	}
 
 	// A dataset of rows of the largest size, as many as one push takes, and an experiment of
@@ -532,11 +552,17 @@ func (f *filled) requests(t *testing.T) map[string][]request {
 		"POST /f/{token}":                                 {{method: "POST", path: "/f/" + f.token, body: url.Values{"completion_id": {f.llm[0]}, "thumbs": {"up"}, "reason": {strings.Repeat("r", 1000)}}.Encode(), status: http.StatusSeeOther, header: http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}}},
 
 		// Optimization.
-		"POST /projects/{project_id}/prompts/{slug}/optimization-runs":                         {{method: "POST", path: p + "/prompts/plain/optimization-runs", body: map[string]any{"optimizer_type": "quick_refine"}}},
-		"GET /projects/{project_id}/prompts/{slug}/optimization-runs":                          {paged(p + "/prompts/plain/optimization-runs?limit=100")},
-		"POST /projects/{project_id}/judges/{judge_id}/optimization-runs":                      {{method: "POST", path: p + "/judges/" + f.judges[0] + "/optimization-runs", body: map[string]any{}}},
-		"GET /projects/{project_id}/judges/{judge_id}/optimization-runs":                       {get(p + "/judges/" + f.judges[0] + "/optimization-runs?limit=100")},
-		"GET /projects/{project_id}/optimization-runs/{run_id}":                                {get(p + "/optimization-runs/" + f.runs[0])},
+		"POST /projects/{project_id}/prompts/{slug}/optimization-runs":    {{method: "POST", path: p + "/prompts/plain/optimization-runs", body: map[string]any{"optimizer_type": "quick_refine"}}},
+		"GET /projects/{project_id}/prompts/{slug}/optimization-runs":     {paged(p + "/prompts/plain/optimization-runs?limit=100")},
+		"POST /projects/{project_id}/judges/{judge_id}/optimization-runs": {{method: "POST", path: p + "/judges/" + f.judges[0] + "/optimization-runs", body: map[string]any{}}},
+		"GET /projects/{project_id}/judges/{judge_id}/optimization-runs":  {get(p + "/judges/" + f.judges[0] + "/optimization-runs?limit=100")},
+		"GET /projects/{project_id}/optimization-runs/{run_id}":           {get(p + "/optimization-runs/" + f.runs[0])},
+		"POST /projects/{project_id}/monitors":                            {{method: "POST", path: p + "/monitors", body: map[string]any{"name": "one more", "metric": "cost", "window": "5m", "comparison": "gt", "threshold": 1}, status: http.StatusConflict}},
+		"GET /projects/{project_id}/monitors":                             {get(p + "/monitors")},
+		"GET /projects/{project_id}/monitors/{monitor_id}":                {get(p + "/monitors/" + f.monitors[0])},
+		"PATCH /projects/{project_id}/monitors/{monitor_id}":              {{method: "PATCH", path: p + "/monitors/" + f.monitors[0], body: map[string]any{"threshold": 2}}},
+		"DELETE /projects/{project_id}/monitors/{monitor_id}": {{method: "DELETE", path: p + "/monitors/" + f.monitors[len(f.monitors)-1],
+			again: &request{method: "DELETE", path: p + "/monitors/" + f.monitors[len(f.monitors)-2]}}},
 		"POST /projects/{project_id}/webhooks":                                                 {{method: "POST", path: p + "/webhooks", body: map[string]any{"url": "http://192.0.2.1/", "events": api.EventTypes}, status: http.StatusConflict}},
 		"GET /projects/{project_id}/webhooks":                                                  {get(p + "/webhooks")},
 		"DELETE /projects/{project_id}/webhooks/{webhook_id}":                                  {{method: "DELETE", path: p + "/webhooks/" + f.hooks[len(f.hooks)-1], again: &request{method: "DELETE", path: p + "/webhooks/" + f.hooks[len(f.hooks)-2]}}},

@@ -89,6 +89,7 @@ var workerCases = map[string]struct {
 	"RollupFunction":          {event: "rollups/stream-batch.json", seed: checkSampleSpanApplied, answer: `{"state":{}}`},
 	"EventsFunction":          {event: "webhooks/stream-batch.json", seed: func(*testing.T, *apitest.API) func(*testing.T) { return func(*testing.T) {} }},
 	"WebhookDeliveryFunction": {event: "webhooks/delivery-message.json", seed: func(*testing.T, *apitest.API) func(*testing.T) { return func(*testing.T) {} }},
+	"MonitorFunction":         {event: "monitors/scheduled.json", seed: seedMonitor},
 }
 
 // TestWorkerMainsStart builds the real bootstrap of every worker of the stack, as its Makefile
@@ -310,4 +311,20 @@ func eventFor(t *testing.T, routes []string) []byte {
 	raw, err := json.Marshal(ev)
 	require.NoError(t, err)
 	return raw
+}
+
+// seedMonitor creates a monitor of a project without spans that is ok with none (cost below
+// a dollar, no minimum of samples) and checks that the run evaluated it: no_data to ok.
+func seedMonitor(t *testing.T, srv *apitest.API) func(t *testing.T) {
+	var m api.Monitor
+	srv.MustDo(t, "POST", "/projects/"+srv.A.ProjectID+"/monitors", srv.A.Key, map[string]any{
+		"name": "spend", "metric": "cost", "window": "5m", "comparison": "gt", "threshold": 1, "min_samples": 0,
+	}).Decode(t, &m)
+	require.Equal(t, api.MonitorNoData, m.State)
+	return func(t *testing.T) {
+		srv.MustDo(t, "GET", "/projects/"+srv.A.ProjectID+"/monitors/"+m.ID, srv.A.Key, nil).Decode(t, &m)
+		assert.Equal(t, api.MonitorOK, m.State, "the run evaluated the monitor")
+		require.Len(t, m.History, 1)
+		assert.Equal(t, api.MonitorNoData, m.History[0].From)
+	}
 }

@@ -29,6 +29,7 @@ func validParams(projectID string) map[string]string {
 		"webhook_id": "wh_" + id, "delivery_id": "dlv_0000000000000_000000000000",
 		"dataset": "capitals", "upload_id": id, "experiment_id": id,
 		"signal_entity_type": "span", "test_name": "checkout",
+		"monitor_id": "mon_" + id,
 	}
 }
 

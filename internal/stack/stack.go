@@ -14,6 +14,7 @@ import (
 	"github.com/plumehq/plume/functions/evaluator"
 	"github.com/plumehq/plume/functions/gateway"
 	"github.com/plumehq/plume/functions/mcpserver"
+	"github.com/plumehq/plume/functions/monitors"
 	"github.com/plumehq/plume/functions/optimizer"
 	"github.com/plumehq/plume/functions/rollups"
 	"github.com/plumehq/plume/functions/sweeper"
@@ -38,6 +39,7 @@ var Workers = []app.Worker{
 	rollups.Function,
 	webhooks.EventsFunction,
 	webhooks.DeliveryFunction,
+	monitors.EvaluateFunction,
 }
 
 // Handler is the whole stack on one handler, every function mounted on its route keys and

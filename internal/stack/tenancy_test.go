@@ -33,6 +33,7 @@ type victim struct {
 	project, slug, content, versionID                  string
 	spanID, traceID, sessionID, judgeID, linkID, model string
 	webhookID                                          string
+	monitorID                                          string
 	// dataset, datasetVersionID, rowID, experimentID and resultID are B's dataset and an
 	// experiment on it with one result.
 	dataset, datasetVersionID, rowID, experimentID, resultID string
@@ -68,6 +69,8 @@ func seedVictim(t *testing.T, api *apitest.API) victim {
 	hookURL := "https://hooks.example.com/b-private-" + uuid.NewString()
 	v.webhookID = api.MustDo(t, "POST", "/projects/"+b.ProjectID+"/webhooks", b.Key,
 		map[string]any{"url": hookURL, "events": []string{"prompt.tag.moved"}}).Map(t)["id"].(string)
+	v.monitorID = api.MustDo(t, "POST", "/projects/"+b.ProjectID+"/monitors", b.Key,
+		map[string]any{"name": "B's private monitor", "metric": "error_rate", "window": "5m", "comparison": "gt", "threshold": 0.1}).Map(t)["id"].(string)
 	v.dataset = "b-private-data"
 	api.MustDo(t, "POST", "/v1/datasets", b.Key, map[string]any{"name": v.dataset})
 	v.datasetVersionID = api.MustDo(t, "POST", "/v1/datasets/"+v.dataset+"/data", b.Key,
@@ -77,7 +80,7 @@ func seedVictim(t *testing.T, api *apitest.API) victim {
 	v.resultID = api.MustDo(t, "POST", "/v1/experiments/"+v.experimentID+"/results", b.Key,
 		map[string]any{"dataset_row_id": v.rowID, "result": "B's private result"}).Map(t)["id"].(string)
 	v.secrets = []string{b.ProjectID, b.UserID, v.content, output, "B's private input", "B's private judge", "B's private verdict",
-		"B's private variant", "B's private signal", reason, hookURL, "B's private row", "B's private experiment", "B's private result"}
+		"B's private variant", "B's private signal", reason, hookURL, "B's private row", "B's private experiment", "B's private result", "B's private monitor"}
 	return v
 }
 
@@ -96,6 +99,7 @@ func (v victim) pathOf(t *testing.T, path string) string {
 		// B has no delivery (no stream here): the project is refused first all the same.
 		"webhook_id": v.webhookID, "delivery_id": "dlv_0000000000000_000000000000",
 		"dataset": v.dataset, "upload_id": v.datasetVersionID, "experiment_id": v.experimentID,
+		"monitor_id": v.monitorID,
 	}
 	return wildcard.ReplaceAllStringFunc(path, func(w string) string {
 		name := w[1 : len(w)-1]

@@ -84,7 +84,9 @@ var params = map[string]param{
 	"token":  {tokenPattern.MatchString, func(string) error { return errs.NotFound("no such feedback link") }},
 	"run_id": {isUUID, notFound("optimization run %s not found")},
 	// Webhook ids are "wh_" + a UUID; delivery ids "dlv_<13-digit ms>_<12 hex>".
-	"webhook_id":  {webhookPattern.MatchString, notFound("webhook %s not found")},
+	"webhook_id": {webhookPattern.MatchString, notFound("webhook %s not found")},
+	// Monitor ids are "mon_" + a UUID.
+	"monitor_id":  {monitorPattern.MatchString, notFound("monitor %s not found")},
 	"delivery_id": {deliveryPattern.MatchString, notFound("delivery %s not found")},
 	"dataset": {dataset.IsName, func(v string) error {
 		return errs.Invalid("dataset name %s is invalid: use 1 to 128 letters, digits, spaces, '.', '_' or '-'", quote(v))
@@ -107,6 +109,7 @@ var (
 	versionPattern  = regexp.MustCompile(`^0*[1-9][0-9]*$`)
 	tokenPattern    = regexp.MustCompile(`^plf_[A-Za-z0-9_-]{1,96}$`)
 	webhookPattern  = regexp.MustCompile(`^wh_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+	monitorPattern  = regexp.MustCompile(`^mon_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
 	deliveryPattern = regexp.MustCompile(`^dlv_[0-9]{13}_[0-9a-f]{12}$`)
 )
 

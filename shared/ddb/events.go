@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/plumehq/plume/api"
+	"github.com/plumehq/plume/shared/monitor"
 	"github.com/plumehq/plume/shared/optimize"
 )
 
@@ -53,6 +54,8 @@ func EventsOf(records []StreamRecord) ([]api.Event, error) {
 			evs, err = judgeEvents(pk, r)
 		case strings.Contains(pk, "#OR#") && sk == skRun:
 			evs, err = runEvents(pk, r)
+		case strings.HasSuffix(pk, "#MON") && strings.HasPrefix(sk, prefixMonitor):
+			evs, err = monitorEvents(r)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("events of %s %s: %w", pk, sk, err)
@@ -202,4 +205,46 @@ func sameString(a, b *string) bool {
 		return a == b
 	}
 	return *a == *b
+}
+
+// monitorEvents: monitor.alerted when a monitor's state change (its counter moves) enters
+// alerting, or a reminder of an alert still on is written (its notification time moves);
+// monitor.resolved when a change leaves alerting (to ok, or no_data). A new monitor, a change
+// of its definition and the changes between ok and no_data raise nothing. The id is derived
+// from the monitor and its counter: one event per change, whoever reads the record again.
+func monitorEvents(r StreamRecord) ([]api.Event, error) {
+	if r.Old == nil {
+		return nil, nil
+	}
+	var cur, old monitorItem
+	if err := images(r, &cur, &old); err != nil {
+		return nil, err
+	}
+	if cur.Seq == old.Seq {
+		return nil, nil
+	}
+	m := cur.toMonitor()
+	body := api.MonitorEvent{MonitorID: m.ID, Name: m.Name, Metric: m.Metric, Window: monitor.FormatWindow(m.Window),
+		Comparison: m.Comparison, Threshold: m.Threshold, ResolveThreshold: m.ResolveThreshold, State: m.State, From: old.State,
+		Value: m.Value, Samples: m.Samples, Notify: m.Notify}
+	var typ string
+	switch {
+	case cur.State == api.MonitorAlerting && old.State == api.MonitorAlerting:
+		if cur.Notified == old.Notified {
+			return nil, nil
+		}
+		typ, body.Reminder = api.EventMonitorAlerted, true
+	case cur.State == api.MonitorAlerting:
+		typ = api.EventMonitorAlerted
+	case old.State == api.MonitorAlerting:
+		typ = api.EventMonitorResolved
+	default:
+		return nil, nil
+	}
+	at := m.StateSince
+	if body.Reminder {
+		at = m.NotifiedAt
+	}
+	ev, err := newEvent(typ, m.ProjectID, at, body, m.ID, cur.Seq)
+	return []api.Event{ev}, err
 }

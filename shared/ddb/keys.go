@@ -364,3 +364,15 @@ const eventTimeLayout = "2006-01-02T15:04:05.000000000Z"
 func eventSK(t time.Time, id string) string {
 	return prefixEvent + t.UTC().Format(eventTimeLayout) + "#" + id
 }
+// monitorsPK is the partition of a project's monitors (one item each, monitorSK); the item
+// holds the monitor's state and history too, so a state change is one conditional write.
+func monitorsPK(projectID string) string { return "P#" + projectID + "#MON" }
+
+// prefixMonitor starts a monitor's sort key; EventsFunction's stream filter passes it.
+const prefixMonitor = "MON#"
+
+func monitorSK(id string) string { return prefixMonitor + id }
+
+// allMonitorsGSI1PK lists every project's monitors (GSI1SK <project>#<id>) for the evaluator:
+// read once a minute, written only when a monitor is created or deleted.
+const allMonitorsGSI1PK = "MONITORS"

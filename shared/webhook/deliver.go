@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/plumehq/plume/api"
@@ -60,7 +61,8 @@ func DeliveryID(ev api.Event, webhookID string) string {
 	return fmt.Sprintf("dlv_%013d_%s", ev.Time.UnixMilli(), hex.EncodeToString(h[:6]))
 }
 
-// Fanout queues each event's delivery to every webhook of its project subscribed to its type.
+// Fanout queues each event's delivery to every webhook of its project subscribed to its type,
+// and, for a monitor's event, to the webhooks its monitor notifies (Notifies), each once.
 // Done again for the same events (a stream batch read twice), it writes nothing new and
 // queues the deliveries again; Deliverer skips those already done. Requests: one Query per
 // project of the events, one PutItem and one SendMessage per delivery.
@@ -79,8 +81,9 @@ func Fanout(ctx context.Context, store Store, queue Queue, events []api.Event, n
 		if err != nil {
 			return err
 		}
+		notified := Notifies(ev)
 		for _, w := range ws {
-			if !w.Subscribed(ev.Type) {
+			if !w.Subscribed(ev.Type) && !slices.Contains(notified, w.ID) {
 				continue
 			}
 			d := Delivery{ID: DeliveryID(ev, w.ID), ProjectID: ev.ProjectID, WebhookID: w.ID, EventID: ev.ID, EventType: ev.Type,
@@ -94,6 +97,20 @@ func Fanout(ctx context.Context, store Store, queue Queue, events []api.Event, n
 		}
 	}
 	return nil
+}
+
+// Notifies are the webhooks an event names besides those subscribed to its type: a monitor's
+// notify list (api.MonitorEvent.Notify) for monitor.alerted and monitor.resolved, none for
+// the others. A webhook both subscribed and named receives the event once.
+func Notifies(ev api.Event) []string {
+	if ev.Type != api.EventMonitorAlerted && ev.Type != api.EventMonitorResolved {
+		return nil
+	}
+	var b api.MonitorEvent
+	if json.Unmarshal(ev.Data, &b) != nil {
+		return nil
+	}
+	return b.Notify
 }
 
 // enqueue queues an attempt of d after delay.

@@ -29,6 +29,22 @@ func SlackText(ev api.Event) string {
 		if json.Unmarshal(ev.Data, &b) == nil {
 			return fmt.Sprintf("Optimization run %s: %s (%s)", b.RunID, ev.Type, b.State)
 		}
+	case api.EventMonitorAlerted, api.EventMonitorResolved:
+		var b api.MonitorEvent
+		if json.Unmarshal(ev.Data, &b) == nil {
+			value := "no value"
+			if b.Value != nil {
+				value = fmt.Sprintf("%g", *b.Value)
+			}
+			what := "alerting"
+			switch {
+			case b.Reminder:
+				what = "still alerting"
+			case ev.Type == api.EventMonitorResolved:
+				what = "resolved (" + b.State + ")"
+			}
+			return fmt.Sprintf("Monitor %s: %s. %s over %s is %s (%s %g, %d samples)", b.Name, what, b.Metric, b.Window, value, b.Comparison, b.Threshold, b.Samples)
+		}
 	}
 	return fmt.Sprintf("%s in project %s (event %s)", ev.Type, ev.ProjectID, ev.ID)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/plumehq/plume/functions/datasets"
 	"github.com/plumehq/plume/functions/feedback"
 	"github.com/plumehq/plume/functions/judges"
+	"github.com/plumehq/plume/functions/monitors"
 	"github.com/plumehq/plume/functions/optimizer"
 	"github.com/plumehq/plume/functions/otlp"
 	"github.com/plumehq/plume/functions/prompts"
@@ -36,6 +37,7 @@ var Functions = []app.Function{
 	optimizer.Function,
 	webhooks.Function,
 	datasets.Function,
+	monitors.Function,
 }
 
 // Handler is the REST API on one handler, every function mounted on its route keys and served

@@ -1,0 +1,216 @@
+package monitor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/plumehq/plume/api"
+	"github.com/plumehq/plume/shared/rollup"
+)
+
+// Measure reads m's metric over its window ending at now from r: the buckets whose start is
+// in [end - Window, end), end the end of now's bucket (the current bucket, still filling, is
+// the window's last). One read of at most Window/step items, whatever the traffic. value is
+// nil when the metric is a ratio or a percentile of no samples; samples are what the metric
+// is of (traces, spans, evaluations, pieces of feedback: docs/monitors.md).
+func Measure(ctx context.Context, r rollup.Reader, m Monitor, now time.Time) (value *float64, samples int64, err error) {
+	g := m.grain()
+	end := now.UTC().Truncate(g.Step()).Add(g.Step())
+	stored, err := r.Rollups(ctx, m.ProjectID, m.dim(), g, end.Add(-m.Window), end)
+	if err != nil {
+		return nil, 0, fmt.Errorf("read the rollups of monitor %s: %w", m.ID, err)
+	}
+	c := rollup.NewCounters()
+	for _, b := range stored {
+		c.Merge(b)
+	}
+	value, samples = measure(m, c)
+	return value, samples, nil
+}
+
+// measure is m's metric of the counters c.
+func measure(m Monitor, c *rollup.Counters) (*float64, int64) {
+	ratio := func(n, of int64) (*float64, int64) {
+		if of <= 0 {
+			return nil, 0
+		}
+		v := float64(n) / float64(of)
+		return &v, of
+	}
+	sum := func(v float64, samples int64) (*float64, int64) { return &v, samples }
+	filtered := spanFiltered(m.Filters)
+	switch m.Metric {
+	case api.MonitorErrorRate:
+		if filtered {
+			return ratio(c.ErrorSpans, c.Spans)
+		}
+		return ratio(c.ErrorTraces, c.Traces)
+	case api.MonitorCost:
+		return sum(c.Cost, c.Spans)
+	case api.MonitorLLMCalls:
+		return sum(float64(c.LLMCalls), c.Spans)
+	case api.MonitorLatencyP95:
+		s := c.TraceLatency
+		if filtered {
+			s = c.SpanLatency
+		}
+		p95, ok := s.Quantile(0.95)
+		if !ok {
+			return nil, 0
+		}
+		return &p95, s.Count()
+	case api.MonitorJudgePassRate:
+		var passed, evals int64
+		for id, j := range c.Judges {
+			if m.Filters.JudgeID == "" || id == m.Filters.JudgeID {
+				passed, evals = passed+j.Passed, evals+j.Evaluations
+			}
+		}
+		return ratio(passed, evals)
+	case api.MonitorNegativeFeedbackRate:
+		return ratio(c.FeedbackDown, c.FeedbackUp+c.FeedbackDown)
+	}
+	return nil, 0
+}
+
+// Next is m's state after a measure of value over samples, with hysteresis: an alerting
+// monitor stays alerting while its value is beyond ResolveThreshold; another alerts when its
+// value is beyond Threshold. Too few samples (fewer than MinSamples, or none for a ratio) is
+// no_data.
+func Next(m Monitor, value *float64, samples int64) string {
+	if value == nil || samples < m.MinSamples {
+		return api.MonitorNoData
+	}
+	beyond := func(limit float64) bool {
+		if m.Comparison == api.MonitorLT {
+			return *value < limit
+		}
+		return *value > limit
+	}
+	limit := m.Threshold
+	if m.State == api.MonitorAlerting {
+		limit = m.ResolveThreshold
+	}
+	if beyond(limit) {
+		return api.MonitorAlerting
+	}
+	return api.MonitorOK
+}
+
+// Evaluator evaluates every project's monitors from the rollups.
+type Evaluator struct {
+	Store   Store
+	Rollups rollup.Reader
+	Now     func() time.Time
+	// Concurrency bounds the monitors evaluated at once (0: 8).
+	Concurrency int
+}
+
+// Result counts what a run did.
+type Result struct {
+	Monitors int // evaluated
+	Changes  int // state changes recorded
+	// Reminders recorded; Lost are changes another run recorded first (the conditional
+	// write refused).
+	Reminders, Lost int
+}
+
+// Run evaluates every monitor once: one index Query of the monitors, then per monitor one
+// Query of its window's rollups, and a conditional write only when its state changes or a
+// reminder is due. A monitor that fails does not stop the others; their errors are returned
+// together.
+func (e *Evaluator) Run(ctx context.Context) (Result, error) {
+	all, err := e.Store.AllMonitors(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	now := e.Now().UTC().Truncate(time.Microsecond)
+	outcomes := make([]outcome, len(all))
+	g, gctx := errgroup.WithContext(context.WithoutCancel(ctx))
+	limit := e.Concurrency
+	if limit <= 0 {
+		limit = 8
+	}
+	g.SetLimit(limit)
+	for i, m := range all {
+		g.Go(func() error {
+			outcomes[i] = e.evaluate(gctx, m, now)
+			return nil
+		})
+	}
+	_ = g.Wait()
+	res := Result{Monitors: len(all)}
+	var failed []error
+	for _, o := range outcomes {
+		switch {
+		case o.err != nil:
+			failed = append(failed, o.err)
+		case o.lost:
+			res.Lost++
+		case o.reminder:
+			res.Reminders++
+		case o.changed:
+			res.Changes++
+		}
+	}
+	return res, errors.Join(failed...)
+}
+
+type outcome struct {
+	changed, reminder, lost bool
+	err                     error
+}
+
+// evaluate measures m and records its change or reminder, if any.
+func (e *Evaluator) evaluate(ctx context.Context, m Monitor, now time.Time) outcome {
+	value, samples, err := Measure(ctx, e.Rollups, m, now)
+	if err != nil {
+		return outcome{err: err}
+	}
+	next, ok := Advance(m, value, samples, now)
+	if !ok {
+		return outcome{}
+	}
+	done, err := e.Store.RecordState(ctx, m, next)
+	if err != nil {
+		return outcome{err: fmt.Errorf("record the state of monitor %s: %w", m.ID, err)}
+	}
+	if !done {
+		return outcome{lost: true}
+	}
+	reminder := next.State == m.State
+	slog.InfoContext(ctx, "monitor", "project_id", m.ProjectID, "monitor_id", m.ID, "from", m.State, "to", next.State, "reminder", reminder)
+	return outcome{changed: !reminder, reminder: reminder}
+}
+
+// Advance is m after a measure at now, and whether anything is to be written: a state change,
+// or a reminder of an alert on for Reminder since the last notification.
+func Advance(m Monitor, value *float64, samples int64, now time.Time) (Monitor, bool) {
+	state := Next(m, value, samples)
+	change := api.MonitorStateChange{From: m.State, To: state, At: now, Value: value, Samples: samples}
+	switch {
+	case state != m.State:
+		m.StateSince = now
+		if state == api.MonitorAlerting {
+			m.NotifiedAt = now
+		}
+	case state == api.MonitorAlerting && m.Reminder > 0 && !now.Before(m.NotifiedAt.Add(m.Reminder)):
+		change.Reminder = true
+		m.NotifiedAt = now
+	default:
+		return m, false
+	}
+	m.State, m.Value, m.Samples = state, value, samples
+	m.History = append(slices.Clone(m.History), change)
+	if len(m.History) > HistoryLen {
+		m.History = m.History[len(m.History)-HistoryLen:]
+	}
+	m.Seq++
+	return m, true
+}
