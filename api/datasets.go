@@ -213,11 +213,32 @@ type ExperimentEvaluatorRequest struct {
 
 // Evaluator is an evaluator of an experiment.
 type Evaluator struct {
-	ID             string    `json:"id"`
-	Name           string    `json:"name"`
-	Description    *string   `json:"description"`
-	EvaluationMode string    `json:"evaluation_mode"`
-	CreatedAt      time.Time `json:"created_at"`
+	ID             string  `json:"id"`
+	Name           string  `json:"name"`
+	Description    *string `json:"description"`
+	EvaluationMode string  `json:"evaluation_mode"`
+	// JudgeID is the judge that makes this evaluator's evaluations, for an evaluator made by
+	// POST /v1/experiments/{id}/judges; absent for the SDK's own.
+	JudgeID   *string   `json:"judge_id,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// AttachJudgeRequest is the body of POST /v1/experiments/{id}/judges: a judge of the project
+// that evaluates every result of the experiment, those posted later too.
+type AttachJudgeRequest struct {
+	JudgeID string `json:"judge_id"`
+}
+
+// AttachedJudge answers POST /v1/experiments/{id}/judges: the evaluator the judge's verdicts
+// are written under (named as the judge), and the evaluation of the results already posted,
+// queued for the judge runner.
+type AttachedJudge struct {
+	ExperimentID  string    `json:"experiment_id"`
+	JudgeID       string    `json:"judge_id"`
+	EvaluatorID   string    `json:"evaluator_id"`
+	EvaluatorName string    `json:"evaluator_name"`
+	Status        string    `json:"status"`
+	RequestedAt   time.Time `json:"requested_at"`
 }
 
 // ExperimentEvaluationRequest is the body of POST /v1/experiments/{id}/evaluations: an evaluator's
@@ -237,6 +258,8 @@ type ExperimentEvaluation struct {
 	EvaluatorName   string          `json:"evaluator_name"`
 	EvaluationValue json.RawMessage `json:"evaluation_value"`
 	EvaluationType  string          `json:"evaluation_type"`
+	// EvaluationReason is a judge's reason for its verdict (judges' evaluators only).
+	EvaluationReason *string `json:"evaluation_reason,omitempty"`
 }
 
 // ColumnEvaluationRequest is the body of POST /v1/column-evaluations.

@@ -195,4 +195,12 @@ func (c *Client) CompareExperiments(ctx context.Context, ids []string, run int, 
 	return out, err
 }
 
+// AttachJudge makes judge judgeID of the project evaluate every result of experiment id, those
+// posted later too; the judge runner writes its verdicts as the experiment's evaluations.
+func (c *Client) AttachJudge(ctx context.Context, id, judgeID string) (api.AttachedJudge, error) {
+	var out api.AttachedJudge
+	err := c.do(ctx, call{method: http.MethodPost, path: "/v1/experiments/" + url.PathEscape(id) + "/judges", body: api.AttachJudgeRequest{JudgeID: judgeID}}, &out)
+	return out, err
+}
+
 func datasetPath(name string) string { return "/v1/datasets/" + url.PathEscape(name) }

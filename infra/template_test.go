@@ -195,7 +195,7 @@ var functionCases = map[string]functionCase{
 			// Datasets are immutable versions, never deleted; committed uploads are.
 			forbidden: []string{"dynamodb:Scan", "dynamodb:DeleteItem", "s3:ListBucket"},
 			s3: map[string][]string{
-				"s3:PutObject": {"${Bucket.Arn}/datasets/*"}, "s3:GetObject": {"${Bucket.Arn}/datasets/*"}, "s3:DeleteObject": {"${Bucket.Arn}/datasets/*"},
+				"s3:PutObject": {"${Bucket.Arn}/datasets/*", "${Bucket.Arn}/experiment-judges/*"}, "s3:GetObject": {"${Bucket.Arn}/datasets/*"}, "s3:DeleteObject": {"${Bucket.Arn}/datasets/*"},
 			},
 		},
 	},
@@ -317,12 +317,16 @@ var functionCases = map[string]functionCase{
 		policy: policyCase{
 			actions: []string{
 				"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem",
-				"s3:GetObject", "sqs:SendMessage", "bedrock:InvokeModel", "secretsmanager:GetSecretValue",
+				"s3:GetObject", "s3:PutObject", "sqs:SendMessage", "bedrock:InvokeModel", "secretsmanager:GetSecretValue",
 			},
 			// The runner reads spans and writes evaluations and claims: it deletes nothing,
-			// writes no object, and calls no model with anything but Converse/InvokeModel.
-			forbidden: []string{"dynamodb:Scan", "dynamodb:DeleteItem", "s3:PutObject", "s3:DeleteObject", "s3:ListBucket", "bedrock:InvokeModelWithResponseStream"},
-			s3:        map[string][]string{"s3:GetObject": {"${Bucket.Arn}/spans/*", "${Bucket.Arn}/backfills/*", "${Bucket.Arn}/attachments/*"}},
+			// writes no object but the rest of a judge request about an experiment, and calls
+			// no model with anything but Converse/InvokeModel.
+			forbidden: []string{"dynamodb:Scan", "dynamodb:DeleteItem", "s3:DeleteObject", "s3:ListBucket", "bedrock:InvokeModelWithResponseStream"},
+			s3: map[string][]string{
+				"s3:GetObject": {"${Bucket.Arn}/spans/*", "${Bucket.Arn}/backfills/*", "${Bucket.Arn}/attachments/*", "${Bucket.Arn}/datasets/*", "${Bucket.Arn}/experiment-judges/*"},
+				"s3:PutObject": {"${Bucket.Arn}/experiment-judges/*"},
+			},
 		},
 	},
 	"WebhooksFunction": {

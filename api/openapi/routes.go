@@ -540,6 +540,8 @@ var routeDocs = []routeDoc{
 		Body: typeOf[api.ExperimentEvaluatorRequest](), Required: []string{"name"}, Reply: typeOf[api.Created]()},
 	{Route: "POST /v1/experiments/{experiment_id}/evaluations", ID: "addExperimentEvaluation", Tag: "datasets", Summary: "Store an evaluator's value for a result",
 		Body: typeOf[api.ExperimentEvaluationRequest](), Required: []string{"evaluator_id", "experiment_result_id", "evaluation_value"}, Reply: typeOf[api.Created]()},
+	{Route: "POST /v1/experiments/{experiment_id}/judges", ID: "attachExperimentJudge", Tag: "datasets", Summary: "Have a judge evaluate every result of an experiment, later ones too",
+		Body: typeOf[api.AttachJudgeRequest](), Required: []string{"judge_id"}, Reply: typeOf[api.AttachedJudge]()},
 	{Route: "POST /v1/column-evaluations", ID: "addColumnEvaluation", Tag: "datasets", Summary: "Store a column evaluator's results for a run",
 		Body: typeOf[api.ColumnEvaluationRequest](), Required: []string{"evaluator_id", "experiment_id"}, Reply: typeOf[api.Created]()},
 	{Route: "POST /v1/column-metrics", ID: "addColumnMetric", Tag: "datasets", Summary: "Store a column metric of a run",

@@ -95,7 +95,7 @@ func judges(ctx context.Context, plume *app.Env, blobs *blob.Store, awsCfg aws.C
 	}
 	inv := asyncinvoke.New(runner.Handle, cfg)
 	blobs.OnCreated(func(key string) {
-		if !strings.HasPrefix(key, "spans/") && !strings.HasPrefix(key, "backfills/") {
+		if !strings.HasPrefix(key, "spans/") && !strings.HasPrefix(key, "backfills/") && !strings.HasPrefix(key, "experiment-judges/") {
 			return
 		}
 		payload, err := evaluator.ObjectEvent(blobs.Bucket(), key, time.Now())

@@ -72,6 +72,14 @@ func TestDatasetsCommands(t *testing.T) {
 	assert.False(t, cmp.Rows[0].Differs)
 	assert.Equal(t, exitUsage, h.run("experiments", "compare", exp).code, "one experiment")
 
+	judgeID := h.api.MustDo(t, "POST", "/projects/"+h.api.A.ProjectID+"/judges", h.api.A.Key,
+		map[string]any{"name": "capital-check", "template": "Right?\n{{output}}"}).Map(t)["id"].(string)
+	var attached api.AttachedJudge
+	h.okJSON(&attached, "experiments", "judge", exp, judgeID)
+	assert.Equal(t, "queued", attached.Status)
+	assert.Equal(t, "capital-check", attached.EvaluatorName)
+	assert.Equal(t, exitUsage, h.run("experiments", "judge", exp, "00000000-0000-4000-8000-000000000000").code, "an unknown judge")
+
 	assert.Equal(t, exitUsage, h.run("datasets", "show", "nope").code, "an unknown dataset: not_found, as every command answers it")
 	assert.Equal(t, exitAuth, h.run("--api-key", "plm_wrong", "datasets", "list").code)
 	assert.Equal(t, exitUsage, h.run("datasets", "push", "capitals", filepath.Join(t.TempDir(), "missing")).code)

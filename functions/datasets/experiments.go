@@ -74,6 +74,23 @@ func (s *server) addEvaluation(w http.ResponseWriter, r *http.Request) {
 	created(w, r, id, err)
 }
 
+// attachJudge serves POST /v1/experiments/{experiment_id}/judges: the judge's GetItem, one
+// TransactWriteItems (the judge on the experiment, its evaluator) and one S3 PUT (the request
+// that the judge runner answers with the results' evaluations).
+func (s *server) attachJudge(w http.ResponseWriter, r *http.Request) {
+	var req api.AttachJudgeRequest
+	if err := web.Decode(w, r, &req, smallBody); err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	out, err := s.x.AttachJudge(r.Context(), auth.ProjectID(r), r.PathValue("experiment_id"), req.JudgeID)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	web.OK(w, out)
+}
+
 // recordRequest is what a record route's request stores: the record (its Run set from run, 1
 // by default) in the experiment.
 type recordRequest struct {
@@ -163,7 +180,7 @@ func (s *server) getExperiment(w http.ResponseWriter, r *http.Request) {
 		out.Runs = []api.ExperimentRun{}
 	}
 	for _, e := range d.Evaluators {
-		out.Evaluators = append(out.Evaluators, api.Evaluator{ID: e.ID, Name: e.Name, Description: e.Description, EvaluationMode: e.Mode, CreatedAt: e.CreatedAt})
+		out.Evaluators = append(out.Evaluators, api.Evaluator{ID: e.ID, Name: e.Name, Description: e.Description, EvaluationMode: e.Mode, JudgeID: nonEmpty(e.JudgeID), CreatedAt: e.CreatedAt})
 	}
 	for _, rec := range d.Records {
 		id := rec.ID(d.ID)
@@ -223,7 +240,7 @@ func toResults(rs []dataset.Result) []api.ExperimentResult {
 			TraceID: res.TraceID, CreatedAt: res.CreatedAt, Evaluations: make([]api.ExperimentEvaluation, len(res.Evaluations)),
 		}
 		for j, e := range res.Evaluations {
-			out[i].Evaluations[j] = api.ExperimentEvaluation{ID: e.ID(), EvaluatorID: e.EvaluatorID, EvaluatorName: e.EvaluatorName, EvaluationValue: e.Value, EvaluationType: e.Type}
+			out[i].Evaluations[j] = api.ExperimentEvaluation{ID: e.ID(), EvaluatorID: e.EvaluatorID, EvaluatorName: e.EvaluatorName, EvaluationValue: e.Value, EvaluationType: e.Type, EvaluationReason: e.Reason}
 		}
 	}
 	return out

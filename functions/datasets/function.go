@@ -18,6 +18,6 @@ var Function = app.Function{
 			return nil, err
 		}
 		store := ddb.NewDatasetStore(e.Table())
-		return NewHandler(dataset.NewService(store, blobs, e.Now), dataset.NewExperiments(store, store, e.Now), e.Authn()), nil
+		return NewHandler(dataset.NewService(store, blobs, e.Now), dataset.NewExperiments(store, store, e.Now).WithJudges(e.JudgeStore(), blobs), e.Authn()), nil
 	},
 }

@@ -30,6 +30,7 @@ var Routes = []string{
 	"POST /v1/experiments/{experiment_id}/results",
 	"POST /v1/experiments/{experiment_id}/evaluators",
 	"POST /v1/experiments/{experiment_id}/evaluations",
+	"POST /v1/experiments/{experiment_id}/judges",
 	"POST /v1/column-evaluations",
 	"POST /v1/column-metrics",
 	"POST /v1/run-metrics",
@@ -57,6 +58,7 @@ func NewHandler(d *dataset.Service, x *dataset.Experiments, authn *auth.Authenti
 	r.HandleFunc("POST /v1/experiments/{experiment_id}/results", s.addResult, auth.AllowIngest)
 	r.HandleFunc("POST /v1/experiments/{experiment_id}/evaluators", s.addEvaluator, auth.AllowIngest)
 	r.HandleFunc("POST /v1/experiments/{experiment_id}/evaluations", s.addEvaluation, auth.AllowIngest)
+	r.HandleFunc("POST /v1/experiments/{experiment_id}/judges", s.attachJudge)
 	r.HandleFunc("POST /v1/column-evaluations", s.addColumnEvaluation, auth.AllowIngest)
 	r.HandleFunc("POST /v1/column-metrics", s.addColumnMetric, auth.AllowIngest)
 	r.HandleFunc("POST /v1/run-metrics", s.addRunMetric, auth.AllowIngest)

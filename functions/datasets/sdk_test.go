@@ -334,11 +334,24 @@ func TestRequestsPerExperimentResult(t *testing.T) {
 
 	api.DDB.Reset()
 	c.call("POST", "/v1/experiments/"+expID+"/results", map[string]any{"dataset_row_id": rows[0]["row_id"], "result": "y", "run_number": 1}, 200)
-	assert.Equal(t, map[string]int{"TransactWriteItems": 1, "PutItem": 1}, api.DDB.Counts(), "a result sent again")
+	assert.Equal(t, map[string]int{"TransactWriteItems": 2}, api.DDB.Counts(), "a result sent again")
 	assert.Zero(t, api.S3.Count("GetObject")+api.S3.Count("PutObject"))
 
 	detail := c.call("GET", "/v1/experiments/"+expID, nil, 200)
 	assert.Equal(t, []any{map[string]any{"run_number": 1.0, "result_count": float64(n)}}, detail["runs"], "counted once")
+
+	// With a judge attached, a result's write learns it (its first transaction fails on the
+	// experiment's judges) and queues the result's evaluation: one S3 PUT.
+	judgeID := str(t, c.call("POST", "/projects/"+api.A.ProjectID+"/judges", map[string]any{"name": "j", "template": "Good?\n{{output}}"}, 200), "id")
+	c.call("POST", "/v1/experiments/"+expID+"/judges", map[string]any{"judge_id": judgeID}, 200)
+	api.DDB.Reset()
+	api.S3.Reset()
+	for _, r := range rows {
+		c.call("POST", "/v1/experiments/"+expID+"/results", map[string]any{"dataset_row_id": r["row_id"], "result": "x", "run_number": 2}, 200)
+	}
+	t.Logf("%d results with a judge: %s", n, api.DDB)
+	assert.Equal(t, map[string]int{"TransactWriteItems": 2 * n}, api.DDB.Counts(), "two requests a result")
+	assert.Equal(t, n, api.S3.Count("PutObject"), "one judge request a result")
 }
 
 // TestCompareExperiments compares two experiments on two versions of a dataset: rows line up

@@ -30,9 +30,25 @@ type verdict struct {
 	err    error
 }
 
-// evaluate asks each pair's judge for its verdict (claim, model call) and writes the verdicts,
-// judge by judge. Every pair is tried whatever happens to the others; the failures are joined.
+// putFunc writes a judge's evaluations; the judge's deletion since is an errs.NotFound error.
+type putFunc func(ctx context.Context, j judge.Judge, evs []judge.Evaluation) error
+
+// putSpanEvaluations writes evaluations of spans (the judge's own, with its counters).
+func (r *Runner) putSpanEvaluations(ctx context.Context, j judge.Judge, evs []judge.Evaluation) error {
+	_, err := r.judges.PutEvaluations(ctx, j, evs)
+	return err
+}
+
+// evaluate asks each pair's judge for its verdict (claim, model call) and writes the verdicts
+// of spans, judge by judge (evaluateWith).
 func (r *Runner) evaluate(ctx context.Context, projectID string, pairs []pair) (Report, error) {
+	return r.evaluateWith(ctx, projectID, pairs, r.putSpanEvaluations)
+}
+
+// evaluateWith asks each pair's judge for its verdict (claim, model call) and writes the
+// verdicts with put, judge by judge. Every pair is tried whatever happens to the others; the
+// failures are joined.
+func (r *Runner) evaluateWith(ctx context.Context, projectID string, pairs []pair, put putFunc) (Report, error) {
 	var rep Report
 	if len(pairs) == 0 {
 		return rep, nil
@@ -82,7 +98,7 @@ func (r *Runner) evaluate(ctx context.Context, projectID string, pairs []pair) (
 
 	for _, group := range groups {
 		j := pairs[group[0]].judge
-		res, err := r.write(ctx, projectID, j, pairs, results, group)
+		res, err := r.write(ctx, projectID, j, pairs, results, group, put)
 		rep.add(res)
 		if err != nil {
 			failures = append(failures, fmt.Errorf("judge %s: %w", j.ID, err))
@@ -165,7 +181,7 @@ func (r *Runner) one(ctx context.Context, projectID string, p pair, jr judgeRun)
 // write stores the verdicts of one judge's pairs (group indexes pairs and results) as
 // evaluations, completes their claims, and counts the group. Verdicts that cannot be stored
 // release their claims.
-func (r *Runner) write(ctx context.Context, projectID string, j judge.Judge, pairs []pair, results []verdict, group []int) (Report, error) {
+func (r *Runner) write(ctx context.Context, projectID string, j judge.Judge, pairs []pair, results []verdict, group []int, put putFunc) (Report, error) {
 	var (
 		rep      Report
 		failures failureSet
@@ -205,7 +221,7 @@ func (r *Runner) write(ctx context.Context, projectID string, j judge.Judge, pai
 	if len(evs) == 0 {
 		return rep, failures.err()
 	}
-	if _, err := r.judges.PutEvaluations(ctx, j, evs); err != nil {
+	if err := put(ctx, j, evs); err != nil {
 		rep.Failed += len(evs)
 		for _, e := range evs {
 			r.release(ctx, projectID, j.ID, e.SpanID, tokens[e.SpanID])

@@ -151,6 +151,11 @@ type Runner struct {
 
 	calls     chan struct{}
 	providers sync.Map // provider -> chan struct{}
+
+	// experiments and requestObjects answer judge requests about experiments (WithExperiments).
+	experiments    Experiments
+	requestObjects RequestObjects
+	versions       versionCache
 }
 
 // New returns a Runner.

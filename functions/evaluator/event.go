@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/google/uuid"
 
+	"github.com/plumehq/plume/shared/dataset"
 	"github.com/plumehq/plume/shared/judge"
 	"github.com/plumehq/plume/shared/metrics"
 )
@@ -71,8 +72,8 @@ func ObjectEvent(bucket, key string, at time.Time) ([]byte, error) {
 	})
 }
 
-// Handle runs one invocation: every span batch (spans/) and backfill request (backfills/) the
-// event names, one after the other, each logged with its Report. Any other event (such as
+// Handle runs one invocation: every span batch (spans/), backfill request (backfills/) and
+// judge request about an experiment (experiment-judges/) the event names, one after the other, each logged with its Report. Any other event (such as
 // the s3:TestEvent a new subscription receives) is logged and ignored. The error joins the
 // objects' errors; it wraps ErrRetry when the event should come again.
 func (r *Runner) Handle(ctx context.Context, payload []byte) error {
@@ -93,9 +94,12 @@ func (r *Runner) Handle(ctx context.Context, payload []byte) error {
 			rep Report
 			err error
 		)
-		if strings.HasPrefix(o.key, judge.BackfillPrefix) {
+		switch {
+		case strings.HasPrefix(o.key, judge.BackfillPrefix):
 			rep, err = r.backfillObject(ctx, o.key)
-		} else {
+		case strings.HasPrefix(o.key, dataset.JudgeRequestPrefix):
+			rep, err = r.experimentObject(ctx, o.key)
+		default:
 			rep, err = r.Batch(ctx, o.key, o.at)
 		}
 		level := slog.LevelInfo

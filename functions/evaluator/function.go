@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/plumehq/plume/internal/app"
+	"github.com/plumehq/plume/shared/ddb"
 )
 
 // Function is EvaluatorFunction of template.yaml, invoked by the bucket's Object Created
@@ -36,5 +37,6 @@ func FromEnv(ctx context.Context, e *app.Env) (*Runner, error) {
 		ProviderConcurrency: e.Config.JudgeProviderConcurrency,
 		Now:                 e.Now,
 	}
-	return New(e.JudgeStore(), e.Claims(), e.FeedbackStore(), e.Traces(), blobs, models, cfg), nil
+	r := New(e.JudgeStore(), e.Claims(), e.FeedbackStore(), e.Traces(), blobs, models, cfg)
+	return r.WithExperiments(ddb.NewDatasetStore(e.Table()), blobs), nil
 }

@@ -594,9 +594,10 @@ func (f *filled) requests(t *testing.T) map[string][]request {
 		"POST /v1/experiments/{experiment_id}/evaluators": {{method: "POST", path: "/v1/experiments/" + f.experiment + "/evaluators", body: map[string]any{"name": "exact", "evaluation_mode": "column"}}},
 		"POST /v1/experiments/{experiment_id}/evaluations": {{method: "POST", path: "/v1/experiments/" + f.experiment + "/evaluations",
 			body: map[string]any{"evaluator_id": uuid.NewString(), "experiment_result_id": uuid.NewString(), "evaluation_value": "1"}, status: http.StatusNotFound}},
-		"POST /v1/column-evaluations": {{method: "POST", path: "/v1/column-evaluations", body: map[string]any{"evaluator_id": uuid.NewString(), "experiment_id": f.experiment, "run_number": 1}, status: http.StatusNotFound}},
-		"POST /v1/column-metrics":     {{method: "POST", path: "/v1/column-metrics", body: map[string]any{"metric_name": "acc", "experiment_id": f.experiment, "run_number": 1, "results": 1}}},
-		"POST /v1/run-metrics":        {{method: "POST", path: "/v1/run-metrics", body: map[string]any{"metric_name": "acc", "experiment_id": f.experiment, "total_runs": 12, "results": 1}}},
+		"POST /v1/experiments/{experiment_id}/judges": {{method: "POST", path: "/v1/experiments/" + f.experiment + "/judges", body: map[string]any{"judge_id": f.judges[0]}}},
+		"POST /v1/column-evaluations":                 {{method: "POST", path: "/v1/column-evaluations", body: map[string]any{"evaluator_id": uuid.NewString(), "experiment_id": f.experiment, "run_number": 1}, status: http.StatusNotFound}},
+		"POST /v1/column-metrics":                     {{method: "POST", path: "/v1/column-metrics", body: map[string]any{"metric_name": "acc", "experiment_id": f.experiment, "run_number": 1, "results": 1}}},
+		"POST /v1/run-metrics":                        {{method: "POST", path: "/v1/run-metrics", body: map[string]any{"metric_name": "acc", "experiment_id": f.experiment, "total_runs": 12, "results": 1}}},
 		"POST /projects/{project_id}/prompts/{slug}/completions": {{method: "POST", path: "/projects/%7Bproject_id%7D/prompts/big/completions",
 			body: map[string]any{"output_text": strings.Repeat("o", 100_000), "prompt_version_id": f.version}}},
 

@@ -159,6 +159,8 @@ func (v victim) bodyOf(pattern string) any {
 		return map[string]any{"name": "A's evaluator", "evaluation_mode": "row"}
 	case "POST /v1/experiments/{experiment_id}/evaluations":
 		return map[string]any{"evaluator_id": v.spanID, "experiment_result_id": v.resultID, "evaluation_value": "1"}
+	case "POST /v1/experiments/{experiment_id}/judges":
+		return map[string]any{"judge_id": v.judgeID}
 	case "POST /v1/column-evaluations", "POST /v1/column-metrics", "POST /v1/run-metrics":
 		return map[string]any{"evaluator_id": v.spanID, "metric_name": "m", "experiment_id": v.experimentID, "run_number": 1, "total_runs": 1}
 	case "POST /mcp":

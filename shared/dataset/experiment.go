@@ -24,6 +24,8 @@ type Experiment struct {
 	DatasetVersionID       string
 	VersionNumber          int
 	CreatedAt              time.Time
+	// Judges are the ids of the judges attached to the experiment (AttachJudge).
+	Judges []string
 }
 
 // Result is the output of the task on one row in one run.
@@ -54,7 +56,9 @@ func ParseResultID(id string) (rowID string, run int, ok bool) {
 type Evaluator struct {
 	ID, ExperimentID, Name, Mode string
 	Description                  *string
-	CreatedAt                    time.Time
+	// JudgeID is the judge whose verdicts this evaluator holds ("" for the SDK's evaluators).
+	JudgeID   string
+	CreatedAt time.Time
 }
 
 // EvaluatorID is the id of an experiment's evaluator of name and mode: the same on every
@@ -71,6 +75,8 @@ type Evaluation struct {
 	Run                        int
 	Value                      json.RawMessage
 	Type                       string
+	// Reason is a judge's reason for its verdict.
+	Reason *string
 }
 
 // ID is the evaluation's id: one per result and evaluator.
@@ -116,8 +122,13 @@ type ExperimentStore interface {
 	// Experiments lists the experiments of a dataset, newest first.
 	Experiments(ctx context.Context, projectID, datasetID, cursor string, limit int) ([]Experiment, string, error)
 	// PutResult stores a result, replacing the result of the same row and run; its run counts
-	// it once. Errors: NotFound for an unknown experiment.
-	PutResult(ctx context.Context, projectID string, r Result) error
+	// it once. It returns the judges attached to the experiment when the result was written:
+	// a judge attached later evaluates it with the results it finds. Errors: NotFound for an
+	// unknown experiment.
+	PutResult(ctx context.Context, projectID string, r Result) (judges []string, err error)
+	// AttachJudge stores the evaluator of a judge (e.JudgeID) and adds the judge to the
+	// experiment's Judges, at once. Errors: NotFound for an unknown experiment.
+	AttachJudge(ctx context.Context, projectID string, e Evaluator) error
 	// PutEvaluator stores an evaluator, or updates it. Errors: NotFound for an unknown
 	// experiment.
 	PutEvaluator(ctx context.Context, projectID string, e Evaluator) error
@@ -141,6 +152,9 @@ type Experiments struct {
 	store    ExperimentStore
 	datasets Store
 	now      func() time.Time
+	// judges reads the judges attached by AttachJudge; requests stores JudgeRequests.
+	judges   Judges
+	requests RequestObjects
 }
 
 // NewExperiments returns the service; now is its clock (nil: time.Now).
@@ -202,10 +216,16 @@ func (x *Experiments) AddResult(ctx context.Context, projectID, id string, req a
 		trace = nil
 	}
 	r := Result{ExperimentID: id, RowID: req.DatasetRowID, Run: run, Result: req.Result, ResultType: typ, TraceID: trace, CreatedAt: x.now().UTC()}
-	if err := x.store.PutResult(ctx, projectID, r); err != nil {
+	judges, err := x.store.PutResult(ctx, projectID, r)
+	if err != nil {
 		return "", err
 	}
-	return r.ID(), nil
+	if len(judges) > 0 {
+		// The judges attached evaluate the new result; a failure here fails the request, and
+		// the SDK's retry writes the same result and asks again.
+		err = x.requestJudging(ctx, JudgeRequest{ProjectID: projectID, ExperimentID: id, Results: []ResultRef{{RowID: r.RowID, Run: r.Run}}, RequestedAt: x.now().UTC()})
+	}
+	return r.ID(), err
 }
 
 // AddEvaluator creates an evaluator, or updates the one of the same name and mode.
@@ -246,6 +266,9 @@ func (x *Experiments) AddEvaluation(ctx context.Context, projectID, id string, r
 	ev, err := x.store.Evaluator(ctx, projectID, id, req.EvaluatorID)
 	if err != nil {
 		return "", err
+	}
+	if ev.JudgeID != "" {
+		return "", errs.Conflict("evaluator %s holds the verdicts of judge %s; only the judge runner writes them", ev.ID, ev.JudgeID)
 	}
 	typ := req.EvaluationType
 	if typ == "" {

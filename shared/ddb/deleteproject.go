@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/plumehq/plume/infra"
+	"github.com/plumehq/plume/shared/dataset"
 	"github.com/plumehq/plume/shared/errs"
 	"github.com/plumehq/plume/shared/judge"
 	"github.com/plumehq/plume/shared/trace"
@@ -76,8 +77,9 @@ const (
 
 // ObjectPrefixes are the prefixes of every object of a project in the bucket: span batches
 // (trace.BatchPrefix), attachments (trace.AttachmentPrefix), judge backfills
-// (judge.BackfillKey), optimization checkpoints (functions/optimizer's checkpointKey) and the
-// list index's runs (ListIndexPrefix).
+// (judge.BackfillKey), optimization checkpoints (functions/optimizer's checkpointKey), the
+// list index's runs (ListIndexPrefix), dataset versions (dataset.ObjectPrefix) and judge
+// requests about experiments (dataset.JudgeRequestKey).
 func ObjectPrefixes(projectID string) []string {
 	return []string{
 		trace.BatchPrefix(projectID),
@@ -85,6 +87,8 @@ func ObjectPrefixes(projectID string) []string {
 		judge.BackfillPrefix + "project=" + projectID + "/",
 		"optimizations/project=" + projectID + "/",
 		ListIndexPrefix(projectID),
+		dataset.ObjectPrefix(projectID),
+		dataset.JudgeRequestPrefix + "project=" + projectID + "/",
 	}
 }
 

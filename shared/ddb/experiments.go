@@ -32,6 +32,9 @@ type experimentItem struct {
 	DatasetVersionID string    `dynamodbav:"dataset_version_id"`
 	VersionNumber    int       `dynamodbav:"version_number"`
 	CreatedAt        time.Time `dynamodbav:"created_at"`
+	// Judges are the judges attached (AttachJudge): a string set, which a result's write
+	// checks (PutResult).
+	Judges []string `dynamodbav:"judges,stringset,omitempty"`
 }
 
 func experimentGSI1SK(e dataset.Experiment) string {
@@ -46,6 +49,7 @@ func (it experimentItem) toExperiment(projectID string) dataset.Experiment {
 	return dataset.Experiment{
 		ID: it.ID, ProjectID: projectID, Name: it.Name, Description: it.Description, Alias: it.Alias, Parameters: params,
 		DatasetID: it.DatasetID, DatasetName: it.DatasetName, DatasetVersionID: it.DatasetVersionID, VersionNumber: it.VersionNumber, CreatedAt: it.CreatedAt,
+		Judges: it.Judges,
 	}
 }
 
@@ -63,6 +67,7 @@ type resultItem struct {
 	EvaluatorName string    `dynamodbav:"evaluator_name,omitempty"`
 	Value         string    `dynamodbav:"value,omitempty"`
 	Type          string    `dynamodbav:"type,omitempty"`
+	Reason        *string   `dynamodbav:"reason,omitempty"`
 	CreatedAt     time.Time `dynamodbav:"created_at"`
 }
 
@@ -74,6 +79,7 @@ type metaItem struct {
 	Name        string    `dynamodbav:"name,omitempty"`
 	Mode        string    `dynamodbav:"mode,omitempty"`
 	Description *string   `dynamodbav:"description,omitempty"`
+	JudgeID     string    `dynamodbav:"judge_id,omitempty"`
 	Run         int       `dynamodbav:"run"`
 	Results     string    `dynamodbav:"results,omitempty"`
 	Count       int       `dynamodbav:"result_count"`
@@ -147,40 +153,122 @@ func (s *DatasetStore) exists(pk, sk string) types.TransactWriteItem {
 
 // PutResult implements dataset.ExperimentStore: one TransactWriteItems (the experiment's
 // check, the new result, its run's count) for a new result; a result written again (the
-// transaction's put fails its condition) is replaced by one PutItem more and counted once.
-func (s *DatasetStore) PutResult(ctx context.Context, projectID string, r dataset.Result) error {
+// transaction's put fails its condition) is replaced by one transaction more and counted once.
+//
+// The experiment's check also says which judges are attached: it holds only while the
+// experiment's judges are those the writer knows (none at first). When it fails on judges,
+// its answer (ReturnValuesOnConditionCheckFailure) names them, and the write is tried again
+// with them. So the judges returned are exactly those attached when the result was written:
+// a judge attached after is attached after the result was stored, and its own evaluation of
+// the experiment's results finds it. An experiment without judges costs no request more.
+func (s *DatasetStore) PutResult(ctx context.Context, projectID string, r dataset.Result) ([]string, error) {
 	pk := experimentPK(projectID, r.ExperimentID)
 	item, err := marshal(resultItem{
 		PK: pk, SK: resultSK(r.Run, r.RowID), Kind: kindResult, Row: r.RowID, Run: r.Run, Result: r.Result,
 		ResultType: r.ResultType, TraceID: r.TraceID, CreatedAt: r.CreatedAt,
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	count, err := expression.NewBuilder().WithUpdate(expression.Add(expression.Name("result_count"), expression.Value(1)).
 		Set(expression.Name("kind"), expression.Value(kindRun)).Set(expression.Name("run"), expression.Value(r.Run))).Build()
 	if err != nil {
-		return fmt.Errorf("build run count: %w", err)
+		return nil, fmt.Errorf("build run count: %w", err)
+	}
+	var (
+		judges  []string
+		replace bool
+	)
+	// Each failed attempt learns the judges attached; a judge attached between two attempts
+	// takes one more, and attaching is rare, so a few attempts suffice.
+	for range 4 {
+		check, err := s.judgesCheck(pk, judges)
+		if err != nil {
+			return nil, err
+		}
+		writes := []types.TransactWriteItem{check}
+		if replace {
+			writes = append(writes, types.TransactWriteItem{Put: &types.Put{TableName: &s.t.name, Item: item}})
+		} else {
+			writes = append(writes, types.TransactWriteItem{Put: &types.Put{TableName: &s.t.name, Item: item, ConditionExpression: aws.String("attribute_not_exists(PK)")}},
+				types.TransactWriteItem{Update: &types.Update{
+					TableName: &s.t.name, Key: key(pk, runSK(r.Run)), UpdateExpression: count.Update(),
+					ExpressionAttributeNames: count.Names(), ExpressionAttributeValues: count.Values(),
+				}})
+		}
+		_, err = s.t.api.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: writes})
+		if old, failed := failedCondition(err, 0); failed {
+			if old == nil {
+				return nil, errs.NotFound("experiment %s not found", r.ExperimentID)
+			}
+			var it experimentItem
+			if err := attributevalue.UnmarshalMap(old, &it); err != nil {
+				return nil, fmt.Errorf("decode experiment: %w", err)
+			}
+			judges = it.Judges
+			continue
+		}
+		if _, failed := failedCondition(err, 1); failed && !replace {
+			replace = true
+			continue
+		}
+		if err != nil {
+			return nil, storageErr("put experiment result", err)
+		}
+		return judges, nil
+	}
+	return nil, errs.Unavailable("judges of experiment %s are being attached; try again", r.ExperimentID)
+}
+
+// judgesCheck is a transaction's check that experiment pk exists with exactly judges
+// attached; a failed check answers the experiment's item.
+func (s *DatasetStore) judgesCheck(pk string, judges []string) (types.TransactWriteItem, error) {
+	cond := expression.AttributeExists(expression.Name(infra.AttrPK))
+	if len(judges) == 0 {
+		cond = cond.And(expression.AttributeNotExists(expression.Name("judges")))
+	} else {
+		cond = cond.And(expression.Name("judges").Equal(expression.Value(&types.AttributeValueMemberSS{Value: judges})))
+	}
+	expr, err := expression.NewBuilder().WithCondition(cond).Build()
+	if err != nil {
+		return types.TransactWriteItem{}, fmt.Errorf("build judges check: %w", err)
+	}
+	return types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
+		TableName: &s.t.name, Key: key(pk, skExperiment), ConditionExpression: expr.Condition(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	}}, nil
+}
+
+// AttachJudge implements dataset.ExperimentStore: one TransactWriteItems (the judge added to
+// the experiment's set, which must exist, and its evaluator).
+func (s *DatasetStore) AttachJudge(ctx context.Context, projectID string, e dataset.Evaluator) error {
+	pk := experimentPK(projectID, e.ExperimentID)
+	ev, err := marshal(metaItem{
+		PK: pk, SK: evaluatorSK(e.ID), Kind: kindEvaluator, ID: e.ID, Name: e.Name, Mode: e.Mode, Description: e.Description,
+		JudgeID: e.JudgeID, CreatedAt: e.CreatedAt,
+	})
+	if err != nil {
+		return err
+	}
+	add, err := expression.NewBuilder().
+		WithUpdate(expression.Add(expression.Name("judges"), expression.Value(&types.AttributeValueMemberSS{Value: []string{e.JudgeID}}))).
+		WithCondition(expression.AttributeExists(expression.Name(infra.AttrPK))).Build()
+	if err != nil {
+		return fmt.Errorf("build judge attach: %w", err)
 	}
 	_, err = s.t.api.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
-		s.exists(pk, skExperiment),
-		{Put: &types.Put{TableName: &s.t.name, Item: item, ConditionExpression: aws.String("attribute_not_exists(PK)")}},
 		{Update: &types.Update{
-			TableName: &s.t.name, Key: key(pk, runSK(r.Run)), UpdateExpression: count.Update(),
-			ExpressionAttributeNames: count.Names(), ExpressionAttributeValues: count.Values(),
+			TableName: &s.t.name, Key: key(pk, skExperiment), UpdateExpression: add.Update(), ConditionExpression: add.Condition(),
+			ExpressionAttributeNames: add.Names(), ExpressionAttributeValues: add.Values(),
 		}},
+		{Put: &types.Put{TableName: &s.t.name, Item: ev}},
 	}})
 	if _, failed := failedCondition(err, 0); failed {
-		return errs.NotFound("experiment %s not found", r.ExperimentID)
-	}
-	if _, failed := failedCondition(err, 1); failed {
-		if _, err := s.t.api.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.t.name, Item: item}); err != nil {
-			return storageErr("replace experiment result", err)
-		}
-		return nil
+		return errs.NotFound("experiment %s not found", e.ExperimentID)
 	}
 	if err != nil {
-		return storageErr("put experiment result", err)
+		return storageErr("attach judge", err)
 	}
 	return nil
 }
@@ -226,7 +314,7 @@ func (s *DatasetStore) Evaluator(ctx context.Context, projectID, experimentID, i
 }
 
 func toEvaluator(experimentID string, it metaItem) dataset.Evaluator {
-	return dataset.Evaluator{ID: it.ID, ExperimentID: experimentID, Name: it.Name, Mode: it.Mode, Description: it.Description, CreatedAt: it.CreatedAt}
+	return dataset.Evaluator{ID: it.ID, ExperimentID: experimentID, Name: it.Name, Mode: it.Mode, Description: it.Description, JudgeID: it.JudgeID, CreatedAt: it.CreatedAt}
 }
 
 // PutEvaluation implements dataset.ExperimentStore: one TransactWriteItems (the result's
@@ -235,7 +323,7 @@ func (s *DatasetStore) PutEvaluation(ctx context.Context, projectID, experimentI
 	pk := experimentPK(projectID, experimentID)
 	return s.putChecked(ctx, pk, resultSK(e.Run, e.RowID), resultItem{
 		PK: pk, SK: experimentEvaluationSK(e.Run, e.RowID, e.EvaluatorID), Kind: kindEvaluation, Row: e.RowID, Run: e.Run,
-		EvaluatorID: e.EvaluatorID, EvaluatorName: e.EvaluatorName, Value: string(e.Value), Type: e.Type, CreatedAt: time.Now().UTC(),
+		EvaluatorID: e.EvaluatorID, EvaluatorName: e.EvaluatorName, Value: string(e.Value), Type: e.Type, Reason: e.Reason, CreatedAt: time.Now().UTC(),
 	}, errs.NotFound("experiment result %s not found", dataset.Result{RowID: e.RowID, Run: e.Run}.ID()))
 }
 
@@ -288,6 +376,20 @@ func (s *DatasetStore) Detail(ctx context.Context, projectID, id string) (datase
 	return d, nil
 }
 
+// Result reads the result of row rowID in run run of an experiment, without its evaluations:
+// one GetItem. Errors: NotFound.
+func (s *DatasetStore) Result(ctx context.Context, projectID, experimentID string, run int, rowID string) (dataset.Result, error) {
+	var it resultItem
+	ok, err := s.t.get(ctx, experimentPK(projectID, experimentID), resultSK(run, rowID), &it)
+	if err != nil {
+		return dataset.Result{}, err
+	}
+	if !ok {
+		return dataset.Result{}, errs.NotFound("experiment result %s not found", dataset.Result{RowID: rowID, Run: run}.ID())
+	}
+	return dataset.Result{ExperimentID: experimentID, RowID: it.Row, Run: it.Run, Result: it.Result, ResultType: it.ResultType, TraceID: it.TraceID, CreatedAt: it.CreatedAt}, nil
+}
+
 // Results implements dataset.ExperimentStore (the cursor is a row id): Query pages of the run's range from the row
 // after cursor until limit results and their evaluations are read (one Query for a page whose
 // items fit 1 MB).
@@ -330,6 +432,7 @@ pages:
 			if n := len(out); n > 0 && out[n-1].RowID == it.Row {
 				out[n-1].Evaluations = append(out[n-1].Evaluations, dataset.Evaluation{
 					EvaluatorID: it.EvaluatorID, EvaluatorName: it.EvaluatorName, RowID: it.Row, Run: it.Run, Value: json.RawMessage(it.Value), Type: it.Type,
+					Reason: it.Reason,
 				})
 			}
 		}

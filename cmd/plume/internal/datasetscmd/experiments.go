@@ -16,7 +16,7 @@ func NewCmdExperiments(f *cmdutil.Factory) *cobra.Command {
 		Args:  cmdutil.NoArgs,
 		RunE:  cmdutil.ShowHelp,
 	}
-	cmd.AddCommand(newCmdExperimentList(f), newCmdExperimentShow(f), newCmdExperimentResults(f), newCmdExperimentCompare(f))
+	cmd.AddCommand(newCmdExperimentList(f), newCmdExperimentShow(f), newCmdExperimentResults(f), newCmdExperimentCompare(f), newCmdExperimentJudge(f))
 	return cmd
 }
 
@@ -133,4 +133,24 @@ func newCmdExperimentCompare(f *cmdutil.Factory) *cobra.Command {
 	cmd.Flags().IntVar(&run, "run", 0, "the run `number` (default 1)")
 	pageFlags(cmd, &o)
 	return cmd
+}
+
+func newCmdExperimentJudge(f *cmdutil.Factory) *cobra.Command {
+	return &cobra.Command{
+		Use:   "judge <experiment-id> <judge-id>",
+		Short: "Have a judge evaluate every result of an experiment, later ones too",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, c, cancel, err := f.Request(cmd, nil, false)
+			if err != nil {
+				return err
+			}
+			defer cancel()
+			a, err := c.AttachJudge(ctx, args[0], args[1])
+			if err != nil {
+				return err
+			}
+			return f.IO.PrintItem(a, cmdutil.Cols("experiment_id", "judge_id", "evaluator_id", "evaluator_name", "status", "requested_at"))
+		},
+	}
 }
