@@ -112,6 +112,10 @@ type ABTest struct {
 	DurationDays int         `json:"duration_days"`
 	StartedAt    time.Time   `json:"started_at"`
 	EndsAt       time.Time   `json:"ends_at"`
+	// Prompt and Tag name the prompt tag whose split the test is (absent for a test of
+	// ze.choose); its variants are the versions ("v3"), their values the versions' ids.
+	Prompt string `json:"prompt,omitempty"`
+	Tag    string `json:"tag,omitempty"`
 }
 
 // ABTestList is the answer of GET /projects/{project_id}/ab-tests.

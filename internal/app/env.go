@@ -165,7 +165,10 @@ func (e *Env) Authn() *auth.Authenticator {
 }
 
 // Prompts is the prompt registry.
-func (e *Env) Prompts() *prompt.Service { return prompt.NewService(ddb.NewPromptStore(e.table)) }
+func (e *Env) Prompts() *prompt.Service {
+	store := ddb.NewPromptStore(e.table)
+	return prompt.NewService(store).WithSplits(ddb.NewPromptChoices(store, e.Signals()), e.now)
+}
 
 // Prices stores the projects' own model prices.
 func (e *Env) Prices() *ddb.PriceStore {
