@@ -3,7 +3,7 @@ package ddb
 import (
 	"context"
 	"fmt"
-	"strings"
+	"slices"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -169,7 +169,8 @@ func (s *PromptStore) StartSplit(ctx context.Context, projectID string, sp promp
 }
 
 // EndSplit implements prompt.Store: one GetItem of the split, then one TransactWriteItems that
-// deletes it (if it is still that split) and ends its test at at.
+// moves its end and its test's to at, if it is still that split (the item stays, ended, as a
+// record: PromptsFunction deletes nothing).
 func (s *PromptStore) EndSplit(ctx context.Context, projectID, slug, tag string, at time.Time) (prompt.Split, error) {
 	pk := promptPK(projectID, slug)
 	var it splitItem
@@ -180,22 +181,24 @@ func (s *PromptStore) EndSplit(ctx context.Context, projectID, slug, tag string,
 	if !ok || !at.Before(it.EndsAt) {
 		return prompt.Split{}, errs.NotFound("tag %q of prompt %q has no running split", tag, slug)
 	}
-	del, err := expression.NewBuilder().WithCondition(expression.Name("test").Equal(expression.Value(it.Test))).Build()
+	end, err := expression.NewBuilder().
+		WithUpdate(expression.Set(expression.Name("ends_at"), expression.Value(at)).Set(expression.Name("ends"), expression.Value(at.Unix()))).
+		WithCondition(expression.Name("test").Equal(expression.Value(it.Test)).And(expression.Name("ends").Equal(expression.Value(it.Ends)))).Build()
 	if err != nil {
-		return prompt.Split{}, fmt.Errorf("build split condition: %w", err)
+		return prompt.Split{}, fmt.Errorf("build split update: %w", err)
 	}
-	end, err := expression.NewBuilder().WithUpdate(expression.Set(expression.Name("ends_at"), expression.Value(at))).
+	endTest, err := expression.NewBuilder().WithUpdate(expression.Set(expression.Name("ends_at"), expression.Value(at))).
 		WithCondition(expression.AttributeExists(expression.Name("PK"))).Build()
 	if err != nil {
 		return prompt.Split{}, fmt.Errorf("build test update: %w", err)
 	}
 	_, err = s.t.api.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
-		{Delete: &types.Delete{TableName: &s.t.name, Key: key(pk, splitSK(tag)), ConditionExpression: del.Condition(),
-			ExpressionAttributeNames: del.Names(), ExpressionAttributeValues: del.Values()}},
-		{Update: &types.Update{TableName: &s.t.name, Key: key(abTestPK(projectID, it.Test), skABTest), UpdateExpression: end.Update(),
+		{Update: &types.Update{TableName: &s.t.name, Key: key(pk, splitSK(tag)), UpdateExpression: end.Update(),
 			ConditionExpression: end.Condition(), ExpressionAttributeNames: end.Names(), ExpressionAttributeValues: end.Values()}},
+		{Update: &types.Update{TableName: &s.t.name, Key: key(abTestPK(projectID, it.Test), skABTest), UpdateExpression: endTest.Update(),
+			ConditionExpression: endTest.Condition(), ExpressionAttributeNames: endTest.Names(), ExpressionAttributeValues: endTest.Values()}},
 	}})
-	if codes := cancellationCodes(err); len(codes) > 0 && strings.Contains(strings.Join(codes, ","), "ConditionalCheckFailed") {
+	if codes := cancellationCodes(err); slices.Contains(codes, "ConditionalCheckFailed") {
 		return prompt.Split{}, errs.Conflict("the split of tag %q changed meanwhile: read it again", tag)
 	}
 	if err != nil {
