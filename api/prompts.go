@@ -27,10 +27,13 @@ type PromptVersion struct {
 	Metadata    json.RawMessage `json:"metadata"`
 	Tag         *string         `json:"tag,omitempty"`
 	IsLatest    *bool           `json:"is_latest,omitempty"`
-	CreatedAt   time.Time       `json:"created_at"`
-	CreatedBy   string          `json:"created_by,omitempty"`
-	UpdatedAt   time.Time       `json:"updated_at"`
-	UpdatedBy   string          `json:"updated_by,omitempty"`
+	// ABChoice is set when the version was served through a split tag: which variant of
+	// which A/B test it is.
+	ABChoice  *PromptChoice `json:"ab_choice,omitempty"`
+	CreatedAt time.Time     `json:"created_at"`
+	CreatedBy string        `json:"created_by,omitempty"`
+	UpdatedAt time.Time     `json:"updated_at"`
+	UpdatedBy string        `json:"updated_by,omitempty"`
 }
 
 // EnsureVersionRequest is the body of POST /v1/tasks/{task}/prompt/versions/ensure (spec §4.1).
@@ -70,6 +73,8 @@ type PromptTag struct {
 	VersionID string    `json:"version_id"`
 	UpdatedAt time.Time `json:"updated_at"`
 	UpdatedBy string    `json:"updated_by,omitempty"`
+	// Split is the tag's running split, if any.
+	Split *PromptSplit `json:"split,omitempty"`
 }
 
 // PinRequest is the body of POST /projects/{project_id}/prompts/{slug}/tags/{tag}:pin.
@@ -110,4 +115,57 @@ func (n *WholeNumber) UnmarshalJSON(b []byte) error {
 	}
 	*n = WholeNumber(f)
 	return nil
+}
+
+// PromptChoice is the A/B choice a fetch of a split tag was served (PromptVersion.ABChoice), in
+// the shape of one element of a span's ab_choices (COMPAT.md): an application that records it
+// on the span of the completion links that span's outcomes to the variant. ABChoiceID is
+// present when the choice was recorded on the caller's session or user (the fetch named one).
+type PromptChoice struct {
+	ABChoiceID   *string `json:"ab_choice_id"`
+	ChoiceName   string  `json:"choice_name"`
+	VariantKey   string  `json:"variant_key"`
+	VariantValue string  `json:"variant_value"`
+}
+
+// Query parameters of GET /v1/prompts/{slug} that make a split tag's answer sticky: the same
+// session (or user) is served the same version for the whole test. UserID wins for the choice
+// of version; the choice is recorded on the session when one is given, else on the user.
+const (
+	PromptSessionParam = "session_id"
+	PromptUserParam    = "user_id"
+)
+
+// PromptSplitVariant is one version of a split and its share of the tag's traffic.
+type PromptSplitVariant struct {
+	Version   WholeNumber `json:"version"`
+	VersionID string      `json:"version_id,omitempty"`
+	Weight    float64     `json:"weight"`
+	// Key is the A/B test's variant key ("v" and the version number).
+	Key string `json:"key,omitempty"`
+}
+
+// PromptSplitRequest is the body of POST /projects/{project_id}/prompts/{slug}/tags/{tag}:split:
+// the versions that share the tag's traffic (at least two, the first is the control) with
+// their weights, and the split's duration in whole days (1 to 3650). Name is the A/B test's
+// name, unique in the project: by default "<slug>.<tag>.<start, yyyymmddThhmmssZ>".
+type PromptSplitRequest struct {
+	Name         string               `json:"name,omitempty"`
+	Variants     []PromptSplitVariant `json:"variants"`
+	DurationDays float64              `json:"duration_days"`
+}
+
+// PromptSplit is a split of a tag: the A/B test (Test, reported by GET
+// /projects/{project_id}/ab-tests/{test}) whose variants are versions of the prompt. From
+// EndsAt on (or once ended), the tag serves its own version again.
+type PromptSplit struct {
+	Test         string               `json:"test"`
+	Prompt       string               `json:"prompt"`
+	Tag          string               `json:"tag"`
+	Status       string               `json:"status"`
+	Variants     []PromptSplitVariant `json:"variants"`
+	DurationDays int                  `json:"duration_days"`
+	StartedAt    time.Time            `json:"started_at"`
+	EndsAt       time.Time            `json:"ends_at"`
+	StartedBy    string               `json:"started_by,omitempty"`
 }

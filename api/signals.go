@@ -112,6 +112,10 @@ type ABTest struct {
 	DurationDays int         `json:"duration_days"`
 	StartedAt    time.Time   `json:"started_at"`
 	EndsAt       time.Time   `json:"ends_at"`
+	// Prompt and Tag name the prompt tag whose split the test is (absent for a test of
+	// ze.choose); its variants are the versions ("v3"), their values the versions' ids.
+	Prompt string `json:"prompt,omitempty"`
+	Tag    string `json:"tag,omitempty"`
 }
 
 // ABTestList is the answer of GET /projects/{project_id}/ab-tests.
@@ -137,11 +141,32 @@ type ABReport struct {
 	Comparisons []ABComparison    `json:"comparisons"`
 }
 
-// ABVariantResult is one variant's outcomes.
+// ABVariantResult is one variant's outcomes. Judges and Feedback read the signals Plume derives
+// on the spans of the variant (a choice recorded on the span): "plume.judge.<judge id>", a
+// judge's verdict, and "plume.feedback.up" / ".down", the span's thumbs; they are in Signals
+// too, so their comparisons are in the report's.
 type ABVariantResult struct {
-	Key     string          `json:"key"`
-	Choices int64           `json:"choices"`
-	Signals []ABSignalStats `json:"signals"`
+	Key      string          `json:"key"`
+	Choices  int64           `json:"choices"`
+	Signals  []ABSignalStats `json:"signals"`
+	Judges   []ABJudgeStats  `json:"judges"`
+	Feedback ABFeedback      `json:"feedback"`
+}
+
+// ABJudgeStats is one judge's verdicts on the spans of a variant.
+type ABJudgeStats struct {
+	JudgeID     string  `json:"judge_id"`
+	Evaluations int64   `json:"evaluations"`
+	Passed      int64   `json:"passed"`
+	PassRate    float64 `json:"pass_rate"`
+}
+
+// ABFeedback is people's feedback on the spans of a variant: the spans that have some, and
+// their thumbs up and down.
+type ABFeedback struct {
+	Spans int64 `json:"spans"`
+	Up    int64 `json:"up"`
+	Down  int64 `json:"down"`
 }
 
 // ABSignalStats is one signal's summary over the entities of one variant that carry it. The

@@ -109,6 +109,8 @@ type promptKey struct {
 	kind promptKeyKind
 	n    int    // kindVersion: the number
 	s    string // kindTag: the tag; kindHash: the hash
+	// session and user are kindTag's sticky ids: a split tag answers each its own version.
+	session, user string
 }
 
 type promptKeyKind uint8
@@ -139,7 +141,7 @@ func (k promptKey) String() string {
 func (c *Client) fetchPrompt(ctx context.Context, k promptKey) (api.PromptVersion, error) {
 	switch k.kind {
 	case kindTag:
-		return c.PromptVersion(ctx, k.slug, PromptSelector{Tag: k.s})
+		return c.PromptVersion(ctx, k.slug, PromptSelector{Tag: k.s, SessionID: k.session, UserID: k.user})
 	case kindVersion:
 		return c.PromptVersion(ctx, k.slug, PromptSelector{Version: k.n})
 	case kindHash:

@@ -211,6 +211,10 @@ type GetPromptOptions struct {
 	Missing MissingPolicy
 	// NoCache reads from the API, neither reading nor filling the cache.
 	NoCache bool
+	// SessionID and UserID make a split tag's answer sticky (PromptSelector says how); the
+	// cache then keeps an entry per tag and ids.
+	SessionID string
+	UserID    string
 	// Timeout bounds this call (0: the client's timeout alone).
 	Timeout time.Duration
 }
@@ -231,6 +235,8 @@ type ResolvedPrompt struct {
 	Metadata    json.RawMessage
 	Source      PromptSource
 	ContentHash string
+	// ABChoice is the variant a split tag served, to record in the span's ab_choices.
+	ABChoice *api.PromptChoice
 }
 
 // GetPrompt reads a version of prompt slug by number or tag (GET /v1/prompts/{slug}), through
@@ -295,14 +301,14 @@ func (c *Client) getPromptKey(slug string, o GetPromptOptions) (promptKey, error
 	case !isPromptSlug(tag):
 		return promptKey{}, fmt.Errorf("%w: tag %q is not [a-z0-9-]+", ErrPromptUsage, tag)
 	}
-	return promptKey{slug: slug, kind: kindTag, s: tag}, nil
+	return promptKey{slug: slug, kind: kindTag, s: tag, session: o.SessionID, user: o.UserID}, nil
 }
 
 // resolvedPrompt is GetPrompt's form of an API answer.
 func resolvedPrompt(v api.PromptVersion) ResolvedPrompt {
 	p := ResolvedPrompt{
 		Content: v.Content, Version: v.Version, VersionID: cmp.Or(v.VersionID, v.ID),
-		Metadata: v.Metadata, Source: SourceAPI, ContentHash: v.ContentHash,
+		Metadata: v.Metadata, Source: SourceAPI, ContentHash: v.ContentHash, ABChoice: v.ABChoice,
 	}
 	if v.Tag != nil {
 		p.Tag = *v.Tag

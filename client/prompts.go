@@ -19,10 +19,15 @@ func (c *Client) EnsurePromptVersion(ctx context.Context, slug string, req api.E
 	return v, err
 }
 
-// PromptSelector picks a version: by Version number, else by Tag, else the latest.
+// PromptSelector picks a version: by Version number, else by Tag, else the latest. SessionID
+// and UserID make a split tag's answer sticky: the same user (else session) gets the same
+// version for the whole split, and the choice is recorded on the session (else the user);
+// see docs/signals.md, "Prompt versions as variants".
 type PromptSelector struct {
-	Version int
-	Tag     string
+	Version   int
+	Tag       string
+	SessionID string
+	UserID    string
 }
 
 // PromptVersion reads a version of prompt slug (GET /v1/prompts/{slug}): errors.Is(err,
@@ -34,6 +39,12 @@ func (c *Client) PromptVersion(ctx context.Context, slug string, sel PromptSelec
 		q.Set("version", strconv.Itoa(sel.Version))
 	case sel.Tag != "":
 		q.Set("tag", sel.Tag)
+	}
+	if sel.SessionID != "" {
+		q.Set(api.PromptSessionParam, sel.SessionID)
+	}
+	if sel.UserID != "" {
+		q.Set(api.PromptUserParam, sel.UserID)
 	}
 	var v api.PromptVersion
 	err := c.do(ctx, call{method: http.MethodGet, path: "/v1/prompts/" + url.PathEscape(slug), query: q}, &v)
@@ -106,6 +117,31 @@ func (c *Client) PinTag(ctx context.Context, slug, tag string, version int, opts
 	}
 	var out api.PinResult
 	err = c.do(ctx, call{method: http.MethodPost, path: path, body: req, idempotent: true}, &out)
+	return out, err
+}
+
+// SplitTag splits tag's traffic between versions of prompt slug for req.DurationDays (a prompt
+// A/B test, reported by ABTest(ctx, split.Test)). ErrConflict when the tag has a running split
+// or the name is taken.
+func (c *Client) SplitTag(ctx context.Context, slug, tag string, req api.PromptSplitRequest) (api.PromptSplit, error) {
+	path, err := c.projectPath("/prompts/%s/tags/%s:split", url.PathEscape(slug), url.PathEscape(tag))
+	if err != nil {
+		return api.PromptSplit{}, err
+	}
+	var out api.PromptSplit
+	err = c.do(ctx, call{method: http.MethodPost, path: path, body: req}, &out)
+	return out, err
+}
+
+// EndSplit ends tag's running split: the tag serves its own version again and the split's test
+// completes. ErrNotFound when the tag has no running split.
+func (c *Client) EndSplit(ctx context.Context, slug, tag string) (api.PromptSplit, error) {
+	path, err := c.projectPath("/prompts/%s/tags/%s:end-split", url.PathEscape(slug), url.PathEscape(tag))
+	if err != nil {
+		return api.PromptSplit{}, err
+	}
+	var out api.PromptSplit
+	err = c.do(ctx, call{method: http.MethodPost, path: path}, &out)
 	return out, err
 }
 

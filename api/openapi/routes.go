@@ -157,6 +157,7 @@ var answerHeaders = map[string]map[string]any{
 		"schema": map[string]any{"type": "integer"}},
 	api.NextCursorHeader: {"description": "present when more items may follow the answer's last: request the same query with cursor set to it (and no offset) to read on", "schema": str},
 	"Link":               {"description": "with " + api.NextCursorHeader + " or " + api.NextOffsetHeader + `: <the request's URL with that cursor, or that offset>; rel="next" (RFC 8288)`, "schema": str},
+	"Cache-Control":      {"description": "private, no-store on a version served by a split tag: the answer depends on the caller (or on chance), so no cache may keep it", "schema": str},
 	api.OmittedHeader: {"description": fmt.Sprintf("present when the answer to a write holds only the first of the items written, to stay within %d bytes: "+
 		"how many it left out (they were written)", api.MaxAnswerBytes), "schema": map[string]any{"type": "integer"}},
 }
@@ -272,11 +273,15 @@ var routeDocs = []routeDoc{
 	{Route: "GET /openapi.json", ID: "openAPIDocument", Tag: "health", Summary: "This OpenAPI 3.1 document", Open: true,
 		ReplyContent: jsonContent(map[string]any{"type": "object", "required": []any{"openapi", "paths"}})},
 	{Route: "GET /v1/prompts/{slug}", ID: "getPrompt", Tag: "prompts", Summary: "Get a version of a prompt by tag (default latest) or number",
-		Description: "A version number wins over a tag when both are given.",
+		Description: "A version number wins over a tag when both are given. A tag with a running split is served one of the split's versions by weight " +
+			"(ab_choice says which): the same one for the same user_id, else session_id, for the whole split (a hash of the test and the id, no write), " +
+			"at random without either. The choice is recorded on the session (else the user) once, and counted in the split's A/B test report.",
 		Query: []param{
 			{"version", "a version number", map[string]any{"type": "integer", "minimum": 1}},
 			{"tag", "a tag", map[string]any{"type": "string", "default": "latest"}},
-		}, Reply: typeOf[api.PromptVersion]()},
+			{api.PromptSessionParam, "the caller's session: a split serves it one version, and records the choice on it (its signals join the variant)", map[string]any{"type": "string", "maxLength": 128}},
+			{api.PromptUserParam, "the caller's user: a split serves it one version across sessions (recorded on the user when no session_id is given)", map[string]any{"type": "string", "maxLength": 128}},
+		}, Reply: typeOf[api.PromptVersion](), ReplyHeaders: []string{"Cache-Control"}},
 	{Route: "POST /v1/tasks/{task}/prompt/versions/ensure", ID: "ensurePromptVersion", Tag: "prompts", Summary: "Create a version of a task's prompt unless its content exists",
 		Description: "Idempotent by content hash; X-Plume-Created says whether the version is new.",
 		Body:        typeOf[api.EnsureVersionRequest](), Required: []string{"content"}, Reply: typeOf[api.PromptVersion]()},
@@ -297,6 +302,16 @@ var routeDocs = []routeDoc{
 			"It is checked atomically with the write; a tag elsewhere answers 409 conflict naming its current version, and nothing changes. " +
 			"A tag already at version passes, so a retried pin succeeds. Without expected_version the pin is unconditional.",
 		Body: typeOf[api.PinRequest](), Required: []string{"version"}, Reply: typeOf[api.PinResult]()},
+	{Route: "POST /projects/{project_id}/prompts/{slug}/tags/{tag_action}", Path: "/projects/{project_id}/prompts/{slug}/tags/{tag}:split",
+		ID: "splitPromptTag", Tag: "prompts", Summary: "Split a tag's traffic between versions (a prompt A/B test)",
+		Description: "For duration_days, GET /v1/prompts/{slug}?tag= serves the versions by weight (the first is the control), sticky per user_id or session_id. " +
+			"The split is the A/B test name (default <slug>.<tag>.<start>), reported by GET /projects/{project_id}/ab-tests/{test_name}. " +
+			"409 while the tag has a running split, or when the name is taken; 404 for a missing tag or version; \"latest\" cannot be split.",
+		Body: typeOf[api.PromptSplitRequest](), Required: []string{"variants", "duration_days"}, Reply: typeOf[api.PromptSplit]()},
+	{Route: "POST /projects/{project_id}/prompts/{slug}/tags/{tag_action}", Path: "/projects/{project_id}/prompts/{slug}/tags/{tag}:end-split",
+		ID: "endPromptTagSplit", Tag: "prompts", Summary: "End a tag's running split: the tag serves its own version again",
+		Description: "The split's A/B test completes now, and its report decides. 404 when the tag has no running split.",
+		Reply:       typeOf[api.PromptSplit]()},
 
 	// TracingIngestFunction and TracingQueryFunction (functions/tracing, spec §4.3-4.5).
 	{Route: "POST /spans", ID: "ingestSpans", Tag: "tracing", Summary: "Ingest a batch of spans",

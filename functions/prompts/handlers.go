@@ -2,9 +2,11 @@ package prompts
 
 import (
 	"encoding/json"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/shared/auth"
@@ -64,13 +66,24 @@ func (s *server) getPrompt(w http.ResponseWriter, r *http.Request) {
 		sel.Number = n
 	}
 	sel.Tag = q.Get("tag")
+	who := prompt.Sticky{SessionID: q.Get(api.PromptSessionParam), UserID: q.Get(api.PromptUserParam)}
 	pid, _ := caller(r)
-	res, err := s.prompts.Get(r.Context(), pid, r.PathValue("slug"), sel)
+	res, err := s.prompts.Fetch(r.Context(), pid, r.PathValue("slug"), sel, who)
 	if err != nil {
 		web.Error(w, r, err)
 		return
 	}
-	web.OK(w, toResolved(res))
+	body := toResolved(res)
+	if sv := res.Served; sv != nil {
+		// A split's answer depends on the caller (or on chance): no cache may keep it, let
+		// alone share it between users.
+		w.Header().Set("Cache-Control", "private, no-store")
+		body.ABChoice = &api.PromptChoice{ChoiceName: sv.Test, VariantKey: sv.Variant.Key(), VariantValue: sv.Variant.VersionID}
+		if sv.ChoiceID != "" {
+			body.ABChoice.ABChoiceID = &sv.ChoiceID
+		}
+	}
+	web.OK(w, body)
 }
 
 func (s *server) ensureVersion(w http.ResponseWriter, r *http.Request) {
@@ -161,9 +174,27 @@ func (s *server) listVersions(w http.ResponseWriter, r *http.Request) {
 	web.List(w, r, out, web.Array)
 }
 
-// toTag is the API form of a tag.
-func toTag(t prompt.Tag) api.PromptTag {
-	return api.PromptTag{Tag: t.Name, Version: t.Version, VersionID: t.VersionID, UpdatedAt: t.UpdatedAt, UpdatedBy: t.UpdatedBy}
+// toTag is the API form of a tag, with its split while it runs at now.
+func toTag(t prompt.Tag, now time.Time) api.PromptTag {
+	out := api.PromptTag{Tag: t.Name, Version: t.Version, VersionID: t.VersionID, UpdatedAt: t.UpdatedAt, UpdatedBy: t.UpdatedBy}
+	if t.Split != nil && t.Split.Running(now) {
+		sp := toSplit(*t.Split, now)
+		out.Split = &sp
+	}
+	return out
+}
+
+// toSplit is the API form of a split.
+func toSplit(sp prompt.Split, now time.Time) api.PromptSplit {
+	out := api.PromptSplit{Test: sp.Test, Prompt: sp.Slug, Tag: sp.Tag, Status: api.ABRunning, DurationDays: sp.DurationDays,
+		StartedAt: sp.StartedAt, EndsAt: sp.EndsAt, StartedBy: sp.StartedBy}
+	if !sp.Running(now) {
+		out.Status = api.ABCompleted
+	}
+	for _, v := range sp.Variants {
+		out.Variants = append(out.Variants, api.PromptSplitVariant{Version: api.WholeNumber(v.Version), VersionID: v.VersionID, Weight: v.Weight, Key: v.Key()})
+	}
+	return out
 }
 
 // listTags serves GET /projects/{project_id}/prompts/{slug}/tags, as many as fit one answer from
@@ -176,21 +207,70 @@ func (s *server) listTags(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := make([]api.PromptTag, len(tags))
+	now := s.prompts.Now()
 	for i, t := range tags {
-		out[i] = toTag(t)
+		out[i] = toTag(t, now)
 	}
 	web.List(w, r, out, web.Array)
 }
 
-// pinTag serves POST .../tags/{tag}:pin with body {"version": n} and optionally
-// "expected_version" (the tag's version now, 0 for a new tag; 409 otherwise).
-func (s *server) pinTag(w http.ResponseWriter, r *http.Request) {
-	pid := auth.ProjectID(r)
-	tag, ok := strings.CutSuffix(r.PathValue("tag_action"), ":pin")
-	if !ok {
+// tagAction serves POST .../tags/{tag}:pin, {tag}:split and {tag}:end-split: "{tag}:action"
+// is one path segment, so the wildcard takes it whole.
+func (s *server) tagAction(w http.ResponseWriter, r *http.Request) {
+	tag, action, _ := strings.Cut(r.PathValue("tag_action"), ":")
+	switch action {
+	case "pin":
+		s.pinTag(w, r, tag)
+	case "split":
+		s.splitTag(w, r, tag)
+	case "end-split":
+		s.endSplit(w, r, tag)
+	default:
 		web.NotFound(w, r)
+	}
+}
+
+// splitTag serves POST .../tags/{tag}:split (api.PromptSplitRequest): the tag's traffic is
+// shared between versions for the split's duration, as the A/B test it creates.
+func (s *server) splitTag(w http.ResponseWriter, r *http.Request, tag string) {
+	var req api.PromptSplitRequest
+	if err := web.Decode(w, r, &req, web.DefaultBodyLimit); err != nil {
+		web.Error(w, r, err)
 		return
 	}
+	d := req.DurationDays
+	if d != math.Trunc(d) || d < 1 || d > prompt.MaxSplitDays {
+		web.Error(w, r, errs.Invalid("duration_days must be a whole number from 1 to %d", prompt.MaxSplitDays))
+		return
+	}
+	in := prompt.SplitInput{Name: req.Name, DurationDays: int(d)}
+	for _, v := range req.Variants {
+		in.Variants = append(in.Variants, prompt.SplitVariant{Version: int(v.Version), Weight: v.Weight})
+	}
+	_, uid := caller(r)
+	sp, err := s.prompts.StartSplit(r.Context(), auth.ProjectID(r), r.PathValue("slug"), tag, in, uid)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	web.OK(w, toSplit(sp, s.prompts.Now()))
+}
+
+// endSplit serves POST .../tags/{tag}:end-split: the tag serves its own version again and the
+// split's A/B test completes.
+func (s *server) endSplit(w http.ResponseWriter, r *http.Request, tag string) {
+	sp, err := s.prompts.EndSplit(r.Context(), auth.ProjectID(r), r.PathValue("slug"), tag)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	web.OK(w, toSplit(sp, sp.EndsAt))
+}
+
+// pinTag serves POST .../tags/{tag}:pin with body {"version": n} and optionally
+// "expected_version" (the tag's version now, 0 for a new tag; 409 otherwise).
+func (s *server) pinTag(w http.ResponseWriter, r *http.Request, tag string) {
+	pid := auth.ProjectID(r)
 	var req api.PinRequest
 	if err := web.Decode(w, r, &req, web.DefaultBodyLimit); err != nil {
 		web.Error(w, r, err)
@@ -212,7 +292,7 @@ func (s *server) pinTag(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
-	body := api.PinResult{PromptTag: toTag(res.Tag), Prompt: res.Slug}
+	body := api.PinResult{PromptTag: toTag(res.Tag, time.Time{}), Prompt: res.Slug}
 	if res.Previous > 0 {
 		body.PreviousVersion = &res.Previous
 	}

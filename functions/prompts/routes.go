@@ -62,7 +62,8 @@ func (s *server) routes() []route {
 		{"GET /projects/{project_id}/prompts/{slug}/versions", s.listVersions, auth.Members},
 		{"PATCH /projects/{project_id}/prompts/{slug}/versions/{version}", s.bindModel, auth.Members},
 		{"GET /projects/{project_id}/prompts/{slug}/tags", s.listTags, auth.Members},
-		// "{tag}:pin" is one path segment, so the wildcard takes it whole and pinTag splits it.
-		{"POST /projects/{project_id}/prompts/{slug}/tags/{tag_action}", s.pinTag, auth.Members},
+		// "{tag}:pin", "{tag}:split" and "{tag}:end-split" are one path segment, so the
+		// wildcard takes it whole and tagAction splits it.
+		{"POST /projects/{project_id}/prompts/{slug}/tags/{tag_action}", s.tagAction, auth.Members},
 	}
 }

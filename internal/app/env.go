@@ -182,7 +182,10 @@ func (e *Env) Authn() *auth.Authenticator {
 }
 
 // Prompts is the prompt registry.
-func (e *Env) Prompts() *prompt.Service { return prompt.NewService(ddb.NewPromptStore(e.table)) }
+func (e *Env) Prompts() *prompt.Service {
+	store := ddb.NewPromptStore(e.table)
+	return prompt.NewService(store).WithSplits(ddb.NewPromptChoices(store, e.Signals()), e.now)
+}
 
 // Prices stores the projects' own model prices.
 func (e *Env) Prices() *ddb.PriceStore {
@@ -239,19 +242,22 @@ func (e *Env) ListIndex() (*ddb.ListIndexStore, error) {
 }
 
 // StreamConsumer applies a batch of the table's change stream (one shard's records, in order)
-// to what is kept from it: the rollups and the list index, at once, each adding every record
-// once whatever is delivered again. RollupFunction, plume-local's stream poller and the tests'
-// DrainStream all apply the stream through it.
+// to what is kept from it: the rollups, the list index and the derived signals of spans in A/B
+// tests (ddb.SignalJoin), at once, each adding every record once whatever is delivered again.
+// RollupFunction, plume-local's stream poller and the tests' DrainStream all apply the stream
+// through it.
 func (e *Env) StreamConsumer() (func(ctx context.Context, shard string, records []ddb.StreamRecord) error, error) {
 	index, err := e.ListIndex()
 	if err != nil {
 		return nil, err
 	}
 	rollups := e.Rollups()
+	join := ddb.NewSignalJoin(e.table, e.Signals())
 	return func(ctx context.Context, shard string, records []ddb.StreamRecord) error {
 		g, ctx := errgroup.WithContext(ctx)
 		g.Go(func() error { return rollups.Apply(ctx, shard, records) })
 		g.Go(func() error { return index.Apply(ctx, shard, records) })
+		g.Go(func() error { return join.Apply(ctx, shard, records) })
 		return g.Wait()
 	}, nil
 }

@@ -44,9 +44,10 @@ var params = map[string]param{
 	"version": {isVersion, func(v string) error {
 		return errs.Invalid("version must be a positive integer, not %s", quote(v))
 	}},
-	// Shape: "<tag>:pin"; the handler checks the tag and the action.
+	// Shape: "<tag>:pin", "<tag>:split", "<tag>:end-split"; the handler checks the tag and the
+	// action.
 	"tag_action": {shape(81, isTagAction), func(v string) error {
-		return errs.Invalid("tag action %s is not <tag>:pin", quote(v))
+		return errs.Invalid("tag action %s is not <tag>:pin, <tag>:split or <tag>:end-split", quote(v))
 	}},
 	// Shape: span ids are UUIDs; the handlers answer a short non-UUID in their own way (400 on
 	// attachments, 404 on evaluations).

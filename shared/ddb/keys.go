@@ -43,6 +43,10 @@ func hashSK(hash string) string { return "HASH#" + hash }
 
 func tagSK(tag string) string { return prefixTag + tag }
 
+// splitSK is the split of a tag, in the prompt's partition (between PROMPT and TAG#, so the
+// tags' Query reads it too).
+func splitSK(tag string) string { return "SPLIT#" + tag }
+
 func versionPointerPK(projectID, versionID string) string {
 	return "P#" + projectID + "#PV#" + versionID
 }

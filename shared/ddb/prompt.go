@@ -368,32 +368,6 @@ func decodeFound(items map[string]map[string]types.AttributeValue, pk, sk string
 	return nil
 }
 
-// VersionByTag implements prompt.Store: one BatchGetItem of the head and the tag, then the
-// version.
-func (s *PromptStore) VersionByTag(ctx context.Context, projectID, slug, tag string) (prompt.Version, int, error) {
-	pk := promptPK(projectID, slug)
-	items, err := s.t.batchGet(ctx, []map[string]types.AttributeValue{key(pk, skPrompt), key(pk, tagSK(tag))})
-	if err != nil {
-		return prompt.Version{}, 0, err
-	}
-	var head promptHead
-	var t tagItem
-	if err := decodeFound(items, pk, skPrompt, &head); err != nil {
-		return prompt.Version{}, 0, err
-	}
-	if err := decodeFound(items, pk, tagSK(tag), &t); err != nil {
-		return prompt.Version{}, 0, err
-	}
-	switch {
-	case head.ID == "":
-		return prompt.Version{}, 0, promptNotFound(slug)
-	case t.Number == 0:
-		return prompt.Version{}, 0, errs.NotFound("prompt %q has no tag %q", slug, tag)
-	}
-	v, err := s.version(ctx, projectID, slug, t.Number)
-	return v, head.LatestVersion, err
-}
-
 // PinTag implements prompt.Store. Versions are never deleted, so reading the version and then
 // writing the tag is safe without a transaction; the write returns the old tag, which gives
 // the previous version for free.
@@ -527,10 +501,19 @@ func (s *PromptStore) Tags(ctx context.Context, projectID, slug string) ([]promp
 		And(expression.Key(infra.AttrSK).Between(expression.Value(skPrompt), expression.Value(tagRangeEnd)))
 	var head *promptHead
 	var tags []prompt.Tag
+	splits := map[string]*prompt.Split{}
 	err := s.t.query(ctx, cond, queryOpts{}, func(item map[string]types.AttributeValue) error {
 		if keyString(item) == promptPK(projectID, slug)+"\x00"+skPrompt {
 			head = new(promptHead)
 			return attributevalue.UnmarshalMap(item, head)
+		}
+		if sk, _ := item[infra.AttrSK].(*types.AttributeValueMemberS); sk != nil && strings.HasPrefix(sk.Value, splitSK("")) {
+			var sp splitItem
+			if err := attributevalue.UnmarshalMap(item, &sp); err != nil {
+				return fmt.Errorf("decode split: %w", err)
+			}
+			splits[sp.Tag] = sp.toSplit(slug)
+			return nil
 		}
 		var t tagItem
 		if err := attributevalue.UnmarshalMap(item, &t); err != nil {
@@ -541,6 +524,9 @@ func (s *PromptStore) Tags(ctx context.Context, projectID, slug string) ([]promp
 	})
 	if err != nil {
 		return nil, err
+	}
+	for i := range tags {
+		tags[i].Split = splits[tags[i].Name]
 	}
 	if head == nil {
 		return nil, promptNotFound(slug)

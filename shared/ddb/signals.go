@@ -275,6 +275,8 @@ type abTestItem struct {
 	DurationDays int             `dynamodbav:"duration_days"`
 	StartedAt    time.Time       `dynamodbav:"started_at"`
 	EndsAt       time.Time       `dynamodbav:"ends_at"`
+	Prompt       string          `dynamodbav:"prompt,omitempty"`
+	Tag          string          `dynamodbav:"tag,omitempty"`
 }
 
 type abVariantAttr struct {
@@ -284,7 +286,7 @@ type abVariantAttr struct {
 }
 
 func (it abTestItem) toTest() signal.Test {
-	t := signal.Test{Name: it.Name, DurationDays: it.DurationDays, StartedAt: it.StartedAt, EndsAt: it.EndsAt}
+	t := signal.Test{Name: it.Name, DurationDays: it.DurationDays, StartedAt: it.StartedAt, EndsAt: it.EndsAt, Prompt: it.Prompt, Tag: it.Tag}
 	for _, v := range it.Variants {
 		t.Variants = append(t.Variants, signal.Variant{Key: v.Key, Value: v.Value, Weight: v.Weight})
 	}
@@ -294,11 +296,7 @@ func (it abTestItem) toTest() signal.Test {
 // CreateTest implements signal.Store: one conditional PutItem, whose failure returns the test
 // already stored (a GetItem where the endpoint does not return it).
 func (s *SignalStore) CreateTest(ctx context.Context, projectID string, t signal.Test) (signal.Test, error) {
-	it := abTestItem{PK: abTestPK(projectID, t.Name), SK: skABTest, GSI1PK: abTestsGSI1PK(projectID), GSI1SK: t.Name,
-		Name: t.Name, DurationDays: t.DurationDays, StartedAt: t.StartedAt, EndsAt: t.EndsAt}
-	for _, v := range t.Variants {
-		it.Variants = append(it.Variants, abVariantAttr{Key: v.Key, Value: v.Value, Weight: v.Weight})
-	}
+	it := toABTestItem(projectID, t)
 	item, err := marshal(it)
 	if err != nil {
 		return signal.Test{}, err
@@ -324,6 +322,16 @@ func (s *SignalStore) CreateTest(ctx context.Context, projectID string, t signal
 		return signal.Test{}, err
 	}
 	return old.toTest(), nil
+}
+
+// toABTestItem is the item of test t.
+func toABTestItem(projectID string, t signal.Test) abTestItem {
+	it := abTestItem{PK: abTestPK(projectID, t.Name), SK: skABTest, GSI1PK: abTestsGSI1PK(projectID), GSI1SK: t.Name,
+		Name: t.Name, DurationDays: t.DurationDays, StartedAt: t.StartedAt, EndsAt: t.EndsAt, Prompt: t.Prompt, Tag: t.Tag}
+	for _, v := range t.Variants {
+		it.Variants = append(it.Variants, abVariantAttr{Key: v.Key, Value: v.Value, Weight: v.Weight})
+	}
+	return it
 }
 
 // Tests implements signal.Store with a Query of GSI1 (paginated).

@@ -60,6 +60,8 @@ type Tag struct {
 	VersionID string
 	UpdatedAt time.Time
 	UpdatedBy string
+	// Split is the tag's split, when it has one (running or past its end).
+	Split *Split
 }
 
 // Resolved is a version fetched through a tag or a number, as get-prompt returns it.
@@ -67,6 +69,8 @@ type Resolved struct {
 	Version
 	Tag      string // the tag it was fetched through; "" when fetched by number and not tagged latest
 	IsLatest bool
+	// Served is set when the version was served by the tag's split.
+	Served *Served
 }
 
 // Binding is the model bound to a version.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math/rand/v2"
 	"time"
 
 	"github.com/google/uuid"
@@ -32,8 +33,19 @@ type Store interface {
 	LatestVersion(ctx context.Context, projectID, slug string) (Version, error)
 	// VersionByNumber returns version n of slug and the newest version number.
 	VersionByNumber(ctx context.Context, projectID, slug string, n int) (v Version, latest int, err error)
-	// VersionByTag returns the version a (non-latest) tag points at and the newest version number.
-	VersionByTag(ctx context.Context, projectID, slug, tag string) (v Version, latest int, err error)
+	// TagByName returns a (non-latest) tag, with its split when it has one, and the newest
+	// version number.
+	TagByName(ctx context.Context, projectID, slug, tag string) (t Tag, latest int, err error)
+	// Version returns version n of slug.
+	Version(ctx context.Context, projectID, slug string, n int) (Version, error)
+	// StartSplit stores s, a split of an existing tag whose versions exist, with the versions'
+	// ids filled in, and creates its A/B test. errs.CodeConflict when the tag has a running
+	// split or the project has a test of that name; errs.CodeNotFound for a missing prompt,
+	// tag or version.
+	StartSplit(ctx context.Context, projectID string, s Split) (Split, error)
+	// EndSplit removes the running split of tag and ends its A/B test at at
+	// (errs.CodeNotFound when the tag has no running split).
+	EndSplit(ctx context.Context, projectID, slug, tag string, at time.Time) (Split, error)
 	// PinTag points tag at version n and returns the tag and the version it pointed at before
 	// (0 when it is new). With expected, the tag must point at *expected (0: must not exist) or
 	// already at t.Version, checked atomically with the write; otherwise it returns an
@@ -53,12 +65,26 @@ type Store interface {
 
 // Service is the prompt registry's behaviour on top of a Store.
 type Service struct {
-	store Store
-	now   func() time.Time
+	store   Store
+	now     func() time.Time
+	choices ChoiceRecorder
+	random  func() float64
 }
 
 // NewService returns a Service over store.
-func NewService(store Store) *Service { return &Service{store: store, now: time.Now} }
+func NewService(store Store) *Service {
+	return &Service{store: store, now: time.Now, random: rand.Float64}
+}
+
+// WithSplits makes Fetch serve the splits of tags, recording sticky callers' choices through
+// choices, and reads the time from now (time.Now when nil).
+func (s *Service) WithSplits(choices ChoiceRecorder, now func() time.Time) *Service {
+	s.choices = choices
+	if now != nil {
+		s.now = now
+	}
+	return s
+}
 
 // EnsureInput is the body of ensure. Pointers distinguish absent (nil) from given.
 type EnsureInput struct {
@@ -188,8 +214,29 @@ type Selector struct {
 	Tag    string
 }
 
-// Get resolves a version of slug by number or tag.
+// Now is the service's clock.
+func (s *Service) Now() time.Time { return s.now() }
+
+// Get resolves a version of slug by number or tag; a split tag gives its own version (Fetch
+// serves the split).
 func (s *Service) Get(ctx context.Context, projectID, slug string, sel Selector) (Resolved, error) {
+	return s.get(ctx, projectID, slug, sel, nil)
+}
+
+// Fetch is Get as the SDKs' fetch (GET /v1/prompts/{slug}) answers it: a tag with a running
+// split gives one of the split's versions, picked by the caller's sticky key (the same key
+// always gets the same version) or, without one, at random by weight. With a key the choice is
+// recorded on the caller's session or user, once per test (Resolved.Served says what was
+// served). The requests are those of Get: with a key the version is read together with the
+// caller's record, and the first fetch of a caller in a test adds one write.
+func (s *Service) Fetch(ctx context.Context, projectID, slug string, sel Selector, who Sticky) (Resolved, error) {
+	if err := who.check(); err != nil {
+		return Resolved{}, err
+	}
+	return s.get(ctx, projectID, slug, sel, &who)
+}
+
+func (s *Service) get(ctx context.Context, projectID, slug string, sel Selector, who *Sticky) (Resolved, error) {
 	if err := ValidateSlug(slug); err != nil {
 		return Resolved{}, err
 	}
@@ -215,8 +262,34 @@ func (s *Service) Get(ctx context.Context, projectID, slug string, sel Selector)
 		v, err := s.store.LatestVersion(ctx, projectID, slug)
 		return Resolved{Version: v, Tag: tag, IsLatest: true}, err
 	}
-	v, latest, err := s.store.VersionByTag(ctx, projectID, slug, tag)
-	return Resolved{Version: v, Tag: tag, IsLatest: v.Number == latest}, err
+	t, latest, err := s.store.TagByName(ctx, projectID, slug, tag)
+	if err != nil {
+		return Resolved{}, err
+	}
+	r := Resolved{Tag: tag}
+	if who == nil || t.Split == nil || !t.Split.Running(s.now()) {
+		r.Version, err = s.store.Version(ctx, projectID, slug, t.Version)
+	} else {
+		r.Version, r.Served, err = s.serveSplit(ctx, projectID, *t.Split, *who)
+	}
+	r.IsLatest = r.Version.Number == latest
+	return r, err
+}
+
+// serveSplit picks the version of a running split for who and reads it, recording the
+// choice when who names a session or user.
+func (s *Service) serveSplit(ctx context.Context, projectID string, sp Split, who Sticky) (Version, *Served, error) {
+	key := who.key()
+	if key == "" || s.choices == nil {
+		v := sp.Pick(s.random())
+		got, err := s.store.Version(ctx, projectID, sp.Slug, v.Version)
+		return got, &Served{Test: sp.Test, Variant: v}, err
+	}
+	v := sp.Pick(StickyPoint(sp.Test, key))
+	typ, id := who.entity()
+	got, choiceID, err := s.choices.ServeVersion(ctx, projectID, sp.Slug, v.Version,
+		ServedChoice{Test: sp.Test, Variant: v.Key(), EntityType: typ, ID: id})
+	return got, &Served{Test: sp.Test, Variant: v, ChoiceID: choiceID}, err
 }
 
 // PinResult is the outcome of Pin.

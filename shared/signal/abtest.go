@@ -32,6 +32,8 @@ type Test struct {
 	DurationDays int
 	StartedAt    time.Time
 	EndsAt       time.Time
+	// Prompt and Tag name the prompt tag whose split the test is ("" for a test of ze.choose).
+	Prompt, Tag string
 }
 
 // Variant is one variant of a test.
@@ -65,7 +67,8 @@ func (t Test) Wire(now time.Time) api.ABTest {
 	for i, v := range t.Variants {
 		vs[i] = api.ABVariant{Key: v.Key, Value: v.Value, Weight: v.Weight}
 	}
-	return api.ABTest{Name: t.Name, Status: t.Status(now), Variants: vs, DurationDays: t.DurationDays, StartedAt: t.StartedAt, EndsAt: t.EndsAt}
+	return api.ABTest{Name: t.Name, Status: t.Status(now), Variants: vs, DurationDays: t.DurationDays, StartedAt: t.StartedAt, EndsAt: t.EndsAt,
+		Prompt: t.Prompt, Tag: t.Tag}
 }
 
 // ChoiceInput is one ze.choose call.
@@ -160,29 +163,52 @@ func (s *Service) Choose(ctx context.Context, projectID string, in ChoiceInput) 
 	}
 	res.ID = ChoiceID(projectID, in.Ref, in.Test)
 	e, err := s.reread(ctx, projectID, in.Ref)
-	for attempt := 0; err == nil; attempt++ {
-		if _, ok := e.Choices[in.Test]; ok {
-			return res, nil
+	if err != nil {
+		return ChoiceResult{}, err
+	}
+	res.Recorded, err = s.record(ctx, projectID, e, Choice{Test: in.Test, Variant: in.Variant, ID: res.ID, At: now})
+	if err != nil {
+		return ChoiceResult{}, err
+	}
+	return res, nil
+}
+
+// RecordOn records on e, a record as read, that it got variant of test (a test known to be
+// running and to have that variant: a prompt split's), unless it has a variant of test
+// already; the entity's signals join the variant. It returns the choice's id. The entity
+// type may also be "user" (a split sticky by user); users carry no signals.
+func (s *Service) RecordOn(ctx context.Context, projectID string, e Entity, test, variant string) (string, error) {
+	id := ChoiceID(projectID, e.Ref, test)
+	_, err := s.record(ctx, projectID, e, Choice{Test: test, Variant: variant, ID: id, At: s.now().UTC()})
+	return id, err
+}
+
+// record saves the choice ch on e, as read, with its deltas: the variant's count and each of
+// the entity's signals. Nothing when e has a choice of the test already (false); a record that
+// moved is read again.
+func (s *Service) record(ctx context.Context, projectID string, e Entity, ch Choice) (bool, error) {
+	for attempt := 0; ; attempt++ {
+		if _, ok := e.Choices[ch.Test]; ok {
+			return false, nil
 		}
 		if len(e.Choices) >= MaxChoices {
-			return ChoiceResult{}, errs.Invalid("an entity is in at most %d A/B tests", MaxChoices)
+			return false, errs.Invalid("an entity is in at most %d A/B tests", MaxChoices)
 		}
-		ch := Choice{Test: in.Test, Variant: in.Variant, ID: res.ID, At: now}
-		c := Change{Choice: &ch, Deltas: []Delta{{Test: in.Test, Variant: in.Variant, N: 1}}}
+		c := Change{Choice: &ch, Deltas: []Delta{{Test: ch.Test, Variant: ch.Variant, N: 1}}}
 		for _, sig := range e.Signals {
 			c.Deltas = append(c.Deltas, valueDelta(ch, sig, 1, ""))
 		}
-		err = s.store.Save(ctx, projectID, e, []Change{c})
+		err := s.store.Save(ctx, projectID, e, []Change{c})
 		if err == nil {
-			res.Recorded = true
-			return res, nil
+			return true, nil
 		}
 		if !errors.Is(err, ErrStale) || attempt == maxAttempts {
-			break
+			return false, err
 		}
-		e, err = s.reread(ctx, projectID, in.Ref)
+		if e, err = s.reread(ctx, projectID, e.Ref); err != nil {
+			return false, err
+		}
 	}
-	return ChoiceResult{}, err
 }
 
 // Entity reads one entity's record (empty when nothing was recorded on it).

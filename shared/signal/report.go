@@ -41,7 +41,7 @@ func buildReport(t Test, aggs []Aggregate, now time.Time) api.ABReport {
 	var signals []string
 	types := map[string]string{}
 	for _, v := range t.Variants {
-		res := api.ABVariantResult{Key: v.Key, Signals: []api.ABSignalStats{}}
+		res := api.ABVariantResult{Key: v.Key, Signals: []api.ABSignalStats{}, Judges: []api.ABJudgeStats{}}
 		for _, a := range aggs {
 			if a.Variant != v.Key {
 				continue
@@ -54,6 +54,7 @@ func buildReport(t Test, aggs []Aggregate, now time.Time) api.ABReport {
 				continue
 			}
 			sm, st := summarize(a)
+			addDerived(&res, a, st.Mean)
 			samples[[2]string{v.Key, a.Signal}] = sm
 			res.Signals = append(res.Signals, st)
 			if !slices.Contains(signals, a.Signal) {
@@ -62,6 +63,7 @@ func buildReport(t Test, aggs []Aggregate, now time.Time) api.ABReport {
 			types[a.Signal] = a.SignalType
 		}
 		slices.SortFunc(res.Signals, func(a, b api.ABSignalStats) int { return strings.Compare(a.Name, b.Name) })
+		slices.SortFunc(res.Judges, func(a, b api.ABJudgeStats) int { return strings.Compare(a.JudgeID, b.JudgeID) })
 		r.Results = append(r.Results, res)
 	}
 	slices.Sort(signals)

@@ -104,6 +104,9 @@ type Input struct {
 	Name  string
 	Value json.RawMessage
 	Type  string
+	// derived marks the signals Plume records itself (DerivedPrefix), which clients may not
+	// send.
+	derived bool
 }
 
 // parse checks an input and reads its value as the SDK meant it: a JSON boolean is a boolean
@@ -116,6 +119,9 @@ func (in Input) parse() (Signal, error) {
 	}
 	if err := checkName("signal name", in.Name, MaxNameLen); err != nil {
 		return Signal{}, err
+	}
+	if strings.HasPrefix(in.Name, DerivedPrefix) && !in.derived {
+		return Signal{}, fmt.Errorf("signal names starting with %q are Plume's own (judges' verdicts, feedback)", DerivedPrefix)
 	}
 	if in.Type != "" && in.Type != api.SignalBoolean && in.Type != api.SignalNumerical {
 		return Signal{}, fmt.Errorf(`signal_type must be "boolean" or "numerical", not %q`, in.Type)

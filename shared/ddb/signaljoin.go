@@ -1,0 +1,164 @@
+package ddb
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/plumehq/plume/infra"
+	"github.com/plumehq/plume/shared/signal"
+)
+
+// SignalJoin keeps the derived signals of the spans in A/B tests (signal.Derived) from the
+// table's change stream: a judge's evaluation (EVAL#<judge> in the span's partition) sets the
+// span's verdict signal, people's feedback (FB#<user>) its thumbs counts, read back from the
+// span's feedback items. Values are set, not added, so a batch delivered again changes
+// nothing; the records of a span's partition come in order, so the last value stays. Spans
+// that are in no test cost one BatchGetItem per 100 spans of a batch and no write.
+type SignalJoin struct {
+	t   *Table
+	svc *signal.Service
+}
+
+// NewSignalJoin returns the join over t and the signal service of the same table.
+func NewSignalJoin(t *Table, svc *signal.Service) *SignalJoin { return &SignalJoin{t: t, svc: svc} }
+
+// Apply implements the stream consumer's contract (one shard's records, in order).
+func (j *SignalJoin) Apply(ctx context.Context, _ string, records []StreamRecord) error {
+	type spanKey struct{ project, span string }
+	verdicts := map[spanKey]map[string]bool{}
+	feedback := map[spanKey]bool{}
+	backfill := map[spanKey]bool{}
+	byProject := map[string][]string{}
+	for _, r := range records {
+		if r.New == nil {
+			continue
+		}
+		pk, sk := strAttr(r.New, infra.AttrPK), strAttr(r.New, infra.AttrSK)
+		projectID, rest, ok := strings.Cut(strings.TrimPrefix(pk, "P#"), "#")
+		if !ok || !strings.HasPrefix(pk, "P#") {
+			continue
+		}
+		if span, isEntity := strings.CutPrefix(rest, "EN#span#"); isEntity && sk == skEntity {
+			// A span's first choice: its verdicts and feedback so far join the variant.
+			if len(mapAttr(r.Old, "ab")) == 0 && len(mapAttr(r.New, "ab")) > 0 {
+				backfill[spanKey{projectID, span}] = true
+				if !slices.Contains(byProject[projectID], span) {
+					byProject[projectID] = append(byProject[projectID], span)
+				}
+			}
+			continue
+		}
+		span, isSpan := strings.CutPrefix(rest, "S#")
+		if !isSpan {
+			continue
+		}
+		k := spanKey{projectID, span}
+		switch {
+		case strings.HasPrefix(sk, prefixEvaluation):
+			if verdicts[k] == nil {
+				verdicts[k] = map[string]bool{}
+			}
+			passed, _ := r.New["r"].(*types.AttributeValueMemberBOOL)
+			verdicts[k][strings.TrimPrefix(sk, prefixEvaluation)] = passed != nil && passed.Value
+		case strings.HasPrefix(sk, prefixFeedback) && !strings.Contains(sk, "#J#"):
+			feedback[k] = true
+		default:
+			continue
+		}
+		if !slices.Contains(byProject[projectID], span) {
+			byProject[projectID] = append(byProject[projectID], span)
+		}
+	}
+	for projectID, spans := range byProject {
+		in, err := j.svc.SpansInTests(ctx, projectID, spans)
+		if err != nil {
+			return err
+		}
+		var ds []signal.Derived
+		for _, span := range spans {
+			if !in[span] {
+				continue
+			}
+			k := spanKey{projectID, span}
+			if backfill[k] {
+				vs, fb, err := j.spanOutcomes(ctx, projectID, span)
+				if err != nil {
+					return err
+				}
+				if verdicts[k] == nil {
+					verdicts[k] = map[string]bool{}
+				}
+				for judgeID, passed := range vs {
+					if _, later := verdicts[k][judgeID]; !later {
+						verdicts[k][judgeID] = passed
+					}
+				}
+				feedback[k] = feedback[k] || fb
+			}
+			for judgeID, passed := range verdicts[k] {
+				ds = append(ds, signal.Derived{SpanID: span, Name: signal.JudgeSignal(judgeID), Value: passed})
+			}
+			if feedback[k] {
+				up, down, err := j.thumbs(ctx, projectID, span)
+				if err != nil {
+					return err
+				}
+				ds = append(ds, signal.Derived{SpanID: span, Name: signal.FeedbackUp, Value: up},
+					signal.Derived{SpanID: span, Name: signal.FeedbackDown, Value: down})
+			}
+		}
+		if err := j.svc.SetDerived(ctx, projectID, ds); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// spanOutcomes reads a span's verdicts, by judge, and whether it has people's feedback: one
+// Query of its partition from EVAL# to FB#.
+func (j *SignalJoin) spanOutcomes(ctx context.Context, projectID, spanID string) (map[string]bool, bool, error) {
+	cond := partition(spanPK(projectID, spanID)).And(expression.Key(infra.AttrSK).Between(expression.Value(prefixEvaluation), expression.Value("FB$")))
+	verdicts, feedback := map[string]bool{}, false
+	err := j.t.query(ctx, cond, queryOpts{}, func(it map[string]types.AttributeValue) error {
+		sk := strAttr(it, infra.AttrSK)
+		switch {
+		case strings.HasPrefix(sk, prefixEvaluation):
+			passed, _ := it["r"].(*types.AttributeValueMemberBOOL)
+			verdicts[strings.TrimPrefix(sk, prefixEvaluation)] = passed != nil && passed.Value
+		case strings.HasPrefix(sk, prefixFeedback) && !strings.Contains(sk, "#J#"):
+			feedback = true
+		}
+		return nil
+	})
+	return verdicts, feedback, err
+}
+
+// mapAttr is the map attribute name of item (nil when absent).
+func mapAttr(item map[string]types.AttributeValue, name string) map[string]types.AttributeValue {
+	if m, ok := item[name].(*types.AttributeValueMemberM); ok {
+		return m.Value
+	}
+	return nil
+}
+
+// thumbs counts people's feedback on a span (calibration feedback, about a judge, excluded):
+// one Query of the span's FB# items.
+func (j *SignalJoin) thumbs(ctx context.Context, projectID, spanID string) (up, down int64, err error) {
+	cond := partition(spanPK(projectID, spanID)).And(expression.Key(infra.AttrSK).BeginsWith(prefixFeedback))
+	err = j.t.query(ctx, cond, queryOpts{}, func(it map[string]types.AttributeValue) error {
+		if strings.Contains(strAttr(it, infra.AttrSK), "#J#") {
+			return nil
+		}
+		if v, _ := it["up"].(*types.AttributeValueMemberBOOL); v != nil && v.Value {
+			up++
+		} else {
+			down++
+		}
+		return nil
+	})
+	return up, down, err
+}
