@@ -243,12 +243,14 @@ var functionCases = map[string]functionCase{
 		policy: policyCase{
 			actions: []string{
 				"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:PutItem", "dynamodb:UpdateItem",
+				"dynamodb:Query",
 				"dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator", "dynamodb:ListStreams",
 				"s3:PutObject", "s3:GetObject", "s3:DeleteObject",
 			},
-			// The consumer adds to rollup items and keeps the list index: it reads no index,
-			// deletes or scans nothing, and touches no object outside index/.
-			forbidden: []string{"dynamodb:Scan", "dynamodb:Query", "dynamodb:DeleteItem", "s3:ListBucket"},
+			// The consumer adds to rollup items and keeps the list index and the feedback index
+			// (which queries a span's partition and GSI3): it deletes or scans nothing, and
+			// touches no object outside index/.
+			forbidden: []string{"dynamodb:Scan", "dynamodb:DeleteItem", "s3:ListBucket"},
 			s3: map[string][]string{
 				"s3:PutObject":    {"${Bucket.Arn}/index/*"},
 				"s3:GetObject":    {"${Bucket.Arn}/index/*"},

@@ -351,3 +351,22 @@ func experimentEvaluationSK(run int, rowID, evaluatorID string) string {
 func evaluatorSK(id string) string { return "EV#" + id }
 
 func recordSK(kind, name string, run int) string { return fmt.Sprintf("%s#%s#%08d", kind, name, run) }
+
+// sessionFeedbackGSI3PK gathers the feedback and evaluations of every span of a session's
+// traces (sessionFeedbackGSI3SK: by trace, then span), so that a session's unified feedback
+// is one Query; a trace in a session is read under it by the trace's prefix.
+func sessionFeedbackGSI3PK(projectID, sessionID string) string {
+	return "P#" + projectID + "#SF#" + sessionID
+}
+
+// sessionFeedbackGSI3SK orders a session's feedback by trace, then span.
+func sessionFeedbackGSI3SK(traceID, spanID, sk string) string {
+	return traceID + "#" + spanFeedbackGSI3SK(spanID, sk)
+}
+
+// orphanFlagPK is the item that says until when a project may have orphan feedback (feedback
+// written before its span), so that the stream consumer looks for orphans of new spans only in
+// projects that may have some (FeedbackStore.Apply).
+func orphanFlagPK(projectID string) string { return "P#" + projectID + "#FBO" }
+
+const skOrphanFlag = "ORPHANS"
