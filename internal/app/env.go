@@ -267,14 +267,15 @@ func (e *Env) TraceQueries() (*trace.Queries, error) {
 	if err != nil {
 		return nil, err
 	}
+	candidates := trace.WithCandidates(e.Traces().Candidates())
 	if e.noStream {
-		return trace.NewQueries(e.Traces(), blobs), nil
+		return trace.NewQueries(e.Traces(), blobs, candidates), nil
 	}
 	index, err := e.ListIndex()
 	if err != nil {
 		return nil, err
 	}
-	return trace.NewQueries(e.Traces(), blobs, trace.WithIndex(index)), nil
+	return trace.NewQueries(e.Traces(), blobs, trace.WithIndex(index), candidates), nil
 }
 
 // JudgeStore stores judges and their evaluations.
