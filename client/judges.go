@@ -150,12 +150,23 @@ type EvaluationQuery struct {
 	WithUserFeedback *bool
 }
 
+// EvaluationList is a page of a judge's evaluations and what the server said of it besides.
+type EvaluationList struct {
+	api.EvaluationPage
+	// Truncated is true when the server stopped at its bound on one request's work
+	// (X-Plume-Scan-Truncated: a feedback_state filter counts the window's evaluations up to
+	// judge.MaxScan): Total and the pages cover the newest evaluations of the window only.
+	// Narrow the window (Start, End) to reach the rest.
+	Truncated bool
+}
+
 // Evaluations lists a judge's evaluations, newest first: a page of q.Limit unless the list ends
-// (a page the server cut by size is filled from its next offset).
-func (c *Client) Evaluations(ctx context.Context, judgeID string, q EvaluationQuery) (api.EvaluationPage, error) {
+// (a page the server cut by size is filled from its next offset). Truncated says when the
+// server's scan bound cut the list.
+func (c *Client) Evaluations(ctx context.Context, judgeID string, q EvaluationQuery) (EvaluationList, error) {
 	path, err := c.projectPath("/judges/%s/evaluations", url.PathEscape(judgeID))
 	if err != nil {
-		return api.EvaluationPage{}, err
+		return EvaluationList{}, err
 	}
 	v := url.Values{}
 	if q.Limit > 0 {
@@ -180,7 +191,7 @@ func (c *Client) Evaluations(ctx context.Context, judgeID string, q EvaluationQu
 		}
 		v.Set("feedback_state", state)
 	}
-	var out api.EvaluationPage
+	var out EvaluationList
 	evs, err := filled(q.Limit, q.Offset, func(limit, offset int, h *http.Header) ([]api.Evaluation, error) {
 		page := url.Values{}
 		for k, vs := range v {
@@ -197,12 +208,13 @@ func (c *Client) Evaluations(ctx context.Context, judgeID string, q EvaluationQu
 			return nil, err
 		}
 		if offset == q.Offset { // the first answer's total and page
-			out = p
+			out.EvaluationPage = p
 		}
+		out.Truncated = out.Truncated || h.Get(api.ScanTruncatedHeader) == "true"
 		return p.Evaluations, nil
 	})
 	if err != nil {
-		return api.EvaluationPage{}, err
+		return EvaluationList{}, err
 	}
 	out.Evaluations = evs
 	if q.Limit > 0 {

@@ -538,3 +538,22 @@ func ids[T any](recs []T, id func(T) string) []string {
 	}
 	return out
 }
+
+// TestEvaluationsSayTruncated: a judge's evaluations that the server's scan bound cut
+// (X-Plume-Scan-Truncated) are Truncated in the client's answer; a complete list is not.
+func TestEvaluationsSayTruncated(t *testing.T) {
+	s := newListStack(t)
+	c := s.client(t, nil)
+	cut := s.client(t, func(h http.Handler) http.Handler { return apitest.PartialLists(h, true, false) })
+	ctx := context.Background()
+	j, err := c.CreateJudge(ctx, api.JudgeRequest{Name: new("J"), Template: new("Is it right?")})
+	require.NoError(t, err)
+	without := false
+	q := EvaluationQuery{Limit: 10, WithUserFeedback: &without}
+	page, err := c.Evaluations(ctx, j.ID, q)
+	require.NoError(t, err)
+	assert.False(t, page.Truncated)
+	page, err = cut.Evaluations(ctx, j.ID, q)
+	require.NoError(t, err)
+	assert.True(t, page.Truncated, "the scan bound reaches the client's user")
+}

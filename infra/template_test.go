@@ -243,12 +243,14 @@ var functionCases = map[string]functionCase{
 		policy: policyCase{
 			actions: []string{
 				"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:PutItem", "dynamodb:UpdateItem",
+				"dynamodb:Query",
 				"dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator", "dynamodb:ListStreams",
-				"s3:PutObject", "s3:GetObject", "s3:DeleteObject", "dynamodb:Query",
+				"s3:PutObject", "s3:GetObject", "s3:DeleteObject",
 			},
-			// The consumer adds to rollup items, keeps the list index and the derived signals
-			// of spans in A/B tests (whose feedback it counts with a Query of the span's
-			// partition, on the table's ARN alone: no index): it deletes or scans nothing, and
+			// The consumer adds to rollup items, keeps the list index, the feedback index (which
+			// queries a span's partition and GSI3) and the derived signals of spans in A/B tests
+			// (whose feedback it counts with a Query of the span's partition): it deletes or
+			// scans nothing, and
 			// touches no object outside index/.
 			forbidden: []string{"dynamodb:Scan", "dynamodb:DeleteItem", "s3:ListBucket"},
 			s3: map[string][]string{

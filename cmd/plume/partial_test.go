@@ -227,3 +227,21 @@ func TestListsByCursor(t *testing.T) {
 	assert.Contains(t, n.List.Warnings[0], "rerun with --cursor "+*n.List.NextCursor+" --all to read on")
 	assert.Contains(t, r.stderr, `"cursor refused"`, "then the error")
 }
+
+// TestJudgeEvaluationsWarnTruncated: a judge's evaluations that the server's scan bound cut
+// print a warning on stderr, also with --quiet; a complete list prints none.
+func TestJudgeEvaluationsWarnTruncated(t *testing.T) {
+	h := newClientHarness(t, apitest.Options{})
+	a := h.api.A
+	jid := h.api.MustDo(t, "POST", "/projects/"+a.ProjectID+"/judges", a.Key, map[string]any{"name": "J", "template": "Is it right?"}).Map(t)["id"].(string)
+	scanCut := through(h, func(h http.Handler) http.Handler { return apitest.PartialLists(h, true, false) })
+	for _, mode := range [][]string{{}, {"--quiet"}, {"--output", "json"}} {
+		r := scanCut.run(append(mode, "judges", "evaluations", jid, "--without-feedback")...)
+		require.Equal(t, exitOK, r.code, "%s", r)
+		assert.Contains(t, r.stderr, "warning: partial list", "%v", mode)
+		assert.Contains(t, r.stderr, "--start-date")
+	}
+	r := h.run("judges", "evaluations", jid, "--without-feedback")
+	require.Equal(t, exitOK, r.code, "%s", r)
+	assert.NotContains(t, r.stderr, "partial")
+}

@@ -204,6 +204,7 @@ func (s *server) judgeEvaluations(r *http.Request, j api.Judge, f evaluationFilt
 			return err
 		}
 		d.Scanned = res.Total > len(res.Evaluations)
+		d.Truncated = res.Truncated
 		evs = res.Evaluations
 	} else {
 		q.Limit, q.Offset = evaluationsPerPage, offset
@@ -211,7 +212,7 @@ func (s *server) judgeEvaluations(r *http.Request, j api.Judge, f evaluationFilt
 		if err != nil {
 			return err
 		}
-		d.Total, evs = res.Total, res.Evaluations
+		d.Total, evs, d.Truncated = res.Total, res.Evaluations, res.Truncated
 	}
 	ids := make([]string, len(evs))
 	for i, e := range evs {

@@ -393,6 +393,7 @@ type judgePageData struct {
 	Evaluations                     []evaluationRow
 	Total                           int
 	Scanned                         bool // filtered among the newest evaluationScan
+	Truncated                       bool // the API stopped at its scan bound (X-Plume-Scan-Truncated)
 	Prev, Next                      string
 	Perf                            api.JudgePerformance
 	PerfFigures                     []figure

@@ -31,8 +31,9 @@ const (
 //	           GetObject (the batch)
 //	per span:  UpdateItem (claim), model call, UpdateItem (complete)
 //	per 99:    TransactWriteItems (evaluations and the judge's counters), after a BatchGetItem
-//	           per 50 of them (the spans and earlier evaluations the write checks): 100
-//	           evaluations are a chunk of 99 (2 BatchGetItem) and one of 1 (1 BatchGetItem)
+//	           per 50 of them (the spans and earlier evaluations the write checks) and one of
+//	           their traces (their sessions, where GSI3 indexes them): 100 evaluations are a
+//	           chunk of 99 (3 BatchGetItem) and one of 1 (2 BatchGetItem)
 func TestRequestsPerEvaluatedSpan(t *testing.T) {
 	w := newWorld(t)
 	w.judge(t, map[string]any{"name": "every span"})
@@ -51,7 +52,7 @@ func TestRequestsPerEvaluatedSpan(t *testing.T) {
 
 	assert.Equal(t, spansPerBatch, w.fake.Count()-calls, "one model call per evaluation")
 	assert.Equal(t, map[string]int{
-		"Query": 2, "BatchGetItem": 1 + 2 + 1, "UpdateItem": 2 * spansPerBatch, "TransactWriteItems": 2,
+		"Query": 2, "BatchGetItem": 1 + 3 + 2, "UpdateItem": 2 * spansPerBatch, "TransactWriteItems": 2,
 	}, w.api.DDB.Counts())
 	assert.Equal(t, 1, w.api.S3.Count("GetObject"))
 

@@ -91,4 +91,16 @@ func TestToolsSayPartial(t *testing.T) {
 	res = call(t, sizeCut, "get-project-summary", map[string]any{}, &summary)
 	require.False(t, res.IsError, text(res))
 	assert.EqualValues(t, d.tracesInProject, summary.TraceCount)
+
+	// A judge's evaluations the scan bound cut say so; complete ones do not.
+	var evs mcpserver.ListJudgeEvaluationsOutput
+	res = call(t, complete, "list-judge-evaluations", map[string]any{"judge_id": d.judge}, &evs)
+	require.False(t, res.IsError, text(res))
+	assert.False(t, evs.Truncated)
+	assert.Empty(t, evs.Note)
+	res = call(t, scanCut, "list-judge-evaluations", map[string]any{"judge_id": d.judge, "feedback_state": "without_user_feedback"}, &evs)
+	require.False(t, res.IsError, text(res))
+	assert.True(t, evs.Truncated)
+	assert.Contains(t, evs.Note, "Partial list")
+	assert.Contains(t, text(res), `"truncated":true`, "the text says it too")
 }

@@ -71,6 +71,8 @@ type ListJudgeEvaluationsOutput struct {
 	Limit       int              `json:"limit" jsonschema:"the page size used"`
 	Offset      int              `json:"offset" jsonschema:"the evaluations skipped"`
 	NextOffset  *int             `json:"next_offset" jsonschema:"offset of the next page; null when this is the last page"`
+	Truncated   bool             `json:"truncated" jsonschema:"true when the server stopped at its bound on one request's work (a feedback_state filter over a window of more evaluations than it counts): total and the pages cover the newest evaluations of the window only; narrow start_date and end_date to reach the rest"`
+	Note        string           `json:"note,omitempty" jsonschema:"what an agent must know about this answer: set when it is partial"`
 }
 
 // judgeTools are the read tools of judges.
@@ -182,7 +184,10 @@ func listEvaluations(ctx context.Context, c *client.Client, in ListJudgeEvaluati
 		r, _ := cutText(&page.Evaluations[i].EvaluationReason, reasonLimit)
 		page.Evaluations[i].EvaluationReason = *r
 	}
-	out := ListJudgeEvaluationsOutput{Evaluations: page.Evaluations, Total: page.Total, Limit: limit, Offset: in.Offset}
+	out := ListJudgeEvaluationsOutput{Evaluations: page.Evaluations, Total: page.Total, Limit: limit, Offset: in.Offset, Truncated: page.Truncated}
+	if page.Truncated {
+		out.Note = "Partial list: the server stopped at its scan bound, so total and these pages cover the newest evaluations of the window only; narrow start_date and end_date to reach the rest."
+	}
 	if in.Offset+len(page.Evaluations) < page.Total {
 		out.NextOffset = nextPage(in.Offset, limit, len(page.Evaluations))
 	}

@@ -4,17 +4,22 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/plumehq/plume/api"
 )
 
 // PartialLists serves h with its tracing lists (GET /spans, /traces, /sessions) made partial,
 // for the tests of their clients: with scanCut, every list answer says the scan bound cut it
-// (api.ScanTruncatedHeader); with sizeCut, a first request (no offset or cursor, not by id) for
+// (api.ScanTruncatedHeader), a judge's evaluations (GET .../judges/{id}/evaluations) too;
+// with sizeCut, a first request (no offset or cursor, not by id) for
 // more than one record is answered one record, api.NextOffsetHeader 1 and the cursor after
 // it, as a server that cut its answer by size.
 func PartialLists(h http.Handler, scanCut, sizeCut bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if scanCut && r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/judges/") && strings.HasSuffix(r.URL.Path, "/evaluations") {
+			w.Header().Set(api.ScanTruncatedHeader, "true")
+		}
 		if r.Method != http.MethodGet || !slices.Contains([]string{"/spans", "/traces", "/sessions"}, r.URL.Path) {
 			h.ServeHTTP(w, r)
 			return

@@ -242,21 +242,22 @@ func (e *Env) ListIndex() (*ddb.ListIndexStore, error) {
 }
 
 // StreamConsumer applies a batch of the table's change stream (one shard's records, in order)
-// to what is kept from it: the rollups, the list index and the derived signals of spans in A/B
-// tests (ddb.SignalJoin), at once, each adding every record once whatever is delivered again.
-// RollupFunction, plume-local's stream poller and the tests' DrainStream all apply the stream
-// through it.
+// to what is kept from it: the rollups, the list index, the feedback index and the derived
+// signals of spans in A/B tests (ddb.SignalJoin), at once, each adding every record once
+// whatever is delivered again. RollupFunction, plume-local's stream poller and the tests'
+// DrainStream all apply the stream through it.
 func (e *Env) StreamConsumer() (func(ctx context.Context, shard string, records []ddb.StreamRecord) error, error) {
 	index, err := e.ListIndex()
 	if err != nil {
 		return nil, err
 	}
-	rollups := e.Rollups()
+	rollups, feedbackIndex := e.Rollups(), e.FeedbackStore()
 	join := ddb.NewSignalJoin(e.table, e.Signals())
 	return func(ctx context.Context, shard string, records []ddb.StreamRecord) error {
 		g, ctx := errgroup.WithContext(ctx)
 		g.Go(func() error { return rollups.Apply(ctx, shard, records) })
 		g.Go(func() error { return index.Apply(ctx, shard, records) })
+		g.Go(func() error { return feedbackIndex.Apply(ctx, shard, records) })
 		g.Go(func() error { return join.Apply(ctx, shard, records) })
 		return g.Wait()
 	}, nil
@@ -289,14 +290,15 @@ func (e *Env) TraceQueries() (*trace.Queries, error) {
 	if err != nil {
 		return nil, err
 	}
+	candidates := trace.WithCandidates(e.Traces().Candidates())
 	if e.noStream {
-		return trace.NewQueries(e.Traces(), blobs), nil
+		return trace.NewQueries(e.Traces(), blobs, candidates), nil
 	}
 	index, err := e.ListIndex()
 	if err != nil {
 		return nil, err
 	}
-	return trace.NewQueries(e.Traces(), blobs, trace.WithIndex(index)), nil
+	return trace.NewQueries(e.Traces(), blobs, trace.WithIndex(index), candidates), nil
 }
 
 // JudgeStore stores judges and their evaluations.
@@ -307,9 +309,15 @@ func (e *Env) JudgeStore() *ddb.JudgeStore {
 // Judges is the judge service.
 func (e *Env) Judges() *judge.Service { return judge.NewService(e.JudgeStore(), e.FeedbackStore()) }
 
-// FeedbackStore stores human feedback and reads it back with evaluations.
+// FeedbackStore stores human feedback and reads it back with evaluations: from the feedback
+// index that StreamConsumer keeps, unless the table has no stream.
 func (e *Env) FeedbackStore() *ddb.FeedbackStore {
-	return e.feedback.get(func() *ddb.FeedbackStore { return ddb.NewFeedbackStore(e.table) })
+	return e.feedback.get(func() *ddb.FeedbackStore {
+		if e.noStream {
+			return ddb.NewFeedbackStore(e.table)
+		}
+		return ddb.NewFeedbackStore(e.table).Indexed()
+	})
 }
 
 // Feedback is the feedback service.

@@ -3,7 +3,6 @@ package ddb
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -26,21 +25,34 @@ import (
 
 // FeedbackStore keeps human feedback (P#<project>#S#<span> / FB#<user>[#J#<judge>], beside the
 // span's summary and its evaluations) and reads unified feedback. Every feedback and evaluation
-// item of a known span carries GSI3 keys under its trace, so a trace's feedback is one Query
-// (paginated) however many spans it has, and a session's is one Query per trace. Feedback on a
-// span not ingested yet goes to the project's orphan partition of GSI3, and expires after
-// OrphanTTL; a span, trace or session read moves orphans whose span has arrived under their
-// trace, for good (once: later reads find them there). Calibration feedback (with a judge) is
-// also indexed by judge and submission time in GSI2, for Calibrations.
-type FeedbackStore struct{ t *Table }
+// item of a known span carries GSI3 keys under its trace's session, or its trace when it has
+// none (feedback_index.go), so a session's feedback is one Query (paginated) however many
+// traces and spans it has, and a trace's one or two. Feedback on a span not ingested yet goes
+// to the project's orphan partition of GSI3, and expires after OrphanTTL; the consumer of the
+// table's change stream (Apply) moves it under its trace when the span arrives, as it moves
+// the items of a trace that joins a session. Without a stream (Indexed false: some tests), the
+// reads do that work: a session read queries each of its traces, and trace and session reads
+// adopt the orphans whose span has arrived. Calibration feedback (with a judge) is also
+// indexed by judge and submission time in GSI2, for Calibrations.
+type FeedbackStore struct {
+	t *Table
+	// indexed: the stream consumer keeps the feedback index (Apply), so reads trust it.
+	indexed bool
+}
 
 var (
 	_ feedback.Store  = (*FeedbackStore)(nil)
 	_ feedback.Reader = (*FeedbackStore)(nil)
 )
 
-// NewFeedbackStore returns the feedback store in t.
+// NewFeedbackStore returns the feedback store in t, for a table without a stream consumer: its
+// reads adopt orphans and read a session trace by trace.
 func NewFeedbackStore(t *Table) *FeedbackStore { return &FeedbackStore{t: t} }
+
+// Indexed returns the store for a table whose stream consumer applies every change to it
+// (Apply): a session's or trace's read is then a Query of its own index partition, and reads
+// adopt no orphans.
+func (s *FeedbackStore) Indexed() *FeedbackStore { return &FeedbackStore{t: s.t, indexed: true} }
 
 // OrphanTTL is how long feedback on a span that has not been ingested (an orphan) waits for
 // it: the item carries the table's TTL attribute (infra.AttrTTL) set to its last write plus
@@ -160,8 +172,9 @@ func (s *FeedbackStore) Target(ctx context.Context, projectID, slug, spanID, jud
 
 // PutFeedback implements feedback.Store with one UpdateItem: every field is set (or removed when
 // absent), id, creation time and the prompt index key are kept from an earlier record. Feedback
-// on a span not ingested yet is an orphan and expires OrphanTTL after this write; feedback on
-// a known span does not expire. Calibration feedback is indexed under its judge in GSI2 at this
+// on a known span is indexed under its trace's session (one GetItem of the trace before) and
+// does not expire; feedback on a span not ingested yet is an orphan, expires OrphanTTL after
+// this write, and raises the project's orphan flag first (one UpdateItem). Calibration feedback is indexed under its judge in GSI2 at this
 // write's time, so that a submission again moves it to the newest of the judge's calibrations
 // (Calibrations).
 func (s *FeedbackStore) PutFeedback(ctx context.Context, f feedback.Feedback) (feedback.Feedback, error) {
@@ -171,8 +184,15 @@ func (s *FeedbackStore) PutFeedback(ctx context.Context, f feedback.Feedback) (f
 	}
 	sk := feedbackSK(f.CreatedBy.ID, judgeID)
 	gsi3PK, gsi3SK := orphanFeedbackGSI3PK(f.ProjectID), orphanGSI3SK(f.CreatedAt, f.SpanID, sk)
+	session := ""
 	if f.TraceID != "" {
-		gsi3PK, gsi3SK = traceFeedbackGSI3PK(f.ProjectID, f.TraceID), spanFeedbackGSI3SK(f.SpanID, sk)
+		var err error
+		if session, _, err = s.t.traceSession(ctx, f.ProjectID, f.TraceID); err != nil {
+			return feedback.Feedback{}, err
+		}
+		gsi3PK, gsi3SK = feedbackGSI3(f.ProjectID, f.TraceID, session, f.SpanID, sk)
+	} else if err := s.t.raiseOrphanFlag(ctx, f.ProjectID, f.UpdatedAt); err != nil {
+		return feedback.Feedback{}, err
 	}
 	up := expression.Set(expression.Name("id"), ifNotExists("id", uuid.NewString())).
 		Set(expression.Name("ca"), ifNotExists("ca", f.CreatedAt.UnixMicro())).
@@ -187,6 +207,7 @@ func (s *FeedbackStore) PutFeedback(ctx context.Context, f feedback.Feedback) (f
 		Set(expression.Name("ua"), expression.Value(f.UpdatedAt.UnixMicro()))
 	optional := []optionalAttr{
 		{"t", f.TraceID, f.TraceID != ""},
+		{"ss", session, session != ""},
 		{infra.AttrTTL, f.UpdatedAt.Add(OrphanTTL).Unix(), f.TraceID == ""}, // an orphan expires
 		{"pid", f.PromptID, f.PromptID != ""},
 		{"pv", f.PromptVersionID, f.PromptVersionID != ""},
@@ -259,24 +280,15 @@ func (s *FeedbackStore) FlagEvaluation(ctx context.Context, projectID, spanID, j
 }
 
 // EntityFeedback implements feedback.Reader. A span costs one Query of its partition (and one
-// UpdateItem per orphan it adopts, once); a trace one Query of GSI3 per 1 MB of feedback; a
-// session one Query of its partition plus one GSI3 Query per trace. Trace and session reads add
-// one Query of the orphan partition (empty unless feedback arrived before its span) and adopt
-// the orphans whose spans have arrived since.
+// UpdateItem per orphan it adopts, once). Indexed, a session is one GSI3 Query per 1 MB of its
+// items (plus one GetItem when it has none, to tell an unknown session); a trace is one GetItem
+// of its session and one GSI3 Query per 1 MB of its items under its own key, plus as many under
+// its session's when it has one. Without the index, a session adds one Query of its partition
+// and the reads of each of its traces, and trace and session reads one Query of the orphan
+// partition (adopting the orphans whose spans have arrived since).
 func (s *FeedbackStore) EntityFeedback(ctx context.Context, projectID, entityType, entityID string) ([]feedback.Item, error) {
 	if entityType == feedback.EntitySpan {
 		return s.spanFeedback(ctx, projectID, entityID)
-	}
-	traces := []string{entityID}
-	if entityType == feedback.EntitySession {
-		ids, known, err := s.sessionTraces(ctx, projectID, entityID)
-		if err != nil {
-			return nil, err
-		}
-		if !known {
-			return nil, errs.NotFound("session %s not found", entityID)
-		}
-		traces = ids
 	}
 	var (
 		mu  sync.Mutex
@@ -295,45 +307,85 @@ func (s *FeedbackStore) EntityFeedback(ctx context.Context, projectID, entityTyp
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(readConcurrency)
-	for _, id := range traces {
-		g.Go(func() error {
-			cond := expression.Key(infra.AttrGSI3PK).Equal(expression.Value(traceFeedbackGSI3PK(projectID, id)))
-			return s.t.query(gctx, cond, queryOpts{index: infra.IndexGSI3}, add)
-		})
-	}
-	g.Go(func() error {
-		adopted, err := s.adoptOrphans(gctx, projectID)
-		if err != nil {
-			return err
-		}
-		for _, id := range traces {
-			for _, raw := range adopted[id] {
-				if err := add(raw); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	})
-	if err := g.Wait(); err != nil {
-		return nil, err
-	}
-	if len(out) == 0 && entityType == feedback.EntityTrace {
-		var it struct{}
-		ok, err := s.t.get(ctx, tracePK(projectID, entityID), skTrace, &it)
+	known := true
+	traces := []string{entityID}
+	switch {
+	case entityType == feedback.EntitySession && s.indexed:
+		g.Go(func() error { return s.querySession(gctx, projectID, entityID, "", add) })
+		traces = nil
+	case entityType == feedback.EntitySession:
+		ids, ok, err := s.sessionTraces(ctx, projectID, entityID)
 		if err != nil {
 			return nil, err
 		}
-		if !ok {
-			return nil, errs.NotFound("trace %s not found", entityID)
+		known, traces = ok, ids
+		g.Go(func() error { return s.querySession(gctx, projectID, entityID, "", add) })
+		for _, id := range traces {
+			g.Go(func() error { return s.queryTrace(gctx, projectID, id, add) })
 		}
+	default:
+		g.Go(func() error {
+			session, ok, err := s.t.traceSession(gctx, projectID, entityID)
+			if err != nil || session == "" {
+				known = ok
+				return err
+			}
+			return s.querySession(gctx, projectID, session, entityID, add)
+		})
+		g.Go(func() error { return s.queryTrace(gctx, projectID, entityID, add) })
+	}
+	if !s.indexed && len(traces) > 0 {
+		g.Go(func() error {
+			adopted, err := s.adoptOrphans(gctx, projectID)
+			if err != nil {
+				return err
+			}
+			for _, id := range traces {
+				for _, raw := range adopted[id] {
+					if err := add(raw); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	if len(out) == 0 && entityType == feedback.EntitySession && s.indexed {
+		var it struct{}
+		ok, err := s.t.get(ctx, sessionPK(projectID, entityID), skSession, &it)
+		if err != nil {
+			return nil, err
+		}
+		known = ok
+	}
+	if len(out) == 0 && !known {
+		return nil, errs.NotFound("%s %s not found", entityType, entityID)
 	}
 	return out, nil
 }
 
+// querySession reads the items indexed under a session: all of them, or those of one trace.
+func (s *FeedbackStore) querySession(ctx context.Context, projectID, sessionID, traceID string, add func(map[string]types.AttributeValue) error) error {
+	cond := expression.Key(infra.AttrGSI3PK).Equal(expression.Value(sessionFeedbackGSI3PK(projectID, sessionID)))
+	if traceID != "" {
+		cond = cond.And(expression.Key(infra.AttrGSI3SK).BeginsWith(traceID + "#"))
+	}
+	return s.t.query(ctx, cond, queryOpts{index: infra.IndexGSI3}, add)
+}
+
+// queryTrace reads the items indexed under a trace's own key.
+func (s *FeedbackStore) queryTrace(ctx context.Context, projectID, traceID string, add func(map[string]types.AttributeValue) error) error {
+	cond := expression.Key(infra.AttrGSI3PK).Equal(expression.Value(traceFeedbackGSI3PK(projectID, traceID)))
+	return s.t.query(ctx, cond, queryOpts{index: infra.IndexGSI3}, add)
+}
+
 // spanFeedback reads a span's partition: its summary, feedback and evaluations. When the span
 // is known, the orphans among its feedback (written before it arrived) are adopted under its
-// trace: one UpdateItem each, once.
+// trace (or its trace's session): one UpdateItem each, once, after one GetItem of the trace's
+// session.
 func (s *FeedbackStore) spanFeedback(ctx context.Context, projectID, spanID string) ([]feedback.Item, error) {
 	var (
 		raws    []map[string]types.AttributeValue
@@ -351,14 +403,22 @@ func (s *FeedbackStore) spanFeedback(ctx context.Context, projectID, spanID stri
 		return nil, err
 	}
 	orphanPK := orphanFeedbackGSI3PK(projectID)
+	session, sessionRead := "", false
 	var out []feedback.Item
 	for _, raw := range raws {
-		if summary != nil && strAttr(summary, "t") != "" && strAttr(raw, infra.AttrGSI3PK) == orphanPK {
-			adopted, ok, err := s.adopt(ctx, projectID, raw, strAttr(summary, "t"), strAttr(summary, "pv"))
+		if traceID := strAttr(summary, "t"); traceID != "" && strAttr(raw, infra.AttrGSI3PK) == orphanPK {
+			if !sessionRead {
+				if session, _, err = s.t.traceSession(ctx, projectID, traceID); err != nil {
+					return nil, err
+				}
+				sessionRead = true
+			}
+			adopted, err := s.t.move(ctx, projectID, feedbackMove{pk: strAttr(raw, infra.AttrPK), sk: strAttr(raw, infra.AttrSK),
+				span: spanID, from: orphanPK, trace: traceID, session: session, version: strAttr(summary, "pv")})
 			if err != nil {
 				return nil, err
 			}
-			if ok {
+			if adopted != nil {
 				raw = adopted
 			}
 		}
@@ -418,7 +478,8 @@ func decodeFeedbackItem(projectID string, raw map[string]types.AttributeValue) (
 }
 
 // adoptOrphans moves the orphans of the last OrphanWindow whose span has been ingested since
-// under their trace, and returns them by trace id.
+// under their trace (or its session), and returns them by trace id. Only without the index:
+// with it, the stream consumer moves them when their span arrives.
 func (s *FeedbackStore) adoptOrphans(ctx context.Context, projectID string) (map[string][]map[string]types.AttributeValue, error) {
 	orphanPK := orphanFeedbackGSI3PK(projectID)
 	cutoff := fmt.Sprintf("%016d", time.Now().Add(-OrphanWindow).UnixMicro())
@@ -443,6 +504,14 @@ func (s *FeedbackStore) adoptOrphans(ctx context.Context, projectID string) (map
 	if err != nil {
 		return nil, err
 	}
+	var traceIDs []string
+	for _, span := range spans {
+		traceIDs = append(traceIDs, strAttr(span, "t"))
+	}
+	sessions, err := s.t.traceSessions(ctx, projectID, traceIDs)
+	if err != nil {
+		return nil, err
+	}
 	adopted := map[string][]map[string]types.AttributeValue{}
 	for _, raw := range orphans {
 		span, ok := spans[keyString(key(strAttr(raw, infra.AttrPK), skSpan))]
@@ -450,45 +519,14 @@ func (s *FeedbackStore) adoptOrphans(ctx context.Context, projectID string) (map
 			continue
 		}
 		traceID := strAttr(span, "t")
-		item, ok, err := s.adopt(ctx, projectID, raw, traceID, strAttr(span, "pv"))
+		item, err := s.t.move(ctx, projectID, feedbackMove{pk: strAttr(raw, infra.AttrPK), sk: strAttr(raw, infra.AttrSK), span: strAttr(raw, "sp"),
+			from: orphanPK, trace: traceID, session: sessions[traceID], version: strAttr(span, "pv")})
 		if err != nil {
 			return nil, err
 		}
-		if ok { // else adopted by a concurrent read; the trace's own query finds it
+		if item != nil { // else adopted by a concurrent read; the trace's own query finds it
 			adopted[traceID] = append(adopted[traceID], item)
 		}
 	}
 	return adopted, nil
-}
-
-// adopt moves the orphan raw under trace traceID of its span (filling in the prompt version
-// when it has none) and removes its expiry: one UpdateItem, on the condition that it is still
-// an orphan, which returns the item as adopted. ok is false when it is not an orphan any more
-// (adopted by a concurrent read) or no longer exists (expired).
-func (s *FeedbackStore) adopt(ctx context.Context, projectID string, raw map[string]types.AttributeValue, traceID, version string) (item map[string]types.AttributeValue, ok bool, err error) {
-	pk, sk := strAttr(raw, infra.AttrPK), strAttr(raw, infra.AttrSK)
-	up := expression.Set(expression.Name(infra.AttrGSI3PK), expression.Value(traceFeedbackGSI3PK(projectID, traceID))).
-		Set(expression.Name(infra.AttrGSI3SK), expression.Value(spanFeedbackGSI3SK(strAttr(raw, "sp"), sk))).
-		Set(expression.Name("t"), expression.Value(traceID)).
-		Remove(expression.Name(infra.AttrTTL))
-	if version != "" {
-		up = up.Set(expression.Name("pv"), ifNotExists("pv", version))
-	}
-	expr, err := expression.NewBuilder().WithUpdate(up).
-		WithCondition(expression.Name(infra.AttrGSI3PK).Equal(expression.Value(orphanFeedbackGSI3PK(projectID)))).Build()
-	if err != nil {
-		return nil, false, fmt.Errorf("build orphan adoption: %w", err)
-	}
-	res, err := s.t.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: &s.t.name, Key: key(pk, sk), UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
-		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(), ReturnValues: types.ReturnValueAllNew,
-	})
-	var failed *types.ConditionalCheckFailedException
-	switch {
-	case errors.As(err, &failed):
-		return nil, false, nil
-	case err != nil:
-		return nil, false, storageErr("adopt orphan feedback", err)
-	}
-	return res.Attributes, true, nil
 }

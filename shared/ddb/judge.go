@@ -330,6 +330,7 @@ type evalItem struct {
 	ID       string                          `dynamodbav:"id"`
 	Span     string                          `dynamodbav:"sp"`
 	Trace    string                          `dynamodbav:"t"`
+	Session  string                          `dynamodbav:"ss,omitempty"` // the trace's session, as indexed in GSI3
 	Judge    string                          `dynamodbav:"j"`
 	Name     string                          `dynamodbav:"jn"`
 	Type     string                          `dynamodbav:"et"`
@@ -351,13 +352,16 @@ type evalItem struct {
 
 func (it evalItem) stub() bool { return it.Result == nil }
 
-func toEvalItem(projectID string, e judge.Evaluation) evalItem {
+// toEvalItem is the item of evaluation e of a span of a trace in session sessionID (or none):
+// indexed in GSI3 under the session, or the trace (feedbackGSI3).
+func toEvalItem(projectID string, e judge.Evaluation, sessionID string) evalItem {
 	sk := evaluationSK(e.JudgeID)
 	r := e.Result
+	gsi3PK, gsi3SK := feedbackGSI3(projectID, e.TraceID, sessionID, e.SpanID, sk)
 	return evalItem{
 		PK: spanPK(projectID, e.SpanID), SK: sk,
 		GSI1PK: judgeEvaluationsGSI1PK(projectID, e.JudgeID), GSI1SK: timeIndexSK(e.CreatedAt, e.SpanID),
-		GSI3PK: traceFeedbackGSI3PK(projectID, e.TraceID), GSI3SK: spanFeedbackGSI3SK(e.SpanID, sk),
+		GSI3PK: gsi3PK, GSI3SK: gsi3SK, Session: sessionID,
 		ID: e.ID, Span: e.SpanID, Trace: e.TraceID, Judge: e.JudgeID, Name: e.JudgeName, Type: e.EvaluationType,
 		Result: &r, Reason: e.Reason, Conf: e.Confidence, Score: e.Score, Min: e.ScoreMin, Max: e.ScoreMax,
 		Pass: e.PassThreshold, Model: e.Model, Duration: e.DurationMS, Cost: e.Cost, Criteria: e.CriteriaScores,
@@ -393,7 +397,8 @@ var errTooManyActions = errors.New("evaluation transaction over its action bound
 const maxEvalAttempts = 10
 
 // PutEvaluations implements judge.Store: one BatchGetItem per 50 evaluations (spans and earlier
-// evaluations), then one TransactWriteItems per chunk of up to 99 evaluations (or 3 MB) plus the
+// evaluations) and one of their traces (their sessions: where the evaluations are indexed in
+// GSI3, feedback_index.go), then one TransactWriteItems per chunk of up to 99 evaluations (or 3 MB) plus the
 // judge's counters. An evaluation written again keeps its id and creation time.
 func (s *JudgeStore) PutEvaluations(ctx context.Context, j judge.Judge, evs []judge.Evaluation) ([]judge.Evaluation, error) {
 	out := make([]judge.Evaluation, 0, len(evs))
@@ -467,6 +472,14 @@ func (s *JudgeStore) tryPutEvaluations(ctx context.Context, j judge.Judge, evs [
 	if err != nil {
 		return nil, err
 	}
+	var traceIDs []string
+	for _, e := range evs {
+		traceIDs = append(traceIDs, strAttr(found[keyString(key(spanPK(j.ProjectID, e.SpanID), skSpan))], "t"))
+	}
+	sessions, err := s.t.traceSessions(ctx, j.ProjectID, traceIDs)
+	if err != nil {
+		return nil, err
+	}
 	var total evalCounts
 	hours := map[time.Time]*evalCounts{}
 	actions := make([]types.TransactWriteItem, 0, len(evs)+2)
@@ -515,7 +528,7 @@ func (s *JudgeStore) tryPutEvaluations(ctx context.Context, j judge.Judge, evs [
 			hours[h].added, hours[h].passed = hours[h].added+c.added, hours[h].passed+c.passed
 		}
 		out[i] = e
-		item := toEvalItem(j.ProjectID, e)
+		item := toEvalItem(j.ProjectID, e, sessions[e.TraceID])
 		if !old.stub() && sameEvaluation(item, old) {
 			// The same verdict again (a retried evaluator): nothing to write.
 			out[i].UpdatedAt = time.UnixMicro(old.Updated).UTC()

@@ -368,6 +368,7 @@ const eventTimeLayout = "2006-01-02T15:04:05.000000000Z"
 func eventSK(t time.Time, id string) string {
 	return prefixEvent + t.UTC().Format(eventTimeLayout) + "#" + id
 }
+
 // monitorsPK is the partition of a project's monitors (one item each, monitorSK); the item
 // holds the monitor's state and history too, so a state change is one conditional write.
 func monitorsPK(projectID string) string { return "P#" + projectID + "#MON" }
@@ -380,3 +381,22 @@ func monitorSK(id string) string { return prefixMonitor + id }
 // allMonitorsGSI1PK lists every project's monitors (GSI1SK <project>#<id>) for the evaluator:
 // read once a minute, written only when a monitor is created or deleted.
 const allMonitorsGSI1PK = "MONITORS"
+
+// sessionFeedbackGSI3PK gathers the feedback and evaluations of every span of a session's
+// traces (sessionFeedbackGSI3SK: by trace, then span), so that a session's unified feedback
+// is one Query; a trace in a session is read under it by the trace's prefix.
+func sessionFeedbackGSI3PK(projectID, sessionID string) string {
+	return "P#" + projectID + "#SF#" + sessionID
+}
+
+// sessionFeedbackGSI3SK orders a session's feedback by trace, then span.
+func sessionFeedbackGSI3SK(traceID, spanID, sk string) string {
+	return traceID + "#" + spanFeedbackGSI3SK(spanID, sk)
+}
+
+// orphanFlagPK is the item that says until when a project may have orphan feedback (feedback
+// written before its span), so that the stream consumer looks for orphans of new spans only in
+// projects that may have some (FeedbackStore.Apply).
+func orphanFlagPK(projectID string) string { return "P#" + projectID + "#FBO" }
+
+const skOrphanFlag = "ORPHANS"

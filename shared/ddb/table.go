@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -88,13 +89,18 @@ func (t *Table) get(ctx context.Context, pk, sk string, out any) (bool, error) {
 // batchGetParallel of them at a time, retrying unprocessed keys; the first failure cancels the
 // others. The result maps keyString of each found item to the item.
 func (t *Table) batchGet(ctx context.Context, keys []map[string]types.AttributeValue) (map[string]map[string]types.AttributeValue, error) {
+	return t.batchGetWith(ctx, keys, true)
+}
+
+// batchGetWith is batchGet, strongly consistent or not.
+func (t *Table) batchGetWith(ctx context.Context, keys []map[string]types.AttributeValue, consistent bool) (map[string]map[string]types.AttributeValue, error) {
 	chunks := slices.Collect(slices.Chunk(keys, 100))
 	results := make([][]map[string]types.AttributeValue, len(chunks))
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(batchGetParallel)
 	for i, chunk := range chunks {
 		g.Go(func() error {
-			items, err := t.batchGetChunk(ctx, chunk)
+			items, err := t.batchGetChunk(ctx, chunk, consistent)
 			results[i] = items
 			return err
 		})
@@ -111,15 +117,39 @@ func (t *Table) batchGet(ctx context.Context, keys []map[string]types.AttributeV
 	return found, nil
 }
 
+// batchGetEventual is batchGet read eventually consistent (half the read units), then strongly
+// for the keys it did not find: for records an index (GSI2, the list index) found, which exist
+// by then, whose values an eventually consistent read shows as of about a second ago, no older
+// than the index that found them shows them; the second read makes sure that a record written
+// just before is not left out.
+func (t *Table) batchGetEventual(ctx context.Context, keys []map[string]types.AttributeValue) (map[string]map[string]types.AttributeValue, error) {
+	found, err := t.batchGetWith(ctx, keys, false)
+	if err != nil || len(found) == len(keys) {
+		return found, err
+	}
+	var missing []map[string]types.AttributeValue
+	for _, k := range keys {
+		if _, ok := found[keyString(k)]; !ok {
+			missing = append(missing, k)
+		}
+	}
+	more, err := t.batchGet(ctx, missing)
+	if err != nil {
+		return nil, err
+	}
+	maps.Copy(found, more)
+	return found, nil
+}
+
 // batchGetParallel is how many BatchGetItem requests of one batchGet are in flight at once: a
 // trace of 10,000 spans reads its 100 batches of summaries in the time of 13, for the same
 // number of requests and read units.
 const batchGetParallel = 8
 
 // batchGetChunk reads up to 100 keys, again for the keys DynamoDB left unprocessed.
-func (t *Table) batchGetChunk(ctx context.Context, chunk []map[string]types.AttributeValue) ([]map[string]types.AttributeValue, error) {
+func (t *Table) batchGetChunk(ctx context.Context, chunk []map[string]types.AttributeValue, consistent bool) ([]map[string]types.AttributeValue, error) {
 	var found []map[string]types.AttributeValue
-	req := map[string]types.KeysAndAttributes{t.name: {Keys: chunk, ConsistentRead: aws.Bool(true)}}
+	req := map[string]types.KeysAndAttributes{t.name: {Keys: chunk, ConsistentRead: aws.Bool(consistent)}}
 	for attempt := 0; len(req) > 0; attempt++ {
 		if attempt > 0 {
 			if err := sleep(ctx, backoff(attempt)); err != nil {

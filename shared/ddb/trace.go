@@ -30,6 +30,29 @@ type TraceStore struct {
 	t         *Table
 	days      *dayRegistry
 	retention time.Duration // 0: items never expire (retention.go)
+	// eventual: Summaries, Traces and Sessions read eventually consistent (Candidates).
+	eventual bool
+}
+
+// Candidates returns the store for reading the records a list found in an index (GSI2 or the
+// list index, both eventually consistent, the list index a stream batch behind the table):
+// its Summaries, Traces and Sessions read eventually consistent, at half the read units, then
+// strongly for any record not found, so that none the index found is left out. Reads by id
+// (GET /spans/{id}, /traces/{id} and its tree, ?id=, ?trace_id=, ?session_id=) keep the
+// strongly consistent store: a record is readable by its id as soon as its write answered.
+// Ingestion never uses it.
+func (s *TraceStore) Candidates() *TraceStore {
+	c := *s
+	c.eventual = true
+	return &c
+}
+
+// read reads keys as the store reads records: strongly, or as Candidates says.
+func (s *TraceStore) read(ctx context.Context, keys []map[string]types.AttributeValue) (map[string]map[string]types.AttributeValue, error) {
+	if s.eventual {
+		return s.t.batchGetEventual(ctx, keys)
+	}
+	return s.t.batchGet(ctx, keys)
 }
 
 var (
@@ -136,7 +159,7 @@ func (s *TraceStore) Summaries(ctx context.Context, projectID string, spanIDs []
 	for _, id := range spanIDs {
 		keys = append(keys, key(spanPK(projectID, id), skSpan))
 	}
-	items, err := s.t.batchGet(ctx, keys)
+	items, err := s.read(ctx, keys)
 	if err != nil {
 		return nil, err
 	}

@@ -241,7 +241,7 @@ func getAggregates[T any](ctx context.Context, s *TraceStore, ids []string, pk f
 	for i, id := range ids {
 		keys[i] = key(pk(id), sk)
 	}
-	items, err := s.t.batchGet(ctx, keys)
+	items, err := s.read(ctx, keys)
 	if err != nil {
 		return nil, err
 	}

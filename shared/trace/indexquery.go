@@ -55,7 +55,7 @@ func (q *Queries) indexSpanSummaries(ctx context.Context, projectID string, sq S
 		return nil, QueryInfo{}, err
 	}
 	return runIndex(ctx, q, projectID, p, sq.Limit, cur, func(ctx context.Context, ids []string) (map[string]Summary, error) {
-		sums, err := q.Summaries(ctx, projectID, ids)
+		sums, err := q.summariesOf(ctx, q.candidates, projectID, ids)
 		if err != nil {
 			return nil, err
 		}
@@ -89,7 +89,7 @@ func (q *Queries) indexTraces(ctx context.Context, projectID string, tq TraceQue
 		return nil, QueryInfo{}, err
 	}
 	return runIndex(ctx, q, projectID, p, tq.Limit, cur, func(ctx context.Context, ids []string) (map[string]Trace, error) {
-		ts, err := q.r.Traces(ctx, projectID, ids)
+		ts, err := q.candidates.Traces(ctx, projectID, ids)
 		if err != nil {
 			return nil, err
 		}
@@ -110,7 +110,7 @@ func (q *Queries) indexSessions(ctx context.Context, projectID string, sq Sessio
 		return nil, QueryInfo{}, err
 	}
 	return runIndex(ctx, q, projectID, p, sq.Limit, cur, func(ctx context.Context, ids []string) (map[string]Session, error) {
-		ss, err := q.r.Sessions(ctx, projectID, ids)
+		ss, err := q.candidates.Sessions(ctx, projectID, ids)
 		if err != nil {
 			return nil, err
 		}

@@ -112,9 +112,11 @@ func (info *QueryInfo) walked(c Common, n, total int) {
 
 // Queries answers the read endpoints.
 type Queries struct {
-	r     Reader
-	blobs Blobs
-	now   func() time.Time
+	r Reader
+	// candidates reads the records a list found in an index (WithCandidates); r by default.
+	candidates Reader
+	blobs      Blobs
+	now        func() time.Time
 	// index, when set, answers the lists that are not direct look-ups (indexquery.go); without
 	// it they walk the time index.
 	index IndexScanner
@@ -126,12 +128,19 @@ type Queries struct {
 // QueriesOption configures Queries.
 type QueriesOption func(*Queries)
 
+// WithCandidates has the lists read the records they found in an index (the list index, or
+// the time index walked) through r, which may read them eventually consistent: an index is
+// itself eventually consistent, so its records cannot be fresher than such a read shows them
+// (r must still find every record the index found). Look-ups by id keep the Reader given to
+// NewQueries.
+func WithCandidates(r Reader) QueriesOption { return func(q *Queries) { q.candidates = r } }
+
 // WithIndex has the lists read from the list index through s.
 func WithIndex(s IndexScanner) QueriesOption { return func(q *Queries) { q.index = s } }
 
 // NewQueries returns the read side over r and blobs.
 func NewQueries(r Reader, blobs Blobs, opts ...QueriesOption) *Queries {
-	q := &Queries{r: r, blobs: blobs, now: time.Now, indexBudget: MaxIndexKeys}
+	q := &Queries{r: r, candidates: r, blobs: blobs, now: time.Now, indexBudget: MaxIndexKeys}
 	for _, o := range opts {
 		o(q)
 	}
@@ -353,7 +362,7 @@ func (q *Queries) SpanSummaries(ctx context.Context, projectID string, sq SpanQu
 		consider(sums)
 	default:
 		err := q.r.WalkIndex(ctx, projectID, IndexSpans, sq.timeRange(), func(ids []string) (bool, error) {
-			sums, err := q.Summaries(ctx, projectID, ids)
+			sums, err := q.summariesOf(ctx, q.candidates, projectID, ids)
 			if err != nil {
 				return false, err
 			}
@@ -441,10 +450,15 @@ func (q *Queries) lookUpSpanIDs(ctx context.Context, projectID string, sq SpanQu
 // Summaries reads summaries of ids in their order, leaving unknown ids out; it answers GET
 // /spans/summaries.
 func (q *Queries) Summaries(ctx context.Context, projectID string, ids []string) ([]Summary, error) {
+	return q.summariesOf(ctx, q.r, projectID, ids)
+}
+
+// summariesOf is Summaries read through r.
+func (q *Queries) summariesOf(ctx context.Context, r Reader, projectID string, ids []string) ([]Summary, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	m, err := q.r.Summaries(ctx, projectID, ids)
+	m, err := r.Summaries(ctx, projectID, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -584,7 +598,7 @@ func (q *Queries) Traces(ctx context.Context, projectID string, tq TraceQuery) (
 		consider(ts)
 	default:
 		err := q.r.WalkIndex(ctx, projectID, IndexTraces, tq.timeRange(), func(ids []string) (bool, error) {
-			ts, err := q.r.Traces(ctx, projectID, ids)
+			ts, err := q.candidates.Traces(ctx, projectID, ids)
 			if err != nil {
 				return false, err
 			}
@@ -670,7 +684,7 @@ func (q *Queries) Sessions(ctx context.Context, projectID string, sq SessionQuer
 		consider(ss)
 	} else {
 		err := q.r.WalkIndex(ctx, projectID, IndexSessions, sq.timeRange(), func(ids []string) (bool, error) {
-			ss, err := q.r.Sessions(ctx, projectID, ids)
+			ss, err := q.candidates.Sessions(ctx, projectID, ids)
 			if err != nil {
 				return false, err
 			}

@@ -134,6 +134,9 @@ by verdict (--result), by whether someone calibrated the evaluation (--with-feed
 			if n := len(page.Evaluations); n > 0 {
 				f.IO.Infof("evaluations %d to %d of %d", page.Offset+1, page.Offset+n, page.Total)
 			}
+			if page.Truncated {
+				f.IO.Warnf("partial list: the server stopped at its scan bound; the total and pages cover the newest evaluations of the window only: narrow --start-date/--end-date to reach the rest")
+			}
 			return nil
 		},
 	}
