@@ -457,13 +457,15 @@ func (s *TraceStore) summaryWrites(ctx context.Context, projectID string, pend [
 // transaction. It returns the trace's session when it gave it a pending delta (for HealSession).
 func (s *TraceStore) applyTrace(ctx context.Context, projectID, traceID string, cur map[string]types.AttributeValue, pend []pendingItem, direct bool) (string, error) {
 	pk := tracePK(projectID, traceID)
-	if cur == nil && !slices.ContainsFunc(pend, func(p pendingItem) bool { return !p.void }) {
-		// Only writes none of whose spans was stored: there is no trace to make.
+	if !slices.ContainsFunc(pend, func(p pendingItem) bool { return !p.void }) {
+		// Only writes none of whose spans was stored (as a re-send's first round, whose spans
+		// all existed): there is nothing to add, and no trace to make. The trace's session is
+		// returned to be healed, as a heal without pending items does.
 		_, err := s.t.api.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: deletes(s.t.name, pend)})
 		if err != nil && !isContention(err) {
 			return "", storageErr("delete void pending deltas of trace "+traceID, err)
 		}
-		return "", err
+		return strAttr(cur, "ss"), err
 	}
 	first := pend[0].at()
 	if cur == nil {

@@ -245,8 +245,10 @@ func (s *Service) PutTraces(ctx context.Context, projectID string, traces []Trac
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(writeConcurrency)
 	ids, own := make([]string, len(traces)), make([]Written, len(traces))
+	sessionOf := map[string]string{}
 	for i, t := range traces {
 		ids[i], own[i] = t.ID, Written{WriteID: uuid.Must(uuid.NewV7()).String()}
+		sessionOf[t.ID] = t.SessionID
 		g.Go(func() error {
 			_, err := s.index.WriteTrace(gctx, projectID, TraceWrite{ID: own[i].WriteID, Delta: TraceDelta{
 				TraceID: t.ID, SessionID: t.SessionID, MinStart: t.StartedAt, MaxEnd: t.EndedAt, Tags: t.Tags,
@@ -258,7 +260,7 @@ func (s *Service) PutTraces(ctx context.Context, projectID string, traces []Trac
 	if err := g.Wait(); err != nil {
 		return err
 	}
-	return s.heal(ctx, projectID, ids, own)
+	return s.heal(ctx, projectID, bySession(ids, sessionOf), own)
 }
 
 // Traces returns the stored traces of ids (Index.Traces).

@@ -76,7 +76,7 @@ type Ingested struct {
 //
 // The rule for a span id sent again: the later write wins field by field (Merge); the trace and
 // session aggregates change by the difference between the new and the replaced version, so an
-// identical re-send adds nothing and writes nothing. Attachments are the exception to "later
+// identical re-send adds nothing (and stores no span: see putRound's first round). Attachments are the exception to "later
 // wins": they add up, by key. With WithExtractor, the attachments the spans carry inline are
 // first moved to their own objects (Extractor.Extract). A span that names another trace than
 // the one it is stored under (or than its first copy in the batch) is refused alone: a span
@@ -97,17 +97,26 @@ func (s *Service) IngestBatch(ctx context.Context, projectID string, spans []Spa
 	}
 	stored := make(map[string]Span, len(spans))
 	moved := map[spanRef]bool{}
-	var own []Written // the writes of this request, all settled once putRound returns
+	var own []Written    // the writes of this request, all settled once putRound returns
+	var written []string // the traces they wrote pending deltas to
 	pending := spans
 	for round := 1; len(pending) > 0; round++ {
 		if round > maxPutRounds {
 			return Ingested{}, errs.Unavailable("spans %v are being written concurrently by other requests; retry", ids(pending))
 		}
-		r, err := s.putRound(ctx, projectID, pending)
+		// The first round takes every span for new, without reading: an SDK sends a span once,
+		// when it ends, so its key almost never exists yet, and a summary put is conditioned on
+		// it not existing. A span that does exist (a re-send, a later write of a span) fails that
+		// condition and goes round again, read and merged; its change in the round's pending
+		// delta is dropped by the heal (its put can never take effect). A batch that names an
+		// id under two traces is read first, so that the copy of the stored trace is the one
+		// kept.
+		r, err := s.putRound(ctx, projectID, pending, round == 1 && len(ids(pending)) == len(pending))
 		if err != nil {
 			return Ingested{}, err
 		}
 		own = append(own, r.writes...)
+		written = append(written, r.traces...)
 		for _, w := range r.done {
 			stored[w.span.ID] = w.span
 		}
@@ -137,7 +146,20 @@ func (s *Service) IngestBatch(ctx context.Context, projectID string, spans []Spa
 			traceIDs = append(traceIDs, sp.TraceID)
 		}
 	}
-	if err := s.heal(ctx, projectID, traceIDs, own); err != nil {
+	for _, id := range written {
+		// A trace written only by spans refused as moved (the unread first round wrote them
+		// as new): its pending delta adds nothing, and is deleted now rather than swept.
+		if !slices.Contains(traceIDs, id) {
+			traceIDs = append(traceIDs, id)
+		}
+	}
+	sessionOf := map[string]string{}
+	for _, sp := range spans {
+		if sp.SessionID != nil && sessionOf[sp.TraceID] == "" {
+			sessionOf[sp.TraceID] = *sp.SessionID
+		}
+	}
+	if err := s.heal(ctx, projectID, bySession(traceIDs, sessionOf), own); err != nil {
 		return Ingested{}, err
 	}
 	slices.SortFunc(out.Refused, func(a, b Rejected) int { return a.Index - b.Index })
@@ -174,19 +196,24 @@ func movedReason(sp Span) string {
 type round struct {
 	done      []written
 	writes    []Written
+	traces    []string // the traces of writes
 	conflicts []string
 	moved     []spanRef
 }
 
-// putRound reads the stored versions of spans, merges, writes one batch object with every span
-// that changes, then each trace's changed spans with their pending delta (Index.WriteTrace).
+// putRound reads the stored versions of spans (unless unread: then every span is taken for
+// new), merges, writes one batch object with every span that changes, then each trace's
+// changed spans with their pending delta (Index.WriteTrace).
 // It returns the spans stored and the ids of its writes; spans whose summary changed meanwhile
 // are returned as conflicts, to go round again. A span id's trace is the one it is stored
 // under, else that of its first copy in the batch: a copy naming another is returned as moved.
-func (s *Service) putRound(ctx context.Context, projectID string, spans []Span) (round, error) {
-	prev, err := s.index.Summaries(ctx, projectID, ids(spans))
-	if err != nil {
-		return round{}, err
+func (s *Service) putRound(ctx context.Context, projectID string, spans []Span, unread bool) (round, error) {
+	prev := map[string]Summary{}
+	if !unread {
+		var err error
+		if prev, err = s.index.Summaries(ctx, projectID, ids(spans)); err != nil {
+			return round{}, err
+		}
 	}
 	var r round
 	home := make(map[string]string, len(spans))
@@ -279,6 +306,7 @@ func (s *Service) putRound(ctx context.Context, projectID string, spans []Span) 
 	r.writes = make([]Written, len(writes))
 	for i, w := range writes {
 		r.writes[i].WriteID = w.ID
+		r.traces = append(r.traces, w.Delta.TraceID)
 		for _, p := range w.Puts {
 			if !slices.Contains(conflicted[i], p.Summary.SpanID) {
 				r.writes[i].Stored = append(r.writes[i].Stored, p.Summary.SpanID)
@@ -378,26 +406,53 @@ func (s *Service) price(ctx context.Context, projectID string, spans []Span) err
 	return nil
 }
 
+// bySession groups traceIDs by their session (a trace of none, or of one this request does not
+// name, is a group of its own), in order.
+func bySession(traceIDs []string, sessionOf map[string]string) [][]string {
+	var out [][]string
+	at := map[string]int{}
+	for _, id := range traceIDs {
+		session := sessionOf[id]
+		if i, ok := at[session]; ok && session != "" {
+			out[i] = append(out[i], id)
+			continue
+		}
+		at[session] = len(out)
+		out = append(out, []string{id})
+	}
+	return out
+}
+
 // heal applies the pending deltas of traces, then of their sessions. own are the writes of the
 // calling request, whose summary puts are all done.
+//
+// The traces of one session heal one after another: each heal updates the session in its own
+// transaction, under the session's version, so two at once would cancel one of them (billed in
+// full) and route its delta through a pending item of the session and a second transaction.
 //
 // Heals that keep losing to concurrent writers of the same trace or session are not failures:
 // the Index leaves their deltas to the next healer and succeeds (HealTrace). What fails here is
 // storage itself, and the request with it. Its cause travels in the error and is logged once,
 // where the request is answered (shared/web.Error, the OTLP handler: 500s and 503s).
-func (s *Service) heal(ctx context.Context, projectID string, traceIDs []string, own []Written) error {
-	sessions := make([]string, len(traceIDs))
+func (s *Service) heal(ctx context.Context, projectID string, groups [][]string, own []Written) error {
+	found := make([][]string, len(groups))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(writeConcurrency)
-	for i, id := range traceIDs {
+	for i, traceIDs := range groups {
+		found[i] = make([]string, len(traceIDs))
 		g.Go(func() (err error) {
-			sessions[i], err = s.index.HealTrace(gctx, projectID, id, own...)
-			return err
+			for j, id := range traceIDs {
+				if found[i][j], err = s.index.HealTrace(gctx, projectID, id, own...); err != nil {
+					return err
+				}
+			}
+			return nil
 		})
 	}
 	if err := g.Wait(); err != nil {
 		return err
 	}
+	sessions := slices.Concat(found...)
 	slices.Sort(sessions)
 	sessions = slices.Compact(sessions)
 	g, gctx = errgroup.WithContext(ctx)
@@ -410,7 +465,7 @@ func (s *Service) heal(ctx context.Context, projectID string, traceIDs []string,
 	if err := g.Wait(); err != nil {
 		return err
 	}
-	slog.DebugContext(ctx, "batch aggregated", "traces", len(traceIDs), "sessions", len(sessions))
+	slog.DebugContext(ctx, "batch aggregated", "traces", len(slices.Concat(groups...)), "sessions", len(sessions))
 	return nil
 }
 
