@@ -76,9 +76,10 @@ type Ingested struct {
 //
 // The rule for a span id sent again: the later write wins field by field (Merge); the trace and
 // session aggregates change by the difference between the new and the replaced version, so an
-// identical re-send adds nothing (and stores no span: see putRound's first round). Attachments are the exception to "later
-// wins": they add up, by key. With WithExtractor, the attachments the spans carry inline are
-// first moved to their own objects (Extractor.Extract). A span that names another trace than
+// identical re-send adds nothing (though its first round writes a batch object and a pending
+// delta that adds nothing: see IngestBatch). Attachments are the exception to "later wins":
+// they add up, by key. With WithExtractor, the attachments the spans carry inline are first
+// moved to their own objects (Extractor.Extract). A span that names another trace than
 // the one it is stored under (or than its first copy in the batch) is refused alone: a span
 // cannot move between traces, and the rest of the batch is stored. Its reason names no stored
 // value (the trace it is under is not the caller's to learn).
