@@ -3,52 +3,49 @@ package infra_test
 import (
 	"encoding/json"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/plumehq/plume/internal/app"
+	"github.com/plumehq/plume/shared/ddb"
 )
 
-// streamKeys are sort keys of items whose changes a stream consumer reads, by function: the
-// items it must be invoked for. Neither plume-local's stream poller nor the tests' DrainStream
-// applies an event source mapping's filter, so a filter that leaves a consumer's items out
-// fails only in a deployment; this table says what each consumer reads, and the test holds the
-// template's filters to it.
-var streamKeys = map[string][]string{
-	// The rollups and the list index (span summaries, traces, sessions), the feedback index
-	// (evaluations and feedback, spans and traces), and the A/B tests' derived signals
-	// (evaluations, feedback, and a span's signal record: its first choice).
-	"RollupFunction": {"SPAN", "TRACE", "SESSION", "EVAL#judge", "FB#user", "ENTITY"},
-	// ddb.EventsOf: prompt versions and tags, judges, optimization runs, monitors.
-	"EventsFunction": {"JUDGE", "RUN", "TAG#production", "V#0001", "MON#m1"},
+// streamFilters are the filters the stream consumers apply in-process, by function. plume-local's
+// poller and the tests' DrainStream hand a consumer what its filter passes, so a filter that
+// drops what the consumer reads fails those tests; the template's filters must be these, or a
+// deployment would drop what no test saw dropped.
+var streamFilters = map[string]ddb.StreamFilter{
+	"RollupFunction": app.StreamConsumerFilter,
+	"EventsFunction": app.EventConsumerFilter,
 }
 
-// TestStreamFiltersPassWhatConsumersRead: each stream-invoked function's filter passes an
-// insert and a modification of every item its consumer reads.
-func TestStreamFiltersPassWhatConsumersRead(t *testing.T) {
+// TestStreamFiltersAreTheConsumers: each stream-invoked function's event source filter passes
+// the inserts and modifications of the sort keys and prefixes of its consumer's filter, and
+// nothing else.
+func TestStreamFiltersAreTheConsumers(t *testing.T) {
 	tpl := loadTemplate(t)
-	for id, keys := range streamKeys {
-		var patterns []string
+	for id, want := range streamFilters {
+		var got ddb.StreamFilter
 		for _, e := range mapAt(mapAt(functionResource(tpl, id), "Properties"), "Events") {
 			props := mapAt(e.(map[string]any), "Properties")
 			for _, f := range mapAt(props, "FilterCriteria")["Filters"].([]any) {
-				patterns = append(patterns, f.(map[string]any)["Pattern"].(string))
+				readPattern(t, f.(map[string]any)["Pattern"].(string), &got)
 			}
 		}
-		require.NotEmpty(t, patterns, "%s has no stream filter", id)
-		for _, sk := range keys {
-			for _, event := range []string{"INSERT", "MODIFY"} {
-				assert.True(t, slices.ContainsFunc(patterns, func(p string) bool { return passes(t, p, event, sk) }),
-					"%s's stream filter drops the %s of an item of sort key %s, which its consumer reads", id, event, sk)
-			}
+		for _, s := range [][]string{got.Keys, got.Prefixes, want.Keys, want.Prefixes} {
+			slices.Sort(s)
 		}
+		assert.Equal(t, want.Keys, got.Keys, "%s's stream filter: the sort keys", id)
+		assert.Equal(t, want.Prefixes, got.Prefixes, "%s's stream filter: the sort key prefixes", id)
 	}
 }
 
-// passes reports whether pattern, an event filter of the forms the template uses (eventName
-// values, and the sort key's values: strings or {"prefix": ...}), passes a change of sk.
-func passes(t *testing.T, pattern, event, sk string) bool {
+// readPattern adds to f the sort keys and prefixes of pattern, an event filter of the one form
+// the template uses: inserts and modifications, sort keys given as strings or {"prefix": ...}.
+func readPattern(t *testing.T, pattern string, f *ddb.StreamFilter) {
+	t.Helper()
 	var p struct {
 		EventName []string `json:"eventName"`
 		Dynamodb  struct {
@@ -60,22 +57,17 @@ func passes(t *testing.T, pattern, event, sk string) bool {
 		} `json:"dynamodb"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(pattern), &p), "pattern %s", pattern)
-	if !slices.Contains(p.EventName, event) {
-		return false
-	}
+	require.ElementsMatch(t, []string{"INSERT", "MODIFY"}, p.EventName, "pattern %s: ddb.StreamFilter passes inserts and modifications", pattern)
 	for _, v := range p.Dynamodb.Keys.SK.S {
 		switch v := v.(type) {
 		case string:
-			if v == sk {
-				return true
-			}
+			f.Keys = append(f.Keys, v)
 		case map[string]any:
 			prefix, ok := v["prefix"].(string)
-			require.True(t, ok, "pattern %s: only string values and prefixes are read here", pattern)
-			if strings.HasPrefix(sk, prefix) {
-				return true
-			}
+			require.True(t, ok && len(v) == 1, "pattern %s: only string values and prefixes are read here", pattern)
+			f.Prefixes = append(f.Prefixes, prefix)
+		default:
+			t.Fatalf("pattern %s: only string values and prefixes are read here", pattern)
 		}
 	}
-	return false
 }

@@ -241,10 +241,22 @@ func (e *Env) ListIndex() (*ddb.ListIndexStore, error) {
 	})
 }
 
+// StreamConsumerFilter is RollupFunction's stream filter (template.yaml, held equal by infra's
+// tests): span summaries, traces and sessions (the rollups and the list index), evaluations and
+// feedback (the feedback index and the derived signals), and entities' signal records (a span's
+// first A/B choice, ddb.SignalJoin).
+var StreamConsumerFilter = ddb.StreamFilter{Keys: []string{"SPAN", "TRACE", "SESSION", "ENTITY"}, Prefixes: []string{"EVAL#", "FB#"}}
+
+// EventConsumerFilter is EventsFunction's stream filter (template.yaml, held equal by infra's
+// tests): the items ddb.EventsOf raises events for: judges, optimization runs, prompt tags and
+// versions, monitors.
+var EventConsumerFilter = ddb.StreamFilter{Keys: []string{"JUDGE", "RUN"}, Prefixes: []string{"TAG#", "V#", "MON#"}}
+
 // StreamConsumer applies a batch of the table's change stream (one shard's records, in order)
 // to what is kept from it: the rollups, the list index, the feedback index and the derived
 // signals of spans in A/B tests (ddb.SignalJoin), at once, each adding every record once
-// whatever is delivered again. RollupFunction, plume-local's stream poller and the tests'
+// whatever is delivered again. It applies the records StreamConsumerFilter passes, as Lambda
+// hands RollupFunction; RollupFunction, plume-local's stream poller and the tests'
 // DrainStream all apply the stream through it.
 func (e *Env) StreamConsumer() (func(ctx context.Context, shard string, records []ddb.StreamRecord) error, error) {
 	index, err := e.ListIndex()
@@ -254,6 +266,9 @@ func (e *Env) StreamConsumer() (func(ctx context.Context, shard string, records 
 	rollups, feedbackIndex := e.Rollups(), e.FeedbackStore()
 	join := ddb.NewSignalJoin(e.table, e.Signals())
 	return func(ctx context.Context, shard string, records []ddb.StreamRecord) error {
+		if records = StreamConsumerFilter.Pass(records); len(records) == 0 {
+			return nil
+		}
 		g, ctx := errgroup.WithContext(ctx)
 		g.Go(func() error { return rollups.Apply(ctx, shard, records) })
 		g.Go(func() error { return index.Apply(ctx, shard, records) })
@@ -395,8 +410,9 @@ func (e *Env) Webhooks() *webhook.Service {
 // the webhooks subscribed to them (webhook.Fanout) and, at the same time, logs them in their
 // projects' event logs (EventLog) and puts them on the EventBridge bus when there is one
 // (Clients.EventBus). Any failing fails the batch, which is applied again: the fan-out and the
-// log write nothing twice, and the events put again keep their ids.
-// EventsFunction, plume-local's poller and the tests' DrainStream apply the stream through it.
+// log write nothing twice, and the events put again keep their ids. It reads the records
+// EventConsumerFilter passes, as Lambda hands EventsFunction; EventsFunction, plume-local's
+// poller and the tests' DrainStream apply the stream through it.
 func (e *Env) EventConsumer() (func(ctx context.Context, shard string, records []ddb.StreamRecord) error, error) {
 	q, err := e.WebhookQueue()
 	if err != nil {
@@ -404,7 +420,7 @@ func (e *Env) EventConsumer() (func(ctx context.Context, shard string, records [
 	}
 	store, log := e.WebhookStore(), e.EventLog()
 	return func(ctx context.Context, _ string, records []ddb.StreamRecord) error {
-		events, err := ddb.EventsOf(records)
+		events, err := ddb.EventsOf(EventConsumerFilter.Pass(records))
 		if err != nil || len(events) == 0 {
 			return err
 		}
