@@ -17,6 +17,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -41,7 +42,10 @@ func Endpoint(t testing.TB) string {
 }
 
 // Client returns a DynamoDB client for DynamoDB Local that records its requests in counter
-// (which may be nil).
+// (which may be nil). It retries what the SDK's standard retryer retries, up to 5 attempts,
+// without the retry quota: on a loaded machine DynamoDB Local fails requests AWS would not
+// ("too long waiting for a lock"), and a test's run of them would exhaust the quota and fail
+// on the quota's error.
 func Client(t testing.TB, counter *Counter) *dynamodb.Client {
 	t.Helper()
 	url := Endpoint(t)
@@ -50,8 +54,11 @@ func Client(t testing.TB, counter *Counter) *dynamodb.Client {
 		BaseEndpoint:                    aws.String(url),
 		Credentials:                     credentials.NewStaticCredentialsProvider("local", "local", ""),
 		DisableValidateResponseChecksum: true,
-		RetryMaxAttempts:                5,
-		APIOptions:                      counter.apiOptions(),
+		Retryer: retry.NewStandard(func(o *retry.StandardOptions) {
+			o.MaxAttempts = 5
+			o.RateLimiter = ratelimit.None
+		}),
+		APIOptions: counter.apiOptions(),
 	})
 }
 
