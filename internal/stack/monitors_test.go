@@ -226,8 +226,10 @@ func TestMonitorCrashBetweenChangeAndEvent(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, res.Changes, "the next run reads the change and writes nothing")
 
-	// The fan-out's delivery write fails once: its batch is applied again.
-	a.DDBFaults.Fail(faultproxy.Rule{Op: "PutItem", Fault: faultproxy.ServerError, Following: 1})
+	// The batch's writes fail once: the fan-out's delivery and the event log's PutItem run side
+	// by side, each sent twice (apitest's faulted retryer), so four faults fail both whatever
+	// their order; the batch is applied again.
+	a.DDBFaults.Fail(faultproxy.Rule{Op: "PutItem", Fault: faultproxy.ServerError, Following: 3})
 	assert.Positive(t, drainEventsTolerating(t, a), "the fan-out failed once at least")
 	a.DDBFaults.Reset()
 	a.DrainStream(t)
