@@ -7,6 +7,12 @@ import (
 	"time"
 )
 
+// Limits of a judge: the bytes of its template, and the spans one backfill evaluates.
+const (
+	MaxJudgeTemplateBytes = 32 << 10
+	MaxJudgeBackfill      = 10_000
+)
+
 // Evaluation types of a judge (spec §2.9): a pass/fail verdict, or a score with a pass
 // threshold.
 const (

@@ -7,6 +7,29 @@ import (
 	"time"
 )
 
+// LatestTag is the reserved tag that follows a prompt's newest version: it cannot be pinned.
+const LatestTag = "latest"
+
+// IsSlug reports whether s is a prompt slug (also a task name): 1 to 128 of [a-z0-9-]. It
+// allocates nothing, for hot paths such as span ingestion.
+func IsSlug(s string) bool { return isName(s, 128) }
+
+// IsTag reports whether s is a tag name: 1 to 64 of [a-z0-9-].
+func IsTag(s string) bool { return isName(s, 64) }
+
+// isName reports whether s is 1 to max of [a-z0-9-].
+func isName(s string, max int) bool {
+	if s == "" || len(s) > max {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
 // PromptVersion is a prompt version as every prompt endpoint answers it (spec §2.2, §4.1): the
 // spec's fields plus what the zeroeval SDKs read (COMPAT.md "Prompt responses"): VersionID
 // equals ID, TaskID equals PromptID (a task is a prompt slug), Model equals ModelID. Metadata is

@@ -13,6 +13,19 @@ import (
 // anything a handful would not; 20 is room to spare for any real query.
 const MaxTagFilters = 20
 
+// Limits of what one span may carry, in bytes (POST /spans, /traces and /sessions): a longer
+// name, tag or id rejects the span; the lists refuse a longer filter (400).
+const (
+	MaxSpanNameLen = 1024
+	MaxTagKeyLen   = 128
+	MaxTagValueLen = 1024
+	MaxIDLen       = 128
+)
+
+// MaxTokenCount bounds a token count read from a span's attributes: a larger one is read as
+// nonsense (the count absent), not rejected.
+const MaxTokenCount = 1 << 40
+
 // SpanKind is what a span times (spec §2.6, kind): a model call, a tool run, a request.
 //
 // The set is open, as the server treats it: POST /spans stores any kind of 1 to

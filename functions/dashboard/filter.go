@@ -154,8 +154,8 @@ func parseFilter(page filterPage, q url.Values) (listFilter, error) {
 		switch {
 		case !ok || k == "":
 			return f, errs.Invalid("A tag filter is key=value, like env=prod; %q is not.", t)
-		case len(k) > trace.MaxTagKeyLen || len(v) > trace.MaxTagValueLen || !utf8.ValidString(t):
-			return f, errs.Invalid("A tag filter's key is at most %d bytes and its value at most %d.", trace.MaxTagKeyLen, trace.MaxTagValueLen)
+		case len(k) > api.MaxTagKeyLen || len(v) > api.MaxTagValueLen || !utf8.ValidString(t):
+			return f, errs.Invalid("A tag filter's key is at most %d bytes and its value at most %d.", api.MaxTagKeyLen, api.MaxTagValueLen)
 		case len(f.Tags) == maxTagFilters:
 			return f, errs.Invalid("At most %d tag filters.", maxTagFilters)
 		}

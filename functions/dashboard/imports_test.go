@@ -31,15 +31,9 @@ var importsOwed = map[string][]string{
 	// id of an SDK's form is canonicalised by trace.SessionIDOf.
 	"filter.go":   {"shared/trace"},
 	"sessions.go": {"shared/trace"},
-	// Limits and rules of the contract not yet in api: id and name lengths, token bounds,
-	// slugs and tags, template sizes and backfills; judges.go previews the criteria of an
-	// unsaved template (judge.InferCriteria), for which no route exists.
-	"render.go":      {"shared/trace"},
-	"trace.go":       {"shared/trace"},
-	"prompts.go":     {"shared/prompt"},
-	"promptwrite.go": {"shared/prompt"},
-	"optimize.go":    {"shared/prompt"},
-	"judges.go":      {"shared/judge"},
+	// judges.go previews the criteria of an unsaved template (judge.InferCriteria), for which
+	// no route exists.
+	"judges.go": {"shared/judge"},
 }
 
 // TestPagesImportOnlyTheContract: the pages read through the REST API (the Go client over the

@@ -338,8 +338,8 @@ func (s *server) updateJudge(w http.ResponseWriter, r *http.Request) {
 // would infer from the template, as a fragment for the form's script.
 func (s *server) criteriaPreview(w http.ResponseWriter, r *http.Request) {
 	t := r.URL.Query().Get("template")
-	if len(t) > judge.MaxTemplateBytes {
-		s.fail(w, r, errs.Invalid("A template has at most %d bytes.", judge.MaxTemplateBytes))
+	if len(t) > api.MaxJudgeTemplateBytes {
+		s.fail(w, r, errs.Invalid("A template has at most %d bytes.", api.MaxJudgeTemplateBytes))
 		return
 	}
 	s.render(w, r, http.StatusOK, "judge-criteria-fragment", page{Data: previewOf(t)})
@@ -452,7 +452,7 @@ func (s *server) judgePage(r *http.Request, j api.Judge, q url.Values) (judgePag
 	d := judgePageData{
 		Judge: j, URL: judgeURL(j.ID), Kind: kindOf(j), SampleRate: percent(&j.SampleRate), PassRate: percent(j.PassRate),
 		Filter: filter, Scored: j.EvaluationType == api.EvaluationScored,
-		Backfill: backfillInput{Count: strconv.Itoa(cmp.Or(j.Backfill, 100))}, BackfillMax: judge.MaxBackfill,
+		Backfill: backfillInput{Count: strconv.Itoa(cmp.Or(j.Backfill, 100))}, BackfillMax: api.MaxJudgeBackfill,
 		Optimize: startForm{Strategy: "quick_refine"},
 	}
 	if q := filter.query(filter.Page).Encode(); q != "" {
@@ -518,10 +518,10 @@ func (s *server) backfill(w http.ResponseWriter, r *http.Request) {
 	n, err := strconv.Atoi(in.Count)
 	switch {
 	case err != nil:
-		err = errs.Invalid("The number of spans must be a whole number from 1 to %d.", judge.MaxBackfill)
-	case r.PostForm.Get("confirm") != "yes" && (n < 1 || n > judge.MaxBackfill):
+		err = errs.Invalid("The number of spans must be a whole number from 1 to %d.", api.MaxJudgeBackfill)
+	case r.PostForm.Get("confirm") != "yes" && (n < 1 || n > api.MaxJudgeBackfill):
 		// The API's bound, said before asking to confirm a backfill it would refuse.
-		err = errs.Invalid("The number of spans must be from 1 to %d.", judge.MaxBackfill)
+		err = errs.Invalid("The number of spans must be from 1 to %d.", api.MaxJudgeBackfill)
 	case r.PostForm.Get("confirm") != "yes":
 		s.render(w, r, http.StatusOK, "judge-backfill", page{Title: "Backfill " + j.Name, Nav: "judges",
 			Data: backfillConfirm{Judge: j, URL: judgeURL(j.ID), Count: n}})

@@ -13,7 +13,6 @@ import (
 	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/client"
 	"github.com/plumehq/plume/shared/errs"
-	"github.com/plumehq/plume/shared/prompt"
 )
 
 // The optimization pages start, watch, cancel and deploy optimization runs through the REST
@@ -96,7 +95,7 @@ func (s *server) optimizePage(w http.ResponseWriter, r *http.Request) {
 // optimizeData reads the prompt, its runs and the project's judges; the form is filled with
 // the defaults (quick_refine, the prompt's linked judges at weight 1).
 func (s *server) optimizeData(r *http.Request, slug string) (optimizeData, error) {
-	if !prompt.IsSlug(slug) {
+	if !api.IsSlug(slug) {
 		return optimizeData{}, errs.NotFound("There is no such prompt.")
 	}
 	c, ctx := s.api(r)

@@ -10,7 +10,6 @@ import (
 
 	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/shared/errs"
-	"github.com/plumehq/plume/shared/prompt"
 )
 
 type promptRow struct {
@@ -113,7 +112,7 @@ func (s *server) prompt(w http.ResponseWriter, r *http.Request) {
 // loadPrompt reads the prompt's versions and tags (GET /projects/{project_id}/prompts/{slug}/
 // versions and tags); an unknown slug is not found.
 func (s *server) loadPrompt(r *http.Request, slug string) (promptData, map[int]api.PromptVersion, error) {
-	if !prompt.IsSlug(slug) {
+	if !api.IsSlug(slug) {
 		return promptData{}, nil, errs.NotFound("There is no such prompt.")
 	}
 	c, ctx := s.api(r)

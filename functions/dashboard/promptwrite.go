@@ -14,7 +14,6 @@ import (
 	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/client"
 	"github.com/plumehq/plume/shared/errs"
-	"github.com/plumehq/plume/shared/prompt"
 	"github.com/plumehq/plume/shared/textcut"
 )
 
@@ -81,7 +80,7 @@ func (s *server) pinConfirm(w http.ResponseWriter, r *http.Request) {
 // pinState reads the prompt and its tags through the API and checks the pin asked for: a tag
 // name the API takes (not "latest", which follows the newest version) and an existing version.
 func (s *server) pinState(r *http.Request, slug, tag, version string) (pinData, int, error) {
-	if !prompt.IsSlug(slug) {
+	if !api.IsSlug(slug) {
 		return pinData{}, 0, errs.NotFound("There is no such prompt.")
 	}
 	c, ctx := s.api(r)
@@ -123,10 +122,10 @@ func (s *server) pinState(r *http.Request, slug, tag, version string) (pinData, 
 
 // checkPinTag refuses a tag the API would not pin, in the dashboard's words.
 func checkPinTag(tag string) error {
-	if prompt.ValidateTag(tag) != nil {
+	if !api.IsTag(tag) {
 		return errs.Invalid("Name the tag with 1 to 64 lowercase letters, digits and hyphens, as production or staging.")
 	}
-	if tag == prompt.LatestTag {
+	if tag == api.LatestTag {
 		return errs.Invalid("The tag latest cannot be pinned: it always points at the newest version.")
 	}
 	return nil
@@ -140,7 +139,7 @@ func checkPinTag(tag string) error {
 func (s *server) pin(w http.ResponseWriter, r *http.Request) {
 	f := r.PostForm
 	slug, tag := r.PathValue("slug"), strings.TrimSpace(f.Get("tag"))
-	if !prompt.IsSlug(slug) {
+	if !api.IsSlug(slug) {
 		s.fail(w, r, errs.NotFound("There is no such prompt."))
 		return
 	}
@@ -183,7 +182,7 @@ func (s *server) pin(w http.ResponseWriter, r *http.Request) {
 func (s *server) bindModel(w http.ResponseWriter, r *http.Request) {
 	slug := r.PathValue("slug")
 	n, err := strconv.Atoi(r.PathValue("version"))
-	if !prompt.IsSlug(slug) || err != nil || n < 1 {
+	if !api.IsSlug(slug) || err != nil || n < 1 {
 		s.fail(w, r, errs.NotFound("There is no such prompt version."))
 		return
 	}
@@ -247,7 +246,7 @@ type completionsData struct {
 // ?cursor= is a later page.
 func (s *server) completions(w http.ResponseWriter, r *http.Request) {
 	slug := r.PathValue("slug")
-	if !prompt.IsSlug(slug) {
+	if !api.IsSlug(slug) {
 		s.fail(w, r, errs.NotFound("There is no such prompt."))
 		return
 	}
@@ -364,7 +363,7 @@ func (s *server) links(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) loadLinks(r *http.Request, slug string) (linksData, error) {
-	if !prompt.IsSlug(slug) {
+	if !api.IsSlug(slug) {
 		return linksData{}, errs.NotFound("There is no such prompt.")
 	}
 	c, ctx := s.api(r)

@@ -23,8 +23,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/shared/errs"
-	"github.com/plumehq/plume/shared/trace"
 	"github.com/plumehq/plume/shared/web"
 )
 
@@ -359,8 +359,8 @@ const (
 	// maxShownBytes cuts a span's input, output and attributes on its detail: a span may carry
 	// megabytes, the API has them all.
 	maxShownBytes = 64 << 10
-	maxIDLen      = trace.MaxIDLen
-	maxNameFilter = trace.MaxNameLen
+	maxIDLen      = api.MaxIDLen
+	maxNameFilter = api.MaxSpanNameLen
 )
 
 // validID checks an id taken from the path before any read: 1 to 128 bytes of UTF-8 without

@@ -14,7 +14,6 @@ import (
 	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/shared/errs"
 	"github.com/plumehq/plume/shared/textcut"
-	"github.com/plumehq/plume/shared/trace"
 )
 
 // row is one span of the tree as drawn: the route's span (GET /traces/{trace_id}/tree), its
@@ -299,7 +298,7 @@ func tokensOf(attrs json.RawMessage) (in, out string) {
 	}
 	first := func(keys ...string) string {
 		for _, k := range keys {
-			if n, ok := m[k].(float64); ok && n >= 0 && n <= trace.MaxTokens {
+			if n, ok := m[k].(float64); ok && n >= 0 && n <= api.MaxTokenCount {
 				return strconv.FormatInt(int64(n), 10)
 			}
 		}

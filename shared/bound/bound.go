@@ -3,6 +3,8 @@ package bound
 import (
 	"fmt"
 	"math"
+
+	"github.com/plumehq/plume/api"
 )
 
 // Floor is the smallest nonzero magnitude stored: a nonzero value below it is rounded to 0
@@ -33,8 +35,8 @@ var (
 	Price       = Range{Min: 0, Max: 1e6}
 )
 
-// MaxTokens bounds a token count (an integer; no floor applies).
-const MaxTokens = 1 << 40
+// MaxTokens bounds a token count (an integer; no floor applies): api.MaxTokenCount.
+const MaxTokens = api.MaxTokenCount
 
 // Check returns x as stored (rounded, -0 as 0) or an error naming what is wrong with it:
 // "1e+200 is not between 0 and 1e+09". The caller prefixes the field's name. Check does not

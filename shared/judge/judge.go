@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/shared/bound"
 	"github.com/plumehq/plume/shared/errs"
 	"github.com/plumehq/plume/shared/prompt"
@@ -38,14 +39,14 @@ const (
 // Limits of a judge definition.
 const (
 	MaxNameLen        = 200
-	MaxTemplateBytes  = 32 << 10
+	MaxTemplateBytes  = api.MaxJudgeTemplateBytes
 	MaxModelLen       = 256
 	MaxCriteria       = 20
 	MaxCriterionLabel = 200
 	MaxCriterionDesc  = 2000
 	MaxTagFilterKeys  = 20
 	MaxTagFilterVals  = 20
-	MaxBackfill       = 10_000
+	MaxBackfill       = api.MaxJudgeBackfill
 	maxCriterionKey   = 64
 )
 

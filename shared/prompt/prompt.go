@@ -9,11 +9,12 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/shared/errs"
 )
 
 // LatestTag is the reserved tag that follows the newest version.
-const LatestTag = "latest"
+const LatestTag = api.LatestTag
 
 // MaxContentBytes caps the normalised content of a version. DynamoDB items stop at 400 KB; the
 // rest is headroom for the other attributes.
@@ -106,24 +107,10 @@ func Hash(normalised string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-var (
-	tagPattern  = regexp.MustCompile(`^[a-z0-9-]{1,64}$`)
-	hashPattern = regexp.MustCompile(`^[0-9a-f]{64}$`)
-)
+var hashPattern = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
-// IsSlug reports whether s is a prompt slug (also a task name): 1 to 128 of [a-z0-9-]. It
-// allocates nothing, for hot paths such as span ingestion.
-func IsSlug(s string) bool {
-	if s == "" || len(s) > 128 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
+// IsSlug reports whether s is a prompt slug (also a task name): api.IsSlug.
+func IsSlug(s string) bool { return api.IsSlug(s) }
 
 // ValidateSlug checks a prompt slug (also a task name): 1 to 128 of [a-z0-9-].
 func ValidateSlug(slug string) error {
@@ -135,7 +122,7 @@ func ValidateSlug(slug string) error {
 
 // ValidateTag checks a tag name: 1 to 64 of [a-z0-9-].
 func ValidateTag(tag string) error {
-	if !tagPattern.MatchString(tag) {
+	if !api.IsTag(tag) {
 		return errs.Invalid("tag %q is invalid: use 1 to 64 lowercase letters, digits and hyphens", tag)
 	}
 	return nil

@@ -106,14 +106,14 @@ const (
 	// (lambdahttp.MaxRequestPayload, MaxBinaryBody): API Gateway refuses a larger one (413).
 	MaxBatchBytes     = 5 << 20
 	MaxSpansPerBatch  = 1000
-	MaxNameLen        = 1024
+	MaxNameLen        = api.MaxSpanNameLen
 	MaxDataBytes      = 1 << 20 // input_data and output_data, each
 	MaxAttributeBytes = 256 << 10
 	MaxTagKeys        = 64
-	MaxTagKeyLen      = 128
-	MaxTagValueLen    = 1024
+	MaxTagKeyLen      = api.MaxTagKeyLen
+	MaxTagValueLen    = api.MaxTagValueLen
 	MaxErrorBytes     = 64 << 10 // error_message and error_stack, each
-	MaxIDLen          = 128
+	MaxIDLen          = api.MaxIDLen
 	// MaxTokens bounds a token count read from the attributes: a larger one is ignored as
 	// nonsense (the count is absent), not rejected. It is shared/bound's.
 	MaxTokens = bound.MaxTokens
