@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/plumehq/plume/shared/ddb"
 	"github.com/plumehq/plume/shared/errs"
 	"github.com/plumehq/plume/shared/judge"
 	"github.com/plumehq/plume/shared/judge/run"
@@ -22,7 +21,7 @@ const claimTimeout = 10 * time.Second
 
 // verdict is the outcome of one pair.
 type verdict struct {
-	state  ddb.ClaimState // Acquired (the model was called), Done or Busy; "" when the claim failed
+	state  judge.ClaimState // Acquired (the model was called), Done or Busy; "" when the claim failed
 	token  string
 	called bool
 	cost   float64
@@ -151,7 +150,7 @@ func (r *Runner) one(ctx context.Context, projectID string, p pair, jr judgeRun)
 	if err != nil {
 		return verdict{err: fmt.Errorf("claim span %s: %w", sp.ID, err)}
 	}
-	if c.State != ddb.ClaimAcquired {
+	if c.State != judge.ClaimAcquired {
 		return verdict{state: c.State}
 	}
 	v := verdict{state: c.State, token: c.Token}
@@ -201,10 +200,10 @@ func (r *Runner) write(ctx context.Context, projectID string, j judge.Judge, pai
 			failures.add(v.err)
 			slog.ErrorContext(ctx, "evaluator: evaluation failed", "project_id", projectID, "judge_id", j.ID, "span_id", pairs[i].span.ID, "error", v.err)
 			continue
-		case v.state == ddb.ClaimDone:
+		case v.state == judge.ClaimDone:
 			rep.Done++
 			continue
-		case v.state == ddb.ClaimBusy:
+		case v.state == judge.ClaimBusy:
 			rep.Busy++
 			continue
 		}

@@ -69,7 +69,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/plumehq/plume/shared/ddb"
 	"github.com/plumehq/plume/shared/errs"
 	"github.com/plumehq/plume/shared/judge"
 	"github.com/plumehq/plume/shared/judge/run"
@@ -86,7 +85,7 @@ type Judges interface {
 
 // Claims are the judge claims that make model calls happen once (ddb.ClaimStore).
 type Claims interface {
-	Claim(ctx context.Context, projectID, judgeID, spanID, contentHash string, lease time.Duration, now time.Time) (ddb.Claim, error)
+	Claim(ctx context.Context, projectID, judgeID, spanID, contentHash string, lease time.Duration, now time.Time) (judge.Claim, error)
 	Complete(ctx context.Context, projectID, judgeID, spanID, token string) error
 	Release(ctx context.Context, projectID, judgeID, spanID, token string) error
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/plumehq/plume/infra"
 	"github.com/plumehq/plume/shared/errs"
+	"github.com/plumehq/plume/shared/judge"
 )
 
 // ClaimStore keeps judge claims: the record, one per judge and span (P#<project>#S#<span> /
@@ -54,33 +55,6 @@ func NewClaimStore(t *Table) *ClaimStore { return &ClaimStore{t: t} }
 // and a duplicate event would call the model again.
 const ClaimTTL = 30 * 24 * time.Hour
 
-// ClaimState is the outcome of Claim.
-type ClaimState string
-
-const (
-	// ClaimAcquired: the caller holds the lease and may call the model.
-	ClaimAcquired ClaimState = "acquired"
-	// ClaimDone: the span's content (this hash) has been evaluated by the judge; skip it.
-	ClaimDone ClaimState = "done"
-	// ClaimBusy: another worker holds an unexpired lease on this content; skip it (or retry
-	// after LeaseExpiry).
-	ClaimBusy ClaimState = "busy"
-)
-
-// Claim is the result of ClaimStore.Claim.
-type Claim struct {
-	State ClaimState
-	// Token proves ownership to Complete and Release; set only when State is ClaimAcquired.
-	Token string
-	// LeaseExpiry is the end of the caller's lease (Acquired) or of the holder's (Busy).
-	LeaseExpiry time.Time
-	// Attempts counts the acquisitions since the claim was last completed, this one included
-	// (Acquired), or the holder's (Busy): the number of model calls started for the pending
-	// evaluation, for a runner that gives up on a span whose calls keep failing. It is 0 when
-	// Done.
-	Attempts int
-}
-
 // ErrClaimLost is returned (wrapped) by Complete and Release when the caller's token no longer
 // owns the claim: its lease expired and another worker took it over, it was released or
 // completed already (Release), or the claim expired. Its code is errs.CodeConflict, so a
@@ -119,12 +93,12 @@ const maxClaimAttempts = 3
 // Cost: one conditional UpdateItem, whatever the outcome: a failed condition returns the item
 // (ReturnValuesOnConditionCheckFailure ALL_OLD), which tells Done from Busy without a read.
 // Errors: errs.Invalid for empty ids or hash or a lease that is not positive; storage errors.
-func (s *ClaimStore) Claim(ctx context.Context, projectID, judgeID, spanID, contentHash string, lease time.Duration, now time.Time) (Claim, error) {
+func (s *ClaimStore) Claim(ctx context.Context, projectID, judgeID, spanID, contentHash string, lease time.Duration, now time.Time) (judge.Claim, error) {
 	if projectID == "" || judgeID == "" || spanID == "" || contentHash == "" {
-		return Claim{}, errs.Invalid("a claim needs a project, judge, span and content hash")
+		return judge.Claim{}, errs.Invalid("a claim needs a project, judge, span and content hash")
 	}
 	if lease <= 0 {
-		return Claim{}, errs.Invalid("a claim's lease must be positive, not %s", lease)
+		return judge.Claim{}, errs.Invalid("a claim's lease must be positive, not %s", lease)
 	}
 	token := rand.Text()
 	expiry := now.Add(lease)
@@ -141,7 +115,7 @@ func (s *ClaimStore) Claim(ctx context.Context, projectID, judgeID, spanID, cont
 		Set(expression.Name("at"), expression.Plus(expression.IfNotExists(expression.Name("at"), expression.Value(0)), expression.Value(1)))
 	expr, err := expression.NewBuilder().WithCondition(cond).WithUpdate(up).Build()
 	if err != nil {
-		return Claim{}, fmt.Errorf("build claim update: %w", err)
+		return judge.Claim{}, fmt.Errorf("build claim update: %w", err)
 	}
 	k := key(spanPK(projectID, spanID), claimSK(judgeID))
 	for range maxClaimAttempts {
@@ -157,18 +131,18 @@ func (s *ClaimStore) Claim(ctx context.Context, projectID, judgeID, spanID, cont
 		case err == nil:
 			var it claimItem
 			if err := attributevalue.UnmarshalMap(res.Attributes, &it); err != nil {
-				return Claim{}, fmt.Errorf("decode claim: %w", err)
+				return judge.Claim{}, fmt.Errorf("decode claim: %w", err)
 			}
-			return Claim{State: ClaimAcquired, Token: token, LeaseExpiry: time.UnixMilli(expiry.UnixMilli()).UTC(), Attempts: it.Attempts}, nil
+			return judge.Claim{State: judge.ClaimAcquired, Token: token, LeaseExpiry: time.UnixMilli(expiry.UnixMilli()).UTC(), Attempts: it.Attempts}, nil
 		case !errors.As(err, &failed):
-			return Claim{}, storageErr("claim judge "+judgeID+" on span "+spanID, err)
+			return judge.Claim{}, storageErr("claim judge "+judgeID+" on span "+spanID, err)
 		}
 		raw := failed.Item
 		if raw == nil {
 			// An endpoint that ignores ReturnValuesOnConditionCheckFailure: read the item.
 			got, err := s.t.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.t.name, Key: k, ConsistentRead: aws.Bool(true)})
 			if err != nil {
-				return Claim{}, storageErr("read claim of judge "+judgeID+" on span "+spanID, err)
+				return judge.Claim{}, storageErr("read claim of judge "+judgeID+" on span "+spanID, err)
 			}
 			if raw = got.Item; raw == nil {
 				continue // gone since the write: try again
@@ -176,18 +150,18 @@ func (s *ClaimStore) Claim(ctx context.Context, projectID, judgeID, spanID, cont
 		}
 		var it claimItem
 		if err := attributevalue.UnmarshalMap(raw, &it); err != nil {
-			return Claim{}, fmt.Errorf("decode claim: %w", err)
+			return judge.Claim{}, fmt.Errorf("decode claim: %w", err)
 		}
 		switch {
 		case it.Hash != contentHash:
 			continue // changed since the write: try again
 		case it.State == claimDone:
-			return Claim{State: ClaimDone}, nil
+			return judge.Claim{State: judge.ClaimDone}, nil
 		default:
-			return Claim{State: ClaimBusy, LeaseExpiry: time.UnixMilli(it.Lease).UTC(), Attempts: it.Attempts}, nil
+			return judge.Claim{State: judge.ClaimBusy, LeaseExpiry: time.UnixMilli(it.Lease).UTC(), Attempts: it.Attempts}, nil
 		}
 	}
-	return Claim{}, errs.Unavailable("the claim of judge %s on span %s keeps changing; retry shortly", judgeID, spanID)
+	return judge.Claim{}, errs.Unavailable("the claim of judge %s on span %s keeps changing; retry shortly", judgeID, spanID)
 }
 
 // Complete marks the claim done for the content it was acquired for, if token still owns it;

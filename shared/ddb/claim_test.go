@@ -20,6 +20,7 @@ import (
 	"github.com/plumehq/plume/shared/ddb/ddbtest"
 	"github.com/plumehq/plume/shared/errs"
 	"github.com/plumehq/plume/shared/feedback"
+	"github.com/plumehq/plume/shared/judge"
 )
 
 // claimT0 is the clock of the claim tests: every call gets its now explicitly.
@@ -49,17 +50,17 @@ func newClaimKey() claimKey {
 	return claimKey{project: uuid.NewString(), judge: uuid.NewString(), span: uuid.NewString()}
 }
 
-func (f claimFixture) claim(t *testing.T, k claimKey, hash string, now time.Time) ddb.Claim {
+func (f claimFixture) claim(t *testing.T, k claimKey, hash string, now time.Time) judge.Claim {
 	t.Helper()
 	c, err := f.store.Claim(context.Background(), k.project, k.judge, k.span, hash, claimLease, now)
 	require.NoError(t, err)
 	return c
 }
 
-func (f claimFixture) acquire(t *testing.T, k claimKey, hash string, now time.Time) ddb.Claim {
+func (f claimFixture) acquire(t *testing.T, k claimKey, hash string, now time.Time) judge.Claim {
 	t.Helper()
 	c := f.claim(t, k, hash, now)
-	require.Equal(t, ddb.ClaimAcquired, c.State, "precondition: claim of %s at %s", hash, now)
+	require.Equal(t, judge.ClaimAcquired, c.State, "precondition: claim of %s at %s", hash, now)
 	return c
 }
 
@@ -104,49 +105,49 @@ func TestClaim(t *testing.T) {
 		before       func(t *testing.T, k claimKey)
 		hash         string
 		now          time.Time
-		want         ddb.ClaimState
+		want         judge.ClaimState
 		wantAttempts int
 		wantExpiry   time.Time
 	}{
 		{name: "first claim acquires",
 			before: func(*testing.T, claimKey) {}, hash: "h1", now: claimT0,
-			want: ddb.ClaimAcquired, wantAttempts: 1, wantExpiry: claimT0.Add(claimLease)},
+			want: judge.ClaimAcquired, wantAttempts: 1, wantExpiry: claimT0.Add(claimLease)},
 		{name: "second claim while the lease runs is busy",
 			before: func(t *testing.T, k claimKey) { f.acquire(t, k, "h1", claimT0) },
 			hash:   "h1", now: claimT0.Add(time.Second),
-			want: ddb.ClaimBusy, wantAttempts: 1, wantExpiry: claimT0.Add(claimLease)},
+			want: judge.ClaimBusy, wantAttempts: 1, wantExpiry: claimT0.Add(claimLease)},
 		{name: "a lease is held up to its expiry instant",
 			before: func(t *testing.T, k claimKey) { f.acquire(t, k, "h1", claimT0) },
 			hash:   "h1", now: claimT0.Add(claimLease),
-			want: ddb.ClaimBusy, wantAttempts: 1, wantExpiry: claimT0.Add(claimLease)},
+			want: judge.ClaimBusy, wantAttempts: 1, wantExpiry: claimT0.Add(claimLease)},
 		{name: "an expired lease is taken over",
 			before: func(t *testing.T, k claimKey) { f.acquire(t, k, "h1", claimT0) },
 			hash:   "h1", now: claimT0.Add(claimLease + time.Millisecond),
-			want: ddb.ClaimAcquired, wantAttempts: 2, wantExpiry: claimT0.Add(2*claimLease + time.Millisecond)},
+			want: judge.ClaimAcquired, wantAttempts: 2, wantExpiry: claimT0.Add(2*claimLease + time.Millisecond)},
 		{name: "after complete the same content is done",
 			before: func(t *testing.T, k claimKey) {
 				c := f.acquire(t, k, "h1", claimT0)
 				require.NoError(t, f.store.Complete(ctx, k.project, k.judge, k.span, c.Token))
 			},
-			hash: "h1", now: claimT0.Add(time.Hour), want: ddb.ClaimDone},
+			hash: "h1", now: claimT0.Add(time.Hour), want: judge.ClaimDone},
 		{name: "a changed content hash acquires although done",
 			before: func(t *testing.T, k claimKey) {
 				c := f.acquire(t, k, "h1", claimT0)
 				require.NoError(t, f.store.Complete(ctx, k.project, k.judge, k.span, c.Token))
 			},
 			hash: "h2", now: claimT0.Add(time.Second),
-			want: ddb.ClaimAcquired, wantAttempts: 1, wantExpiry: claimT0.Add(time.Second + claimLease)},
+			want: judge.ClaimAcquired, wantAttempts: 1, wantExpiry: claimT0.Add(time.Second + claimLease)},
 		{name: "a changed content hash acquires although leased",
 			before: func(t *testing.T, k claimKey) { f.acquire(t, k, "h1", claimT0) },
 			hash:   "h2", now: claimT0.Add(time.Second),
-			want: ddb.ClaimAcquired, wantAttempts: 2, wantExpiry: claimT0.Add(time.Second + claimLease)},
+			want: judge.ClaimAcquired, wantAttempts: 2, wantExpiry: claimT0.Add(time.Second + claimLease)},
 		{name: "a released claim is acquired at once",
 			before: func(t *testing.T, k claimKey) {
 				c := f.acquire(t, k, "h1", claimT0)
 				require.NoError(t, f.store.Release(ctx, k.project, k.judge, k.span, c.Token))
 			},
 			hash: "h1", now: claimT0.Add(time.Second),
-			want: ddb.ClaimAcquired, wantAttempts: 2, wantExpiry: claimT0.Add(time.Second + claimLease)},
+			want: judge.ClaimAcquired, wantAttempts: 2, wantExpiry: claimT0.Add(time.Second + claimLease)},
 		{name: "another project's claim on the same ids is independent",
 			before: func(t *testing.T, k claimKey) {
 				other := claimKey{project: uuid.NewString(), judge: k.judge, span: k.span}
@@ -154,19 +155,19 @@ func TestClaim(t *testing.T) {
 				require.NoError(t, f.store.Complete(ctx, other.project, other.judge, other.span, c.Token))
 			},
 			hash: "h1", now: claimT0.Add(time.Second),
-			want: ddb.ClaimAcquired, wantAttempts: 1, wantExpiry: claimT0.Add(time.Second + claimLease)},
+			want: judge.ClaimAcquired, wantAttempts: 1, wantExpiry: claimT0.Add(time.Second + claimLease)},
 		{name: "another judge's claim on the span is independent",
 			before: func(t *testing.T, k claimKey) {
 				f.acquire(t, claimKey{project: k.project, judge: uuid.NewString(), span: k.span}, "h1", claimT0)
 			},
 			hash: "h1", now: claimT0.Add(time.Second),
-			want: ddb.ClaimAcquired, wantAttempts: 1, wantExpiry: claimT0.Add(time.Second + claimLease)},
+			want: judge.ClaimAcquired, wantAttempts: 1, wantExpiry: claimT0.Add(time.Second + claimLease)},
 		{name: "the judge's claim on another span is independent",
 			before: func(t *testing.T, k claimKey) {
 				f.acquire(t, claimKey{project: k.project, judge: k.judge, span: uuid.NewString()}, "h1", claimT0)
 			},
 			hash: "h1", now: claimT0.Add(time.Second),
-			want: ddb.ClaimAcquired, wantAttempts: 1, wantExpiry: claimT0.Add(time.Second + claimLease)},
+			want: judge.ClaimAcquired, wantAttempts: 1, wantExpiry: claimT0.Add(time.Second + claimLease)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -175,7 +176,7 @@ func TestClaim(t *testing.T) {
 			got := f.claim(t, k, tt.hash, tt.now)
 			assert.Equal(t, tt.want, got.State)
 			assert.Equal(t, tt.wantAttempts, got.Attempts, "attempts")
-			if tt.want == ddb.ClaimAcquired {
+			if tt.want == judge.ClaimAcquired {
 				assert.NotEmpty(t, got.Token, "an acquired claim has a token")
 			} else {
 				assert.Empty(t, got.Token, "only an acquired claim has a token")
@@ -191,7 +192,7 @@ func TestClaimConcurrentSameContent(t *testing.T) {
 	f := newClaimFixture(t)
 	k := newClaimKey()
 	const n = 20
-	claims := make([]ddb.Claim, n)
+	claims := make([]judge.Claim, n)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
@@ -201,11 +202,11 @@ func TestClaimConcurrentSameContent(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	counts := map[ddb.ClaimState]int{}
+	counts := map[judge.ClaimState]int{}
 	for _, c := range claims {
 		counts[c.State]++
 	}
-	assert.Equal(t, map[ddb.ClaimState]int{ddb.ClaimAcquired: 1, ddb.ClaimBusy: n - 1}, counts,
+	assert.Equal(t, map[judge.ClaimState]int{judge.ClaimAcquired: 1, judge.ClaimBusy: n - 1}, counts,
 		"exactly one of %d concurrent claims acquires", n)
 }
 
@@ -249,7 +250,7 @@ func TestClaimOwnership(t *testing.T) {
 	}
 
 	got := f.claim(t, k, "h1", late.Add(time.Second))
-	assert.Equal(t, ddb.ClaimDone, got.State, "the new owner's completion stands")
+	assert.Equal(t, judge.ClaimDone, got.State, "the new owner's completion stands")
 }
 
 func TestClaimItem(t *testing.T) {
@@ -332,24 +333,24 @@ func TestClaimRequestsPerOperation(t *testing.T) {
 		{"claim acquired", func() error {
 			c, err := f.store.Claim(ctx, k.project, k.judge, k.span, "h1", claimLease, claimT0)
 			token = c.Token
-			return claimIs(c, err, ddb.ClaimAcquired)
+			return claimIs(c, err, judge.ClaimAcquired)
 		}, map[string]int{"UpdateItem": 1}},
 		{"claim busy", func() error {
 			c, err := f.store.Claim(ctx, k.project, k.judge, k.span, "h1", claimLease, claimT0)
-			return claimIs(c, err, ddb.ClaimBusy)
+			return claimIs(c, err, judge.ClaimBusy)
 		}, map[string]int{"UpdateItem": 1}},
 		{"release", func() error { return f.store.Release(ctx, k.project, k.judge, k.span, token) },
 			map[string]int{"UpdateItem": 1}},
 		{"claim after release", func() error {
 			c, err := f.store.Claim(ctx, k.project, k.judge, k.span, "h1", claimLease, claimT0)
 			token = c.Token
-			return claimIs(c, err, ddb.ClaimAcquired)
+			return claimIs(c, err, judge.ClaimAcquired)
 		}, map[string]int{"UpdateItem": 1}},
 		{"complete", func() error { return f.store.Complete(ctx, k.project, k.judge, k.span, token) },
 			map[string]int{"UpdateItem": 1}},
 		{"claim done", func() error {
 			c, err := f.store.Claim(ctx, k.project, k.judge, k.span, "h1", claimLease, claimT0)
-			return claimIs(c, err, ddb.ClaimDone)
+			return claimIs(c, err, judge.ClaimDone)
 		}, map[string]int{"UpdateItem": 1}},
 		{"release by another token", func() error {
 			if err := f.store.Release(ctx, k.project, k.judge, k.span, "not-the-owner"); !errors.Is(err, ddb.ErrClaimLost) {
@@ -367,7 +368,7 @@ func TestClaimRequestsPerOperation(t *testing.T) {
 	}
 }
 
-func claimIs(c ddb.Claim, err error, want ddb.ClaimState) error {
+func claimIs(c judge.Claim, err error, want judge.ClaimState) error {
 	if err != nil {
 		return err
 	}
