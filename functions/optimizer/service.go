@@ -30,9 +30,9 @@ type Runs interface {
 	Run(ctx context.Context, projectID, runID string) (optimize.Run, error)
 	Runs(ctx context.Context, projectID string, target optimize.Target, limit, offset int) ([]optimize.Run, error)
 	UpdateRun(ctx context.Context, r optimize.Run) (optimize.Run, error)
-	PutReceipt(ctx context.Context, projectID, tokenHash string, r ddb.Receipt) error
-	Receipt(ctx context.Context, projectID, runID, tokenHash string) (ddb.Receipt, bool, error)
-	StaleRuns(ctx context.Context, before time.Time, limit int) ([]ddb.RunRef, error)
+	PutReceipt(ctx context.Context, projectID, tokenHash string, r optimize.Receipt) error
+	Receipt(ctx context.Context, projectID, runID, tokenHash string) (optimize.Receipt, bool, error)
+	StaleRuns(ctx context.Context, before time.Time, limit int) ([]optimize.RunRef, error)
 }
 
 // Prompts reads, creates and pins prompt versions (prompt.Service).
@@ -351,7 +351,7 @@ func (s *Service) Preview(ctx context.Context, projectID, runID string) (Preview
 	}
 	token := "rcpt_" + rand.Text()
 	expires := s.now().UTC().Add(ReceiptTTL).Truncate(time.Microsecond)
-	rec := ddb.Receipt{RunID: r.ID, CandidateHash: r.Candidate.Hash(), ExpiresAt: expires}
+	rec := optimize.Receipt{RunID: r.ID, CandidateHash: r.Candidate.Hash(), ExpiresAt: expires}
 	var prod *prompt.Version
 	if r.Target.Kind == optimize.TargetJudge {
 		j, err := s.judges.Judge(ctx, projectID, r.Target.JudgeID)
@@ -478,7 +478,7 @@ func (s *Service) recordDeploy(ctx context.Context, projectID, runID string, v p
 
 // deployJudge sets the judge's template to the candidate's, if the template is still the one
 // the receipt was issued for (or is the candidate's already: a deploy repeated).
-func (s *Service) deployJudge(ctx context.Context, r optimize.Run, rec ddb.Receipt, user string) (Deployment, error) {
+func (s *Service) deployJudge(ctx context.Context, r optimize.Run, rec optimize.Receipt, user string) (Deployment, error) {
 	j, err := s.judges.Judge(ctx, r.ProjectID, r.Target.JudgeID)
 	if err != nil {
 		return Deployment{}, err

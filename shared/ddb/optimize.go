@@ -267,19 +267,6 @@ func (s *OptimizationStore) UpdateRun(ctx context.Context, r optimize.Run) (opti
 	return r, nil
 }
 
-// Receipt is a deploy receipt as stored: what a preview bound the deploy to.
-type Receipt struct {
-	RunID string
-	// CandidateHash is optimize.Candidate.Hash of the run's candidate at preview.
-	CandidateHash string
-	// ProductionVersion is the version the production tag pointed at during the preview (0:
-	// the tag did not exist).
-	ProductionVersion int
-	// TemplateHash is, for a judge run, the hash of the judge's template at the preview.
-	TemplateHash string
-	ExpiresAt    time.Time
-}
-
 type receiptItem struct {
 	PK         string `dynamodbav:"PK"`
 	SK         string `dynamodbav:"SK"`
@@ -294,7 +281,7 @@ type receiptItem struct {
 // PutReceipt stores a receipt under the SHA-256 of its token, expiring at r.ExpiresAt (the
 // item itself lives a day longer, for DynamoDB's TTL is not punctual: reads check ExpiresAt).
 // Cost: one PutItem.
-func (s *OptimizationStore) PutReceipt(ctx context.Context, projectID, tokenHash string, r Receipt) error {
+func (s *OptimizationStore) PutReceipt(ctx context.Context, projectID, tokenHash string, r optimize.Receipt) error {
 	item, err := marshal(receiptItem{
 		PK: optimizationRunPK(projectID, r.RunID), SK: receiptSK(tokenHash), Run: r.RunID, Candidate: r.CandidateHash,
 		Production: r.ProductionVersion, Template: r.TemplateHash, Expires: r.ExpiresAt.UnixMicro(), TTL: r.ExpiresAt.Add(24 * time.Hour).Unix(),
@@ -310,13 +297,13 @@ func (s *OptimizationStore) PutReceipt(ctx context.Context, projectID, tokenHash
 
 // Receipt reads the receipt of run runID stored under tokenHash; false when there is none.
 // Cost: one GetItem.
-func (s *OptimizationStore) Receipt(ctx context.Context, projectID, runID, tokenHash string) (Receipt, bool, error) {
+func (s *OptimizationStore) Receipt(ctx context.Context, projectID, runID, tokenHash string) (optimize.Receipt, bool, error) {
 	var it receiptItem
 	ok, err := s.t.get(ctx, optimizationRunPK(projectID, runID), receiptSK(tokenHash), &it)
 	if err != nil || !ok {
-		return Receipt{}, false, err
+		return optimize.Receipt{}, false, err
 	}
-	return Receipt{RunID: it.Run, CandidateHash: it.Candidate, ProductionVersion: it.Production, TemplateHash: it.Template,
+	return optimize.Receipt{RunID: it.Run, CandidateHash: it.Candidate, ProductionVersion: it.Production, TemplateHash: it.Template,
 		ExpiresAt: time.UnixMicro(it.Expires).UTC()}, true, nil
 }
 
@@ -357,19 +344,16 @@ func (s *OptimizationStore) CacheCall(ctx context.Context, projectID, requestHas
 	return nil
 }
 
-// RunRef names a run.
-type RunRef struct{ ProjectID, RunID string }
-
 // StaleRuns lists the runs of every project that are not over and were last written before
 // before, oldest first, at most limit. Cost: one Query of GSI2 (keys only) per 1 MB.
-func (s *OptimizationStore) StaleRuns(ctx context.Context, before time.Time, limit int) ([]RunRef, error) {
+func (s *OptimizationStore) StaleRuns(ctx context.Context, before time.Time, limit int) ([]optimize.RunRef, error) {
 	cond := expression.Key(infra.AttrGSI2PK).Equal(expression.Value(activeRunsGSI2PK)).
 		And(expression.Key(infra.AttrGSI2SK).LessThan(expression.Value(timeIndexSK(before, ""))))
 	in, err := s.t.queryInput(cond, queryOpts{index: infra.IndexGSI2, limit: int32(limit)})
 	if err != nil {
 		return nil, err
 	}
-	var out []RunRef
+	var out []optimize.RunRef
 	p := dynamodb.NewQueryPaginator(s.t.api, in)
 	for p.HasMorePages() && len(out) < limit {
 		page, err := p.NextPage(ctx)
@@ -386,7 +370,7 @@ func (s *OptimizationStore) StaleRuns(ctx context.Context, before time.Time, lim
 			_, ref, _ := strings.Cut(k.SK, "#")
 			projectID, runID, ok := strings.Cut(ref, "#")
 			if ok && len(out) < limit {
-				out = append(out, RunRef{ProjectID: projectID, RunID: runID})
+				out = append(out, optimize.RunRef{ProjectID: projectID, RunID: runID})
 			}
 		}
 	}

@@ -160,3 +160,20 @@ type Run struct {
 	// Resumes counts the times a run whose worker was gone was queued again.
 	Resumes int
 }
+
+// Receipt is a deploy receipt: what a preview bound the deploy to (kept by the run store under
+// the hash of the token the preview answered).
+type Receipt struct {
+	RunID string
+	// CandidateHash is Candidate.Hash of the run's candidate at preview.
+	CandidateHash string
+	// ProductionVersion is the version the production tag pointed at during the preview (0:
+	// the tag did not exist).
+	ProductionVersion int
+	// TemplateHash is, for a judge run, the hash of the judge's template at the preview.
+	TemplateHash string
+	ExpiresAt    time.Time
+}
+
+// RunRef names a run of a project.
+type RunRef struct{ ProjectID, RunID string }
