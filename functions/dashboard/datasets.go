@@ -184,6 +184,8 @@ type datasetData struct {
 	FirstRows, PrevRows, NextRows       string
 	Experiments                         []api.Experiment
 	NewestExperiments, OlderExperiments string
+	// CompareNewest compares the two newest experiments ("" when there are not two).
+	CompareNewest string
 }
 
 // datasetPage serves GET /ui/datasets/{name} (?version=&offset=&vcursor=&xcursor=): the
@@ -265,6 +267,9 @@ func (s *server) datasetPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.Experiments = xs.Experiments
+	if xcursor == "" && len(xs.Experiments) >= 2 {
+		d.CompareNewest = "/ui/experiments/compare?" + url.Values{"ids": {xs.Experiments[1].ID + "," + xs.Experiments[0].ID}}.Encode()
+	}
 	if next := deref(xs.NextCursor); next != "" {
 		d.OlderExperiments = linkWith(path, q, map[string]string{"xcursor": next})
 	}

@@ -1,16 +1,20 @@
 package dashboard_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"html"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/plumehq/plume/functions/evaluator"
 	"github.com/plumehq/plume/internal/apitest"
 )
 
@@ -81,6 +85,20 @@ func (f *fixture) seedExperiment(t *testing.T, tenant apitest.Tenant, d seededDa
 	f.api.MustDo(t, "POST", "/v1/column-metrics", key, map[string]any{"metric_name": "exact_mean", "experiment_id": id, "run_number": 1, "results": map[string]any{"exact_mean": rate}})
 	f.api.MustDo(t, "POST", "/v1/run-metrics", key, map[string]any{"metric_name": "pass_rate", "experiment_id": id, "total_runs": 1, "results": map[string]any{"pass_rate": rate}})
 	return id
+}
+
+// seedDatasetShowcase gives the showcase's project (newShowcase) a dataset of two versions
+// with two experiments on it, so that the crawl reaches every datasets page.
+func (f *fixture) seedDatasetShowcase(t *testing.T, tenant apitest.Tenant) {
+	t.Helper()
+	d := f.seedDataset(t, tenant, "support questions", "Questions <em>customers</em> asked", 2, 12)
+	f.seedExperiment(t, tenant, d, "gpt-4o-mini", func(i int) string { return fmt.Sprintf("answer %d ok", i) }, "")
+	f.seedExperiment(t, tenant, d, "gpt-4o-mini, kinder", func(i int) string {
+		if i%4 == 0 {
+			return fmt.Sprintf("<b>answer</b> %d", i)
+		}
+		return fmt.Sprintf("answer %d ok", i)
+	}, "")
 }
 
 // count is the number of times s occurs in p's body.
@@ -317,4 +335,74 @@ func TestRequestsPerDatasetPage(t *testing.T) {
 		t.Logf("%-10s 100 rows: DynamoDB %v, S3 GET %d", name, big.DDB, big.S3)
 		assert.Equal(t, got, big, "%s: the same requests for 100 rows as for 10", name)
 	}
+}
+
+// TestExperimentJudgeScores: a judge attached to an experiment (the judge runner against the
+// fake model server) is a column of the experiment's results, marked a judge and linked to its
+// page, each result with the judge's verdict and reason; compare shows them too.
+func TestExperimentJudgeScores(t *testing.T) {
+	f := newOptimizeFixture(t, true)
+	a := f.api.A
+	var mu sync.Mutex
+	var keys []string
+	f.api.Blobs.OnCreated(func(key string) {
+		mu.Lock()
+		defer mu.Unlock()
+		keys = append(keys, key)
+	})
+	d := f.seedDataset(t, a, "capitals", "", 1, 3)
+	first := f.seedExperiment(t, a, d, "first", func(i int) string { return fmt.Sprintf("City %d ok", i) }, "")
+	second := f.seedExperiment(t, a, d, "second", func(i int) string { return fmt.Sprintf("Town %d", i) }, "")
+	judgeID := f.api.MustDo(t, "POST", "/projects/"+a.ProjectID+"/judges", a.Key, map[string]any{
+		"name": "capital-check", "template": "Is the answer right?\n\nQuestion: {{input}}\nAnswer: {{output}}",
+	}).Map(t)["id"].(string)
+	runner, err := evaluator.FromEnv(t.Context(), f.api.Env)
+	require.NoError(t, err)
+	for _, id := range []string{first, second} {
+		f.api.MustDo(t, "POST", "/v1/experiments/"+id+"/judges", a.Key, map[string]any{"judge_id": judgeID})
+	}
+	mu.Lock()
+	sent := keys
+	mu.Unlock()
+	for _, key := range sent {
+		if !strings.HasPrefix(key, "experiment-judges/") {
+			continue
+		}
+		event, err := evaluator.ObjectEvent(f.api.Blobs.Bucket(), key, time.Now())
+		require.NoError(t, err)
+		require.NoError(t, runner.Handle(t.Context(), event), key)
+	}
+	b := f.browser(t)
+	b.signIn(t, a.Key)
+
+	x := b.get(t, "/ui/experiments/"+first)
+	require.Equal(t, http.StatusOK, x.Status, x.Body)
+	assert.Contains(t, x.Body, `<th scope="col">capital-check <span class="help">(judge)</span></th>`)
+	assert.Contains(t, x.Body, `href="/ui/judges/`+judgeID+`"`, "the judge evaluator links its judge")
+	var results struct {
+		Results []struct {
+			Evaluations []struct {
+				EvaluatorName   string          `json:"evaluator_name"`
+				EvaluationValue json.RawMessage `json:"evaluation_value"`
+				Reason          string          `json:"evaluation_reason"`
+			} `json:"evaluations"`
+		} `json:"results"`
+	}
+	f.api.MustDo(t, "GET", "/v1/experiments/"+first+"/results", a.Key, nil).Decode(t, &results)
+	require.Len(t, results.Results, 3)
+	judged := 0
+	for _, r := range results.Results {
+		for _, e := range r.Evaluations {
+			if e.EvaluatorName == "capital-check" {
+				judged++
+				require.NotEmpty(t, e.Reason)
+				assert.Contains(t, x.Body, `<span data-testid="score-value">`+string(e.EvaluationValue)+`</span><br><span class="help">`+html.EscapeString(e.Reason)+`</span>`,
+					"the verdict and its reason")
+			}
+		}
+	}
+	assert.Equal(t, 3, judged, "every result judged")
+	cmp := b.get(t, "/ui/experiments/compare?ids="+first+","+second)
+	require.Equal(t, http.StatusOK, cmp.Status, cmp.Body)
+	assert.Equal(t, 6, cmp.count("capital-check: <span data-testid=\"score-value\">"), "each experiment's verdict of each row")
 }
