@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -407,17 +408,17 @@ func (s *server) experimentPage(w http.ResponseWriter, r *http.Request) {
 			sr.Number = d.First + i
 		}
 		for _, col := range d.Columns {
-			i := slices.IndexFunc(rs.Evaluations, func(e api.ExperimentEvaluation) bool { return e.EvaluatorID == col.ID })
-			if i < 0 {
+			j := slices.IndexFunc(rs.Evaluations, func(e api.ExperimentEvaluation) bool { return e.EvaluatorID == col.ID })
+			if j < 0 {
 				sr.Scores = append(sr.Scores, evalScore{Evaluator: col.Name, Missing: true})
 				continue
 			}
-			sr.Scores = append(sr.Scores, toScore(rs.Evaluations[i]))
+			sr.Scores = append(sr.Scores, toScore(rs.Evaluations[j]))
 		}
 		d.Results = append(d.Results, sr)
 	}
 	for _, ce := range x.ColumnEvaluations {
-		d.ColumnEvaluations = append(d.ColumnEvaluations, shownRecord{Name: cmpOr(names[ce.EvaluatorID], ce.EvaluatorID), Run: ce.RunNumber, Results: showJSON(ce.EvaluationResults, shownCellBytes)})
+		d.ColumnEvaluations = append(d.ColumnEvaluations, shownRecord{Name: cmp.Or(names[ce.EvaluatorID], ce.EvaluatorID), Run: ce.RunNumber, Results: showJSON(ce.EvaluationResults, shownCellBytes)})
 	}
 	for _, m := range x.ColumnMetrics {
 		d.ColumnMetrics = append(d.ColumnMetrics, shownRecord{Name: m.MetricName, Run: m.RunNumber, Results: showJSON(m.Results, shownCellBytes)})
@@ -434,14 +435,7 @@ func (s *server) experimentPage(w http.ResponseWriter, r *http.Request) {
 			d.Others = append(d.Others, o)
 		}
 	}
-	s.render(w, r, http.StatusOK, "experiment", page{Title: x.Name, Nav: "datasets", Data: d})
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
+	s.render(w, r, http.StatusOK, "experiment", page{Title: cmp.Or(x.Name, "Experiment "+x.ID), Nav: "datasets", Data: d})
 }
 
 // comparedCell is one experiment's result of a compared row.
@@ -510,7 +504,7 @@ func (s *server) compareExperiments(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c, ctx := s.api(r)
-	cmp, err := c.CompareExperiments(ctx, ids, run, client.PageOptions{Limit: comparedRowsPerPage, Cursor: at.Cursor})
+	answer, err := c.CompareExperiments(ctx, ids, run, client.PageOptions{Limit: comparedRowsPerPage, Cursor: at.Cursor})
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -519,17 +513,17 @@ func (s *server) compareExperiments(w http.ResponseWriter, r *http.Request) {
 	if run != 1 {
 		base.Set("run", strconv.Itoa(run))
 	}
-	d := compareData{Experiments: cmp.Experiments, Run: run, pager: at.paging(len(cmp.Rows), deref(cmp.NextCursor), func(cursor string, row int) string {
+	d := compareData{Experiments: answer.Experiments, Run: run, pager: at.paging(len(answer.Rows), deref(answer.NextCursor), func(cursor string, row int) string {
 		return cursorURL("/ui/experiments/compare", base, cursor, row)
 	})}
-	for _, m := range cmp.Metrics {
+	for _, m := range answer.Metrics {
 		cm := comparedMetric{Name: m.Name, Kind: m.Kind, Difference: signedOrDash(m.Difference)}
 		for _, v := range m.Values {
 			cm.Values = append(cm.Values, numberOrDash(v))
 		}
 		d.Metrics = append(d.Metrics, cm)
 	}
-	for _, row := range cmp.Rows {
+	for _, row := range answer.Rows {
 		cr := comparedRow{RowID: row.DatasetRowID, Differs: row.Differs}
 		for _, res := range row.Results {
 			if res == nil {
