@@ -300,7 +300,8 @@ var functionCases = map[string]functionCase{
 		routes: stackRoutes("DashboardFunction"),
 		policy: policyCase{
 			// The union of the areas its pages call in-process (prompts, tracing queries, judges,
-			// feedback, settings, optimization runs) and its sessions, and nothing more.
+			// feedback, settings, optimization runs, the datasets area's reads) and its sessions,
+			// and nothing more.
 			actions: []string{
 				"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem",
 				"dynamodb:DeleteItem", "dynamodb:ConditionCheckItem", "s3:GetObject", "s3:ListBucket", "s3:PutObject", "sqs:SendMessage",
@@ -308,7 +309,7 @@ var functionCases = map[string]functionCase{
 			// No model is called and no secret read here (the workers do that).
 			forbidden: []string{"dynamodb:Scan", "s3:DeleteObject", "bedrock:", "secretsmanager:"},
 			s3: map[string][]string{
-				"s3:GetObject":  {"${Bucket.Arn}/spans/*", "${Bucket.Arn}/attachments/*", "${Bucket.Arn}/index/*"},
+				"s3:GetObject":  {"${Bucket.Arn}/spans/*", "${Bucket.Arn}/attachments/*", "${Bucket.Arn}/index/*", "${Bucket.Arn}/datasets/*"},
 				"s3:ListBucket": {"${Bucket.Arn}"},
 				"s3:PutObject":  {"${Bucket.Arn}/backfills/*"},
 			},

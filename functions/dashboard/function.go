@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
+	"github.com/plumehq/plume/functions/datasets"
 	"github.com/plumehq/plume/functions/feedback"
 	"github.com/plumehq/plume/functions/judges"
 	"github.com/plumehq/plume/functions/optimizer"
@@ -19,7 +21,23 @@ import (
 // apiFunctions are the REST areas the pages call in-process (api.go). DashboardFunction's
 // policy in template.yaml is the union of theirs and its sessions'; the optimization runs' area
 // is added when the process has the runs' queue.
-var apiFunctions = []app.Function{prompts.Function, tracing.QueryFunction, judges.Function, feedback.Function, settings.Function}
+var apiFunctions = []app.Function{prompts.Function, tracing.QueryFunction, judges.Function, feedback.Function, settings.Function, datasetReads}
+
+// datasetReads are the datasets area's GET routes, which the datasets and experiments pages
+// call: the pages write no dataset or experiment, so DashboardFunction may only read the
+// versions' objects (datasets/*), and its in-process API answers the area's writes 404.
+var datasetReads = app.Function{Name: datasets.Function.Name, Routes: getRoutes(datasets.Function.Routes), Build: datasets.Function.Build}
+
+// getRoutes are the GET route keys of routes.
+func getRoutes(routes []string) []string {
+	var out []string
+	for _, r := range routes {
+		if strings.HasPrefix(r, http.MethodGet+" ") {
+			out = append(out, r)
+		}
+	}
+	return out
+}
 
 // Function is DashboardFunction of template.yaml.
 var Function = app.Function{

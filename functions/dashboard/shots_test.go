@@ -152,8 +152,8 @@ func shapeOf(target string) string {
 
 // newShowcase is the dashboard over a project with something on every page: traces in
 // sessions (llm spans of a prompt, an error), two versions of a prompt with feedback, a judge
-// with evaluations, a succeeded optimization run (the fake model server), a feedback link and a
-// price.
+// with evaluations, a succeeded optimization run (the fake model server), a feedback link, a
+// price and a dataset with two experiments.
 func newShowcase(t *testing.T) *fixture {
 	t.Helper()
 	f := newOptimizeFixture(t, true, gatewayConfig)
@@ -193,5 +193,6 @@ func newShowcase(t *testing.T) *fixture {
 		require.NoError(t, err)
 		return r.Status == "succeeded" || r.Status == "failed"
 	}, 2*time.Minute, 200*time.Millisecond, "the optimization run did not end")
+	f.seedDatasetShowcase(t, a)
 	return f
 }

@@ -643,6 +643,8 @@ func (f *filled) requests(t *testing.T) map[string][]request {
 			page("/ui/prompts/big/optimize"), page("/ui/prompts/big/pin?tag=production&version=1"),
 			page("/ui/judges"), page("/ui/judges/" + f.judges[0]), page("/ui/judges/" + f.judges[0] + "/edit"), page("/ui/judges/new"),
 			page("/ui/optimization-runs/" + f.runs[0]), page("/ui/settings"), page("/ui/gateway"),
+			page("/ui/datasets"), page("/ui/datasets/big"), page("/ui/experiments/" + f.experiment), page("/ui/experiments/" + f.experiment + "?run=12"),
+			page("/ui/experiments/compare?ids=" + f.experiment + "," + f.experiment),
 		},
 	}
 }
