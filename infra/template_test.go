@@ -300,7 +300,7 @@ var functionCases = map[string]functionCase{
 		routes: stackRoutes("DashboardFunction"),
 		policy: policyCase{
 			// The union of the areas its pages call in-process (prompts, tracing queries, judges,
-			// feedback, settings, optimization runs) and its sessions, and nothing more.
+			// feedback, settings, optimization runs, signals) and its sessions, and nothing more.
 			actions: []string{
 				"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem",
 				"dynamodb:DeleteItem", "dynamodb:ConditionCheckItem", "s3:GetObject", "s3:ListBucket", "s3:PutObject", "sqs:SendMessage",
