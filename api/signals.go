@@ -264,3 +264,24 @@ func (o OrderedValues) MarshalJSON() ([]byte, error) {
 	b.WriteByte('}')
 	return b.Bytes(), nil
 }
+
+// SpanWithSignals answers GET /spans/{span_id}: the span as GET /spans answers it, and the
+// signals recorded on it (GET /signals/entity/span/{span_id}'s array, [] when none).
+type SpanWithSignals struct {
+	Span
+	Signals []Signal `json:"signals"`
+}
+
+// TraceWithSignals answers GET /traces/{trace_id}: the trace as GET /traces answers it, and
+// the signals recorded on it.
+type TraceWithSignals struct {
+	Trace
+	Signals []Signal `json:"signals"`
+}
+
+// SessionWithSignals answers GET /sessions/{session_id}: the session as GET /sessions answers
+// it, and the signals recorded on it.
+type SessionWithSignals struct {
+	Session
+	Signals []Signal `json:"signals"`
+}

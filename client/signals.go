@@ -54,3 +54,24 @@ func (c *Client) ABTest(ctx context.Context, name string) (api.ABReport, error) 
 	err = c.do(ctx, call{method: http.MethodGet, path: path}, &out)
 	return out, err
 }
+
+// Span reads one span with the signals recorded on it (GET /spans/{span_id}).
+func (c *Client) Span(ctx context.Context, spanID string) (api.SpanWithSignals, error) {
+	var out api.SpanWithSignals
+	err := c.do(ctx, call{method: http.MethodGet, path: "/spans/" + url.PathEscape(spanID)}, &out)
+	return out, err
+}
+
+// Trace reads one trace with the signals recorded on it (GET /traces/{trace_id}).
+func (c *Client) Trace(ctx context.Context, traceID string) (api.TraceWithSignals, error) {
+	var out api.TraceWithSignals
+	err := c.do(ctx, call{method: http.MethodGet, path: "/traces/" + url.PathEscape(traceID)}, &out)
+	return out, err
+}
+
+// Session reads one session with the signals recorded on it (GET /sessions/{session_id}).
+func (c *Client) Session(ctx context.Context, sessionID string) (api.SessionWithSignals, error) {
+	var out api.SessionWithSignals
+	err := c.do(ctx, call{method: http.MethodGet, path: "/sessions/" + url.PathEscape(sessionID)}, &out)
+	return out, err
+}

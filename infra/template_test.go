@@ -300,8 +300,8 @@ var functionCases = map[string]functionCase{
 		routes: stackRoutes("DashboardFunction"),
 		policy: policyCase{
 			// The union of the areas its pages call in-process (prompts, tracing queries, judges,
-			// feedback, settings, optimization runs, the datasets area's reads) and its sessions,
-			// and nothing more.
+			// feedback, settings, optimization runs, signals, the datasets area's reads) and its
+			// sessions, and nothing more.
 			actions: []string{
 				"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem",
 				"dynamodb:DeleteItem", "dynamodb:ConditionCheckItem", "s3:GetObject", "s3:ListBucket", "s3:PutObject", "sqs:SendMessage",

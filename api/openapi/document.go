@@ -56,6 +56,7 @@ var pathParams = map[string]param{
 	"change":             {"change", "the form's page and action, e.g. logout, prompts/{slug}/pin, settings/keys or optimization-runs/{run_id}/deploy", str},
 	"signal_entity_type": {"signal_entity_type", "what entity_id names", map[string]any{"type": "string", "enum": []any{"span", "trace", "session", "completion"}}},
 	"test_name":          {"test_name", "an A/B test's name (the SDK's choice_name)", str},
+	"session_id":         {"session_id", "a session id", str},
 }
 
 // tagDescriptions describe the areas, in the document's order.

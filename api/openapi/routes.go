@@ -357,6 +357,13 @@ var routeDocs = []routeDoc{
 			{api.MetricsTag, "only the spans with this tag, as key:value", str},
 		},
 		Reply: typeOf[api.Metrics]()},
+	{Route: "GET /spans/{span_id}", ID: "getSpan", Tag: "tracing", Summary: "A span as GET /spans answers it, with the signals recorded on it",
+		Description: "The span and its signal record are read at once (one GetItem for the signals); the lists never carry signals.",
+		Reply:       typeOf[api.SpanWithSignals]()},
+	{Route: "GET /traces/{trace_id}", ID: "getTrace", Tag: "tracing", Summary: "A trace as GET /traces answers it, with the signals recorded on it",
+		Reply: typeOf[api.TraceWithSignals]()},
+	{Route: "GET /sessions/{session_id}", ID: "getSession", Tag: "tracing", Summary: "A session as GET /sessions answers it, with the signals recorded on it",
+		Reply: typeOf[api.SessionWithSignals]()},
 
 	// OTLPFunction (functions/otlp, spec §4.6): OTLP/HTTP, authenticated by the handler.
 	{Route: "POST /v1/traces", ID: "exportOTLPTraces", Tag: "otlp", Summary: "Export OpenTelemetry traces (OTLP/HTTP, protobuf or JSON, optionally gzip)",

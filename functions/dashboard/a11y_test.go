@@ -156,13 +156,13 @@ func TestEveryPageInBrowser(t *testing.T) {
 	// Pages no link leads to: a form's GET step, filtered lists, error pages (400 and 404).
 	errorPages["/ui/traces?sort=sideways"] = true
 	errorPages["/ui/traces/00000000-0000-4000-8000-000000000000"] = true
-	for _, target := range []string{
+	for _, target := range append(f.signalPages,
 		"/ui/prompts/support-reply/pin?tag=staging&version=1",
 		"/ui/traces?status=error&sort=cost&duration_min=1",
 		"/ui/sessions?has_error=true&sort=traces",
 		"/ui/traces?sort=sideways",
 		"/ui/traces/00000000-0000-4000-8000-000000000000",
-	} {
+	) {
 		check(target)
 		shapes = append(shapes, target)
 	}

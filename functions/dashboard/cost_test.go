@@ -23,8 +23,8 @@ func TestRequestsPerPage(t *testing.T) {
 	require.Equal(t, http.StatusOK, p.Status)
 	counts := f.api.DDB.Counts()
 	t.Logf("trace page of 1,000 spans: DynamoDB %v, S3 GET %d", counts, f.api.S3.Count("GetObject"))
-	assert.Equal(t, map[string]int{"GetItem": 2, "Query": 1, "BatchGetItem": 11}, counts,
-		"the session and its key; the trace's span index; the trace's item and its 1,000 summaries in batches of 100")
+	assert.Equal(t, map[string]int{"GetItem": 2, "Query": 1, "BatchGetItem": 12}, counts,
+		"the session and its key; the trace's span index; the trace's item and its 1,000 summaries in batches of 100; the trace's signals")
 	assert.Zero(t, f.api.S3.Count("GetObject"), "the tree reads no span body")
 
 	f.api.DDB.Reset()
@@ -32,7 +32,7 @@ func TestRequestsPerPage(t *testing.T) {
 	p = b.get(t, "/ui/traces/"+traceID+"/spans/"+spans[500])
 	require.Equal(t, http.StatusOK, p.Status)
 	t.Logf("span page: DynamoDB %v, S3 GET %d", f.api.DDB.Counts(), f.api.S3.Count("GetObject"))
-	assert.Equal(t, map[string]int{"GetItem": 2, "BatchGetItem": 1, "Query": 1}, f.api.DDB.Counts(),
-		"the session and its key; the span's summary; its feedback and evaluations")
+	assert.Equal(t, map[string]int{"GetItem": 3, "BatchGetItem": 1, "Query": 1}, f.api.DDB.Counts(),
+		"the session and its key; the span's summary and its signals; its feedback and evaluations")
 	assert.Equal(t, 1, f.api.S3.Count("GetObject"), "the span's body, once: a span without attachments asks for none")
 }

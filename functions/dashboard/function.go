@@ -13,6 +13,7 @@ import (
 	"github.com/plumehq/plume/functions/optimizer"
 	"github.com/plumehq/plume/functions/prompts"
 	"github.com/plumehq/plume/functions/settings"
+	"github.com/plumehq/plume/functions/signals"
 	"github.com/plumehq/plume/functions/tracing"
 	"github.com/plumehq/plume/internal/app"
 	"github.com/plumehq/plume/shared/ddb"
@@ -21,7 +22,7 @@ import (
 // apiFunctions are the REST areas the pages call in-process (api.go). DashboardFunction's
 // policy in template.yaml is the union of theirs and its sessions'; the optimization runs' area
 // is added when the process has the runs' queue.
-var apiFunctions = []app.Function{prompts.Function, tracing.QueryFunction, judges.Function, feedback.Function, settings.Function, datasetReads}
+var apiFunctions = []app.Function{prompts.Function, tracing.QueryFunction, judges.Function, feedback.Function, settings.Function, signals.Function, datasetReads}
 
 // datasetReads are the datasets area's GET routes, which the datasets and experiments pages
 // call: the pages write no dataset or experiment, so DashboardFunction may only read the

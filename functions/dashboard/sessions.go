@@ -1,10 +1,12 @@
 package dashboard
 
 import (
+	"errors"
 	"net/http"
 	"net/url"
 
 	"github.com/plumehq/plume/api"
+	"github.com/plumehq/plume/client"
 	"github.com/plumehq/plume/shared/errs"
 	"github.com/plumehq/plume/shared/trace"
 )
@@ -80,6 +82,7 @@ func (s *server) sessions(w http.ResponseWriter, r *http.Request) {
 
 type sessionData struct {
 	Session api.Session
+	Signals []api.Signal
 	Traces  []api.Trace
 	pager
 	// Spans, Errors and Cost are the totals of the session's traces on the page; the
@@ -110,13 +113,14 @@ func (s *server) sessionPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c, ctx := s.api(r)
-	ss, err := c.Sessions(ctx, api.SessionQuery{ID: id, ListQuery: api.ListQuery{Limit: 1}})
+	// The session with its signals (GET /sessions/{session_id}).
+	sess, err := c.Session(ctx, id)
+	var ce *client.Error
+	if errors.As(err, &ce) && ce.Status == http.StatusNotFound {
+		err = errs.NotFound("There is no such session.")
+	}
 	if err != nil {
 		s.fail(w, r, err)
-		return
-	}
-	if len(ss) == 0 {
-		s.fail(w, r, errs.NotFound("There is no such session."))
 		return
 	}
 	ts, info, err := c.TracesPage(ctx, api.TraceQuery{SessionID: id, ListQuery: api.ListQuery{SortBy: "started_at", SortOrder: api.SortAsc,
@@ -126,7 +130,7 @@ func (s *server) sessionPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// A page the API cut at api.MaxAnswerBytes ends where it was cut: its cursor reads on.
-	d := sessionData{Session: ss[0], Traces: ts, pager: at.paging(len(ts), info.NextCursor, func(cursor string, row int) string {
+	d := sessionData{Session: sess.Session, Signals: sess.Signals, Traces: ts, pager: at.paging(len(ts), info.NextCursor, func(cursor string, row int) string {
 		return cursorURL("/ui/sessions/"+url.PathEscape(id), nil, cursor, row)
 	})}
 	for _, t := range ts {
@@ -135,7 +139,7 @@ func (s *server) sessionPage(w http.ResponseWriter, r *http.Request) {
 		d.Cost += t.Cost
 	}
 	title := id
-	if n := deref(ss[0].Name); n != "" {
+	if n := deref(sess.Name); n != "" {
 		title = n
 	}
 	s.render(w, r, http.StatusOK, "session", page{Title: title, Nav: "sessions", Data: d})

@@ -27,6 +27,9 @@ import (
 type fixture struct {
 	api *apitest.API
 	srv *httptest.Server
+	// signalPages are pages of newShowcase that show signals (a span's, a trace's, a
+	// session's), which the crawl may reach through other entities.
+	signalPages []string
 }
 
 func newFixture(t *testing.T) *fixture {

@@ -177,6 +177,16 @@ func newShowcase(t *testing.T) *fixture {
 		llm["parent_span_id"] = ids[0]
 		f.api.MustDo(t, "POST", "/spans", a.Key, []any{llm})
 	}
+	// An A/B test with its report, and signals on a span, its trace and its session.
+	f.seedABTest(t, a, "model-test")
+	sigSession := uuid.NewString()
+	sigTrace, sigSpans := f.seedTrace(t, a.Key, "checkout", 1, func(_ int, s map[string]any) { s["session_id"] = sigSession })
+	f.api.MustDo(t, "POST", "/signals/bulk", a.Key, map[string]any{"signals": []any{
+		map[string]any{"entity_type": "span", "entity_id": sigSpans[1], "name": "converted", "value": true},
+		map[string]any{"entity_type": "trace", "entity_id": sigTrace, "name": "revenue", "value": 12.5},
+		map[string]any{"entity_type": "session", "entity_id": sigSession, "name": "turns", "value": 3},
+	}})
+	f.signalPages = []string{"/ui/traces/" + sigTrace + "/spans/" + sigSpans[1], "/ui/traces/" + sigTrace, "/ui/sessions/" + sigSession}
 	evals := make([]seededEval, 8)
 	for i := range evals {
 		evals[i] = seededEval{pass: i%3 != 0, at: time.Now().Add(-time.Duration(i) * time.Hour)}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/url"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/plumehq/plume/api"
+	"github.com/plumehq/plume/client"
 	"github.com/plumehq/plume/shared/errs"
 	"github.com/plumehq/plume/shared/textcut"
 )
@@ -29,6 +31,7 @@ func (r row) SubTokens() int64 { return r.Subtree.InputTokens + r.Subtree.Output
 
 type traceData struct {
 	Trace      api.Trace
+	Signals    []api.Signal
 	Rows       []row
 	SpanTotal  int
 	Page       int
@@ -66,8 +69,15 @@ func (s *server) trace(w http.ResponseWriter, r *http.Request) {
 		pageNo = n
 	}
 	c, ctx := s.api(r)
-	tree, err := c.TraceTree(ctx, traceID, (pageNo-1)*spansPerPage, spansPerPage)
-	if err != nil {
+	// The tree and the trace's signals, read at once.
+	var tree api.SpanTree
+	var signals []api.Signal
+	var treeErr, signalsErr error
+	var wg sync.WaitGroup
+	wg.Go(func() { tree, treeErr = c.TraceTree(ctx, traceID, (pageNo-1)*spansPerPage, spansPerPage) })
+	wg.Go(func() { signals, signalsErr = c.EntitySignals(ctx, "trace", traceID) })
+	wg.Wait()
+	if err := cmp.Or(treeErr, signalsErr); err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -77,7 +87,7 @@ func (s *server) trace(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	base := "/ui/traces/" + url.PathEscape(traceID)
-	d := traceData{Trace: tree.Trace, SpanTotal: tree.SpanCount, Page: pageNo, Pages: pages, First: tree.Offset + 1,
+	d := traceData{Trace: tree.Trace, Signals: signals, SpanTotal: tree.SpanCount, Page: pageNo, Pages: pages, First: tree.Offset + 1,
 		Whole: tree.Whole, Rows: rowsOf(tree.Trace, tree.Spans)}
 	if tree.Whole {
 		d.TokensIn, d.TokensOut = tree.InputTokens, tree.OutputTokens
@@ -179,6 +189,7 @@ type feedbackForm struct {
 
 type spanData struct {
 	Span                   api.Span
+	Signals                []api.Signal
 	TraceURL, SpanURL      string
 	Input, Output          payload
 	Attributes             shown
@@ -230,16 +241,22 @@ func (s *server) spanDetail(r *http.Request, traceID, spanID string, full bool) 
 		return spanData{}, err
 	}
 	c, ctx := s.api(r)
-	spans, err := c.Spans(ctx, api.SpanQuery{ID: spanID, ListQuery: api.ListQuery{Limit: 1}})
+	// The span with its signals (GET /spans/{span_id}); an id the API refuses (not a UUID) or
+	// does not know is no span of this trace.
+	one, err := c.Span(ctx, spanID)
+	var ce *client.Error
+	if errors.As(err, &ce) && (ce.Status == http.StatusNotFound || ce.Status == http.StatusBadRequest) {
+		return spanData{}, errs.NotFound("There is no such span in this trace.")
+	}
 	if err != nil {
 		return spanData{}, err
 	}
-	if len(spans) == 0 || spans[0].TraceID != traceID {
+	if one.TraceID != traceID {
 		return spanData{}, errs.NotFound("There is no such span in this trace.")
 	}
-	sp := spans[0]
+	sp := one.Span
 	base := "/ui/traces/" + url.PathEscape(traceID)
-	d := spanData{Span: sp, TraceURL: base, SpanURL: spanURL(traceID, spanID),
+	d := spanData{Span: sp, Signals: one.Signals, TraceURL: base, SpanURL: spanURL(traceID, spanID),
 		Input: readPayload(sp.InputData, "span-input"), Output: readPayload(sp.OutputData, "span-output"),
 		Error: show(sp.ErrorMessage), Stack: show(sp.ErrorStack), CSRF: sessionOf(r).CSRF, Full: full}
 	if len(sp.Attributes) > 0 && string(sp.Attributes) != "{}" {

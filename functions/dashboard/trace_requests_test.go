@@ -13,7 +13,8 @@ import (
 )
 
 // TestTracePageRequests: a page of a trace's tree costs what the page holds, not the trace: the
-// session and its key (two GetItem), then GET /traces/{trace_id}/tree: the trace (a
+// session and its key (two GetItem), the trace's signals (a BatchGetItem of its signal record,
+// GET /signals/entity/trace/{id}), then GET /traces/{trace_id}/tree: the trace (a
 // BatchGetItem), its member items (one Query) and one BatchGetItem per 100 summaries read, the
 // whole trace up to api.SpanTreeWholeMax spans, only the page's past it (the page read every
 // summary of the trace before, a BatchGetItem per 100 spans).
@@ -25,8 +26,8 @@ func TestTracePageRequests(t *testing.T) {
 		spans, page, rows int
 		want              map[string]int
 	}{
-		{100, 1, 100, map[string]int{"GetItem": 2, "BatchGetItem": 2, "Query": 1}},
-		{api.SpanTreeWholeMax + 100, 2, 200, map[string]int{"GetItem": 2, "BatchGetItem": 3, "Query": 1}},
+		{100, 1, 100, map[string]int{"GetItem": 2, "BatchGetItem": 3, "Query": 1}},
+		{api.SpanTreeWholeMax + 100, 2, 200, map[string]int{"GetItem": 2, "BatchGetItem": 4, "Query": 1}},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprint(tt.spans), func(t *testing.T) {

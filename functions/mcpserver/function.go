@@ -8,6 +8,7 @@ import (
 	"github.com/plumehq/plume/functions/judges"
 	"github.com/plumehq/plume/functions/optimizer"
 	"github.com/plumehq/plume/functions/prompts"
+	"github.com/plumehq/plume/functions/signals"
 	"github.com/plumehq/plume/functions/tracing"
 	"github.com/plumehq/plume/internal/app"
 )
@@ -15,7 +16,7 @@ import (
 // apiFunctions are the areas whose routes the tools call in-process. MCPFunction's policy in
 // template.yaml is the union of theirs; the optimization runs' area is added when the process
 // has the runs' queue (optimizationFunctions).
-var apiFunctions = []app.Function{prompts.Function, tracing.QueryFunction, judges.Function, feedback.Function}
+var apiFunctions = []app.Function{prompts.Function, tracing.QueryFunction, judges.Function, feedback.Function, signals.Function}
 
 // optimizationFunctions are the areas mounted when optimization runs can be queued.
 var optimizationFunctions = []app.Function{optimizer.Function}

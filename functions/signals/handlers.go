@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"slices"
-	"strings"
 
 	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/shared/auth"
@@ -89,12 +87,7 @@ func (s *server) entity(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
-	out := make([]api.Signal, 0, len(e.Signals))
-	for _, sig := range e.Signals {
-		out = append(out, sig.Wire())
-	}
-	slices.SortFunc(out, func(a, b api.Signal) int { return strings.Compare(a.Name, b.Name) })
-	web.OK(w, out)
+	web.OK(w, e.Wire())
 }
 
 // choose serves POST /ab-choices (ze.choose). An ingest key is answered with what its request

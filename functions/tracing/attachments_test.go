@@ -264,7 +264,7 @@ func TestAttachmentURLsRefused(t *testing.T) {
 
 	t.Run("expired", func(t *testing.T) {
 		const ttl = 2 * time.Second
-		short := tracing.NewQueryHandler(trace.NewQueries(api.traces, api.blobs), nil, time.Now, api.authn, tracing.AttachmentURLs{Bucket: api.blobs, TTL: ttl})
+		short := tracing.NewQueryHandler(trace.NewQueries(api.traces, api.blobs), nil, nil, time.Now, api.authn, tracing.AttachmentURLs{Bucket: api.blobs, TTL: ttl})
 		// sign lists the span's attachments, signing its URL for ttl: the URL and when it was
 		// signed (X-Amz-Date has whole seconds: the URL is dead at most ttl after it).
 		sign := func() (string, time.Time) {

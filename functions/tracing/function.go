@@ -28,7 +28,7 @@ var QueryFunction = app.Function{
 		if err != nil {
 			return nil, err
 		}
-		return NewQueryHandler(q, e.Rollups(), e.Now, e.Authn(), attachmentURLs(e)), nil
+		return NewQueryHandler(q, e.SignalRecords(), e.Rollups(), e.Now, e.Authn(), attachmentURLs(e)), nil
 	},
 }
 

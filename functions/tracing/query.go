@@ -20,7 +20,8 @@ import (
 var answerBytes = api.MaxAnswerBytes
 
 type queryServer struct {
-	q *trace.Queries
+	q       *trace.Queries
+	signals SignalReader
 }
 
 // scanHeaders tell the client how much a query examined and whether its scan bound cut it.

@@ -31,6 +31,9 @@ var QueryRoutes = []string{
 	"GET /traces/{trace_id}/tree",
 	"GET /spans/summaries",
 	"GET /projects/{project_id}/metrics",
+	"GET /spans/{span_id}",
+	"GET /traces/{trace_id}",
+	"GET /sessions/{session_id}",
 }
 
 // route is one ServeMux pattern and its handler.
@@ -47,9 +50,10 @@ func NewIngestHandler(svc *trace.Service, authn *auth.Authenticator, urls Attach
 }
 
 // NewQueryHandler returns the reading half of the area; urls signs attachment downloads,
-// rollups are the metrics' counters and now their clock.
-func NewQueryHandler(q *trace.Queries, rollups rollup.Reader, now func() time.Time, authn *auth.Authenticator, urls AttachmentURLs) http.Handler {
-	s := &queryServer{q: q}
+// rollups are the metrics' counters and now their clock, signals the entities' signals that the
+// answers of one span, trace or session show.
+func NewQueryHandler(q *trace.Queries, signals SignalReader, rollups rollup.Reader, now func() time.Time, authn *auth.Authenticator, urls AttachmentURLs) http.Handler {
+	s := &queryServer{q: q, signals: signals}
 	m := &metricsServer{rollups: rollups, now: now}
 	return newHandler(authn, append(s.routes(&attachmentServer{q: q, urls: urls}),
 		route{"GET /projects/{project_id}/metrics", m.getMetrics, auth.Members}))
@@ -84,5 +88,8 @@ func (s *queryServer) routes(a *attachmentServer) []route {
 		{"GET /spans/{span_id}/attachments", a.getAttachments, auth.Members},
 		{"GET /traces/{trace_id}/tree", s.getTree, auth.Members},
 		{"GET /spans/summaries", s.getSummaries, auth.Members},
+		{"GET /spans/{span_id}", s.getSpan, auth.Members},
+		{"GET /traces/{trace_id}", s.getTrace, auth.Members},
+		{"GET /sessions/{session_id}", s.getSession, auth.Members},
 	}
 }

@@ -352,6 +352,12 @@ func (e *Env) Signals() *signal.Service {
 	return signal.NewService(ddb.NewSignalStore(e.table, e.Config.SpanRetention()), e.now)
 }
 
+// SignalRecords reads the entities' signal records (span, trace and session answers show their
+// signals).
+func (e *Env) SignalRecords() *ddb.SignalStore {
+	return ddb.NewSignalStore(e.table, e.Config.SpanRetention())
+}
+
 // Models is the model client (Clients.Models), built once.
 func (e *Env) Models(ctx context.Context) (*llm.Client, error) {
 	return e.modelClient.getErr(func() (*llm.Client, error) {

@@ -33,6 +33,7 @@ import (
 	"github.com/plumehq/plume/shared/monitor"
 	otlpmap "github.com/plumehq/plume/shared/otlp"
 	"github.com/plumehq/plume/shared/prompt"
+	"github.com/plumehq/plume/shared/signal"
 	"github.com/plumehq/plume/shared/trace"
 	"github.com/plumehq/plume/shared/webhook"
 )
@@ -191,6 +192,15 @@ func fill(t *testing.T, srv *apitest.API, whole http.Handler) *filled {
 	must("POST", "/spans", []any{map[string]any{"id": f.attach, "trace_id": f.wide, "name": "files", "started_at": at,
 		"attributes": map[string]any{"attachments": files}}})
 	f.ctlSpan = f.postControlSpan(t, at)
+	// Signals: the most an entity holds, of the longest names, on the control-character span
+	// (its answer is cut to fit beside them), the big trace and the session.
+	for _, e := range [][2]string{{"span", f.ctlSpan}, {"trace", f.traceID}, {"session", f.session}} {
+		sigs := make([]any, signal.MaxSignals)
+		for i := range sigs {
+			sigs[i] = map[string]any{"entity_type": e[0], "entity_id": e[1], "name": fmt.Sprintf("%03d%s", i, strings.Repeat("n", 253)), "value": i}
+		}
+		must("POST", "/signals/bulk", map[string]any{"signals": sigs})
+	}
 
 	// Judges: 25 of the longest template and criteria (about 150 KB each in JSON).
 	var criteria []any
@@ -492,6 +502,9 @@ func (f *filled) requests(t *testing.T) map[string][]request {
 		"GET /spans/{span_id}/attachments": {get("/spans/" + f.attach + "/attachments")},
 		"GET /traces/{trace_id}/tree":      {get("/traces/" + f.wide + "/tree?limit=" + fmt.Sprint(api.SpanTreeMaxLimit)), get("/traces/" + f.traceID + "/tree")},
 		"GET /spans/summaries":             {get("/spans/summaries?ids=" + ids)},
+		"GET /spans/{span_id}":             {get("/spans/" + f.ctlSpan), get("/spans/" + f.bigSpan)},
+		"GET /traces/{trace_id}":           {get("/traces/" + f.traceID)},
+		"GET /sessions/{session_id}":       {get("/sessions/" + f.session)},
 		"GET /projects/{project_id}/metrics": {
 			get(p + "/metrics?" + window(f.now, time.Hour, 2160)), get(p + "/metrics?" + window(f.now, time.Minute, 1440)),
 			get(p + "/metrics?" + window(f.now, 24*time.Hour, 400)),

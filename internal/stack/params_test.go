@@ -30,6 +30,7 @@ func validParams(projectID string) map[string]string {
 		"dataset": "capitals", "upload_id": id, "experiment_id": id,
 		"signal_entity_type": "span", "test_name": "checkout",
 		"monitor_id": "mon_" + id,
+		"session_id": id,
 	}
 }
 

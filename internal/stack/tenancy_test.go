@@ -100,6 +100,7 @@ func (v victim) pathOf(t *testing.T, path string) string {
 		"webhook_id": v.webhookID, "delivery_id": "dlv_0000000000000_000000000000",
 		"dataset": v.dataset, "upload_id": v.datasetVersionID, "experiment_id": v.experimentID,
 		"monitor_id": v.monitorID,
+		"session_id": v.sessionID,
 	}
 	return wildcard.ReplaceAllStringFunc(path, func(w string) string {
 		name := w[1 : len(w)-1]

@@ -98,6 +98,8 @@ var params = map[string]param{
 	"run_action": {shape(64, isTagAction), func(v string) error {
 		return errs.Invalid("run action %s is not <run id>:cancel, :preview-deploy or :deploy", quote(v))
 	}},
+	// Shape: session ids are the client's (1 to 128 characters, shared/trace.MaxIDLen).
+	"session_id": {shape(maxEntityIDLen, isPrintable), notFound("session %s not found")},
 }
 
 const (

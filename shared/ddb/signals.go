@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/infra"
 	"github.com/plumehq/plume/shared/errs"
 	"github.com/plumehq/plume/shared/signal"
@@ -108,6 +109,16 @@ func (s *SignalStore) Entities(ctx context.Context, projectID string, refs []sig
 		out[r] = it.toEntity(r)
 	}
 	return out, nil
+}
+
+// Signals reads the signals of one entity, by name, with one GetItem of its record ([] when
+// nothing was recorded on it): what a span, trace or session answer shows of its signals.
+func (s *SignalStore) Signals(ctx context.Context, projectID string, ref signal.EntityRef) ([]api.Signal, error) {
+	var it entityItem
+	if _, err := s.t.get(ctx, entityPK(projectID, ref.Type, ref.ID), skEntity, &it); err != nil {
+		return nil, err
+	}
+	return it.toEntity(ref).Wire(), nil
 }
 
 // Save implements signal.Store: the changes are packed, in order, into transactions of at

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -177,6 +178,17 @@ func (s Signal) Wire() api.Signal {
 		v = s.Value == "1"
 	}
 	return api.Signal{Name: s.Name, Value: v, SignalType: s.Type, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt}
+}
+
+// Wire is the entity's signals in the API's form, by name (never nil, so that none encodes as
+// []).
+func (e Entity) Wire() []api.Signal {
+	out := make([]api.Signal, 0, len(e.Signals))
+	for _, sig := range e.Signals {
+		out = append(out, sig.Wire())
+	}
+	slices.SortFunc(out, func(a, b api.Signal) int { return strings.Compare(a.Name, b.Name) })
+	return out
 }
 
 // CheckRef checks an entity reference.

@@ -23,7 +23,7 @@ func NewCmdPrompts(f *cmdutil.Factory) *cobra.Command {
 		RunE:  cmdutil.ShowHelp,
 	}
 	cmd.AddCommand(newCmdList(f), newCmdGet(f), newCmdEnsure(f), newCmdVersions(f), newCmdTags(f),
-		newCmdPin(f), newCmdBindModel(f), newCmdDiff(f), newCmdFeedback(f))
+		newCmdPin(f), newCmdSplit(f), newCmdEndSplit(f), newCmdBindModel(f), newCmdDiff(f), newCmdFeedback(f))
 	return cmd
 }
 
