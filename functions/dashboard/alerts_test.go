@@ -134,8 +134,8 @@ func TestMonitorsPages(t *testing.T) {
 	// Tenancy: project B's monitor is a 404 page, to read, change or delete.
 	other := f.createMonitor(t, f.api.B, "b's")
 	for _, p := range []page{
-		b.get(t, "/ui/monitors/" + other.ID),
-		b.get(t, "/ui/monitors/" + other.ID + "/delete"),
+		b.get(t, "/ui/monitors/"+other.ID),
+		b.get(t, "/ui/monitors/"+other.ID+"/delete"),
 		b.post(t, "/ui/monitors/"+other.ID, monitorForm(token)),
 		b.post(t, "/ui/monitors/"+other.ID+"/delete", url.Values{"csrf": {token}}),
 	} {
@@ -227,7 +227,7 @@ func TestWebhooksPages(t *testing.T) {
 	}
 	for _, p := range []page{
 		member.post(t, "/ui/webhooks", url.Values{"csrf": {mtoken}, "url": {target}, "events": {api.EventPromptTagMoved}}),
-		member.get(t, "/ui/webhooks/" + hookID),
+		member.get(t, "/ui/webhooks/"+hookID),
 		member.post(t, "/ui/webhooks/"+hookID+"/deliveries/"+ds[0].ID+"/redeliver", url.Values{"csrf": {mtoken}}),
 		member.post(t, "/ui/webhooks/"+hookID+"/delete", url.Values{"csrf": {mtoken}}),
 	} {
@@ -242,8 +242,8 @@ func TestWebhooksPages(t *testing.T) {
 	var bHook api.CreatedWebhook
 	f.api.MustDo(t, "POST", "/projects/"+f.api.B.ProjectID+"/webhooks", f.api.B.Key, api.CreateWebhookRequest{URL: target, Events: api.EventTypes}).Decode(t, &bHook)
 	for _, p := range []page{
-		b.get(t, "/ui/webhooks/" + bHook.ID),
-		b.get(t, "/ui/webhooks/" + bHook.ID + "/delete"),
+		b.get(t, "/ui/webhooks/"+bHook.ID),
+		b.get(t, "/ui/webhooks/"+bHook.ID+"/delete"),
 		b.post(t, "/ui/webhooks/"+bHook.ID+"/delete", url.Values{"csrf": {token}}),
 		b.post(t, "/ui/webhooks/"+bHook.ID+"/deliveries/"+ds[0].ID+"/redeliver", url.Values{"csrf": {token}}),
 	} {
