@@ -288,3 +288,67 @@ func TestEventsPage(t *testing.T) {
 		assert.Equal(t, http.StatusBadRequest, p.Status, "%s: %s", bad, p.Body)
 	}
 }
+
+// TestAlertsPagesRequests counts the AWS requests of the monitors, webhooks and events pages:
+// the same with 3 events and deliveries as with 63, more than a page holds (the event log's
+// page and the delivery log's are 50).
+func TestAlertsPagesRequests(t *testing.T) {
+	f := newAlertsFixture(t)
+	b := f.browser(t)
+	b.signIn(t, f.api.A.Key)
+	var hook api.CreatedWebhook
+	f.api.MustDo(t, "POST", "/projects/"+f.api.A.ProjectID+"/webhooks", f.api.A.Key, api.CreateWebhookRequest{URL: receiver(t), Events: []string{api.EventPromptVersionCreated}}).Decode(t, &hook)
+	m := f.createMonitor(t, f.api.A, "errors")
+	pages := []string{"/ui/monitors", "/ui/monitors/" + m.ID, "/ui/webhooks", "/ui/webhooks/" + hook.ID, "/ui/events"}
+
+	versions := 0
+	seed := func(n int) {
+		for range n {
+			versions++
+			f.api.EnsurePrompt(t, f.api.A, "bot", fmt.Sprint("v", versions))
+		}
+		f.api.DrainStream(t)
+		require.Eventually(t, func() bool {
+			var out api.WebhookDeliveryList
+			f.api.MustDo(t, "GET", "/projects/"+f.api.A.ProjectID+"/webhooks/"+hook.ID+"/deliveries?limit=200", f.api.A.Key, nil).Decode(t, &out)
+			done := 0
+			for _, d := range out.Deliveries {
+				if d.Status == api.DeliverySucceeded {
+					done++
+				}
+			}
+			return done == versions
+		}, 30e9, 1e7, "every delivery made")
+	}
+	counts := func() map[string]map[string]int {
+		out := map[string]map[string]int{}
+		for _, path := range pages {
+			f.api.DDB.Reset()
+			p := b.get(t, path)
+			require.Equal(t, http.StatusOK, p.Status, p.Body)
+			out[path] = f.api.DDB.Counts()
+		}
+		return out
+	}
+	seed(3)
+	few := counts()
+	seed(60)
+	many := counts()
+	for _, path := range pages {
+		t.Logf("%s: %v", path, many[path])
+	}
+	assert.Equal(t, few, many, "the pages read as much with 63 events and deliveries as with 3")
+	assert.Equal(t, map[string]int{"GetItem": 2, "Query": 1}, many["/ui/events"], "the session and its key; one page of the log")
+	assert.Equal(t, map[string]int{"GetItem": 2, "Query": 3}, many["/ui/webhooks/"+hook.ID],
+		"the session and its key; the webhooks (the page's definition), the webhook again (the deliveries route checks it) and a page of deliveries")
+	assert.Equal(t, map[string]int{"GetItem": 3}, many["/ui/monitors/"+m.ID], "the session and its key; the monitor, its history inside")
+	p := b.get(t, "/ui/events")
+	assert.Equal(t, 50, strings.Count(p.Body, `data-testid="event-row"`))
+	assert.Contains(t, p.Body, `data-testid="events-next"`)
+	next := regexpFind(t, `href="([^"]+)" rel="next"`, p.Body)
+	p = b.get(t, strings.ReplaceAll(next, "&amp;", "&"))
+	require.Equal(t, http.StatusOK, p.Status, p.Body)
+	assert.Equal(t, 13, strings.Count(p.Body, `data-testid="event-row"`), "the rest of the 63 versions' events")
+	p = b.get(t, "/ui/webhooks/"+hook.ID)
+	assert.Equal(t, 50, strings.Count(p.Body, `data-testid="delivery-row"`))
+}
