@@ -44,6 +44,10 @@ const (
 	MonitorAlerting = "alerting"
 	// MonitorNoData: fewer samples in the window than min_samples (a new monitor starts here).
 	MonitorNoData = "no_data"
+	// MonitorStateDeleted is not a monitor's state but the State of the monitor.resolved
+	// event raised when a monitor is deleted while alerting: its alert is over, as no
+	// evaluation will resolve it.
+	MonitorStateDeleted = "deleted"
 )
 
 // MonitorFilters narrow a monitor's metric: at most one span filter, as the metrics route's
@@ -140,7 +144,8 @@ type MonitorDeleted struct {
 }
 
 // MonitorEvent is the Data of monitor.alerted (State alerting; Reminder when the alert was
-// already on and is sent again) and monitor.resolved (State ok or no_data, From alerting).
+// already on and is sent again) and monitor.resolved (State ok or no_data, From alerting; or
+// State MonitorStateDeleted when the monitor was deleted while alerting).
 // Notify are the webhooks the monitor names, which receive the event whatever they subscribe
 // to.
 type MonitorEvent struct {
