@@ -93,11 +93,15 @@ type UpdateMonitorRequest struct {
 	MinSamples       *int64          `json:"min_samples,omitempty"`
 	Reminder         *string         `json:"reminder,omitempty"`
 	Notify           *[]string       `json:"notify,omitempty"`
+	// Paused, when true, stops the monitor's evaluation (its state and history are kept, no
+	// event or reminder is raised); false resumes it.
+	Paused *bool `json:"paused,omitempty"`
 }
 
 // Monitor is a monitor with its state: State since StateSince, Value and Samples as of that
 // change (null before the first evaluation that had data), and History, its last state
-// changes and reminders, oldest first.
+// changes and reminders, oldest first. A Paused monitor is not evaluated: its state is the one
+// it was paused in.
 type Monitor struct {
 	ID               string               `json:"id"`
 	ProjectID        string               `json:"project_id"`
@@ -111,6 +115,7 @@ type Monitor struct {
 	MinSamples       int64                `json:"min_samples"`
 	Reminder         string               `json:"reminder"`
 	Notify           []string             `json:"notify"`
+	Paused           bool                 `json:"paused"`
 	State            string               `json:"state"`
 	StateSince       time.Time            `json:"state_since"`
 	Value            *float64             `json:"value"`

@@ -104,6 +104,23 @@ func TestMonitorsPages(t *testing.T) {
 	p = b.get(t, res.Header.Get("Location"))
 	assert.Contains(t, p.Body, `data-testid="monitor-saved"`)
 
+	// Pause, then resume: the state is kept.
+	res = b.post(t, loc+"/pause", url.Values{"csrf": {token}, "paused": {"true"}})
+	require.Equal(t, http.StatusSeeOther, res.Status, res.Body)
+	p = b.get(t, loc)
+	assert.Contains(t, p.Body, `data-testid="monitor-paused"`)
+	assert.Contains(t, p.Body, `data-testid="resume-monitor"`)
+	f.api.MustDo(t, "GET", "/projects/"+f.api.A.ProjectID+"/monitors/"+id, f.api.A.Key, nil).Decode(t, &m)
+	assert.True(t, m.Paused)
+	assert.Equal(t, 0.1, m.Threshold, "pausing changes nothing else")
+	assert.Contains(t, b.get(t, "/ui/monitors").Body, `data-testid="monitor-paused"`)
+	res = b.post(t, loc+"/pause", url.Values{"csrf": {token}, "paused": {"false"}})
+	require.Equal(t, http.StatusSeeOther, res.Status, res.Body)
+	p = b.get(t, loc)
+	assert.NotContains(t, p.Body, `data-testid="monitor-paused"`)
+	assert.Contains(t, p.Body, `data-testid="pause-monitor"`)
+	assert.Equal(t, http.StatusBadRequest, b.post(t, loc+"/pause", url.Values{"csrf": {token}, "paused": {"maybe"}}).Status)
+
 	// Bad input: 400, the form shown again with its input and the reason.
 	tests := []struct {
 		name string
@@ -138,6 +155,7 @@ func TestMonitorsPages(t *testing.T) {
 		b.get(t, "/ui/monitors/"+other.ID+"/delete"),
 		b.post(t, "/ui/monitors/"+other.ID, monitorForm(token)),
 		b.post(t, "/ui/monitors/"+other.ID+"/delete", url.Values{"csrf": {token}}),
+		b.post(t, "/ui/monitors/"+other.ID+"/pause", url.Values{"csrf": {token}, "paused": {"true"}}),
 	} {
 		assert.Equal(t, http.StatusNotFound, p.Status, p.Body)
 	}

@@ -15,7 +15,7 @@ import (
 )
 
 // TestAlertsInBrowser drives the monitors, webhooks and events pages in headless Chromium as an
-// admin: create a monitor whose name carries markup from the form and change it, create a
+// admin: create a monitor whose name carries markup from the form, change, pause and resume it, create a
 // webhook and read its secret once, see a delivery in its log and redeliver it, read the event
 // log by type. Each page, with its rows, passes axe-core's serious and critical WCAG 2 A/AA
 // rules (TestEveryPageInBrowser checks the same pages empty). No dialog may open.
@@ -66,6 +66,15 @@ func TestAlertsInBrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="monitor-saved"]`)),
 	))
 	assert.Equal(t, "gt 0.1, resolves at 0.05", browsertest.Text(t, ctx, `[data-testid="monitor-rule"]`))
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`[data-testid="pause-monitor"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="monitor-paused"]`)),
+	))
+	accessible("a paused monitor's page")
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`[data-testid="resume-monitor"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="pause-monitor"]`)),
+	))
 	accessible("a monitor's page")
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Navigate(base+"/ui/monitors"),

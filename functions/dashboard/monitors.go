@@ -23,6 +23,7 @@ func (s *server) monitorRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /ui/monitors", s.createMonitor)
 	mux.HandleFunc("GET /ui/monitors/{monitor_id}", s.monitor)
 	mux.HandleFunc("POST /ui/monitors/{monitor_id}", s.updateMonitor)
+	mux.HandleFunc("POST /ui/monitors/{monitor_id}/pause", s.pauseMonitor)
 	mux.HandleFunc("GET /ui/monitors/{monitor_id}/delete", s.confirmDeleteMonitor)
 	mux.HandleFunc("POST /ui/monitors/{monitor_id}/delete", s.deleteMonitor)
 }
@@ -265,6 +266,27 @@ func (s *server) updateMonitor(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.Redirect(w, r, "/ui/monitors/"+url.PathEscape(id)+"?saved=1", http.StatusSeeOther)
+}
+
+// pauseMonitor serves POST /ui/monitors/{monitor_id}/pause: paused=true stops the monitor's
+// evaluation (its state kept, nothing raised), paused=false resumes it.
+func (s *server) pauseMonitor(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("monitor_id")
+	if err := validID("monitor", id); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	paused, err := strconv.ParseBool(r.PostForm.Get("paused"))
+	if err != nil {
+		s.fail(w, r, errs.Invalid("Choose to pause (paused=true) or resume (paused=false) the monitor."))
+		return
+	}
+	c, ctx := s.api(r)
+	if _, err := c.UpdateMonitor(ctx, id, api.UpdateMonitorRequest{Paused: &paused}); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	http.Redirect(w, r, "/ui/monitors/"+url.PathEscape(id), http.StatusSeeOther)
 }
 
 // confirmDeleteMonitor serves GET /ui/monitors/{monitor_id}/delete: what deleting does.

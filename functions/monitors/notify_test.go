@@ -11,6 +11,7 @@ import (
 
 	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/internal/apitest"
+	"github.com/plumehq/plume/shared/monitor"
 )
 
 // monitorEvents reads tenant's monitor events from the event log, oldest first, with their
@@ -120,4 +121,48 @@ func TestDeleteWhileAlertingResolves(t *testing.T) {
 		Samples: 20}, bodies[1])
 	assert.WithinDuration(t, deletedAt, evs[1].Time, time.Minute, "the deletion's time, as the stream reports it")
 	assert.NotEqual(t, evs[0].ID, evs[1].ID)
+}
+
+// TestPausedIsNotEvaluated: a paused monitor keeps its state and raises nothing (no reminder
+// however long it is paused, no change however its metric moves); resumed, it is evaluated
+// again at the next run, its overdue reminder sent once.
+func TestPausedIsNotEvaluated(t *testing.T) {
+	c := &clock{now: time.Now().UTC().Truncate(time.Minute).Add(-15 * time.Minute)}
+	a := apitest.New(t, apitest.Options{Stream: true, Clock: c.Now})
+	ctx := context.Background()
+	var m api.Monitor
+	a.MustDo(t, "POST", monitorsPath(a.A), a.A.Key, map[string]any{"name": "errors", "metric": "error_rate", "window": "1h",
+		"comparison": "gt", "threshold": 0.3, "reminder": "5m"}).Decode(t, &m)
+	sendTraces(t, a, a.A, c.Now(), 20, 10)
+	a.DrainStream(t)
+	ev := a.Env.MonitorEvaluator()
+	res, err := ev.Run(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, res.Changes)
+
+	var got api.Monitor
+	a.MustDo(t, "PATCH", monitorsPath(a.A)+"/"+m.ID, a.A.Key, map[string]any{"paused": true}).Decode(t, &got)
+	assert.True(t, got.Paused)
+	assert.Equal(t, api.MonitorAlerting, got.State, "pausing keeps the state")
+	for range 10 {
+		c.Add(time.Minute)
+		a.DDB.Reset()
+		res, err := ev.Run(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, monitor.Result{Paused: 1}, res, "nothing evaluated")
+		assert.Equal(t, 1, a.DDB.Total(), "the index Query only: a paused monitor is not read")
+	}
+	evs, _ := monitorEvents(t, a, a.A)
+	assert.Len(t, evs, 1, "the alert only: no reminder while paused")
+
+	a.MustDo(t, "PATCH", monitorsPath(a.A)+"/"+m.ID, a.A.Key, map[string]any{"paused": false}).Decode(t, &got)
+	assert.False(t, got.Paused)
+	res, err = ev.Run(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 1, res.Reminders, "resumed: the overdue reminder, once")
+	res, err = ev.Run(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, res.Reminders+res.Changes)
+	evs, _ = monitorEvents(t, a, a.A)
+	assert.Len(t, evs, 2)
 }
