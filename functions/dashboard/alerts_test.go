@@ -194,7 +194,7 @@ func TestWebhooksPages(t *testing.T) {
 	shown := b.get(t, "/ui/webhooks/created")
 	require.Equal(t, http.StatusOK, shown.Status, shown.Body)
 	assertPage(t, shown)
-	secret := regexpFind(t, `value="(whsec_[A-Za-z0-9+/=]+)" data-testid="secret"`, shown.Body)
+	secret := regexpFind(t, `value="(whsec_[^"]+)" data-testid="secret"`, shown.Body) // as the page escapes it (+ is &#43;)
 	again := b.get(t, "/ui/webhooks/created")
 	assert.NotContains(t, again.Body, secret, "the secret shows once")
 	assert.Contains(t, again.Body, `data-testid="secret-gone"`)
