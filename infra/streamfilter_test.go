@@ -79,3 +79,27 @@ func passes(t *testing.T, pattern, event, sk string) bool {
 	}
 	return false
 }
+
+// TestStreamFilterPassesAlertingMonitorDeletions: EventsFunction's filter passes the REMOVE of
+// a monitor (ddb.EventsOf raises monitor.resolved when it was alerting), and only of one whose
+// old image is alerting: the deletion of any other item, or of a quiet monitor, raises nothing.
+func TestStreamFilterPassesAlertingMonitorDeletions(t *testing.T) {
+	tpl := loadTemplate(t)
+	var removes []map[string]any
+	for _, e := range mapAt(mapAt(functionResource(tpl, "EventsFunction"), "Properties"), "Events") {
+		for _, f := range mapAt(mapAt(e.(map[string]any), "Properties"), "FilterCriteria")["Filters"].([]any) {
+			pattern := f.(map[string]any)["Pattern"].(string)
+			if passes(t, pattern, "REMOVE", "MON#m1") {
+				var p map[string]any
+				require.NoError(t, json.Unmarshal([]byte(pattern), &p))
+				removes = append(removes, p)
+			}
+			for _, sk := range []string{"JUDGE", "RUN", "TAG#production", "V#0001", "SPAN"} {
+				assert.False(t, passes(t, pattern, "REMOVE", sk), "the REMOVE of %s raises nothing: %s", sk, pattern)
+			}
+		}
+	}
+	require.Len(t, removes, 1, "one filter passes a monitor's deletion")
+	old := mapAt(mapAt(removes[0], "dynamodb"), "OldImage")
+	assert.Equal(t, map[string]any{"st": map[string]any{"S": []any{"alerting"}}}, old, "only an alerting monitor's (the item's state attribute)")
+}
