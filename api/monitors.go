@@ -44,6 +44,10 @@ const (
 	MonitorAlerting = "alerting"
 	// MonitorNoData: fewer samples in the window than min_samples (a new monitor starts here).
 	MonitorNoData = "no_data"
+	// MonitorStateDeleted is not a monitor's state but the State of the monitor.resolved
+	// event raised when a monitor is deleted while alerting: its alert is over, as no
+	// evaluation will resolve it.
+	MonitorStateDeleted = "deleted"
 )
 
 // MonitorFilters narrow a monitor's metric: at most one span filter, as the metrics route's
@@ -89,11 +93,15 @@ type UpdateMonitorRequest struct {
 	MinSamples       *int64          `json:"min_samples,omitempty"`
 	Reminder         *string         `json:"reminder,omitempty"`
 	Notify           *[]string       `json:"notify,omitempty"`
+	// Paused, when true, stops the monitor's evaluation (its state and history are kept, no
+	// event or reminder is raised); false resumes it.
+	Paused *bool `json:"paused,omitempty"`
 }
 
 // Monitor is a monitor with its state: State since StateSince, Value and Samples as of that
 // change (null before the first evaluation that had data), and History, its last state
-// changes and reminders, oldest first.
+// changes and reminders, oldest first. A Paused monitor is not evaluated: its state is the one
+// it was paused in.
 type Monitor struct {
 	ID               string               `json:"id"`
 	ProjectID        string               `json:"project_id"`
@@ -107,6 +115,7 @@ type Monitor struct {
 	MinSamples       int64                `json:"min_samples"`
 	Reminder         string               `json:"reminder"`
 	Notify           []string             `json:"notify"`
+	Paused           bool                 `json:"paused"`
 	State            string               `json:"state"`
 	StateSince       time.Time            `json:"state_since"`
 	Value            *float64             `json:"value"`
@@ -140,7 +149,8 @@ type MonitorDeleted struct {
 }
 
 // MonitorEvent is the Data of monitor.alerted (State alerting; Reminder when the alert was
-// already on and is sent again) and monitor.resolved (State ok or no_data, From alerting).
+// already on and is sent again) and monitor.resolved (State ok or no_data, From alerting; or
+// State MonitorStateDeleted when the monitor was deleted while alerting).
 // Notify are the webhooks the monitor names, which receive the event whatever they subscribe
 // to.
 type MonitorEvent struct {

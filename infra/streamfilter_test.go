@@ -22,8 +22,8 @@ var streamFilters = map[string]ddb.StreamFilter{
 }
 
 // TestStreamFiltersAreTheConsumers: each stream-invoked function's event source filter passes
-// the inserts and modifications of the sort keys and prefixes of its consumer's filter, and
-// nothing else.
+// what its consumer's filter passes (the inserts and modifications of its sort keys and
+// prefixes, the deletions of its Removals), and nothing else.
 func TestStreamFiltersAreTheConsumers(t *testing.T) {
 	tpl := loadTemplate(t)
 	for id, want := range streamFilters {
@@ -39,11 +39,13 @@ func TestStreamFiltersAreTheConsumers(t *testing.T) {
 		}
 		assert.Equal(t, want.Keys, got.Keys, "%s's stream filter: the sort keys", id)
 		assert.Equal(t, want.Prefixes, got.Prefixes, "%s's stream filter: the sort key prefixes", id)
+		assert.ElementsMatch(t, want.Removals, got.Removals, "%s's stream filter: the deletions", id)
 	}
 }
 
-// readPattern adds to f the sort keys and prefixes of pattern, an event filter of the one form
-// the template uses: inserts and modifications, sort keys given as strings or {"prefix": ...}.
+// readPattern adds to f what pattern passes, an event filter of the two forms the template
+// uses: inserts and modifications of sort keys given as strings or {"prefix": ...}; or the
+// deletions of the items of one sort key prefix whose old image had one attribute's value.
 func readPattern(t *testing.T, pattern string, f *ddb.StreamFilter) {
 	t.Helper()
 	var p struct {
@@ -54,10 +56,25 @@ func readPattern(t *testing.T, pattern string, f *ddb.StreamFilter) {
 					S []any `json:"S"`
 				} `json:"SK"`
 			} `json:"Keys"`
+			OldImage map[string]struct {
+				S []string `json:"S"`
+			} `json:"OldImage"`
 		} `json:"dynamodb"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(pattern), &p), "pattern %s", pattern)
-	require.ElementsMatch(t, []string{"INSERT", "MODIFY"}, p.EventName, "pattern %s: ddb.StreamFilter passes inserts and modifications", pattern)
+	if slices.Equal(p.EventName, []string{"REMOVE"}) {
+		sk := p.Dynamodb.Keys.SK.S
+		require.Len(t, sk, 1, "pattern %s: a deletion's filter names one sort key prefix", pattern)
+		prefix, ok := sk[0].(map[string]any)["prefix"].(string)
+		require.True(t, ok, "pattern %s: a deletion's filter names one sort key prefix", pattern)
+		require.Len(t, p.Dynamodb.OldImage, 1, "pattern %s: a deletion's filter names one attribute of the old image", pattern)
+		for attr, v := range p.Dynamodb.OldImage {
+			require.Len(t, v.S, 1, "pattern %s: a deletion's filter names one value of the old image's attribute", pattern)
+			f.Removals = append(f.Removals, ddb.StreamRemoval{Prefix: prefix, Attr: attr, Value: v.S[0]})
+		}
+		return
+	}
+	require.ElementsMatch(t, []string{"INSERT", "MODIFY"}, p.EventName, "pattern %s: ddb.StreamFilter passes inserts and modifications, or deletions", pattern)
 	for _, v := range p.Dynamodb.Keys.SK.S {
 		switch v := v.(type) {
 		case string:

@@ -555,6 +555,7 @@ func (s *server) compareExperiments(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, http.StatusOK, "experiment-compare", page{Title: "Compare experiments", Nav: "datasets", Data: d})
 }
 
+// numberOrDash writes v as short as it reads back, "–" for nil (no value yet).
 func numberOrDash(v *float64) string {
 	if v == nil {
 		return "–"

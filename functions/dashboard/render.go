@@ -161,6 +161,11 @@ var funcs = template.FuncMap{
 	"deref":    func(s *string) string { return deref(s) },
 	"add":      func(a, b int) int { return a + b },
 	"depthCls": func(d int) string { return fmt.Sprintf("d%d", min(d, maxIndent)) },
+	// number writes a float as short as it reads back ("0.05", "1200"); numberp "–" for nil.
+	"number":      func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) },
+	"numberp":     func(v *float64) string { return numberOrDash(v) },
+	"stateLabel":  stateLabel,
+	"filterLabel": filterLabel,
 }
 
 // maxIndent is the deepest indentation the style sheet has (classes d0 to d24); deeper spans

@@ -94,7 +94,7 @@ func (s *server) pages() http.Handler {
 	mux.HandleFunc("GET /ui/prompts/{slug}", s.prompt)
 	mux.HandleFunc("POST /ui/logout", s.logout)
 	// The areas whose pages register themselves, each in its own file.
-	for _, area := range []func(*http.ServeMux){s.sessionRoutes, s.spanRoutes, s.spanFeedbackRoutes, s.promptWriteRoutes, s.judgeRoutes, s.optimizeRoutes, s.settingsRoutes, s.gatewayRoutes, s.datasetRoutes, s.abTestRoutes} {
+	for _, area := range []func(*http.ServeMux){s.sessionRoutes, s.spanRoutes, s.spanFeedbackRoutes, s.promptWriteRoutes, s.judgeRoutes, s.optimizeRoutes, s.settingsRoutes, s.gatewayRoutes, s.datasetRoutes, s.abTestRoutes, s.monitorRoutes, s.webhookRoutes, s.eventRoutes} {
 		area(mux)
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

@@ -153,7 +153,7 @@ func shapeOf(target string) string {
 // newShowcase is the dashboard over a project with something on every page: traces in
 // sessions (llm spans of a prompt, an error), two versions of a prompt with feedback, a judge
 // with evaluations, a succeeded optimization run (the fake model server), a feedback link, a
-// price and a dataset with two experiments.
+// price, a dataset with two experiments, a webhook and a monitor that notifies it.
 func newShowcase(t *testing.T) *fixture {
 	t.Helper()
 	f := newOptimizeFixture(t, true, gatewayConfig)
@@ -195,6 +195,11 @@ func newShowcase(t *testing.T) *fixture {
 	_, err := rest.CreateFeedbackLink(ctx, api.LinkRequest{PromptSlug: "support-reply", LinkType: "prompt_completion"})
 	require.NoError(t, err)
 	_, err = rest.SetModelPrice(ctx, "openai/gpt-4o-mini", api.PutModelPriceRequest{Provider: "openai", Input: ptr(0.15), Output: ptr(0.6)})
+	require.NoError(t, err)
+	hook, err := rest.CreateWebhook(ctx, api.CreateWebhookRequest{URL: "https://hooks.example.com/plume", Events: []string{api.EventMonitorAlerted, api.EventMonitorResolved}})
+	require.NoError(t, err)
+	_, err = rest.CreateMonitor(ctx, api.CreateMonitorRequest{Name: "checkout errors", Metric: api.MonitorErrorRate, Window: "5m",
+		Comparison: api.MonitorGT, Threshold: ptr(0.05), Notify: []string{hook.ID}})
 	require.NoError(t, err)
 	run, err := rest.StartPromptOptimization(ctx, "support-reply", api.OptimizationRunRequest{OptimizerType: "quick_refine"})
 	require.NoError(t, err)

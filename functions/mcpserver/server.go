@@ -131,6 +131,7 @@ func (s *server) tools() []tool {
 	all = append(all, s.proposalTools()...)
 	all = append(all, s.datasetTools()...)
 	all = append(all, s.monitorTools()...)
+	all = append(all, s.webhookTools()...)
 	return all
 }
 

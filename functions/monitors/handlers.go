@@ -85,7 +85,7 @@ func ToAPI(m monitor.Monitor) api.Monitor {
 	reminder := monitor.FormatWindow(m.Reminder)
 	return api.Monitor{ID: m.ID, ProjectID: m.ProjectID, Name: m.Name, Metric: m.Metric, Filters: m.Filters,
 		Window: monitor.FormatWindow(m.Window), Comparison: m.Comparison, Threshold: m.Threshold, ResolveThreshold: m.ResolveThreshold,
-		MinSamples: m.MinSamples, Reminder: reminder, Notify: nonNil(m.Notify), State: m.State, StateSince: m.StateSince,
+		MinSamples: m.MinSamples, Reminder: reminder, Notify: nonNil(m.Notify), Paused: m.Paused, State: m.State, StateSince: m.StateSince,
 		Value: m.Value, Samples: m.Samples, History: nonNilHistory(m.History), CreatedAt: m.CreatedAt, CreatedBy: m.CreatedBy, UpdatedAt: m.UpdatedAt}
 }
 

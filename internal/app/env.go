@@ -249,8 +249,9 @@ var StreamConsumerFilter = ddb.StreamFilter{Keys: []string{"SPAN", "TRACE", "SES
 
 // EventConsumerFilter is EventsFunction's stream filter (template.yaml, held equal by infra's
 // tests): the items ddb.EventsOf raises events for: judges, optimization runs, prompt tags and
-// versions, monitors.
-var EventConsumerFilter = ddb.StreamFilter{Keys: []string{"JUDGE", "RUN"}, Prefixes: []string{"TAG#", "V#", "MON#"}}
+// versions, monitors; and the deletion of a monitor while alerting (monitor.resolved).
+var EventConsumerFilter = ddb.StreamFilter{Keys: []string{"JUDGE", "RUN"}, Prefixes: []string{"TAG#", "V#", "MON#"},
+	Removals: []ddb.StreamRemoval{{Prefix: "MON#", Attr: "st", Value: "alerting"}}}
 
 // StreamConsumer applies a batch of the table's change stream (one shard's records, in order)
 // to what is kept from it: the rollups, the list index, the feedback index and the derived

@@ -37,8 +37,13 @@ import (
 func EventsOf(records []StreamRecord) ([]api.Event, error) {
 	var out []api.Event
 	for _, r := range records {
-		if r.New == nil {
-			continue // deletions raise nothing
+		if r.New == nil { // a deletion raises nothing, but that of an alerting monitor
+			evs, err := deletedMonitorEvents(r)
+			if err != nil {
+				return nil, fmt.Errorf("events of deleting %s %s: %w", attrString(r.Old, "PK"), attrString(r.Old, "SK"), err)
+			}
+			out = append(out, evs...)
+			continue
 		}
 		pk, sk := attrString(r.New, "PK"), attrString(r.New, "SK")
 		var (
@@ -246,5 +251,34 @@ func monitorEvents(r StreamRecord) ([]api.Event, error) {
 		at = m.NotifiedAt
 	}
 	ev, err := newEvent(typ, m.ProjectID, at, body, m.ID, cur.Seq)
+	return []api.Event{ev}, err
+}
+
+// deletedMonitorEvents: monitor.resolved, State api.MonitorStateDeleted, when a monitor is
+// deleted while alerting: its receivers opened an alert with monitor.alerted and would
+// otherwise never see it close. The id is derived from the monitor and its deletion (a monitor
+// is deleted once); the time is the deletion's, as the stream reports it (the monitor's last
+// update when it does not).
+func deletedMonitorEvents(r StreamRecord) ([]api.Event, error) {
+	pk, sk := attrString(r.Old, "PK"), attrString(r.Old, "SK")
+	if !strings.HasSuffix(pk, "#MON") || !strings.HasPrefix(sk, prefixMonitor) {
+		return nil, nil
+	}
+	var old monitorItem
+	if err := attributevalue.UnmarshalMap(r.Old, &old); err != nil {
+		return nil, err
+	}
+	if old.State != api.MonitorAlerting {
+		return nil, nil
+	}
+	m := old.toMonitor()
+	body := api.MonitorEvent{MonitorID: m.ID, Name: m.Name, Metric: m.Metric, Window: monitor.FormatWindow(m.Window),
+		Comparison: m.Comparison, Threshold: m.Threshold, ResolveThreshold: m.ResolveThreshold, State: api.MonitorStateDeleted,
+		From: old.State, Value: m.Value, Samples: m.Samples, Notify: m.Notify}
+	at := r.At
+	if at.IsZero() {
+		at = m.UpdatedAt
+	}
+	ev, err := newEvent(api.EventMonitorResolved, m.ProjectID, at, body, m.ID, "deleted")
 	return []api.Event{ev}, err
 }

@@ -50,6 +50,7 @@ type monitorItem struct {
 	MinSamples int64                    `dynamodbav:"mins"`
 	Reminder   int64                    `dynamodbav:"rem"`
 	Notify     []string                 `dynamodbav:"notify"`
+	Paused     bool                     `dynamodbav:"paused,omitempty"`
 	State      string                   `dynamodbav:"st"`
 	Since      int64                    `dynamodbav:"since"`
 	Value      *float64                 `dynamodbav:"val"`
@@ -86,7 +87,7 @@ func toMonitorItem(m monitor.Monitor) monitorItem {
 		ProjectID: m.ProjectID, ID: m.ID, Name: m.Name, Metric: m.Metric,
 		Filters: monitorFiltersItem{SpanKind: f.SpanKind, SpanName: f.SpanName, Model: f.Model, Prompt: f.Prompt, Tag: f.Tag, JudgeID: f.JudgeID},
 		Window:  int64(m.Window / time.Second), Comparison: m.Comparison, Threshold: m.Threshold, Resolve: m.ResolveThreshold,
-		MinSamples: m.MinSamples, Reminder: int64(m.Reminder / time.Second), Notify: m.Notify,
+		MinSamples: m.MinSamples, Reminder: int64(m.Reminder / time.Second), Notify: m.Notify, Paused: m.Paused,
 		State: m.State, Since: m.StateSince.UnixMicro(), Value: m.Value, Samples: m.Samples, History: historyItems(m.History),
 		Seq: m.Seq, Notified: microsOrZero(m.NotifiedAt), Created: m.CreatedAt.UnixMicro(), Updated: m.UpdatedAt.UnixMicro(), CreatedBy: m.CreatedBy}
 	if it.Notify == nil {
@@ -122,7 +123,7 @@ func (it monitorItem) toMonitor() monitor.Monitor {
 	m := monitor.Monitor{ID: it.ID, ProjectID: it.ProjectID, Name: it.Name, Metric: it.Metric,
 		Filters: api.MonitorFilters{SpanKind: f.SpanKind, SpanName: f.SpanName, Model: f.Model, Prompt: f.Prompt, Tag: f.Tag, JudgeID: f.JudgeID},
 		Window:  time.Duration(it.Window) * time.Second, Comparison: it.Comparison, Threshold: it.Threshold, ResolveThreshold: it.Resolve,
-		MinSamples: it.MinSamples, Reminder: time.Duration(it.Reminder) * time.Second, Notify: it.Notify,
+		MinSamples: it.MinSamples, Reminder: time.Duration(it.Reminder) * time.Second, Notify: it.Notify, Paused: it.Paused,
 		State: it.State, StateSince: fromMicros(it.Since), Value: it.Value, Samples: it.Samples, Seq: it.Seq, NotifiedAt: fromMicros(it.Notified),
 		CreatedAt: fromMicros(it.Created), UpdatedAt: fromMicros(it.Updated), CreatedBy: it.CreatedBy,
 		History: make([]api.MonitorStateChange, len(it.History))}
@@ -200,6 +201,7 @@ func (s *MonitorStore) UpdateDefinition(ctx context.Context, m monitor.Monitor) 
 		Set(expression.Name("mins"), expression.Value(it.MinSamples)).
 		Set(expression.Name("rem"), expression.Value(it.Reminder)).
 		Set(expression.Name("notify"), expression.Value(it.Notify)).
+		Set(expression.Name("paused"), expression.Value(it.Paused)).
 		Set(expression.Name("ua"), expression.Value(it.Updated))
 	expr, err := expression.NewBuilder().WithUpdate(up).WithCondition(expression.AttributeExists(expression.Name(infra.AttrPK))).Build()
 	if err != nil {

@@ -82,6 +82,9 @@ type StreamRecord struct {
 	EventName string
 	Sequence  string
 	Old, New  map[string]types.AttributeValue
+	// At is when the change was made (the record's ApproximateCreationDateTime); zero when the
+	// stream did not say.
+	At time.Time
 }
 
 // RollupStore keeps and reads the rollups.

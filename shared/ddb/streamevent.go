@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
@@ -18,6 +19,8 @@ type streamEvent struct {
 			SequenceNumber string                     `json:"SequenceNumber"`
 			OldImage       map[string]json.RawMessage `json:"OldImage"`
 			NewImage       map[string]json.RawMessage `json:"NewImage"`
+			// ApproximateCreationDateTime is when the change was made, in seconds since the epoch.
+			ApproximateCreationDateTime float64 `json:"ApproximateCreationDateTime"`
 		} `json:"dynamodb"`
 	} `json:"Records"`
 	ShardID string `json:"shardId"`
@@ -40,6 +43,9 @@ func DecodeStreamEvent(raw []byte) (string, []StreamRecord, error) {
 			return "", nil, err
 		}
 		records[i] = StreamRecord{EventName: r.EventName, Sequence: r.DynamoDB.SequenceNumber, Old: old, New: img}
+		if sec := r.DynamoDB.ApproximateCreationDateTime; sec > 0 {
+			records[i].At = time.UnixMilli(int64(sec * 1000)).UTC()
+		}
 	}
 	return ev.ShardID, records, nil
 }

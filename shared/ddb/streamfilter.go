@@ -14,6 +14,14 @@ import (
 // drops what the consumer reads fails there rather than only in a deployment.
 type StreamFilter struct {
 	Keys, Prefixes []string
+	// Removals are the deletions it lets through (by default none).
+	Removals []StreamRemoval
+}
+
+// StreamRemoval lets through the deletions of the items whose sort key begins with Prefix and
+// whose old image's string attribute Attr was Value.
+type StreamRemoval struct {
+	Prefix, Attr, Value string
 }
 
 // Pass is the records of batch that f lets through, in their order.
@@ -28,6 +36,13 @@ func (f StreamFilter) Pass(batch []StreamRecord) []StreamRecord {
 }
 
 func (f StreamFilter) passes(r StreamRecord) bool {
+	if r.EventName == "REMOVE" {
+		sk, ok := r.Old["SK"].(*types.AttributeValueMemberS)
+		return ok && slices.ContainsFunc(f.Removals, func(rm StreamRemoval) bool {
+			v, ok := r.Old[rm.Attr].(*types.AttributeValueMemberS)
+			return ok && v.Value == rm.Value && strings.HasPrefix(sk.Value, rm.Prefix)
+		})
+	}
 	if r.EventName != "INSERT" && r.EventName != "MODIFY" {
 		return false
 	}

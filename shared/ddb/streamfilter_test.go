@@ -31,4 +31,13 @@ func TestStreamFilterPassesItsKeysInserted(t *testing.T) {
 	}
 	assert.Equal(t, []string{"INSERT SPAN", "MODIFY TRACE", "INSERT EVAL#j1", "INSERT FB#u"}, passed)
 	assert.Empty(t, f.Pass(nil))
+
+	monitor := func(state string) ddb.StreamRecord {
+		r := change("REMOVE", "MON#m1")
+		r.Old["st"] = &types.AttributeValueMemberS{Value: state}
+		return r
+	}
+	f.Removals = []ddb.StreamRemoval{{Prefix: "MON#", Attr: "st", Value: "alerting"}}
+	assert.Equal(t, []ddb.StreamRecord{monitor("alerting")}, f.Pass([]ddb.StreamRecord{monitor("ok"), monitor("alerting"), change("REMOVE", "SPAN")}),
+		"only the deletion of an alerting monitor")
 }

@@ -178,7 +178,8 @@ func streamRecords(in []streamtypes.Record) ([]StreamRecord, error) {
 		if len(img) == 0 {
 			img = nil
 		}
-		out = append(out, StreamRecord{EventName: string(r.EventName), Sequence: aws.ToString(r.Dynamodb.SequenceNumber), Old: old, New: img})
+		out = append(out, StreamRecord{EventName: string(r.EventName), Sequence: aws.ToString(r.Dynamodb.SequenceNumber), Old: old, New: img,
+			At: aws.ToTime(r.Dynamodb.ApproximateCreationDateTime).UTC()})
 	}
 	return out, nil
 }

@@ -119,17 +119,21 @@ type Result struct {
 	// Reminders recorded; Lost are changes another run recorded first (the conditional
 	// write refused).
 	Reminders, Lost int
+	// Paused are the monitors skipped, paused: not measured, nothing written.
+	Paused int
 }
 
 // Run evaluates every monitor once: one index Query of the monitors, then per monitor one
 // Query of its window's rollups, and a conditional write only when its state changes or a
-// reminder is due. A monitor that fails does not stop the others; their errors are returned
-// together.
+// reminder is due. A paused monitor is skipped (no read, no write). A monitor that fails does
+// not stop the others; their errors are returned together.
 func (e *Evaluator) Run(ctx context.Context) (Result, error) {
-	all, err := e.Store.AllMonitors(ctx)
+	listed, err := e.Store.AllMonitors(ctx)
 	if err != nil {
 		return Result{}, err
 	}
+	all := slices.DeleteFunc(listed, func(m Monitor) bool { return m.Paused })
+	paused := len(listed) - len(all)
 	now := e.Now().UTC().Truncate(time.Microsecond)
 	outcomes := make([]outcome, len(all))
 	g, gctx := errgroup.WithContext(context.WithoutCancel(ctx))
@@ -145,7 +149,7 @@ func (e *Evaluator) Run(ctx context.Context) (Result, error) {
 		})
 	}
 	_ = g.Wait()
-	res := Result{Monitors: len(all)}
+	res := Result{Monitors: len(all), Paused: paused}
 	var failed []error
 	for _, o := range outcomes {
 		switch {

@@ -49,6 +49,8 @@ type Monitor struct {
 	MinSamples                  int64
 	Reminder                    time.Duration
 	Notify                      []string
+	// Paused monitors are not evaluated (UpdateMonitorRequest.Paused).
+	Paused bool
 
 	State      string
 	StateSince time.Time
@@ -182,6 +184,9 @@ func (s *Service) Update(ctx context.Context, projectID, id string, req api.Upda
 	}
 	if req.Notify != nil {
 		m.Notify = *req.Notify
+	}
+	if req.Paused != nil {
+		m.Paused = *req.Paused
 	}
 	m.UpdatedAt = s.now().UTC().Truncate(time.Microsecond)
 	if err := s.check(ctx, &m, req.Notify != nil); err != nil {
