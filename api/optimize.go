@@ -28,7 +28,8 @@ type OptimizationConfig struct {
 // InputColumns are the example's input (one column: its value, text as is, anything else as
 // JSON; several: a JSON object of them), ExpectedOutputColumn (optional) the output wanted;
 // every column but that one fills the prompt's {{variables}}. A run reads at most the first
-// MaxOptimizationDatasetRows rows; rows without any input column are left out.
+// MaxOptimizationDatasetRows rows and MaxOptimizationDatasetBytes of them; rows without any
+// input column are left out.
 type OptimizationDataset struct {
 	Name                 string   `json:"name,omitempty"`
 	Version              int      `json:"version,omitempty"`
@@ -257,6 +258,9 @@ const (
 	// MaxOptimizationDatasetRows bounds the rows a run reads of its dataset version: the
 	// first ones, read page by page.
 	MaxOptimizationDatasetRows = 200
+	// MaxOptimizationDatasetBytes bounds the row data a run reads of its dataset version: it
+	// stops before the row that would pass it (the first row is always read).
+	MaxOptimizationDatasetBytes = 4 << 20
 	// MaxOptimizationInputColumns bounds a run's dataset input columns.
 	MaxOptimizationInputColumns = 20
 	// MaxCalibrations bounds the calibrated evaluations a judge run reads.

@@ -67,7 +67,7 @@ func (s *Service) dataset(ctx context.Context, projectID string, req *optimize.D
 			}
 		}
 		return rows, err
-	}, d, api.MaxOptimizationDatasetRows)
+	}, d, api.MaxOptimizationDatasetRows, api.MaxOptimizationDatasetBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +126,7 @@ func (w *Worker) datasetExamples(ctx context.Context, r optimize.Run) ([]optimiz
 	d.RowCount = v.RowCount
 	examples, err := optimize.LoadDatasetExamples(ctx, func(ctx context.Context, offset, limit int) ([]api.DatasetRow, error) {
 		return w.datasets.Page(ctx, v, offset, limit)
-	}, d, api.MaxOptimizationDatasetRows)
+	}, d, api.MaxOptimizationDatasetRows, api.MaxOptimizationDatasetBytes)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -37,12 +37,14 @@ type ReportDataset struct {
 // a page's byte budget ends first, never none while rows remain (dataset.Service.Page).
 type RowPages func(ctx context.Context, offset, limit int) ([]api.DatasetRow, error)
 
-// LoadDatasetExamples reads the first limit rows of dataset version d (rowCount rows), page by
-// page (never the whole object when the rows read are fewer), and makes each an example
-// (ExampleOfRow); a row without any of d's input columns is left out.
-func LoadDatasetExamples(ctx context.Context, pages RowPages, d Dataset, limit int) ([]Example, error) {
+// LoadDatasetExamples reads the first rows of dataset version d, page by page (never the whole
+// object when the rows read are fewer): at most limit rows, and no row past maxBytes of row
+// data (the first row is always read), and makes each an example (ExampleOfRow); a row
+// without any of d's input columns is left out.
+func LoadDatasetExamples(ctx context.Context, pages RowPages, d Dataset, limit, maxBytes int) ([]Example, error) {
 	var out []Example
 	want := min(limit, d.RowCount)
+	size, read := 0, 0
 	for offset := 0; offset < want; {
 		rows, err := pages(ctx, offset, want-offset)
 		if err != nil {
@@ -53,6 +55,11 @@ func LoadDatasetExamples(ctx context.Context, pages RowPages, d Dataset, limit i
 		}
 		offset += len(rows)
 		for _, row := range rows {
+			if read > 0 && size+len(row.Data) > maxBytes {
+				return out, nil
+			}
+			size += len(row.Data)
+			read++
 			if ex, ok := ExampleOfRow(row, d); ok {
 				out = append(out, ex)
 			}
