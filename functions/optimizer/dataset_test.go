@@ -3,6 +3,7 @@ package optimizer_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -15,6 +16,9 @@ import (
 	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/functions/optimizer"
 	"github.com/plumehq/plume/internal/apitest"
+	"github.com/plumehq/plume/shared/dataset"
+	"github.com/plumehq/plume/shared/ddb"
+	"github.com/plumehq/plume/shared/optimize"
 )
 
 const datasetAnswer = "Per the refund policy, you can return it within 30 days."
@@ -195,6 +199,45 @@ func TestDatasetRunRequests(t *testing.T) {
 	_, _, err = worker.LoadExamples(ctx, r)
 	require.NoError(t, err)
 	t.Logf("examples of a dataset run with feedback (no completions): %v, S3 GetObject %d", s.api.DDB.Counts(), s.api.S3.Count("GetObject"))
+}
+
+// nowhere is a queue that drops what it is sent: a service whose runs no worker takes up.
+type nowhere struct{}
+
+func (nowhere) Send(context.Context, []byte) error { return nil }
+
+// TestDatasetRunStartRequests counts what starting a run from a dataset version costs beside
+// a run from feedback: the version's read and one ranged GET of the rows the run will read,
+// to check its columns.
+func TestDatasetRunStartRequests(t *testing.T) {
+	s := newStack(t)
+	s.linkJudge(t)
+	s.pushDataset(t, s.api.A, "returns", 250)
+	env := s.api.Env
+	datasets := dataset.NewService(ddb.NewDatasetStore(env.Table()), s.api.Blobs, env.Now)
+	svc := optimizer.NewService(env.Optimizations(), env.Prompts(), env.JudgeStore(), env.Judges(), nowhere{}, env.Now).ReadDatasets(datasets)
+	start := func(d *optimize.Dataset) (map[string]int, int) {
+		s.api.DDB.Reset()
+		s.api.S3.Reset()
+		_, err := svc.Start(context.Background(), s.pid, "support", "u", optimizer.StartRequest{OptimizerType: "quick_refine", Dataset: d})
+		require.NoError(t, err)
+		return s.api.DDB.Counts(), s.api.S3.Count("GetObject")
+	}
+	plainDDB, plainS3 := start(nil)
+	latestDDB, latestS3 := start(&optimize.Dataset{Name: "returns", InputColumns: []string{"question"}, ExpectedOutputColumn: "answer"})
+	numberedDDB, numberedS3 := start(&optimize.Dataset{Name: "returns", Version: 1, InputColumns: []string{"question"}})
+	assert.Equal(t, 0, plainS3)
+	assert.Equal(t, 1, latestS3, "one ranged GET of the first 200 rows")
+	assert.Equal(t, 1, numberedS3)
+	t.Logf("start: from feedback %v; from the latest version %v + %d GetObject; from version 1 %v + %d GetObject",
+		plainDDB, latestDDB, latestS3, numberedDDB, numberedS3)
+	more := func(op string) map[string]int {
+		m := maps.Clone(plainDDB)
+		m[op]++
+		return m
+	}
+	assert.Equal(t, more("Query"), latestDDB, "the latest version: one Query more")
+	assert.Equal(t, more("GetItem"), numberedDDB, "version 1: one GetItem more")
 }
 
 // TestDatasetRunBadInput: a dataset, version or column that is not there, a request that
