@@ -17,6 +17,38 @@ type OptimizationConfig struct {
 	Budget  *OptimizationBudget  `json:"budget,omitempty"`
 	Models  []string             `json:"models,omitempty"`
 	Seed    *int64               `json:"seed,omitempty"`
+	// Dataset, when set, takes a prompt run's examples from a dataset version's rows, alone or
+	// with the prompt's feedback (OptimizationDataset.WithFeedback).
+	Dataset *OptimizationDataset `json:"dataset,omitempty"`
+}
+
+// OptimizationDataset names the dataset version a prompt run takes examples from, and how its
+// rows become examples. The version is named by VersionID, or by Name and Version (0 or
+// absent: the latest when the run starts); the run answers all three, resolved. Each row's
+// InputColumns are the example's input (one column: its value, text as is, anything else as
+// JSON; several: a JSON object of them), ExpectedOutputColumn (optional) the output wanted;
+// every column but that one fills the prompt's {{variables}}. A run reads at most the first
+// MaxOptimizationDatasetRows rows and MaxOptimizationDatasetBytes of them; rows without any
+// input column are left out.
+type OptimizationDataset struct {
+	Name                 string   `json:"name,omitempty"`
+	Version              int      `json:"version,omitempty"`
+	VersionID            string   `json:"version_id,omitempty"`
+	InputColumns         []string `json:"input_columns"`
+	ExpectedOutputColumn string   `json:"expected_output_column,omitempty"`
+	// WithFeedback adds the prompt's feedback examples (its completions, as a run without a
+	// dataset reads them) to the dataset's.
+	WithFeedback bool `json:"with_feedback,omitempty"`
+}
+
+// OptimizationReportDataset is the dataset version a run's examples came from, in its report:
+// the version's rows and how many of them became examples.
+type OptimizationReportDataset struct {
+	Name      string `json:"name"`
+	Version   int    `json:"version"`
+	VersionID string `json:"version_id"`
+	RowCount  int    `json:"row_count"`
+	Examples  int    `json:"examples"`
 }
 
 // OptimizationIntent is one judge that scores candidates: its weight in the overall score and
@@ -94,14 +126,17 @@ type OptimizationDemonstration struct {
 type OptimizationReport struct {
 	// BaselineAgreement and CandidateAgreement are a judge run's: the templates' agreement
 	// with people on the held-out calibrated evaluations.
-	BaselineAgreement  *JudgeAgreement    `json:"baseline_agreement,omitempty"`
-	CandidateAgreement *JudgeAgreement    `json:"candidate_agreement,omitempty"`
-	HoldoutIDs         []string           `json:"holdout_ids"`
-	Baseline           OptimizationScores `json:"baseline"`
-	Candidate          OptimizationScores `json:"candidate"`
-	Regressed          []string           `json:"regressed"`
-	Recommendation     string             `json:"recommendation"`
-	Reason             string             `json:"reason"`
+	BaselineAgreement  *JudgeAgreement `json:"baseline_agreement,omitempty"`
+	CandidateAgreement *JudgeAgreement `json:"candidate_agreement,omitempty"`
+	// Dataset is the dataset version the examples came from (nil: the prompt's feedback only);
+	// HoldoutIDs are then its rows' row_id (and completions' span ids with feedback).
+	Dataset        *OptimizationReportDataset `json:"dataset,omitempty"`
+	HoldoutIDs     []string                   `json:"holdout_ids"`
+	Baseline       OptimizationScores         `json:"baseline"`
+	Candidate      OptimizationScores         `json:"candidate"`
+	Regressed      []string                   `json:"regressed"`
+	Recommendation string                     `json:"recommendation"`
+	Reason         string                     `json:"reason"`
 }
 
 // OptimizationScores are mean scores (0 to 1), overall and per intent judge.
@@ -220,6 +255,14 @@ var DefaultBudgets = map[string]OptimizationBudget{
 const (
 	// MaxOptimizationExamples bounds the completions a prompt run reads.
 	MaxOptimizationExamples = 200
+	// MaxOptimizationDatasetRows bounds the rows a run reads of its dataset version: the
+	// first ones, read page by page.
+	MaxOptimizationDatasetRows = 200
+	// MaxOptimizationDatasetBytes bounds the row data a run reads of its dataset version: it
+	// stops before the row that would pass it (the first row is always read).
+	MaxOptimizationDatasetBytes = 4 << 20
+	// MaxOptimizationInputColumns bounds a run's dataset input columns.
+	MaxOptimizationInputColumns = 20
 	// MaxCalibrations bounds the calibrated evaluations a judge run reads.
 	MaxCalibrations = 500
 	// MinOptimizationExamples is the fewest examples a run works with: one each to learn

@@ -218,9 +218,10 @@ var functionCases = map[string]functionCase{
 				"dynamodb:ConditionCheckItem", "sqs:SendMessage", "s3:GetObject",
 			},
 			// It queues runs and deploys their candidates; the worker runs them. No model; span
-			// batches read only, for the proposals.
+			// batches read only, for the proposals, and dataset versions' rows, to check a run's
+			// columns.
 			forbidden: []string{"dynamodb:Scan", "dynamodb:DeleteItem", "s3:PutObject", "s3:DeleteObject", "s3:ListBucket", "bedrock:", "secretsmanager:"},
-			s3:        map[string][]string{"s3:GetObject": {"${Bucket.Arn}/spans/*"}},
+			s3:        map[string][]string{"s3:GetObject": {"${Bucket.Arn}/spans/*", "${Bucket.Arn}/datasets/*"}},
 		},
 	},
 	"OptimizerWorkerFunction": {
@@ -234,7 +235,7 @@ var functionCases = map[string]functionCase{
 			// version (a person deploys), never a deletion.
 			forbidden: []string{"dynamodb:Scan", "dynamodb:DeleteItem", "dynamodb:UpdateItem", "s3:DeleteObject", "s3:ListBucket"},
 			s3: map[string][]string{
-				"s3:GetObject": {"${Bucket.Arn}/spans/*", "${Bucket.Arn}/optimizations/*"},
+				"s3:GetObject": {"${Bucket.Arn}/spans/*", "${Bucket.Arn}/datasets/*", "${Bucket.Arn}/optimizations/*"},
 				"s3:PutObject": {"${Bucket.Arn}/optimizations/*"},
 			},
 		},

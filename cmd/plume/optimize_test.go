@@ -297,6 +297,11 @@ func TestOptimizeUsageErrors(t *testing.T) {
 		{"promote unknown run", []string{"optimize", "judge", "promote", unknown, "--yes"}, errs.CodeNotFound, "not found"},
 		{"cancel unknown run", []string{"optimize", "prompt", "cancel", unknown}, errs.CodeNotFound, "not found"},
 		{"no target", []string{"optimize", "prompt", "list"}, errs.CodeInvalid, "accepts 1 arg(s)"},
+		{"dataset without input column", []string{"optimize", "prompt", "start", "support-bot", "--dataset", "returns"}, errs.CodeInvalid, "--input-column is required"},
+		{"input column without dataset", []string{"optimize", "prompt", "start", "support-bot", "--input-column", "q"}, errs.CodeInvalid, "need --dataset"},
+		{"bad dataset version", []string{"optimize", "prompt", "start", "support-bot", "--dataset", "returns@two", "--input-column", "q"}, errs.CodeInvalid, "want name[@version]"},
+		{"unknown dataset", []string{"optimize", "prompt", "start", "support-bot", "--dataset", "nope", "--input-column", "q", "--expected-column", "a"}, errs.CodeNotFound, `dataset "nope" not found`},
+		{"judge dataset", []string{"optimize", "judge", "start", j.ID, "--dataset", "returns"}, errs.CodeInvalid, "unknown flag: --dataset"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -314,4 +319,31 @@ func TestOptimizeUsageErrors(t *testing.T) {
 			assert.Contains(t, body.Error.Message, tt.stderr)
 		})
 	}
+}
+
+// TestOptimizePromptFromDataset: a run started from a dataset version with the CLI's flags,
+// followed to success: the run names the version it read, in its config and its report.
+func TestOptimizePromptFromDataset(t *testing.T) {
+	h := newOptimizeHarness(t, apitest.Options{})
+	h.api.EnsurePrompt(t, h.api.A, "support-bot", "You answer support questions about {{product}}.")
+	h.api.MustDo(t, "POST", "/v1/datasets", h.api.A.Key, map[string]any{"name": "returns"})
+	var rows []any
+	for i := range 6 {
+		rows = append(rows, map[string]any{"question": fmt.Sprintf("Can I return item %d?", i), "product": "Plume", "answer": "Yes, within 30 days."})
+	}
+	h.api.MustDo(t, "POST", "/v1/datasets/returns/data", h.api.A.Key, map[string]any{"data": rows})
+	v2 := h.api.MustDo(t, "POST", "/v1/datasets/returns/data", h.api.A.Key, map[string]any{"data": rows[:5]}).Map(t)["id"].(string)
+
+	run := h.startWait("prompt", "start", "support-bot", "--seed", "3", "--optimizer", "quick_refine",
+		"--dataset", "returns@1", "--input-column", "question", "--expected-column", "answer")
+	require.NotNil(t, run.Config.Dataset)
+	assert.Equal(t, 1, run.Config.Dataset.Version)
+	require.NotNil(t, run.Metrics.Dataset)
+	assert.Equal(t, api.OptimizationReportDataset{Name: "returns", Version: 1, VersionID: run.Config.Dataset.VersionID, RowCount: 6, Examples: 6}, *run.Metrics.Dataset)
+	assert.Empty(t, run.Config.Intents, "no linked judge: the expected outputs score the candidates")
+
+	run = h.startWait("prompt", "start", "support-bot", "--seed", "3", "--optimizer", "quick_refine",
+		"--dataset-version-id", v2, "--input-column", "question,product", "--expected-column", "answer")
+	assert.Equal(t, api.OptimizationReportDataset{Name: "returns", Version: 2, VersionID: v2, RowCount: 5, Examples: 5}, *run.Metrics.Dataset)
+	h.simulated(run.ID)
 }

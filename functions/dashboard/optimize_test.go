@@ -3,6 +3,7 @@ package dashboard_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -333,3 +334,33 @@ func TestOptimizeDeploy(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestOptimizeRunFromDataset: the page of a run whose examples came from a dataset version
+// names the version and how many of its rows it read.
+func TestOptimizeRunFromDataset(t *testing.T) {
+	f := newOptimizeFixture(t, true)
+	a := f.api.A
+	f.seedOptimizable(t, a, "support", "You answer support questions.")
+	f.api.MustDo(t, "POST", "/v1/datasets", a.Key, map[string]any{"name": "returns"})
+	var rows []any
+	for i := range 6 {
+		rows = append(rows, map[string]any{"question": fmt.Sprintf("Can I return item %d?", i), "answer": "Yes."})
+	}
+	f.api.MustDo(t, "POST", "/v1/datasets/returns/data", a.Key, map[string]any{"data": rows})
+	rest := f.restClient(t, a)
+	ctx := context.Background()
+	run, err := rest.StartPromptOptimization(ctx, "support", api.OptimizationRunRequest{OptimizerType: "quick_refine", Config: api.OptimizationConfig{
+		Seed: ptr(int64(7)), Dataset: &api.OptimizationDataset{Name: "returns", InputColumns: []string{"question"}, ExpectedOutputColumn: "answer"}}})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		run, err = rest.OptimizationRun(ctx, run.ID)
+		return err == nil && run.Status == "succeeded"
+	}, 2*time.Minute, 50*time.Millisecond, "run %+v", run)
+
+	b := f.browser(t)
+	b.signIn(t, a.Key)
+	p := b.get(t, "/ui/optimization-runs/"+run.ID)
+	require.Equal(t, http.StatusOK, p.Status, p.Body)
+	assertPage(t, p)
+	assert.Contains(t, p.Body, `data-testid="run-dataset">The examples are 6 of the 6 rows of dataset <strong>returns</strong>, version 1.</p>`)
+}

@@ -94,7 +94,18 @@ type StartPromptOptimizationInput struct {
 	Budget        *BudgetInput  `json:"budget,omitempty" jsonschema:"the run's budget; omit for the type's default"`
 	Models        []string      `json:"models,omitempty" jsonschema:"models to simulate the candidate on once the run succeeds (at most 5)"`
 	Seed          *int64        `json:"seed,omitempty" jsonschema:"the seed of the train/validation/holdout split; omit for a random one"`
+	Dataset       *DatasetInput `json:"dataset,omitempty" jsonschema:"take the examples from a dataset version's rows (the first 200); omit for the prompt's feedback"`
 	Confirm       bool          `json:"confirm,omitempty" jsonschema:"must be true; without it the tool changes nothing and says what it would do"`
+}
+
+// DatasetInput names the dataset version a prompt optimization takes its examples from.
+type DatasetInput struct {
+	Name                 string   `json:"name,omitempty" jsonschema:"the dataset's name (with version, or alone for the latest version)"`
+	Version              int      `json:"version,omitempty" jsonschema:"the version number; omit for the latest"`
+	VersionID            string   `json:"version_id,omitempty" jsonschema:"the version's id, instead of name and version"`
+	InputColumns         []string `json:"input_columns" jsonschema:"the columns whose values are the prompt's input (several: a JSON object of them); the other columns fill the prompt's variables"`
+	ExpectedOutputColumn string   `json:"expected_output_column,omitempty" jsonschema:"the column whose values are the outputs wanted; with it, no judge is needed to score candidates"`
+	WithFeedback         bool     `json:"with_feedback,omitempty" jsonschema:"add the prompt's completions that have feedback to the dataset's rows"`
 }
 
 // StartJudgeOptimizationInput starts an optimization run of a judge's template.
@@ -319,6 +330,10 @@ func startPromptOptimization(ctx context.Context, c *client.Client, in StartProm
 	for _, it := range in.Intents {
 		req.Config.Intents = append(req.Config.Intents, api.OptimizationIntent{JudgeID: it.JudgeID, Weight: it.Weight, MinThreshold: it.MinThreshold})
 	}
+	if d := in.Dataset; d != nil {
+		req.Config.Dataset = &api.OptimizationDataset{Name: d.Name, Version: d.Version, VersionID: d.VersionID, InputColumns: d.InputColumns,
+			ExpectedOutputColumn: d.ExpectedOutputColumn, WithFeedback: d.WithFeedback}
+	}
 	if in.Confirm {
 		return c.StartPromptOptimization(ctx, in.PromptSlug, req)
 	}
@@ -326,13 +341,14 @@ func startPromptOptimization(ctx context.Context, c *client.Client, in StartProm
 	if err != nil {
 		return api.OptimizationRun{}, err
 	}
-	intents, err := intentNames(ctx, c, in.PromptSlug, in.Intents)
+	byExpected := in.Dataset != nil && in.Dataset.ExpectedOutputColumn != ""
+	intents, err := intentNames(ctx, c, in.PromptSlug, in.Intents, byExpected)
 	if err != nil {
 		return api.OptimizationRun{}, err
 	}
-	what := fmt.Sprintf("start a %s optimization run of prompt %s (baseline: version %d, %s), scored by %s, with %s; it publishes nothing: "+
+	what := fmt.Sprintf("start a %s optimization run of prompt %s (baseline: version %d, %s)%s, scored by %s, with %s; it publishes nothing: "+
 		"its candidate is deployed only with preview-optimization-deploy then deploy-optimization-run",
-		optimizerLabel(in.OptimizerType), in.PromptSlug, base.Version, tag, intents, budgetText(in.Budget))
+		optimizerLabel(in.OptimizerType), in.PromptSlug, base.Version, tag, datasetText(in.Dataset), intents, budgetText(in.Budget))
 	return api.OptimizationRun{}, notConfirmed(what)
 }
 
@@ -422,7 +438,7 @@ func baselineOf(ctx context.Context, c *client.Client, slug string) (api.PromptV
 
 // intentNames words the intents of a prompt optimization: the given judges, else the prompt's
 // linked ones. Like the API, it refuses unknown judges and a prompt without any.
-func intentNames(ctx context.Context, c *client.Client, slug string, intents []IntentInput) (string, error) {
+func intentNames(ctx context.Context, c *client.Client, slug string, intents []IntentInput, byExpected bool) (string, error) {
 	var names []string
 	if len(intents) == 0 {
 		judges, err := c.Judges(ctx)
@@ -432,8 +448,12 @@ func intentNames(ctx context.Context, c *client.Client, slug string, intents []I
 		for _, j := range linkedJudges(judges, slug) {
 			names = append(names, judgeName(j))
 		}
-		if len(names) == 0 {
-			return "", errInput("prompt %s has no linked judge to score candidates: link one (link-judge-to-prompt) or give intents", slug)
+		switch {
+		case len(names) == 0 && byExpected:
+			return "the dataset's expected outputs", nil
+		case len(names) == 0:
+			return "", errInput("prompt %s has no linked judge to score candidates: link one (link-judge-to-prompt), give intents, "+
+				"or give the dataset an expected_output_column", slug)
 		}
 		return "its linked judges " + strings.Join(names, ", "), nil
 	}
@@ -463,6 +483,32 @@ func linkedJudges(judges []api.Judge, slug string) []api.Judge {
 		}
 	}
 	return out
+}
+
+// datasetText words where a prompt optimization's examples come from, when a dataset says.
+func datasetText(d *DatasetInput) string {
+	if d == nil {
+		return ""
+	}
+	version := "its latest version"
+	switch {
+	case d.VersionID != "":
+		version = "version " + d.VersionID
+	case d.Version > 0:
+		version = fmt.Sprintf("version %d", d.Version)
+	}
+	name := fmt.Sprintf("dataset %q", d.Name)
+	if d.Name == "" {
+		name = "the dataset"
+	}
+	what := fmt.Sprintf(" on the first %d rows of %s (%s), input %s", api.MaxOptimizationDatasetRows, name, version, strings.Join(d.InputColumns, ", "))
+	if d.ExpectedOutputColumn != "" {
+		what += ", expected output " + d.ExpectedOutputColumn
+	}
+	if d.WithFeedback {
+		what += ", and the prompt's feedback"
+	}
+	return what
 }
 
 func budgetOf(b *BudgetInput) *api.OptimizationBudget {

@@ -28,6 +28,10 @@ func toRun(r optimize.Run) api.OptimizationRun {
 	for _, in := range r.Config.Intents {
 		out.Config.Intents = append(out.Config.Intents, api.OptimizationIntent(in))
 	}
+	if d := r.Config.Dataset; d != nil {
+		out.Config.Dataset = &api.OptimizationDataset{Name: d.Name, Version: d.Version, VersionID: d.VersionID, InputColumns: d.InputColumns,
+			ExpectedOutputColumn: d.ExpectedOutputColumn, WithFeedback: d.WithFeedback}
+	}
 	if c := r.Candidate; c != nil {
 		ac := &api.OptimizationCandidate{Content: c.Content, Rendered: c.Render(), Hash: c.Hash(), Demonstrations: []api.OptimizationDemonstration{}}
 		for _, d := range c.Demonstrations {
@@ -39,6 +43,10 @@ func toRun(r optimize.Run) api.OptimizationRun {
 		out.Metrics = &api.OptimizationReport{
 			HoldoutIDs: rep.HoldoutIDs, Regressed: rep.Regressed, Recommendation: rep.Recommendation, Reason: rep.Reason,
 			Baseline: api.OptimizationScores(rep.Baseline), Candidate: api.OptimizationScores(rep.Candidate),
+		}
+		if d := rep.Dataset; d != nil {
+			ad := api.OptimizationReportDataset(*d)
+			out.Metrics.Dataset = &ad
 		}
 		if a := rep.BaselineAgreement; a != nil {
 			out.Metrics.BaselineAgreement = &api.JudgeAgreement{N: a.N, Accuracy: a.Accuracy, Kappa: a.Kappa, TruePositiveRate: a.TruePositiveRate, TrueNegativeRate: a.TrueNegativeRate}

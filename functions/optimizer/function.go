@@ -5,6 +5,8 @@ import (
 	"net/http"
 
 	"github.com/plumehq/plume/internal/app"
+	"github.com/plumehq/plume/shared/dataset"
+	"github.com/plumehq/plume/shared/ddb"
 )
 
 // Function is OptimizerFunction of template.yaml: the runs API, and the proposals (issues and
@@ -21,7 +23,11 @@ var Function = app.Function{
 		if err != nil {
 			return nil, err
 		}
-		return NewHandler(NewService(e.Optimizations(), e.Prompts(), e.JudgeStore(), e.Judges(), queue, e.Now),
+		datasets, err := datasetsOf(e)
+		if err != nil {
+			return nil, err
+		}
+		return NewHandler(NewService(e.Optimizations(), e.Prompts(), e.JudgeStore(), e.Judges(), queue, e.Now).ReadDatasets(datasets),
 			NewProposals(e.Prompts(), e.JudgeStore(), e.JudgeStore(), e.FeedbackStore(), examples, e.Now), e.Authn()), nil
 	},
 }
@@ -57,6 +63,20 @@ func WorkerFromEnv(ctx context.Context, e *app.Env) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
+	datasets, err := datasetsOf(e)
+	if err != nil {
+		return nil, err
+	}
 	w := NewWorker(e.Optimizations(), blobs, queue, examples, e.JudgeStore(), e.FeedbackStore(), e.Optimizations(), models, models.JudgeModel(), e.Now)
-	return w.SimulateWith(e.Config.SimulationModels...), nil
+	return w.SimulateWith(e.Config.SimulationModels...).ReadDatasets(datasets), nil
+}
+
+// datasetsOf reads the datasets of an Env: their versions in the table, their rows in the
+// bucket.
+func datasetsOf(e *app.Env) (*dataset.Service, error) {
+	blobs, err := e.Blobs()
+	if err != nil {
+		return nil, err
+	}
+	return dataset.NewService(ddb.NewDatasetStore(e.Table()), blobs, e.Now), nil
 }

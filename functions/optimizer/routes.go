@@ -76,6 +76,10 @@ func (s *server) start(w http.ResponseWriter, r *http.Request) {
 	for _, i := range in.Config.Intents {
 		req.Intents = append(req.Intents, optimize.Intent{JudgeID: i.JudgeID, Weight: i.Weight, MinThreshold: i.MinThreshold})
 	}
+	if d := in.Config.Dataset; d != nil {
+		req.Dataset = &optimize.Dataset{Name: d.Name, Version: d.Version, VersionID: d.VersionID, InputColumns: d.InputColumns,
+			ExpectedOutputColumn: d.ExpectedOutputColumn, WithFeedback: d.WithFeedback}
+	}
 	p, _ := auth.FromContext(r.Context())
 	start := s.svc.Start
 	target := r.PathValue("slug")

@@ -17,6 +17,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/plumehq/plume/api"
+	"github.com/plumehq/plume/shared/dataset"
 	"github.com/plumehq/plume/shared/ddb"
 	"github.com/plumehq/plume/shared/errs"
 	"github.com/plumehq/plume/shared/judge"
@@ -77,6 +78,17 @@ const ProductionTag = "production"
 // ReceiptTTL is how long a deploy receipt is valid.
 const ReceiptTTL = 10 * time.Minute
 
+// Datasets reads dataset versions and pages of their rows (dataset.Service): the examples of
+// a run that names a dataset version.
+type Datasets interface {
+	// Version reads version n of dataset name (0: the latest). Errors: errs.NotFound.
+	Version(ctx context.Context, projectID, name string, n int) (dataset.Version, error)
+	// VersionByID reads a version by its id. Errors: errs.NotFound.
+	VersionByID(ctx context.Context, projectID, id string) (dataset.Version, error)
+	// Page reads v's rows from offset: at most limit, fewer at a page's byte budget.
+	Page(ctx context.Context, v dataset.Version, offset, limit int) ([]api.DatasetRow, error)
+}
+
 // Service starts, lists, cancels and deploys optimization runs.
 type Service struct {
 	runs         Runs
@@ -84,7 +96,14 @@ type Service struct {
 	judges       Judges
 	judgeUpdates JudgeUpdates
 	queue        Queue
+	datasets     Datasets
 	now          func() time.Time
+}
+
+// ReadDatasets lets runs take their examples from dataset versions read from d.
+func (s *Service) ReadDatasets(d Datasets) *Service {
+	s.datasets = d
+	return s
 }
 
 // NewService returns the optimization service.
@@ -99,6 +118,9 @@ type StartRequest struct {
 	Budget        optimize.Budget
 	Models        []string
 	Seed          *int64
+	// Dataset names the dataset version the run takes examples from (nil: none): by
+	// VersionID, or by Name and Version (0: the latest).
+	Dataset *optimize.Dataset
 }
 
 // Limits of a start request.
@@ -132,7 +154,14 @@ func (s *Service) Start(ctx context.Context, projectID, slug, user string, req S
 	if err != nil {
 		return optimize.Run{}, err
 	}
-	intents, err := s.intents(ctx, projectID, slug, req.Intents)
+	ds, err := s.dataset(ctx, projectID, req.Dataset)
+	if err != nil {
+		return optimize.Run{}, err
+	}
+	// A dataset's expected outputs score candidates on their own; without them the intents
+	// are the only score.
+	scoredByExpected := ds != nil && ds.ExpectedOutputColumn != ""
+	intents, err := s.intents(ctx, projectID, slug, req.Intents, scoredByExpected)
 	if err != nil {
 		return optimize.Run{}, err
 	}
@@ -150,7 +179,7 @@ func (s *Service) Start(ctx context.Context, projectID, slug, user string, req S
 	r, err := s.runs.CreateRun(ctx, optimize.Run{
 		ID: uuid.Must(uuid.NewV7()).String(), ProjectID: projectID,
 		Target: optimize.Target{Kind: optimize.TargetPrompt, Slug: slug}, Requested: typ,
-		Config: optimize.Config{Intents: intents, Budget: req.Budget, Models: req.Models, Seed: seed},
+		Config: optimize.Config{Intents: intents, Budget: req.Budget, Models: req.Models, Seed: seed, Dataset: ds},
 		Status: optimize.StatusQueued, Baseline: base, CreatedAt: now, CreatedBy: user, UpdatedAt: now,
 	})
 	if err != nil {
@@ -189,6 +218,9 @@ func (s *Service) StartJudge(ctx context.Context, projectID, judgeID, user strin
 	}
 	if typ != optimize.TypeQuickRefine {
 		return optimize.Run{}, errs.Invalid("a judge's template is optimized with quick_refine; %q is for prompts", typ)
+	}
+	if req.Dataset != nil {
+		return optimize.Run{}, errs.Invalid("a judge's template learns from its calibrations; config.dataset is for prompt runs")
 	}
 	if err := checkBudget(req.Budget); err != nil {
 		return optimize.Run{}, err
@@ -246,8 +278,9 @@ func baselineOf(ctx context.Context, prompts Prompts, projectID, slug string) (b
 	return optimize.Baseline{VersionID: v.ID, Version: v.Number, Content: v.Content, ContentHash: v.ContentHash, Model: v.ModelID}, production, nil
 }
 
-// intents validates the requested intents, or defaults to the judges linked to slug.
-func (s *Service) intents(ctx context.Context, projectID, slug string, req []optimize.Intent) ([]optimize.Intent, error) {
+// intents validates the requested intents, or defaults to the judges linked to slug; none at
+// all is an error unless noneNeeded (the examples' expected outputs score candidates).
+func (s *Service) intents(ctx context.Context, projectID, slug string, req []optimize.Intent, noneNeeded bool) ([]optimize.Intent, error) {
 	if len(req) == 0 {
 		all, err := s.judges.Judges(ctx, projectID)
 		if err != nil {
@@ -258,8 +291,9 @@ func (s *Service) intents(ctx context.Context, projectID, slug string, req []opt
 				req = append(req, optimize.Intent{JudgeID: j.ID, Weight: 1})
 			}
 		}
-		if len(req) == 0 {
-			return nil, errs.Invalid("the prompt %q has no linked judge: link one (PUT /projects/{project_id}/prompts/%s/judges/{judge_id}) or give config.intents", slug, slug)
+		if len(req) == 0 && !noneNeeded {
+			return nil, errs.Invalid("the prompt %q has no linked judge: link one (PUT /projects/{project_id}/prompts/%s/judges/{judge_id}), give config.intents, "+
+				"or give config.dataset an expected_output_column", slug, slug)
 		}
 		return req, nil
 	}

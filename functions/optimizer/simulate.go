@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/shared/ddb"
 	"github.com/plumehq/plume/shared/errs"
 	"github.com/plumehq/plume/shared/judge"
@@ -64,7 +63,8 @@ func (w *Worker) Simulate(ctx context.Context, projectID, runID string) error {
 			"status", r.Status, "simulations", len(r.Simulations), "target", r.Target.Kind)
 		return nil
 	}
-	examples, err := optimize.LoadExamples(ctx, w.examples, r.ProjectID, r.Target.Slug, r.Config.Intents, api.MaxOptimizationExamples)
+	// The run's own examples: its dataset version's rows, its completions, or both.
+	examples, _, err := w.loadExamples(ctx, r)
 	if err != nil {
 		return err
 	}

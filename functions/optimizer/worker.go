@@ -31,6 +31,8 @@ type Worker struct {
 	queue    Queue
 	runs     Runs
 	examples optimize.ExampleSource
+	// datasets are the dataset versions runs take examples from.
+	datasets Datasets
 	judges   Judges
 	// calibrations are the judges' calibrated evaluations, for judge runs.
 	calibrations Calibrations
@@ -47,6 +49,12 @@ type Worker struct {
 	scoreConcurrency int
 	// simulateWith are the deployment's simulation models (PLUME_SIMULATION_MODELS).
 	simulateWith []string
+}
+
+// ReadDatasets lets the worker read the dataset versions runs take their examples from.
+func (w *Worker) ReadDatasets(d Datasets) *Worker {
+	w.datasets = d
+	return w
 }
 
 // SimulateWith adds models to every run's simulations: the deployment's.
@@ -235,12 +243,9 @@ type outcome struct {
 // optimize reads the run's examples, lets its strategy propose a candidate and compares it
 // with the baseline on the holdout.
 func (w *Worker) optimize(ctx context.Context, r optimize.Run) (outcome, error) {
-	examples, err := optimize.LoadExamples(ctx, w.examples, r.ProjectID, r.Target.Slug, r.Config.Intents, api.MaxOptimizationExamples)
+	examples, fromDataset, err := w.loadExamples(ctx, r)
 	if err != nil {
 		return outcome{}, err
-	}
-	if len(examples) < api.MinOptimizationExamples {
-		return outcome{}, errs.Invalid("the prompt has %d completions; an optimization needs at least %d", len(examples), api.MinOptimizationExamples)
 	}
 	split := optimize.SplitExamples(examples, r.Config.Seed)
 	typ := chooseType(r.Requested, r.Config.Budget, split)
@@ -322,6 +327,7 @@ func (w *Worker) optimize(ctx context.Context, r optimize.Run) (outcome, error) 
 	if err != nil {
 		return outcome{}, err
 	}
+	report.Dataset = fromDataset
 	progress := m.Spent()
 	progress.Iteration = iterations
 	return outcome{typ: typ, candidate: candidate, report: report, progress: progress}, nil

@@ -209,20 +209,34 @@ func (s *Service) Rows(ctx context.Context, projectID, name string, n, offset, l
 		return api.DatasetRows{}, err
 	}
 	out := api.DatasetRows{Rows: []api.DatasetRow{}, TotalRows: v.RowCount, Offset: offset, Version: api.VersionRef{ID: v.ID, VersionNumber: v.Number}}
+	if out.Rows, err = s.Page(ctx, v, offset, limit); err != nil {
+		return api.DatasetRows{}, err
+	}
+	return out, nil
+}
+
+// Page reads the rows of version v from offset, at most limit rows and at most
+// api.MaxAnswerBytes of them (never none while rows remain): one ranged GET of its object,
+// none past its end. Readers that page through a version read it once and call Page for each
+// page (an optimization run's examples).
+func (s *Service) Page(ctx context.Context, v Version, offset, limit int) ([]api.DatasetRow, error) {
 	if offset >= v.RowCount {
-		return out, nil
+		return []api.DatasetRow{}, nil
 	}
 	// Room for the rows before offset since the last index entry, the page and one row more.
 	budget := api.MaxAnswerBytes - 4096
 	start, length := pageRange(v, offset, limit, int64(IndexBytes+2*api.MaxDatasetRowBytes+budget))
 	chunk, err := s.objects.GetRange(ctx, v.Object, start.Offset, length)
 	if err != nil {
-		return api.DatasetRows{}, fmt.Errorf("read rows of %s: %w", v.Object, err)
+		return nil, fmt.Errorf("read rows of %s: %w", v.Object, err)
 	}
-	if out.Rows, err = parsePage(chunk, start.Row, offset, limit, budget); err != nil {
-		return api.DatasetRows{}, err
-	}
-	return out, nil
+	return parsePage(chunk, start.Row, offset, limit, budget)
+}
+
+// Version reads version n of a dataset (0: the latest). Errors: NotFound for an unknown
+// dataset or version.
+func (s *Service) Version(ctx context.Context, projectID, name string, n int) (Version, error) {
+	return s.store.Version(ctx, projectID, name, n)
 }
 
 // Versions lists a dataset's versions, newest first. Errors: NotFound for an unknown dataset.

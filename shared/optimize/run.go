@@ -62,6 +62,9 @@ type Config struct {
 	// Models are the models of the simulations, beside the baseline's bound model.
 	Models []string `json:"models,omitempty"`
 	Seed   int64    `json:"seed"`
+	// Dataset is the dataset version a prompt run takes examples from (nil: its feedback only),
+	// resolved when the run starts.
+	Dataset *Dataset `json:"dataset,omitempty"`
 }
 
 // Baseline is the prompt version a run improves on: what the production tag served when the
@@ -103,9 +106,11 @@ type Report struct {
 	// with people on the holdout's calibrated evaluations.
 	BaselineAgreement  *JudgeAgreement `json:"baseline_agreement,omitempty"`
 	CandidateAgreement *JudgeAgreement `json:"candidate_agreement,omitempty"`
-	HoldoutIDs         []string        `json:"holdout_ids"`
-	Baseline           Scores          `json:"baseline"`
-	Candidate          Scores          `json:"candidate"`
+	// Dataset is the dataset version the examples came from (nil: none).
+	Dataset    *ReportDataset `json:"dataset,omitempty"`
+	HoldoutIDs []string       `json:"holdout_ids"`
+	Baseline   Scores         `json:"baseline"`
+	Candidate  Scores         `json:"candidate"`
 	// Regressed are the holdout examples the candidate scores lower on than the baseline.
 	Regressed      []string `json:"regressed,omitempty"`
 	Recommendation string   `json:"recommendation"`

@@ -91,7 +91,7 @@ var runColumns = []cmdutil.Column{
 	{Header: "ID", Path: "id"}, {Header: "Prompt", Path: "prompt_slug"}, {Header: "Judge", Path: "judge_id"},
 	{Header: "Status", Path: "status"}, {Header: "Optimizer", Path: "optimizer_type"}, {Header: "Requested", Path: "requested_optimizer_type"},
 	{Header: "Intents", Path: "config.intents"}, {Header: "Budget", Path: "config.budget"}, {Header: "Models", Path: "config.models"},
-	{Header: "Seed", Path: "config.seed"}, {Header: "Baseline version", Path: "baseline.version"},
+	{Header: "Seed", Path: "config.seed"}, {Header: "Dataset", Path: "config.dataset"}, {Header: "Baseline version", Path: "baseline.version"},
 	{Header: "Iteration", Path: "progress.iteration"}, {Header: "Model calls", Path: "progress.model_calls"},
 	{Header: "Cost USD", Path: "progress.cost_usd"}, {Header: "Baseline score", Path: "metrics.baseline.overall"},
 	{Header: "Candidate score", Path: "metrics.candidate.overall"}, {Header: "Regressed", Path: "metrics.regressed"},
@@ -279,10 +279,11 @@ func newCmdStart(f *cmdutil.Factory, t target) *cobra.Command {
 	var maxCalls int
 	var maxCost float64
 	var seed int64
+	var ds datasetFlags
 	cmd := &cobra.Command{
 		Use:   "start " + t.arg,
 		Short: fmt.Sprintf("Start an optimization run of a %s", t.name),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			if err := w.check(); err != nil {
 				return err
 			}
@@ -307,6 +308,9 @@ func newCmdStart(f *cmdutil.Factory, t target) *cobra.Command {
 			if given("seed") {
 				req.Config.Seed = &seed
 			}
+			if req.Config.Dataset, err = ds.request(given); err != nil {
+				return err
+			}
 			ctx, c, cancel, err := f.Request(cmd, nil, true)
 			if err != nil {
 				return err
@@ -329,13 +333,21 @@ weight in the overall score and a minimum score (0 to 1) under which a candidate
 whatever its overall score. After a successful run the candidate and the baseline are simulated
 with the prompt's model and the --model models.
 
+--dataset takes the examples from a dataset version instead (name, or name@version; the
+latest by default; --dataset-version-id names a version by id): each row's --input-column
+values are the input, its --expected-column value the output wanted, its other columns the
+prompt's variables; the run reads the version's first 200 rows. --with-feedback adds the
+completions people gave feedback on.
+
 ` + waitHelp
 		cmd.Example = `  plume optimize prompt start support-bot --wait
+  plume optimize prompt start support-bot --dataset returns@2 --input-column question --expected-column answer --wait
   plume --timeout 30m optimize prompt start support-bot --optimizer dspy_gepa --max-cost-usd 20 \
     --intent 0192f5d4-7c1e-7a3b-9f00-5a1c2e3d4b5f:2:0.8 --intent 0192f5d4-aaaa-7a3b-9f00-5a1c2e3d4b5f \
     --model anthropic/claude-sonnet-4-5 --wait`
 		fl.StringArrayVar(&intents, "intent", nil, "a `judge_id[:weight[:min_threshold]]` scoring candidates: the judge, its weight in the overall score, the least score (0 to 1) a candidate may have on it; repeatable (default: the linked judges, weight 1)")
 		fl.StringArrayVar(&models, "model", nil, "simulate the result with this `model` too (provider/model); repeatable")
+		ds.addFlags(cmd)
 	} else {
 		cmd.Long = `Start an optimization run of a judge's template: quick_refine rewrites it from the judge's
 calibration feedback (plume judges feedback create), and the run compares the agreement with
@@ -402,4 +414,45 @@ func newCmdCancel(f *cmdutil.Factory, t target) *cobra.Command {
 			return printRun(f.IO, run)
 		},
 	}
+}
+
+// datasetFlags are the prompt start's --dataset flags: the dataset version a run takes its
+// examples from.
+type datasetFlags struct {
+	dataset, versionID, expected string
+	inputs                       []string
+	withFeedback                 bool
+}
+
+func (d *datasetFlags) addFlags(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&d.dataset, "dataset", "", "take the examples from this dataset's rows: `name[@version]` (default: the latest version)")
+	fl.StringVar(&d.versionID, "dataset-version-id", "", "take the examples from the dataset version with this `id`")
+	fl.StringSliceVar(&d.inputs, "input-column", nil, "a dataset `column` whose values are the prompt's input; repeatable (several: a JSON object of them)")
+	fl.StringVar(&d.expected, "expected-column", "", "the dataset `column` whose values are the outputs wanted")
+	fl.BoolVar(&d.withFeedback, "with-feedback", false, "add the completions people gave feedback on to the dataset's rows")
+}
+
+// request is the run's config.dataset, nil without --dataset or --dataset-version-id.
+func (d *datasetFlags) request(given func(string) bool) (*api.OptimizationDataset, error) {
+	if d.dataset == "" && d.versionID == "" {
+		if given("input-column") || given("expected-column") || given("with-feedback") {
+			return nil, cmdutil.FlagErrorf("--input-column, --expected-column and --with-feedback need --dataset or --dataset-version-id")
+		}
+		return nil, nil
+	}
+	if len(d.inputs) == 0 {
+		return nil, cmdutil.FlagErrorf("--input-column is required with a dataset: the column (or columns) whose values are the prompt's input")
+	}
+	out := &api.OptimizationDataset{VersionID: d.versionID, InputColumns: d.inputs, ExpectedOutputColumn: d.expected, WithFeedback: d.withFeedback}
+	name, version, hasVersion := strings.Cut(d.dataset, "@")
+	out.Name = name
+	if hasVersion {
+		n, err := strconv.Atoi(version)
+		if err != nil || n < 1 {
+			return nil, cmdutil.FlagErrorf("--dataset %q: the version must be a number from 1 (want name[@version])", d.dataset)
+		}
+		out.Version = n
+	}
+	return out, nil
 }
