@@ -59,12 +59,14 @@ type policyCase struct {
 	listPrefixes []string
 	// keys are, by action, the partitions it is confined to: every Allow statement granting
 	// it must allow exactly keys[action].allow (dynamodb:LeadingKeys, ForAllValues:StringLike)
-	// and a Deny statement of it must take back exactly keys[action].deny (ForAnyValue).
+	// and a Deny statement of it must take back exactly keys[action].deny (ForAnyValue), but
+	// for keys[action].spared (ForAllValues:StringNotLike).
 	keys map[string]keyScope
 }
 
-// keyScope is the partition key patterns an action is allowed on, and those taken back.
-type keyScope struct{ allow, deny []string }
+// keyScope is the partition key patterns an action is allowed on, those taken back, and those
+// of the taken back that stay allowed.
+type keyScope struct{ allow, deny, spared []string }
 
 // deletesInProject confines DeleteItem to the items of the project's own partition
 // (P#<project id>: price overrides), none of the partitions under it, and allow's others.
@@ -266,7 +268,8 @@ var functionCases = map[string]functionCase{
 		routes: stackRoutes("MCPFunction"),
 		policy: policyCase{
 			// The union of the areas its tools call in-process (prompts, tracing queries, judges,
-			// feedback, optimization runs), and nothing more.
+			// feedback, optimization runs, signals; the reads of datasets, webhooks and the event
+			// log; monitors' reads and creation), and nothing more.
 			actions: []string{
 				"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem",
 				"dynamodb:ConditionCheckItem", "s3:GetObject", "s3:ListBucket", "s3:PutObject", "sqs:SendMessage",
@@ -274,7 +277,7 @@ var functionCases = map[string]functionCase{
 			// No tool deletes; no model is called and no secret read here (the workers do that).
 			forbidden: []string{"dynamodb:Scan", "dynamodb:DeleteItem", "s3:DeleteObject", "bedrock:", "secretsmanager:"},
 			s3: map[string][]string{
-				"s3:GetObject":  {"${Bucket.Arn}/spans/*", "${Bucket.Arn}/attachments/*", "${Bucket.Arn}/index/*"},
+				"s3:GetObject":  {"${Bucket.Arn}/spans/*", "${Bucket.Arn}/attachments/*", "${Bucket.Arn}/index/*", "${Bucket.Arn}/datasets/*"},
 				"s3:ListBucket": {"${Bucket.Arn}"},
 				"s3:PutObject":  {"${Bucket.Arn}/backfills/*"},
 			},
@@ -301,8 +304,8 @@ var functionCases = map[string]functionCase{
 		routes: stackRoutes("DashboardFunction"),
 		policy: policyCase{
 			// The union of the areas its pages call in-process (prompts, tracing queries, judges,
-			// feedback, settings, optimization runs, signals, the datasets area's reads) and its
-			// sessions, and nothing more.
+			// feedback, settings, optimization runs, signals, monitors, webhooks and the event
+			// log, the datasets area's reads) and its sessions, and nothing more.
 			actions: []string{
 				"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem",
 				"dynamodb:DeleteItem", "dynamodb:ConditionCheckItem", "s3:GetObject", "s3:ListBucket", "s3:PutObject", "sqs:SendMessage",
@@ -315,7 +318,9 @@ var functionCases = map[string]functionCase{
 				"s3:PutObject":  {"${Bucket.Arn}/backfills/*"},
 			},
 			listPrefixes: []string{"attachments/*"},
-			keys:         deletesInProject("WEBSESSION#*"),
+			// Its sessions, and the project's webhooks and monitors (their pages).
+			keys: map[string]keyScope{"dynamodb:DeleteItem": {allow: []string{"WEBSESSION#*", "P#*"}, deny: []string{"P#*#*"},
+				spared: []string{"P#*#WH", "P#*#MON"}}},
 		},
 	},
 	"EvaluatorFunction": {
@@ -820,13 +825,15 @@ func checkPolicy(t checkT, tpl map[string]any, cases map[string]functionCase, id
 					"statement %d: the partitions %s may %s", i, id, action)
 			}
 		}
-		var denied []string
+		var denied, spared []string
 		for _, st := range statements(t, props["Policies"], "Deny") {
 			if slices.Contains(stringsOf(st["Action"]), action) {
 				denied = append(denied, leadingKeys(st, "ForAnyValue:StringLike")...)
+				spared = append(spared, leadingKeys(st, "ForAllValues:StringNotLike")...)
 			}
 		}
 		assert.ElementsMatch(t, scope.deny, denied, "the partitions %s must not %s", id, action)
+		assert.ElementsMatch(t, scope.spared, spared, "of those, the partitions %s may %s", id, action)
 	}
 }
 

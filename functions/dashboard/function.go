@@ -4,41 +4,29 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/plumehq/plume/functions/datasets"
 	"github.com/plumehq/plume/functions/feedback"
 	"github.com/plumehq/plume/functions/judges"
+	"github.com/plumehq/plume/functions/monitors"
 	"github.com/plumehq/plume/functions/optimizer"
 	"github.com/plumehq/plume/functions/prompts"
 	"github.com/plumehq/plume/functions/settings"
 	"github.com/plumehq/plume/functions/signals"
 	"github.com/plumehq/plume/functions/tracing"
+	"github.com/plumehq/plume/functions/webhooks"
 	"github.com/plumehq/plume/internal/app"
 	"github.com/plumehq/plume/shared/ddb"
 )
 
 // apiFunctions are the REST areas the pages call in-process (api.go). DashboardFunction's
 // policy in template.yaml is the union of theirs and its sessions'; the optimization runs' area
-// is added when the process has the runs' queue.
-var apiFunctions = []app.Function{prompts.Function, tracing.QueryFunction, judges.Function, feedback.Function, settings.Function, signals.Function, datasetReads}
-
-// datasetReads are the datasets area's GET routes, which the datasets and experiments pages
-// call: the pages write no dataset or experiment, so DashboardFunction may only read the
-// versions' objects (datasets/*), and its in-process API answers the area's writes 404.
-var datasetReads = app.Function{Name: datasets.Function.Name, Routes: getRoutes(datasets.Function.Routes), Build: datasets.Function.Build}
-
-// getRoutes are the GET route keys of routes.
-func getRoutes(routes []string) []string {
-	var out []string
-	for _, r := range routes {
-		if strings.HasPrefix(r, http.MethodGet+" ") {
-			out = append(out, r)
-		}
-	}
-	return out
-}
+// is added when the process has the runs' queue. Of the datasets area, the pages call the
+// reads only (they write no dataset or experiment), so DashboardFunction may only read the
+// versions' objects (datasets/*).
+var apiFunctions = []app.Function{prompts.Function, tracing.QueryFunction, judges.Function, feedback.Function, settings.Function,
+	signals.Function, app.Only(datasets.Function, http.MethodGet), monitors.Function, webhooks.Function}
 
 // Function is DashboardFunction of template.yaml.
 var Function = app.Function{

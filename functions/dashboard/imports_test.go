@@ -26,7 +26,7 @@ var pageImports = []string{"api", "client", "shared/errs", "shared/web", "shared
 // naming a package its file no longer imports, so the list only shrinks.
 var importsOwed = map[string][]string{
 	// The composition root side: mounts the API's areas in-process, builds the sign-in store.
-	"function.go": {"functions/datasets", "functions/feedback", "functions/judges", "functions/optimizer", "functions/prompts", "functions/settings", "functions/signals", "functions/tracing", "internal/app", "shared/ddb"},
+	"function.go": {"functions/datasets", "functions/feedback", "functions/judges", "functions/monitors", "functions/optimizer", "functions/prompts", "functions/settings", "functions/signals", "functions/tracing", "functions/webhooks", "internal/app", "shared/ddb"},
 	// The lists' filter checks tag lengths and reads times as spans' times are read; a session
 	// id of an SDK's form is canonicalised by trace.SessionIDOf.
 	"filter.go":   {"shared/trace"},

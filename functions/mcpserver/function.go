@@ -4,19 +4,25 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/plumehq/plume/functions/datasets"
 	"github.com/plumehq/plume/functions/feedback"
 	"github.com/plumehq/plume/functions/judges"
+	"github.com/plumehq/plume/functions/monitors"
 	"github.com/plumehq/plume/functions/optimizer"
 	"github.com/plumehq/plume/functions/prompts"
 	"github.com/plumehq/plume/functions/signals"
 	"github.com/plumehq/plume/functions/tracing"
+	"github.com/plumehq/plume/functions/webhooks"
 	"github.com/plumehq/plume/internal/app"
 )
 
 // apiFunctions are the areas whose routes the tools call in-process. MCPFunction's policy in
 // template.yaml is the union of theirs; the optimization runs' area is added when the process
-// has the runs' queue (optimizationFunctions).
-var apiFunctions = []app.Function{prompts.Function, tracing.QueryFunction, judges.Function, feedback.Function, signals.Function}
+// has the runs' queue (optimizationFunctions). Of the datasets, webhooks and monitors areas the
+// tools call the reads, and the monitors' create; no tool deletes.
+var apiFunctions = []app.Function{prompts.Function, tracing.QueryFunction, judges.Function, feedback.Function, signals.Function,
+	app.Only(datasets.Function, http.MethodGet), app.Only(webhooks.Function, http.MethodGet),
+	app.Only(monitors.Function, http.MethodGet, http.MethodPost)}
 
 // optimizationFunctions are the areas mounted when optimization runs can be queued.
 var optimizationFunctions = []app.Function{optimizer.Function}

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
@@ -29,6 +31,35 @@ type Function struct {
 	// Streaming serves the function's Function URL in RESPONSE_STREAM invoke mode: what the
 	// handler flushes reaches the client at once (lambdahttp.StartStreaming).
 	Streaming bool
+}
+
+// Only is f serving the requests of the given methods only: an area mounted in-process by a
+// surface (the dashboard, the MCP server) that calls part of it, under a policy that grants
+// that part only. Its routes of other methods are dropped; a request of another method on one
+// of its ANY routes answers the in-process API's 404, as an unmounted route does.
+func Only(f Function, methods ...string) Function {
+	var routes []string
+	for _, r := range f.Routes {
+		method, _, _ := strings.Cut(r, " ")
+		if method == "ANY" || slices.Contains(methods, method) {
+			routes = append(routes, r)
+		}
+	}
+	build := f.Build
+	f.Routes, f.Build = routes, func(e *Env) (http.Handler, error) {
+		h, err := build(e)
+		if err != nil {
+			return nil, err
+		}
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !slices.Contains(methods, r.Method) {
+				web.NotFound(w, r)
+				return
+			}
+			h.ServeHTTP(w, r)
+		}), nil
+	}
+	return f
 }
 
 // Main is the whole main of a Lambda function: it reads the configuration from the environment,

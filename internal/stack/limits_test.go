@@ -658,6 +658,7 @@ func (f *filled) requests(t *testing.T) map[string][]request {
 			page("/ui/optimization-runs/" + f.runs[0]), page("/ui/settings"), page("/ui/gateway"),
 			page("/ui/datasets"), page("/ui/datasets/big"), page("/ui/experiments/" + f.experiment), page("/ui/experiments/" + f.experiment + "?run=12"),
 			page("/ui/experiments/compare?ids=" + f.experiment + "," + f.experiment),
+			page("/ui/ab-tests"), page("/ui/monitors"), page("/ui/webhooks"), page("/ui/events"),
 		},
 	}
 }
