@@ -475,12 +475,16 @@ func (s *TraceStore) applyTrace(ctx context.Context, projectID, traceID string, 
 	if !slices.ContainsFunc(pend, func(p pendingItem) bool { return !p.void }) {
 		// Only writes none of whose spans was stored (as a re-send's first round, whose spans
 		// all existed): there is nothing to add, and no trace to make. The trace's session is
-		// returned to be healed, as a heal without pending items does.
-		_, err := s.t.api.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: deletes(s.t.name, pend)})
-		if err != nil && !isContention(err) {
-			return "", storageErr("delete void pending deltas of trace "+traceID, err)
+		// returned to be healed, as a heal without pending items does. A void item is void for
+		// every healer (its changes are dead or settled uncounted: resolve), so plain deletes
+		// suffice: deleting it twice, or after a concurrent heal did, changes nothing.
+		for _, p := range pend {
+			_, err := s.t.api.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &s.t.name, Key: key(p.PK, p.SK)})
+			if err != nil {
+				return "", storageErr("delete void pending delta of trace "+traceID, err)
+			}
 		}
-		return strAttr(cur, "ss"), err
+		return strAttr(cur, "ss"), nil
 	}
 	first := pend[0].at()
 	if cur == nil {
