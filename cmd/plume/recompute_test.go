@@ -62,10 +62,10 @@ func (h *harness) addGhost(project, traceID string) {
 func (h *harness) drift(project, traceID string) {
 	h.t.Helper()
 	h.addGhost(project, traceID)
-	session, err := h.traceStore().HealTrace(context.Background(), project, traceID)
+	healed, err := h.traceStore().HealTrace(context.Background(), project, traceID)
 	require.NoError(h.t, err)
-	if session != "" {
-		require.NoError(h.t, h.traceStore().HealSession(context.Background(), project, session))
+	if healed.Session != "" {
+		require.NoError(h.t, h.traceStore().HealSession(context.Background(), project, healed.Session))
 	}
 }
 

@@ -33,7 +33,9 @@ import (
 // rate-limit shards ...), and two kinds of items outside it: the lookup item of each API key
 // (APIKEY#<sha256>) and each feedback link (FLINK#<sha256>). Everything else that names the
 // project (the PROJECTS, ORUNS#ACTIVE and PENDING#<n> partitions) is an index entry of one of
-// those items, gone with it. In the bucket, the objects under ObjectPrefixes.
+// those items, gone with it; a write note a failed request left (NOTES#<n>, notes.go) names
+// the project's traces until the sweeper, finding nothing pending there, deletes it. In the
+// bucket, the objects under ObjectPrefixes.
 //
 // Order, and why:
 //

@@ -58,7 +58,8 @@ import (
 //
 // Who heals: the writing request, right after its writes; any later write of the trace (a
 // re-send of the same spans writes nothing but still heals); and the sweeper, which finds
-// pending items through their entry in the PENDING partitions of GSI2. Concurrent writers of
+// pending items through the write notes a failed span request leaves (notes.go), or, for the
+// rest (POST /traces, a session's), their entry in the PENDING partitions of GSI2. Concurrent writers of
 // one trace (a hot trace) contend for its heal: each lost transaction is tried again after a
 // jittered backoff, a writer whose own items the winner applied stops there, and one that
 // still loses after maxHealRetries leaves its items to the next healer and succeeds (its spans
@@ -101,8 +102,8 @@ func pendingGSI2PK(pk string) string {
 type pendingItem struct {
 	PK     string `dynamodbav:"PK"`
 	SK     string `dynamodbav:"SK"`
-	GSI2PK string `dynamodbav:"GSI2PK"`
-	GSI2SK string `dynamodbav:"GSI2SK"`
+	GSI2PK string `dynamodbav:"GSI2PK,omitempty"`
+	GSI2SK string `dynamodbav:"GSI2SK,omitempty"`
 	At     int64  `dynamodbav:"at"`
 	Spans  int    `dynamodbav:"sc,omitempty"`
 	Errors int    `dynamodbav:"ec,omitempty"`
@@ -181,9 +182,13 @@ func newPending(pk string, at time.Time, id string) pendingItem {
 	}
 }
 
-// tracePending is the pending item of a trace write.
-func tracePending(projectID, id string, d trace.TraceDelta) (pendingItem, error) {
+// tracePending is the pending item of a trace write; a noted write's (trace.WriteNote) has no
+// entry in the PENDING partitions: the sweeper finds it through the note.
+func tracePending(projectID, id string, d trace.TraceDelta, noted bool) (pendingItem, error) {
 	p := newPending(tracePK(projectID, d.TraceID), d.At, id)
+	if noted {
+		p.GSI2PK, p.GSI2SK = "", ""
+	}
 	p.Spans, p.Errors, p.Cost = d.Spans, d.Errors, costSum(d.Cost)
 	p.Start, p.End = micros(d.MinStart), optMicros(d.MaxEnd)
 	p.Shrink, p.Session, p.FirstName, p.Batch = d.Shrink, d.SessionID, d.FirstName, d.Batch
@@ -236,7 +241,7 @@ func (s *TraceStore) WriteTrace(ctx context.Context, projectID string, w trace.T
 	if _, err := uuid.Parse(w.ID); err != nil {
 		return nil, fmt.Errorf("write id %q: %w", w.ID, err)
 	}
-	pending, err := tracePending(projectID, w.ID, w.Delta)
+	pending, err := tracePending(projectID, w.ID, w.Delta, w.Noted)
 	if err != nil {
 		return nil, err
 	}
@@ -323,17 +328,18 @@ func (s *TraceStore) readPending(ctx context.Context, pk, sk string) (map[string
 // warning and succeeds: it leaves the pending deltas, its own writes' included, to the next
 // healer (a later write of the trace, or the sweeper), which adds each once. The caller's spans
 // are stored; only their counts in the aggregates are late.
-func (s *TraceStore) HealTrace(ctx context.Context, projectID, traceID string, own ...trace.Written) (string, error) {
+func (s *TraceStore) HealTrace(ctx context.Context, projectID, traceID string, own ...trace.Written) (trace.Healed, error) {
 	grace := time.Now().Add(-trace.PendingGrace)
-	sessionID, err := s.healTrace(ctx, projectID, traceID, own, func(p pendingItem) bool {
-		return slices.ContainsFunc(own, func(w trace.Written) bool { return w.WriteID == p.id() }) || p.at().Before(grace)
-	})
+	isOwn := func(p pendingItem) bool {
+		return slices.ContainsFunc(own, func(w trace.Written) bool { return w.WriteID == p.id() })
+	}
+	h, err := s.healTrace(ctx, projectID, traceID, own, func(p pendingItem) bool { return isOwn(p) || p.at().Before(grace) }, isOwn)
 	if lost := (*lostHeals)(nil); errors.As(err, &lost) {
 		slog.WarnContext(ctx, "trace heal left to the next healer: it kept losing to concurrent heals",
 			"project_id", projectID, "trace_id", traceID, "attempts", lost.attempts, "cause", lost.last)
-		return lost.session, nil
+		return trace.Healed{Session: lost.session, Left: len(own) > 0}, nil
 	}
-	return sessionID, err
+	return h, err
 }
 
 // lostHeals is the error of a heal whose transaction lost maxHealRetries+1 times to concurrent
@@ -359,8 +365,8 @@ func (e *lostHeals) Unwrap() []error {
 // healTrace applies the trace's pending items that resolve decides; settled tells whether a
 // pending item's writer is done putting summaries. After maxHealRetries lost transactions it
 // returns a *lostHeals; own's caller stops sooner, as soon as a concurrent heal has applied all
-// of own (the rest is not its to wait for).
-func (s *TraceStore) healTrace(ctx context.Context, projectID, traceID string, own []trace.Written, settled func(pendingItem) bool) (string, error) {
+// of own (the rest is not its to wait for). Healed.Left tells whether items of watched remain.
+func (s *TraceStore) healTrace(ctx context.Context, projectID, traceID string, own []trace.Written, settled, watched func(pendingItem) bool) (trace.Healed, error) {
 	pk := tracePK(projectID, traceID)
 	direct := true // update the session in the trace's transaction, until that contends
 	toHeal := ""   // the session, once a heal gave it a pending delta
@@ -370,26 +376,34 @@ func (s *TraceStore) healTrace(ctx context.Context, projectID, traceID string, o
 	for lost := 0; ; {
 		cur, pend, err := s.readPending(ctx, pk, skTrace)
 		if err != nil {
-			return "", err
+			return trace.Healed{}, err
 		}
 		if len(pend) == 0 {
-			return strAttr(cur, "ss"), nil // a failed request may have left the session a delta
+			return trace.Healed{Session: strAttr(cur, "ss")}, nil // a failed request may have left the session a delta
 		}
 		if lost > 0 && len(own) > 0 && !slices.ContainsFunc(pend, isOwn) {
 			// The heal that won applied the caller's writes: the rest is other writers' to heal
 			// (or the sweeper's), and one fewer healer contends for the trace.
-			return cmp.Or(toHeal, strAttr(cur, "ss")), nil
+			return trace.Healed{Session: cmp.Or(toHeal, strAttr(cur, "ss"))}, nil
+		}
+		all := pend
+		// left tells whether a watched item stays pending once applied are.
+		left := func(applied []pendingItem) bool {
+			return slices.ContainsFunc(all, func(p pendingItem) bool {
+				return watched(p) && !slices.ContainsFunc(applied, func(a pendingItem) bool { return a.SK == p.SK })
+			})
 		}
 		more := len(pend) > tracePendingPerHeal
 		pend = pend[:min(len(pend), tracePendingPerHeal)]
 		stored := storedBy(own)
 		writes, err := s.summaryWrites(ctx, projectID, pend, stored)
 		if err != nil {
-			return "", err
+			return trace.Healed{}, err
 		}
 		apply := resolve(pend, writes, stored, settled)
 		if len(apply) == 0 {
-			return strAttr(cur, "ss"), nil // nothing decidable yet: the writers or the sweeper will
+			// Nothing decidable yet: the writers or the sweeper will.
+			return trace.Healed{Session: strAttr(cur, "ss"), Left: left(nil)}, nil
 		}
 		sessionID, err := s.applyTrace(ctx, projectID, traceID, cur, apply, direct)
 		switch {
@@ -397,17 +411,18 @@ func (s *TraceStore) healTrace(ctx context.Context, projectID, traceID string, o
 			direct = false
 		case isContention(err):
 			if lost++; lost > maxHealRetries {
-				return "", &lostHeals{aggregate: "trace " + traceID, attempts: lost, last: err, session: cmp.Or(toHeal, strAttr(cur, "ss"))}
+				return trace.Healed{}, &lostHeals{aggregate: "trace " + traceID, attempts: lost, last: err, session: cmp.Or(toHeal, strAttr(cur, "ss"))}
 			}
 			if err := sleep(ctx, backoff(lost)); err != nil {
-				return "", err
+				return trace.Healed{}, err
 			}
 		case err != nil:
-			return "", err
+			return trace.Healed{}, err
 		default:
 			toHeal = cmp.Or(toHeal, sessionID)
 			if !more || len(apply) < len(pend) {
-				return toHeal, nil // the rest, if any, waits for its writers or the sweeper
+				// The rest, if any, waits for its writers or the sweeper.
+				return trace.Healed{Session: toHeal, Left: left(apply)}, nil
 			}
 		}
 	}
@@ -460,12 +475,16 @@ func (s *TraceStore) applyTrace(ctx context.Context, projectID, traceID string, 
 	if !slices.ContainsFunc(pend, func(p pendingItem) bool { return !p.void }) {
 		// Only writes none of whose spans was stored (as a re-send's first round, whose spans
 		// all existed): there is nothing to add, and no trace to make. The trace's session is
-		// returned to be healed, as a heal without pending items does.
-		_, err := s.t.api.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: deletes(s.t.name, pend)})
-		if err != nil && !isContention(err) {
-			return "", storageErr("delete void pending deltas of trace "+traceID, err)
+		// returned to be healed, as a heal without pending items does. A void item is void for
+		// every healer (its changes are dead or settled uncounted: resolve), so plain deletes
+		// suffice: deleting it twice, or after a concurrent heal did, changes nothing.
+		for _, p := range pend {
+			_, err := s.t.api.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &s.t.name, Key: key(p.PK, p.SK)})
+			if err != nil {
+				return "", storageErr("delete void pending delta of trace "+traceID, err)
+			}
 		}
-		return strAttr(cur, "ss"), err
+		return strAttr(cur, "ss"), nil
 	}
 	first := pend[0].at()
 	if cur == nil {

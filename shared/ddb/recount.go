@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -20,13 +21,27 @@ import (
 // Sweep heals every trace and session with a pending delta recorded before before: what
 // requests that failed half-way left, and nobody has written since. before must be a time by
 // which every request that wrote before it has ended (now less trace.PendingGrace): a span
-// change of such a write whose summary is not stored is dropped. It reads the PENDING
-// partitions of GSI2 (eventually consistent: a delta applied a moment ago may still be listed,
-// and healing it again finds nothing to do). It returns how many traces and sessions it healed;
-// one that fails does not stop the others, and the errors are joined.
+// change of such a write whose summary is not stored is dropped. It reads the write notes
+// recorded before before (notes.go), and the PENDING partitions of GSI2 (eventually consistent:
+// a delta applied a moment ago may still be listed, and healing it again finds nothing to do);
+// it deletes a note once its traces have no pending delta recorded before before. It returns
+// how many traces and sessions it healed; one that fails does not stop the others, and the
+// errors are joined.
 func (s *TraceStore) Sweep(ctx context.Context, before time.Time) (int, error) {
 	seen := map[string]bool{}
 	var aggregates []string
+	notes, err := s.notesBefore(ctx, before)
+	if err != nil {
+		return 0, err
+	}
+	for _, n := range notes {
+		for _, id := range n.Traces {
+			if pk := tracePK(n.Project, id); !seen[pk] {
+				seen[pk] = true
+				aggregates = append(aggregates, pk)
+			}
+		}
+	}
 	for shard := range pendingShards {
 		cond := expression.Key(infra.AttrGSI2PK).Equal(expression.Value(fmt.Sprintf("PENDING#%d", shard))).
 			And(expression.Key(infra.AttrGSI2SK).LessThan(expression.Value(timeIndexSK(before, ""))))
@@ -43,35 +58,49 @@ func (s *TraceStore) Sweep(ctx context.Context, before time.Time) (int, error) {
 	}
 	var failed []error
 	healed := 0
+	unsettled := map[string]bool{} // traces that failed to heal, or kept deltas from before before
 	for _, pk := range aggregates {
-		if err := s.healPK(ctx, pk, before); err != nil {
+		left, err := s.healPK(ctx, pk, before)
+		if err != nil {
 			failed = append(failed, fmt.Errorf("heal %s: %w", pk, err))
+			unsettled[pk] = true
 			continue
 		}
+		unsettled[pk] = left
 		healed++
+	}
+	for _, n := range notes {
+		if !slices.ContainsFunc(n.Traces, func(id string) bool { return unsettled[tracePK(n.Project, id)] }) {
+			_, err := s.t.api.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &s.t.name, Key: key(n.PK, n.SK)})
+			if err != nil {
+				failed = append(failed, storageErr("delete write note", err))
+			}
+		}
 	}
 	return healed, errors.Join(failed...)
 }
 
 // healPK heals the trace or session of a partition key (tracePK, sessionPK), taking the
-// writes before before as settled.
-func (s *TraceStore) healPK(ctx context.Context, pk string, before time.Time) error {
+// writes before before as settled. left tells whether a trace keeps pending deltas recorded
+// before before.
+func (s *TraceStore) healPK(ctx context.Context, pk string, before time.Time) (left bool, err error) {
 	rest, ok := strings.CutPrefix(pk, "P#")
 	projectID, rest, ok2 := strings.Cut(rest, "#")
 	if !ok || !ok2 {
-		return fmt.Errorf("not an aggregate's key")
+		return false, fmt.Errorf("not an aggregate's key")
 	}
 	if traceID, ok := strings.CutPrefix(rest, "T#"); ok {
-		sessionID, err := s.healTrace(ctx, projectID, traceID, nil, func(p pendingItem) bool { return p.at().Before(before) })
-		if err != nil || sessionID == "" {
-			return err
+		settled := func(p pendingItem) bool { return p.at().Before(before) }
+		h, err := s.healTrace(ctx, projectID, traceID, nil, settled, settled)
+		if err != nil || h.Session == "" {
+			return h.Left, err
 		}
-		return s.HealSession(ctx, projectID, sessionID)
+		return h.Left, s.HealSession(ctx, projectID, h.Session)
 	}
 	if sessionID, ok := strings.CutPrefix(rest, "SE#"); ok {
-		return s.HealSession(ctx, projectID, sessionID)
+		return false, s.HealSession(ctx, projectID, sessionID)
 	}
-	return fmt.Errorf("not an aggregate's key")
+	return false, fmt.Errorf("not an aggregate's key")
 }
 
 // RecountTrace recomputes a trace's aggregates from its spans' summaries (and the times given

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -98,8 +99,9 @@ func (s *Service) IngestBatch(ctx context.Context, projectID string, spans []Spa
 	}
 	stored := make(map[string]Span, len(spans))
 	moved := map[spanRef]bool{}
-	var own []Written    // the writes of this request, all settled once putRound returns
-	var written []string // the traces they wrote pending deltas to
+	var own []Written     // the writes of this request, all settled once putRound returns
+	var written []string  // the traces they wrote pending deltas to
+	var notes []WriteNote // the notes listing them for the sweeper
 	pending := spans
 	for round := 1; len(pending) > 0; round++ {
 		if round > maxPutRounds {
@@ -118,6 +120,9 @@ func (s *Service) IngestBatch(ctx context.Context, projectID string, spans []Spa
 		}
 		own = append(own, r.writes...)
 		written = append(written, r.traces...)
+		if r.note.ID != "" {
+			notes = append(notes, r.note)
+		}
 		for _, w := range r.done {
 			stored[w.span.ID] = w.span
 		}
@@ -160,8 +165,18 @@ func (s *Service) IngestBatch(ctx context.Context, projectID string, spans []Spa
 			sessionOf[sp.TraceID] = *sp.SessionID
 		}
 	}
-	if err := s.heal(ctx, projectID, bySession(traceIDs, sessionOf), own); err != nil {
+	left, err := s.heal(ctx, projectID, bySession(traceIDs, sessionOf), own)
+	if err != nil {
 		return Ingested{}, err
+	}
+	if !left {
+		// Every delta of the request's writes is applied: the sweeper has nothing to find
+		// through its notes. Otherwise they stay, for the sweeper to finish what is left.
+		for _, n := range notes {
+			if err := s.index.ClearNote(ctx, projectID, n); err != nil {
+				return Ingested{}, err
+			}
+		}
 	}
 	slices.SortFunc(out.Refused, func(a, b Rejected) int { return a.Index - b.Index })
 	return out, nil
@@ -200,6 +215,7 @@ type round struct {
 	traces    []string // the traces of writes
 	conflicts []string
 	moved     []spanRef
+	note      WriteNote // the traces of writes, noted for the sweeper (no ID: none)
 }
 
 // putRound reads the stored versions of spans (unless unread: then every span is taken for
@@ -286,6 +302,15 @@ func (s *Service) putRound(ctx context.Context, projectID string, spans []Span, 
 	}
 
 	writes := traceWrites(toWrite, puts, batchID, now)
+	// The note first: a request that fails after it leaves the sweeper a way to its deltas.
+	r.note = WriteNote{ID: batchID, At: now}
+	for i := range writes {
+		writes[i].Noted = true
+		r.note.Traces = append(r.note.Traces, writes[i].Delta.TraceID)
+	}
+	if err := s.index.NoteWrites(ctx, projectID, r.note); err != nil {
+		return round{}, err
+	}
 	conflicted := make([][]string, len(writes))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(writeConcurrency)
@@ -432,26 +457,33 @@ func bySession(traceIDs []string, sessionOf map[string]string) [][]string {
 // full) and route its delta through a pending item of the session and a second transaction.
 //
 // Heals that keep losing to concurrent writers of the same trace or session are not failures:
-// the Index leaves their deltas to the next healer and succeeds (HealTrace). What fails here is
+// the Index leaves their deltas to the next healer and succeeds (HealTrace); left reports
+// that some of own's deltas are among them, so the request's notes stay for the sweeper. What fails here is
 // storage itself, and the request with it. Its cause travels in the error and is logged once,
 // where the request is answered (shared/web.Error, the OTLP handler: 500s and 503s).
-func (s *Service) heal(ctx context.Context, projectID string, groups [][]string, own []Written) error {
+func (s *Service) heal(ctx context.Context, projectID string, groups [][]string, own []Written) (left bool, err error) {
 	found := make([][]string, len(groups))
+	var anyLeft atomic.Bool
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(writeConcurrency)
 	for i, traceIDs := range groups {
 		found[i] = make([]string, len(traceIDs))
-		g.Go(func() (err error) {
+		g.Go(func() error {
 			for j, id := range traceIDs {
-				if found[i][j], err = s.index.HealTrace(gctx, projectID, id, own...); err != nil {
+				h, err := s.index.HealTrace(gctx, projectID, id, own...)
+				if err != nil {
 					return err
+				}
+				found[i][j] = h.Session
+				if h.Left {
+					anyLeft.Store(true)
 				}
 			}
 			return nil
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return err
+		return false, err
 	}
 	sessions := slices.Concat(found...)
 	slices.Sort(sessions)
@@ -464,10 +496,10 @@ func (s *Service) heal(ctx context.Context, projectID string, groups [][]string,
 		}
 	}
 	if err := g.Wait(); err != nil {
-		return err
+		return false, err
 	}
 	slog.DebugContext(ctx, "batch aggregated", "traces", len(slices.Concat(groups...)), "sessions", len(sessions))
-	return nil
+	return anyLeft.Load(), nil
 }
 
 // addSpan adds one written span to its trace's delta.

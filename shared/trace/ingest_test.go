@@ -103,16 +103,16 @@ func TestIngestStoresAndReadsBack(t *testing.T) {
 	assert.ElementsMatch(t, []string{root.ID, child.ID}, ids)
 
 	// The identical batch again changes nothing. Its first round takes the spans for new
-	// without reading them (an SDK sends a span once): a batch object, a pending delta and two
-	// summary puts that fail their condition; then it reads the spans, finds them unchanged, and
-	// the heal deletes the pending delta, which adds nothing.
+	// without reading them (an SDK sends a span once): a batch object, its write note, a pending
+	// delta and two summary puts that fail their condition; then it reads the spans, finds them
+	// unchanged, the heal deletes the pending delta, which adds nothing, and the note goes.
 	h.ddbReqs.Reset()
 	h.s3Reqs.Reset()
 	_, err = h.svc.Ingest(ctx, h.project, []trace.Span{child, root})
 	require.NoError(t, err)
 	assert.Equal(t, 1, h.s3Reqs.Count("PutObject"))
-	assert.Equal(t, map[string]int{"PutItem": 3, "BatchGetItem": 2, "Query": 2, "TransactWriteItems": 1}, h.ddbReqs.Counts(),
-		"a re-send: the first round's writes, the read of the spans, the heal of the void delta and of the session (none)")
+	assert.Equal(t, map[string]int{"PutItem": 4, "BatchGetItem": 2, "Query": 2, "DeleteItem": 2}, h.ddbReqs.Counts(),
+		"a re-send: the first round's writes, the read of the spans, the heal of the void delta and of the session (none), the note's deletion")
 	traces, err = h.store.Traces(ctx, h.project, []string{traceID})
 	require.NoError(t, err)
 	assert.Equal(t, 2, traces[0].SpanCount)

@@ -69,6 +69,27 @@ type TraceWrite struct {
 	ID    string
 	Delta TraceDelta
 	Puts  []SummaryPut
+	// Noted is set when the write's trace is listed in a note of its request (Index.NoteWrites),
+	// which is how the sweeper finds the write if the request fails: the pending delta then
+	// needs no sweeper entry of its own.
+	Noted bool
+}
+
+// WriteNote lists the traces a round of a request writes pending deltas to, written before
+// them (Index.NoteWrites) and cleared once the request's heals applied them all
+// (Index.ClearNote): what the sweeper reads to find the deltas of a request that failed half-way.
+type WriteNote struct {
+	ID     string // a UUIDv7
+	At     time.Time
+	Traces []string
+}
+
+// Healed is what a trace's heal did: Session is the trace's session when it may have pending
+// deltas for HealSession; Left is set when some of the caller's own writes' deltas are left to
+// the next healer (a later write of the trace, or the sweeper).
+type Healed struct {
+	Session string
+	Left    bool
 }
 
 // Written is one of a healer's own writes, all of whose summary puts are done: Stored are the
@@ -183,15 +204,21 @@ type Index interface {
 	// returns the ids whose condition failed (another writer changed the span first: read and
 	// merge again); the others are stored.
 	WriteTrace(ctx context.Context, projectID string, w TraceWrite) (conflicts []string, err error)
+	// NoteWrites records, before a round's pending deltas, the traces they go to (WriteNote);
+	// ClearNote removes the note once every delta of the request's own writes is applied, so
+	// the sweeper reads only the notes of requests that failed half-way.
+	NoteWrites(ctx context.Context, projectID string, n WriteNote) error
+	ClearNote(ctx context.Context, projectID string, n WriteNote) error
 	// HealTrace applies the trace's pending deltas that can be decided to the trace and what
 	// they add to its session, and returns the session when it may have pending deltas for
-	// HealSession ("" when the trace has none, or this heal updated it itself). own are the
+	// HealSession ("" when the trace has none, or this heal updated it itself), and whether
+	// some of own's deltas are left to the next healer (Healed). own are the
 	// caller's writes, whose summary puts are all done; a
 	// span change of another write is counted once its summary is seen, and dropped once its
 	// put can no longer take effect (the version it was conditioned on is gone) or that write
 	// is older than PendingGrace (its request has ended). Concurrent calls apply each change
 	// once.
-	HealTrace(ctx context.Context, projectID, traceID string, own ...Written) (sessionID string, err error)
+	HealTrace(ctx context.Context, projectID, traceID string, own ...Written) (Healed, error)
 	// HealSession applies the session's pending deltas to the session.
 	HealSession(ctx context.Context, projectID, sessionID string) error
 	// ApplySession sets the fields of a session created through POST /sessions (d has no
