@@ -18,14 +18,16 @@ const (
 	MonitorJudgePassRate = "judge_pass_rate"
 	// MonitorNegativeFeedbackRate is thumbs down / (up + down).
 	MonitorNegativeFeedbackRate = "negative_feedback_rate"
-	// MonitorGatewaySpend is named by issue 30 but not kept in the rollups (the gateway keeps its
-	// spend per UTC day, for its cap): a monitor of it is refused, saying so.
+	// MonitorGatewaySpend is the project's gateway spend in US dollars of the current UTC day
+	// so far, as the gateway's daily cap counts it (not from the rollups: from the cap's
+	// counters). Its window is 1d; min_samples does not apply (0 spend is a value), but it is
+	// no_data while the deployment sets no daily cap, when the gateway counts no spend.
 	MonitorGatewaySpend = "gateway_spend"
 )
 
 // MonitorMetrics are the metrics a monitor may watch.
 var MonitorMetrics = []string{MonitorErrorRate, MonitorCost, MonitorLatencyP95, MonitorLLMCalls,
-	MonitorJudgePassRate, MonitorNegativeFeedbackRate}
+	MonitorJudgePassRate, MonitorNegativeFeedbackRate, MonitorGatewaySpend}
 
 // Monitor comparisons: a monitor alerts when its value is greater (gt) or less (lt) than its
 // threshold.

@@ -369,10 +369,12 @@ var functionCases = map[string]functionCase{
 	"MonitorFunction": {
 		worker: true,
 		policy: policyCase{
-			actions: []string{"dynamodb:Query", "dynamodb:UpdateItem"},
-			// Reads the rollups and the monitors, writes a monitor's state only: never a span.
+			actions: []string{"dynamodb:Query", "dynamodb:UpdateItem", "dynamodb:BatchGetItem"},
+			// Reads the rollups, the monitors and the gateway's daily spend counters (gateway_spend),
+			// writes a monitor's state only: never a span.
 			forbidden: []string{"dynamodb:Scan", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:DeleteItem", "s3:", "sqs:", "bedrock:", "secretsmanager:"},
-			keys:      map[string]keyScope{"dynamodb:UpdateItem": {allow: []string{"P#*#MON"}}},
+			keys: map[string]keyScope{"dynamodb:UpdateItem": {allow: []string{"P#*#MON"}},
+				"dynamodb:BatchGetItem": {allow: []string{"P#*#RL#*"}}},
 		},
 	},
 	"WebhookDeliveryFunction": {

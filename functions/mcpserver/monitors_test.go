@@ -12,7 +12,7 @@ import (
 
 // TestMonitorTools: create-monitor without confirm creates nothing and says what it would;
 // with it, the monitor is created and list-monitors shows it; a definition the API refuses
-// (gateway_spend) is a tool error; another project's key sees none of it.
+// (gateway_spend over 5m: its window is 1d) is a tool error; another project's key sees none of it.
 func TestMonitorTools(t *testing.T) {
 	s := newToolStack(t, apitest.Options{})
 	cs, err := s.connect(t, s.api.A.Key)

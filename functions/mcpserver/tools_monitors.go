@@ -16,7 +16,7 @@ type ListMonitorsInput struct{}
 // CreateMonitorInput defines a monitor (POST /projects/{project_id}/monitors).
 type CreateMonitorInput struct {
 	Name             string             `json:"name" jsonschema:"the monitor's name, e.g. checkout errors"`
-	Metric           string             `json:"metric" jsonschema:"error_rate, cost, latency_p95, llm_calls, judge_pass_rate or negative_feedback_rate"`
+	Metric           string             `json:"metric" jsonschema:"error_rate, cost, latency_p95, llm_calls, judge_pass_rate, negative_feedback_rate or gateway_spend (window 1d only)"`
 	Filters          api.MonitorFilters `json:"filters,omitempty" jsonschema:"at most one span filter (span_kind, span_name, model, prompt, tag key:value), or judge_id for judge_pass_rate"`
 	Window           string             `json:"window" jsonschema:"the window: 5m, 1h, 1d ... (whole hours beyond an hour or under a span filter)"`
 	Comparison       string             `json:"comparison" jsonschema:"gt (alert above the threshold) or lt (below)"`
@@ -38,7 +38,7 @@ func (s *server) monitorTools() []tool {
 				return api.MonitorList{Monitors: ms}, err
 			}),
 		newTool(s, &mcp.Tool{Name: "create-monitor", Description: "Create a monitor: a metric of the project (error rate, cost, p95 latency, llm calls, " +
-			"judge pass rate, negative feedback rate) over a window, evaluated every minute; it raises monitor.alerted and monitor.resolved to webhooks. " +
+			"judge pass rate, negative feedback rate, the gateway's spend of the UTC day) over a window, evaluated every minute; it raises monitor.alerted and monitor.resolved to webhooks. " +
 			"Requires confirm: true; without it, says what it would create.",
 			Annotations: destructive("Create a monitor", false)}, createMonitor),
 	}

@@ -69,7 +69,10 @@ func TestMonitorBadInput(t *testing.T) {
 	}{
 		{"no name", func(b map[string]any) { delete(b, "name") }, "name"},
 		{"unknown metric", func(b map[string]any) { b["metric"] = "vibes" }, "metric"},
-		{"gateway spend", func(b map[string]any) { b["metric"] = "gateway_spend" }, "rollups do not keep"},
+		{"gateway spend over 5m", func(b map[string]any) { b["metric"] = "gateway_spend" }, "its window is 1d"},
+		{"gateway spend by model", func(b map[string]any) {
+			b["metric"], b["window"], b["filters"] = "gateway_spend", "1d", map[string]any{"model": "gpt-4o"}
+		}, "whole project"},
 		{"no window", func(b map[string]any) { delete(b, "window") }, "window"},
 		{"bad window", func(b map[string]any) { b["window"] = "soon" }, "window"},
 		{"window too long", func(b map[string]any) { b["window"] = "8d" }, "window"},

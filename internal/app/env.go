@@ -491,7 +491,12 @@ func (e *Env) Monitors() *monitor.Service {
 }
 
 // MonitorEvaluator evaluates every project's monitors from the rollups (MonitorFunction's
-// job, plume-local's every PLUME_MONITOR_INTERVAL).
+// job, plume-local's every PLUME_MONITOR_INTERVAL); gateway_spend ones from the counters of
+// the gateway's daily cap, no_data when no cap is set.
 func (e *Env) MonitorEvaluator() *monitor.Evaluator {
-	return &monitor.Evaluator{Store: e.MonitorStore(), Rollups: e.Rollups(), Now: e.Now}
+	ev := &monitor.Evaluator{Store: e.MonitorStore(), Rollups: e.Rollups(), Now: e.Now}
+	if l := e.GatewayLimits(); l != nil {
+		ev.Spend = l // gateway_spend: the daily cap's counters (no_data without a cap)
+	}
+	return ev
 }

@@ -3,7 +3,8 @@
 // feedback rate) over a window, a comparison and a threshold; an Evaluator, run every minute
 // (MonitorFunction's schedule, plume-local's PLUME_MONITOR_INTERVAL), reads each monitor's
 // window from the rollups (one Query of its buckets, never the spans) and moves it between the
-// states ok, alerting and no_data.
+// states ok, alerting and no_data. gateway_spend, the gateway's spend of the UTC day, is read
+// instead from the counters of the gateway's daily cap (Spend: one BatchGetItem).
 //
 // A state change is one conditional write of the monitor item (on its change counter), so two
 // runs that overlap cannot both record it; the change's record on the table's stream is what

@@ -103,11 +103,41 @@ func Next(m Monitor, value *float64, samples int64) string {
 	return api.MonitorOK
 }
 
-// Evaluator evaluates every project's monitors from the rollups.
+// Spend reads what the gateway's daily cap counts.
+type Spend interface {
+	// DaySpend is the project's gateway spend in US dollars of the UTC day of at, as the
+	// daily cap counts it; counted is false when the deployment sets no daily cap (the
+	// gateway then counts no spend).
+	DaySpend(ctx context.Context, projectID string, at time.Time) (usd float64, counted bool, err error)
+}
+
+// MeasureSpend reads a gateway_spend monitor's value, the project's spend of now's UTC day:
+// its window is that day, not buckets of the rollups. samples is 0 (0 spend is a value, and
+// min_samples does not apply); value is nil when spend is nil or counts no spend, so the
+// monitor is no_data.
+func MeasureSpend(ctx context.Context, spend Spend, m Monitor, now time.Time) (value *float64, samples int64, err error) {
+	if spend == nil {
+		return nil, 0, nil
+	}
+	usd, counted, err := spend.DaySpend(ctx, m.ProjectID, now.UTC())
+	if err != nil {
+		return nil, 0, fmt.Errorf("read the gateway spend of monitor %s: %w", m.ID, err)
+	}
+	if !counted {
+		return nil, 0, nil
+	}
+	return &usd, 0, nil
+}
+
+// Evaluator evaluates every project's monitors from the rollups, and gateway_spend monitors
+// from the gateway's daily spend counters.
 type Evaluator struct {
 	Store   Store
 	Rollups rollup.Reader
-	Now     func() time.Time
+	// Spend reads the gateway's daily spend; nil: none is counted (gateway_spend monitors are
+	// no_data).
+	Spend Spend
+	Now   func() time.Time
 	// Concurrency bounds the monitors evaluated at once (0: 8).
 	Concurrency int
 }
@@ -124,7 +154,8 @@ type Result struct {
 }
 
 // Run evaluates every monitor once: one index Query of the monitors, then per monitor one
-// Query of its window's rollups, and a conditional write only when its state changes or a
+// Query of its window's rollups (a gateway_spend monitor: one Spend.DaySpend, one
+// BatchGetItem of the day's spend counters), and a conditional write only when its state changes or a
 // reminder is due. A paused monitor is skipped (no read, no write). A monitor that fails does
 // not stop the others; their errors are returned together.
 func (e *Evaluator) Run(ctx context.Context) (Result, error) {
@@ -173,7 +204,14 @@ type outcome struct {
 
 // evaluate measures m and records its change or reminder, if any.
 func (e *Evaluator) evaluate(ctx context.Context, m Monitor, now time.Time) outcome {
-	value, samples, err := Measure(ctx, e.Rollups, m, now)
+	var value *float64
+	var samples int64
+	var err error
+	if m.Metric == api.MonitorGatewaySpend {
+		value, samples, err = MeasureSpend(ctx, e.Spend, m, now)
+	} else {
+		value, samples, err = Measure(ctx, e.Rollups, m, now)
+	}
 	if err != nil {
 		return outcome{err: err}
 	}

@@ -29,6 +29,9 @@ const (
 	minReminder = 5 * time.Minute
 	// HistoryLen is how many state changes and reminders a monitor keeps, the newest.
 	HistoryLen = 20
+	// SpendWindow is the window of a gateway_spend monitor, the only one: the gateway counts
+	// its spend per UTC day.
+	SpendWindow = 24 * time.Hour
 )
 
 // Defaults of a new monitor.
@@ -106,8 +109,8 @@ func NewService(store Store, hooks Webhooks, now func() time.Time) *Service {
 }
 
 // Create stores a monitor of req for the project, in state no_data until its first
-// evaluation. errs.Invalid for a bad definition (gateway_spend included, which the rollups
-// do not keep), a webhook of Notify the project does not have.
+// evaluation. errs.Invalid for a bad definition, a webhook of Notify the project does not
+// have.
 func (s *Service) Create(ctx context.Context, projectID, by string, req api.CreateMonitorRequest) (Monitor, error) {
 	now := s.now().UTC().Truncate(time.Microsecond)
 	m := Monitor{ID: "mon_" + uuid.NewString(), ProjectID: projectID, Name: req.Name, Metric: req.Metric, Filters: req.Filters,
@@ -239,16 +242,19 @@ func Validate(m *Monitor) error {
 	if m.Name == "" || utf8.RuneCountInString(m.Name) > maxNameLen {
 		return errs.Invalid("name: 1 to %d characters", maxNameLen)
 	}
-	if m.Metric == api.MonitorGatewaySpend {
-		return errs.Invalid("metric gateway_spend cannot be monitored: the rollups do not keep the gateway's spend (it is counted per UTC day for its daily cap, not per bucket). Monitor cost with filters.model, or set the gateway's daily spend cap")
-	}
 	if !slices.Contains(api.MonitorMetrics, m.Metric) {
 		return errs.Invalid("metric %q: want one of %v", m.Metric, api.MonitorMetrics)
 	}
 	if err := checkFilters(m.Metric, m.Filters); err != nil {
 		return err
 	}
-	if m.Window < time.Minute || m.Window > MaxWindow {
+	if m.Metric == api.MonitorGatewaySpend {
+		if m.Window != SpendWindow {
+			return errs.Invalid("window %s: gateway_spend is the spend of the current UTC day, as the gateway's daily cap counts it (per day, not per bucket): its window is 1d", FormatWindow(m.Window))
+		}
+		// 0 spend is a value, not the absence of samples.
+		m.MinSamples = 0
+	} else if m.Window < time.Minute || m.Window > MaxWindow {
 		return errs.Invalid("window: from 1m to %s", FormatWindow(MaxWindow))
 	}
 	if g := m.grain(); m.Window%g.Step() != 0 {
@@ -303,7 +309,7 @@ func checkFilters(metric string, f api.MonitorFilters) error {
 		}
 	}
 	switch metric {
-	case api.MonitorJudgePassRate, api.MonitorNegativeFeedbackRate:
+	case api.MonitorJudgePassRate, api.MonitorNegativeFeedbackRate, api.MonitorGatewaySpend:
 		if n > 0 {
 			return errs.Invalid("filters: %s is kept for the whole project, not per span kind, name, model, prompt or tag", metric)
 		}

@@ -226,6 +226,26 @@ func (l *Limiter) Usage(ctx context.Context, projectID string) (Usage, error) {
 	return u, nil
 }
 
+// DaySpend is the project's spend in dollars of the UTC day of at, as the daily cap counts it
+// (monitor.Spend, for gateway_spend monitors); counted is false when no cap is set, since then
+// nothing counts it. It reads the store, never the instance's cache. Cost: one Store.Usage call
+// of the day's Shards spend items (one BatchGetItem of the ddb store), none without a cap.
+//
+// Errors: errs.Invalid for an empty project id; storage errors.
+func (l *Limiter) DaySpend(ctx context.Context, projectID string, at time.Time) (usd float64, counted bool, err error) {
+	if projectID == "" {
+		return 0, false, errs.Invalid("rate limits need a project")
+	}
+	if l.capPicos == 0 {
+		return 0, false, nil
+	}
+	_, spend, err := l.store.Usage(ctx, projectID, at.UTC(), 0, Shards)
+	if err != nil {
+		return 0, false, fmt.Errorf("read the day's spend of project %s: %w", projectID, err)
+	}
+	return float64(spend) / picosPerUSD, true, nil
+}
+
 // checkUsage refuses the call if the project's tokens of the minute or spend of the day, as
 // known at most MaxStaleness ago, have reached their limits.
 func (l *Limiter) checkUsage(ctx context.Context, projectID string, p *project, now time.Time) error {

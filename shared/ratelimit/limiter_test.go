@@ -466,3 +466,36 @@ func BenchmarkLimiterAdmit(b *testing.B) {
 		})
 	}
 }
+
+// TestLimiterDaySpend: the spend of the day asked for (another day's is not counted), read
+// from the store with one BatchGetItem; nothing read and nothing counted without a cap.
+func TestLimiterDaySpend(t *testing.T) {
+	store, counter := newStore(t)
+	ctx := context.Background()
+	c := newClock(t0)
+	ls := instances(2, store, ratelimit.Config{TokensPerMinute: 1000, DailyUSD: 5}, c)
+	project := uuid.NewString()
+	require.NoError(t, ls[0].Record(ctx, project, 100, 0.5))
+	require.NoError(t, ls[1].Record(ctx, project, 20, 0.25))
+
+	counter.Reset()
+	usd, counted, err := ls[0].DaySpend(ctx, project, t0.Add(5*time.Hour))
+	require.NoError(t, err)
+	assert.True(t, counted)
+	assert.InDelta(t, 0.75, usd, 1e-9)
+	assert.Equal(t, map[string]int{"BatchGetItem": 1}, counter.Counts())
+
+	usd, counted, err = ls[0].DaySpend(ctx, project, t0.AddDate(0, 0, 1))
+	require.NoError(t, err)
+	assert.True(t, counted)
+	assert.Zero(t, usd, "the next day counts from 0")
+
+	counter.Reset()
+	_, counted, err = ratelimit.New(store, ratelimit.Config{RequestsPerMinute: 10}, c.Now).DaySpend(ctx, project, t0)
+	require.NoError(t, err)
+	assert.False(t, counted, "no cap: no spend counted")
+	assert.Empty(t, counter.Counts())
+
+	_, _, err = ls[0].DaySpend(ctx, "", t0)
+	assert.Equal(t, errs.CodeInvalid, errs.CodeOf(err))
+}
