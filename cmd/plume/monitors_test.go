@@ -35,6 +35,13 @@ func TestMonitorsCommands(t *testing.T) {
 	assert.Equal(t, "errors", got.Name, "what was not given is kept")
 	assert.EqualValues(t, 20, got.MinSamples)
 
+	require.NoError(t, json.Unmarshal([]byte(h.ok("--output", "json", "monitors", "update", m.ID, "--paused")), &got))
+	assert.True(t, got.Paused)
+	assert.Equal(t, 0.2, got.Threshold, "pausing changes nothing else")
+	assert.Contains(t, h.ok("monitors", "show", m.ID), "true", "show says it is paused")
+	require.NoError(t, json.Unmarshal([]byte(h.ok("--output", "json", "monitors", "update", m.ID, "--paused=false")), &got))
+	assert.False(t, got.Paused)
+
 	assert.Equal(t, exitUsage, h.run("monitors", "create", "--name", "spend", "--metric", "gateway_spend", "--window", "1h",
 		"--comparison", "gt", "--threshold", "1").code)
 	assert.Equal(t, exitUsage, h.run("monitors", "create", "--name", "x").code, "required flags")

@@ -37,7 +37,7 @@ var monitorFields = []cmdutil.Column{{Header: "ID", Path: "id"}, {Header: "Name"
 	{Header: "Filters", Path: "filters"}, {Header: "Window", Path: "window"}, {Header: "Comparison", Path: "comparison"},
 	{Header: "Threshold", Path: "threshold"}, {Header: "Resolve threshold", Path: "resolve_threshold"},
 	{Header: "Min samples", Path: "min_samples"}, {Header: "Reminder", Path: "reminder"}, {Header: "Notify", Path: "notify"},
-	{Header: "State", Path: "state"}, {Header: "Since", Path: "state_since"}, {Header: "Value", Path: "value"},
+	{Header: "State", Path: "state"}, {Header: "Paused", Path: "paused"}, {Header: "Since", Path: "state_since"}, {Header: "Value", Path: "value"},
 	{Header: "Samples", Path: "samples"}, {Header: "Created", Path: "created_at"}}
 
 func newCmdList(f *cmdutil.Factory) *cobra.Command {
@@ -176,13 +176,17 @@ func newCmdCreate(f *cmdutil.Factory) *cobra.Command {
 
 func newCmdUpdate(f *cmdutil.Factory) *cobra.Command {
 	var d definitionFlags
+	var paused bool
 	cmd := &cobra.Command{
 		Use:   "update <monitor_id> [flags]",
 		Short: "Change a monitor: the flags given change, the state is kept",
 		Long: `Change a monitor (PATCH): only the flags given change. Any filter flag replaces the
-filters as a whole; --notify replaces the list (give --notify "" to name none).`,
-		Example: `  plume monitors update mon_0192... --threshold 0.1 --resolve-threshold 0.05`,
-		Args:    cobra.ExactArgs(1),
+filters as a whole; --notify replaces the list (give --notify "" to name none).
+--paused stops its evaluation (state and history kept, no event raised); --paused=false
+resumes it.`,
+		Example: `  plume monitors update mon_0192... --threshold 0.1 --resolve-threshold 0.05
+  plume monitors update mon_0192... --paused`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			fl := cmd.Flags()
 			var req api.UpdateMonitorRequest
@@ -206,6 +210,9 @@ filters as a whole; --notify replaces the list (give --notify "" to name none).`
 			if filtersGiven(fl) {
 				req.Filters = &d.filters
 			}
+			if fl.Changed("paused") {
+				req.Paused = &paused
+			}
 			if fl.Changed("notify") {
 				notify := []string{}
 				for _, id := range d.notify {
@@ -228,6 +235,7 @@ filters as a whole; --notify replaces the list (give --notify "" to name none).`
 		},
 	}
 	d.add(cmd.Flags())
+	cmd.Flags().BoolVar(&paused, "paused", false, "pause the monitor's evaluation (--paused=false resumes it)")
 	return cmd
 }
 
