@@ -12,6 +12,7 @@ import (
 	"github.com/plumehq/plume/shared/auth"
 	"github.com/plumehq/plume/shared/errs"
 	"github.com/plumehq/plume/shared/prompt"
+	"github.com/plumehq/plume/shared/trace"
 	"github.com/plumehq/plume/shared/web"
 )
 
@@ -67,6 +68,14 @@ func (s *server) getPrompt(w http.ResponseWriter, r *http.Request) {
 	}
 	sel.Tag = q.Get("tag")
 	who := prompt.Sticky{SessionID: q.Get(api.PromptSessionParam), UserID: q.Get(api.PromptUserParam)}
+	if err := who.Check(); err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	if who.SessionID != "" {
+		// The session as ingestion stores it: the SDK's id and its uuid5 are one session.
+		who.SessionID = trace.SessionIDOf(who.SessionID)
+	}
 	pid, _ := caller(r)
 	res, err := s.prompts.Fetch(r.Context(), pid, r.PathValue("slug"), sel, who)
 	if err != nil {

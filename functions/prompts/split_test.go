@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -297,4 +298,46 @@ func TestPromptSplitRefused(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, f.srv.Do(t, "GET", "/v1/prompts/support-bot?tag=production&session_id=x", b.Key, nil).Status)
 	assert.Equal(t, http.StatusNotFound, f.srv.Do(t, "GET", "/projects/"+b.ProjectID+"/ab-tests/mine", b.Key, nil).Status)
 	assert.Equal(t, http.StatusForbidden, f.srv.Do(t, "POST", f.tags()+"/production:end-split", b.Key, nil).Status)
+}
+
+// TestPromptSplitSessionByTheSDKsID: a split fetched with a session id that is not a UUID
+// serves and records the session ingestion stores under its uuid5: fetched again by the uuid5
+// it gets the same version and choice id with nothing more counted, and the session's signals,
+// sent under the raw id, count in its variant and are shown on GET /sessions/{uuid5}.
+func TestPromptSplitSessionByTheSDKsID(t *testing.T) {
+	f := newSplitFixture(t)
+	f.srv.MustDo(t, "POST", f.tags()+"/production:split", f.a.Key, map[string]any{"name": "by-session", "duration_days": 3,
+		"variants": []map[string]any{{"version": 1, "weight": 1}, {"version": 2, "weight": 1}, {"version": 3, "weight": 1}}})
+	for i := range 12 {
+		raw := fmt.Sprintf("chat %d", i)
+		canonical := uuid.NewSHA1(uuid.NameSpaceDNS, []byte(raw)).String()
+		byRaw, _ := f.fetch(t, raw, "")
+		byUUID, _ := f.fetch(t, canonical, "")
+		require.NotNil(t, byRaw.ABChoice)
+		require.NotNil(t, byRaw.ABChoice.ABChoiceID)
+		assert.Equal(t, byRaw.Version, byUUID.Version, "session %q", raw)
+		assert.Equal(t, *byRaw.ABChoice.ABChoiceID, *byUUID.ABChoice.ABChoiceID, "session %q", raw)
+	}
+	assert.Equal(t, int64(12), sum(choices(f.report(t, "by-session"))), "each session recorded once")
+
+	raw := "chat 0"
+	canonical := uuid.NewSHA1(uuid.NameSpaceDNS, []byte(raw)).String()
+	v, _ := f.fetch(t, raw, "")
+	f.srv.MustDo(t, "POST", "/signals/bulk", f.a.Key, map[string]any{"signals": []map[string]any{
+		{"entity_type": "session", "entity_id": raw, "name": "converted", "value": true}}})
+	for _, r := range f.report(t, "by-session").Results {
+		if r.Key == v.ABChoice.VariantKey {
+			require.Len(t, r.Signals, 1, r.Key)
+			assert.Equal(t, int64(1), r.Signals[0].N)
+		} else {
+			assert.Empty(t, r.Signals, r.Key)
+		}
+	}
+	at := float64(time.Now().UnixMicro()) / 1e6
+	f.srv.MustDo(t, "POST", "/spans", f.a.Key, []any{map[string]any{"id": uuid.NewString(), "trace_id": uuid.NewString(),
+		"session_id": raw, "name": "turn", "started_at": at, "ended_at": at + 1}})
+	var sess api.SessionWithSignals
+	f.srv.MustDo(t, "GET", "/sessions/"+canonical, f.a.Key, nil).Decode(t, &sess)
+	require.Len(t, sess.Signals, 1)
+	assert.Equal(t, "converted", sess.Signals[0].Name)
 }

@@ -226,11 +226,13 @@ func NewPromptChoices(prompts *PromptStore, svc *signal.Service) *PromptChoices 
 	return &PromptChoices{prompts: prompts, svc: svc}
 }
 
-// ServeVersion implements prompt.ChoiceRecorder. An entity already in signal.MaxChoices tests
-// is served without a record.
+// ServeVersion implements prompt.ChoiceRecorder. The choice is recorded on the entity's
+// canonical ref (signal.EntityRef.Canonical: a session named by the SDK's id or its uuid5 is
+// one session). An entity already in signal.MaxChoices tests is served without a record.
 func (c *PromptChoices) ServeVersion(ctx context.Context, projectID, slug string, n int, ch prompt.ServedChoice) (prompt.Version, string, error) {
 	pk := promptPK(projectID, slug)
-	ek := key(entityPK(projectID, ch.EntityType, ch.ID), skEntity)
+	ref := signal.EntityRef{Type: ch.EntityType, ID: ch.ID}.Canonical()
+	ek := key(entityPK(projectID, ref.Type, ref.ID), skEntity)
 	items, err := c.prompts.t.batchGet(ctx, []map[string]types.AttributeValue{key(pk, versionSK(n)), ek})
 	if err != nil {
 		return prompt.Version{}, "", err
@@ -242,7 +244,6 @@ func (c *PromptChoices) ServeVersion(ctx context.Context, projectID, slug string
 	if v.ID == "" {
 		return prompt.Version{}, "", errs.NotFound("version %d of prompt %q not found", n, slug)
 	}
-	ref := signal.EntityRef{Type: ch.EntityType, ID: ch.ID}
 	var rec entityItem
 	if av, ok := items[keyString(ek)]; ok {
 		if err := attributevalue.UnmarshalMap(av, &rec); err != nil {

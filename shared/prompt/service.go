@@ -230,7 +230,7 @@ func (s *Service) Get(ctx context.Context, projectID, slug string, sel Selector)
 // served). The requests are those of Get: with a key the version is read together with the
 // caller's record, and the first fetch of a caller in a test adds one write.
 func (s *Service) Fetch(ctx context.Context, projectID, slug string, sel Selector, who Sticky) (Resolved, error) {
-	if err := who.check(); err != nil {
+	if err := who.Check(); err != nil {
 		return Resolved{}, err
 	}
 	return s.get(ctx, projectID, slug, sel, &who)

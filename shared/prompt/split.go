@@ -80,7 +80,9 @@ func StickyPoint(test, key string) float64 {
 
 // Sticky is whom a fetch is for: a split serves the same version to the same user (UserID)
 // or, without one, session. The choice is recorded on the session when there is one (its
-// signals then join the variant), else on the user.
+// signals then join the variant), else on the user. SessionID is the session's id as stored
+// (trace.SessionIDOf, which this package cannot import): the caller derives it, so that an
+// SDK's session id and its uuid5 get the same version and the same record.
 type Sticky struct {
 	SessionID string
 	UserID    string
@@ -105,8 +107,9 @@ func (k Sticky) entity() (typ, id string) {
 	return "user", k.UserID
 }
 
-// check bounds the sticky ids (they become parts of keys, as entity ids do).
-func (k Sticky) check() error {
+// Check bounds the sticky ids as the caller sent them (they become parts of keys, as entity
+// ids do).
+func (k Sticky) Check() error {
 	for name, v := range map[string]string{"session_id": k.SessionID, "user_id": k.UserID} {
 		if len(v) > 128 {
 			return errs.Invalid("%s must have at most 128 bytes", name)

@@ -138,7 +138,7 @@ func ChoiceID(projectID string, ref EntityRef, test string) string {
 	return uuid.NewSHA1(uuid.NameSpaceOID, h[:]).String()
 }
 
-// Choose records a choice: the test is created with the caller's definition if it does not
+// Choose records a choice on the entity's canonical ref (EntityRef.Canonical): the test is created with the caller's definition if it does not
 // exist (the first definition wins), the choice is refused with errs.Conflict when its variant
 // is not one of the stored test's, and nothing is recorded once the test has completed. The
 // entity counts once per test, in its first variant; a choice sent again counts nothing.
@@ -161,8 +161,9 @@ func (s *Service) Choose(ctx context.Context, projectID string, in ChoiceInput) 
 	if !t.has(in.Variant) {
 		return ChoiceResult{}, errs.Conflict("A/B test %q has no variant %q; its variants are kept from its first choice", in.Test, clip(in.Variant))
 	}
-	res.ID = ChoiceID(projectID, in.Ref, in.Test)
-	e, err := s.reread(ctx, projectID, in.Ref)
+	ref := in.Ref.Canonical()
+	res.ID = ChoiceID(projectID, ref, in.Test)
+	e, err := s.reread(ctx, projectID, ref)
 	if err != nil {
 		return ChoiceResult{}, err
 	}
@@ -176,7 +177,8 @@ func (s *Service) Choose(ctx context.Context, projectID string, in ChoiceInput) 
 // RecordOn records on e, a record as read, that it got variant of test (a test known to be
 // running and to have that variant: a prompt split's), unless it has a variant of test
 // already; the entity's signals join the variant. It returns the choice's id. The entity
-// type may also be "user" (a split sticky by user); users carry no signals.
+// type may also be "user" (a split sticky by user); users carry no signals. e must have been
+// read by its canonical ref (EntityRef.Canonical).
 func (s *Service) RecordOn(ctx context.Context, projectID string, e Entity, test, variant string) (string, error) {
 	id := ChoiceID(projectID, e.Ref, test)
 	_, err := s.record(ctx, projectID, e, Choice{Test: test, Variant: variant, ID: id, At: s.now().UTC()})
@@ -211,12 +213,13 @@ func (s *Service) record(ctx context.Context, projectID string, e Entity, ch Cho
 	}
 }
 
-// Entity reads one entity's record (empty when nothing was recorded on it).
+// Entity reads one entity's record (empty when nothing was recorded on it), by its canonical
+// ref (EntityRef.Canonical): a session's by the SDK's id or its uuid5 alike.
 func (s *Service) Entity(ctx context.Context, projectID string, ref EntityRef) (Entity, error) {
 	if err := CheckRef(ref); err != nil {
 		return Entity{}, errs.Invalid("%s", err)
 	}
-	return s.reread(ctx, projectID, ref)
+	return s.reread(ctx, projectID, ref.Canonical())
 }
 
 // Tests lists the project's tests.

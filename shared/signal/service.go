@@ -36,7 +36,7 @@ type Refused struct {
 	Err   error
 }
 
-// Set stores signals; an input that is invalid, or that would give its entity more than
+// Set stores signals, on their entities' canonical refs (EntityRef.Canonical); an input that is invalid, or that would give its entity more than
 // MaxSignals signals, is refused alone (the others are stored). A signal set again is
 // updated; within one request the last value of a name wins. A failure of the store fails
 // the call, and a retry stores nothing twice.
@@ -53,10 +53,11 @@ func (s *Service) Set(ctx context.Context, projectID string, inputs []Input) (re
 			refused = append(refused, Refused{Index: i, Input: in, Err: err})
 			continue
 		}
-		if _, ok := byEntity[in.Ref]; !ok {
-			order = append(order, in.Ref)
+		ref := in.Ref.Canonical()
+		if _, ok := byEntity[ref]; !ok {
+			order = append(order, ref)
 		}
-		byEntity[in.Ref] = append(byEntity[in.Ref], pending{i, sig})
+		byEntity[ref] = append(byEntity[ref], pending{i, sig})
 	}
 	if len(order) == 0 {
 		return refused, nil

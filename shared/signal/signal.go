@@ -13,6 +13,7 @@ import (
 
 	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/shared/textcut"
+	"github.com/plumehq/plume/shared/trace"
 )
 
 // Limits of what is stored. Names and ids become parts of DynamoDB keys (1 KB sort keys).
@@ -33,6 +34,18 @@ var EntityTypes = []string{"span", "trace", "session", "completion"}
 
 // EntityRef names an entity of a project.
 type EntityRef struct{ Type, ID string }
+
+// Canonical is the ref as its record is stored: a session's id as ingestion stores the session
+// (trace.SessionIDOf: a UUID as is, any other string as its uuid5, as the Python SDK derives
+// it), so that the signals and choices an SDK sends under its own session id (any string) are
+// those of the session shown by GET /sessions/{session_id}, whichever of the two ids names it.
+// Other refs are kept as sent.
+func (r EntityRef) Canonical() EntityRef {
+	if r.Type == "session" && r.ID != "" {
+		r.ID = trace.SessionIDOf(r.ID)
+	}
+	return r
+}
 
 // Signal is one stored signal. Value is decimal text: 1 or 0 for a boolean.
 type Signal struct {
