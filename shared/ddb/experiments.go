@@ -57,17 +57,17 @@ func (it experimentItem) toExperiment(projectID string) dataset.Experiment {
 // their run so that a page of results reads their evaluations in the same Query.
 type resultItem struct {
 	PK, SK        string
-	Kind          string    `dynamodbav:"kind"`
-	Row           string    `dynamodbav:"row"`
-	Run           int       `dynamodbav:"run"`
-	Result        string    `dynamodbav:"result,omitempty"`
-	ResultType    string    `dynamodbav:"result_type,omitempty"`
-	TraceID       *string   `dynamodbav:"trace_id,omitempty"`
-	EvaluatorID   string    `dynamodbav:"evaluator_id,omitempty"`
-	EvaluatorName string    `dynamodbav:"evaluator_name,omitempty"`
-	Value         string    `dynamodbav:"value,omitempty"`
-	Type          string    `dynamodbav:"type,omitempty"`
-	Reason        *string   `dynamodbav:"reason,omitempty"`
+	Kind          string  `dynamodbav:"kind"`
+	Row           string  `dynamodbav:"row"`
+	Run           int     `dynamodbav:"run"`
+	Result        string  `dynamodbav:"result,omitempty"`
+	ResultType    string  `dynamodbav:"result_type,omitempty"`
+	TraceID       *string `dynamodbav:"trace_id,omitempty"`
+	EvaluatorID   string  `dynamodbav:"evaluator_id,omitempty"`
+	EvaluatorName string  `dynamodbav:"evaluator_name,omitempty"`
+	Value         string  `dynamodbav:"value,omitempty"`
+	Type          string  `dynamodbav:"type,omitempty"`
+	Reason        *string `dynamodbav:"reason,omitempty"`
 	// Tallied is true on an evaluation counted in its evaluator's aggregate (every one
 	// written since aggregates are kept): replacing it adjusts the aggregate by the difference.
 	Tallied   bool      `dynamodbav:"tallied,omitempty"`
