@@ -60,16 +60,18 @@ type Tally struct {
 
 // TallyOf is one evaluation's tally.
 func TallyOf(value json.RawMessage) Tally {
-	var b bool
-	if json.Unmarshal(value, &b) == nil {
-		if b {
+	var v any // not a bool or a float64 directly: null decodes into either as nothing
+	if json.Unmarshal(value, &v) != nil {
+		return Tally{}
+	}
+	switch v := v.(type) {
+	case bool:
+		if v {
 			return Tally{Booleans: 1, Passed: 1}
 		}
 		return Tally{Booleans: 1}
-	}
-	var n float64
-	if json.Unmarshal(value, &n) == nil {
-		return Tally{Numbers: 1, Sum: n}
+	case float64:
+		return Tally{Numbers: 1, Sum: v}
 	}
 	return Tally{}
 }

@@ -39,7 +39,7 @@ func TestEvaluatorTalliesEqualARecount(t *testing.T) {
 	values := map[string][]string{
 		"correct": {"true", "false"},
 		"score":   {"0.25", "1", "0.5", "-2.75"},
-		"mixed":   {"true", "0.75", `"text"`, "false", "3"},
+		"mixed":   {"true", "0.75", `"text"`, "false", "3", "null"},
 	}
 	evaluation := func(rng *rand.Rand) dataset.Evaluation {
 		ev := evaluators[rng.IntN(len(evaluators))]
