@@ -356,8 +356,53 @@ type ExperimentComparison struct {
 	Rows []ComparedRow `json:"rows"`
 	// Metrics are the column and run metrics the experiments posted (their aggregates, as the
 	// SDK's column evaluators compute them), by name.
-	Metrics    []ComparedMetric `json:"metrics"`
-	NextCursor *string          `json:"next_cursor"`
+	Metrics []ComparedMetric `json:"metrics"`
+	// Evaluators are the row evaluators' aggregates in the run (judges attached included), by
+	// name: each experiment's pass rate or mean over all its results, not only the page's.
+	Evaluators []ComparedEvaluator `json:"evaluators"`
+	NextCursor *string             `json:"next_cursor"`
+}
+
+// What an evaluator's aggregate measures (ComparedEvaluator.Measure).
+const (
+	MeasurePassRate = "pass_rate"
+	MeasureMean     = "mean"
+)
+
+// ComparedEvaluator is one row evaluator (by name) across the compared experiments: Values[i]
+// is experiment i's aggregate (null when it has no boolean or numeric evaluation of it);
+// Measure says which value the evaluator is compared by: "pass_rate" when any of them has
+// boolean evaluations, else "mean"; Difference is the last one's minus the first one's, when
+// both have it.
+type ComparedEvaluator struct {
+	Name       string                `json:"name"`
+	Measure    string                `json:"measure"`
+	Values     []*EvaluatorAggregate `json:"values"`
+	Difference *float64              `json:"difference"`
+}
+
+// EvaluatorAggregate is an evaluator's evaluations in one run of an experiment, counted when
+// each is written: PassRate is Passed of BooleanCount (null without booleans), Mean is Sum
+// over NumericCount (null without numbers); other values (text) count in neither.
+type EvaluatorAggregate struct {
+	BooleanCount int      `json:"boolean_count"`
+	Passed       int      `json:"passed"`
+	PassRate     *float64 `json:"pass_rate"`
+	NumericCount int      `json:"numeric_count"`
+	Sum          float64  `json:"sum"`
+	Mean         *float64 `json:"mean"`
+}
+
+// Of is the aggregate's value of measure (MeasurePassRate or MeasureMean), nil when a is nil
+// or has none.
+func (a *EvaluatorAggregate) Of(measure string) *float64 {
+	if a == nil {
+		return nil
+	}
+	if measure == MeasurePassRate {
+		return a.PassRate
+	}
+	return a.Mean
 }
 
 // ComparedRow is one dataset row across the compared experiments.

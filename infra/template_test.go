@@ -328,6 +328,7 @@ var functionCases = map[string]functionCase{
 		policy: policyCase{
 			actions: []string{
 				"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem",
+				"dynamodb:ConditionCheckItem",
 				"s3:GetObject", "s3:PutObject", "sqs:SendMessage", "bedrock:InvokeModel", "secretsmanager:GetSecretValue",
 			},
 			// The runner reads spans and writes evaluations and claims: it deletes nothing,

@@ -53,7 +53,9 @@ func TestDatasetsCommands(t *testing.T) {
 	assert.Equal(t, first.RowID, only.RowID, "an unchanged row keeps its id")
 
 	exp := h.api.MustDo(t, "POST", "/v1/experiments", h.api.A.Key, map[string]any{"dataset_version_id": v1.ID, "name": "run"}).Map(t)["id"].(string)
-	h.api.MustDo(t, "POST", "/v1/experiments/"+exp+"/results", h.api.A.Key, map[string]any{"dataset_row_id": first.RowID, "result": "Paris"})
+	resID := h.api.MustDo(t, "POST", "/v1/experiments/"+exp+"/results", h.api.A.Key, map[string]any{"dataset_row_id": first.RowID, "result": "Paris"}).Map(t)["id"].(string)
+	evaluator := h.api.MustDo(t, "POST", "/v1/experiments/"+exp+"/evaluators", h.api.A.Key, map[string]any{"name": "correct", "evaluation_mode": "row"}).Map(t)["id"].(string)
+	h.api.MustDo(t, "POST", "/v1/experiments/"+exp+"/evaluations", h.api.A.Key, map[string]any{"evaluator_id": evaluator, "experiment_result_id": resID, "evaluation_value": true})
 	var exps api.ExperimentList
 	h.okJSON(&exps, "experiments", "list", "--dataset", "capitals")
 	require.Len(t, exps.Experiments, 1)
@@ -70,6 +72,12 @@ func TestDatasetsCommands(t *testing.T) {
 	h.okJSON(&cmp, "experiments", "compare", exp, exp)
 	require.Len(t, cmp.Rows, 1)
 	assert.False(t, cmp.Rows[0].Differs)
+	require.Len(t, cmp.Evaluators, 1)
+	assert.Equal(t, api.MeasurePassRate, cmp.Evaluators[0].Measure)
+	assert.Equal(t, 0.0, *cmp.Evaluators[0].Difference)
+	table := h.ok("experiments", "compare", exp, exp)
+	assert.Contains(t, table, "correct")
+	assert.Contains(t, table, "1 (1/1)", "each experiment's pass rate with its counts")
 	assert.Equal(t, exitUsage, h.run("experiments", "compare", exp).code, "one experiment")
 
 	judgeID := h.api.MustDo(t, "POST", "/projects/"+h.api.A.ProjectID+"/judges", h.api.A.Key,

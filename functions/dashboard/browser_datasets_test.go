@@ -94,6 +94,7 @@ func TestDatasetsInBrowser(t *testing.T) {
 	assert.Positive(t, firstSame, "rows that differ")
 	assert.NotContains(t, differs[firstSame:], true, "the differing rows first")
 	assert.Equal(t, 2, countOf(t, ctx, `[data-testid="compare-metric"]`), "the column metric and the run metric")
+	assert.Equal(t, 1, countOf(t, ctx, `[data-testid="compare-evaluator"]`), "the row evaluator's aggregates")
 	assertAccessible(t, ctx, axeSource, "compare")
 
 	// The baseline from the compare page, and a result's trace.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -458,10 +459,19 @@ type comparedMetric struct {
 	Difference string
 }
 
+// comparedEvaluator is an evaluator's line of the compare page: each experiment's pass rate
+// or mean with what it counts, and the difference.
+type comparedEvaluator struct {
+	Name, Measure string
+	Values        []string
+	Difference    string
+}
+
 type compareData struct {
 	Experiments []api.Experiment
 	Run         int
 	Metrics     []comparedMetric
+	Evaluators  []comparedEvaluator
 	// Rows are the page's rows, those whose results differ first; Differing counts them.
 	Rows      []comparedRow
 	Differing int
@@ -471,8 +481,8 @@ type compareData struct {
 // compareExperiments serves GET /ui/experiments/compare?ids=A,B (ids also repeated, as the
 // experiment page's form sends them; &run=&cursor=&row=): a page of dataset rows (50, by row
 // id) with each experiment's output and scores side by side, the rows that differ first, and
-// per metric each experiment's value and the difference, from one GET
-// /v1/experiments/compare.
+// per metric and per row evaluator (its pass rate or mean over the run) each experiment's
+// value and the difference, from one GET /v1/experiments/compare.
 func (s *server) compareExperiments(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	var ids []string
@@ -523,6 +533,16 @@ func (s *server) compareExperiments(w http.ResponseWriter, r *http.Request) {
 		}
 		d.Metrics = append(d.Metrics, cm)
 	}
+	for _, ev := range answer.Evaluators {
+		ce := comparedEvaluator{Name: ev.Name, Measure: "pass rate", Difference: signedOrDash(ev.Difference)}
+		if ev.Measure == api.MeasureMean {
+			ce.Measure = "mean"
+		}
+		for _, a := range ev.Values {
+			ce.Values = append(ce.Values, aggregateText(a, ev.Measure))
+		}
+		d.Evaluators = append(d.Evaluators, ce)
+	}
 	for _, row := range answer.Rows {
 		cr := comparedRow{RowID: row.DatasetRowID, Differs: row.Differs}
 		for _, res := range row.Results {
@@ -553,6 +573,19 @@ func (s *server) compareExperiments(w http.ResponseWriter, r *http.Request) {
 		return 1
 	})
 	s.render(w, r, http.StatusOK, "experiment-compare", page{Title: "Compare experiments", Nav: "datasets", Data: d})
+}
+
+// aggregateText writes an evaluator's aggregate: "0.8 (4 of 5)" for a pass rate, "5.8 (5)"
+// for a mean, "–" for none.
+func aggregateText(a *api.EvaluatorAggregate, measure string) string {
+	v := a.Of(measure)
+	switch {
+	case v == nil:
+		return "–"
+	case measure == api.MeasurePassRate:
+		return fmt.Sprintf("%s (%d of %d)", numberOrDash(v), a.Passed, a.BooleanCount)
+	}
+	return fmt.Sprintf("%s (%d)", numberOrDash(v), a.NumericCount)
 }
 
 // numberOrDash writes v as short as it reads back, "–" for nil (no value yet).

@@ -217,6 +217,12 @@ func TestDatasetPages(t *testing.T) {
 	assert.Contains(t, metric, `<td class="num">1</td>`)
 	assert.Contains(t, metric, `<td class="num">0.75</td>`)
 	assert.Contains(t, metric, `<td class="num" data-testid="metric-difference">-0.25</td>`)
+	// The row evaluator "exact" (numbers 1 and 0) over the whole run, not only this page: the
+	// mean of its 60 evaluations in each experiment.
+	exact := regexpFind(t, `(?s)exact <span class="help">\(mean\)</span></th>(.*?)</tr>`, cmp.Body)
+	assert.Contains(t, exact, `<td class="num">1 (60)</td>`)
+	assert.Contains(t, exact, `<td class="num">0.75 (60)</td>`)
+	assert.Contains(t, exact, `<td class="num" data-testid="evaluator-difference">-0.25</td>`)
 	nextCmp := html.UnescapeString(regexpFind(t, `href="([^"]+)" rel="next" data-testid="next-compare"`, cmp.Body))
 	assert.Contains(t, nextCmp, "ids="+url.QueryEscape(baseline+","+candidate))
 	cmp2 := b.get(t, nextCmp)
@@ -405,4 +411,7 @@ func TestExperimentJudgeScores(t *testing.T) {
 	cmp := b.get(t, "/ui/experiments/compare?ids="+first+","+second)
 	require.Equal(t, http.StatusOK, cmp.Status, cmp.Body)
 	assert.Equal(t, 6, cmp.count("capital-check: <span data-testid=\"score-value\">"), "each experiment's verdict of each row")
+	// And the judge's pass rate in each, of its 3 verdicts.
+	check := regexpFind(t, `(?s)capital-check <span class="help">\(pass rate\)</span></th>(.*?)</tr>`, cmp.Body)
+	assert.Equal(t, 2, strings.Count(check, " of 3)</td>"), check)
 }

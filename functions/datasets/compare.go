@@ -18,8 +18,9 @@ import (
 // compare serves GET /v1/experiments/compare?ids=A,B&run_number=&limit=&cursor=: per dataset
 // row, each experiment's result and evaluations side by side (a page of rows by row id, so
 // that experiments on different versions of a dataset line up on unchanged rows); per metric
-// (the column and run metrics the experiments posted), each one's value and the difference.
-// Requests: per experiment, one Query of its definition and the Query pages of its results'
+// (the column and run metrics the experiments posted), each one's value and the difference;
+// per row evaluator, each one's pass rate or mean over the run (the tallies its definition's
+// Query reads, kept as evaluations are written) and the difference. Requests: per experiment, one Query of its definition and the Query pages of its results'
 // page; the cost follows the page and the number of experiments, never their rows.
 func (s *server) compare(w http.ResponseWriter, r *http.Request) {
 	limit, cursor, err := page(r)
@@ -41,6 +42,7 @@ func (s *server) compare(w http.ResponseWriter, r *http.Request) {
 	out := api.ExperimentComparison{RunNumber: run, Rows: []api.ComparedRow{}, Metrics: []api.ComparedMetric{}}
 	pages, more := make([][]dataset.Result, len(ids)), make([]bool, len(ids))
 	metrics := map[string]*api.ComparedMetric{}
+	aggregates := make([][]dataset.Aggregate, len(ids))
 	for i, id := range ids {
 		if !isUUID(id) {
 			web.Error(w, r, errs.NotFound("experiment %q not found", id))
@@ -52,6 +54,7 @@ func (s *server) compare(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		out.Experiments = append(out.Experiments, toExperiment(d.Experiment))
+		aggregates[i] = d.Aggregates
 		for _, rec := range d.Records {
 			if rec.Kind == dataset.KindColumnEvaluation || (rec.Kind == dataset.KindColumnMetric && rec.Run != run) {
 				continue
@@ -79,6 +82,7 @@ func (s *server) compare(w http.ResponseWriter, r *http.Request) {
 		out.Metrics = append(out.Metrics, *m)
 	}
 	sortMetrics(out.Metrics)
+	out.Evaluators = dataset.CompareAggregates(aggregates, run)
 	rows, results, hasMore := dataset.MergeRows(pages, more, limit)
 	for i, id := range rows {
 		row := api.ComparedRow{DatasetRowID: id, Results: make([]*api.ExperimentResult, len(ids))}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -369,8 +370,18 @@ func TestCompareExperiments(t *testing.T) {
 
 	run := func(version string, rows []map[string]any, answer func(int) string, accuracy float64) string {
 		id := str(t, c.call("POST", "/v1/experiments", map[string]any{"dataset_version_id": version, "name": "e"}, 200), "id")
+		correct := str(t, c.call("POST", "/v1/experiments/"+id+"/evaluators", map[string]any{"name": "correct", "evaluation_mode": "row"}, 200), "id")
+		length := str(t, c.call("POST", "/v1/experiments/"+id+"/evaluators", map[string]any{"name": "length", "evaluation_mode": "row"}, 200), "id")
 		for i, r := range rows {
-			c.call("POST", "/v1/experiments/"+id+"/results", map[string]any{"dataset_row_id": r["row_id"], "result": answer(i)}, 200)
+			res := str(t, c.call("POST", "/v1/experiments/"+id+"/results", map[string]any{"dataset_row_id": r["row_id"], "result": answer(i)}, 200), "id")
+			evaluate := func(evaluator string, value any) {
+				c.call("POST", "/v1/experiments/"+id+"/evaluations", map[string]any{
+					"evaluator_id": evaluator, "dataset_row_id": r["row_id"], "experiment_result_id": res, "evaluation_value": value}, 200)
+			}
+			evaluate(correct, !strings.HasPrefix(answer(i), "wrong"))
+			evaluate(correct, !strings.HasPrefix(answer(i), "wrong")) // a retry: counted once
+			evaluate(length, 100)                                     // replaced by the next
+			evaluate(length, len(answer(i)))
 		}
 		c.call("POST", "/v1/column-metrics", map[string]any{"metric_name": "accuracy", "experiment_id": id, "run_number": 1, "results": map[string]any{"accuracy": accuracy}}, 200)
 		return id
@@ -397,6 +408,22 @@ func TestCompareExperiments(t *testing.T) {
 		metrics := cmp["metrics"].([]any)
 		require.Len(t, metrics, 1)
 		assert.InDelta(t, 0.25, metrics[0].(map[string]any)["difference"], 1e-9)
+		// Each evaluator's aggregate over the whole run, whatever the page: "correct" is 5 of 5
+		// then 4 of 5 ("wrong"), "length" the mean of the answers' lengths (6 each, then one 5).
+		evaluators := cmp["evaluators"].([]any)
+		require.Len(t, evaluators, 2)
+		correct, length := evaluators[0].(map[string]any), evaluators[1].(map[string]any)
+		assert.Equal(t, "correct", correct["name"])
+		assert.Equal(t, "pass_rate", correct["measure"])
+		assert.InDelta(t, -0.2, correct["difference"], 1e-9)
+		values := correct["values"].([]any)
+		assert.Equal(t, map[string]any{"boolean_count": 5.0, "passed": 5.0, "pass_rate": 1.0, "numeric_count": 0.0, "sum": 0.0, "mean": nil}, values[0])
+		assert.Equal(t, 4.0, values[1].(map[string]any)["passed"])
+		assert.Equal(t, "length", length["name"])
+		assert.Equal(t, "mean", length["measure"])
+		assert.InDelta(t, 6.0, length["values"].([]any)[0].(map[string]any)["mean"], 1e-9)
+		assert.Equal(t, 5.0, length["values"].([]any)[1].(map[string]any)["numeric_count"])
+		assert.InDelta(t, -0.2, length["difference"], 1e-9)
 		for _, r := range cmp["rows"].([]any) {
 			row := r.(map[string]any)
 			id := row["dataset_row_id"].(string)
@@ -412,6 +439,12 @@ func TestCompareExperiments(t *testing.T) {
 		}
 		cursor = next
 	}
+	// The aggregates are read with each experiment's definition: a compare is per experiment
+	// one Query of the definition and one of its results' page, however many evaluations (and
+	// the GetItems of the key's authentication, as for every request).
+	api.DDB.Reset()
+	c.call("GET", "/v1/experiments/compare?ids="+a+","+b+"&limit=2", nil, 200)
+	assert.Equal(t, map[string]int{"GetItem": 2, "Query": 4}, api.DDB.Counts(), "a compare's requests")
 	assert.Len(t, seen, 6, "4 unchanged rows, the changed row of each version")
 	assert.Equal(t, 3, differs, "a different answer, and the changed row on each side")
 	c.call("GET", "/v1/experiments/compare?ids="+a, nil, 400)

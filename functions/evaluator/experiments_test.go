@@ -134,6 +134,29 @@ func TestJudgeEvaluatesExperiment(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 6, compared, "two judges' verdicts on each of the three rows")
+	// And each judge's aggregate over run 1 (the changed result's verdict replaced, counted
+	// once): the verdicts' pass rate, the scores' mean; the other experiment has none.
+	checks, scores := w.verdicts(t, expID, "capital-check"), w.verdicts(t, expID, "capital-score")
+	passed, sum := 0.0, 0.0
+	for _, row := range rows {
+		if checks[row]["evaluation_value"] == true {
+			passed++
+		}
+		sum += scores[row]["evaluation_value"].(float64)
+	}
+	evaluators := cmp["evaluators"].([]any)
+	require.Len(t, evaluators, 2)
+	check, score := evaluators[0].(map[string]any), evaluators[1].(map[string]any)
+	assert.Equal(t, "capital-check", check["name"])
+	assert.Equal(t, "pass_rate", check["measure"])
+	assert.Equal(t, 3.0, check["values"].([]any)[0].(map[string]any)["boolean_count"])
+	assert.Equal(t, passed, check["values"].([]any)[0].(map[string]any)["passed"])
+	assert.Nil(t, check["values"].([]any)[1])
+	assert.Nil(t, check["difference"])
+	assert.Equal(t, "capital-score", score["name"])
+	assert.Equal(t, "mean", score["measure"])
+	assert.Equal(t, 3.0, score["values"].([]any)[0].(map[string]any)["numeric_count"])
+	assert.InDelta(t, sum/3, score["values"].([]any)[0].(map[string]any)["mean"], 1e-9)
 
 	// The SDK cannot write under a judge's evaluator.
 	res := webtest.Do(t, w.api.Handler, "POST", "/v1/experiments/"+expID+"/evaluations", w.api.A.Key, map[string]any{

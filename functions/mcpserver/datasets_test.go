@@ -22,8 +22,10 @@ func TestDatasetTools(t *testing.T) {
 	var exps []string
 	for _, answer := range []string{"Paris", "Lima?"} {
 		id := a.MustDo(t, "POST", "/v1/experiments", a.A.Key, map[string]any{"dataset_version_id": v["id"], "name": answer}).Map(t)["id"].(string)
-		for _, r := range rows {
-			a.MustDo(t, "POST", "/v1/experiments/"+id+"/results", a.A.Key, map[string]any{"dataset_row_id": r.(map[string]any)["row_id"], "result": answer})
+		evaluator := a.MustDo(t, "POST", "/v1/experiments/"+id+"/evaluators", a.A.Key, map[string]any{"name": "confidence", "evaluation_mode": "row"}).Map(t)["id"].(string)
+		for i, r := range rows {
+			res := a.MustDo(t, "POST", "/v1/experiments/"+id+"/results", a.A.Key, map[string]any{"dataset_row_id": r.(map[string]any)["row_id"], "result": answer}).Map(t)["id"]
+			a.MustDo(t, "POST", "/v1/experiments/"+id+"/evaluations", a.A.Key, map[string]any{"evaluator_id": evaluator, "experiment_result_id": res, "evaluation_value": len(answer) + i})
 		}
 		exps = append(exps, id)
 	}
@@ -51,6 +53,10 @@ func TestDatasetTools(t *testing.T) {
 	require.False(t, res.IsError, text(res))
 	require.Len(t, cmp.Rows, 2)
 	assert.True(t, cmp.Rows[0].Differs)
+	require.Len(t, cmp.Evaluators, 1, "the evaluator's aggregates")
+	assert.Equal(t, api.MeasureMean, cmp.Evaluators[0].Measure)
+	assert.Equal(t, 5.5, *cmp.Evaluators[0].Values[0].Mean, "Paris: 5 and 6")
+	assert.Equal(t, 0.0, *cmp.Evaluators[0].Difference, "Lima? too")
 
 	other, err := s.connect(t, a.B.Key)
 	require.NoError(t, err)

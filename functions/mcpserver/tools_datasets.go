@@ -101,7 +101,7 @@ func (s *server) datasetTools() []tool {
 				return GetExperimentOutput{Experiment: e, Results: results}, err
 			}),
 		newTool(s, &mcp.Tool{Name: "compare-experiments", Annotations: readOnly("Compare experiments"),
-			Description: "Compare 2 to 5 experiments: per dataset row each one's result and evaluations side by side (differs: not all the same), per metric each one's value and the difference."},
+			Description: "Compare 2 to 5 experiments: per dataset row each one's result and evaluations side by side (differs: not all the same), per metric each one's value and the difference; per row evaluator (judges included) each one's pass rate (booleans) or mean (numbers) over the run, with its counts, and the difference."},
 			func(ctx context.Context, c *client.Client, in CompareExperimentsInput) (api.ExperimentComparison, error) {
 				return c.CompareExperiments(ctx, in.IDs, in.Run, client.PageOptions{Limit: 20, Cursor: in.Cursor})
 			}),

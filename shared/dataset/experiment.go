@@ -111,6 +111,9 @@ type Detail struct {
 	Runs       []api.ExperimentRun
 	Evaluators []Evaluator
 	Records    []Record
+	// Aggregates are the row evaluators' tallies, per run (none for evaluations stored
+	// before tallies were kept).
+	Aggregates []Aggregate
 }
 
 // ExperimentStore keeps experiments, their results and evaluations.
@@ -134,8 +137,9 @@ type ExperimentStore interface {
 	PutEvaluator(ctx context.Context, projectID string, e Evaluator) error
 	// Evaluator reads an evaluator. Errors: NotFound.
 	Evaluator(ctx context.Context, projectID, experimentID, id string) (Evaluator, error)
-	// PutEvaluation stores an evaluation, replacing the evaluator's earlier one of the result.
-	// Errors: NotFound for an unknown result.
+	// PutEvaluation stores an evaluation, replacing the evaluator's earlier one of the result,
+	// and updates its evaluator's tally in the run at once (by the difference from the one
+	// replaced: an evaluation sent again counts once). Errors: NotFound for an unknown result.
 	PutEvaluation(ctx context.Context, projectID, experimentID string, e Evaluation) error
 	// PutRecord stores a column evaluation or metric. Errors: NotFound for an unknown
 	// experiment.

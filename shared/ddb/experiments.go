@@ -57,18 +57,33 @@ func (it experimentItem) toExperiment(projectID string) dataset.Experiment {
 // their run so that a page of results reads their evaluations in the same Query.
 type resultItem struct {
 	PK, SK        string
-	Kind          string    `dynamodbav:"kind"`
-	Row           string    `dynamodbav:"row"`
-	Run           int       `dynamodbav:"run"`
-	Result        string    `dynamodbav:"result,omitempty"`
-	ResultType    string    `dynamodbav:"result_type,omitempty"`
-	TraceID       *string   `dynamodbav:"trace_id,omitempty"`
-	EvaluatorID   string    `dynamodbav:"evaluator_id,omitempty"`
-	EvaluatorName string    `dynamodbav:"evaluator_name,omitempty"`
-	Value         string    `dynamodbav:"value,omitempty"`
-	Type          string    `dynamodbav:"type,omitempty"`
-	Reason        *string   `dynamodbav:"reason,omitempty"`
-	CreatedAt     time.Time `dynamodbav:"created_at"`
+	Kind          string  `dynamodbav:"kind"`
+	Row           string  `dynamodbav:"row"`
+	Run           int     `dynamodbav:"run"`
+	Result        string  `dynamodbav:"result,omitempty"`
+	ResultType    string  `dynamodbav:"result_type,omitempty"`
+	TraceID       *string `dynamodbav:"trace_id,omitempty"`
+	EvaluatorID   string  `dynamodbav:"evaluator_id,omitempty"`
+	EvaluatorName string  `dynamodbav:"evaluator_name,omitempty"`
+	Value         string  `dynamodbav:"value,omitempty"`
+	Type          string  `dynamodbav:"type,omitempty"`
+	Reason        *string `dynamodbav:"reason,omitempty"`
+	// Tallied is true on an evaluation counted in its evaluator's aggregate (every one
+	// written since aggregates are kept): replacing it adjusts the aggregate by the difference.
+	Tallied   bool      `dynamodbav:"tallied,omitempty"`
+	CreatedAt time.Time `dynamodbav:"created_at"`
+}
+
+// aggregateItem is an evaluator's tally in one run of an experiment (dataset.Tally).
+type aggregateItem struct {
+	Kind          string  `dynamodbav:"kind"`
+	EvaluatorID   string  `dynamodbav:"evaluator_id"`
+	EvaluatorName string  `dynamodbav:"evaluator_name"`
+	Run           int     `dynamodbav:"run"`
+	Booleans      int     `dynamodbav:"booleans"`
+	Passed        int     `dynamodbav:"passed"`
+	Numbers       int     `dynamodbav:"numbers"`
+	Sum           float64 `dynamodbav:"sum"`
 }
 
 // metaItem is an evaluator, a run, a column evaluation or a metric of an experiment.
@@ -91,6 +106,7 @@ const (
 	kindEvaluation = "E"
 	kindEvaluator  = "EV"
 	kindRun        = "RUN"
+	kindAggregate  = "AGG"
 )
 
 // CreateExperiment implements dataset.ExperimentStore: one PutItem.
@@ -318,13 +334,87 @@ func toEvaluator(experimentID string, it metaItem) dataset.Evaluator {
 }
 
 // PutEvaluation implements dataset.ExperimentStore: one TransactWriteItems (the result's
-// check and the evaluation).
+// check, the evaluation, its evaluator's tally in the run) for a new evaluation. An evaluation
+// that replaces one (the put's condition fails and answers the old one) takes one more, whose
+// put is conditional on the old value still being there and whose tally adds the difference:
+// an evaluation sent again unchanged adds nothing, and two replacements at once each adjust
+// by the value they replace.
 func (s *DatasetStore) PutEvaluation(ctx context.Context, projectID, experimentID string, e dataset.Evaluation) error {
 	pk := experimentPK(projectID, experimentID)
-	return s.putChecked(ctx, pk, resultSK(e.Run, e.RowID), resultItem{
+	item, err := marshal(resultItem{
 		PK: pk, SK: experimentEvaluationSK(e.Run, e.RowID, e.EvaluatorID), Kind: kindEvaluation, Row: e.RowID, Run: e.Run,
-		EvaluatorID: e.EvaluatorID, EvaluatorName: e.EvaluatorName, Value: string(e.Value), Type: e.Type, Reason: e.Reason, CreatedAt: time.Now().UTC(),
-	}, errs.NotFound("experiment result %s not found", dataset.Result{RowID: e.RowID, Run: e.Run}.ID()))
+		EvaluatorID: e.EvaluatorID, EvaluatorName: e.EvaluatorName, Value: string(e.Value), Type: e.Type, Reason: e.Reason,
+		Tallied: true, CreatedAt: time.Now().UTC(),
+	})
+	if err != nil {
+		return err
+	}
+	tally := dataset.TallyOf(e.Value)
+	var old *resultItem // the evaluation this one replaces, as last read
+	for range 4 {
+		put, delta := &types.Put{TableName: &s.t.name, Item: item, ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld}, tally
+		cond := expression.AttributeNotExists(expression.Name(infra.AttrPK))
+		if old != nil {
+			cond = expression.Name("value").Equal(expression.Value(old.Value))
+			if old.Tallied {
+				delta = tally.Minus(dataset.TallyOf(json.RawMessage(old.Value)))
+			}
+			if old.Value == "" {
+				cond = expression.AttributeExists(expression.Name(infra.AttrPK)).And(expression.AttributeNotExists(expression.Name("value")))
+			}
+		}
+		expr, err := expression.NewBuilder().WithCondition(cond).Build()
+		if err != nil {
+			return fmt.Errorf("build evaluation condition: %w", err)
+		}
+		put.ConditionExpression, put.ExpressionAttributeNames, put.ExpressionAttributeValues = expr.Condition(), expr.Names(), expr.Values()
+		writes := []types.TransactWriteItem{s.exists(pk, resultSK(e.Run, e.RowID)), {Put: put}}
+		if !delta.IsZero() {
+			add, err := s.tallyUpdate(pk, e, delta)
+			if err != nil {
+				return err
+			}
+			writes = append(writes, add)
+		}
+		_, err = s.t.api.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: writes})
+		if _, failed := failedCondition(err, 0); failed {
+			return errs.NotFound("experiment result %s not found", dataset.Result{RowID: e.RowID, Run: e.Run}.ID())
+		}
+		if av, failed := failedCondition(err, 1); failed {
+			var it resultItem
+			if err := attributevalue.UnmarshalMap(av, &it); err != nil {
+				return fmt.Errorf("decode evaluation: %w", err)
+			}
+			old = &it
+			continue
+		}
+		if err != nil {
+			return storageErr("put experiment evaluation", err)
+		}
+		return nil
+	}
+	return errs.Unavailable("evaluation %s is being written by another request; try again", e.ID())
+}
+
+// tallyUpdate is a transaction's update adding delta to evaluator e.EvaluatorID's tally in
+// run e.Run of experiment pk.
+func (s *DatasetStore) tallyUpdate(pk string, e dataset.Evaluation, delta dataset.Tally) (types.TransactWriteItem, error) {
+	upd := expression.Add(expression.Name("booleans"), expression.Value(delta.Booleans)).
+		Add(expression.Name("passed"), expression.Value(delta.Passed)).
+		Add(expression.Name("numbers"), expression.Value(delta.Numbers)).
+		Add(expression.Name("sum"), expression.Value(delta.Sum)).
+		Set(expression.Name("kind"), expression.Value(kindAggregate)).
+		Set(expression.Name("run"), expression.Value(e.Run)).
+		Set(expression.Name("evaluator_id"), expression.Value(e.EvaluatorID)).
+		Set(expression.Name("evaluator_name"), expression.Value(e.EvaluatorName))
+	expr, err := expression.NewBuilder().WithUpdate(upd).Build()
+	if err != nil {
+		return types.TransactWriteItem{}, fmt.Errorf("build evaluator tally: %w", err)
+	}
+	return types.TransactWriteItem{Update: &types.Update{
+		TableName: &s.t.name, Key: key(pk, aggregateSK(e.Run, e.EvaluatorID)), UpdateExpression: expr.Update(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+	}}, nil
 }
 
 // PutRecord implements dataset.ExperimentStore: one TransactWriteItems.
@@ -351,6 +441,17 @@ func (s *DatasetStore) Detail(ctx context.Context, projectID, id string) (datase
 				return fmt.Errorf("decode experiment: %w", err)
 			}
 			d.Experiment, found = it.toExperiment(projectID), true
+			return nil
+		}
+		if kind, _ := av["kind"].(*types.AttributeValueMemberS); kind != nil && kind.Value == kindAggregate {
+			var it aggregateItem
+			if err := attributevalue.UnmarshalMap(av, &it); err != nil {
+				return fmt.Errorf("decode evaluator tally: %w", err)
+			}
+			d.Aggregates = append(d.Aggregates, dataset.Aggregate{
+				EvaluatorID: it.EvaluatorID, EvaluatorName: it.EvaluatorName, Run: it.Run,
+				Tally: dataset.Tally{Booleans: it.Booleans, Passed: it.Passed, Numbers: it.Numbers, Sum: it.Sum},
+			})
 			return nil
 		}
 		var it metaItem

@@ -356,6 +356,12 @@ func evaluatorSK(id string) string { return "EV#" + id }
 
 func recordSK(kind, name string, run int) string { return fmt.Sprintf("%s#%s#%08d", kind, name, run) }
 
+// aggregateSK is the tally of an experiment's evaluator in a run: before "X#", so an
+// experiment's definition reads it.
+func aggregateSK(run int, evaluatorID string) string {
+	return fmt.Sprintf("AGG#%08d#%s", run, evaluatorID)
+}
+
 // eventsPK is the partition of a project's event log (shared/eventlog), eventSK each: sorted by
 // the event's time, then its id.
 func eventsPK(projectID string) string { return "P#" + projectID + "#EVT" }

@@ -1,6 +1,8 @@
 package datasetscmd
 
 import (
+	"fmt"
+
 	"github.com/spf13/cobra"
 
 	"github.com/plumehq/plume/api"
@@ -127,6 +129,9 @@ func newCmdExperimentCompare(f *cmdutil.Factory) *cobra.Command {
 			if err := f.IO.PrintList(cmp.Metrics, cmdutil.Cols("name", "kind", "values", "difference"), &cmdutil.ListOptions{}); err != nil {
 				return err
 			}
+			if err := f.IO.PrintList(evaluatorLines(cmp.Evaluators), cmdutil.Cols("evaluator", "measure", "values", "difference"), &cmdutil.ListOptions{}); err != nil {
+				return err
+			}
 			return printPage(f, cmp.Rows, cmdutil.Cols("dataset_row_id", "differs", "results"), cmp.NextCursor)
 		},
 	}
@@ -153,4 +158,33 @@ func newCmdExperimentJudge(f *cmdutil.Factory) *cobra.Command {
 			return f.IO.PrintItem(a, cmdutil.Cols("experiment_id", "judge_id", "evaluator_id", "evaluator_name", "status", "requested_at"))
 		},
 	}
+}
+
+// evaluatorLine is an evaluator's line of the compare table: each experiment's value of the
+// measure with what it counts ("0.8 (4/5)" of a pass rate, "5.8 (n=5)" of a mean, "-" for none).
+type evaluatorLine struct {
+	Evaluator  string   `json:"evaluator"`
+	Measure    string   `json:"measure"`
+	Values     []string `json:"values"`
+	Difference *float64 `json:"difference"`
+}
+
+func evaluatorLines(evs []api.ComparedEvaluator) []evaluatorLine {
+	out := make([]evaluatorLine, 0, len(evs))
+	for _, ev := range evs {
+		line := evaluatorLine{Evaluator: ev.Name, Measure: ev.Measure, Difference: ev.Difference}
+		for _, a := range ev.Values {
+			v := a.Of(ev.Measure)
+			switch {
+			case v == nil:
+				line.Values = append(line.Values, "-")
+			case ev.Measure == api.MeasurePassRate:
+				line.Values = append(line.Values, fmt.Sprintf("%.4g (%d/%d)", *v, a.Passed, a.BooleanCount))
+			default:
+				line.Values = append(line.Values, fmt.Sprintf("%.4g (n=%d)", *v, a.NumericCount))
+			}
+		}
+		out = append(out, line)
+	}
+	return out
 }
