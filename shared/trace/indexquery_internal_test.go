@@ -782,3 +782,43 @@ func TestIndexCostFollowsThePage(t *testing.T) {
 		}
 	}
 }
+
+// TestIndexRangeBoundedWork: a selective range over a large window (a cost only one trace in
+// a thousand reaches, among 20,000 traces) examines at most limit + MaxIndexKeys keys and
+// reads at most MaxIndexKeys keys of the range per request, answers a partial page marked
+// truncated with a cursor, never a short page as complete, and the cursor walk gives brute
+// force's answer, reading only the records it answers.
+func TestIndexRangeBoundedWork(t *testing.T) {
+	ctx := context.Background()
+	p := uniformProject(20_000)
+	qs := NewQueries(p.recs, nil, WithIndex(p.index))
+	qs.now = func() time.Time { return p.now }
+	q := TraceQuery{Common: Common{Limit: 50, CostMin: new(0.999)}}
+	_, all := p.bruteForce(q)
+	require.NotEmpty(t, all)
+	var walked []string
+	cursor, pages, truncated := "", 0, 0
+	for {
+		p.index.yielded = 0
+		got, info, err := list(ctx, qs, indexProject, withCursor(q, cursor))
+		require.NoError(t, err)
+		walked = append(walked, got...)
+		pages++
+		require.Less(t, pages, 100, "the walk ends")
+		assert.LessOrEqual(t, info.Scanned, q.Limit+MaxIndexKeys, "keys examined per request")
+		assert.LessOrEqual(t, info.WithinKeys, MaxIndexKeys, "range keys read per request")
+		assert.Equal(t, len(got), info.Loaded, "records read: the answer's only")
+		if info.Truncated {
+			truncated++
+			assert.NotEmpty(t, info.Next, "a truncated page has a cursor")
+		} else if info.Next != "" {
+			assert.Len(t, got, q.Limit, "a page neither truncated nor last is full")
+		}
+		if info.Next == "" {
+			break
+		}
+		cursor = info.Next
+	}
+	assert.Positive(t, truncated, "the window is larger than one request's work")
+	assert.Equal(t, all, walked, "the cursor walk")
+}
