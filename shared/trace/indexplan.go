@@ -36,8 +36,20 @@ type IndexPlan struct {
 	// Desc reads the ranges backwards: newest first, or the sort key descending.
 	Desc bool
 	// Residual names the filters the ranges do not decide, which each record read is matched
-	// on: api parameter names, "duration" and "cost" for a range, "tag:KEY" for a tag.
+	// on: api parameter names, "duration" or "cost" for a NaN bound, "tag:KEY" for a tag.
 	Residual []string
+	// Within are the number ranges (duration, cost) the plan's ranges do not bound. The
+	// executor decides them on the index's own keys of their dimension, a day partition at a
+	// time (withinSets), so a record out of them is passed over without being read.
+	Within []WithinRange
+}
+
+// WithinRange is a number range a plan decides on the keys of its dimension: a record is in
+// it when its key of Dim is in the range (nil values are in no range).
+type WithinRange struct {
+	Name string // "duration" or "cost"
+	Dim  listindex.Dim
+	listindex.KeyRange
 }
 
 // PlanRange is one range of keys of a plan.
@@ -47,15 +59,19 @@ type PlanRange struct {
 	// plans), by which a cursor finds its place in each range.
 	Value listindex.Value
 	// Exact is set when every key of the range created in the window names a record that
-	// matches the whole query: such keys are counted (an offset skipped) without reading their
-	// records. A range that may hold other keys (TagsCut, a cut name's keys, residual filters)
-	// is not exact: its records are read and matched.
+	// matches the whole query but the plan's Within ranges: such keys (in them) are counted
+	// (an offset skipped) without reading their records. A range that may hold other keys
+	// (TagsCut, a cut name's keys, residual filters) is not exact: its records are read and
+	// matched.
 	Exact bool
 }
 
-// Exact reports whether every range of p is exact: the page costs its keys, and reads only the
-// records it answers.
+// Exact reports whether every range of p is exact and p has no Within range: the page costs
+// its keys, and reads only the records it answers.
 func (p IndexPlan) Exact() bool {
+	if len(p.Within) > 0 {
+		return false
+	}
 	for _, r := range p.Ranges {
 		if !r.Exact {
 			return false
@@ -297,7 +313,9 @@ func planSessions(sq SessionQuery, from, to time.Time) (IndexPlan, error) {
 //     same dimension bounds), in the sort order; every other filter is residual.
 //   - else the equality filter of the lowest rank: its values' ranges, each cut to the window
 //     (listindex.At), merged by (created_at, id); the other filters are residual.
-//   - else DimCreated over the window; duration and cost ranges are residual.
+//   - else DimCreated over the window.
+//
+// Duration and cost ranges the read does not bound are Within ranges, never residual.
 func plan(kind listindex.Kind, c Common, from, to time.Time, fs []filter) (IndexPlan, error) {
 	p := IndexPlan{Kind: kind, From: from, To: to, Desc: !c.Ascending, Dim: listindex.DimCreated}
 	if c.SortBy != "" {
@@ -314,11 +332,13 @@ func plan(kind listindex.Kind, c Common, from, to time.Time, fs []filter) (Index
 					break
 				}
 			}
+			fs = p.takeWithin(fs)
 			p.Ranges = []PlanRange{{KeyRange: r, Exact: len(fs) == 0}}
 			p.Residual = names(fs)
 			return p, nil
 		}
 	}
+	fs = p.takeWithin(fs)
 	var chosen *filter
 	for i, f := range fs {
 		if f.values != nil && (chosen == nil || f.rank < chosen.rank) {
@@ -342,6 +362,21 @@ func plan(kind listindex.Kind, c Common, from, to time.Time, fs []filter) (Index
 		})
 	}
 	return p, nil
+}
+
+// takeWithin moves the number ranges of fs to p.Within and answers the other filters. A range
+// with a NaN bound stays residual (it matches no record).
+func (p *IndexPlan) takeWithin(fs []filter) []filter {
+	var rest []filter
+	for _, f := range fs {
+		r := listindex.DimRange(f.dim)
+		if f.values == nil && numberRange(&r, f.dim, f.lo, f.hi) {
+			p.Within = append(p.Within, WithinRange{Name: f.name, Dim: f.dim, KeyRange: r})
+			continue
+		}
+		rest = append(rest, f)
+	}
+	return rest
 }
 
 // numberRange narrows r, the whole of dimension dim, to the keys whose value is a number in

@@ -26,6 +26,7 @@ type planWant struct {
 	merge    bool
 	desc     bool
 	residual []string
+	within   []string
 }
 
 func TestPlans(t *testing.T) {
@@ -60,8 +61,12 @@ func TestPlans(t *testing.T) {
 			planWant{dim: listindex.DimDuration, ranges: []listindex.KeyRange{{Lo: listindex.Prefix(listindex.DimDuration, listindex.Number(math.Inf(-1))), Hi: listindex.ValueRange(listindex.DimDuration, listindex.Number(9)).Hi}}, exact: []bool{true}, desc: true}},
 		{"spans: by cost with a kind: residual", SpanQuery{Common: Common{SortBy: "cost"}, Kind: "llm"},
 			planWant{dim: listindex.DimCost, ranges: []listindex.KeyRange{listindex.DimRange(listindex.DimCost)}, exact: []bool{false}, desc: true, residual: []string{"span_kind"}}},
-		{"spans: by name with a duration range: residual", SpanQuery{Common: Common{SortBy: "name", DurationMin: new(1.0)}},
-			planWant{dim: listindex.DimName, ranges: []listindex.KeyRange{listindex.DimRange(listindex.DimName)}, exact: []bool{false}, desc: true, residual: []string{"duration"}}},
+		{"spans: by name with a duration range: decided on the keys", SpanQuery{Common: Common{SortBy: "name", DurationMin: new(1.0)}},
+			planWant{dim: listindex.DimName, ranges: []listindex.KeyRange{listindex.DimRange(listindex.DimName)}, exact: []bool{true}, desc: true, within: []string{"duration"}}},
+		{"spans: by cost with a duration range and a kind", SpanQuery{Common: Common{SortBy: "cost", CostMax: new(1.0), DurationMin: new(1.0)}, Kind: "llm"},
+			planWant{dim: listindex.DimCost, ranges: []listindex.KeyRange{{Lo: listindex.Prefix(listindex.DimCost, listindex.Number(math.Inf(-1))), Hi: listindex.ValueRange(listindex.DimCost, listindex.Number(1)).Hi}}, exact: []bool{false}, desc: true, residual: []string{"span_kind"}, within: []string{"duration"}}},
+		{"spans: a NaN bound stays residual", SpanQuery{Common: Common{CostMin: new(math.NaN())}},
+			planWant{dim: listindex.DimCreated, ranges: []listindex.KeyRange{created}, exact: []bool{false}, desc: true, residual: []string{"cost"}}},
 		{"spans: names merged", SpanQuery{Common: Common{Names: []string{"b", "a", "b"}}},
 			planWant{dim: listindex.DimName, ranges: []listindex.KeyRange{window(listindex.DimName, str("b")), window(listindex.DimName, str("a"))}, exact: []bool{true, true}, merge: true, desc: true}},
 		{"spans: a name longer than the summary's: its cut value, confirmed", SpanQuery{Common: Common{Names: []string{long}}},
@@ -82,8 +87,10 @@ func TestPlans(t *testing.T) {
 			planWant{dim: listindex.DimTag, ranges: []listindex.KeyRange{window(listindex.DimTag, TagsCut)}, exact: []bool{false}, merge: true, desc: true}},
 		{"spans: a tag with keys of its own before a long one", SpanQuery{Common: Common{Tags: map[string]string{"a": bigTag, "b": "x"}}},
 			planWant{dim: listindex.DimTag, ranges: []listindex.KeyRange{window(listindex.DimTag, listindex.TagValue("b", "x")), window(listindex.DimTag, TagsCut)}, exact: []bool{false, false}, merge: true, desc: true, residual: []string{"tag:a"}}},
-		{"spans: a cost range alone: the time order, residual", SpanQuery{Common: Common{CostMin: new(1.0), CostMax: new(2.0)}},
-			planWant{dim: listindex.DimCreated, ranges: []listindex.KeyRange{created}, exact: []bool{false}, desc: true, residual: []string{"cost"}}},
+		{"spans: a cost range alone: the time order, decided on the keys", SpanQuery{Common: Common{CostMin: new(1.0), CostMax: new(2.0)}},
+			planWant{dim: listindex.DimCreated, ranges: []listindex.KeyRange{created}, exact: []bool{true}, desc: true, within: []string{"cost"}}},
+		{"traces: a tag and both ranges", TraceQuery{Common: Common{Tags: map[string]string{"env": "prod"}, DurationMax: new(5.0), CostMin: new(1.0)}},
+			planWant{dim: listindex.DimTag, ranges: []listindex.KeyRange{window(listindex.DimTag, listindex.TagValue("env", "prod")), window(listindex.DimTag, TagsCut)}, exact: []bool{true, false}, merge: true, desc: true, within: []string{"duration", "cost"}}},
 		{"traces: status before has_error", TraceQuery{Common: Common{HasError: new(true)}, Status: "error"},
 			planWant{dim: listindex.DimStatus, ranges: []listindex.KeyRange{window(listindex.DimStatus, str("error"))}, exact: []bool{false}, merge: true, desc: true, residual: []string{"has_error"}}},
 		{"traces: by span_count", TraceQuery{Common: Common{SortBy: "span_count"}},
@@ -116,6 +123,11 @@ func TestPlans(t *testing.T) {
 			assert.Equal(t, tt.want.merge, p.Merge, "merge")
 			assert.Equal(t, tt.want.desc, p.Desc, "desc")
 			assert.Equal(t, tt.want.residual, p.Residual, "residual")
+			var within []string
+			for _, w := range p.Within {
+				within = append(within, w.Name)
+			}
+			assert.Equal(t, tt.want.within, within, "within")
 		})
 	}
 }

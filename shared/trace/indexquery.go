@@ -193,6 +193,20 @@ func runIndex[T any](ctx context.Context, q *Queries, projectID string, p IndexP
 	if err != nil {
 		return nil, info, err
 	}
+	within := &withinSets{s: q.index, project: projectID, p: p, budget: q.indexBudget, days: map[int64][]map[string]bool{}}
+	// decide passes over a key of a record out of the plan's Within ranges, by its key; a key
+	// of a day whose ranges were too large to read becomes inexact (its record is matched).
+	decide := func(k *indexKey) (keep bool, err error) {
+		if len(p.Within) == 0 {
+			return true, nil
+		}
+		in, known, err := within.decide(ctx, *k)
+		info.WithinKeys = within.read
+		if !known {
+			k.exact = false
+		}
+		return in || !known, err
+	}
 	type item struct {
 		id     string
 		key    []byte
@@ -271,6 +285,11 @@ func runIndex[T any](ctx context.Context, q *Queries, projectID string, p IndexP
 		if k.dup || k.created.Before(p.From) || !k.created.Before(p.To) {
 			continue
 		}
+		if keep, err := decide(&k); err != nil {
+			return nil, info, err
+		} else if !keep {
+			continue
+		}
 		pending = append(pending, k)
 		if k.exact {
 			exactPending++
@@ -294,7 +313,12 @@ func runIndex[T any](ctx context.Context, q *Queries, projectID string, p IndexP
 				break
 			}
 			info.Scanned++
-			if !k.dup && !k.created.Before(p.From) && k.created.Before(p.To) {
+			if k.dup || k.created.Before(p.From) || !k.created.Before(p.To) {
+				continue
+			}
+			if keep, err := decide(&k); err != nil {
+				return nil, info, err
+			} else if keep {
 				break
 			}
 		}
@@ -351,6 +375,75 @@ func nextBatch(last, need, tried, hit int) int {
 		return min(indexLoadBatch, 2*last)
 	}
 	return max(1, min(indexLoadBatch, (5*need*tried+4*hit-1)/(4*hit)))
+}
+
+// withinSets decides a plan's Within ranges on the index's keys. For each day partition the
+// read reaches it reads the keys of each range in that day (one Scan of the day), the ids of
+// the records in it; a key is in the ranges when its id is in every set of its day. The keys it
+// reads are bounded by budget per request: a day whose ranges hold more than what is left is
+// not decided (its keys' records are read and matched), so a request examines at most its
+// limit plus twice the budget of keys, and always moves on.
+type withinSets struct {
+	s       IndexScanner
+	project string
+	p       IndexPlan
+	budget  int                         // keys it may still read
+	days    map[int64][]map[string]bool // by the day's Unix second; nil: not decided
+	read    int                         // keys read
+}
+
+// decide reports whether k's record is in the ranges; known is false for a day not decided.
+func (w *withinSets) decide(ctx context.Context, k indexKey) (in, known bool, err error) {
+	day := k.created.Truncate(24 * time.Hour)
+	sets, ok := w.days[day.Unix()]
+	if !ok {
+		if sets, err = w.read1(ctx, day); err != nil {
+			return false, false, err
+		}
+		w.days[day.Unix()] = sets
+	}
+	if sets == nil {
+		return false, false, nil
+	}
+	for _, set := range sets {
+		if !set[k.id] {
+			return false, true, nil
+		}
+	}
+	return true, true, nil
+}
+
+// read1 reads the sets of the ranges of one day; nil when they hold more keys than the budget
+// left.
+func (w *withinSets) read1(ctx context.Context, day time.Time) ([]map[string]bool, error) {
+	var sets []map[string]bool
+	for _, r := range w.p.Within {
+		// [day, the day's last µs]: the partition of that day only
+		it, err := w.s.Scan(ctx, w.project, w.p.Kind, day, day.Add(24*time.Hour-time.Microsecond), r.KeyRange, false)
+		if err != nil {
+			return nil, fmt.Errorf("scan %s index of %s: %w", w.p.Kind, r.Dim, err)
+		}
+		set := map[string]bool{}
+		for it.Next(ctx) {
+			if w.budget == 0 {
+				return nil, nil
+			}
+			w.budget--
+			w.read++
+			k, err := listindex.Parse(it.Key())
+			if err != nil || k.Dim != r.Dim {
+				return nil, fmt.Errorf("read %s index: key %x is not one of it", r.Dim, it.Key())
+			}
+			if k.Created.Truncate(24 * time.Hour).Equal(day) {
+				set[k.ID] = true
+			}
+		}
+		if err := it.Err(); err != nil {
+			return nil, fmt.Errorf("read %s index: %w", r.Dim, err)
+		}
+		sets = append(sets, set)
+	}
+	return sets, nil
 }
 
 // indexKey is a key examined: the record it names and how its range decides it.

@@ -565,8 +565,16 @@ func TestIndexAgainstBruteForce(t *testing.T) {
 				assert.Len(t, got, c.Limit, "%s: a cursor with nothing after it follows a full page only", name)
 				assert.False(t, plan.Exact(), "%s: an exact plan knows its last page", name)
 			}
-			assert.LessOrEqual(t, info.Scanned, p.index.yielded, name)
-			assert.LessOrEqual(t, p.index.yielded, c.Offset+c.Limit+waste+indexLoadBatch+len(plan.Ranges), "%s: keys read", name)
+			assert.LessOrEqual(t, info.Scanned+info.WithinKeys, p.index.yielded, name)
+			assert.LessOrEqual(t, p.index.yielded, c.Offset+c.Limit+waste+indexLoadBatch+len(plan.Ranges)+info.WithinKeys, "%s: keys read", name)
+			if len(plan.Within) > 0 {
+				shapes["within"]++
+				if !slices.ContainsFunc(plan.Ranges, func(r PlanRange) bool { return !r.Exact }) {
+					// duration and cost decided on the keys: only the page's records are read
+					shapes["within, exact ranges"]++
+					assert.LessOrEqual(t, info.Loaded, c.Limit, "%s: records read (ranges decided on the keys)", name)
+				}
+			}
 			if plan.Exact() {
 				// O(offset + limit): the keys of the page and of the offset, the window's edge
 				// days, one look-ahead per range and the key after the page (whether a cursor
@@ -594,6 +602,10 @@ func TestIndexAgainstBruteForce(t *testing.T) {
 						}
 					} else {
 						assert.LessOrEqual(t, info.Scanned, c.Limit+walker.indexBudget, "%s: keys examined per request", name)
+						assert.LessOrEqual(t, info.WithinKeys, walker.indexBudget, "%s: range keys read per request", name)
+						if len(plan.Within) > 0 && info.WithinKeys == walker.indexBudget {
+							shapes["within, a day too large to decide"]++
+						}
 						assert.True(t, info.Truncated || len(got) == c.Limit || info.Next == "", "%s: a short page says so", name)
 						if info.Truncated {
 							shapes["truncated pages"]++
@@ -613,7 +625,7 @@ func TestIndexAgainstBruteForce(t *testing.T) {
 		}
 	}
 	t.Logf("plan shapes: %v; span records read from S3 to confirm cut values: %d", shapes, s3.Count("GetObject"))
-	for _, shape := range []string{"a cut name matched", "a cut error code matched", "a cut tag set matched", "truncated pages"} {
+	for _, shape := range []string{"a cut name matched", "a cut error code matched", "a cut tag set matched", "truncated pages", "within", "within, exact ranges", "within, a day too large to decide"} {
 		assert.Positive(t, shapes[shape], shape)
 	}
 	assert.Positive(t, s3.Count("GetObject"), "cut values confirmed")
@@ -736,6 +748,12 @@ func TestIndexCostFollowsThePage(t *testing.T) {
 		{"GET /traces?limit=50&has_error=true", TraceQuery{Common: Common{Limit: 50, HasError: new(true)}}},
 		{"GET /traces?limit=50&env=prod", TraceQuery{Common: Common{Limit: 50, Tags: map[string]string{"env": "prod"}}}},
 		{"GET /sessions?limit=20&sort_by=cost", SessionQuery{Common: Common{Limit: 20, SortBy: "cost"}}},
+		{"GET /spans?limit=50&cost_max=0.1", SpanQuery{Common: Common{Limit: 50, CostMax: new(0.1)}}},
+		{"GET /traces?limit=50&cost_min=0.9", TraceQuery{Common: Common{Limit: 50, CostMin: new(0.9)}}},
+		{"GET /traces?limit=50&cost_min=0.5&cost_max=0.6", TraceQuery{Common: Common{Limit: 50, CostMin: new(0.5), CostMax: new(0.6)}}},
+		{"GET /traces?limit=20&sort_by=started_at&cost_min=0.9", TraceQuery{Common: Common{Limit: 20, SortBy: "started_at", CostMin: new(0.9)}}},
+		{"GET /traces?limit=50&env=prod&cost_min=0.9", TraceQuery{Common: Common{Limit: 50, Tags: map[string]string{"env": "prod"}, CostMin: new(0.9)}}},
+		{"GET /sessions?limit=20&cost_min=0.9", SessionQuery{Common: Common{Limit: 20, CostMin: new(0.9)}}},
 	}
 	type cost struct{ keys, records int }
 	costs := map[int][]cost{}
@@ -749,17 +767,58 @@ func TestIndexCostFollowsThePage(t *testing.T) {
 			require.NoError(t, err, tt.name)
 			want, _ := p.bruteForce(tt.q)
 			require.Equal(t, want, got, tt.name)
+			assert.False(t, info.Truncated, tt.name)
 			costs[n] = append(costs[n], cost{p.index.yielded, info.Loaded})
 		}
 	}
 	for i, tt := range queries {
 		small, large := costs[2_000][i], costs[20_000][i]
-		t.Logf("%-56s keys %5d -> %5d, records %4d -> %4d", tt.name, small.keys, large.keys, small.records, large.records)
+		t.Logf("%-60s keys %5d -> %5d, records %4d -> %4d", tt.name, small.keys, large.keys, small.records, large.records)
 		assert.LessOrEqual(t, float64(large.keys), 1.5*float64(small.keys), "%s: keys", tt.name)
 		assert.LessOrEqual(t, float64(large.records), 1.5*float64(small.records), "%s: records", tt.name)
-		if plan, _ := planOf(tt.q, testBase.Add(40*24*time.Hour)); plan.Exact() {
+		if plan, _ := planOf(tt.q, testBase.Add(40*24*time.Hour)); !slices.ContainsFunc(plan.Ranges, func(r PlanRange) bool { return !r.Exact }) {
 			c := commonOf(tt.q)
 			assert.LessOrEqual(t, large.records, c.Limit, "%s: an exact plan reads the page's records only", tt.name)
 		}
 	}
+}
+
+// TestIndexRangeBoundedWork: a selective range over a large window (a cost only one trace in
+// a thousand reaches, among 20,000 traces) examines at most limit + MaxIndexKeys keys and
+// reads at most MaxIndexKeys keys of the range per request, answers a partial page marked
+// truncated with a cursor, never a short page as complete, and the cursor walk gives brute
+// force's answer, reading only the records it answers.
+func TestIndexRangeBoundedWork(t *testing.T) {
+	ctx := context.Background()
+	p := uniformProject(20_000)
+	qs := NewQueries(p.recs, nil, WithIndex(p.index))
+	qs.now = func() time.Time { return p.now }
+	q := TraceQuery{Common: Common{Limit: 50, CostMin: new(0.999)}}
+	_, all := p.bruteForce(q)
+	require.NotEmpty(t, all)
+	var walked []string
+	cursor, pages, truncated := "", 0, 0
+	for {
+		p.index.yielded = 0
+		got, info, err := list(ctx, qs, indexProject, withCursor(q, cursor))
+		require.NoError(t, err)
+		walked = append(walked, got...)
+		pages++
+		require.Less(t, pages, 100, "the walk ends")
+		assert.LessOrEqual(t, info.Scanned, q.Limit+MaxIndexKeys, "keys examined per request")
+		assert.LessOrEqual(t, info.WithinKeys, MaxIndexKeys, "range keys read per request")
+		assert.Equal(t, len(got), info.Loaded, "records read: the answer's only")
+		if info.Truncated {
+			truncated++
+			assert.NotEmpty(t, info.Next, "a truncated page has a cursor")
+		} else if info.Next != "" {
+			assert.Len(t, got, q.Limit, "a page neither truncated nor last is full")
+		}
+		if info.Next == "" {
+			break
+		}
+		cursor = info.Next
+	}
+	assert.Positive(t, truncated, "the window is larger than one request's work")
+	assert.Equal(t, all, walked, "the cursor walk")
 }

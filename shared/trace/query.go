@@ -78,6 +78,9 @@ type QueryInfo struct {
 	Truncated bool
 	// Loaded is how many records a read of the list index read (summaries, traces, sessions).
 	Loaded int
+	// WithinKeys is how many keys a read of the list index read of its plan's duration and
+	// cost ranges to decide them (IndexPlan.Within), besides the Scanned keys it examined.
+	WithinKeys int
 	// Next is the cursor of what follows the answer (Common.Cursor), "" when nothing does.
 	Next string
 	// CursorAfter is the cursor of what follows the answer's item i, for an answer cut short

@@ -1,0 +1,182 @@
+package ddb
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/plumehq/plume/shared/blob"
+	"github.com/plumehq/plume/shared/blob/blobtest"
+	"github.com/plumehq/plume/shared/ddb/ddbtest"
+	"github.com/plumehq/plume/shared/trace"
+)
+
+// rangeProject is a project of n traces of two spans (a root and an llm call with a cost and
+// a duration), sessions of five traces, created over ten days, stored by the tracing service
+// in a table with a stream, and its list index applied from that stream in batches of 100.
+type rangeProject struct {
+	client    *dynamodb.Client
+	table     string
+	projectID string
+	blobs     *blob.Store
+	s3        *blobtest.Counter
+	from, to  time.Time
+}
+
+func newRangeProject(t *testing.T, n int) rangeProject {
+	t.Helper()
+	client, _, name := ddbtest.NewStreamTable(t)
+	blobs, s3, _ := blobtest.New(t)
+	store := NewTraceStore(NewTable(client, name))
+	var clock atomic.Pointer[time.Time]
+	svc := trace.NewService(store, blobs, nil, trace.WithClock(func() time.Time { return *clock.Load() }))
+	ctx := context.Background()
+	p := rangeProject{client: client, table: name, projectID: uuid.NewString(), blobs: blobs, s3: s3,
+		from: lxDay0, to: lxDay0.Add(11 * 24 * time.Hour)}
+	const perBatch = 50 // traces: 100 spans an ingest
+	for b := 0; b < n; b += perBatch {
+		now := lxDay0.Add(time.Duration(b) * 10 * 24 * time.Hour / time.Duration(n)).Add(time.Minute)
+		clock.Store(&now)
+		var spans []trace.Span
+		for ti := b; ti < min(n, b+perBatch); ti++ {
+			traceID, rootID, session := uuid.NewString(), uuid.NewString(), fmt.Sprintf("conversation-%d", ti/5)
+			at := now.Add(-time.Minute)
+			ms := float64(100 + ti*53%100*10) // 100 .. 1090 ms
+			end := at.Add(time.Duration(ms) * time.Millisecond)
+			root := trace.Span{ID: rootID, TraceID: traceID, Name: "handle_request", Kind: trace.KindGeneric,
+				StartedAt: at, EndedAt: &end, DurationMS: &ms, Status: ptrTo("ok"), SessionID: &session}
+			llm := root
+			llm.ID, llm.ParentSpanID, llm.Name, llm.Kind = uuid.NewString(), &rootID, "openai.chat.completions.create", trace.KindLLM
+			llm.Cost = ptrTo(float64(ti*37%100) / 1000) // 0 .. 0.099, each value once in 100 traces
+			for _, s := range []*trace.Span{&root, &llm} {
+				s.CreatedAt, s.UpdatedAt = now, now
+			}
+			spans = append(spans, llm, root)
+		}
+		_, err := svc.Ingest(ctx, p.projectID, spans)
+		require.NoError(t, err)
+	}
+	shard, records := captureRecords(t, client, name)
+	lx := NewListIndexStore(NewTable(client, name), blobs, ListIndexConfig{Now: func() time.Time { return p.to }})
+	for b := range slices.Chunk(records, 100) {
+		require.NoError(t, lx.Apply(ctx, shard, b))
+	}
+	return p
+}
+
+// queryMeter is lxMeter that prices Query too: the size of the items it answers, rounded up
+// to 4 KB, half for an eventually consistent read.
+type queryMeter struct{ *lxMeter }
+
+func (m queryMeter) Query(ctx context.Context, in *dynamodb.QueryInput, o ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
+	out, err := m.lxMeter.API.Query(ctx, in, o...)
+	if err == nil {
+		size := 0
+		for _, it := range out.Items {
+			size += ddbtest.ItemSize(it)
+		}
+		m.count("Query", 0, readUnits(size, aws.ToBool(in.ConsistentRead)))
+	}
+	return out, err
+}
+
+// listIDs lists kind ("spans", "traces", "sessions") with c: the ids of the answer.
+func listIDs(ctx context.Context, q *trace.Queries, projectID, kind string, c trace.Common) ([]string, trace.QueryInfo, error) {
+	var ids []string
+	switch kind {
+	case "spans":
+		ss, info, err := q.SpanSummaries(ctx, projectID, trace.SpanQuery{Common: c})
+		for _, s := range ss {
+			ids = append(ids, s.SpanID)
+		}
+		return ids, info, err
+	case "traces":
+		ts, info, err := q.Traces(ctx, projectID, trace.TraceQuery{Common: c})
+		for _, t := range ts {
+			ids = append(ids, t.ID)
+		}
+		return ids, info, err
+	default:
+		ss, info, err := q.Sessions(ctx, projectID, trace.SessionQuery{Common: c})
+		for _, s := range ss {
+			ids = append(ids, s.ID)
+		}
+		return ids, info, err
+	}
+}
+
+// TestListIndexRangeCost: GET /traces, /sessions and /spans with a cost or duration range and
+// no sort on it (issue 27: every candidate's record was read, 107 -> 1,716 read units for
+// /traces?cost_min=&cost_max= at 10x the project), at 200 and 2,000 traces on DynamoDB Local,
+// priced by AWS's rules (lxMeter): the answer is the time walk's, and its read units and
+// requests stay about the same at 10x the project. The ranges are decided on the index's keys
+// of their dimension, so only the page's records are read.
+func TestListIndexRangeCost(t *testing.T) {
+	ctx := context.Background()
+	queries := []struct {
+		name, kind string
+		c          trace.Common
+	}{
+		{"GET /traces?limit=10&cost_min=0.09", "traces", trace.Common{Limit: 10, CostMin: ptrTo(0.09)}},
+		{"GET /traces?limit=10&cost_min=0.02&cost_max=0.03", "traces", trace.Common{Limit: 10, CostMin: ptrTo(0.02), CostMax: ptrTo(0.03)}},
+		{"GET /traces?limit=10&duration_max=200&sort_by=started_at", "traces", trace.Common{Limit: 10, DurationMax: ptrTo(200.0), SortBy: "started_at"}},
+		{"GET /sessions?limit=10&cost_min=0.25", "sessions", trace.Common{Limit: 10, CostMin: ptrTo(0.25)}},
+		{"GET /spans?limit=10&cost_min=0.09", "spans", trace.Common{Limit: 10, CostMin: ptrTo(0.09)}},
+		{"GET /spans?limit=10&duration_min=1000", "spans", trace.Common{Limit: 10, DurationMin: ptrTo(1000.0)}},
+	}
+	type cost struct {
+		read                  float64
+		requests, gets        int
+		loaded, keys, withinK int
+	}
+	costs := map[int][]cost{}
+	for _, n := range []int{200, 2_000} {
+		p := newRangeProject(t, n)
+		walk := trace.NewQueries(NewTraceStore(NewTable(p.client, p.table)), p.blobs)
+		for _, qq := range queries {
+			c := qq.c
+			c.CreatedAfter, c.CreatedBefore = &p.from, &p.to
+			want, _, err := listIDs(ctx, walk, p.projectID, qq.kind, c)
+			require.NoError(t, err, qq.name)
+			require.NotEmpty(t, want, qq.name)
+
+			meter := &lxMeter{API: p.client, raw: p.client, table: p.table, requests: map[string]int{}}
+			store := NewTraceStore(NewTable(queryMeter{meter}, p.table))
+			lx := NewListIndexStore(NewTable(queryMeter{meter}, p.table), p.blobs, ListIndexConfig{Now: func() time.Time { return p.to }})
+			q := trace.NewQueries(store, p.blobs, trace.WithIndex(lx), trace.WithCandidates(store.Candidates()))
+			gets := p.s3.Count("GetObject")
+			got, info, err := listIDs(ctx, q, p.projectID, qq.kind, c)
+			require.NoError(t, err, qq.name)
+			assert.Equal(t, want, got, "%s at %d traces: the time walk's answer", qq.name, n)
+			assert.False(t, info.Truncated, qq.name)
+			requests := 0
+			for _, k := range meter.requests {
+				requests += k
+			}
+			t.Logf("%d traces, %s: requests %v, %.1f read units, %d S3 GETs, %d keys examined, %d range keys, %d records read",
+				n, qq.name, meter.requests, meter.read, p.s3.Count("GetObject")-gets, info.Scanned, info.WithinKeys, info.Loaded)
+			costs[n] = append(costs[n], cost{read: meter.read, requests: requests, gets: p.s3.Count("GetObject") - gets,
+				loaded: info.Loaded, keys: info.Scanned, withinK: info.WithinKeys})
+		}
+	}
+	var report strings.Builder
+	for i, qq := range queries {
+		small, large := costs[200][i], costs[2_000][i]
+		fmt.Fprintf(&report, "| `%s` | %.1f → %.1f | %d → %d | %d → %d | %d → %d |\n", qq.name,
+			small.read, large.read, small.requests, large.requests, small.gets, large.gets, small.loaded, large.loaded)
+		assert.LessOrEqual(t, large.loaded, qq.c.Limit, "%s: only the page's records are read", qq.name)
+		assert.LessOrEqual(t, large.read, 2*small.read+10, "%s: read units at 10x the project", qq.name)
+		assert.LessOrEqual(t, large.requests, 2*small.requests+4, "%s: requests at 10x the project", qq.name)
+	}
+	t.Logf("query | read units | DynamoDB requests | S3 GETs | records read (200 → 2,000 traces)\n%s", report.String())
+}
