@@ -117,7 +117,8 @@ func listIDs(ctx context.Context, q *trace.Queries, projectID, kind string, c tr
 
 // TestListIndexRangeCost: GET /traces, /sessions and /spans with a cost or duration range and
 // no sort on it (issue 27: every candidate's record was read, 107 -> 1,716 read units for
-// /traces?cost_min=&cost_max= at 10x the project), at 200 and 2,000 traces on DynamoDB Local,
+// /traces?cost_min=&cost_max= at 10x the project), at 100 and 1,000 traces on DynamoDB Local
+// (200 and 2,000 with PLUME_SCALE=1),
 // priced by AWS's rules (lxMeter): the answer is the time walk's, and its read units and
 // requests stay about the same at 10x the project. The ranges are decided on the index's keys
 // of their dimension, so only the page's records are read.
@@ -139,8 +140,9 @@ func TestListIndexRangeCost(t *testing.T) {
 		requests, gets        int
 		loaded, keys, withinK int
 	}
+	base := scaled(100, 200) // traces; the large project is ten times as many
 	costs := map[int][]cost{}
-	for _, n := range []int{200, 2_000} {
+	for _, n := range []int{base, 10 * base} {
 		p := newRangeProject(t, n)
 		walk := trace.NewQueries(NewTraceStore(NewTable(p.client, p.table)), p.blobs)
 		for _, qq := range queries {
@@ -171,12 +173,12 @@ func TestListIndexRangeCost(t *testing.T) {
 	}
 	var report strings.Builder
 	for i, qq := range queries {
-		small, large := costs[200][i], costs[2_000][i]
+		small, large := costs[base][i], costs[10*base][i]
 		fmt.Fprintf(&report, "| `%s` | %.1f → %.1f | %d → %d | %d → %d | %d → %d |\n", qq.name,
 			small.read, large.read, small.requests, large.requests, small.gets, large.gets, small.loaded, large.loaded)
 		assert.LessOrEqual(t, large.loaded, qq.c.Limit, "%s: only the page's records are read", qq.name)
 		assert.LessOrEqual(t, large.read, 2*small.read+10, "%s: read units at 10x the project", qq.name)
 		assert.LessOrEqual(t, large.requests, 2*small.requests+4, "%s: requests at 10x the project", qq.name)
 	}
-	t.Logf("query | read units | DynamoDB requests | S3 GETs | records read (200 → 2,000 traces)\n%s", report.String())
+	t.Logf("query | read units | DynamoDB requests | S3 GETs | records read (%d → %d traces)\n%s", base, 10*base, report.String())
 }
