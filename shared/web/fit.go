@@ -100,7 +100,7 @@ func List[T any](w http.ResponseWriter, r *http.Request, items []T, wrap func([]
 		return
 	}
 	items = items[min(offset, len(items)):]
-	n, err := fitIn(items, wrap)
+	body, n, err := fitted(items, wrap)
 	if err != nil {
 		Error(w, r, err)
 		return
@@ -108,7 +108,24 @@ func List[T any](w http.ResponseWriter, r *http.Request, items []T, wrap func([]
 	if n < len(items) {
 		NextOffset(w, r, offset+n)
 	}
-	OK(w, wrap(items[:n]))
+	writeJSON(w, http.StatusOK, body)
+}
+
+// fitted is the JSON answer wrap makes of items, as many as fit (Fit), and how many that is.
+// The whole answer is encoded first: when it fits, as almost every answer does, that one
+// encoding is what is sent. Only an answer past api.MaxAnswerBytes is measured item by item
+// and encoded again, cut.
+func fitted[T any](items []T, wrap func([]T) any) ([]byte, int, error) {
+	body, err := encode(wrap(items))
+	if err != nil || len(body) <= api.MaxAnswerBytes {
+		return body, len(items), err
+	}
+	n, err := fitIn(items, wrap)
+	if err != nil {
+		return nil, 0, err
+	}
+	body, err = encode(wrap(items[:n]))
+	return body, n, err
 }
 
 // fitIn is Fit for items answered in the body wrap makes of them.
@@ -147,7 +164,7 @@ func Omitted(w http.ResponseWriter, n int) {
 // Written answers items, what a write stored, in the body wrap makes of them: as many as fit
 // (Fit), saying how many it left out (Omitted).
 func Written[T any](w http.ResponseWriter, r *http.Request, items []T, wrap func([]T) any) {
-	n, err := fitIn(items, wrap)
+	body, n, err := fitted(items, wrap)
 	if err != nil {
 		Error(w, r, err)
 		return
@@ -155,5 +172,5 @@ func Written[T any](w http.ResponseWriter, r *http.Request, items []T, wrap func
 	if n < len(items) {
 		Omitted(w, len(items)-n)
 	}
-	OK(w, wrap(items[:n]))
+	writeJSON(w, http.StatusOK, body)
 }

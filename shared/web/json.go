@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,11 +19,24 @@ const DefaultBodyLimit = 1 << 20
 
 // JSON writes v as a JSON answer with the given status.
 func JSON(w http.ResponseWriter, status int, v any) {
+	body, _ := encode(v) // Go values of the answer types always encode.
+	writeJSON(w, status, body)
+}
+
+// encode is v as JSON writes it: HTML characters unescaped, a newline at the end.
+func encode(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(v)
+	return buf.Bytes(), err
+}
+
+// writeJSON writes body, a JSON encoding, as the answer with the given status.
+func writeJSON(w http.ResponseWriter, status int, body []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v) // The status is sent; a failed write means the client left.
+	_, _ = w.Write(body) // The status is sent; a failed write means the client left.
 }
 
 // OK writes v as a 200 JSON answer, the status the spec gives every success.
