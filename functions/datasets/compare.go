@@ -20,8 +20,9 @@ import (
 // that experiments on different versions of a dataset line up on unchanged rows); per metric
 // (the column and run metrics the experiments posted), each one's value and the difference;
 // per row evaluator, each one's pass rate or mean over the run (the tallies its definition's
-// Query reads, kept as evaluations are written) and the difference. Requests: per experiment, one Query of its definition and the Query pages of its results'
-// page; the cost follows the page and the number of experiments, never their rows.
+// Query reads, kept as evaluations are written) and the difference. Requests: per experiment,
+// one Query of its definition and the Query pages of its results' page; the cost follows the
+// page and the number of experiments, never their rows.
 func (s *server) compare(w http.ResponseWriter, r *http.Request) {
 	limit, cursor, err := page(r)
 	if err != nil {

@@ -491,9 +491,9 @@ func (s *DatasetStore) Result(ctx context.Context, projectID, experimentID strin
 	return dataset.Result{ExperimentID: experimentID, RowID: it.Row, Run: it.Run, Result: it.Result, ResultType: it.ResultType, TraceID: it.TraceID, CreatedAt: it.CreatedAt}, nil
 }
 
-// Results implements dataset.ExperimentStore (the cursor is a row id): Query pages of the run's range from the row
-// after cursor until limit results and their evaluations are read (one Query for a page whose
-// items fit 1 MB).
+// Results implements dataset.ExperimentStore (the cursor is a row id): Query pages of the
+// run's range from the row after cursor until limit results and their evaluations are read
+// (one Query for a page whose items fit 1 MB).
 func (s *DatasetStore) Results(ctx context.Context, projectID, id string, run int, cursor string, limit int) ([]dataset.Result, string, error) {
 	lo := resultRunPrefix(run)
 	if cursor != "" {

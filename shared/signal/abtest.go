@@ -138,10 +138,11 @@ func ChoiceID(projectID string, ref EntityRef, test string) string {
 	return uuid.NewSHA1(uuid.NameSpaceOID, h[:]).String()
 }
 
-// Choose records a choice on the entity's canonical ref (EntityRef.Canonical): the test is created with the caller's definition if it does not
-// exist (the first definition wins), the choice is refused with errs.Conflict when its variant
-// is not one of the stored test's, and nothing is recorded once the test has completed. The
-// entity counts once per test, in its first variant; a choice sent again counts nothing.
+// Choose records a choice on the entity's canonical ref (EntityRef.Canonical): the test is
+// created with the caller's definition if it does not exist (the first definition wins), the
+// choice is refused with errs.Conflict when its variant is not one of the stored test's, and
+// nothing is recorded once the test has completed. The entity counts once per test, in its
+// first variant; a choice sent again counts nothing.
 func (s *Service) Choose(ctx context.Context, projectID string, in ChoiceInput) (ChoiceResult, error) {
 	if err := CheckChoice(in); err != nil {
 		return ChoiceResult{}, err

@@ -36,10 +36,10 @@ type Refused struct {
 	Err   error
 }
 
-// Set stores signals, on their entities' canonical refs (EntityRef.Canonical); an input that is invalid, or that would give its entity more than
-// MaxSignals signals, is refused alone (the others are stored). A signal set again is
-// updated; within one request the last value of a name wins. A failure of the store fails
-// the call, and a retry stores nothing twice.
+// Set stores signals, on their entities' canonical refs (EntityRef.Canonical); an input that
+// is invalid, or that would give its entity more than MaxSignals signals, is refused alone
+// (the others are stored). A signal set again is updated; within one request the last value
+// of a name wins. A failure of the store fails the call, and a retry stores nothing twice.
 func (s *Service) Set(ctx context.Context, projectID string, inputs []Input) (refused []Refused, err error) {
 	type pending struct {
 		index int
