@@ -42,7 +42,9 @@ axe_fetch
 export PLUME_TEST_AXE=$AXE_CORE_JS
 
 log "== go test -race"
-go test -race -count=1 -timeout 20m ${GOTESTFLAGS:-} ./...
+# internal/stack, the longest package, takes about 3 minutes on a quiet machine and 20 under
+# -race at load 50: the timeout is for a hung test, not a slow machine.
+go test -race -count=1 -timeout 45m ${GOTESTFLAGS:-} ./...
 
 # The fake model server through the official OpenAI and Anthropic Go SDKs: a module of its own,
 # so that the SDKs stay out of the project's go.mod (shared/llm/fakemodel/sdkcompat).
