@@ -62,6 +62,11 @@ func TestDatasetsCommands(t *testing.T) {
 	var detail api.ExperimentDetail
 	h.okJSON(&detail, "experiments", "show", exp)
 	assert.Equal(t, []api.ExperimentRun{{RunNumber: 1, ResultCount: 1}}, detail.Runs)
+	require.Len(t, detail.Aggregates, 1)
+	assert.Equal(t, "correct", detail.Aggregates[0].EvaluatorName)
+	assert.Equal(t, 1, detail.Aggregates[0].Passed)
+	shown := h.ok("experiments", "show", exp)
+	assert.Regexp(t, `1\s+correct\s+pass_rate\s+1 \(1/1\)`, shown, "each row evaluator's aggregate per run")
 	var results api.ExperimentResultList
 	h.okJSON(&results, "experiments", "results", exp)
 	require.Len(t, results.Results, 1)
