@@ -239,3 +239,37 @@ func TestJudgeReadsOnlyTheResultsRow(t *testing.T) {
 		})
 	}
 }
+
+// TestPausedJudgeAndExperiment: a paused judge attached to an experiment evaluates nothing,
+// and resuming it queues nothing (as for live spans, which a backfill asks for); attaching it
+// again after the resume is the experiment's backfill: it evaluates the results skipped while
+// it was paused, each once, and nothing it had evaluated before.
+func TestPausedJudgeAndExperiment(t *testing.T) {
+	w := newWorld(t)
+	judgeID := w.judge(t, map[string]any{"name": "capital-check"})
+	expID, rows := w.experiment(t, "capitals", 2)
+	w.api.MustDo(t, "POST", "/v1/experiments/"+expID+"/judges", w.api.A.Key, map[string]any{"judge_id": judgeID})
+	w.deliver(t)
+	require.Equal(t, 2, w.fake.Count())
+
+	judge := "/projects/" + w.api.A.ProjectID + "/judges/" + judgeID
+	w.api.MustDo(t, "PATCH", judge, w.api.A.Key, map[string]any{"paused": true})
+	w.postResult(t, expID, rows[0], "Changed while paused")
+	w.api.MustDo(t, "POST", "/v1/experiments/"+expID+"/results", w.api.A.Key, map[string]any{"dataset_row_id": rows[1], "result": "Run two", "run_number": 2})
+	w.deliver(t)
+	assert.Equal(t, 2, w.fake.Count(), "a paused judge evaluates nothing")
+
+	w.api.MustDo(t, "PATCH", judge, w.api.A.Key, map[string]any{"paused": false})
+	assert.Empty(t, w.takeKeys(), "resuming queues nothing")
+	w.deliver(t)
+	assert.Equal(t, 2, w.fake.Count())
+
+	w.api.MustDo(t, "POST", "/v1/experiments/"+expID+"/judges", w.api.A.Key, map[string]any{"judge_id": judgeID})
+	w.deliver(t)
+	assert.Equal(t, 4, w.fake.Count(), "the two results skipped while paused, once each")
+	assert.Equal(t, 1, w.callsFor("Changed while paused"))
+	assert.Equal(t, 1, w.callsFor("Run two"))
+	w.api.MustDo(t, "POST", "/v1/experiments/"+expID+"/judges", w.api.A.Key, map[string]any{"judge_id": judgeID})
+	w.deliver(t)
+	assert.Equal(t, 4, w.fake.Count(), "nothing twice")
+}
