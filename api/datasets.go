@@ -166,6 +166,18 @@ type ExperimentDetail struct {
 	ColumnEvaluations []ColumnEvaluation `json:"column_evaluations"`
 	ColumnMetrics     []ColumnMetric     `json:"column_metrics"`
 	RunMetrics        []RunMetric        `json:"run_metrics"`
+	// Aggregates are each row evaluator's aggregate in each run (judges attached included),
+	// by run, then evaluator name: the counts compare answers, kept as each evaluation is
+	// written. An evaluator with no boolean or numeric evaluation in a run has none.
+	Aggregates []RunAggregate `json:"aggregates"`
+}
+
+// RunAggregate is a row evaluator's aggregate over one run of an experiment.
+type RunAggregate struct {
+	RunNumber     int    `json:"run_number"`
+	EvaluatorID   string `json:"evaluator_id"`
+	EvaluatorName string `json:"evaluator_name"`
+	EvaluatorAggregate
 }
 
 // ExperimentResultRequest is the body of POST /v1/experiments/{id}/results: the output of

@@ -43,7 +43,7 @@ func TestDatasetUploadAndPull(t *testing.T) {
 	assert.Equal(t, n, v.RowCount)
 	t.Logf("push of %d rows (%d bytes) through an upload: DynamoDB %s; S3 GetObject %d, PutObject %d", n, buf.Len(), a.DDB, a.S3.Count("GetObject"), a.S3.Count("PutObject"))
 	assert.Equal(t, 1, a.S3.Count("GetObject"), "the upload is read once")
-	assert.Equal(t, 1, a.S3.Count("PutObject"), "the version's object is written once")
+	assert.Equal(t, 2, a.S3.Count("PutObject"), "the version's object and its row index, once each")
 	assert.Equal(t, 1, a.DDB.Counts()["TransactWriteItems"])
 
 	a.DDB.Reset()

@@ -551,7 +551,7 @@ var routeDocs = []routeDoc{
 		Query: []param{{"ids", "2 to 5 experiment ids, comma-separated", str}, {"run_number", "the run (default 1)", map[string]any{"type": "integer", "minimum": 1}},
 			limit(api.DefaultDatasetListLimit, api.MaxDatasetListLimit), datasetCursor},
 		Reply: typeOf[api.ExperimentComparison]()},
-	{Route: "GET /v1/experiments/{experiment_id}", ID: "getExperiment", Tag: "datasets", Summary: "An experiment with its runs, evaluators, column evaluations and metrics",
+	{Route: "GET /v1/experiments/{experiment_id}", ID: "getExperiment", Tag: "datasets", Summary: "An experiment with its runs, evaluators, column evaluations, metrics and each row evaluator's aggregate per run",
 		Reply: typeOf[api.ExperimentDetail]()},
 	{Route: "GET /v1/experiments/{experiment_id}/results", ID: "listExperimentResults", Tag: "datasets", Summary: "A run's results by row, with their evaluations",
 		Query: []param{{"run_number", "the run (default 1)", map[string]any{"type": "integer", "minimum": 1}}, limit(api.DefaultDatasetListLimit, api.MaxDatasetListLimit), datasetCursor},

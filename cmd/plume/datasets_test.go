@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -62,6 +63,11 @@ func TestDatasetsCommands(t *testing.T) {
 	var detail api.ExperimentDetail
 	h.okJSON(&detail, "experiments", "show", exp)
 	assert.Equal(t, []api.ExperimentRun{{RunNumber: 1, ResultCount: 1}}, detail.Runs)
+	require.Len(t, detail.Aggregates, 1)
+	assert.Equal(t, "correct", detail.Aggregates[0].EvaluatorName)
+	assert.Equal(t, 1, detail.Aggregates[0].Passed)
+	shown := h.ok("experiments", "show", exp)
+	assert.Regexp(t, `1\s+correct\s+pass_rate\s+1 \(1/1\)`, shown, "each row evaluator's aggregate per run")
 	var results api.ExperimentResultList
 	h.okJSON(&results, "experiments", "results", exp)
 	require.Len(t, results.Results, 1)
@@ -92,4 +98,51 @@ func TestDatasetsCommands(t *testing.T) {
 	assert.Equal(t, exitAuth, h.run("--api-key", "plm_wrong", "datasets", "list").code)
 	assert.Equal(t, exitUsage, h.run("datasets", "push", "capitals", filepath.Join(t.TempDir(), "missing")).code)
 	assert.Equal(t, exitUsage, h.run("experiments", "list").code, "--dataset is required")
+}
+
+// TestDatasetsPushUploadCounted pushes a dataset too large for one request through the CLI
+// (`plume datasets push`, which uploads it: a presigned PUT, then a commit) and pulls it back
+// (`plume datasets pull`, page by page), counting DynamoDB and S3 requests: 10,000 rows of
+// ~560 bytes (5.6 MB); 100,000 rows (56 MB) with PLUME_SCALE=1. The push's requests do not
+// grow with the rows; the pull's are one DynamoDB read and one ranged GET a page.
+func TestDatasetsPushUploadCounted(t *testing.T) {
+	n := 10_000
+	if os.Getenv("PLUME_SCALE") == "1" {
+		n = 100_000
+	}
+	h := newClientHarness(t, apitest.Options{})
+	var buf strings.Builder
+	filler := strings.Repeat("x", 520)
+	for i := range n {
+		fmt.Fprintf(&buf, `{"question":"q%d %s","answer":"%d"}`+"\n", i, filler, i)
+	}
+	require.Greater(t, buf.Len(), api.MaxDatasetPushBytes, "too large for one request")
+	file := filepath.Join(t.TempDir(), "big.ndjson")
+	require.NoError(t, os.WriteFile(file, []byte(buf.String()), 0o600))
+	h.ok("datasets", "push", "big", file, "--create") // creates it: the counts below are a push's
+
+	h.api.DDB.Reset()
+	h.api.S3.Reset()
+	var v api.DatasetVersion
+	h.okJSON(&v, "datasets", "push", "big", file)
+	assert.Equal(t, 2, v.VersionNumber)
+	assert.Equal(t, n, v.RowCount)
+	t.Logf("push of %d rows (%d bytes) through the CLI's upload: DynamoDB %s; S3 GetObject %d, PutObject %d, DeleteObject %d",
+		n, buf.Len(), h.api.DDB, h.api.S3.Count("GetObject"), h.api.S3.Count("PutObject"), h.api.S3.Count("DeleteObject"))
+	assert.Equal(t, map[string]int{"GetItem": 3, "TransactWriteItems": 1}, h.api.DDB.Counts(), "the dataset (start, commit), the upload's version check, the version")
+	assert.Equal(t, 1, h.api.S3.Count("GetObject"), "the upload, read once as a stream")
+	assert.Equal(t, 2, h.api.S3.Count("PutObject"), "the version's object and its row index")
+
+	h.api.DDB.Reset()
+	h.api.S3.Reset()
+	out := h.ok("datasets", "pull", "big", "--version", "2")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.Len(t, lines, n)
+	var last api.DatasetRow
+	require.NoError(t, json.Unmarshal([]byte(lines[n-1]), &last))
+	assert.JSONEq(t, fmt.Sprintf(`{"question":"q%d %s","answer":"%d"}`, n-1, filler, n-1), string(last.Data))
+	pages := h.api.S3.Count("GetObject")
+	t.Logf("pull of %d rows through the CLI: %d pages; DynamoDB %s; S3 GetObject %d", n, pages, h.api.DDB, pages)
+	assert.Equal(t, pages, h.api.DDB.Total(), "one DynamoDB read a page")
+	assert.LessOrEqual(t, pages, 2*(n/api.MaxDatasetRowsLimit+1), "pages of up to 10,000 rows, cut at the answer's byte budget")
 }

@@ -317,6 +317,14 @@ type shownRecord struct {
 	Results shownText
 }
 
+// shownAggregate is a row evaluator's aggregate in one run: "0.8 (4 of 5)" of a pass rate,
+// "5.8 (5)" of a mean.
+type shownAggregate struct {
+	Run             int
+	Evaluator, Kind string
+	Value           string
+}
+
 type runLink struct {
 	Number, Results int
 	URL             string
@@ -334,6 +342,8 @@ type experimentData struct {
 	ColumnEvaluations []shownRecord
 	ColumnMetrics     []shownRecord
 	RunMetrics        []shownRecord
+	// Aggregates are each row evaluator's pass rate or mean per run, from the experiment.
+	Aggregates []shownAggregate
 	pager
 	// Others are the dataset's newest other experiments, to compare with; OthersNote says why
 	// they could not be read.
@@ -426,6 +436,13 @@ func (s *server) experimentPage(w http.ResponseWriter, r *http.Request) {
 	}
 	for _, m := range x.RunMetrics {
 		d.RunMetrics = append(d.RunMetrics, shownRecord{Name: m.MetricName, Run: m.TotalRuns, Results: showJSON(m.Results, shownCellBytes)})
+	}
+	for _, a := range x.Aggregates {
+		measure, kind := api.MeasureMean, "mean"
+		if a.BooleanCount > 0 {
+			measure, kind = api.MeasurePassRate, "pass rate"
+		}
+		d.Aggregates = append(d.Aggregates, shownAggregate{Run: a.RunNumber, Evaluator: a.EvaluatorName, Kind: kind, Value: aggregateText(&a.EvaluatorAggregate, measure)})
 	}
 	others, err := c.Experiments(ctx, x.DatasetName, client.PageOptions{Limit: compareChoices})
 	if err != nil {

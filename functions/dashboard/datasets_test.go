@@ -6,6 +6,8 @@ import (
 	"html"
 	"net/http"
 	"net/url"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -173,6 +175,8 @@ func TestDatasetPages(t *testing.T) {
 	assert.Contains(t, x.Body, `<th scope="col">exact</th>`, "the row evaluator's column")
 	assert.NotContains(t, x.Body, `<th scope="col">exact_mean</th>`, "a column evaluator scores the run, not a row")
 	assert.Equal(t, 50, x.count(`data-testid="result-score"`))
+	assert.Contains(t, x.Body, `<tr data-testid="experiment-aggregate"><td class="num">1</td><td>exact</td><td>mean</td><td class="num">0.75 (60)</td></tr>`,
+		"the row evaluator's mean over the run: 45 of 60 rows score 1")
 	assert.Contains(t, x.Body, `data-testid="run-metric"`)
 	assert.Contains(t, x.Body, `data-testid="column-metric"`)
 	assert.Contains(t, x.Body, `data-testid="column-evaluation"><td>column evaluation</td><td>exact_mean</td>`)
@@ -341,6 +345,23 @@ func TestRequestsPerDatasetPage(t *testing.T) {
 		t.Logf("%-10s 100 rows: DynamoDB %v, S3 GET %d", name, big.DDB, big.S3)
 		assert.Equal(t, got, big, "%s: the same requests for 100 rows as for 10", name)
 	}
+
+	// The experiment's results by dataset row, 50 a page by cursor: the next page costs what
+	// the first does, and the two hold each of the 100 rows once, in row id order.
+	first := b.get(t, "/ui/experiments/"+large.candidate)
+	next := html.UnescapeString(regexpFind(t, `href="([^"]+)" rel="next" data-testid="next-results"`, first.Body))
+	assert.Equal(t, want["experiment"], measure(next), "the next page of results")
+	rest := b.get(t, next)
+	assert.NotContains(t, rest.Body, `data-testid="next-results"`, "the last page")
+	var rowIDs []string
+	for _, p := range []page{first, rest} {
+		for _, m := range regexp.MustCompile(`<tr data-testid="result-row">\s*<td class="num">\d*</td>\s*<td><code>([0-9a-f]{32})</code>`).FindAllStringSubmatch(p.Body, -1) {
+			rowIDs = append(rowIDs, m[1])
+		}
+	}
+	assert.Len(t, rowIDs, 100)
+	assert.True(t, slices.IsSorted(rowIDs), "by row id")
+	assert.Len(t, slices.Compact(slices.Clone(rowIDs)), 100, "each row once")
 }
 
 // TestExperimentJudgeScores: a judge attached to an experiment (the judge runner against the

@@ -175,6 +175,7 @@ func (s *server) getExperiment(w http.ResponseWriter, r *http.Request) {
 	out := api.ExperimentDetail{
 		Experiment: toExperiment(d.Experiment), Runs: d.Runs, Evaluators: make([]api.Evaluator, 0, len(d.Evaluators)),
 		ColumnEvaluations: []api.ColumnEvaluation{}, ColumnMetrics: []api.ColumnMetric{}, RunMetrics: []api.RunMetric{},
+		Aggregates: dataset.RunAggregates(d.Aggregates),
 	}
 	if out.Runs == nil {
 		out.Runs = []api.ExperimentRun{}

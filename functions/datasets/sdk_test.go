@@ -233,16 +233,39 @@ func TestSDKExperimentRunAndEval(t *testing.T) {
 	assert.Len(t, detail["column_metrics"], 2)
 	require.Len(t, detail["run_metrics"], 1)
 	assert.EqualValues(t, 2, detail["run_metrics"].([]any)[0].(map[string]any)["total_runs"])
+	assert.Equal(t, []any{}, detail["aggregates"], "text evaluations count toward no aggregate")
+
+	// Each row evaluator's aggregate per run: booleans a pass rate, numbers a mean; one Query.
+	passed := str(t, ingest.call("POST", "/v1/experiments/"+expID+"/evaluators", map[string]any{"name": "passed", "evaluation_mode": "row"}, 200), "id")
+	score := str(t, ingest.call("POST", "/v1/experiments/"+expID+"/evaluators", map[string]any{"name": "score", "evaluation_mode": "row"}, 200), "id")
+	for i, r := range rows {
+		ingest.call("POST", "/v1/experiments/"+expID+"/evaluations", map[string]any{
+			"evaluator_id": passed, "dataset_row_id": r["row_id"], "experiment_result_id": results[1][i], "evaluation_value": i%2 == 0, "evaluation_type": "boolean"}, 200)
+		ingest.call("POST", "/v1/experiments/"+expID+"/evaluations", map[string]any{
+			"evaluator_id": score, "dataset_row_id": r["row_id"], "experiment_result_id": results[2][i], "evaluation_value": i, "evaluation_type": "number"}, 200)
+	}
+	api.DDB.Reset()
+	detail = c.call("GET", "/v1/experiments/"+expID, nil, 200)
+	assert.Equal(t, 1, api.DDB.Counts()["Query"], "the aggregates come with the definition: %s", api.DDB)
+	assert.Equal(t, []any{
+		map[string]any{"run_number": 1.0, "evaluator_id": passed, "evaluator_name": "passed", "boolean_count": 5.0, "passed": 3.0, "pass_rate": 0.6,
+			"numeric_count": 0.0, "sum": 0.0, "mean": nil},
+		map[string]any{"run_number": 2.0, "evaluator_id": score, "evaluator_name": "score", "boolean_count": 0.0, "passed": 0.0, "pass_rate": nil,
+			"numeric_count": 5.0, "sum": 10.0, "mean": 2.0},
+	}, detail["aggregates"])
 
 	page := c.call("GET", "/v1/experiments/"+expID+"/results?run_number=1&limit=3", nil, 200)
 	got := page["results"].([]any)
 	require.Len(t, got, 3)
 	first := got[0].(map[string]any)
 	assert.Equal(t, "text", first["result_type"])
-	evals := first["evaluations"].([]any)
-	require.Len(t, evals, 1)
-	assert.Equal(t, "exact_match", evals[0].(map[string]any)["evaluator_name"])
-	assert.Equal(t, "{'correct': True}", evals[0].(map[string]any)["evaluation_value"])
+	evals := map[string]any{}
+	for _, e := range first["evaluations"].([]any) {
+		evals[e.(map[string]any)["evaluator_name"].(string)] = e.(map[string]any)["evaluation_value"]
+	}
+	require.Len(t, evals, 2)
+	assert.Equal(t, "{'correct': True}", evals["exact_match"])
+	assert.IsType(t, true, evals["passed"])
 	rest := c.call("GET", "/v1/experiments/"+expID+"/results?run_number=1&limit=3&cursor="+str(t, page, "next_cursor"), nil, 200)
 	assert.Len(t, rest["results"], 2)
 	assert.Nil(t, rest["next_cursor"])

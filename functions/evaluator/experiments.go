@@ -40,6 +40,7 @@ type Experiments interface {
 // RequestObjects reads dataset versions and writes judge requests (blob.Store).
 type RequestObjects interface {
 	Open(ctx context.Context, key string) (io.ReadCloser, error)
+	GetRange(ctx context.Context, key string, offset, length int64) ([]byte, error)
 	Put(ctx context.Context, key string, body []byte, contentType string) error
 }
 
@@ -88,8 +89,10 @@ func (r *Runner) experimentObject(ctx context.Context, key string) (Report, erro
 // evaluates nothing.
 //
 // Cost: a Query of the experiment's definition; a GetItem per judge; per page of 100 results
-// one Query (a sweep) or a GetItem per result named; the dataset version's GetItem and its
-// object read once per invocation (kept while the instance is warm: versions do not change);
+// one Query (a sweep) or a GetItem per result named; the dataset version's GetItem once per
+// warm instance (versions do not change), and its rows: a sweep reads the version's object
+// once (kept while the instance is warm), a result named its row (two ranged GETs,
+// versionRows);
 // then, per result, what a span costs (a claim and its completion, the model call) and one
 // TransactWriteItems for its evaluation.
 func (r *Runner) Experiment(ctx context.Context, req dataset.JudgeRequest) (Report, error) {
@@ -118,7 +121,7 @@ func (r *Runner) Experiment(ctx context.Context, req dataset.JudgeRequest) (Repo
 			}
 			results = append(results, res)
 		}
-		rep, err := x.evaluate(ctx, results)
+		rep, err := x.evaluate(ctx, results, false)
 		return rep, r.outcome(rep, err)
 	}
 	return x.sweep(ctx, req)
@@ -174,7 +177,7 @@ func (x experimentRun) sweep(ctx context.Context, req dataset.JudgeRequest) (Rep
 			if err != nil {
 				return rep, fmt.Errorf("read results of run %d: %w", run, err)
 			}
-			res, err := x.evaluate(ctx, page)
+			res, err := x.evaluate(ctx, page, true)
 			rep.add(res)
 			if err != nil {
 				failures = append(failures, err)
@@ -195,12 +198,19 @@ func (x experimentRun) sweep(ctx context.Context, req dataset.JudgeRequest) (Rep
 	return rep, x.r.outcome(rep, errors.Join(failures...))
 }
 
-// evaluate has every judge evaluate results.
-func (x experimentRun) evaluate(ctx context.Context, results []dataset.Result) (Report, error) {
+// evaluate has every judge evaluate results: the rows of a sweep's page are read with the
+// whole version (sweep), those of results named one by one.
+func (x experimentRun) evaluate(ctx context.Context, results []dataset.Result, sweep bool) (Report, error) {
 	if len(results) == 0 {
 		return Report{Judges: len(x.judges)}, nil
 	}
-	rows, err := x.r.versionRows(ctx, x.d.ProjectID, x.d.DatasetVersionID)
+	var want []string
+	if !sweep {
+		for _, res := range results {
+			want = append(want, res.RowID)
+		}
+	}
+	rows, err := x.r.versionRows(ctx, x.d.ProjectID, x.d.DatasetVersionID, want)
 	if err != nil {
 		return Report{Judges: len(x.judges)}, err
 	}
@@ -247,24 +257,50 @@ func resultSpan(experimentID string, res dataset.Result, row json.RawMessage) tr
 	return sp
 }
 
-// versionCache keeps the rows of the dataset version read last: the results of one
-// experiment come in bursts, to an instance kept warm, and a version never changes.
+// versionCache keeps the dataset version read last, and its rows once read whole: the results
+// of one experiment come in bursts, to an instance kept warm, and a version never changes.
 type versionCache struct {
 	mu   sync.Mutex
-	id   string
+	v    dataset.Version
 	rows map[string]json.RawMessage
 }
 
-// versionRows are the rows of a dataset version by row id, read once per warm instance.
-func (r *Runner) versionRows(ctx context.Context, projectID, versionID string) (map[string]json.RawMessage, error) {
+// versionRows are the rows of a dataset version by row id: those of want, or every row when
+// want is nil (a sweep). The version's item is read once per warm instance. A version read
+// whole is kept; otherwise the rows of want are read one by one through the version's row
+// index (dataset.LookupRow: two ranged GETs a row, whatever the version's size), so a result
+// posted after a judge was attached costs its row, not the dataset. A version stored before
+// row indexes is read whole. A row the version does not have is left out.
+func (r *Runner) versionRows(ctx context.Context, projectID, versionID string, want []string) (map[string]json.RawMessage, error) {
 	r.versions.mu.Lock()
 	defer r.versions.mu.Unlock()
-	if r.versions.id == versionID {
+	if r.versions.v.ID != versionID {
+		v, err := r.experiments.VersionByID(ctx, projectID, versionID)
+		if err != nil {
+			return nil, fmt.Errorf("read dataset version %s: %w", versionID, err)
+		}
+		r.versions.v, r.versions.rows = v, nil
+	}
+	v := r.versions.v
+	if r.versions.rows != nil {
 		return r.versions.rows, nil
 	}
-	v, err := r.experiments.VersionByID(ctx, projectID, versionID)
-	if err != nil {
-		return nil, fmt.Errorf("read dataset version %s: %w", versionID, err)
+	if want != nil && v.HasRowIndex() {
+		rows := make(map[string]json.RawMessage, len(want))
+		for _, id := range want {
+			if _, ok := rows[id]; ok {
+				continue
+			}
+			data, err := dataset.LookupRow(ctx, r.requestObjects, v, id)
+			if errs.CodeOf(err) == errs.CodeNotFound {
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			rows[id] = data
+		}
+		return rows, nil
 	}
 	body, err := r.requestObjects.Open(ctx, v.Object)
 	if err != nil {
@@ -275,6 +311,6 @@ func (r *Runner) versionRows(ctx context.Context, projectID, versionID string) (
 	if err != nil {
 		return nil, fmt.Errorf("read rows of %s: %w", v.Object, err)
 	}
-	r.versions.id, r.versions.rows = versionID, rows
+	r.versions.rows = rows
 	return rows, nil
 }

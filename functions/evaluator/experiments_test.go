@@ -17,6 +17,17 @@ import (
 // result for every row; it returns the experiment's id and the rows' ids.
 func (w *world) experiment(t *testing.T, name string, n int) (string, []string) {
 	t.Helper()
+	expID, ids := w.emptyExperiment(t, name, n)
+	for i, row := range ids {
+		w.postResult(t, expID, row, fmt.Sprintf("City %d", i))
+	}
+	return expID, ids
+}
+
+// emptyExperiment pushes a dataset of n rows as tenant A and creates an experiment on it, with
+// no result yet; it returns the experiment's id and the rows' ids.
+func (w *world) emptyExperiment(t *testing.T, name string, n int) (string, []string) {
+	t.Helper()
 	key := w.api.A.Key
 	w.api.MustDo(t, "POST", "/v1/datasets", key, map[string]any{"name": name})
 	rows := make([]map[string]any, n)
@@ -30,11 +41,7 @@ func (w *world) experiment(t *testing.T, name string, n int) (string, []string) 
 		ids = append(ids, r.(map[string]any)["row_id"].(string))
 	}
 	exp := w.api.MustDo(t, "POST", "/v1/experiments", key, map[string]any{"dataset_version_id": v["id"], "name": name + " run"}).Map(t)
-	expID := exp["id"].(string)
-	for i, row := range ids {
-		w.postResult(t, expID, row, fmt.Sprintf("City %d", i))
-	}
-	return expID, ids
+	return exp["id"].(string), ids
 }
 
 func (w *world) postResult(t *testing.T, expID, rowID, result string) {
@@ -194,4 +201,75 @@ func TestAttachJudgeTenancyAndInput(t *testing.T) {
 	}
 	assert.Empty(t, w.takeKeys(), "nothing queued")
 	assert.Empty(t, w.api.MustDo(t, "GET", "/v1/experiments/"+expID, w.api.A.Key, nil).Map(t)["evaluators"])
+}
+
+// TestJudgeReadsOnlyTheResultsRow: a result posted after a judge was attached is shown to the
+// judge with its row, read through the version's row index: the runner's S3 reads are the
+// judge request, the row's bucket of the index and the row (three GETs, a few KB), the same for
+// a dataset of 100 rows as for one of 1,000, never the version's object whole.
+func TestJudgeReadsOnlyTheResultsRow(t *testing.T) {
+	for _, n := range []int{100, 1_000} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			w := newWorld(t)
+			judgeID := w.judge(t, map[string]any{"name": "capital-check"})
+			expID, rows := w.emptyExperiment(t, "capitals", n)
+			w.api.MustDo(t, "POST", "/v1/experiments/"+expID+"/judges", w.api.A.Key, map[string]any{"judge_id": judgeID})
+			w.deliver(t) // the sweep: no result yet
+			require.Zero(t, w.fake.Count())
+
+			for i, row := range []int{n / 2, n - 1, 0} {
+				w.postResult(t, expID, rows[row], fmt.Sprintf("City %d", row))
+				keys := w.takeKeys()
+				require.Len(t, keys, 1)
+				w.api.S3.Reset()
+				w.api.DDB.Reset()
+				w.deliverKey(t, keys[0])
+				t.Logf("result %d of %d rows: S3 GetObject %d (%d bytes); DynamoDB %s", i, n, w.api.S3.Count("GetObject"), w.api.S3.Bytes("GetObject"), w.api.DDB)
+				assert.Equal(t, i+1, w.fake.Count(), "one model call a result")
+				assert.Equal(t, 1, w.callsFor(fmt.Sprintf("What is the capital of country %d?", row)), "the judge sees the row")
+				assert.Equal(t, 3, w.api.S3.Count("GetObject"), "the request, the row's index bucket, the row")
+				assert.Less(t, w.api.S3.Bytes("GetObject"), int64(8<<10), "never the version whole")
+				wantGets := 2 // the result, the judge
+				if i == 0 {
+					wantGets++ // the version's item, once per warm instance
+				}
+				assert.Equal(t, wantGets, w.api.DDB.Counts()["GetItem"])
+			}
+			assert.Len(t, w.verdicts(t, expID, "capital-check"), 3)
+		})
+	}
+}
+
+// TestPausedJudgeAndExperiment: a paused judge attached to an experiment evaluates nothing,
+// and resuming it queues nothing (as for live spans, which a backfill asks for); attaching it
+// again after the resume is the experiment's backfill: it evaluates the results skipped while
+// it was paused, each once, and nothing it had evaluated before.
+func TestPausedJudgeAndExperiment(t *testing.T) {
+	w := newWorld(t)
+	judgeID := w.judge(t, map[string]any{"name": "capital-check"})
+	expID, rows := w.experiment(t, "capitals", 2)
+	w.api.MustDo(t, "POST", "/v1/experiments/"+expID+"/judges", w.api.A.Key, map[string]any{"judge_id": judgeID})
+	w.deliver(t)
+	require.Equal(t, 2, w.fake.Count())
+
+	judge := "/projects/" + w.api.A.ProjectID + "/judges/" + judgeID
+	w.api.MustDo(t, "PATCH", judge, w.api.A.Key, map[string]any{"paused": true})
+	w.postResult(t, expID, rows[0], "Changed while paused")
+	w.api.MustDo(t, "POST", "/v1/experiments/"+expID+"/results", w.api.A.Key, map[string]any{"dataset_row_id": rows[1], "result": "Run two", "run_number": 2})
+	w.deliver(t)
+	assert.Equal(t, 2, w.fake.Count(), "a paused judge evaluates nothing")
+
+	w.api.MustDo(t, "PATCH", judge, w.api.A.Key, map[string]any{"paused": false})
+	assert.Empty(t, w.takeKeys(), "resuming queues nothing")
+	w.deliver(t)
+	assert.Equal(t, 2, w.fake.Count())
+
+	w.api.MustDo(t, "POST", "/v1/experiments/"+expID+"/judges", w.api.A.Key, map[string]any{"judge_id": judgeID})
+	w.deliver(t)
+	assert.Equal(t, 4, w.fake.Count(), "the two results skipped while paused, once each")
+	assert.Equal(t, 1, w.callsFor("Changed while paused"))
+	assert.Equal(t, 1, w.callsFor("Run two"))
+	w.api.MustDo(t, "POST", "/v1/experiments/"+expID+"/judges", w.api.A.Key, map[string]any{"judge_id": judgeID})
+	w.deliver(t)
+	assert.Equal(t, 4, w.fake.Count(), "nothing twice")
 }

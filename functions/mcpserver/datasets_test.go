@@ -48,6 +48,9 @@ func TestDatasetTools(t *testing.T) {
 	res = call(t, cs, "get-experiment", map[string]any{"experiment_id": exps[0]}, &e)
 	require.False(t, res.IsError, text(res))
 	assert.Len(t, e.Results.Results, 2)
+	require.Len(t, e.Experiment.Aggregates, 1, "each row evaluator's aggregate per run")
+	assert.Equal(t, "confidence", e.Experiment.Aggregates[0].EvaluatorName)
+	assert.Equal(t, 5.5, *e.Experiment.Aggregates[0].Mean, "Paris: 5 and 6")
 	var cmp api.ExperimentComparison
 	res = call(t, cs, "compare-experiments", map[string]any{"ids": exps}, &cmp)
 	require.False(t, res.IsError, text(res))

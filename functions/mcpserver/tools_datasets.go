@@ -44,7 +44,7 @@ type GetExperimentInput struct {
 
 // GetExperimentOutput is get-experiment's answer.
 type GetExperimentOutput struct {
-	Experiment api.ExperimentDetail     `json:"experiment" jsonschema:"the experiment with its runs, evaluators, column evaluations and metrics"`
+	Experiment api.ExperimentDetail     `json:"experiment" jsonschema:"the experiment with its runs, evaluators, column evaluations, metrics and each row evaluator's aggregate (pass rate or mean) per run"`
 	Results    api.ExperimentResultList `json:"results" jsonschema:"a page (at most 20) of the run's results by row, with their evaluations"`
 }
 

@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"cmp"
 	"encoding/json"
 	"slices"
 
@@ -135,6 +136,22 @@ func CompareAggregates(aggs [][]Aggregate, run int) []api.ComparedEvaluator {
 		}
 		out = append(out, *c)
 	}
+	return out
+}
+
+// RunAggregates are aggs as GET /v1/experiments/{id} answers them: by run, then evaluator
+// name, those with no boolean or numeric evaluation left out.
+func RunAggregates(aggs []Aggregate) []api.RunAggregate {
+	out := []api.RunAggregate{}
+	for _, a := range aggs {
+		if a.Booleans == 0 && a.Numbers == 0 {
+			continue
+		}
+		out = append(out, api.RunAggregate{RunNumber: a.Run, EvaluatorID: a.EvaluatorID, EvaluatorName: a.EvaluatorName, EvaluatorAggregate: *toAggregate(a.Tally)})
+	}
+	slices.SortStableFunc(out, func(x, y api.RunAggregate) int {
+		return cmp.Or(cmp.Compare(x.RunNumber, y.RunNumber), cmp.Compare(x.EvaluatorName, y.EvaluatorName), cmp.Compare(x.EvaluatorID, y.EvaluatorID))
+	})
 	return out
 }
 

@@ -28,9 +28,12 @@ type Version struct {
 	ID, ProjectID, DatasetID, DatasetName string
 	Number, RowCount                      int
 	// Bytes is the object's size and Marks its index.
-	Bytes     int64
-	Object    string
-	Marks     []Mark
+	Bytes  int64
+	Object string
+	Marks  []Mark
+	// Directory finds a row's entry in the version's row index (LookupRow); empty for a
+	// version stored before row indexes.
+	Directory RowDirectory
 	CreatedAt time.Time
 }
 
@@ -181,11 +184,15 @@ func (s *Service) store1(ctx context.Context, d Dataset, id string, b *Builder) 
 	if b.Rows() == 0 {
 		return Version{}, errs.Invalid("a dataset version needs at least one row")
 	}
+	index, dir := b.RowIndex()
 	v := Version{
 		ID: id, ProjectID: d.ProjectID, DatasetID: d.ID, DatasetName: d.Name, RowCount: b.Rows(),
-		Bytes: int64(len(b.Bytes())), Object: versionKey(d, id), Marks: b.Marks(), CreatedAt: s.now().UTC(),
+		Bytes: int64(len(b.Bytes())), Object: versionKey(d, id), Marks: b.Marks(), Directory: dir, CreatedAt: s.now().UTC(),
 	}
 	if err := s.objects.Put(ctx, v.Object, b.Bytes(), "application/x-ndjson"); err != nil {
+		return Version{}, err
+	}
+	if err := s.objects.Put(ctx, RowIndexKey(v.Object), index, "application/octet-stream"); err != nil {
 		return Version{}, err
 	}
 	for attempt := 0; ; attempt++ {

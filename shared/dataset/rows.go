@@ -41,6 +41,8 @@ type Builder struct {
 	seen  map[[32]byte]int
 	rows  int
 	last  Mark
+	// entries are the rows' places, for the row index (RowIndex).
+	entries []rowEntry
 }
 
 // NewBuilder returns an empty Builder.
@@ -62,7 +64,8 @@ func (b *Builder) Add(raw []byte) error {
 	sum := sha256.Sum256(data)
 	n := b.seen[sum]
 	b.seen[sum] = n + 1
-	id := rowID(sum, n)
+	key := rowKey(sum, n)
+	id := hex.EncodeToString(key[:])
 	off := int64(b.buf.Len())
 	if b.rows == 0 || b.rows-b.last.Row >= IndexRows || off-b.last.Offset >= IndexBytes {
 		b.last = Mark{Row: b.rows, Offset: off}
@@ -73,6 +76,7 @@ func (b *Builder) Add(raw []byte) error {
 	b.buf.WriteString(`","data":`)
 	b.buf.Write(data)
 	b.buf.WriteString("}\n")
+	b.entries = append(b.entries, rowEntry{id: key, offset: off, length: uint32(int64(b.buf.Len()) - off - 1)})
 	b.rows++
 	return nil
 }
@@ -109,13 +113,13 @@ func (b *Builder) Bytes() []byte { return b.buf.Bytes() }
 // Marks is the index of the object.
 func (b *Builder) Marks() []Mark { return b.marks }
 
-// rowID is the id of the n-th occurrence (from 0) in a version of the row whose canonical
-// form hashes to sum: 32 hex digits.
-func rowID(sum [32]byte, n int) string {
+// rowKey is the id of the n-th occurrence (from 0) in a version of the row whose canonical
+// form hashes to sum: 16 bytes, written as 32 hex digits.
+func rowKey(sum [32]byte, n int) [16]byte {
 	if n > 0 {
 		sum = sha256.Sum256(append(sum[:], strconv.Itoa(n)...))
 	}
-	return hex.EncodeToString(sum[:16])
+	return [16]byte(sum[:16])
 }
 
 // IsRowID reports whether s has the form of a row id.

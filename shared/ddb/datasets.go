@@ -67,13 +67,15 @@ type datasetVersionItem struct {
 	Bytes       int64     `dynamodbav:"bytes"`
 	Object      string    `dynamodbav:"object"`
 	Index       []byte    `dynamodbav:"index"`
+	Directory   []byte    `dynamodbav:"row_directory,omitempty"`
 	CreatedAt   time.Time `dynamodbav:"created_at"`
 }
 
 func toDatasetVersionItem(pk, sk string, v dataset.Version) datasetVersionItem {
 	return datasetVersionItem{
 		PK: pk, SK: sk, ID: v.ID, DatasetID: v.DatasetID, DatasetName: v.DatasetName, Number: v.Number, RowCount: v.RowCount,
-		Bytes: v.Bytes, Object: v.Object, Index: dataset.EncodeMarks(v.Marks), CreatedAt: v.CreatedAt,
+		Bytes: v.Bytes, Object: v.Object, Index: dataset.EncodeMarks(v.Marks),
+		Directory: dataset.EncodeRowDirectory(v.Directory), CreatedAt: v.CreatedAt,
 	}
 }
 
@@ -82,9 +84,13 @@ func (it datasetVersionItem) toVersion(projectID string) (dataset.Version, error
 	if err != nil {
 		return dataset.Version{}, fmt.Errorf("version %s: %w", it.ID, err)
 	}
+	dir, err := dataset.DecodeRowDirectory(it.Directory)
+	if err != nil {
+		return dataset.Version{}, fmt.Errorf("version %s: %w", it.ID, err)
+	}
 	return dataset.Version{
 		ID: it.ID, ProjectID: projectID, DatasetID: it.DatasetID, DatasetName: it.DatasetName, Number: it.Number,
-		RowCount: it.RowCount, Bytes: it.Bytes, Object: it.Object, Marks: marks, CreatedAt: it.CreatedAt,
+		RowCount: it.RowCount, Bytes: it.Bytes, Object: it.Object, Marks: marks, Directory: dir, CreatedAt: it.CreatedAt,
 	}, nil
 }
 

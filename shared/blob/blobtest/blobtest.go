@@ -11,6 +11,7 @@ import (
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/smithy-go/middleware"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/plumehq/plume/shared/blob"
 	"github.com/plumehq/plume/shared/blob/s3local"
@@ -61,19 +62,31 @@ func StoreAt(endpoint string, counter *Counter, opts ...func(*aws.Config)) *blob
 	return blob.New(blob.NewClient(cfg, true), Bucket)
 }
 
-// Counter counts S3 requests by operation (PutObject, GetObject ...), one per attempt.
+// Counter counts S3 requests by operation (PutObject, GetObject ...), one per attempt, and
+// the bytes of their answers' bodies (Content-Length).
 type Counter struct {
 	mu     sync.Mutex
 	counts map[string]int
+	bytes  map[string]int64
 }
 
 func (c *Counter) middleware(s *middleware.Stack) error {
 	return s.Deserialize.Add(middleware.DeserializeMiddlewareFunc("plumeCount",
 		func(ctx context.Context, in middleware.DeserializeInput, next middleware.DeserializeHandler) (middleware.DeserializeOutput, middleware.Metadata, error) {
+			op := awsmiddleware.GetOperationName(ctx)
 			c.mu.Lock()
-			c.counts[awsmiddleware.GetOperationName(ctx)]++
+			c.counts[op]++
 			c.mu.Unlock()
-			return next.HandleDeserialize(ctx, in)
+			out, md, err := next.HandleDeserialize(ctx, in)
+			if res, ok := out.RawResponse.(*smithyhttp.Response); ok && res.ContentLength > 0 {
+				c.mu.Lock()
+				if c.bytes == nil {
+					c.bytes = map[string]int64{}
+				}
+				c.bytes[op] += res.ContentLength
+				c.mu.Unlock()
+			}
+			return out, md, err
 		}), middleware.After)
 }
 
@@ -84,9 +97,17 @@ func (c *Counter) Count(op string) int {
 	return c.counts[op]
 }
 
+// Bytes returns the bytes the answers of one operation carried since the last Reset.
+func (c *Counter) Bytes(op string) int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.bytes[op]
+}
+
 // Reset forgets every count.
 func (c *Counter) Reset() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	clear(c.counts)
+	clear(c.bytes)
 }

@@ -66,8 +66,12 @@ func newCmdExperimentShow(f *cmdutil.Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return f.IO.PrintItem(e, cmdutil.Cols("id", "name", "dataset_name", "version_number", "dataset_version_id", "created_at"),
-				cmdutil.Cols("runs", "evaluators", "column_metrics", "run_metrics")...)
+			if err := f.IO.PrintItem(e, cmdutil.Cols("id", "name", "dataset_name", "version_number", "dataset_version_id", "created_at"),
+				cmdutil.Cols("runs", "evaluators", "column_metrics", "run_metrics")...); err != nil || f.IO.JSON() || len(e.Aggregates) == 0 {
+				return err
+			}
+			fmt.Fprintln(f.IO.Out)
+			return f.IO.PrintList(aggregateLines(e.Aggregates), cmdutil.Cols("run", "evaluator", "measure", "value"), &cmdutil.ListOptions{})
 		},
 	}
 }
@@ -174,17 +178,44 @@ func evaluatorLines(evs []api.ComparedEvaluator) []evaluatorLine {
 	for _, ev := range evs {
 		line := evaluatorLine{Evaluator: ev.Name, Measure: ev.Measure, Difference: ev.Difference}
 		for _, a := range ev.Values {
-			v := a.Of(ev.Measure)
-			switch {
-			case v == nil:
-				line.Values = append(line.Values, "-")
-			case ev.Measure == api.MeasurePassRate:
-				line.Values = append(line.Values, fmt.Sprintf("%.4g (%d/%d)", *v, a.Passed, a.BooleanCount))
-			default:
-				line.Values = append(line.Values, fmt.Sprintf("%.4g (n=%d)", *v, a.NumericCount))
-			}
+			line.Values = append(line.Values, measureText(a, ev.Measure))
 		}
 		out = append(out, line)
+	}
+	return out
+}
+
+// measureText is a's value of measure with what it counts: "0.8 (4/5)" of a pass rate,
+// "5.8 (n=5)" of a mean, "-" for none.
+func measureText(a *api.EvaluatorAggregate, measure string) string {
+	v := a.Of(measure)
+	switch {
+	case v == nil:
+		return "-"
+	case measure == api.MeasurePassRate:
+		return fmt.Sprintf("%.4g (%d/%d)", *v, a.Passed, a.BooleanCount)
+	default:
+		return fmt.Sprintf("%.4g (n=%d)", *v, a.NumericCount)
+	}
+}
+
+// aggregateLine is a row evaluator's line of experiments show: its aggregate in one run, a
+// pass rate when it has boolean evaluations, else a mean.
+type aggregateLine struct {
+	Run       int    `json:"run"`
+	Evaluator string `json:"evaluator"`
+	Measure   string `json:"measure"`
+	Value     string `json:"value"`
+}
+
+func aggregateLines(aggs []api.RunAggregate) []aggregateLine {
+	out := make([]aggregateLine, 0, len(aggs))
+	for _, a := range aggs {
+		measure := api.MeasureMean
+		if a.BooleanCount > 0 {
+			measure = api.MeasurePassRate
+		}
+		out = append(out, aggregateLine{Run: a.RunNumber, Evaluator: a.EvaluatorName, Measure: measure, Value: measureText(&a.EvaluatorAggregate, measure)})
 	}
 	return out
 }
