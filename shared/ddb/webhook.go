@@ -22,8 +22,8 @@ import (
 // per webhook, newest last in sort-key order). A delivery expires deliveryRetention after its
 // last attempt.
 //
-// Requests per operation: create 1 Query + 1 PutItem; list 1 Query; delete 1 DeleteItem; put
-// delivery 1 PutItem; read a delivery with its webhook 1 BatchGetItem; record an attempt 1
+// Requests per operation: create 1 Query + 1 PutItem; list 1 Query; read one 1 GetItem;
+// delete 1 DeleteItem; put delivery 1 PutItem; read a delivery with its webhook 1 BatchGetItem; record an attempt 1
 // PutItem; a log page 1 Query.
 type WebhookStore struct{ t *Table }
 
@@ -116,6 +116,19 @@ func (s *WebhookStore) Webhooks(ctx context.Context, projectID string) ([]webhoo
 		out[i] = it.toWebhook(projectID)
 	}
 	return out, nil
+}
+
+// Webhook implements webhook.Store with one strongly consistent GetItem.
+func (s *WebhookStore) Webhook(ctx context.Context, projectID, id string) (webhook.Webhook, error) {
+	var it webhookItem
+	found, err := s.t.get(ctx, webhooksPK(projectID), webhookSK(id), &it)
+	if err != nil {
+		return webhook.Webhook{}, fmt.Errorf("read webhook %s: %w", id, err)
+	}
+	if !found {
+		return webhook.Webhook{}, errs.NotFound("webhook %q not found", id)
+	}
+	return it.toWebhook(projectID), nil
 }
 
 // DeleteWebhook implements webhook.Store with one conditional DeleteItem.
