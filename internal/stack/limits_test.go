@@ -277,7 +277,7 @@ func fill(t *testing.T, srv *apitest.API, whole http.Handler) *filled {
 		ev := api.Event{ID: fmt.Sprintf("evt_%032d", i), Type: api.EventPromptTagMoved, Time: f.now.Add(time.Duration(i) * time.Millisecond), ProjectID: f.pid, Data: []byte(`{}`)}
 		d := webhook.Delivery{ID: webhook.DeliveryID(ev, f.hooks[0]), ProjectID: f.pid, WebhookID: f.hooks[0], EventID: ev.ID, EventType: ev.Type, Event: []byte(`{}`),
 			Status: api.DeliveryFailed, Attempts: 100, LastStatusCode: 500, LastError: strings.Repeat("e", 200), CreatedAt: f.now, UpdatedAt: f.now, WindowStart: f.now}
-		_, err := srv.Env.WebhookStore().PutDelivery(context.Background(), d)
+		_, _, err := srv.Env.WebhookStore().PutDelivery(context.Background(), d)
 		require.NoError(t, err)
 		f.dlv = d.ID
 	}

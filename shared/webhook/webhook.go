@@ -57,8 +57,9 @@ type Store interface {
 	Webhook(ctx context.Context, projectID, id string) (Webhook, error)
 	// DeleteWebhook deletes a webhook (its log expires); errs.NotFound when there is none.
 	DeleteWebhook(ctx context.Context, projectID, id string) error
-	// PutDelivery stores d unless a delivery with its id exists, and reports whether it did.
-	PutDelivery(ctx context.Context, d Delivery) (bool, error)
+	// PutDelivery stores d unless a delivery with its id exists. It returns the delivery
+	// stored, d or the one that was there, and whether it stored d.
+	PutDelivery(ctx context.Context, d Delivery) (stored Delivery, created bool, err error)
 	// Delivery reads a delivery and its webhook in one request; the webhook is nil when it
 	// was deleted. errs.NotFound when the delivery does not exist.
 	Delivery(ctx context.Context, projectID, webhookID, id string) (Delivery, *Webhook, error)
