@@ -257,8 +257,10 @@ func monitorEvents(r StreamRecord) ([]api.Event, error) {
 // deletedMonitorEvents: monitor.resolved, State api.MonitorStateDeleted, when a monitor is
 // deleted while alerting: its receivers opened an alert with monitor.alerted and would
 // otherwise never see it close. The id is derived from the monitor and its deletion (a monitor
-// is deleted once); the time is the deletion's, as the stream reports it (the monitor's last
-// update when it does not).
+// is deleted once); the time is the deletion's, as the stream reports it, but never before
+// the monitor's last change or notification: the stream rounds its time down (to the second
+// on AWS, to the minute on DynamoDB Local), and the end of an alert must not be dated before
+// the alert it ends.
 func deletedMonitorEvents(r StreamRecord) ([]api.Event, error) {
 	pk, sk := attrString(r.Old, "PK"), attrString(r.Old, "SK")
 	if !strings.HasSuffix(pk, "#MON") || !strings.HasPrefix(sk, prefixMonitor) {
@@ -276,8 +278,10 @@ func deletedMonitorEvents(r StreamRecord) ([]api.Event, error) {
 		Comparison: m.Comparison, Threshold: m.Threshold, ResolveThreshold: m.ResolveThreshold, State: api.MonitorStateDeleted,
 		From: old.State, Value: m.Value, Samples: m.Samples, Notify: m.Notify}
 	at := r.At
-	if at.IsZero() {
-		at = m.UpdatedAt
+	for _, t := range []time.Time{m.UpdatedAt, m.StateSince, m.NotifiedAt} {
+		if t.After(at) {
+			at = t
+		}
 	}
 	ev, err := newEvent(api.EventMonitorResolved, m.ProjectID, at, body, m.ID, "deleted")
 	return []api.Event{ev}, err
