@@ -1,0 +1,121 @@
+package main
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// posted is one request a webhook receiver was sent.
+type posted struct {
+	header http.Header
+	body   []byte
+}
+
+// TestPlumeLocalDeliversSignedTagMove runs the issue's end to end through plume-local: a pin
+// reaches a webhook subscribed to prompt.tag.moved as a delivery signed by the Standard
+// Webhooks convention (verified here by the algorithm, independently of package webhook); the
+// receiver's first answer is 500, so the delivery is retried after the backoff with the same
+// id, and the delivery log says so (2 attempts, succeeded, last answer 200). The time from the
+// pin to the delivery is logged, not asserted.
+func TestPlumeLocalDeliversSignedTagMove(t *testing.T) {
+	var mu sync.Mutex
+	var got []posted
+	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		got = append(got, posted{r.Header.Clone(), body})
+		first := len(got) == 1
+		mu.Unlock()
+		if first {
+			w.WriteHeader(http.StatusInternalServerError)
+		}
+	}))
+	t.Cleanup(rcv.Close)
+	received := func() []posted {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]posted(nil), got...)
+	}
+
+	project, key := uuid.NewString(), "plm_local_webhooks_key_0123456789"
+	base, _ := startLocal(t, map[string]string{"PLUME_DEV_PROJECT_ID": project, "PLUME_DEV_API_KEY": key,
+		"PLUME_WEBHOOK_ALLOWED_HOSTS": "127.0.0.1", "PLUME_WEBHOOK_RETRY_BASE": "100ms"})
+	call := caller(t, base, key)
+	status, hook := call("POST", "/projects/"+project+"/webhooks", `{"url": "`+rcv.URL+`", "events": ["prompt.tag.moved"]}`)
+	require.Equal(t, http.StatusOK, status, "%v", hook)
+	secret, hookID := hook["secret"].(string), hook["id"].(string)
+	status, _ = call("POST", "/v1/tasks/demo/prompt/versions/ensure", `{"content":"hi {{x}}"}`)
+	require.Equal(t, http.StatusOK, status)
+
+	pinned := time.Now()
+	status, _ = call("POST", "/projects/"+project+"/prompts/demo/tags/production:pin", `{"version":1}`)
+	require.Equal(t, http.StatusOK, status)
+	require.Eventually(t, func() bool { return len(received()) >= 2 }, time.Minute, 20*time.Millisecond, "the delivery and its retry")
+	t.Logf("pin to the second delivery (the first answered 500, retried after 100ms): %s", time.Since(pinned).Round(time.Millisecond))
+
+	var delivered []string
+	for _, p := range received() {
+		verifyStandardWebhook(t, secret, p)
+		var ev struct {
+			ID, Type, ProjectID string
+			Data                struct {
+				Slug, Tag string
+				ToVersion int `json:"to_version"`
+			}
+		}
+		require.NoError(t, json.Unmarshal(p.body, &ev))
+		assert.Equal(t, "prompt.tag.moved", ev.Type)
+		assert.Equal(t, "production", ev.Data.Tag)
+		assert.Equal(t, 1, ev.Data.ToVersion)
+		assert.Equal(t, p.header.Get("webhook-id"), ev.ID, "the event's id is the delivery's")
+		delivered = append(delivered, ev.ID)
+	}
+	assert.Equal(t, delivered[0], delivered[1], "the retry carries the same id")
+
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		_, log := call("GET", "/projects/"+project+"/webhooks/"+hookID+"/deliveries", "")
+		ds, _ := log["deliveries"].([]any)
+		if !assert.Len(c, ds, 1) {
+			return
+		}
+		d := ds[0].(map[string]any)
+		assert.Equal(c, "succeeded", d["status"])
+		assert.EqualValues(c, 2, d["attempts"])
+		assert.EqualValues(c, 200, d["last_status_code"])
+	}, time.Minute, 50*time.Millisecond, "the delivery log says: retried once, then succeeded")
+	assert.Len(t, received(), 2, "delivered once after its retry, nothing more")
+}
+
+// verifyStandardWebhook checks a delivery's signature by the Standard Webhooks algorithm:
+// HMAC-SHA256 over "id.timestamp.body", keyed with the base64-decoded secret after "whsec_",
+// any of the space-separated "v1,<base64>" signatures matching.
+func verifyStandardWebhook(t *testing.T, secret string, p posted) {
+	t.Helper()
+	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, "whsec_"))
+	require.NoError(t, err)
+	id, ts := p.header.Get("webhook-id"), p.header.Get("webhook-timestamp")
+	require.NotEmpty(t, id)
+	require.NotEmpty(t, ts)
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte(id + "." + ts + "." + string(p.body)))
+	want := base64.StdEncoding.EncodeToString(mac.Sum(nil))
+	ok := false
+	for _, sig := range strings.Fields(p.header.Get("webhook-signature")) {
+		v, s, _ := strings.Cut(sig, ",")
+		ok = ok || v == "v1" && hmac.Equal([]byte(s), []byte(want))
+	}
+	assert.True(t, ok, "signature %q verifies", p.header.Get("webhook-signature"))
+}
