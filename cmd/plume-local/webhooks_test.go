@@ -16,6 +16,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/plumehq/plume/internal/apitest"
 )
 
 // posted is one request a webhook receiver was sent.
@@ -118,4 +120,82 @@ func verifyStandardWebhook(t *testing.T, secret string, p posted) {
 		ok = ok || v == "v1" && hmac.Equal([]byte(s), []byte(want))
 	}
 	assert.True(t, ok, "signature %q verifies", p.header.Get("webhook-signature"))
+}
+
+// TestPlumeLocalMonitorAlertsOnceResolvesOnce runs a monitor on error rate through plume-local,
+// evaluated every 50 ms: error spans arrive (5 failed traces of 10) and it alerts; they stop
+// while ok traffic goes on (90 more traces, 5 failed of 100) and it resolves. Its webhook
+// receives one monitor.alerted and one monitor.resolved, each signed, and nothing more however
+// many evaluations follow (each evaluation in between changed nothing).
+func TestPlumeLocalMonitorAlertsOnceResolvesOnce(t *testing.T) {
+	var mu sync.Mutex
+	var got []posted
+	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		got = append(got, posted{r.Header.Clone(), body})
+		mu.Unlock()
+	}))
+	t.Cleanup(rcv.Close)
+	types := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		var out []string
+		for _, p := range got {
+			var ev struct{ Type string }
+			_ = json.Unmarshal(p.body, &ev)
+			out = append(out, ev.Type)
+		}
+		return out
+	}
+
+	project, key := uuid.NewString(), "plm_local_monitor_key_01234567890"
+	base, _ := startLocal(t, map[string]string{"PLUME_DEV_PROJECT_ID": project, "PLUME_DEV_API_KEY": key,
+		"PLUME_WEBHOOK_ALLOWED_HOSTS": "127.0.0.1", "PLUME_MONITOR_INTERVAL": "50ms"})
+	call := caller(t, base, key)
+	status, hook := call("POST", "/projects/"+project+"/webhooks", `{"url": "`+rcv.URL+`", "events": ["monitor.alerted", "monitor.resolved"]}`)
+	require.Equal(t, http.StatusOK, status, "%v", hook)
+	status, m := call("POST", "/projects/"+project+"/monitors", `{"name": "errors", "metric": "error_rate", "window": "5m",
+		"comparison": "gt", "threshold": 0.3, "resolve_threshold": 0.1, "min_samples": 10}`)
+	require.Equal(t, http.StatusOK, status, "%v", m)
+	monitorPath := "/projects/" + project + "/monitors/" + m["id"].(string)
+
+	send := func(n, failed int) {
+		t.Helper()
+		var spans []any
+		for i := range n {
+			s := apitest.LLMSpan(uuid.NewString(), uuid.NewString(), "", "", "", "in", "out", time.Now().UTC())
+			if i < failed {
+				s["status"] = "error"
+			}
+			spans = append(spans, s)
+		}
+		body, err := json.Marshal(spans)
+		require.NoError(t, err)
+		status, _ := call("POST", "/spans", string(body))
+		require.Equal(t, http.StatusOK, status)
+	}
+	state := func(want string) {
+		t.Helper()
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			_, got := call("GET", monitorPath, "")
+			assert.Equal(c, want, got["state"])
+		}, time.Minute, 50*time.Millisecond, "the monitor never became %s", want)
+	}
+
+	send(10, 5)
+	state("alerting")
+	send(90, 0)
+	state("ok")
+	require.Eventually(t, func() bool { return len(types()) >= 2 }, time.Minute, 20*time.Millisecond)
+	_, before := call("GET", monitorPath, "")
+	time.Sleep(time.Second) // some 20 evaluations more: none may notify
+	_, after := call("GET", monitorPath, "")
+	assert.Equal(t, before["history"], after["history"], "no state change since")
+	assert.Equal(t, []string{"monitor.alerted", "monitor.resolved"}, types(), "one alert, one resolution")
+	mu.Lock()
+	for _, p := range got {
+		verifyStandardWebhook(t, hook["secret"].(string), p)
+	}
+	mu.Unlock()
 }
