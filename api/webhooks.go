@@ -29,7 +29,8 @@ type CreateWebhookRequest struct {
 	Format string   `json:"format,omitempty"`
 }
 
-// Webhook is a webhook as GET /projects/{project_id}/webhooks lists it: never its secret.
+// Webhook is a webhook as GET /projects/{project_id}/webhooks lists it and GET
+// /projects/{project_id}/webhooks/{webhook_id} answers it: never its secret.
 type Webhook struct {
 	ID        string    `json:"id"`
 	ProjectID string    `json:"project_id"`

@@ -33,6 +33,18 @@ func (c *Client) Webhooks(ctx context.Context) ([]api.Webhook, error) {
 	return out.Webhooks, err
 }
 
+// Webhook reads one webhook of the project, without its secret (admin keys only). A webhook
+// that is gone, or of another project, is a *Error with status 404.
+func (c *Client) Webhook(ctx context.Context, webhookID string) (api.Webhook, error) {
+	path, err := c.projectPath("/webhooks/%s", url.PathEscape(webhookID))
+	if err != nil {
+		return api.Webhook{}, err
+	}
+	var out api.Webhook
+	err = c.do(ctx, call{method: http.MethodGet, path: path}, &out)
+	return out, err
+}
+
 // DeleteWebhook deletes a webhook of the project (admin keys only); nothing more is delivered
 // to it. Deleting one that is gone is a *Error with status 404.
 func (c *Client) DeleteWebhook(ctx context.Context, webhookID string) error {

@@ -500,6 +500,7 @@ var routeDocs = []routeDoc{
 	{Route: "POST /projects/{project_id}/webhooks", ID: "createWebhook", Tag: "webhooks", Summary: "Register a webhook; the answer holds its signing secret, shown only here",
 		Body: typeOf[api.CreateWebhookRequest](), Required: []string{"url", "events"}, Reply: typeOf[api.CreatedWebhook]()},
 	{Route: "GET /projects/{project_id}/webhooks", ID: "listWebhooks", Tag: "webhooks", Summary: "List the project's webhooks (without their secrets)", Reply: typeOf[api.WebhookList]()},
+	{Route: "GET /projects/{project_id}/webhooks/{webhook_id}", ID: "getWebhook", Tag: "webhooks", Summary: "One webhook (without its secret)", Reply: typeOf[api.Webhook]()},
 	{Route: "DELETE /projects/{project_id}/webhooks/{webhook_id}", ID: "deleteWebhook", Tag: "webhooks", Summary: "Delete a webhook", Reply: typeOf[api.WebhookDeleted]()},
 	{Route: "GET /projects/{project_id}/webhooks/{webhook_id}/deliveries", ID: "listWebhookDeliveries", Tag: "webhooks", Summary: "A webhook's delivery log, newest first",
 		Query: []param{limit(50, 200)}, Reply: typeOf[api.WebhookDeliveryList]()},

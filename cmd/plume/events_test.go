@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -90,4 +91,51 @@ func TestEventsCommands(t *testing.T) {
 	assert.Equal(t, exitUsage, h.run("events", "list", "--type", "no.such").code)
 	assert.Equal(t, exitUsage, h.run("events", "list", "--limit", "500").code)
 	assert.Equal(t, exitUsage, h.run("events", "tail", "--interval", "1ms").code)
+}
+
+// TestDeletedAlertingMonitorEvent: a monitor deleted with `plume monitors delete` while it is
+// alerting raises monitor.resolved with state deleted, which `plume events list` prints with
+// its typed body (api.MonitorEvent); the alert before it, and nothing for deleting a monitor
+// that is not alerting.
+func TestDeletedAlertingMonitorEvent(t *testing.T) {
+	h := newClientHarness(t, apitest.Options{Stream: true})
+	a := h.api
+	create := func(name, threshold string) api.Monitor {
+		var m api.Monitor
+		require.NoError(t, json.Unmarshal([]byte(h.ok("--output", "json", "monitors", "create", "--name", name, "--metric", "error_rate",
+			"--window", "5m", "--comparison", "gt", "--threshold", threshold)), &m))
+		return m
+	}
+	alerting, quiet := create("errors", "0.3"), create("calm", "0.9")
+	var spans []any
+	for i := range 10 {
+		s := apitest.LLMSpan(uuid.NewString(), uuid.NewString(), "", "", "", "in", "out", time.Now().UTC())
+		if i < 5 {
+			s["status"] = "error"
+		}
+		spans = append(spans, s)
+	}
+	a.MustDo(t, "POST", "/spans", a.A.Key, spans)
+	a.DrainStream(t)
+	res, err := a.Env.MonitorEvaluator().Run(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, 2, res.Changes, "one alerts, one is ok")
+
+	h.ok("monitors", "delete", alerting.ID)
+	h.ok("monitors", "delete", quiet.ID)
+	a.DrainStream(t)
+
+	var listed []api.Event
+	require.NoError(t, json.Unmarshal([]byte(h.ok("--output", "json", "events", "list", "--type", api.EventMonitorAlerted, "--type", api.EventMonitorResolved)), &listed))
+	require.Len(t, listed, 2, "the alert and its end at the deletion; nothing for the monitor that was ok")
+	assert.Equal(t, api.EventMonitorResolved, listed[0].Type, "newest first")
+	var body api.MonitorEvent
+	require.NoError(t, json.Unmarshal(listed[0].Data, &body))
+	assert.Equal(t, api.MonitorStateDeleted, body.State)
+	assert.Equal(t, api.MonitorAlerting, body.From)
+	assert.Equal(t, alerting.ID, body.MonitorID)
+	require.NotNil(t, body.Value)
+	assert.Equal(t, 0.5, *body.Value, "the value of its last evaluation")
+	assert.EqualValues(t, 10, body.Samples)
+	assert.Contains(t, h.ok("events", "list", "--type", api.EventMonitorResolved), listed[0].ID)
 }

@@ -17,7 +17,7 @@ import (
 )
 
 // TestWebhooksCommands: create prints the secret alone on stdout, list shows the webhook and no
-// secret, deliveries shows a pin's delivery, delete removes it; bad input exits 2.
+// secret, show shows one, deliveries shows a pin's delivery, delete removes it; bad input exits 2.
 func TestWebhooksCommands(t *testing.T) {
 	rcv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	t.Cleanup(rcv.Close)
@@ -34,6 +34,13 @@ func TestWebhooksCommands(t *testing.T) {
 	require.Len(t, hooks, 1)
 	assert.Equal(t, rcv.URL, hooks[0].URL)
 	assert.NotContains(t, h.ok("webhooks", "list"), secret)
+	var one api.Webhook
+	require.NoError(t, json.Unmarshal([]byte(h.ok("--output", "json", "webhooks", "show", hooks[0].ID)), &one))
+	assert.Equal(t, hooks[0], one)
+	shown := h.ok("webhooks", "show", hooks[0].ID)
+	assert.Contains(t, shown, rcv.URL)
+	assert.Contains(t, shown, api.EventPromptTagMoved)
+	assert.NotContains(t, shown, strings.TrimPrefix(secret, "whsec_"))
 
 	h.api.EnsurePrompt(t, h.api.A, "bot", "hello")
 	h.api.MustDo(t, "POST", "/projects/"+h.api.A.ProjectID+"/prompts/bot/tags/production:pin", h.api.A.Key, map[string]any{"version": 1})
@@ -52,5 +59,6 @@ func TestWebhooksCommands(t *testing.T) {
 
 	h.ok("webhooks", "delete", hooks[0].ID)
 	assert.Equal(t, exitUsage, h.run("webhooks", "delete", hooks[0].ID).code, "not found")
+	assert.Equal(t, exitUsage, h.run("webhooks", "show", hooks[0].ID).code, "not found")
 	assert.Equal(t, "[]", strings.TrimSpace(h.ok("--output", "json", "webhooks", "list")))
 }

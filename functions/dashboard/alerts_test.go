@@ -174,7 +174,7 @@ func TestMonitorsPages(t *testing.T) {
 }
 
 // TestWebhooksPages: an admin creates a webhook from the page and sees its secret once, its
-// deliveries and redelivers one; a member sees no webhook and no admin button, and its forged
+// deliveries (a page of 4 GetItem and 1 Query, whatever the project holds) and redelivers one; a member sees no webhook and no admin button, and its forged
 // forms are refused (403); another project's webhook is a 404 page.
 func TestWebhooksPages(t *testing.T) {
 	f := newAlertsFixture(t)
@@ -221,8 +221,12 @@ func TestWebhooksPages(t *testing.T) {
 		ds = out.Deliveries
 		return len(ds) == 1 && ds[0].Status == api.DeliverySucceeded
 	}, 10e9, 1e7)
+	f.api.DDB.Reset()
 	p = b.get(t, "/ui/webhooks/"+hookID)
 	require.Equal(t, http.StatusOK, p.Status, p.Body)
+	t.Logf("webhook page: DynamoDB %v", f.api.DDB.Counts())
+	assert.Equal(t, map[string]int{"GetItem": 4, "Query": 1}, f.api.DDB.Counts(),
+		"the session and its key; the webhook (GET it, and again by its deliveries route); one Query of its log (it was 3 Queries: the project's webhooks twice)")
 	assertPage(t, p)
 	assert.Equal(t, 1, strings.Count(p.Body, `data-testid="delivery-row"`))
 	assert.Contains(t, p.Body, api.EventPromptVersionCreated)

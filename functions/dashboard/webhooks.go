@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"errors"
 	"net/http"
 	"net/url"
 	"slices"
@@ -109,37 +110,30 @@ func (s *server) createdWebhook(w http.ResponseWriter, r *http.Request) {
 	if ck, err := r.Cookie(createdWebhookCookie); err == nil {
 		http.SetCookie(w, &http.Cookie{Name: createdWebhookCookie, Path: createdWebhookPath, MaxAge: -1, HttpOnly: true, Secure: secure(r), SameSite: http.SameSiteStrictMode})
 		id, secret, _ := strings.Cut(ck.Value, ":")
-		if sessionOf(r).Role == auth.RoleAdmin && strings.HasPrefix(secret, "whsec_") {
+		if sessionOf(r).Role == auth.RoleAdmin && strings.HasPrefix(secret, "whsec_") && validID("webhook", id) == nil {
 			c, ctx := s.api(r)
-			hooks, err := c.Webhooks(ctx)
-			if err != nil {
+			hook, err := c.Webhook(ctx, id)
+			var e *errs.Error
+			switch {
+			case err == nil:
+				d.Webhook, d.Secret = &hook, secret
+			case !errors.As(apiError(err), &e) || e.Code != errs.CodeNotFound:
 				s.fail(w, r, err)
 				return
-			}
-			if i := slices.IndexFunc(hooks, func(h api.Webhook) bool { return h.ID == id }); i >= 0 {
-				d.Webhook, d.Secret = &hooks[i], secret
 			}
 		}
 	}
 	s.render(w, r, http.StatusOK, "webhook-created", page{Title: "New webhook", Nav: "webhooks", Data: d})
 }
 
-// findWebhook returns the webhook of the session's project with id, or a not-found error (the
-// API answers 403 to a member first).
+// findWebhook returns the webhook of the session's project with id (one read), or a
+// not-found error (the API answers 403 to a member first).
 func (s *server) findWebhook(r *http.Request, id string) (api.Webhook, error) {
 	if err := validID("webhook", id); err != nil {
 		return api.Webhook{}, err
 	}
 	c, ctx := s.api(r)
-	hooks, err := c.Webhooks(ctx)
-	if err != nil {
-		return api.Webhook{}, err
-	}
-	i := slices.IndexFunc(hooks, func(h api.Webhook) bool { return h.ID == id })
-	if i < 0 {
-		return api.Webhook{}, errs.NotFound("There is no such webhook.")
-	}
-	return hooks[i], nil
+	return c.Webhook(ctx, id)
 }
 
 type webhookData struct {
@@ -151,7 +145,8 @@ type webhookData struct {
 }
 
 // webhook serves GET /ui/webhooks/{webhook_id}: the webhook and its last 50 deliveries, newest
-// first (two reads whatever the log holds).
+// first: two API reads (GET the webhook, GET its deliveries), three DynamoDB requests (the
+// webhook's item, read by each, and one Query of the log), whatever the project and the log hold.
 func (s *server) webhook(w http.ResponseWriter, r *http.Request) {
 	h, err := s.findWebhook(r, r.PathValue("webhook_id"))
 	if err != nil {

@@ -14,6 +14,11 @@ import (
 // ListWebhooksInput takes nothing: the project's webhooks are few, answered whole.
 type ListWebhooksInput struct{}
 
+// GetWebhookInput names one webhook of the project.
+type GetWebhookInput struct {
+	WebhookID string `json:"webhook_id" jsonschema:"the webhook's id (wh_ and a UUID), as list-webhooks answers it"`
+}
+
 // ListEventsInput selects a page of the project's event log (GET /projects/{project_id}/events).
 type ListEventsInput struct {
 	Types  []string `json:"types,omitempty" jsonschema:"keep the events of these types only: prompt.version.created, prompt.tag.moved, prompt.model.bound, judge.created, judge.updated, optimization.run.finished, optimization.run.deployed, monitor.alerted, monitor.resolved"`
@@ -42,6 +47,15 @@ func (s *server) webhookTools() []tool {
 			func(ctx context.Context, c *client.Client, _ ListWebhooksInput) (api.WebhookList, error) {
 				hooks, err := c.Webhooks(ctx)
 				return api.WebhookList{Webhooks: hooks}, err
+			}),
+		newTool(s, &mcp.Tool{Name: "get-webhook", Annotations: readOnly("Get a webhook"),
+			Description: "Read one of the project's webhooks: id, URL, the event types it receives, format, when and by whom created. " +
+				"Never its signing secret. Admin keys only, as the API's webhook routes."},
+			func(ctx context.Context, c *client.Client, in GetWebhookInput) (api.Webhook, error) {
+				if err := requireID("webhook_id", in.WebhookID, "list-webhooks"); err != nil {
+					return api.Webhook{}, err
+				}
+				return c.Webhook(ctx, in.WebhookID)
 			}),
 	}
 }

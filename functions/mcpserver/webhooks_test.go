@@ -23,8 +23,8 @@ func memberKey(t *testing.T, a *apitest.API, tenant apitest.Tenant) string {
 	return secret
 }
 
-// TestWebhookTools: list-webhooks and list-events are read-only; list-webhooks lists the
-// project's webhooks without their secrets, for admin keys only (a member's call is a tool
+// TestWebhookTools: list-webhooks, get-webhook and list-events are read-only; list-webhooks
+// lists the project's webhooks and get-webhook reads one, without their secrets, for admin keys only (a member's call is a tool
 // error); list-events reads the event log newest first, by type, page by page with the cursor,
 // and refuses a type or a time it cannot use; another project's key sees none of it.
 func TestWebhookTools(t *testing.T) {
@@ -46,7 +46,7 @@ func TestWebhookTools(t *testing.T) {
 	for _, tl := range tools.Tools {
 		byName[tl.Name] = tl
 	}
-	for _, name := range []string{"list-events", "list-webhooks"} {
+	for _, name := range []string{"list-events", "list-webhooks", "get-webhook"} {
 		require.Contains(t, byName, name)
 		assert.True(t, byName[name].Annotations.ReadOnlyHint, name)
 		assert.NotNil(t, byName[name].OutputSchema, name)
@@ -59,6 +59,15 @@ func TestWebhookTools(t *testing.T) {
 	assert.Equal(t, hook.ID, hooks.Webhooks[0].ID)
 	assert.Equal(t, []string{api.EventPromptTagMoved}, hooks.Webhooks[0].Events)
 	assert.NotContains(t, text(res), hook.Secret, "never the secret")
+
+	var one api.Webhook
+	res = call(t, cs, "get-webhook", map[string]any{"webhook_id": hook.ID}, &one)
+	require.False(t, res.IsError, text(res))
+	assert.Equal(t, hook.Webhook, one)
+	assert.NotContains(t, text(res), hook.Secret, "never the secret")
+	res = call(t, cs, "get-webhook", map[string]any{"webhook_id": ""}, nil)
+	assert.True(t, res.IsError)
+	assert.Contains(t, text(res), "invalid_request")
 
 	var page mcpserver.ListEventsOutput
 	res = call(t, cs, "list-events", map[string]any{}, &page)
@@ -103,6 +112,9 @@ func TestWebhookTools(t *testing.T) {
 	res = call(t, member, "list-webhooks", map[string]any{}, nil)
 	assert.True(t, res.IsError)
 	assert.Contains(t, text(res), "forbidden")
+	res = call(t, member, "get-webhook", map[string]any{"webhook_id": hook.ID}, nil)
+	assert.True(t, res.IsError)
+	assert.Contains(t, text(res), "forbidden")
 	res = call(t, member, "list-events", map[string]any{}, &page)
 	require.False(t, res.IsError, text(res))
 	assert.Len(t, page.Events, 3)
@@ -112,6 +124,9 @@ func TestWebhookTools(t *testing.T) {
 	require.NoError(t, err)
 	call(t, other, "list-webhooks", map[string]any{}, &hooks)
 	assert.Empty(t, hooks.Webhooks)
+	res = call(t, other, "get-webhook", map[string]any{"webhook_id": hook.ID}, nil)
+	assert.True(t, res.IsError)
+	assert.Contains(t, text(res), "not_found", "another project's webhook")
 	call(t, other, "list-events", map[string]any{}, &page)
 	require.Len(t, page.Events, 1)
 	assert.Equal(t, a.B.ProjectID, page.Events[0].ProjectID)

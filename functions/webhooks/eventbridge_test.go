@@ -3,12 +3,15 @@ package webhooks_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -16,6 +19,9 @@ import (
 	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/internal/apitest"
 	"github.com/plumehq/plume/internal/awstest"
+	"github.com/plumehq/plume/shared/config"
+	"github.com/plumehq/plume/shared/ddb"
+	"github.com/plumehq/plume/shared/ddb/ddbtest"
 	"github.com/plumehq/plume/shared/eventbus"
 )
 
@@ -103,4 +109,108 @@ func receive(t *testing.T, queueURL string, n int) []envelope {
 	}
 	require.Len(t, out, n, "messages routed to the queue")
 	return out
+}
+
+// refusingBus is moto's EventBridge behind a switch: while refuse is on, every entry of every
+// PutEvents is refused (FailedEntryCount, an ErrorCode each), as a throttled bus answers.
+type refusingBus struct {
+	eventbus.API
+	mu      sync.Mutex
+	refuse  bool
+	refused map[string]int // entries refused, by Plume's event id
+}
+
+func (r *refusingBus) PutEvents(ctx context.Context, in *eventbridge.PutEventsInput, opts ...func(*eventbridge.Options)) (*eventbridge.PutEventsOutput, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.refuse {
+		return r.API.PutEvents(ctx, in, opts...)
+	}
+	out := &eventbridge.PutEventsOutput{FailedEntryCount: int32(len(in.Entries))}
+	for _, e := range in.Entries {
+		var ev api.Event
+		if err := json.Unmarshal([]byte(aws.ToString(e.Detail)), &ev); err == nil {
+			r.refused[ev.ID]++
+		}
+		out.Entries = append(out.Entries, ebtypes.PutEventsResultEntry{ErrorCode: aws.String("ThrottlingException"), ErrorMessage: aws.String("Rate exceeded")})
+	}
+	return out, nil
+}
+
+func (r *refusingBus) set(refuse bool) {
+	r.mu.Lock()
+	r.refuse = refuse
+	r.mu.Unlock()
+}
+
+// TestEventBridgeRefusalFailsTheBatch: while EventBridge refuses every attempt, the stream
+// batch of a pin fails (EventConsumer returns the error, so Lambda retries the batch) after
+// eventbus.DefaultAttempts puts of each entry; the batch applied again once the bus accepts
+// puts each event once, with the id its webhook delivery carries, and the webhook receives
+// the tag move once, with one id, however often the batch was applied.
+func TestEventBridgeRefusalFailsTheBatch(t *testing.T) {
+	name, queueURL := awstest.NewBus(t, "plume-refused", `{"source": ["plume"]}`)
+	bus := &refusingBus{API: awstest.EventBridge(t), refused: map[string]int{}}
+	eb := eventbus.New(bus, name)
+	eb.Backoff = time.Millisecond
+	a := apitest.New(t, apitest.Options{Stream: true, EventBus: eb, Config: func(c *config.Config) {
+		c.Webhooks.AllowedHosts = []string{"127.0.0.1"}
+	}})
+	rcv := newReceiver(t, http.StatusOK)
+	hook := createWebhook(t, a, a.A, rcv.URL, api.EventPromptTagMoved)
+	a.EnsurePrompt(t, a.A, "support-bot", "v1")
+	pin(t, a, a.A, "support-bot", "production", 1)
+
+	events, err := a.Env.EventConsumer()
+	require.NoError(t, err)
+	o := ddbtest.Client(t, nil).Options()
+	p := &ddb.StreamPoller{DB: ddbtest.Client(t, nil), TableName: a.TableName,
+		Streams: dynamodbstreams.New(dynamodbstreams.Options{Region: o.Region, Credentials: o.Credentials, BaseEndpoint: aws.String(ddbtest.Endpoint(t))}),
+		Apply:   events}
+
+	// Refused on every attempt: the batch fails, twice over.
+	bus.set(true)
+	for range 2 {
+		_, err := p.Poll(context.Background())
+		require.Error(t, err, "a batch whose events EventBridge refused fails, to be retried")
+	}
+	bus.set(false)
+	bus.mu.Lock()
+	require.Len(t, bus.refused, 2, "the version's event and the tag move")
+	for id, n := range bus.refused {
+		assert.Equal(t, 2*eventbus.DefaultAttempts, n, "event %s: every attempt of both applications refused", id)
+	}
+	bus.mu.Unlock()
+
+	// The bus accepts again: the batch applied once more succeeds.
+	for idle, polls := 0, 0; idle < 2; polls++ {
+		require.Less(t, polls, 50, "the stream drains")
+		busy, err := p.Poll(context.Background())
+		require.NoError(t, err)
+		if idle++; busy {
+			idle = 0
+		}
+	}
+	onBus := receive(t, queueURL, 2)
+	byType := map[string]string{}
+	for _, m := range onBus {
+		byType[m.DetailType] = m.Detail.ID
+	}
+	require.Contains(t, byType, api.EventPromptTagMoved)
+
+	got := rcv.got(t, 1)
+	require.Eventually(t, func() bool {
+		s := a.Webhooks.Stats()
+		return s.Invocations == s.Successes+s.Failures
+	}, 30*time.Second, 5*time.Millisecond)
+	got = rcv.got(t, len(got))
+	require.Len(t, got, 1, "the tag move delivered once, though its batch was applied three times")
+	verify(t, hook.Secret, got[0])
+	assert.Equal(t, byType[api.EventPromptTagMoved], got[0].header.Get("webhook-id"), "the id on the bus is the delivery's")
+	log := deliveries(t, a, a.A, hook.ID)
+	require.Len(t, log, 1, "one delivery")
+	assert.Equal(t, 1, log[0].Attempts)
+	var page []api.Event
+	a.MustDo(t, "GET", "/projects/"+a.A.ProjectID+"/events", a.A.Key, nil).Decode(t, &page)
+	assert.Len(t, page, 2, "each event logged once")
 }

@@ -56,6 +56,16 @@ func (s *server) list(w http.ResponseWriter, r *http.Request) {
 	web.OK(w, out)
 }
 
+// get serves GET /projects/{project_id}/webhooks/{webhook_id}: one webhook, never its secret.
+func (s *server) get(w http.ResponseWriter, r *http.Request) {
+	hook, err := s.svc.Get(r.Context(), auth.ProjectID(r), r.PathValue("webhook_id"))
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	web.OK(w, toWebhook(hook))
+}
+
 // delete serves DELETE /projects/{project_id}/webhooks/{webhook_id}.
 func (s *server) delete(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("webhook_id")

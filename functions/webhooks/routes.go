@@ -29,6 +29,7 @@ func NewHandler(svc *webhook.Service, events eventlog.Store, authn *auth.Authent
 	mux := auth.NewRouter(authn)
 	mux.HandleFunc("POST /projects/{project_id}/webhooks", s.create, auth.AdminOnly)
 	mux.HandleFunc("GET /projects/{project_id}/webhooks", s.list, auth.AdminOnly)
+	mux.HandleFunc("GET /projects/{project_id}/webhooks/{webhook_id}", s.get, auth.AdminOnly)
 	mux.HandleFunc("DELETE /projects/{project_id}/webhooks/{webhook_id}", s.delete, auth.AdminOnly)
 	mux.HandleFunc("GET /projects/{project_id}/webhooks/{webhook_id}/deliveries", s.deliveries, auth.AdminOnly)
 	mux.HandleFunc("POST /projects/{project_id}/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver", s.redeliver, auth.AdminOnly)

@@ -277,7 +277,7 @@ func fill(t *testing.T, srv *apitest.API, whole http.Handler) *filled {
 		ev := api.Event{ID: fmt.Sprintf("evt_%032d", i), Type: api.EventPromptTagMoved, Time: f.now.Add(time.Duration(i) * time.Millisecond), ProjectID: f.pid, Data: []byte(`{}`)}
 		d := webhook.Delivery{ID: webhook.DeliveryID(ev, f.hooks[0]), ProjectID: f.pid, WebhookID: f.hooks[0], EventID: ev.ID, EventType: ev.Type, Event: []byte(`{}`),
 			Status: api.DeliveryFailed, Attempts: 100, LastStatusCode: 500, LastError: strings.Repeat("e", 200), CreatedAt: f.now, UpdatedAt: f.now, WindowStart: f.now}
-		_, err := srv.Env.WebhookStore().PutDelivery(context.Background(), d)
+		_, _, err := srv.Env.WebhookStore().PutDelivery(context.Background(), d)
 		require.NoError(t, err)
 		f.dlv = d.ID
 	}
@@ -578,6 +578,7 @@ func (f *filled) requests(t *testing.T) map[string][]request {
 			again: &request{method: "DELETE", path: p + "/monitors/" + f.monitors[len(f.monitors)-2]}}},
 		"POST /projects/{project_id}/webhooks":                                                 {{method: "POST", path: p + "/webhooks", body: map[string]any{"url": "http://192.0.2.1/", "events": api.EventTypes}, status: http.StatusConflict}},
 		"GET /projects/{project_id}/webhooks":                                                  {get(p + "/webhooks")},
+		"GET /projects/{project_id}/webhooks/{webhook_id}":                                     {get(p + "/webhooks/" + f.hooks[0])},
 		"DELETE /projects/{project_id}/webhooks/{webhook_id}":                                  {{method: "DELETE", path: p + "/webhooks/" + f.hooks[len(f.hooks)-1], again: &request{method: "DELETE", path: p + "/webhooks/" + f.hooks[len(f.hooks)-2]}}},
 		"GET /projects/{project_id}/webhooks/{webhook_id}/deliveries":                          {get(p + "/webhooks/" + f.hooks[0] + "/deliveries?limit=200")},
 		"POST /projects/{project_id}/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver": {{method: "POST", path: p + "/webhooks/" + f.hooks[0] + "/deliveries/" + f.dlv + "/redeliver"}},

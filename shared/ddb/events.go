@@ -257,8 +257,10 @@ func monitorEvents(r StreamRecord) ([]api.Event, error) {
 // deletedMonitorEvents: monitor.resolved, State api.MonitorStateDeleted, when a monitor is
 // deleted while alerting: its receivers opened an alert with monitor.alerted and would
 // otherwise never see it close. The id is derived from the monitor and its deletion (a monitor
-// is deleted once); the time is the deletion's, as the stream reports it (the monitor's last
-// update when it does not).
+// is deleted once); the time is the deletion's, as the stream reports it, but always after
+// the monitor's last change or notification (by a microsecond when the stream's time is not):
+// the stream rounds its time down (to the second on AWS, to the minute on DynamoDB Local), and
+// the end of an alert must sort after the alert it ends.
 func deletedMonitorEvents(r StreamRecord) ([]api.Event, error) {
 	pk, sk := attrString(r.Old, "PK"), attrString(r.Old, "SK")
 	if !strings.HasSuffix(pk, "#MON") || !strings.HasPrefix(sk, prefixMonitor) {
@@ -275,9 +277,15 @@ func deletedMonitorEvents(r StreamRecord) ([]api.Event, error) {
 	body := api.MonitorEvent{MonitorID: m.ID, Name: m.Name, Metric: m.Metric, Window: monitor.FormatWindow(m.Window),
 		Comparison: m.Comparison, Threshold: m.Threshold, ResolveThreshold: m.ResolveThreshold, State: api.MonitorStateDeleted,
 		From: old.State, Value: m.Value, Samples: m.Samples, Notify: m.Notify}
+	last := m.UpdatedAt
+	for _, t := range []time.Time{m.StateSince, m.NotifiedAt} {
+		if t.After(last) {
+			last = t
+		}
+	}
 	at := r.At
-	if at.IsZero() {
-		at = m.UpdatedAt
+	if !at.After(last) {
+		at = last.Add(time.Microsecond) // the deletion came after the write of the last change
 	}
 	ev, err := newEvent(api.EventMonitorResolved, m.ProjectID, at, body, m.ID, "deleted")
 	return []api.Event{ev}, err

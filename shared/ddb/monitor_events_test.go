@@ -74,3 +74,47 @@ func TestEventsOfMonitorChanges(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, events, again, "the same events, with the same ids")
 }
+
+// TestDeletedMonitorEventAfterItsAlert: deleting an alerting monitor raises monitor.resolved
+// (state deleted, from alerting), dated after the alert it ends even when the
+// stream's time of the deletion is rounded down before it (DynamoDB Local rounds to the
+// minute, AWS to the second); deleting it again or reading the stream again raises the same id.
+func TestDeletedMonitorEventAfterItsAlert(t *testing.T) {
+	client, _, name := ddbtest.NewStreamTable(t)
+	store := NewMonitorStore(NewTable(client, name))
+	ctx := context.Background()
+	t0 := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	m := monitor.Monitor{ID: "mon_1", ProjectID: "p1", Name: "errors", Metric: api.MonitorErrorRate, Window: 5 * time.Minute,
+		Comparison: api.MonitorGT, Threshold: 0.2, ResolveThreshold: 0.1, MinSamples: 1, Reminder: time.Hour,
+		State: api.MonitorNoData, StateSince: t0, CreatedAt: t0, UpdatedAt: t0}
+	require.NoError(t, store.CreateMonitor(ctx, m))
+	value, alertAt := 0.5, t0.Add(2*time.Minute+30*time.Second)
+	next, ok := monitor.Advance(m, &value, 10, alertAt)
+	require.True(t, ok)
+	done, err := store.RecordState(ctx, m, next)
+	require.NoError(t, err)
+	require.True(t, done)
+	require.NoError(t, store.DeleteMonitor(ctx, "p1", "mon_1"))
+
+	records := streamSoFar(t, client, name)
+	require.Equal(t, "REMOVE", records[len(records)-1].EventName)
+	records[len(records)-1].At = alertAt.Truncate(time.Minute) // the deletion, as a rounding stream dates it
+	events, err := EventsOf(records)
+	require.NoError(t, err)
+	require.Len(t, events, 2)
+	assert.Equal(t, api.EventMonitorAlerted, events[0].Type)
+	assert.Equal(t, api.EventMonitorResolved, events[1].Type)
+	assert.Equal(t, alertAt, events[0].Time)
+	assert.True(t, events[1].Time.After(events[0].Time), "the end (%s) is dated after the alert (%s)", events[1].Time, events[0].Time)
+	var b api.MonitorEvent
+	require.NoError(t, json.Unmarshal(events[1].Data, &b))
+	assert.Equal(t, api.MonitorStateDeleted, b.State)
+	assert.Equal(t, api.MonitorAlerting, b.From)
+
+	later := alertAt.Add(3 * time.Minute)
+	records[len(records)-1].At = later // a stream that dates it after: its time
+	again, err := EventsOf(records)
+	require.NoError(t, err)
+	assert.Equal(t, later, again[1].Time)
+	assert.Equal(t, events[1].ID, again[1].ID, "one id, whatever time the record says")
+}

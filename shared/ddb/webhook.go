@@ -22,8 +22,8 @@ import (
 // per webhook, newest last in sort-key order). A delivery expires deliveryRetention after its
 // last attempt.
 //
-// Requests per operation: create 1 Query + 1 PutItem; list 1 Query; delete 1 DeleteItem; put
-// delivery 1 PutItem; read a delivery with its webhook 1 BatchGetItem; record an attempt 1
+// Requests per operation: create 1 Query + 1 PutItem; list 1 Query; read one 1 GetItem;
+// delete 1 DeleteItem; put delivery 1 PutItem; read a delivery with its webhook 1 BatchGetItem; record an attempt 1
 // PutItem; a log page 1 Query.
 type WebhookStore struct{ t *Table }
 
@@ -118,6 +118,19 @@ func (s *WebhookStore) Webhooks(ctx context.Context, projectID string) ([]webhoo
 	return out, nil
 }
 
+// Webhook implements webhook.Store with one strongly consistent GetItem.
+func (s *WebhookStore) Webhook(ctx context.Context, projectID, id string) (webhook.Webhook, error) {
+	var it webhookItem
+	found, err := s.t.get(ctx, webhooksPK(projectID), webhookSK(id), &it)
+	if err != nil {
+		return webhook.Webhook{}, fmt.Errorf("read webhook %s: %w", id, err)
+	}
+	if !found {
+		return webhook.Webhook{}, errs.NotFound("webhook %q not found", id)
+	}
+	return it.toWebhook(projectID), nil
+}
+
 // DeleteWebhook implements webhook.Store with one conditional DeleteItem.
 func (s *WebhookStore) DeleteWebhook(ctx context.Context, projectID, id string) error {
 	_, err := s.t.api.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &s.t.name, Key: key(webhooksPK(projectID), webhookSK(id)),
@@ -131,20 +144,40 @@ func (s *WebhookStore) DeleteWebhook(ctx context.Context, projectID, id string) 
 	return nil
 }
 
-// PutDelivery implements webhook.Store with one conditional PutItem.
-func (s *WebhookStore) PutDelivery(ctx context.Context, d webhook.Delivery) (bool, error) {
+// PutDelivery implements webhook.Store with one conditional PutItem: when the delivery
+// exists, the refusal carries it (ReturnValuesOnConditionCheckFailure ALL_OLD), so telling a
+// new delivery from one stored before costs no read.
+func (s *WebhookStore) PutDelivery(ctx context.Context, d webhook.Delivery) (webhook.Delivery, bool, error) {
 	item, err := marshal(toDeliveryItem(d))
 	if err != nil {
-		return false, err
+		return webhook.Delivery{}, false, err
 	}
-	_, err = s.t.api.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.t.name, Item: item, ConditionExpression: aws.String("attribute_not_exists(PK)")})
-	if errors.As(err, new(*types.ConditionalCheckFailedException)) {
-		return false, nil
+	_, err = s.t.api.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.t.name, Item: item, ConditionExpression: aws.String("attribute_not_exists(PK)"),
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld})
+	var failed *types.ConditionalCheckFailedException
+	switch {
+	case err == nil:
+		return d, true, nil
+	case !errors.As(err, &failed):
+		return webhook.Delivery{}, false, storageErr("put delivery", err)
 	}
-	if err != nil {
-		return false, storageErr("put delivery", err)
+	raw := failed.Item
+	if raw == nil {
+		// An endpoint that ignores ReturnValuesOnConditionCheckFailure: read the item.
+		got, err := s.t.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.t.name, Key: key(deliveriesPK(d.ProjectID, d.WebhookID), deliverySK(d.ID)),
+			ConsistentRead: aws.Bool(true)})
+		if err != nil {
+			return webhook.Delivery{}, false, storageErr("read delivery "+d.ID, err)
+		}
+		if raw = got.Item; raw == nil {
+			return webhook.Delivery{}, false, fmt.Errorf("delivery %s: refused as existing, then not found", d.ID)
+		}
 	}
-	return true, nil
+	var it deliveryItem
+	if err := attributevalue.UnmarshalMap(raw, &it); err != nil {
+		return webhook.Delivery{}, false, fmt.Errorf("decode delivery: %w", err)
+	}
+	return it.toDelivery(d.ProjectID), false, nil
 }
 
 // Delivery implements webhook.Store with one BatchGetItem.

@@ -63,9 +63,15 @@ func DeliveryID(ev api.Event, webhookID string) string {
 
 // Fanout queues each event's delivery to every webhook of its project subscribed to its type,
 // and, for a monitor's event, to the webhooks its monitor notifies (Notifies), each once.
-// Done again for the same events (a stream batch read twice), it writes nothing new and
-// queues the deliveries again; Deliverer skips those already done. Requests: one Query per
-// project of the events, one PutItem and one SendMessage per delivery.
+//
+// Done again for the same events (a stream batch retried after a part of it failed), it
+// writes nothing new, and queues again only the deliveries no attempt has taken yet: one that
+// was attempted (Attempts > 0) had its message queued, and the deliverer queues its own
+// retries, so sending it again would only be a duplicate. One not attempted yet may have been
+// written by a fan-out that failed before queueing it, so it is queued again; if its first
+// message was queued after all, Deliverer skips whichever message comes second once the first
+// has settled it. Requests: one Query per project of the events, one PutItem per delivery (a
+// refused one answers the stored delivery: no read), and one SendMessage per delivery queued.
 func Fanout(ctx context.Context, store Store, queue Queue, events []api.Event, now time.Time) error {
 	hooks := map[string][]Webhook{}
 	for _, ev := range events {
@@ -88,8 +94,12 @@ func Fanout(ctx context.Context, store Store, queue Queue, events []api.Event, n
 			}
 			d := Delivery{ID: DeliveryID(ev, w.ID), ProjectID: ev.ProjectID, WebhookID: w.ID, EventID: ev.ID, EventType: ev.Type,
 				Event: body, Status: api.DeliveryPending, CreatedAt: now, UpdatedAt: now, WindowStart: now, NextAttemptAt: &now}
-			if _, err := store.PutDelivery(ctx, d); err != nil {
+			stored, created, err := store.PutDelivery(ctx, d)
+			if err != nil {
 				return err
+			}
+			if !created && stored.Attempts > 0 {
+				continue // queued by the fan-out that wrote it; the deliverer has it
 			}
 			if err := enqueue(ctx, queue, d, 0); err != nil {
 				return err

@@ -52,10 +52,14 @@ type Store interface {
 	CreateWebhook(ctx context.Context, w Webhook) error
 	// Webhooks are the project's webhooks, oldest first (one Query).
 	Webhooks(ctx context.Context, projectID string) ([]Webhook, error)
+	// Webhook is one of the project's webhooks (one GetItem); errs.NotFound when the project
+	// has none of that id.
+	Webhook(ctx context.Context, projectID, id string) (Webhook, error)
 	// DeleteWebhook deletes a webhook (its log expires); errs.NotFound when there is none.
 	DeleteWebhook(ctx context.Context, projectID, id string) error
-	// PutDelivery stores d unless a delivery with its id exists, and reports whether it did.
-	PutDelivery(ctx context.Context, d Delivery) (bool, error)
+	// PutDelivery stores d unless a delivery with its id exists. It returns the delivery
+	// stored, d or the one that was there, and whether it stored d.
+	PutDelivery(ctx context.Context, d Delivery) (stored Delivery, created bool, err error)
 	// Delivery reads a delivery and its webhook in one request; the webhook is nil when it
 	// was deleted. errs.NotFound when the delivery does not exist.
 	Delivery(ctx context.Context, projectID, webhookID, id string) (Delivery, *Webhook, error)
@@ -129,6 +133,12 @@ func (s *Service) List(ctx context.Context, projectID string) ([]Webhook, error)
 	return s.store.Webhooks(ctx, projectID)
 }
 
+// Get returns one of the project's webhooks; errs.NotFound when the project has no webhook
+// of that id (another project's is not found either).
+func (s *Service) Get(ctx context.Context, projectID, id string) (Webhook, error) {
+	return s.store.Webhook(ctx, projectID, id)
+}
+
 // Delete deletes a webhook: nothing more is delivered to it.
 func (s *Service) Delete(ctx context.Context, projectID, id string) error {
 	return s.store.DeleteWebhook(ctx, projectID, id)
@@ -137,7 +147,7 @@ func (s *Service) Delete(ctx context.Context, projectID, id string) error {
 // Deliveries returns a webhook's newest deliveries; errs.NotFound when the project has no
 // such webhook.
 func (s *Service) Deliveries(ctx context.Context, projectID, webhookID string, limit int) ([]Delivery, error) {
-	if _, err := s.webhook(ctx, projectID, webhookID); err != nil {
+	if _, err := s.store.Webhook(ctx, projectID, webhookID); err != nil {
 		return nil, err
 	}
 	return s.store.Deliveries(ctx, projectID, webhookID, limit)
@@ -162,20 +172,6 @@ func (s *Service) Redeliver(ctx context.Context, projectID, webhookID, id string
 		return Delivery{}, err
 	}
 	return d, enqueue(ctx, s.queue, d, 0)
-}
-
-// webhook is one of the project's webhooks.
-func (s *Service) webhook(ctx context.Context, projectID, id string) (Webhook, error) {
-	all, err := s.store.Webhooks(ctx, projectID)
-	if err != nil {
-		return Webhook{}, err
-	}
-	for _, w := range all {
-		if w.ID == id {
-			return w, nil
-		}
-	}
-	return Webhook{}, errs.NotFound("webhook %q not found", id)
 }
 
 // secretBytes is the size of a signing key: 256 bits, HMAC-SHA256's block-sized key.

@@ -1,5 +1,5 @@
 // Package webhookscmd holds `plume webhooks`: the project's webhooks managed over the API with an
-// admin key (GET, POST /projects/{project_id}/webhooks, DELETE .../{webhook_id}) and their
+// admin key (GET, POST /projects/{project_id}/webhooks, GET and DELETE .../{webhook_id}) and their
 // delivery logs (GET .../{webhook_id}/deliveries). See docs/webhooks.md.
 package webhookscmd
 
@@ -16,7 +16,7 @@ import (
 func NewCmdWebhooks(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "webhooks <command>",
-		Short: "List, create and delete the project's webhooks, and read their delivery logs (admin keys only)",
+		Short: "List, show, create and delete the project's webhooks, and read their delivery logs (admin keys only)",
 		Long: `The project's webhooks: HTTP endpoints its events (prompt.tag.moved, prompt.version.created,
 judge.updated, optimization.run.finished ...) are posted to, signed by the Standard Webhooks
 convention. The key the command runs with must be an admin key of the project (403, exit 3
@@ -24,7 +24,7 @@ otherwise).`,
 		Args: cmdutil.NoArgs,
 		RunE: cmdutil.ShowHelp,
 	}
-	cmd.AddCommand(newCmdList(f), newCmdCreate(f), newCmdDelete(f), newCmdDeliveries(f))
+	cmd.AddCommand(newCmdList(f), newCmdShow(f), newCmdCreate(f), newCmdDelete(f), newCmdDeliveries(f))
 	return cmd
 }
 
@@ -52,6 +52,26 @@ func newCmdList(f *cmdutil.Factory) *cobra.Command {
 	}
 	cmdutil.AddListFlags(cmd, &o, 0)
 	return cmd
+}
+
+func newCmdShow(f *cmdutil.Factory) *cobra.Command {
+	return &cobra.Command{
+		Use:   "show <webhook_id>",
+		Short: "A webhook: its URL, format and events (never its secret)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, c, cancel, err := f.Request(cmd, nil, true)
+			if err != nil {
+				return err
+			}
+			defer cancel()
+			hook, err := c.Webhook(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			return f.IO.PrintItem(hook, append(webhookColumns, cmdutil.Column{Header: "CREATED BY", Path: "created_by"}))
+		},
+	}
 }
 
 func newCmdCreate(f *cmdutil.Factory) *cobra.Command {
