@@ -52,9 +52,10 @@ import (
 // cost one write unit each, as before pending deltas; what exactness costs is the pending
 // item and the heal's transaction, per trace and batch.
 //
-// The effects outside the transactions (member and completion items, the days of the time
-// indexes) are puts of deterministic keys or set additions, done before the transaction that
-// deletes the pending item, so repeating them is harmless and skipping them is impossible.
+// The effects outside the transactions (member and completion items, a session's listings of
+// the traces that join it, the days of the time indexes) are puts of deterministic keys or set
+// additions, done before the transaction that deletes the pending item, so repeating them is
+// harmless and skipping them is impossible.
 //
 // Who heals: the writing request, right after its writes; any later write of the trace (a
 // re-send of the same spans writes nothing but still heals); and the sweeper, which finds
@@ -78,7 +79,8 @@ const (
 	// tracePendingPerHeal is how many pending items one heal of a trace applies: with the trace,
 	// the session and its listing of the trace, one transaction of 100 items.
 	tracePendingPerHeal = 97
-	// sessionPendingPerHeal leaves room for one trace link per pending item.
+	// sessionPendingPerHeal leaves room for one trace link per pending item (with retention on,
+	// the refresh of a listing is in the transaction).
 	sessionPendingPerHeal = 49
 	// maxHealRetries bounds the heals lost to concurrent healers of the same trace or session
 	// by one call, with backoff between them (well under a second in all).

@@ -99,8 +99,10 @@ func (s *TraceStore) applySession(ctx context.Context, projectID, sessionID stri
 	return nil
 }
 
-// sessionActions are the writes that add deltas to the session read as cur: its update, first,
-// under its version condition, and the listing of each trace that joins it.
+// sessionActions are the writes that add deltas to the session read as cur, for the caller's
+// transaction: its update, first, under its version condition, and with retention on the
+// refresh of its listing of each trace already in it. The listing of each trace that joins it
+// is written before, outside the transaction (putTraceLink).
 func (s *TraceStore) sessionActions(ctx context.Context, projectID, sessionID string, cur map[string]types.AttributeValue, deltas []pendingItem) ([]types.TransactWriteItem, error) {
 	pk := sessionPK(projectID, sessionID)
 	first := deltas[0].at()
@@ -155,11 +157,19 @@ func (s *TraceStore) sessionActions(ctx context.Context, projectID, sessionID st
 	}
 	actions := []types.TransactWriteItem{update}
 	for _, traceID := range traces {
-		link, err := s.traceLink(pk, traceID, first, lastOf[traceID], joined[traceID])
-		if err != nil {
-			return nil, err
+		switch {
+		case traceID == "":
+		case joined[traceID]:
+			if err := s.putTraceLink(ctx, pk, traceID, first, lastOf[traceID]); err != nil {
+				return nil, err
+			}
+		default:
+			refresh, err := s.refreshTraceLink(pk, traceID, first, lastOf[traceID])
+			if err != nil {
+				return nil, err
+			}
+			actions = append(actions, refresh...)
 		}
-		actions = append(actions, link...)
 	}
 	return actions, nil
 }
@@ -213,27 +223,41 @@ func (s *TraceStore) sessionExtent(ctx context.Context, projectID, sessionID str
 	return start, end, nil
 }
 
-// traceLink is the write of a session's item listing one of its traces (T#<trace>) by deltas
-// of the trace from first to last: a put when the trace joins the session, else, with
-// retention on, the refresh of its TTL (an upsert: the trace is in the session either way), so
-// that the listing lives as long as the trace; else nothing. A session heal applies at most
-// sessionPendingPerHeal deltas, which leaves a link for each.
-func (s *TraceStore) traceLink(pk, traceID string, first, last time.Time, joins bool) ([]types.TransactWriteItem, error) {
-	if traceID == "" {
-		return nil, nil
+// putTraceLink writes a session's item listing a trace that joins it (T#<trace>), by deltas of
+// the trace from first to last.
+//
+// It is one UpdateItem outside the heal's transaction (one write unit, where a put in the
+// transaction costs two), done before that transaction, as the member items are: an upsert of
+// a deterministic key (its creation time kept by if_not_exists), so repeating it changes
+// nothing, and a heal whose transaction is lost leaves at most a listing of a trace that the
+// next heal adds to the session (a trace that names a session always joins it: a listing never
+// names a trace of another session). Readers of a session's traces (SessionTraceIDs) may so see
+// a trace a moment before the session's trace_count counts it, never the reverse.
+func (s *TraceStore) putTraceLink(ctx context.Context, pk, traceID string, first, last time.Time) error {
+	up := expression.Set(expression.Name("ca"), ifNotExists("ca", first.UnixMicro()))
+	if ttl := s.expiry(last); ttl != 0 {
+		up = up.Set(expression.Name(infra.AttrTTL), expression.Value(ttl))
 	}
+	expr, err := expression.NewBuilder().WithUpdate(up).Build()
+	if err != nil {
+		return fmt.Errorf("build update of trace link %s: %w", traceID, err)
+	}
+	_, err = s.t.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: &s.t.name, Key: key(pk, prefixSessTrace+traceID), UpdateExpression: expr.Update(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+	})
+	if err != nil {
+		return storageErr("put trace link "+traceID, err)
+	}
+	return nil
+}
+
+// refreshTraceLink is, with retention on, the refresh of the TTL of a session's listing of a
+// trace already in it by later deltas of the trace, so that the listing lives as long as the
+// trace: an action of the heal's transaction (an upsert: the trace is in the session either
+// way), so retention adds no request. Without retention, nothing.
+func (s *TraceStore) refreshTraceLink(pk, traceID string, first, last time.Time) ([]types.TransactWriteItem, error) {
 	ttl := s.expiry(last)
-	if joins {
-		it := map[string]any{infra.AttrPK: pk, infra.AttrSK: prefixSessTrace + traceID, "ca": first.UnixMicro()}
-		if ttl != 0 {
-			it[infra.AttrTTL] = ttl
-		}
-		item, err := marshal(it)
-		if err != nil {
-			return nil, err
-		}
-		return []types.TransactWriteItem{{Put: &types.Put{TableName: &s.t.name, Item: item}}}, nil
-	}
 	if ttl == 0 {
 		return nil, nil
 	}
