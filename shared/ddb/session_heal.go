@@ -272,3 +272,114 @@ func (s *TraceStore) refreshTraceLink(pk, traceID string, first, last time.Time)
 		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 	}}}, nil
 }
+
+// HealTraces implements trace.GroupHealer: it heals traces of one request that name one
+// session, as HealTrace heals each in turn, but, when it can, in one transaction that updates
+// the session once for all of them (a transaction bills the session's update twice, and one
+// request often carries the end of one trace of a conversation and the start of the next).
+//
+// That happens when every trace has pending items that can all be applied now (resolve) and
+// share one session with no pending items of its own, in at most 100 items: the traces'
+// updates and their pending items' deletions, under the same conditions as a heal of one
+// (each trace's version, each item still there), and the session's update under its version.
+// Anything else, and a transaction cancelled by a concurrent writer, heals the traces one by
+// one (HealTrace), which retries and may route the session's share through its pending items.
+// The effects written before the transaction (member items, completions, listings) are those
+// of the same items, so the one-by-one heal writes them again without change.
+func (s *TraceStore) HealTraces(ctx context.Context, projectID string, traceIDs []string, own ...trace.Written) ([]trace.Healed, error) {
+	if len(traceIDs) > 1 {
+		out, err := s.healTogether(ctx, projectID, traceIDs, own)
+		if out != nil || err != nil {
+			return out, err
+		}
+	}
+	out := make([]trace.Healed, len(traceIDs))
+	for i, id := range traceIDs {
+		h, err := s.HealTrace(ctx, projectID, id, own...)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = h
+	}
+	return out, nil
+}
+
+// healTogether is HealTraces' one transaction; it returns nil (and no error) when it does not
+// apply, for the traces to be healed one by one.
+func (s *TraceStore) healTogether(ctx context.Context, projectID string, traceIDs []string, own []trace.Written) ([]trace.Healed, error) {
+	grace := time.Now().Add(-trace.PendingGrace)
+	isOwn := func(p pendingItem) bool {
+		return slices.ContainsFunc(own, func(w trace.Written) bool { return w.WriteID == p.id() })
+	}
+	settled := func(p pendingItem) bool { return isOwn(p) || p.at().Before(grace) }
+	stored := storedBy(own)
+	type toApply struct {
+		at    int // the trace's index in traceIDs
+		cur   map[string]types.AttributeValue
+		apply []pendingItem
+	}
+	var reads []toApply
+	out := make([]trace.Healed, len(traceIDs))
+	for i, id := range traceIDs {
+		cur, pend, err := s.readPending(ctx, tracePK(projectID, id), skTrace)
+		if err != nil {
+			return nil, err
+		}
+		if len(pend) == 0 {
+			out[i] = trace.Healed{Session: strAttr(cur, "ss")} // as HealTrace answers
+			continue
+		}
+		if len(pend) > tracePendingPerHeal {
+			return nil, nil
+		}
+		writes, err := s.summaryWrites(ctx, projectID, pend, stored)
+		if err != nil {
+			return nil, err
+		}
+		apply := resolve(pend, writes, stored, settled)
+		if len(apply) != len(pend) || voidOnly(apply) {
+			return nil, nil
+		}
+		reads = append(reads, toApply{i, cur, apply})
+	}
+	if len(reads) < 2 {
+		return nil, nil
+	}
+	session := ""
+	var actions []types.TransactWriteItem
+	var deltas []pendingItem
+	for _, r := range reads {
+		plan, err := s.planTrace(ctx, projectID, traceIDs[r.at], r.cur, r.apply)
+		if err != nil {
+			return nil, err
+		}
+		if plan.session == "" || (session != "" && plan.session != session) {
+			return nil, nil
+		}
+		session = plan.session
+		actions = append(actions, plan.actions...)
+		deltas = append(deltas, plan.toSession)
+	}
+	cur, pend, err := s.readPending(ctx, sessionPK(projectID, session), skSession)
+	if err != nil {
+		return nil, err
+	}
+	if len(pend) > 0 {
+		return nil, nil
+	}
+	slices.SortFunc(deltas, func(a, b pendingItem) int { return cmp.Compare(a.SK, b.SK) })
+	more, err := s.sessionActions(ctx, projectID, session, cur, deltas)
+	if err != nil {
+		return nil, err
+	}
+	if actions = append(actions, more...); len(actions) > maxTransactActions {
+		return nil, nil
+	}
+	if _, err := s.t.api.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: actions}); err != nil {
+		if isContention(err) {
+			return nil, nil
+		}
+		return nil, storageErr("apply pending deltas of traces of session "+session, err)
+	}
+	return out, nil
+}
