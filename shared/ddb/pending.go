@@ -52,9 +52,10 @@ import (
 // cost one write unit each, as before pending deltas; what exactness costs is the pending
 // item and the heal's transaction, per trace and batch.
 //
-// The effects outside the transactions (member and completion items, the days of the time
-// indexes) are puts of deterministic keys or set additions, done before the transaction that
-// deletes the pending item, so repeating them is harmless and skipping them is impossible.
+// The effects outside the transactions (member and completion items, a session's listings of
+// the traces that join it, the days of the time indexes) are puts of deterministic keys or set
+// additions, done before the transaction that deletes the pending item, so repeating them is
+// harmless and skipping them is impossible.
 //
 // Who heals: the writing request, right after its writes; any later write of the trace (a
 // re-send of the same spans writes nothing but still heals); and the sweeper, which finds
@@ -78,7 +79,8 @@ const (
 	// tracePendingPerHeal is how many pending items one heal of a trace applies: with the trace,
 	// the session and its listing of the trace, one transaction of 100 items.
 	tracePendingPerHeal = 97
-	// sessionPendingPerHeal leaves room for one trace link per pending item.
+	// sessionPendingPerHeal leaves room for one trace link per pending item (with retention on,
+	// the refresh of a listing is in the transaction).
 	sessionPendingPerHeal = 49
 	// maxHealRetries bounds the heals lost to concurrent healers of the same trace or session
 	// by one call, with backoff between them (well under a second in all).
@@ -471,8 +473,7 @@ func (s *TraceStore) summaryWrites(ctx context.Context, projectID string, pend [
 // applyTrace applies pend to the trace read as cur: the idempotent effects first, then one
 // transaction. It returns the trace's session when it gave it a pending delta (for HealSession).
 func (s *TraceStore) applyTrace(ctx context.Context, projectID, traceID string, cur map[string]types.AttributeValue, pend []pendingItem, direct bool) (string, error) {
-	pk := tracePK(projectID, traceID)
-	if !slices.ContainsFunc(pend, func(p pendingItem) bool { return !p.void }) {
+	if voidOnly(pend) {
 		// Only writes none of whose spans was stored (as a re-send's first round, whose spans
 		// all existed): there is nothing to add, and no trace to make. The trace's session is
 		// returned to be healed, as a heal without pending items does. A void item is void for
@@ -486,14 +487,64 @@ func (s *TraceStore) applyTrace(ctx context.Context, projectID, traceID string, 
 		}
 		return strAttr(cur, "ss"), nil
 	}
+	plan, err := s.planTrace(ctx, projectID, traceID, cur, pend)
+	if err != nil {
+		return "", err
+	}
+	actions := plan.actions
+	sessionAt := -1 // the index of the session's update or pending delta in actions
+	toHeal := ""    // the session, when it got a pending delta
+	if plan.session != "" {
+		more, viaPending, err := s.toSession(ctx, projectID, plan.session, plan.toSession, direct)
+		if err != nil {
+			return "", err
+		}
+		sessionAt = len(actions)
+		actions = append(actions, more...)
+		if viaPending {
+			toHeal = plan.session
+		}
+	}
+	if _, err := s.t.api.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: actions}); err != nil {
+		if codes := cancellationCodes(err); sessionAt >= 0 && sessionAt < len(codes) && direct &&
+			(codes[sessionAt] == "ConditionalCheckFailed" || codes[sessionAt] == "TransactionConflict") {
+			return "", errSessionContended
+		}
+		if isContention(err) {
+			return "", err
+		}
+		return "", storageErr("apply pending deltas of trace "+traceID, err)
+	}
+	return toHeal, nil
+}
+
+// voidOnly reports whether no item of pend adds anything.
+func voidOnly(pend []pendingItem) bool {
+	return !slices.ContainsFunc(pend, func(p pendingItem) bool { return !p.void })
+}
+
+// tracePlan is what applying pending items to a trace writes in the heal's transaction: the
+// trace's update under its version condition, first, and the deletions of the items; and what
+// they add to the trace's session (a pending item of the session, not written yet), when it
+// has one.
+type tracePlan struct {
+	actions   []types.TransactWriteItem
+	session   string
+	toSession pendingItem
+}
+
+// planTrace writes the idempotent effects of pend on the trace read as cur (days, member and
+// completion items) and returns the rest, for a transaction (tracePlan).
+func (s *TraceStore) planTrace(ctx context.Context, projectID, traceID string, cur map[string]types.AttributeValue, pend []pendingItem) (tracePlan, error) {
+	pk := tracePK(projectID, traceID)
 	first := pend[0].at()
 	if cur == nil {
 		if err := s.days.note(ctx, projectID, trace.IndexTraces, first); err != nil {
-			return "", err
+			return tracePlan{}, err
 		}
 	}
 	if err := s.putSideItems(ctx, projectID, traceID, pend); err != nil {
-		return "", err
+		return tracePlan{}, err
 	}
 
 	agg := aggregateOf(cur, "sc")
@@ -541,7 +592,7 @@ func (s *TraceStore) applyTrace(ctx context.Context, projectID, traceID string, 
 	if shrink {
 		start, end, err := s.spanExtent(ctx, projectID, traceID, cur, xStart, xEnd)
 		if err != nil {
-			return "", err
+			return tracePlan{}, err
 		}
 		agg.start, agg.end = start, end
 	}
@@ -586,12 +637,9 @@ func (s *TraceStore) applyTrace(ctx context.Context, projectID, traceID string, 
 	}
 	update, err := s.updateAction(pk, skTrace, up, agg.guard())
 	if err != nil {
-		return "", err
+		return tracePlan{}, err
 	}
-	actions := append(make([]types.TransactWriteItem, 0, len(pend)+3), update)
-	actions = append(actions, deletes(s.t.name, pend)...)
-	sessionAt := -1 // the index of the session's update or pending delta in actions
-	toHeal := ""    // the session, when it got a pending delta
+	plan := tracePlan{actions: append(append(make([]types.TransactWriteItem, 0, len(pend)+3), update), deletes(s.t.name, pend)...)}
 	if agg.session != "" {
 		toSession.Trace = traceID
 		toSession.SessionTags = sessionTags
@@ -610,27 +658,9 @@ func (s *TraceStore) applyTrace(ctx context.Context, projectID, traceID string, 
 			// trace's whole one (sessionExtent).
 			sp.Shrink, sp.Start, sp.End = true, agg.start, agg.end
 		}
-		more, viaPending, err := s.toSession(ctx, projectID, agg.session, sp, direct)
-		if err != nil {
-			return "", err
-		}
-		sessionAt = len(actions)
-		actions = append(actions, more...)
-		if viaPending {
-			toHeal = agg.session
-		}
+		plan.session, plan.toSession = agg.session, sp
 	}
-	if _, err := s.t.api.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: actions}); err != nil {
-		if codes := cancellationCodes(err); sessionAt >= 0 && sessionAt < len(codes) && direct &&
-			(codes[sessionAt] == "ConditionalCheckFailed" || codes[sessionAt] == "TransactionConflict") {
-			return "", errSessionContended
-		}
-		if isContention(err) {
-			return "", err
-		}
-		return "", storageErr("apply pending deltas of trace "+traceID, err)
-	}
-	return toHeal, nil
+	return plan, nil
 }
 
 // errSessionContended is a heal's transaction cancelled by its direct update of the session,

@@ -99,8 +99,10 @@ func (s *TraceStore) applySession(ctx context.Context, projectID, sessionID stri
 	return nil
 }
 
-// sessionActions are the writes that add deltas to the session read as cur: its update, first,
-// under its version condition, and the listing of each trace that joins it.
+// sessionActions are the writes that add deltas to the session read as cur, for the caller's
+// transaction: its update, first, under its version condition, and with retention on the
+// refresh of its listing of each trace already in it. The listing of each trace that joins it
+// is written before, outside the transaction (putTraceLink).
 func (s *TraceStore) sessionActions(ctx context.Context, projectID, sessionID string, cur map[string]types.AttributeValue, deltas []pendingItem) ([]types.TransactWriteItem, error) {
 	pk := sessionPK(projectID, sessionID)
 	first := deltas[0].at()
@@ -155,11 +157,19 @@ func (s *TraceStore) sessionActions(ctx context.Context, projectID, sessionID st
 	}
 	actions := []types.TransactWriteItem{update}
 	for _, traceID := range traces {
-		link, err := s.traceLink(pk, traceID, first, lastOf[traceID], joined[traceID])
-		if err != nil {
-			return nil, err
+		switch {
+		case traceID == "":
+		case joined[traceID]:
+			if err := s.putTraceLink(ctx, pk, traceID, first, lastOf[traceID]); err != nil {
+				return nil, err
+			}
+		default:
+			refresh, err := s.refreshTraceLink(pk, traceID, first, lastOf[traceID])
+			if err != nil {
+				return nil, err
+			}
+			actions = append(actions, refresh...)
 		}
-		actions = append(actions, link...)
 	}
 	return actions, nil
 }
@@ -213,27 +223,41 @@ func (s *TraceStore) sessionExtent(ctx context.Context, projectID, sessionID str
 	return start, end, nil
 }
 
-// traceLink is the write of a session's item listing one of its traces (T#<trace>) by deltas
-// of the trace from first to last: a put when the trace joins the session, else, with
-// retention on, the refresh of its TTL (an upsert: the trace is in the session either way), so
-// that the listing lives as long as the trace; else nothing. A session heal applies at most
-// sessionPendingPerHeal deltas, which leaves a link for each.
-func (s *TraceStore) traceLink(pk, traceID string, first, last time.Time, joins bool) ([]types.TransactWriteItem, error) {
-	if traceID == "" {
-		return nil, nil
+// putTraceLink writes a session's item listing a trace that joins it (T#<trace>), by deltas of
+// the trace from first to last.
+//
+// It is one UpdateItem outside the heal's transaction (one write unit, where a put in the
+// transaction costs two), done before that transaction, as the member items are: an upsert of
+// a deterministic key (its creation time kept by if_not_exists), so repeating it changes
+// nothing, and a heal whose transaction is lost leaves at most a listing of a trace that the
+// next heal adds to the session (a trace that names a session always joins it: a listing never
+// names a trace of another session). Readers of a session's traces (SessionTraceIDs) may so see
+// a trace a moment before the session's trace_count counts it, never the reverse.
+func (s *TraceStore) putTraceLink(ctx context.Context, pk, traceID string, first, last time.Time) error {
+	up := expression.Set(expression.Name("ca"), ifNotExists("ca", first.UnixMicro()))
+	if ttl := s.expiry(last); ttl != 0 {
+		up = up.Set(expression.Name(infra.AttrTTL), expression.Value(ttl))
 	}
+	expr, err := expression.NewBuilder().WithUpdate(up).Build()
+	if err != nil {
+		return fmt.Errorf("build update of trace link %s: %w", traceID, err)
+	}
+	_, err = s.t.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: &s.t.name, Key: key(pk, prefixSessTrace+traceID), UpdateExpression: expr.Update(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+	})
+	if err != nil {
+		return storageErr("put trace link "+traceID, err)
+	}
+	return nil
+}
+
+// refreshTraceLink is, with retention on, the refresh of the TTL of a session's listing of a
+// trace already in it by later deltas of the trace, so that the listing lives as long as the
+// trace: an action of the heal's transaction (an upsert: the trace is in the session either
+// way), so retention adds no request. Without retention, nothing.
+func (s *TraceStore) refreshTraceLink(pk, traceID string, first, last time.Time) ([]types.TransactWriteItem, error) {
 	ttl := s.expiry(last)
-	if joins {
-		it := map[string]any{infra.AttrPK: pk, infra.AttrSK: prefixSessTrace + traceID, "ca": first.UnixMicro()}
-		if ttl != 0 {
-			it[infra.AttrTTL] = ttl
-		}
-		item, err := marshal(it)
-		if err != nil {
-			return nil, err
-		}
-		return []types.TransactWriteItem{{Put: &types.Put{TableName: &s.t.name, Item: item}}}, nil
-	}
 	if ttl == 0 {
 		return nil, nil
 	}
@@ -247,4 +271,115 @@ func (s *TraceStore) traceLink(pk, traceID string, first, last time.Time, joins 
 		TableName: &s.t.name, Key: key(pk, prefixSessTrace+traceID), UpdateExpression: expr.Update(),
 		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 	}}}, nil
+}
+
+// HealTraces implements trace.GroupHealer: it heals traces of one request that name one
+// session, as HealTrace heals each in turn, but, when it can, in one transaction that updates
+// the session once for all of them (a transaction bills the session's update twice, and one
+// request often carries the end of one trace of a conversation and the start of the next).
+//
+// That happens when every trace has pending items that can all be applied now (resolve) and
+// share one session with no pending items of its own, in at most 100 items: the traces'
+// updates and their pending items' deletions, under the same conditions as a heal of one
+// (each trace's version, each item still there), and the session's update under its version.
+// Anything else, and a transaction cancelled by a concurrent writer, heals the traces one by
+// one (HealTrace), which retries and may route the session's share through its pending items.
+// The effects written before the transaction (member items, completions, listings) are those
+// of the same items, so the one-by-one heal writes them again without change.
+func (s *TraceStore) HealTraces(ctx context.Context, projectID string, traceIDs []string, own ...trace.Written) ([]trace.Healed, error) {
+	if len(traceIDs) > 1 {
+		out, err := s.healTogether(ctx, projectID, traceIDs, own)
+		if out != nil || err != nil {
+			return out, err
+		}
+	}
+	out := make([]trace.Healed, len(traceIDs))
+	for i, id := range traceIDs {
+		h, err := s.HealTrace(ctx, projectID, id, own...)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = h
+	}
+	return out, nil
+}
+
+// healTogether is HealTraces' one transaction; it returns nil (and no error) when it does not
+// apply, for the traces to be healed one by one.
+func (s *TraceStore) healTogether(ctx context.Context, projectID string, traceIDs []string, own []trace.Written) ([]trace.Healed, error) {
+	grace := time.Now().Add(-trace.PendingGrace)
+	isOwn := func(p pendingItem) bool {
+		return slices.ContainsFunc(own, func(w trace.Written) bool { return w.WriteID == p.id() })
+	}
+	settled := func(p pendingItem) bool { return isOwn(p) || p.at().Before(grace) }
+	stored := storedBy(own)
+	type toApply struct {
+		at    int // the trace's index in traceIDs
+		cur   map[string]types.AttributeValue
+		apply []pendingItem
+	}
+	var reads []toApply
+	out := make([]trace.Healed, len(traceIDs))
+	for i, id := range traceIDs {
+		cur, pend, err := s.readPending(ctx, tracePK(projectID, id), skTrace)
+		if err != nil {
+			return nil, err
+		}
+		if len(pend) == 0 {
+			out[i] = trace.Healed{Session: strAttr(cur, "ss")} // as HealTrace answers
+			continue
+		}
+		if len(pend) > tracePendingPerHeal {
+			return nil, nil
+		}
+		writes, err := s.summaryWrites(ctx, projectID, pend, stored)
+		if err != nil {
+			return nil, err
+		}
+		apply := resolve(pend, writes, stored, settled)
+		if len(apply) != len(pend) || voidOnly(apply) {
+			return nil, nil
+		}
+		reads = append(reads, toApply{i, cur, apply})
+	}
+	if len(reads) < 2 {
+		return nil, nil
+	}
+	session := ""
+	var actions []types.TransactWriteItem
+	var deltas []pendingItem
+	for _, r := range reads {
+		plan, err := s.planTrace(ctx, projectID, traceIDs[r.at], r.cur, r.apply)
+		if err != nil {
+			return nil, err
+		}
+		if plan.session == "" || (session != "" && plan.session != session) {
+			return nil, nil
+		}
+		session = plan.session
+		actions = append(actions, plan.actions...)
+		deltas = append(deltas, plan.toSession)
+	}
+	cur, pend, err := s.readPending(ctx, sessionPK(projectID, session), skSession)
+	if err != nil {
+		return nil, err
+	}
+	if len(pend) > 0 {
+		return nil, nil
+	}
+	slices.SortFunc(deltas, func(a, b pendingItem) int { return cmp.Compare(a.SK, b.SK) })
+	more, err := s.sessionActions(ctx, projectID, session, cur, deltas)
+	if err != nil {
+		return nil, err
+	}
+	if actions = append(actions, more...); len(actions) > maxTransactActions {
+		return nil, nil
+	}
+	if _, err := s.t.api.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: actions}); err != nil {
+		if isContention(err) {
+			return nil, nil
+		}
+		return nil, storageErr("apply pending deltas of traces of session "+session, err)
+	}
+	return out, nil
 }

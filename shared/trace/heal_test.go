@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -531,4 +532,45 @@ func TestSessionNarrows(t *testing.T) {
 			assert.Equal(t, at.Add(5*time.Minute), *r.Stored.End, "a's new end")
 		})
 	}
+}
+
+// TestSessionTracesOfABatchHealTogether: a batch carrying two traces of one session is applied
+// by one transaction that writes the session once (ddb's HealTraces); batches of the session
+// sent at once, whose transactions contend on the session, fall back to one heal per trace.
+// The session is exact either way.
+func TestSessionTracesOfABatchHealTogether(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	sessionID := uuid.NewString()
+	start := time.Now().UTC().Add(-time.Minute)
+	turn := func(i int) []trace.Span {
+		traceID := uuid.NewString()
+		root := span(traceID, "root", nil, start.Add(time.Duration(i)*time.Second), 10)
+		root.SessionID, root.Cost = &sessionID, ptr(0.25)
+		child := span(traceID, "child", &root.ID, start.Add(time.Duration(i)*time.Second), 5)
+		child.SessionID, child.Status = &sessionID, ptr("error")
+		return []trace.Span{child, root}
+	}
+	h.ddbReqs.Reset()
+	_, err := h.svc.Ingest(ctx, h.project, slices.Concat(turn(0), turn(1)))
+	require.NoError(t, err)
+	assert.Equal(t, 1, h.ddbReqs.Counts()["TransactWriteItems"], "one transaction for both traces and their session")
+
+	const batches = 6
+	var wg sync.WaitGroup
+	for i := range batches {
+		wg.Go(func() {
+			_, err := h.svc.Ingest(ctx, h.project, slices.Concat(turn(2+2*i), turn(3+2*i)))
+			assert.NoError(t, err)
+		})
+	}
+	wg.Wait()
+	const traces = 2 + 2*batches
+	r, err := h.store.RecountSession(ctx, h.project, sessionID)
+	require.NoError(t, err)
+	assert.Zero(t, r.Pending)
+	assert.True(t, r.Exact(), "%+v", r)
+	assert.Equal(t, traces, r.Stored.Count)
+	assert.Equal(t, traces, r.Stored.Errors)
+	assert.InDelta(t, traces*0.25, r.Stored.Cost, 1e-12)
 }

@@ -455,6 +455,7 @@ func bySession(traceIDs []string, sessionOf map[string]string) [][]string {
 // The traces of one session heal one after another: each heal updates the session in its own
 // transaction, under the session's version, so two at once would cancel one of them (billed in
 // full) and route its delta through a pending item of the session and a second transaction.
+// An index that can heals them together instead, writing the session once (GroupHealer).
 //
 // Heals that keep losing to concurrent writers of the same trace or session are not failures:
 // the Index leaves their deltas to the next healer and succeeds (HealTrace); left reports
@@ -469,11 +470,11 @@ func (s *Service) heal(ctx context.Context, projectID string, groups [][]string,
 	for i, traceIDs := range groups {
 		found[i] = make([]string, len(traceIDs))
 		g.Go(func() error {
-			for j, id := range traceIDs {
-				h, err := s.index.HealTrace(gctx, projectID, id, own...)
-				if err != nil {
-					return err
-				}
+			healed, err := s.healGroup(gctx, projectID, traceIDs, own)
+			if err != nil {
+				return err
+			}
+			for j, h := range healed {
 				found[i][j] = h.Session
 				if h.Left {
 					anyLeft.Store(true)
@@ -500,6 +501,23 @@ func (s *Service) heal(ctx context.Context, projectID string, groups [][]string,
 	}
 	slog.DebugContext(ctx, "batch aggregated", "traces", len(slices.Concat(groups...)), "sessions", len(sessions))
 	return anyLeft.Load(), nil
+}
+
+// healGroup heals traces of one session one after another (HealTrace), or together when the
+// index can (GroupHealer).
+func (s *Service) healGroup(ctx context.Context, projectID string, traceIDs []string, own []Written) ([]Healed, error) {
+	if g, ok := s.index.(GroupHealer); ok && len(traceIDs) > 1 {
+		return g.HealTraces(ctx, projectID, traceIDs, own...)
+	}
+	out := make([]Healed, len(traceIDs))
+	for i, id := range traceIDs {
+		h, err := s.index.HealTrace(ctx, projectID, id, own...)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = h
+	}
+	return out, nil
 }
 
 // addSpan adds one written span to its trace's delta.

@@ -92,6 +92,14 @@ type Healed struct {
 	Left    bool
 }
 
+// GroupHealer is an Index that heals several traces of one session at once: HealTraces
+// answers what HealTrace answers for each trace, in order, and may apply them together so that
+// their session is written once (ddb's TraceStore does when every trace's deltas can be applied
+// now). IngestBatch heals the traces of a batch that name one session through it.
+type GroupHealer interface {
+	HealTraces(ctx context.Context, projectID string, traceIDs []string, own ...Written) ([]Healed, error)
+}
+
 // Written is one of a healer's own writes, all of whose summary puts are done: Stored are the
 // spans whose put it saw succeed (the others failed their condition, or took effect on an
 // attempt whose answer was lost, which a heal finds out by reading them).
