@@ -27,9 +27,11 @@ import (
 // gunzips; the plain answer is text.
 func TestDashboardGzipThroughLambda(t *testing.T) {
 	api := apitest.New(t, apitest.Options{})
+	pkg := mainPackages(t)["DashboardFunction"]
+	bootstrap(t, pkg) // built before the deadline starts: a build on a busy machine is slow
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	emu := start(t, ctx, mainPackages(t)["DashboardFunction"], functionEnv(t, api, "TABLE_NAME="+api.TableName))
+	emu := start(t, ctx, pkg, functionEnv(t, api, "TABLE_NAME="+api.TableName))
 
 	login := invokeDashboard(t, ctx, emu, "/ui/login", "")
 	require.Equal(t, 200, login.StatusCode, "body: %s", login.Body)
