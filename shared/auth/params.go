@@ -107,14 +107,72 @@ const (
 	maxModelIDLen  = 256
 )
 
+// The patterns of ids, each the regular expression in its comment written out: a regexp with a
+// bounded repeat ({64}, {1,96}) compiles to as many copies of its class, which was most of
+// this package's init, in every function (issue 31). TestPatternsAsRegexps holds each to its
+// expression.
 var (
-	hexPattern      = regexp.MustCompile(`^[0-9a-fA-F]{64}$`)
-	versionPattern  = regexp.MustCompile(`^0*[1-9][0-9]*$`)
-	tokenPattern    = regexp.MustCompile(`^plf_[A-Za-z0-9_-]{1,96}$`)
-	webhookPattern  = regexp.MustCompile(`^wh_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
-	monitorPattern  = regexp.MustCompile(`^mon_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
-	deliveryPattern = regexp.MustCompile(`^dlv_[0-9]{13}_[0-9a-f]{12}$`)
+	// ^[0-9a-fA-F]{64}$
+	hexPattern     = matchFunc(func(v string) bool { return len(v) == 64 && all(v, isHexDigit) })
+	versionPattern = regexp.MustCompile(`^0*[1-9][0-9]*$`)
+	// ^plf_[A-Za-z0-9_-]{1,96}$
+	tokenPattern = matchFunc(func(v string) bool {
+		rest, ok := strings.CutPrefix(v, "plf_")
+		return ok && len(rest) >= 1 && len(rest) <= 96 && all(rest, isTokenChar)
+	})
+	// ^wh_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$
+	webhookPattern = prefixedUUID("wh_")
+	// ^mon_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$
+	monitorPattern = prefixedUUID("mon_")
+	// ^dlv_[0-9]{13}_[0-9a-f]{12}$
+	deliveryPattern = matchFunc(func(v string) bool {
+		rest, ok := strings.CutPrefix(v, "dlv_")
+		return ok && len(rest) == 26 && rest[13] == '_' && all(rest[:13], isDigit) && all(rest[14:], isLowerHex)
+	})
 )
+
+// matchFunc is a pattern written as a function.
+type matchFunc func(string) bool
+
+// MatchString reports whether s matches, as a regexp's MatchString does.
+func (f matchFunc) MatchString(s string) bool { return f(s) }
+
+// prefixedUUID matches prefix and a UUID in lowercase hex (8-4-4-4-12).
+func prefixedUUID(prefix string) matchFunc {
+	return func(v string) bool {
+		id, ok := strings.CutPrefix(v, prefix)
+		if !ok || len(id) != 36 {
+			return false
+		}
+		for i := range len(id) {
+			if i == 8 || i == 13 || i == 18 || i == 23 {
+				if id[i] != '-' {
+					return false
+				}
+			} else if !isLowerHex(id[i]) {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// all reports whether ok holds for every byte of s.
+func all(s string, ok func(byte) bool) bool {
+	for i := range len(s) {
+		if !ok(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func isDigit(c byte) bool    { return '0' <= c && c <= '9' }
+func isLowerHex(c byte) bool { return isDigit(c) || 'a' <= c && c <= 'f' }
+func isHexDigit(c byte) bool { return isLowerHex(c) || 'A' <= c && c <= 'F' }
+func isTokenChar(c byte) bool {
+	return isDigit(c) || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '_' || c == '-'
+}
 
 // wildcardsOf returns the names of a pattern's wildcards ("model" for "{model...}"), panicking
 // on one that params does not know.

@@ -81,11 +81,13 @@ func NewService(store Store, objects Objects, now func() time.Time) *Service {
 	return &Service{store: store, objects: objects, now: now}
 }
 
-// namePattern is what a dataset name may be: it is a path segment and part of a key.
-var namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._ -]{0,127}$`)
+// namePattern is what a dataset name may be: it is a path segment and part of a key. IsName
+// bounds its length to 128 (a bounded repeat in the pattern would compile to 127 copies of its
+// class, a fraction of a millisecond of every cold start).
+var namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._ -]*$`)
 
 // IsName reports whether s can name a dataset.
-func IsName(s string) bool { return namePattern.MatchString(s) }
+func IsName(s string) bool { return len(s) <= 128 && namePattern.MatchString(s) }
 
 // uploadTTL is how long an upload URL is valid.
 const uploadTTL = time.Hour

@@ -129,7 +129,10 @@ type completionCursor struct {
 	Skip int
 }
 
-var completionSKPattern = regexp.MustCompile(`^[0-9]{16}#[0-9A-Za-z-]{1,64}$`)
+// completionSKPattern is a completion's sort key: 16 digits, '#', then 1 to 64 of the id's
+// characters (parseCompletionCursor bounds the length: a bounded repeat would compile to 64
+// copies of the class at every start).
+var completionSKPattern = regexp.MustCompile(`^[0-9]{16}#[0-9A-Za-z-]+$`)
 
 func (c *completionCursor) String() string {
 	return base64.RawURLEncoding.EncodeToString([]byte(c.SK + "|" + strconv.Itoa(c.Skip)))
@@ -146,7 +149,7 @@ func parseCompletionCursor(s string) (*completionCursor, error) {
 	}
 	sk, skip, ok := strings.Cut(string(raw), "|")
 	n, err := strconv.Atoi(skip)
-	if !ok || err != nil || n < 0 || n > 1<<20 || !completionSKPattern.MatchString(sk) {
+	if !ok || err != nil || n < 0 || n > 1<<20 || len(sk) > 16+1+64 || !completionSKPattern.MatchString(sk) {
 		return nil, bad
 	}
 	return &completionCursor{SK: sk, Skip: n}, nil

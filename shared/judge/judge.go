@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/plumehq/plume/api"
@@ -410,11 +411,16 @@ var structuralLabels = map[string]bool{
 	"conversation": true, "system_prompt": true, "evaluation": true,
 }
 
+// The patterns InferCriteria reads a template with, compiled on its first call: they are
+// needed when a judge is created, not at every start (boldPattern's bounded repeat alone
+// compiles to 200 copies of its class).
 var (
-	headingPattern = regexp.MustCompile(`^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$`)
+	headingPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$`) })
 	// boldPattern matches "**Label**: text", "**Label:** text", "- **Label** - text" and
 	// "1. **Label** text" at the start of a line.
-	boldPattern = regexp.MustCompile(`^\s*(?:[-*+]\s+|\d+[.)]\s+)?\*\*([^*\n]{1,200}?)\*\*\s*[:\-–—]?\s*(.*)$`)
+	boldPattern = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^\s*(?:[-*+]\s+|\d+[.)]\s+)?\*\*([^*\n]{1,200}?)\*\*\s*[:\-–—]?\s*(.*)$`)
+	})
 )
 
 // InferCriteria reads criteria from a judge template's structure: markdown headings and bold
@@ -428,9 +434,9 @@ func InferCriteria(template string) []Criterion {
 	lines := strings.Split(strings.ReplaceAll(template, "\r\n", "\n"), "\n")
 	for i, line := range lines {
 		var label, desc string
-		if m := headingPattern.FindStringSubmatch(line); m != nil {
+		if m := headingPattern().FindStringSubmatch(line); m != nil {
 			label, desc = stripMarkup(m[1]), paragraphAfter(lines[i+1:])
-		} else if m := boldPattern.FindStringSubmatch(line); m != nil {
+		} else if m := boldPattern().FindStringSubmatch(line); m != nil {
 			label, desc = stripMarkup(m[1]), strings.TrimSpace(m[2])
 		} else {
 			continue
@@ -460,7 +466,7 @@ func paragraphAfter(lines []string) string {
 			return strings.Join(parts, " ")
 		case t == "":
 			continue
-		case headingPattern.MatchString(l) || boldPattern.MatchString(l):
+		case headingPattern().MatchString(l) || boldPattern().MatchString(l):
 			return strings.Join(parts, " ")
 		}
 		parts = append(parts, t)

@@ -107,7 +107,9 @@ func Hash(normalised string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-var hashPattern = regexp.MustCompile(`^[0-9a-f]{64}$`)
+// hashPattern is a hash as Hash writes it, of 64 digits (the length is checked apart: a
+// bounded repeat would compile to 64 copies of the class at every start).
+var hashPattern = regexp.MustCompile(`^[0-9a-f]+$`)
 
 // IsSlug reports whether s is a prompt slug (also a task name): api.IsSlug.
 func IsSlug(s string) bool { return api.IsSlug(s) }
@@ -132,7 +134,7 @@ func ValidateTag(tag string) error {
 // lowered, since hex case carries no meaning.
 func ValidateHash(hash string) (string, error) {
 	h := strings.ToLower(hash)
-	if !hashPattern.MatchString(h) {
+	if len(h) != 64 || !hashPattern.MatchString(h) {
 		return "", errs.Invalid("content hash %q is not a 64-character hex SHA-256", hash)
 	}
 	return h, nil

@@ -8,7 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"regexp"
+	"strings"
 	"time"
 
 	"github.com/awslabs/aws-lambda-go-api-proxy/core"
@@ -42,7 +42,21 @@ func WithRequestID(ctx context.Context, id string) context.Context {
 	return context.WithValue(ctx, requestIDKey{}, id)
 }
 
-var validRequestID = regexp.MustCompile(`^[A-Za-z0-9._:=-]{1,128}$`)
+// validRequestID is `^[A-Za-z0-9._:=-]{1,128}$` written out: a regexp with a bounded repeat
+// compiles to 128 copies of its class, about 0.4 ms of every cold start (issue 31).
+func validRequestID(s string) bool {
+	if len(s) == 0 || len(s) > 128 {
+		return false
+	}
+	for i := range len(s) {
+		switch c := s[i]; {
+		case 'A' <= c && c <= 'Z', 'a' <= c && c <= 'z', '0' <= c && c <= '9', strings.IndexByte("._:=-", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // withRequestID takes the request id from API Gateway's request context in Lambda, else from a
 // well-formed X-Request-Id header, else makes one; it is echoed in X-Request-Id.
@@ -52,7 +66,7 @@ func withRequestID(next http.Handler) http.Handler {
 		if ev, ok := core.GetAPIGatewayV2ContextFromContext(r.Context()); ok {
 			id = ev.RequestID
 		}
-		if h := r.Header.Get("X-Request-Id"); id == "" && validRequestID.MatchString(h) {
+		if h := r.Header.Get("X-Request-Id"); id == "" && validRequestID(h) {
 			id = h
 		}
 		if id == "" {

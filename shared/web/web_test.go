@@ -120,6 +120,11 @@ func TestRequestIDHeader(t *testing.T) {
 		{"well formed kept", "abc-123", true},
 		{"malformed replaced", "bad id with spaces", false},
 		{"too long replaced", strings.Repeat("a", 200), false},
+		{"128 bytes kept", strings.Repeat("a", 128), true},
+		{"129 bytes replaced", strings.Repeat("a", 129), false},
+		{"every allowed character kept", "AZaz09._:=-", true},
+		{"other punctuation replaced", "a/b", false},
+		{"non-ASCII replaced", "é", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
