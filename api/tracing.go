@@ -89,6 +89,9 @@ type SpanInput struct {
 	CodeLineno   *int              `json:"code_lineno,omitempty"`
 	// Cost is in USD; without it an llm span is priced by its model and tokens.
 	Cost *float64 `json:"cost,omitempty"`
+	// ABChoices are the A/B choices made in the span (at most MaxSpanABChoices, one per
+	// choice_name).
+	ABChoices []SpanABChoice `json:"ab_choices,omitempty"`
 }
 
 // SessionRef names the session of a span of POST /spans, and the session's name.
