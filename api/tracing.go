@@ -89,6 +89,9 @@ type SpanInput struct {
 	CodeLineno   *int              `json:"code_lineno,omitempty"`
 	// Cost is in USD; without it an llm span is priced by its model and tokens.
 	Cost *float64 `json:"cost,omitempty"`
+	// ABChoices are the A/B choices made in the span (at most MaxSpanABChoices, one per
+	// choice_name).
+	ABChoices []SpanABChoice `json:"ab_choices,omitempty"`
 }
 
 // SessionRef names the session of a span of POST /spans, and the session's name.
@@ -180,14 +183,32 @@ type Span struct {
 	// Attachments are the span's files kept in the bucket (GET /spans/{id}/attachments signs
 	// URLs for them); absent when it has none.
 	Attachments []SpanAttachment `json:"attachments,omitempty"`
-	CreatedAt   time.Time        `json:"created_at"`
-	UpdatedAt   time.Time        `json:"updated_at"`
+	// ABChoices are the A/B choices the span carries, as the SDK sent them in its ab_choices
+	// (at most MaxSpanABChoices, one per choice_name: the first kept); absent when it carries
+	// none. Each makes the span's judges' verdicts and feedback count for its variant in the
+	// test's report (docs/signals.md).
+	ABChoices []SpanABChoice `json:"ab_choices,omitempty"`
+	CreatedAt time.Time      `json:"created_at"`
+	UpdatedAt time.Time      `json:"updated_at"`
 	// Cut names the fields of which this answer holds only a prefix (input_data, output_data,
 	// error_stack, error_message): a span whose JSON encoding would pass MaxAnswerBytes (texts
 	// of control characters, each six bytes escaped) is answered with its largest texts cut
 	// until it fits, largest first. Absent when the span is whole, as it is unless its texts
 	// escape to more than MaxAnswerBytes.
 	Cut []string `json:"cut,omitempty"`
+}
+
+// MaxSpanABChoices is how many A/B choices one span carries: POST /spans rejects a span with
+// more (in rejected, like every span limit).
+const MaxSpanABChoices = 8
+
+// SpanABChoice is one element of a span's ab_choices (COMPAT.md): the variant of an A/B test
+// that the span's code was given. ABChoiceID is absent when the SDK sent none.
+type SpanABChoice struct {
+	ABChoiceID   string `json:"ab_choice_id,omitempty"`
+	ChoiceName   string `json:"choice_name"`
+	VariantKey   string `json:"variant_key"`
+	VariantValue string `json:"variant_value"`
 }
 
 // PromptLink ties an llm span to the prompt version it used: attributes.zeroeval as the SDK

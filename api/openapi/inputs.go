@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+
+	"github.com/plumehq/plume/api"
 )
 
 // inputOf is the schema of an element of an ingestion route (POST /spans, /traces,
@@ -43,8 +45,11 @@ func lenient(name string, t reflect.Type, optional bool) map[string]any {
 		return spanKind
 	case "status":
 		return status
-	case "input_data", "output_data":
+	case "input_data", "output_data", "variant_value":
 		return map[string]any{} // any JSON value: the server stores a non-string as its JSON text
+	case "ab_choices":
+		return nullable(map[string]any{"type": "array", "maxItems": api.MaxSpanABChoices,
+			"items": lenientObject(t.Elem(), []string{"choice_name", "variant_key"})})
 	}
 	var sc map[string]any
 	switch {

@@ -110,6 +110,9 @@ func toSpan(s *trace.Span) api.Span {
 			Type: a.Type, Label: a.Label, Key: a.Key, ContentType: a.ContentType, Size: a.Size,
 		})
 	}
+	for _, c := range s.ABChoices {
+		out.ABChoices = append(out.ABChoices, api.SpanABChoice{ABChoiceID: c.ID, ChoiceName: c.Name, VariantKey: c.Variant, VariantValue: c.Value})
+	}
 	return out
 }
 

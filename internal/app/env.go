@@ -244,7 +244,8 @@ func (e *Env) ListIndex() (*ddb.ListIndexStore, error) {
 // StreamConsumerFilter is RollupFunction's stream filter (template.yaml, held equal by infra's
 // tests): span summaries, traces and sessions (the rollups and the list index), evaluations and
 // feedback (the feedback index and the derived signals), and entities' signal records (a span's
-// first A/B choice, ddb.SignalJoin).
+// first A/B choice, ddb.SignalJoin); a span summary's A/B choices (its ab_choices) are joined
+// from the same SPAN records.
 var StreamConsumerFilter = ddb.StreamFilter{Keys: []string{"SPAN", "TRACE", "SESSION", "ENTITY"}, Prefixes: []string{"EVAL#", "FB#"}}
 
 // EventConsumerFilter is EventsFunction's stream filter (template.yaml, held equal by infra's

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -13,7 +14,10 @@ import (
 )
 
 // SignalJoin keeps the derived signals of the spans in A/B tests (signal.Derived) from the
-// table's change stream: a judge's evaluation (EVAL#<judge> in the span's partition) sets the
+// table's change stream. A span summary (SPAN) whose A/B choices (its ab_choices, attribute
+// "ab") gained a test records them on the span's signal record (signal.Service.Carry): the
+// span is then in the test, and that record's own stream record joins its verdicts and
+// feedback so far (below). A judge's evaluation (EVAL#<judge> in the span's partition) sets the
 // span's verdict signal, people's feedback (FB#<user>) its thumbs counts, read back from the
 // span's feedback items. Values are set, not added, so a batch delivered again changes
 // nothing; the records of a span's partition come in order, so the last value stays. Spans
@@ -33,6 +37,7 @@ func (j *SignalJoin) Apply(ctx context.Context, _ string, records []StreamRecord
 	feedback := map[spanKey]bool{}
 	backfill := map[spanKey]bool{}
 	byProject := map[string][]string{}
+	carried := map[string][]signal.Carried{}
 	for _, r := range records {
 		if r.New == nil {
 			continue
@@ -58,6 +63,9 @@ func (j *SignalJoin) Apply(ctx context.Context, _ string, records []StreamRecord
 		}
 		k := spanKey{projectID, span}
 		switch {
+		case sk == skSpan:
+			carried[projectID] = append(carried[projectID], newChoices(span, r.Old, r.New)...)
+			continue
 		case strings.HasPrefix(sk, prefixEvaluation):
 			if verdicts[k] == nil {
 				verdicts[k] = map[string]bool{}
@@ -71,6 +79,11 @@ func (j *SignalJoin) Apply(ctx context.Context, _ string, records []StreamRecord
 		}
 		if !slices.Contains(byProject[projectID], span) {
 			byProject[projectID] = append(byProject[projectID], span)
+		}
+	}
+	for projectID, cs := range carried {
+		if err := j.svc.Carry(ctx, projectID, cs); err != nil {
+			return err
 		}
 	}
 	for projectID, spans := range byProject {
@@ -135,6 +148,26 @@ func (j *SignalJoin) spanOutcomes(ctx context.Context, projectID, spanID string)
 		return nil
 	})
 	return verdicts, feedback, err
+}
+
+// newChoices are the A/B choices of a span summary's new image that its old image lacks: a
+// summary written again with the same choices (a re-send, a later write of other fields)
+// costs nothing here.
+func newChoices(spanID string, was, is map[string]types.AttributeValue) []signal.Carried {
+	var before, after []spanChoiceAttr
+	if av, ok := is["ab"]; !ok || attributevalue.Unmarshal(av, &after) != nil {
+		return nil
+	}
+	if av, ok := was["ab"]; ok {
+		_ = attributevalue.Unmarshal(av, &before)
+	}
+	var out []signal.Carried
+	for _, c := range after {
+		if !slices.Contains(before, c) {
+			out = append(out, signal.Carried{SpanID: spanID, Test: c.Test, Variant: c.Variant})
+		}
+	}
+	return out
 }
 
 // mapAttr is the map attribute name of item (nil when absent).

@@ -63,6 +63,7 @@ type choiceAttr struct {
 	Variant string    `dynamodbav:"k"`
 	ID      string    `dynamodbav:"id"`
 	At      time.Time `dynamodbav:"at"`
+	Carried bool      `dynamodbav:"cr,omitempty"`
 }
 
 func toEntityItem(projectID string, e signal.Entity) entityItem {
@@ -72,7 +73,7 @@ func toEntityItem(projectID string, e signal.Entity) entityItem {
 		it.Signals[n] = signalAttr{Type: s.Type, Value: s.Value, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt}
 	}
 	for n, c := range e.Choices {
-		it.Choices[n] = choiceAttr{Variant: c.Variant, ID: c.ID, At: c.At}
+		it.Choices[n] = choiceAttr{Variant: c.Variant, ID: c.ID, At: c.At, Carried: c.Carried}
 	}
 	return it
 }
@@ -83,7 +84,7 @@ func (it entityItem) toEntity(ref signal.EntityRef) signal.Entity {
 		e.Signals[n] = signal.Signal{Name: n, Type: s.Type, Value: s.Value, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt}
 	}
 	for n, c := range it.Choices {
-		e.Choices[n] = signal.Choice{Test: n, Variant: c.Variant, ID: c.ID, At: c.At}
+		e.Choices[n] = signal.Choice{Test: n, Variant: c.Variant, ID: c.ID, At: c.At, Carried: c.Carried}
 	}
 	return e
 }
@@ -355,6 +356,27 @@ func (s *SignalStore) Tests(ctx context.Context, projectID string) ([]signal.Tes
 	out := make([]signal.Test, len(items))
 	for i, it := range items {
 		out[i] = it.toTest()
+	}
+	return out, nil
+}
+
+// TestsNamed implements signal.Store with BatchGetItem (100 tests a request).
+func (s *SignalStore) TestsNamed(ctx context.Context, projectID string, names []string) (map[string]signal.Test, error) {
+	keys := make([]map[string]types.AttributeValue, len(names))
+	for i, n := range names {
+		keys[i] = key(abTestPK(projectID, n), skABTest)
+	}
+	found, err := s.t.batchGet(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]signal.Test{}
+	for _, av := range found {
+		var it abTestItem
+		if err := attributevalue.UnmarshalMap(av, &it); err != nil {
+			return nil, fmt.Errorf("decode A/B test: %w", err)
+		}
+		out[it.Name] = it.toTest()
 	}
 	return out, nil
 }

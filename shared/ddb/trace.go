@@ -104,14 +104,23 @@ type summaryItem struct {
 	Slug     string            `dynamodbav:"ps,omitempty"`
 	Hash     string            `dynamodbav:"ph,omitempty"`
 	Model    string            `dynamodbav:"md,omitempty"`
-	Created  int64             `dynamodbav:"ca"`
-	Updated  int64             `dynamodbav:"ua"`
-	Object   string            `dynamodbav:"o"` // the batch key without trace.BatchPrefix
-	Offset   int64             `dynamodbav:"of"`
-	Length   int64             `dynamodbav:"ln"`
+	// AB are the span's A/B choices (trace.Summary.ABChoices), read from the stream by
+	// SignalJoin.
+	AB      []spanChoiceAttr `dynamodbav:"ab,omitempty"`
+	Created int64            `dynamodbav:"ca"`
+	Updated int64            `dynamodbav:"ua"`
+	Object  string           `dynamodbav:"o"` // the batch key without trace.BatchPrefix
+	Offset  int64            `dynamodbav:"of"`
+	Length  int64            `dynamodbav:"ln"`
 	// Write is the id of the write that stored this version (16 bytes), which heals check.
 	Write []byte `dynamodbav:"w,omitempty"`
 	TTL   int64  `dynamodbav:"ttl,omitempty"` // infra.AttrTTL: see retention.go
+}
+
+// spanChoiceAttr is one A/B choice of a span summary: its test and variant.
+type spanChoiceAttr struct {
+	Test    string `dynamodbav:"n"`
+	Variant string `dynamodbav:"k"`
 }
 
 func toSummaryItem(projectID string, s trace.Summary) summaryItem {
@@ -127,6 +136,9 @@ func toSummaryItem(projectID string, s trace.Summary) summaryItem {
 	if s.EndedAt != nil {
 		e := s.EndedAt.UnixMicro()
 		it.End = &e
+	}
+	for _, c := range s.ABChoices {
+		it.AB = append(it.AB, spanChoiceAttr{Test: c.Name, Variant: c.Variant})
 	}
 	if w, err := uuid.Parse(s.WriteID); err == nil {
 		it.Write = w[:]
@@ -146,6 +158,9 @@ func (it summaryItem) toSummary(projectID string) trace.Summary {
 	}
 	if len(it.Write) > 0 {
 		s.WriteID = idOf(it.Write)
+	}
+	for _, c := range it.AB {
+		s.ABChoices = append(s.ABChoices, trace.ABChoice{Name: c.Test, Variant: c.Variant})
 	}
 	if it.End != nil {
 		e := time.UnixMicro(*it.End).UTC()

@@ -187,19 +187,27 @@ func (s *Service) RecordOn(ctx context.Context, projectID string, e Entity, test
 }
 
 // record saves the choice ch on e, as read, with its deltas: the variant's count and each of
-// the entity's signals. Nothing when e has a choice of the test already (false); a record that
-// moved is read again.
+// the entity's signals. Nothing when e has a choice of the test already (false), unless that
+// choice is one a span carries (Carry): then the choice is counted, in the carried variant
+// (an entity counts in its first variant), and the signals, joined already, are not added
+// again. A record that moved is read again.
 func (s *Service) record(ctx context.Context, projectID string, e Entity, ch Choice) (bool, error) {
 	for attempt := 0; ; attempt++ {
-		if _, ok := e.Choices[ch.Test]; ok {
-			return false, nil
-		}
-		if len(e.Choices) >= MaxChoices {
-			return false, errs.Invalid("an entity is in at most %d A/B tests", MaxChoices)
-		}
-		c := Change{Choice: &ch, Deltas: []Delta{{Test: ch.Test, Variant: ch.Variant, N: 1}}}
-		for _, sig := range e.Signals {
-			c.Deltas = append(c.Deltas, valueDelta(ch, sig, 1, ""))
+		var c Change
+		if old, ok := e.Choices[ch.Test]; ok {
+			if !old.Carried {
+				return false, nil
+			}
+			old.Carried, old.ID, old.At = false, ch.ID, ch.At
+			c = Change{Choice: &old, Deltas: []Delta{{Test: ch.Test, Variant: old.Variant, N: 1}}}
+		} else {
+			if len(e.Choices) >= MaxChoices {
+				return false, errs.Invalid("an entity is in at most %d A/B tests", MaxChoices)
+			}
+			c = Change{Choice: &ch, Deltas: []Delta{{Test: ch.Test, Variant: ch.Variant, N: 1}}}
+			for _, sig := range e.Signals {
+				c.Deltas = append(c.Deltas, valueDelta(ch, sig, 1, ""))
+			}
 		}
 		err := s.store.Save(ctx, projectID, e, []Change{c})
 		if err == nil {

@@ -39,10 +39,15 @@ type EntityRef struct{ Type, ID string }
 // (trace.SessionIDOf: a UUID as is, any other string as its uuid5, as the Python SDK derives
 // it), so that the signals and choices an SDK sends under its own session id (any string) are
 // those of the session shown by GET /sessions/{session_id}, whichever of the two ids names it.
-// Other refs are kept as sent.
+// A span's or trace's id that is a UUID in another form (upper case, no hyphens) is its
+// lowercase hyphenated form, as ingestion stores it (trace.CanonicalID). Other refs are kept
+// as sent.
 func (r EntityRef) Canonical() EntityRef {
-	if r.Type == "session" && r.ID != "" {
+	switch {
+	case r.Type == "session" && r.ID != "":
 		r.ID = trace.SessionIDOf(r.ID)
+	case r.Type == "span" || r.Type == "trace":
+		r.ID = trace.CanonicalID(r.ID)
 	}
 	return r
 }
@@ -62,6 +67,11 @@ type Choice struct {
 	Variant string
 	ID      string
 	At      time.Time
+	// Carried marks a choice a span carries in its ab_choices (Carry), not recorded through
+	// POST /ab-choices or a prompt split: it joins the span's signals to the variant but is
+	// not one of the variant's choices (the choice was counted where it was recorded). A
+	// choice recorded later on the same span counts it then, in the carried variant.
+	Carried bool
 }
 
 // Entity is the record of one entity: its signals and choices by name, and the version its
@@ -105,6 +115,8 @@ type Store interface {
 	CreateTest(ctx context.Context, projectID string, t Test) (Test, error)
 	// Tests lists the project's tests by name.
 	Tests(ctx context.Context, projectID string) ([]Test, error)
+	// TestsNamed reads the tests of names that exist, by name.
+	TestsNamed(ctx context.Context, projectID string, names []string) (map[string]Test, error)
 	// Aggregates reads a test and its aggregates (errs.NotFound for an unknown test).
 	Aggregates(ctx context.Context, projectID, name string) (Test, []Aggregate, error)
 }

@@ -34,6 +34,9 @@ import (
 //   - LLM, when set, names a model, and its token counts are >= 0 and add up (cached and
 //     cache-write tokens within the input, reasoning tokens within the output); Link, when
 //     set, is not empty.
+//   - ABChoices has at most MaxABChoices choices of distinct choice names, names and variant
+//     keys of 1 to MaxChoiceNameLen bytes, values of at most MaxVariantValueLen, ids
+//     canonical UUIDs or "".
 func (s *Span) Check(now time.Time) error {
 	for _, id := range []struct {
 		name string
@@ -119,7 +122,7 @@ func (s *Span) Check(now time.Time) error {
 	if s.Link != nil && *s.Link == (PromptLink{}) {
 		return fmt.Errorf("link: empty")
 	}
-	return nil
+	return checkChoices(s.ABChoices)
 }
 
 // checkTimes checks StartedAt and EndedAt.

@@ -198,6 +198,16 @@ func SessionIDOf(s string) string {
 	return uuid.NewSHA1(uuid.NameSpaceDNS, []byte(s)).String()
 }
 
+// CanonicalID is a span's or trace's id as ingestion stores it: a UUID in any form it takes
+// (upper case, no hyphens, braces, urn:uuid:) lowercase and hyphenated; any other string as
+// it is.
+func CanonicalID(s string) string {
+	if id, ok := normalizeUUID(s); ok {
+		return id
+	}
+	return s
+}
+
 // objectField returns a JSON object compacted, "" when absent or null.
 func objectField(name string, raw []byte) (json.RawMessage, error) {
 	if isAbsent(raw) {

@@ -127,6 +127,7 @@ type wireSpan struct {
 	tags, traceTags, sessionTags                  []byte
 	errorCode, errorMessage, errorStack           []byte
 	codeFilepath, codeLineno                      []byte
+	abChoices                                     []byte
 	attr                                          wireAttributes
 	// attrGaps are the whitespace runs of attributes, as offsets of the reader's data, and
 	// attrStart the offset of attributes. attrGaps is the reader's buffer: w must be used
@@ -190,6 +191,8 @@ func (w *wireSpan) field(key []byte) *[]byte {
 		return &w.codeFilepath
 	case "code_lineno":
 		return &w.codeLineno
+	case "ab_choices":
+		return &w.abChoices
 	}
 	return nil
 }
@@ -379,6 +382,9 @@ func (w *wireSpan) span(s *Span, projectID string, now time.Time) error {
 	}
 
 	if err := w.errorFields(s, v); err != nil {
+		return err
+	}
+	if s.ABChoices, err = w.abChoicesField(w.abChoices); err != nil {
 		return err
 	}
 	return nil

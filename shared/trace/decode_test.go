@@ -351,6 +351,16 @@ func TestDecodeBatchRejectsSpan(t *testing.T) {
 		{name: "code_lineno negative", changes: map[string]any{"code_lineno": -1}, reason: "code_lineno: must be a non-negative integer"},
 		{name: "code_lineno words", changes: map[string]any{"code_lineno": "twelve"}, reason: "code_lineno: must be a non-negative integer"},
 		{name: "code_lineno a boolean", changes: map[string]any{"code_lineno": true}, reason: "code_lineno: must be a non-negative integer"},
+		{name: "ab_choices an object", changes: map[string]any{"ab_choices": map[string]any{}}, reason: "ab_choices: must be an array, got an object"},
+		{name: "ab_choices too many", changes: map[string]any{"ab_choices": manyChoices(MaxABChoices + 1)}, reason: "ab_choices: more than 8 choices"},
+		{name: "ab_choices element a string", changes: map[string]any{"ab_choices": []any{"x"}}, reason: "ab_choices[0]: must be an object, got a string"},
+		{name: "ab_choices without choice_name", changes: map[string]any{"ab_choices": []any{map[string]any{"x": 1}}}, reason: "ab_choices[0].choice_name: required"},
+		{name: "ab_choices without variant_key", changes: map[string]any{"ab_choices": []any{map[string]any{"choice_name": "t"}}}, reason: "ab_choices[0].variant_key: required"},
+		{name: "ab_choices variant_key a number", changes: map[string]any{"ab_choices": []any{map[string]any{"choice_name": "t", "variant_key": 1}}}, reason: "ab_choices[0].variant_key: must be a string, got a number"},
+		{name: "ab_choices name too long", changes: map[string]any{"ab_choices": []any{map[string]any{"choice_name": strings.Repeat("n", MaxChoiceNameLen+1), "variant_key": "a"}}}, reason: "ab_choices[0].choice_name: longer than 128 bytes"},
+		{name: "ab_choices name with a control character", changes: map[string]any{"ab_choices": []any{map[string]any{"choice_name": "a\nb", "variant_key": "a"}}}, reason: "ab_choices[0].choice_name: must be UTF-8 without control characters"},
+		{name: "ab_choices id not a UUID", changes: map[string]any{"ab_choices": []any{map[string]any{"ab_choice_id": "c-1", "choice_name": "t", "variant_key": "a"}}}, reason: `ab_choices[0].ab_choice_id: "c-1" is not a UUID`},
+		{name: "ab_choices value too long", changes: map[string]any{"ab_choices": []any{map[string]any{"choice_name": "t", "variant_key": "a", "variant_value": strings.Repeat("v", MaxVariantValueLen+1)}}}, reason: "ab_choices[0].variant_value: longer than 4096 bytes"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -541,7 +551,7 @@ func TestDecodeBatchAcceptsSpan(t *testing.T) {
 		{name: "code_lineno numeric string", changes: map[string]any{"code_lineno": "42"}, check: func(t *testing.T, s Span) { assert.Equal(t, new(42), s.CodeLineno) }},
 		{name: "code_lineno null", changes: map[string]any{"code_lineno": nil}, check: func(t *testing.T, s Span) { assert.Nil(t, s.CodeLineno) }},
 		{name: "unknown keys ignored", changes: map[string]any{
-			"code": "def f(): pass", "experiment_result_id": nil, "ab_choices": []any{map[string]any{"x": 1}},
+			"code": "def f(): pass", "experiment_result_id": nil,
 			"signals": map[string]any{}, "Name": 5, "ID": []int{},
 		}, check: func(t *testing.T, s Span) {
 			assert.Equal(t, "op", s.Name, "keys are case-sensitive")
@@ -557,6 +567,23 @@ func TestDecodeBatchAcceptsSpan(t *testing.T) {
 		}},
 		{name: "escaped keys", span: `{"trace_id":"` + baseTrace + `","n\u0061me":"op","started_at":1732212345}`, check: func(t *testing.T, s Span) {
 			assert.Equal(t, "op", s.Name)
+		}},
+		{name: "ab_choices", changes: map[string]any{"ab_choices": []any{
+			map[string]any{"ab_choice_id": "AAAAAAAA-2222-4333-8444-555555555555", "choice_name": "model_test", "variant_key": "variant_a", "variant_value": "gpt-4o"},
+			map[string]any{"ab_choice_id": nil, "choice_name": "temp", "variant_key": "hot", "variant_value": 0.9},
+			map[string]any{"choice_name": "model_test", "variant_key": "control"},
+		}}, check: func(t *testing.T, s Span) {
+			assert.Equal(t, []ABChoice{
+				{ID: "aaaaaaaa-2222-4333-8444-555555555555", Name: "model_test", Variant: "variant_a", Value: "gpt-4o"},
+				{Name: "temp", Variant: "hot", Value: "0.9"},
+			}, s.ABChoices, "ids normalised, values as text, the first choice of a name kept")
+			require.NoError(t, s.Check(testNow))
+		}},
+		{name: "ab_choices at the limit", changes: map[string]any{"ab_choices": manyChoices(MaxABChoices)}, check: func(t *testing.T, s Span) {
+			assert.Len(t, s.ABChoices, MaxABChoices)
+		}},
+		{name: "ab_choices null or empty", changes: map[string]any{"ab_choices": nil}, check: func(t *testing.T, s Span) {
+			assert.Nil(t, s.ABChoices)
 		}},
 		{name: "timestamps", check: func(t *testing.T, s Span) {
 			assert.Equal(t, testNow, s.CreatedAt)
@@ -708,4 +735,13 @@ func TestPromptLink(t *testing.T) {
 			assert.Equal(t, tt.want, s.Link)
 		})
 	}
+}
+
+// manyChoices is an ab_choices array of n choices of distinct tests.
+func manyChoices(n int) []any {
+	out := make([]any, n)
+	for i := range out {
+		out[i] = map[string]any{"choice_name": fmt.Sprintf("test-%d", i), "variant_key": "a", "variant_value": "x"}
+	}
+	return out
 }

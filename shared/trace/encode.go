@@ -75,6 +75,10 @@ func (s *Span) AppendJSON(b []byte) []byte {
 		att, _ := json.Marshal(s.Attachments)
 		b = append(append(b, `,"attachments":`...), att...)
 	}
+	if len(s.ABChoices) > 0 {
+		choices, _ := json.Marshal(s.ABChoices)
+		b = append(append(b, `,"ab_choices":`...), choices...)
+	}
 	b = append(b, `,"created_at":`...)
 	start := len(b)
 	b = appendTime(b, s.CreatedAt)

@@ -37,6 +37,7 @@ func TestAppendJSONMatchesMarshal(t *testing.T) {
 			Tags: Tags{{"a", "<>"}, {"z", "1"}}, TraceTags: Tags{{"t", "x"}},
 			SessionTags: Tags{{"s", "y"}}, ErrorCode: s("E"), CodeLineno: &line,
 			Link: &PromptLink{Task: "t", PromptVersion: 3}, Attachments: []Attachment{{Type: "image", Key: "k"}},
+			ABChoices: []ABChoice{{ID: "i", Name: "<t>", Variant: "a", Value: "é"}, {Name: "u", Variant: "b"}},
 		},
 		Span{DurationMS: f(0), Cost: f(-2.5e-9), Tags: Tags{}},
 		Span{DurationMS: f(123456.789), Cost: f(0.000123)},

@@ -96,6 +96,9 @@ func spanInputFrom(s *Span) api.SpanInput {
 	if s.SessionID != nil {
 		in.Session = &api.SessionRef{ID: *s.SessionID, Name: str(s.SessionName)}
 	}
+	for _, c := range s.ABChoices {
+		in.ABChoices = append(in.ABChoices, api.SpanABChoice{ABChoiceID: c.ID, ChoiceName: c.Name, VariantKey: c.Variant, VariantValue: c.Value})
+	}
 	return in
 }
 

@@ -42,6 +42,7 @@ func Merge(stored, later Span) Span {
 	if len(later.Attachments) > 0 {
 		m.Attachments = later.Attachments
 	}
+	m.ABChoices = mergeChoices(stored.ABChoices, later.ABChoices)
 	return m
 }
 

@@ -72,8 +72,11 @@ type Span struct {
 	Link *PromptLink `json:"prompt_link,omitempty"`
 	// Attachments are references to objects extracted at ingestion (never inline bytes).
 	Attachments []Attachment `json:"attachments,omitempty"`
-	CreatedAt   time.Time    `json:"created_at"`
-	UpdatedAt   time.Time    `json:"updated_at"`
+	// ABChoices are the A/B choices the span carries (its ab_choices): each makes the span's
+	// outcomes count for the choice's variant (signal.Service.Carry).
+	ABChoices []ABChoice `json:"ab_choices,omitempty"`
+	CreatedAt time.Time  `json:"created_at"`
+	UpdatedAt time.Time  `json:"updated_at"`
 }
 
 // Attachment is a file of a span kept in S3.

@@ -39,7 +39,11 @@ type Summary struct {
 	PromptHash string
 	// Model is the model the span's usage names (cut to summaryModelBytes), for the metrics by
 	// model; "" for spans without one and for summaries of earlier releases.
-	Model     string
+	Model string
+	// ABChoices are the span's A/B choices, their test and variant only (ID and Value ""):
+	// the change stream carries them from the span's index item to the span's signal record
+	// (ddb.SignalJoin). None for most spans, whose item does not grow.
+	ABChoices []ABChoice
 	CreatedAt time.Time
 	UpdatedAt time.Time
 	Location  Location

@@ -47,6 +47,9 @@ func Summarize(s Span, loc Location) Summary {
 			sum.PromptHash = s.Link.ContentHash
 		}
 	}
+	for _, c := range s.ABChoices {
+		sum.ABChoices = append(sum.ABChoices, ABChoice{Name: c.Name, Variant: c.Variant})
+	}
 	sum.Name, sum.NameCut = textcut.Cut(s.Name, summaryNameBytes)
 	if s.ErrorCode != nil {
 		sum.ErrorCode, sum.ErrorCodeCut = textcut.Cut(*s.ErrorCode, summaryErrorCodeBytes)
