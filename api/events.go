@@ -18,6 +18,7 @@ const (
 	EventOptimizationRunDeployed = "optimization.run.deployed"
 	EventMonitorAlerted          = "monitor.alerted"
 	EventMonitorResolved         = "monitor.resolved"
+	EventDatasetVersionCreated   = "dataset.version.created"
 )
 
 // EventTypes are every event type, in the order the docs list them.
@@ -26,13 +27,14 @@ var EventTypes = []string{
 	EventJudgeCreated, EventJudgeUpdated,
 	EventOptimizationRunFinished, EventOptimizationRunDeployed,
 	EventMonitorAlerted, EventMonitorResolved,
+	EventDatasetVersionCreated,
 }
 
 // Event is one thing that happened in a project, as a webhook receives it (the body of a
 // standard-format delivery). ID is the same on every delivery of the event, to every
 // webhook: receivers deduplicate by it (it is also the webhook-id header). Data is the body of
 // the type: PromptVersionCreated, PromptTagMoved, PromptModelBound, JudgeEvent,
-// OptimizationRunEvent or MonitorEvent.
+// OptimizationRunEvent, MonitorEvent or DatasetVersionCreated.
 type Event struct {
 	ID        string          `json:"id"`
 	Type      string          `json:"type"`
@@ -47,6 +49,16 @@ type PromptVersionCreated struct {
 	Version   int    `json:"version"`
 	VersionID string `json:"version_id"`
 	By        string `json:"by"`
+}
+
+// DatasetVersionCreated is the Data of dataset.version.created: a push (the SDK's, the CLI's
+// or an upload's commit) stored the dataset's next version.
+type DatasetVersionCreated struct {
+	Dataset   string `json:"dataset"`
+	DatasetID string `json:"dataset_id"`
+	Version   int    `json:"version"`
+	VersionID string `json:"version_id"`
+	RowCount  int    `json:"row_count"`
 }
 
 // PromptTagMoved is the Data of prompt.tag.moved, a deploy: the tag now points at

@@ -174,8 +174,9 @@ func TestMonitorsPages(t *testing.T) {
 }
 
 // TestWebhooksPages: an admin creates a webhook from the page and sees its secret once, its
-// deliveries (a page of 4 GetItem and 1 Query, whatever the project holds) and redelivers one; a member sees no webhook and no admin button, and its forged
-// forms are refused (403); another project's webhook is a 404 page.
+// deliveries (a page of 4 GetItem and 1 Query, whatever the project holds) and redelivers
+// one; a member sees no webhook and no admin button, and its forged forms are refused (403);
+// another project's webhook is a 404 page.
 func TestWebhooksPages(t *testing.T) {
 	f := newAlertsFixture(t)
 	b := f.browser(t)
@@ -361,8 +362,8 @@ func TestAlertsPagesRequests(t *testing.T) {
 	}
 	assert.Equal(t, few, many, "the pages read as much with 63 events and deliveries as with 3")
 	assert.Equal(t, map[string]int{"GetItem": 2, "Query": 1}, many["/ui/events"], "the session and its key; one page of the log")
-	assert.Equal(t, map[string]int{"GetItem": 2, "Query": 3}, many["/ui/webhooks/"+hook.ID],
-		"the session and its key; the webhooks (the page's definition), the webhook again (the deliveries route checks it) and a page of deliveries")
+	assert.Equal(t, map[string]int{"GetItem": 4, "Query": 1}, many["/ui/webhooks/"+hook.ID],
+		"the session and its key; the webhook (GET it, and again by its deliveries route) and a page of deliveries")
 	assert.Equal(t, map[string]int{"GetItem": 3}, many["/ui/monitors/"+m.ID], "the session and its key; the monitor, its history inside")
 	p := b.get(t, "/ui/events")
 	assert.Equal(t, 50, strings.Count(p.Body, `data-testid="event-row"`))

@@ -21,7 +21,7 @@ type GetWebhookInput struct {
 
 // ListEventsInput selects a page of the project's event log (GET /projects/{project_id}/events).
 type ListEventsInput struct {
-	Types  []string `json:"types,omitempty" jsonschema:"keep the events of these types only: prompt.version.created, prompt.tag.moved, prompt.model.bound, judge.created, judge.updated, optimization.run.finished, optimization.run.deployed, monitor.alerted, monitor.resolved"`
+	Types  []string `json:"types,omitempty" jsonschema:"keep the events of these types only: prompt.version.created, prompt.tag.moved, prompt.model.bound, judge.created, judge.updated, optimization.run.finished, optimization.run.deployed, monitor.alerted, monitor.resolved, dataset.version.created"`
 	Since  string   `json:"since,omitempty" jsonschema:"an RFC 3339 time: the events after it, oldest first; without it, the newest first"`
 	Limit  int      `json:"limit,omitempty" jsonschema:"events per page: 1 to 200, default 50"`
 	Cursor string   `json:"cursor,omitempty" jsonschema:"next_cursor of the previous page, with the same types and since"`

@@ -250,3 +250,42 @@ func TestRetriedWithBackoff(t *testing.T) {
 	verify(t, bh.Secret, last)
 	assert.Equal(t, dead.EventID, last.header.Get("webhook-id"), "redelivered with the same id")
 }
+
+// TestDatasetVersionDelivered: a push through the SDK's route reaches a webhook subscribed to
+// dataset.version.created, signed, with the version's number, id and rows; a second push is
+// a second event.
+func TestDatasetVersionDelivered(t *testing.T) {
+	a := newAPI(t, 10*time.Millisecond, time.Hour)
+	rcv := newReceiver(t, 200)
+	hook := createWebhook(t, a, a.A, rcv.URL, api.EventDatasetVersionCreated)
+
+	a.MustDo(t, "POST", "/v1/datasets", a.A.Key, map[string]any{"name": "capitals"})
+	var pushed []map[string]any
+	for _, rows := range [][]map[string]any{
+		{{"country": "France", "capital": "Paris"}},
+		{{"country": "France", "capital": "Paris"}, {"country": "Peru", "capital": "Lima"}},
+	} {
+		var v map[string]any
+		a.MustDo(t, "POST", "/v1/datasets/capitals/data", a.A.Key, map[string]any{"data": rows}).Decode(t, &v)
+		pushed = append(pushed, v)
+	}
+	a.DrainStream(t)
+
+	got := rcv.got(t, 2)
+	byVersion := map[int]api.DatasetVersionCreated{}
+	for _, d := range got {
+		verify(t, hook.Secret, d)
+		var ev api.Event
+		require.NoError(t, json.Unmarshal(d.body, &ev))
+		assert.Equal(t, api.EventDatasetVersionCreated, ev.Type)
+		var b api.DatasetVersionCreated
+		require.NoError(t, json.Unmarshal(ev.Data, &b))
+		byVersion[b.Version] = b
+	}
+	for i, v := range pushed {
+		b := byVersion[i+1]
+		assert.Equal(t, "capitals", b.Dataset)
+		assert.Equal(t, v["id"], b.VersionID, "version %d", i+1)
+		assert.Equal(t, i+1, b.RowCount)
+	}
+}

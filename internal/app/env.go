@@ -250,7 +250,8 @@ var StreamConsumerFilter = ddb.StreamFilter{Keys: []string{"SPAN", "TRACE", "SES
 
 // EventConsumerFilter is EventsFunction's stream filter (template.yaml, held equal by infra's
 // tests): the items ddb.EventsOf raises events for: judges, optimization runs, prompt tags and
-// versions, monitors; and the deletion of a monitor while alerting (monitor.resolved).
+// versions, dataset versions (V# too), monitors; and the deletion of a monitor while alerting
+// (monitor.resolved).
 var EventConsumerFilter = ddb.StreamFilter{Keys: []string{"JUDGE", "RUN"}, Prefixes: []string{"TAG#", "V#", "MON#"},
 	Removals: []ddb.StreamRemoval{{Prefix: "MON#", Attr: "st", Value: "alerting"}}}
 

@@ -29,7 +29,7 @@ import (
 //
 // An event's id is derived from the change, not from the delivery (a hash of the type and the
 // item's identity at that change: the tag and its new version and time, the version's id, the
-// judge and its update time, the run), so a batch the consumer reads again raises the same
+// judge and its update time, the run, the dataset version), so a batch the consumer reads again raises the same
 // events with the same ids.
 
 // EventsOf are the events of records, in their order. A record that raises none (a span, a
@@ -61,6 +61,8 @@ func EventsOf(records []StreamRecord) ([]api.Event, error) {
 			evs, err = runEvents(pk, r)
 		case strings.HasSuffix(pk, "#MON") && strings.HasPrefix(sk, prefixMonitor):
 			evs, err = monitorEvents(r)
+		case strings.Contains(pk, "#DS#") && strings.HasPrefix(sk, prefixVersion) && r.Old == nil:
+			evs, err = datasetVersionEvents(pk, r)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("events of %s %s: %w", pk, sk, err)
@@ -106,6 +108,20 @@ func versionEvents(pk string, r StreamRecord) ([]api.Event, error) {
 	}
 	ev, err := newEvent(api.EventPromptModelBound, project, cur.UpdatedAt,
 		api.PromptModelBound{Slug: slug, Version: cur.Number, VersionID: cur.ID, ModelID: cur.ModelID, By: cur.UpdatedBy}, cur.ID, cur.UpdatedAt.UnixNano())
+	return []api.Event{ev}, err
+}
+
+// datasetVersionEvents: dataset.version.created when a version is written (versions are
+// immutable: written once, never updated).
+func datasetVersionEvents(pk string, r StreamRecord) ([]api.Event, error) {
+	var cur datasetVersionItem
+	if err := attributevalue.UnmarshalMap(r.New, &cur); err != nil {
+		return nil, err
+	}
+	project, _ := cutProject(pk, "#DS#")
+	ev, err := newEvent(api.EventDatasetVersionCreated, project, cur.CreatedAt, api.DatasetVersionCreated{
+		Dataset: cur.DatasetName, DatasetID: cur.DatasetID, Version: cur.Number, VersionID: cur.ID, RowCount: cur.RowCount,
+	}, cur.ID)
 	return []api.Event{ev}, err
 }
 

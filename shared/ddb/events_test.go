@@ -3,7 +3,9 @@ package ddb
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -12,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/plumehq/plume/api"
+	"github.com/plumehq/plume/shared/dataset"
 	"github.com/plumehq/plume/shared/ddb/ddbtest"
 	"github.com/plumehq/plume/shared/prompt"
 )
@@ -141,4 +144,45 @@ func TestEventsOfJudgesAndRuns(t *testing.T) {
 	var dep api.OptimizationRunEvent
 	require.NoError(t, json.Unmarshal(events[3].Data, &dep))
 	assert.Equal(t, "v9", dep.DeployedVersionID)
+}
+
+// TestEventsOfDatasetVersions: each version a push stores raises one dataset.version.created
+// (its pointer item and the dataset's counter raise none), a push that loses its version
+// number raises none, and reading the stream again raises the same ids.
+func TestEventsOfDatasetVersions(t *testing.T) {
+	client, _, name := ddbtest.NewStreamTable(t)
+	store := NewDatasetStore(NewTable(client, name))
+	ctx := context.Background()
+	now := time.Now().UTC()
+	require.NoError(t, store.CreateDataset(ctx, dataset.Dataset{ID: "d1", ProjectID: "p1", Name: "capitals", CreatedAt: now, UpdatedAt: now}))
+	version := func(n, rows int) dataset.Version {
+		return dataset.Version{ID: fmt.Sprintf("dv%d", n), ProjectID: "p1", DatasetID: "d1", DatasetName: "capitals",
+			Number: n, RowCount: rows, Object: fmt.Sprintf("datasets/p1/d1/%d.ndjson", n), CreatedAt: now}
+	}
+	require.NoError(t, store.AddVersion(ctx, version(1, 3)))
+	require.NoError(t, store.AddVersion(ctx, version(2, 5)))
+	lost := version(2, 9)
+	lost.ID = "dv-lost"
+	require.Error(t, store.AddVersion(ctx, lost), "version 2 is taken")
+
+	records := streamSoFar(t, client, name)
+	events, err := EventsOf(records)
+	require.NoError(t, err)
+	require.Len(t, events, 2)
+	var created []api.DatasetVersionCreated
+	for _, ev := range events {
+		assert.Equal(t, api.EventDatasetVersionCreated, ev.Type)
+		assert.Equal(t, "p1", ev.ProjectID)
+		var b api.DatasetVersionCreated
+		require.NoError(t, json.Unmarshal(ev.Data, &b))
+		created = append(created, b)
+	}
+	assert.Equal(t, []api.DatasetVersionCreated{
+		{Dataset: "capitals", DatasetID: "d1", Version: 1, VersionID: "dv1", RowCount: 3},
+		{Dataset: "capitals", DatasetID: "d1", Version: 2, VersionID: "dv2", RowCount: 5},
+	}, created)
+	assert.NotEqual(t, events[0].ID, events[1].ID)
+	again, err := EventsOf(records)
+	require.NoError(t, err)
+	assert.Equal(t, events, again, "a batch read again raises the same events")
 }

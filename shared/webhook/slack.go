@@ -24,6 +24,11 @@ func SlackText(ev api.Event) string {
 		if json.Unmarshal(ev.Data, &b) == nil {
 			return fmt.Sprintf("Prompt %s: version %d created by %s", b.Slug, b.Version, orSomeone(b.By))
 		}
+	case api.EventDatasetVersionCreated:
+		var b api.DatasetVersionCreated
+		if json.Unmarshal(ev.Data, &b) == nil {
+			return fmt.Sprintf("Dataset %s: version %d pushed (%d rows)", b.Dataset, b.Version, b.RowCount)
+		}
 	case api.EventOptimizationRunFinished, api.EventOptimizationRunDeployed:
 		var b api.OptimizationRunEvent
 		if json.Unmarshal(ev.Data, &b) == nil {
