@@ -12,10 +12,10 @@
 // With -base, the same functions built from an earlier checkout are measured in the same rounds,
 // each row beside its own: a before and after measured side by side.
 //
-// Limits the table is read against (issue 31): init within 2x the hello world, bootstrap at
-// most 15 MB; rows past either are marked, and a bootstrap past 15 MB (of an after row, not
-// @base, nor one sizeOwed lists) fails the command, so `make bench` fails. Init is also shown in CPU time (user and
-// system), which a loaded machine distorts far less than the wall clock.
+// Limits the table is read against (issue 31): init within 2x the hello world, bootstrap at most
+// 15 MB; rows past either are marked, and a bootstrap past 15 MB (of an after row, not @base, nor
+// one sizeOwed lists) fails the command, so `make bench` fails. Init is also shown in CPU time
+// (user and system), which a loaded machine distorts far less than the wall clock.
 package main
 
 import (

@@ -23,10 +23,11 @@ func memberKey(t *testing.T, a *apitest.API, tenant apitest.Tenant) string {
 	return secret
 }
 
-// TestWebhookTools: list-webhooks, get-webhook and list-events are read-only; list-webhooks
-// lists the project's webhooks and get-webhook reads one, without their secrets, for admin keys only (a member's call is a tool
-// error); list-events reads the event log newest first, by type, page by page with the cursor,
-// and refuses a type or a time it cannot use; another project's key sees none of it.
+// TestWebhookTools: list-webhooks, get-webhook and list-events are read-only; list-webhooks lists
+// the project's webhooks and get-webhook reads one, without their secrets, for admin keys only (a
+// member's call is a tool error); list-events reads the event log newest first, by type, page by
+// page with the cursor, and refuses a type or a time it cannot use; another project's key sees
+// none of it.
 func TestWebhookTools(t *testing.T) {
 	s := newToolStack(t, apitest.Options{Stream: true})
 	a := s.api

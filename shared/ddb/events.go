@@ -29,8 +29,8 @@ import (
 //
 // An event's id is derived from the change, not from the delivery (a hash of the type and the
 // item's identity at that change: the tag and its new version and time, the version's id, the
-// judge and its update time, the run, the dataset version), so a batch the consumer reads again raises the same
-// events with the same ids.
+// judge and its update time, the run, the dataset version), so a batch the consumer reads again
+// raises the same events with the same ids.
 
 // EventsOf are the events of records, in their order. A record that raises none (a span, a
 // counter update of a judge, a tag written again at the version it was at) is skipped.

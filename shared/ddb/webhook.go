@@ -22,9 +22,9 @@ import (
 // per webhook, newest last in sort-key order). A delivery expires deliveryRetention after its
 // last attempt.
 //
-// Requests per operation: create 1 Query + 1 PutItem; list 1 Query; read one 1 GetItem;
-// delete 1 DeleteItem; put delivery 1 PutItem; read a delivery with its webhook 1 BatchGetItem; record an attempt 1
-// PutItem; a log page 1 Query.
+// Requests per operation: create 1 Query + 1 PutItem; list 1 Query; read one 1 GetItem; delete 1
+// DeleteItem; put delivery 1 PutItem; read a delivery with its webhook 1 BatchGetItem; record an
+// attempt 1 PutItem; a log page 1 Query.
 type WebhookStore struct{ t *Table }
 
 var _ webhook.Store = (*WebhookStore)(nil)
