@@ -15,9 +15,10 @@ import (
 
 // SignalJoin keeps the derived signals of the spans in A/B tests (signal.Derived) from the
 // table's change stream. A span summary (SPAN) whose A/B choices (its ab_choices, attribute
-// "ab") gained a test records them on the span's signal record (signal.Service.Carry): the
-// span is then in the test, and that record's own stream record joins its verdicts and
-// feedback so far (below). A judge's evaluation (EVAL#<judge> in the span's partition) sets the
+// "ab") gained a test records them on the span's signal record (signal.Service.Carry), and so
+// does a new span made in a session with the version of a prompt split that the session was
+// served (signal.Service.CarrySplits): the span is then in the test, and that record's own
+// stream record joins its verdicts and feedback so far (below). A judge's evaluation (EVAL#<judge> in the span's partition) sets the
 // span's verdict signal, people's feedback (FB#<user>) its thumbs counts, read back from the
 // span's feedback items. Values are set, not added, so a batch delivered again changes
 // nothing; the records of a span's partition come in order, so the last value stays. Spans
@@ -38,6 +39,7 @@ func (j *SignalJoin) Apply(ctx context.Context, _ string, records []StreamRecord
 	backfill := map[spanKey]bool{}
 	byProject := map[string][]string{}
 	carried := map[string][]signal.Carried{}
+	prompted := map[string][]signal.PromptSpan{}
 	for _, r := range records {
 		if r.New == nil {
 			continue
@@ -65,6 +67,9 @@ func (j *SignalJoin) Apply(ctx context.Context, _ string, records []StreamRecord
 		switch {
 		case sk == skSpan:
 			carried[projectID] = append(carried[projectID], newChoices(span, r.Old, r.New)...)
+			if ps, ok := promptSpan(span, r.Old, r.New); ok {
+				prompted[projectID] = append(prompted[projectID], ps)
+			}
 			continue
 		case strings.HasPrefix(sk, prefixEvaluation):
 			if verdicts[k] == nil {
@@ -83,6 +88,11 @@ func (j *SignalJoin) Apply(ctx context.Context, _ string, records []StreamRecord
 	}
 	for projectID, cs := range carried {
 		if err := j.svc.Carry(ctx, projectID, cs); err != nil {
+			return err
+		}
+	}
+	for projectID, ps := range prompted {
+		if err := j.svc.CarrySplits(ctx, projectID, ps); err != nil {
 			return err
 		}
 	}
@@ -168,6 +178,18 @@ func newChoices(spanID string, was, is map[string]types.AttributeValue) []signal
 		}
 	}
 	return out
+}
+
+// promptSpan is the span of a summary's new image made with a prompt version in a session,
+// when the old image did not name that session and version already (a span written again
+// costs nothing here): it may be in a prompt split its session was served from
+// (signal.Service.CarrySplits).
+func promptSpan(spanID string, was, is map[string]types.AttributeValue) (signal.PromptSpan, bool) {
+	ps := signal.PromptSpan{SpanID: spanID, SessionID: strAttr(is, "ss"), Slug: strAttr(is, "ps"), VersionID: strAttr(is, "pv")}
+	if ps.SessionID == "" || ps.Slug == "" || ps.VersionID == "" {
+		return ps, false
+	}
+	return ps, was == nil || strAttr(was, "ss") != ps.SessionID || strAttr(was, "pv") != ps.VersionID
 }
 
 // mapAttr is the map attribute name of item (nil when absent).
