@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -15,8 +13,6 @@ import (
 	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/internal/apitest"
 	"github.com/plumehq/plume/internal/faultproxy"
-	"github.com/plumehq/plume/shared/ddb"
-	"github.com/plumehq/plume/shared/ddb/ddbtest"
 	"github.com/plumehq/plume/shared/judge"
 )
 
@@ -82,27 +78,11 @@ func TestSpanChoicesCrashAndReplay(t *testing.T) {
 	}
 }
 
-// replayTolerating applies the whole stream, from its oldest record, to the stream consumer
-// as RollupFunction does, a failed batch applied again, and returns how many batches failed.
+// replayTolerating applies the whole stream to the stream consumer as RollupFunction does, a
+// failed batch applied again, and returns how many batches failed.
 func replayTolerating(t *testing.T, srv *apitest.API) int {
 	t.Helper()
 	apply, err := srv.Env.StreamConsumer()
 	require.NoError(t, err)
-	o := ddbtest.Client(t, nil).Options()
-	p := &ddb.StreamPoller{DB: ddbtest.Client(t, nil), TableName: srv.TableName,
-		Streams: dynamodbstreams.New(dynamodbstreams.Options{Region: o.Region, Credentials: o.Credentials, BaseEndpoint: aws.String(ddbtest.Endpoint(t))}),
-		Apply:   apply}
-	failures := 0
-	for idle, polls := 0, 0; idle < 2; polls++ {
-		require.Less(t, polls, 200, "the stream drains")
-		busy, err := p.Poll(context.Background())
-		if err != nil {
-			failures++
-			continue
-		}
-		if idle++; busy {
-			idle = 0
-		}
-	}
-	return failures
+	return srv.ReplayTolerating(t, apply, nil)
 }

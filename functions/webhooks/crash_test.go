@@ -1,14 +1,11 @@
 package webhooks_test
 
 import (
-	"context"
 	"encoding/json"
 	"strconv"
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -16,8 +13,6 @@ import (
 	"github.com/plumehq/plume/internal/apitest"
 	"github.com/plumehq/plume/internal/faultproxy"
 	"github.com/plumehq/plume/shared/config"
-	"github.com/plumehq/plume/shared/ddb"
-	"github.com/plumehq/plume/shared/ddb/ddbtest"
 )
 
 // TestCrashBetweenChangeAndEvent fails DynamoDB around a tag move and its fan-out, in the
@@ -89,24 +84,7 @@ func drainTolerating(t *testing.T, a *apitest.API, failed func()) int {
 	t.Helper()
 	events, err := a.Env.EventConsumer()
 	require.NoError(t, err)
-	o := ddbtest.Client(t, nil).Options()
-	p := &ddb.StreamPoller{DB: ddbtest.Client(t, nil), TableName: a.TableName,
-		Streams: dynamodbstreams.New(dynamodbstreams.Options{Region: o.Region, Credentials: o.Credentials, BaseEndpoint: aws.String(ddbtest.Endpoint(t))}),
-		Apply:   events}
-	failures := 0
-	for idle, polls := 0, 0; idle < 2; polls++ {
-		require.Less(t, polls, 100, "the stream drains")
-		busy, err := p.Poll(context.Background())
-		if err != nil {
-			failures++
-			failed()
-			continue
-		}
-		if idle++; busy {
-			idle = 0
-		}
-	}
-	return failures
+	return a.ReplayTolerating(t, events, failed)
 }
 
 func tagVersions(tags []api.PromptTag) []string {

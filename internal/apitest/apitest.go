@@ -221,6 +221,31 @@ func (api *API) ReplayEvents(t testing.TB) {
 	drain(t, api.poller(t, events))
 }
 
+// ReplayTolerating applies the whole stream, from its oldest record, with apply
+// (Env.StreamConsumer or Env.EventConsumer) as Lambda does when a batch fails: the failed batch
+// is read again, after failed is called (nil: nothing), until the stream is drained. It returns
+// how many batches failed, for the crash tests that inject the failures.
+func (api *API) ReplayTolerating(t testing.TB, apply func(context.Context, string, []ddb.StreamRecord) error, failed func()) int {
+	t.Helper()
+	p := api.poller(t, apply)
+	failures := 0
+	for idle, polls := 0, 0; idle < 2; polls++ {
+		require.Less(t, polls, 200, "the stream drains")
+		busy, err := p.Poll(context.Background())
+		if err != nil {
+			failures++
+			if failed != nil {
+				failed()
+			}
+			continue
+		}
+		if idle++; busy {
+			idle = 0
+		}
+	}
+	return failures
+}
+
 // poller is a poller of the table's stream, from its oldest record, applying apply.
 func (api *API) poller(t testing.TB, apply func(context.Context, string, []ddb.StreamRecord) error) *ddb.StreamPoller {
 	o := ddbtest.Client(t, nil).Options()
