@@ -4,12 +4,14 @@
 package abtests
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/plumehq/plume/api"
+	"github.com/plumehq/plume/client"
 	"github.com/plumehq/plume/cmd/plume/internal/cmdutil"
 )
 
@@ -33,16 +35,13 @@ func newCmdList(f *cmdutil.Factory) *cobra.Command {
 		Example: `  plume ab-tests list --where status=running`,
 		Args:    cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, c, cancel, err := f.Request(cmd, &o, true)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			tests, err := c.ABTests(ctx)
-			if err != nil {
-				return err
-			}
-			return f.IO.PrintList(tests, cmdutil.Cols("name", "status", "duration_days", "started_at", "ends_at"), o.Local())
+			return f.WithClient(cmd, &o, true, func(ctx context.Context, c *client.Client) error {
+				tests, err := c.ABTests(ctx)
+				if err != nil {
+					return err
+				}
+				return f.IO.PrintList(tests, cmdutil.Cols("name", "status", "duration_days", "started_at", "ends_at"), o.Local())
+			})
 		},
 	}
 	cmdutil.AddListFlags(cmd, &o, 0)
@@ -81,19 +80,16 @@ test has completed; until then it reads "after <end>".`,
   plume ab-tests show model_test --output json | jq '.comparisons'`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, c, cancel, err := f.Request(cmd, nil, true)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			rep, err := c.ABTest(ctx, args[0])
-			if err != nil {
-				return err
-			}
-			if f.IO.JSON() {
-				return f.IO.WriteJSON(rep)
-			}
-			return printReport(f.IO, rep)
+			return f.WithClient(cmd, nil, true, func(ctx context.Context, c *client.Client) error {
+				rep, err := c.ABTest(ctx, args[0])
+				if err != nil {
+					return err
+				}
+				if f.IO.JSON() {
+					return f.IO.WriteJSON(rep)
+				}
+				return printReport(f.IO, rep)
+			})
 		},
 	}
 }
@@ -160,16 +156,13 @@ func newCmdGet(f *cmdutil.Factory) *cobra.Command {
 		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			kind := strings.ToLower(args[0])
-			ctx, c, cancel, err := f.Request(cmd, &o, false)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			sigs, err := c.EntitySignals(ctx, kind, args[1])
-			if err != nil {
-				return err
-			}
-			return f.IO.PrintList(sigs, cmdutil.Cols("name", "value", "signal_type", "updated_at"), o.Local())
+			return f.WithClient(cmd, &o, false, func(ctx context.Context, c *client.Client) error {
+				sigs, err := c.EntitySignals(ctx, kind, args[1])
+				if err != nil {
+					return err
+				}
+				return f.IO.PrintList(sigs, cmdutil.Cols("name", "value", "signal_type", "updated_at"), o.Local())
+			})
 		},
 	}
 	cmdutil.AddListFlags(cmd, &o, 0)

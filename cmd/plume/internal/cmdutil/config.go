@@ -204,13 +204,13 @@ func Redact(secret string) string {
 	return secret[:shown] + "…" + fmt.Sprintf("(%d chars)", len(secret))
 }
 
-// Request is what a client command needs to send its requests: o checked (when not nil), the
-// API client (the project-scoped one when project is set) and cmd's context bounded by
-// --timeout. The caller defers cancel; on an error there is nothing to cancel.
-func (f *Factory) Request(cmd *cobra.Command, o *ListOptions, project bool) (context.Context, *client.Client, context.CancelFunc, error) {
+// WithClient runs fn with what a client command needs to send its requests: o checked (when
+// not nil), the API client (the project-scoped one when project is set) and cmd's context
+// bounded by --timeout, cancelled when fn returns.
+func (f *Factory) WithClient(cmd *cobra.Command, o *ListOptions, project bool, fn func(context.Context, *client.Client) error) error {
 	if o != nil {
 		if err := o.Check(); err != nil {
-			return nil, nil, nil, err
+			return err
 		}
 	}
 	newClient := f.Client
@@ -219,8 +219,9 @@ func (f *Factory) Request(cmd *cobra.Command, o *ListOptions, project bool) (con
 	}
 	c, err := newClient()
 	if err != nil {
-		return nil, nil, nil, err
+		return err
 	}
 	ctx, cancel := f.Context(cmd.Context())
-	return ctx, c, cancel, nil
+	defer cancel()
+	return fn(ctx, c)
 }

@@ -4,6 +4,7 @@ package datasetscmd
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -55,19 +56,16 @@ func newCmdList(f *cmdutil.Factory) *cobra.Command {
 		Short: "List the project's datasets by name",
 		Args:  cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, c, cancel, err := f.Request(cmd, nil, false)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			list, err := c.Datasets(ctx, o)
-			if err != nil {
-				return err
-			}
-			if f.IO.JSON() {
-				return f.IO.WriteJSON(list)
-			}
-			return printPage(f, list.Datasets, datasetCols, list.NextCursor)
+			return f.WithClient(cmd, nil, false, func(ctx context.Context, c *client.Client) error {
+				list, err := c.Datasets(ctx, o)
+				if err != nil {
+					return err
+				}
+				if f.IO.JSON() {
+					return f.IO.WriteJSON(list)
+				}
+				return printPage(f, list.Datasets, datasetCols, list.NextCursor)
+			})
 		},
 	}
 	pageFlags(cmd, &o)
@@ -80,16 +78,13 @@ func newCmdShow(f *cmdutil.Factory) *cobra.Command {
 		Short: "Show a dataset",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, c, cancel, err := f.Request(cmd, nil, false)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			d, err := c.Dataset(ctx, args[0])
-			if err != nil {
-				return err
-			}
-			return f.IO.PrintItem(d, append(cmdutil.Cols("id"), datasetCols...))
+			return f.WithClient(cmd, nil, false, func(ctx context.Context, c *client.Client) error {
+				d, err := c.Dataset(ctx, args[0])
+				if err != nil {
+					return err
+				}
+				return f.IO.PrintItem(d, append(cmdutil.Cols("id"), datasetCols...))
+			})
 		},
 	}
 }
@@ -101,19 +96,16 @@ func newCmdVersions(f *cmdutil.Factory) *cobra.Command {
 		Short: "List a dataset's versions, newest first",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, c, cancel, err := f.Request(cmd, nil, false)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			list, err := c.DatasetVersions(ctx, args[0], o)
-			if err != nil {
-				return err
-			}
-			if f.IO.JSON() {
-				return f.IO.WriteJSON(list)
-			}
-			return printPage(f, list.Versions, cmdutil.Cols("version_number", "id", "row_count", "bytes", "created_at"), list.NextCursor)
+			return f.WithClient(cmd, nil, false, func(ctx context.Context, c *client.Client) error {
+				list, err := c.DatasetVersions(ctx, args[0], o)
+				if err != nil {
+					return err
+				}
+				if f.IO.JSON() {
+					return f.IO.WriteJSON(list)
+				}
+				return printPage(f, list.Versions, cmdutil.Cols("version_number", "id", "row_count", "bytes", "created_at"), list.NextCursor)
+			})
 		},
 	}
 	pageFlags(cmd, &o)
@@ -137,21 +129,18 @@ when it does not exist.`,
 			if err != nil {
 				return cmdutil.FlagErrorWrap(err)
 			}
-			ctx, c, cancel, err := f.Request(cmd, nil, false)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			if create {
-				if _, err := c.CreateDataset(ctx, args[0], description); err != nil && !errors.Is(err, client.ErrConflict) {
+			return f.WithClient(cmd, nil, false, func(ctx context.Context, c *client.Client) error {
+				if create {
+					if _, err := c.CreateDataset(ctx, args[0], description); err != nil && !errors.Is(err, client.ErrConflict) {
+						return err
+					}
+				}
+				v, err := c.PushDataset(ctx, args[0], data)
+				if err != nil {
 					return err
 				}
-			}
-			v, err := c.PushDataset(ctx, args[0], data)
-			if err != nil {
-				return err
-			}
-			return f.IO.PrintItem(v, cmdutil.Cols("version_number", "id", "row_count", "bytes", "created_at"))
+				return f.IO.PrintItem(v, cmdutil.Cols("version_number", "id", "row_count", "bytes", "created_at"))
+			})
 		},
 	}
 	cmd.Flags().BoolVar(&create, "create", false, "create the dataset when it does not exist")
@@ -169,23 +158,20 @@ func newCmdPull(f *cmdutil.Factory) *cobra.Command {
 			if version < 0 {
 				return cmdutil.FlagErrorf("--version must be positive")
 			}
-			ctx, c, cancel, err := f.Request(cmd, nil, false)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			w := bufio.NewWriter(f.IO.Out)
-			enc := json.NewEncoder(w)
-			enc.SetEscapeHTML(false)
-			v, err := c.PullDataset(ctx, args[0], version, func(r api.DatasetRow) error { return enc.Encode(r) })
-			if err != nil {
-				return err
-			}
-			if err := w.Flush(); err != nil {
-				return err
-			}
-			f.IO.Infof("Version %d (%s).", v.VersionNumber, v.ID)
-			return nil
+			return f.WithClient(cmd, nil, false, func(ctx context.Context, c *client.Client) error {
+				w := bufio.NewWriter(f.IO.Out)
+				enc := json.NewEncoder(w)
+				enc.SetEscapeHTML(false)
+				v, err := c.PullDataset(ctx, args[0], version, func(r api.DatasetRow) error { return enc.Encode(r) })
+				if err != nil {
+					return err
+				}
+				if err := w.Flush(); err != nil {
+					return err
+				}
+				f.IO.Infof("Version %d (%s).", v.VersionNumber, v.ID)
+				return nil
+			})
 		},
 	}
 	cmd.Flags().IntVar(&version, "version", 0, "the version `number` (default: the latest)")

@@ -1,6 +1,7 @@
 package datasetscmd
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -30,19 +31,16 @@ func newCmdExperimentList(f *cmdutil.Factory) *cobra.Command {
 		Short: "List a dataset's experiments, newest first",
 		Args:  cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, c, cancel, err := f.Request(cmd, nil, false)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			list, err := c.Experiments(ctx, dataset, o)
-			if err != nil {
-				return err
-			}
-			if f.IO.JSON() {
-				return f.IO.WriteJSON(list)
-			}
-			return printPage(f, list.Experiments, cmdutil.Cols("id", "name", "version_number", "created_at"), list.NextCursor)
+			return f.WithClient(cmd, nil, false, func(ctx context.Context, c *client.Client) error {
+				list, err := c.Experiments(ctx, dataset, o)
+				if err != nil {
+					return err
+				}
+				if f.IO.JSON() {
+					return f.IO.WriteJSON(list)
+				}
+				return printPage(f, list.Experiments, cmdutil.Cols("id", "name", "version_number", "created_at"), list.NextCursor)
+			})
 		},
 	}
 	cmd.Flags().StringVar(&dataset, "dataset", "", "the dataset's `name`")
@@ -57,21 +55,18 @@ func newCmdExperimentShow(f *cmdutil.Factory) *cobra.Command {
 		Short: "Show an experiment with its runs, evaluators and metrics",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, c, cancel, err := f.Request(cmd, nil, false)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			e, err := c.Experiment(ctx, args[0])
-			if err != nil {
-				return err
-			}
-			if err := f.IO.PrintItem(e, cmdutil.Cols("id", "name", "dataset_name", "version_number", "dataset_version_id", "created_at"),
-				cmdutil.Cols("runs", "evaluators", "column_metrics", "run_metrics")...); err != nil || f.IO.JSON() || len(e.Aggregates) == 0 {
-				return err
-			}
-			fmt.Fprintln(f.IO.Out)
-			return f.IO.PrintList(aggregateLines(e.Aggregates), cmdutil.Cols("run", "evaluator", "measure", "value"), &cmdutil.ListOptions{})
+			return f.WithClient(cmd, nil, false, func(ctx context.Context, c *client.Client) error {
+				e, err := c.Experiment(ctx, args[0])
+				if err != nil {
+					return err
+				}
+				if err := f.IO.PrintItem(e, cmdutil.Cols("id", "name", "dataset_name", "version_number", "dataset_version_id", "created_at"),
+					cmdutil.Cols("runs", "evaluators", "column_metrics", "run_metrics")...); err != nil || f.IO.JSON() || len(e.Aggregates) == 0 {
+					return err
+				}
+				fmt.Fprintln(f.IO.Out)
+				return f.IO.PrintList(aggregateLines(e.Aggregates), cmdutil.Cols("run", "evaluator", "measure", "value"), &cmdutil.ListOptions{})
+			})
 		},
 	}
 }
@@ -87,19 +82,16 @@ func newCmdExperimentResults(f *cmdutil.Factory) *cobra.Command {
 			if run < 0 {
 				return cmdutil.FlagErrorf("--run must be positive")
 			}
-			ctx, c, cancel, err := f.Request(cmd, nil, false)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			list, err := c.ExperimentResults(ctx, args[0], run, o)
-			if err != nil {
-				return err
-			}
-			if f.IO.JSON() {
-				return f.IO.WriteJSON(list)
-			}
-			return printPage(f, list.Results, cmdutil.Cols("dataset_row_id", "result", "trace_id", "evaluations"), list.NextCursor)
+			return f.WithClient(cmd, nil, false, func(ctx context.Context, c *client.Client) error {
+				list, err := c.ExperimentResults(ctx, args[0], run, o)
+				if err != nil {
+					return err
+				}
+				if f.IO.JSON() {
+					return f.IO.WriteJSON(list)
+				}
+				return printPage(f, list.Results, cmdutil.Cols("dataset_row_id", "result", "trace_id", "evaluations"), list.NextCursor)
+			})
 		},
 	}
 	cmd.Flags().IntVar(&run, "run", 0, "the run `number` (default 1)")
@@ -118,25 +110,22 @@ func newCmdExperimentCompare(f *cmdutil.Factory) *cobra.Command {
 			if run < 0 {
 				return cmdutil.FlagErrorf("--run must be positive")
 			}
-			ctx, c, cancel, err := f.Request(cmd, nil, false)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			cmp, err := c.CompareExperiments(ctx, args, run, o)
-			if err != nil {
-				return err
-			}
-			if f.IO.JSON() {
-				return f.IO.WriteJSON(cmp)
-			}
-			if err := f.IO.PrintList(cmp.Metrics, cmdutil.Cols("name", "kind", "values", "difference"), &cmdutil.ListOptions{}); err != nil {
-				return err
-			}
-			if err := f.IO.PrintList(evaluatorLines(cmp.Evaluators), cmdutil.Cols("evaluator", "measure", "values", "difference"), &cmdutil.ListOptions{}); err != nil {
-				return err
-			}
-			return printPage(f, cmp.Rows, cmdutil.Cols("dataset_row_id", "differs", "results"), cmp.NextCursor)
+			return f.WithClient(cmd, nil, false, func(ctx context.Context, c *client.Client) error {
+				cmp, err := c.CompareExperiments(ctx, args, run, o)
+				if err != nil {
+					return err
+				}
+				if f.IO.JSON() {
+					return f.IO.WriteJSON(cmp)
+				}
+				if err := f.IO.PrintList(cmp.Metrics, cmdutil.Cols("name", "kind", "values", "difference"), &cmdutil.ListOptions{}); err != nil {
+					return err
+				}
+				if err := f.IO.PrintList(evaluatorLines(cmp.Evaluators), cmdutil.Cols("evaluator", "measure", "values", "difference"), &cmdutil.ListOptions{}); err != nil {
+					return err
+				}
+				return printPage(f, cmp.Rows, cmdutil.Cols("dataset_row_id", "differs", "results"), cmp.NextCursor)
+			})
 		},
 	}
 	cmd.Flags().IntVar(&run, "run", 0, "the run `number` (default 1)")
@@ -150,16 +139,13 @@ func newCmdExperimentJudge(f *cmdutil.Factory) *cobra.Command {
 		Short: "Have a judge evaluate every result of an experiment, later ones too",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, c, cancel, err := f.Request(cmd, nil, false)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			a, err := c.AttachJudge(ctx, args[0], args[1])
-			if err != nil {
-				return err
-			}
-			return f.IO.PrintItem(a, cmdutil.Cols("experiment_id", "judge_id", "evaluator_id", "evaluator_name", "status", "requested_at"))
+			return f.WithClient(cmd, nil, false, func(ctx context.Context, c *client.Client) error {
+				a, err := c.AttachJudge(ctx, args[0], args[1])
+				if err != nil {
+					return err
+				}
+				return f.IO.PrintItem(a, cmdutil.Cols("experiment_id", "judge_id", "evaluator_id", "evaluator_name", "status", "requested_at"))
+			})
 		},
 	}
 }

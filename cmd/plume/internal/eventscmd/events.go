@@ -63,20 +63,17 @@ func newCmdList(f *cmdutil.Factory) *cobra.Command {
 			if o.limit < 1 || o.limit > 200 {
 				return cmdutil.FlagErrorf("--limit must be from 1 to 200, got %d", o.limit)
 			}
-			ctx, c, cancel, err := f.Request(cmd, nil, true)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			page, err := c.Events(ctx, client.EventsQuery{Since: since, Types: o.types, Limit: o.limit, Cursor: o.cursor})
-			if err != nil {
-				return err
-			}
-			if page.Next != "" {
-				f.IO.Infof("More events follow: --cursor %s", page.Next)
-			}
-			return f.IO.PrintList(page.Events, []cmdutil.Column{{Header: "ID", Path: "id"}, {Header: "TYPE", Path: "type"},
-				{Header: "TIME", Path: "time"}, {Header: "DATA", Path: "data"}}, (&cmdutil.ListOptions{}).Local())
+			return f.WithClient(cmd, nil, true, func(ctx context.Context, c *client.Client) error {
+				page, err := c.Events(ctx, client.EventsQuery{Since: since, Types: o.types, Limit: o.limit, Cursor: o.cursor})
+				if err != nil {
+					return err
+				}
+				if page.Next != "" {
+					f.IO.Infof("More events follow: --cursor %s", page.Next)
+				}
+				return f.IO.PrintList(page.Events, []cmdutil.Column{{Header: "ID", Path: "id"}, {Header: "TYPE", Path: "type"},
+					{Header: "TIME", Path: "time"}, {Header: "DATA", Path: "data"}}, (&cmdutil.ListOptions{}).Local())
+			})
 		},
 	}
 	fl := cmd.Flags()

@@ -2,8 +2,11 @@
 package gatewaycmd
 
 import (
+	"context"
+
 	"github.com/spf13/cobra"
 
+	"github.com/plumehq/plume/client"
 	"github.com/plumehq/plume/cmd/plume/internal/cmdutil"
 )
 
@@ -46,16 +49,13 @@ is set), and which calls it records as spans (off: those that ask; all: every ca
   plume gateway status --output json`,
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, c, cancel, err := f.Request(cmd, nil, true)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			st, err := c.GatewayStatus(ctx)
-			if err != nil {
-				return err
-			}
-			return f.IO.PrintItem(st, statusFields)
+			return f.WithClient(cmd, nil, true, func(ctx context.Context, c *client.Client) error {
+				st, err := c.GatewayStatus(ctx)
+				if err != nil {
+					return err
+				}
+				return f.IO.PrintItem(st, statusFields)
+			})
 		},
 	}
 }

@@ -1,6 +1,7 @@
 package judges
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -19,19 +20,16 @@ one, whose keys calibration feedback names (plume judges feedback create --crite
 		Example: `  plume judges criteria 0192f5d4-7c1e-7a3b-9f00-5a1c2e3d4b5f`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, c, cancel, err := f.Request(cmd, nil, true)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			crit, err := c.JudgeCriteria(ctx, args[0])
-			if err != nil {
-				return err
-			}
-			return printWithTable(f.IO, crit, []cmdutil.Column{{Header: "Judge", Path: "judge_id"},
-				{Header: "Evaluation type", Path: "evaluation_type"}, {Header: "Score min", Path: "score_min"},
-				{Header: "Score max", Path: "score_max"}, {Header: "Pass threshold", Path: "pass_threshold"}},
-				crit.Criteria, cmdutil.Cols("key", "label", "description"))
+			return f.WithClient(cmd, nil, true, func(ctx context.Context, c *client.Client) error {
+				crit, err := c.JudgeCriteria(ctx, args[0])
+				if err != nil {
+					return err
+				}
+				return printWithTable(f.IO, crit, []cmdutil.Column{{Header: "Judge", Path: "judge_id"},
+					{Header: "Evaluation type", Path: "evaluation_type"}, {Header: "Score min", Path: "score_min"},
+					{Header: "Score max", Path: "score_max"}, {Header: "Pass threshold", Path: "pass_threshold"}},
+					crit.Criteria, cmdutil.Cols("key", "label", "description"))
+			})
 		},
 	}
 }
@@ -116,28 +114,25 @@ by verdict (--result), by whether someone calibrated the evaluation (--with-feed
 			case withFeedback || withoutFeedback:
 				q.WithUserFeedback = &withFeedback
 			}
-			ctx, c, cancel, err := f.Request(cmd, nil, true)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			page, err := c.Evaluations(ctx, args[0], q)
-			if err != nil {
-				return err
-			}
-			if err := f.IO.PrintList(page.Evaluations, []cmdutil.Column{{Header: "ID", Path: "id"}, {Header: "SPAN_ID", Path: "span_id"},
-				{Header: "PASS", Path: "evaluation_result"}, {Header: "SCORE", Path: "score"}, {Header: "CONFIDENCE", Path: "confidence_score"},
-				{Header: "FEEDBACK", Path: "has_user_feedback"}, {Header: "MODEL", Path: "model_used"}, {Header: "CREATED", Path: "created_at"},
-				{Header: "REASON", Path: "evaluation_reason"}}, &o); err != nil {
-				return err
-			}
-			if n := len(page.Evaluations); n > 0 {
-				f.IO.Infof("evaluations %d to %d of %d", page.Offset+1, page.Offset+n, page.Total)
-			}
-			if page.Truncated {
-				f.IO.Warnf("partial list: the server stopped at its scan bound; the total and pages cover the newest evaluations of the window only: narrow --start-date/--end-date to reach the rest")
-			}
-			return nil
+			return f.WithClient(cmd, nil, true, func(ctx context.Context, c *client.Client) error {
+				page, err := c.Evaluations(ctx, args[0], q)
+				if err != nil {
+					return err
+				}
+				if err := f.IO.PrintList(page.Evaluations, []cmdutil.Column{{Header: "ID", Path: "id"}, {Header: "SPAN_ID", Path: "span_id"},
+					{Header: "PASS", Path: "evaluation_result"}, {Header: "SCORE", Path: "score"}, {Header: "CONFIDENCE", Path: "confidence_score"},
+					{Header: "FEEDBACK", Path: "has_user_feedback"}, {Header: "MODEL", Path: "model_used"}, {Header: "CREATED", Path: "created_at"},
+					{Header: "REASON", Path: "evaluation_reason"}}, &o); err != nil {
+					return err
+				}
+				if n := len(page.Evaluations); n > 0 {
+					f.IO.Infof("evaluations %d to %d of %d", page.Offset+1, page.Offset+n, page.Total)
+				}
+				if page.Truncated {
+					f.IO.Warnf("partial list: the server stopped at its scan bound; the total and pages cover the newest evaluations of the window only: narrow --start-date/--end-date to reach the rest")
+				}
+				return nil
+			})
 		},
 	}
 	cmdutil.AddListFlags(cmd, &o, 100)
@@ -165,27 +160,24 @@ criterion. A rate with nothing to compute it from is empty.`,
 			if err != nil {
 				return err
 			}
-			ctx, c, cancel, err := f.Request(cmd, nil, true)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			perf, err := c.JudgePerformance(ctx, args[0], start, end)
-			if err != nil {
-				return err
-			}
-			return printWithTable(f.IO, perf, []cmdutil.Column{
-				{Header: "Judge", Path: "judge_id"}, {Header: "Evaluation type", Path: "evaluation_type"},
-				{Header: "From", Path: "start_date"}, {Header: "To", Path: "end_date"}, {Header: "Calibrations", Path: "n"},
-				{Header: "Accuracy", Path: "verdict.accuracy"}, {Header: "Kappa", Path: "verdict.kappa"},
-				{Header: "True positive rate", Path: "verdict.true_positive_rate"}, {Header: "True negative rate", Path: "verdict.true_negative_rate"},
-				{Header: "Both pass", Path: "verdict.counts.true_positive"}, {Header: "Only the judge passes", Path: "verdict.counts.false_positive"},
-				{Header: "Only people pass", Path: "verdict.counts.false_negative"}, {Header: "Both fail", Path: "verdict.counts.true_negative"},
-				{Header: "Score mean absolute error", Path: "score.mean_absolute_error"},
-				{Header: "Scores too high", Path: "score.too_high_share"}, {Header: "Scores too low", Path: "score.too_low_share"},
-			}, perf.Criteria, []cmdutil.Column{{Header: "CRITERION", Path: "key"}, {Header: "N", Path: "verdict.n"},
-				{Header: "ACCURACY", Path: "verdict.accuracy"}, {Header: "KAPPA", Path: "verdict.kappa"},
-				{Header: "SCORE_MAE", Path: "score.mean_absolute_error"}})
+			return f.WithClient(cmd, nil, true, func(ctx context.Context, c *client.Client) error {
+				perf, err := c.JudgePerformance(ctx, args[0], start, end)
+				if err != nil {
+					return err
+				}
+				return printWithTable(f.IO, perf, []cmdutil.Column{
+					{Header: "Judge", Path: "judge_id"}, {Header: "Evaluation type", Path: "evaluation_type"},
+					{Header: "From", Path: "start_date"}, {Header: "To", Path: "end_date"}, {Header: "Calibrations", Path: "n"},
+					{Header: "Accuracy", Path: "verdict.accuracy"}, {Header: "Kappa", Path: "verdict.kappa"},
+					{Header: "True positive rate", Path: "verdict.true_positive_rate"}, {Header: "True negative rate", Path: "verdict.true_negative_rate"},
+					{Header: "Both pass", Path: "verdict.counts.true_positive"}, {Header: "Only the judge passes", Path: "verdict.counts.false_positive"},
+					{Header: "Only people pass", Path: "verdict.counts.false_negative"}, {Header: "Both fail", Path: "verdict.counts.true_negative"},
+					{Header: "Score mean absolute error", Path: "score.mean_absolute_error"},
+					{Header: "Scores too high", Path: "score.too_high_share"}, {Header: "Scores too low", Path: "score.too_low_share"},
+				}, perf.Criteria, []cmdutil.Column{{Header: "CRITERION", Path: "key"}, {Header: "N", Path: "verdict.n"},
+					{Header: "ACCURACY", Path: "verdict.accuracy"}, {Header: "KAPPA", Path: "verdict.kappa"},
+					{Header: "SCORE_MAE", Path: "score.mean_absolute_error"}})
+			})
 		},
 	}
 	d.addFlags(cmd)

@@ -1,12 +1,14 @@
 package judges
 
 import (
+	"context"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/plumehq/plume/api"
+	"github.com/plumehq/plume/client"
 	"github.com/plumehq/plume/cmd/plume/internal/cmdutil"
 )
 
@@ -68,16 +70,13 @@ what "plume judges performance" measures and "plume optimize judge start" learns
 					return err
 				}
 			}
-			ctx, c, cancel, err := f.Request(cmd, nil, true)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			fb, err := c.SendFeedback(ctx, slug, completion, req)
-			if err != nil {
-				return err
-			}
-			return f.IO.PrintItem(fb, feedbackColumns)
+			return f.WithClient(cmd, nil, true, func(ctx context.Context, c *client.Client) error {
+				fb, err := c.SendFeedback(ctx, slug, completion, req)
+				if err != nil {
+					return err
+				}
+				return f.IO.PrintItem(fb, feedbackColumns)
+			})
 		},
 	}
 	fl := create.Flags()

@@ -1,6 +1,7 @@
 package judges
 
 import (
+	"context"
 	"io"
 	"os"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plumehq/plume/api"
+	"github.com/plumehq/plume/client"
 	"github.com/plumehq/plume/cmd/plume/internal/cmdutil"
 )
 
@@ -48,19 +50,16 @@ func newCmdList(f *cmdutil.Factory) *cobra.Command {
 		Example: `  plume judges list --where status=active --where 'linked_prompts~support-bot'`,
 		Args:    cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, c, cancel, err := f.Request(cmd, &o, true)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			list, err := c.Judges(ctx)
-			if err != nil {
-				return err
-			}
-			return f.IO.PrintList(list, []cmdutil.Column{{Header: "ID", Path: "id"}, {Header: "NAME", Path: "name"},
-				{Header: "TYPE", Path: "evaluation_type"}, {Header: "STATUS", Path: "status"}, {Header: "SAMPLE_RATE", Path: "sample_rate"},
-				{Header: "PROMPTS", Path: "linked_prompts"}, {Header: "EVALUATIONS", Path: "evaluation_count"},
-				{Header: "PASS_RATE", Path: "pass_rate"}, {Header: "UPDATED", Path: "updated_at"}}, o.Local())
+			return f.WithClient(cmd, &o, true, func(ctx context.Context, c *client.Client) error {
+				list, err := c.Judges(ctx)
+				if err != nil {
+					return err
+				}
+				return f.IO.PrintList(list, []cmdutil.Column{{Header: "ID", Path: "id"}, {Header: "NAME", Path: "name"},
+					{Header: "TYPE", Path: "evaluation_type"}, {Header: "STATUS", Path: "status"}, {Header: "SAMPLE_RATE", Path: "sample_rate"},
+					{Header: "PROMPTS", Path: "linked_prompts"}, {Header: "EVALUATIONS", Path: "evaluation_count"},
+					{Header: "PASS_RATE", Path: "pass_rate"}, {Header: "UPDATED", Path: "updated_at"}}, o.Local())
+			})
 		},
 	}
 	cmdutil.AddListFlags(cmd, &o, 0)
@@ -74,16 +73,13 @@ func newCmdGet(f *cmdutil.Factory) *cobra.Command {
 		Example: `  plume judges get 0192f5d4-7c1e-7a3b-9f00-5a1c2e3d4b5f --output json | jq -r .template`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, c, cancel, err := f.Request(cmd, nil, true)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			j, err := c.Judge(ctx, args[0])
-			if err != nil {
-				return err
-			}
-			return f.IO.PrintItem(j, judgeColumns, templateBlock)
+			return f.WithClient(cmd, nil, true, func(ctx context.Context, c *client.Client) error {
+				j, err := c.Judge(ctx, args[0])
+				if err != nil {
+					return err
+				}
+				return f.IO.PrintItem(j, judgeColumns, templateBlock)
+			})
 		},
 	}
 }
@@ -247,16 +243,13 @@ evaluates the N most recent spans.`,
 			if err != nil {
 				return err
 			}
-			ctx, c, cancel, err := f.Request(cmd, nil, true)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			j, err := c.CreateJudge(ctx, req)
-			if err != nil {
-				return err
-			}
-			return f.IO.PrintItem(j, judgeColumns, templateBlock)
+			return f.WithClient(cmd, nil, true, func(ctx context.Context, c *client.Client) error {
+				j, err := c.CreateJudge(ctx, req)
+				if err != nil {
+					return err
+				}
+				return f.IO.PrintItem(j, judgeColumns, templateBlock)
+			})
 		},
 	}
 	d.addFlags(cmd)
@@ -290,16 +283,13 @@ evaluates nothing until resumed.`,
 			if req == (api.JudgeRequest{}) {
 				return cmdutil.FlagErrorf("nothing to change: pass the flags of the fields to change")
 			}
-			ctx, c, cancel, err := f.Request(cmd, nil, true)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			j, err := c.UpdateJudge(ctx, args[0], req)
-			if err != nil {
-				return err
-			}
-			return f.IO.PrintItem(j, judgeColumns, templateBlock)
+			return f.WithClient(cmd, nil, true, func(ctx context.Context, c *client.Client) error {
+				j, err := c.UpdateJudge(ctx, args[0], req)
+				if err != nil {
+					return err
+				}
+				return f.IO.PrintItem(j, judgeColumns, templateBlock)
+			})
 		},
 	}
 	d.addFlags(cmd)
@@ -318,16 +308,13 @@ func newCmdLink(f *cmdutil.Factory, link bool) *cobra.Command {
 		Example: `  plume judges link 0192f5d4-7c1e-7a3b-9f00-5a1c2e3d4b5f --prompt support-bot`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, c, cancel, err := f.Request(cmd, nil, true)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			j, err := c.LinkJudge(ctx, slug, args[0], link)
-			if err != nil {
-				return err
-			}
-			return f.IO.PrintItem(j, judgeColumns)
+			return f.WithClient(cmd, nil, true, func(ctx context.Context, c *client.Client) error {
+				j, err := c.LinkJudge(ctx, slug, args[0], link)
+				if err != nil {
+					return err
+				}
+				return f.IO.PrintItem(j, judgeColumns)
+			})
 		},
 	}
 	if !link {
@@ -354,17 +341,14 @@ with the same content, are skipped. A paused judge is not backfilled (exit 2).`,
 			if count <= 0 {
 				return cmdutil.FlagErrorf("--count must be 1 or more")
 			}
-			ctx, c, cancel, err := f.Request(cmd, nil, true)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			b, err := c.BackfillJudge(ctx, args[0], count)
-			if err != nil {
-				return err
-			}
-			return f.IO.PrintItem(b, []cmdutil.Column{{Header: "Judge", Path: "judge_id"}, {Header: "Count", Path: "count"},
-				{Header: "Status", Path: "status"}, {Header: "Requested", Path: "requested_at"}})
+			return f.WithClient(cmd, nil, true, func(ctx context.Context, c *client.Client) error {
+				b, err := c.BackfillJudge(ctx, args[0], count)
+				if err != nil {
+					return err
+				}
+				return f.IO.PrintItem(b, []cmdutil.Column{{Header: "Judge", Path: "judge_id"}, {Header: "Count", Path: "count"},
+					{Header: "Status", Path: "status"}, {Header: "Requested", Path: "requested_at"}})
+			})
 		},
 	}
 	cmd.Flags().IntVar(&count, "count", 0, "how many of the most recent spans to evaluate")
@@ -382,16 +366,13 @@ replaced it, by an update (source edit) or the promotion of an optimization run 
 		Example: `  plume judges versions 0192f5d4-7c1e-7a3b-9f00-5a1c2e3d4b5f --select version,source,run_id`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, c, cancel, err := f.Request(cmd, &o, true)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			list, err := c.JudgeVersions(ctx, args[0])
-			if err != nil {
-				return err
-			}
-			return f.IO.PrintList(list, cmdutil.Cols("version", "source", "run_id", "created_at", "created_by", "template"), o.Local())
+			return f.WithClient(cmd, &o, true, func(ctx context.Context, c *client.Client) error {
+				list, err := c.JudgeVersions(ctx, args[0])
+				if err != nil {
+					return err
+				}
+				return f.IO.PrintList(list, cmdutil.Cols("version", "source", "run_id", "created_at", "created_by", "template"), o.Local())
+			})
 		},
 	}
 	cmdutil.AddListFlags(cmd, &o, 0)

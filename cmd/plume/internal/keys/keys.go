@@ -5,6 +5,7 @@ package keys
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -84,23 +85,20 @@ never listed: display is the secret's start, enough to recognise a key.`,
   plume keys list --where role=ingest --select id,name,display --output json`,
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, c, cancel, err := f.Request(cmd, &o, true)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			list, err := c.Keys(ctx)
-			if err != nil {
-				return err
-			}
-			now := f.Now()
-			rows := make([]keyView, len(list))
-			for i, k := range list {
-				rows[i] = view(k, now)
-			}
-			return f.IO.PrintList(rows, []cmdutil.Column{{Header: "ID", Path: "id"}, {Header: "NAME", Path: "name"},
-				{Header: "ROLE", Path: "role"}, {Header: "STATUS", Path: "status"}, {Header: "DISPLAY", Path: "display"},
-				{Header: "USER", Path: "user.email"}, {Header: "CREATED", Path: "created_at"}, {Header: "EXPIRES", Path: "expires_at"}}, o.Local())
+			return f.WithClient(cmd, &o, true, func(ctx context.Context, c *client.Client) error {
+				list, err := c.Keys(ctx)
+				if err != nil {
+					return err
+				}
+				now := f.Now()
+				rows := make([]keyView, len(list))
+				for i, k := range list {
+					rows[i] = view(k, now)
+				}
+				return f.IO.PrintList(rows, []cmdutil.Column{{Header: "ID", Path: "id"}, {Header: "NAME", Path: "name"},
+					{Header: "ROLE", Path: "role"}, {Header: "STATUS", Path: "status"}, {Header: "DISPLAY", Path: "display"},
+					{Header: "USER", Path: "user.email"}, {Header: "CREATED", Path: "created_at"}, {Header: "EXPIRES", Path: "expires_at"}}, o.Local())
+			})
 		},
 	}
 	cmdutil.AddListFlags(cmd, &o, 0)
@@ -135,31 +133,28 @@ Without --expires-in the key does not expire.`,
 				at := f.Now().Add(expiresIn).UTC()
 				req.ExpiresAt = &at
 			}
-			ctx, c, cancel, err := f.Request(cmd, nil, true)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			k, err := c.CreateKey(ctx, req)
-			if err != nil {
-				return err
-			}
-			if f.IO.JSON() {
-				if err := f.IO.WriteJSON(k); err != nil {
+			return f.WithClient(cmd, nil, true, func(ctx context.Context, c *client.Client) error {
+				k, err := c.CreateKey(ctx, req)
+				if err != nil {
 					return err
 				}
-			} else {
-				expires := "never expires"
-				if k.ExpiresAt != nil {
-					expires = "expires " + k.ExpiresAt.UTC().Format(time.RFC3339)
+				if f.IO.JSON() {
+					if err := f.IO.WriteJSON(k); err != nil {
+						return err
+					}
+				} else {
+					expires := "never expires"
+					if k.ExpiresAt != nil {
+						expires = "expires " + k.ExpiresAt.UTC().Format(time.RFC3339)
+					}
+					f.IO.Infof("Created %s key %s (%s) for user %s; it %s.", k.Role, k.ID, k.Display, k.User.ID, expires)
+					if _, err := fmt.Fprintln(f.IO.Out, k.Secret); err != nil {
+						return err
+					}
 				}
-				f.IO.Infof("Created %s key %s (%s) for user %s; it %s.", k.Role, k.ID, k.Display, k.User.ID, expires)
-				if _, err := fmt.Fprintln(f.IO.Out, k.Secret); err != nil {
-					return err
-				}
-			}
-			f.IO.Infof("warning: this is the only time the key's secret is shown; it cannot be shown again. Store it now.")
-			return nil
+				f.IO.Infof("warning: this is the only time the key's secret is shown; it cannot be shown again. Store it now.")
+				return nil
+			})
 		},
 	}
 	fl := cmd.Flags()

@@ -3,6 +3,7 @@
 package links
 
 import (
+	"context"
 	"net/url"
 	"strings"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plumehq/plume/api"
+	"github.com/plumehq/plume/client"
 	"github.com/plumehq/plume/cmd/plume/internal/cmdutil"
 )
 
@@ -108,18 +110,15 @@ func newCmdList(f *cmdutil.Factory) *cobra.Command {
   plume feedback-links list --where prompt_slug=support-bot --output json`,
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, c, cancel, err := f.Request(cmd, &o, false)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			list, err := c.FeedbackLinks(ctx)
-			if err != nil {
-				return err
-			}
-			return f.IO.PrintList(list.Links, []cmdutil.Column{{Header: "ID", Path: "id"}, {Header: "PROMPT", Path: "prompt_slug"},
-				{Header: "STATUS", Path: "status"}, {Header: "EXPIRES", Path: "expires_at"}, {Header: "CREATED", Path: "created_at"},
-				{Header: "CREATED_BY", Path: "created_by.id"}}, o.Local())
+			return f.WithClient(cmd, &o, false, func(ctx context.Context, c *client.Client) error {
+				list, err := c.FeedbackLinks(ctx)
+				if err != nil {
+					return err
+				}
+				return f.IO.PrintList(list.Links, []cmdutil.Column{{Header: "ID", Path: "id"}, {Header: "PROMPT", Path: "prompt_slug"},
+					{Header: "STATUS", Path: "status"}, {Header: "EXPIRES", Path: "expires_at"}, {Header: "CREATED", Path: "created_at"},
+					{Header: "CREATED_BY", Path: "created_by.id"}}, o.Local())
+			})
 		},
 	}
 	cmdutil.AddListFlags(cmd, &o, 0)
@@ -133,16 +132,13 @@ func newCmdRevoke(f *cmdutil.Factory) *cobra.Command {
 		Example: `  plume feedback-links revoke 0192f5d4-7c1e-7a3b-9f00-5a1c2e3d4b5f`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, c, cancel, err := f.Request(cmd, nil, false)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			l, err := c.RevokeFeedbackLink(ctx, args[0])
-			if err != nil {
-				return err
-			}
-			return f.IO.PrintItem(l, linkFields)
+			return f.WithClient(cmd, nil, false, func(ctx context.Context, c *client.Client) error {
+				l, err := c.RevokeFeedbackLink(ctx, args[0])
+				if err != nil {
+					return err
+				}
+				return f.IO.PrintItem(l, linkFields)
+			})
 		},
 	}
 }

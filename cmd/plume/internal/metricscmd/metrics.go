@@ -3,6 +3,7 @@ package metricscmd
 
 import (
 	"cmp"
+	"context"
 	"strconv"
 	"strings"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plumehq/plume/api"
+	"github.com/plumehq/plume/client"
 	"github.com/plumehq/plume/cmd/plume/internal/cmdutil"
 )
 
@@ -75,27 +77,24 @@ within 2% of the true ones. With a span filter (one at most) only the span count
 				}
 				q.TagKey, q.TagValue = key, value
 			}
-			ctx, c, cancel, err := f.Request(cmd, nil, true)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			m, err := c.Metrics(ctx, q)
-			if err != nil {
-				return err
-			}
-			if f.IO.JSON() {
-				return f.IO.WriteJSON(m)
-			}
-			rows := make([]any, 0, len(m.Buckets)+1)
-			for _, b := range m.Buckets {
-				rows = append(rows, b)
-			}
-			rows = append(rows, struct {
-				Start string `json:"start"`
-				api.MetricsValues
-			}{"total", m.Totals})
-			return f.IO.PrintList(rows, columns, (&cmdutil.ListOptions{}).Local())
+			return f.WithClient(cmd, nil, true, func(ctx context.Context, c *client.Client) error {
+				m, err := c.Metrics(ctx, q)
+				if err != nil {
+					return err
+				}
+				if f.IO.JSON() {
+					return f.IO.WriteJSON(m)
+				}
+				rows := make([]any, 0, len(m.Buckets)+1)
+				for _, b := range m.Buckets {
+					rows = append(rows, b)
+				}
+				rows = append(rows, struct {
+					Start string `json:"start"`
+					api.MetricsValues
+				}{"total", m.Totals})
+				return f.IO.PrintList(rows, columns, (&cmdutil.ListOptions{}).Local())
+			})
 		},
 	}
 	fl := cmd.Flags()

@@ -4,12 +4,14 @@
 package monitorscmd
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/plumehq/plume/api"
+	"github.com/plumehq/plume/client"
 	"github.com/plumehq/plume/cmd/plume/internal/cmdutil"
 )
 
@@ -48,16 +50,13 @@ func newCmdList(f *cmdutil.Factory) *cobra.Command {
 		Example: `  plume monitors list --where state=alerting`,
 		Args:    cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, c, cancel, err := f.Request(cmd, &o, true)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			list, err := c.Monitors(ctx)
-			if err != nil {
-				return err
-			}
-			return f.IO.PrintList(list, monitorColumns, o.Local())
+			return f.WithClient(cmd, &o, true, func(ctx context.Context, c *client.Client) error {
+				list, err := c.Monitors(ctx)
+				if err != nil {
+					return err
+				}
+				return f.IO.PrintList(list, monitorColumns, o.Local())
+			})
 		},
 	}
 	cmdutil.AddListFlags(cmd, &o, 0)
@@ -90,16 +89,13 @@ func newCmdShow(f *cmdutil.Factory) *cobra.Command {
 		Short: "A monitor, its state and its last state changes",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, c, cancel, err := f.Request(cmd, nil, true)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			m, err := c.Monitor(ctx, args[0])
-			if err != nil {
-				return err
-			}
-			return printMonitor(f, m)
+			return f.WithClient(cmd, nil, true, func(ctx context.Context, c *client.Client) error {
+				m, err := c.Monitor(ctx, args[0])
+				if err != nil {
+					return err
+				}
+				return printMonitor(f, m)
+			})
 		},
 	}
 }
@@ -155,16 +151,13 @@ func newCmdCreate(f *cmdutil.Factory) *cobra.Command {
 			if fl.Changed("resolve-threshold") {
 				req.ResolveThreshold = &d.resolve
 			}
-			ctx, c, cancel, err := f.Request(cmd, nil, true)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			m, err := c.CreateMonitor(ctx, req)
-			if err != nil {
-				return err
-			}
-			return printMonitor(f, m)
+			return f.WithClient(cmd, nil, true, func(ctx context.Context, c *client.Client) error {
+				m, err := c.CreateMonitor(ctx, req)
+				if err != nil {
+					return err
+				}
+				return printMonitor(f, m)
+			})
 		},
 	}
 	d.add(cmd.Flags())
@@ -222,16 +215,13 @@ resumes it.`,
 				}
 				req.Notify = &notify
 			}
-			ctx, c, cancel, err := f.Request(cmd, nil, true)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			m, err := c.UpdateMonitor(ctx, args[0], req)
-			if err != nil {
-				return err
-			}
-			return printMonitor(f, m)
+			return f.WithClient(cmd, nil, true, func(ctx context.Context, c *client.Client) error {
+				m, err := c.UpdateMonitor(ctx, args[0], req)
+				if err != nil {
+					return err
+				}
+				return printMonitor(f, m)
+			})
 		},
 	}
 	d.add(cmd.Flags())
@@ -245,16 +235,13 @@ func newCmdDelete(f *cmdutil.Factory) *cobra.Command {
 		Short: "Delete a monitor: it is evaluated no more",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, c, cancel, err := f.Request(cmd, nil, true)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			if err := c.DeleteMonitor(ctx, args[0]); err != nil {
-				return err
-			}
-			return f.IO.PrintItem(api.MonitorDeleted{ID: args[0], Deleted: true},
-				[]cmdutil.Column{{Header: "ID", Path: "id"}, {Header: "Deleted", Path: "deleted"}})
+			return f.WithClient(cmd, nil, true, func(ctx context.Context, c *client.Client) error {
+				if err := c.DeleteMonitor(ctx, args[0]); err != nil {
+					return err
+				}
+				return f.IO.PrintItem(api.MonitorDeleted{ID: args[0], Deleted: true},
+					[]cmdutil.Column{{Header: "ID", Path: "id"}, {Header: "Deleted", Path: "deleted"}})
+			})
 		},
 	}
 }

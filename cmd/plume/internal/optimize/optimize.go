@@ -128,20 +128,17 @@ func newCmdList(f *cmdutil.Factory, t target) *cobra.Command {
 		Example: fmt.Sprintf(`  plume optimize %s list %s --where status=succeeded --limit 5`, t.name, example(t)),
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, c, cancel, err := f.Request(cmd, &o, true)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			runs, err := t.list(c, ctx, args[0], o.Limit, o.Offset)
-			if err != nil {
-				return err
-			}
-			return f.IO.PrintList(runs, []cmdutil.Column{{Header: "ID", Path: "id"}, {Header: "STATUS", Path: "status"},
-				{Header: "OPTIMIZER", Path: "optimizer_type"}, {Header: "ITERATION", Path: "progress.iteration"},
-				{Header: "MODEL_CALLS", Path: "progress.model_calls"}, {Header: "COST_USD", Path: "progress.cost_usd"},
-				{Header: "BASELINE", Path: "metrics.baseline.overall"}, {Header: "CANDIDATE", Path: "metrics.candidate.overall"},
-				{Header: "RECOMMENDATION", Path: "recommendation"}, {Header: "CREATED", Path: "created_at"}}, &o)
+			return f.WithClient(cmd, &o, true, func(ctx context.Context, c *client.Client) error {
+				runs, err := t.list(c, ctx, args[0], o.Limit, o.Offset)
+				if err != nil {
+					return err
+				}
+				return f.IO.PrintList(runs, []cmdutil.Column{{Header: "ID", Path: "id"}, {Header: "STATUS", Path: "status"},
+					{Header: "OPTIMIZER", Path: "optimizer_type"}, {Header: "ITERATION", Path: "progress.iteration"},
+					{Header: "MODEL_CALLS", Path: "progress.model_calls"}, {Header: "COST_USD", Path: "progress.cost_usd"},
+					{Header: "BASELINE", Path: "metrics.baseline.overall"}, {Header: "CANDIDATE", Path: "metrics.candidate.overall"},
+					{Header: "RECOMMENDATION", Path: "recommendation"}, {Header: "CREATED", Path: "created_at"}}, &o)
+			})
 		},
 	}
 	cmdutil.AddListFlags(cmd, &o, 20)
@@ -256,16 +253,13 @@ func newCmdGet(f *cmdutil.Factory, t target) *cobra.Command {
 			if err := w.check(); err != nil {
 				return err
 			}
-			ctx, c, cancel, err := f.Request(cmd, nil, true)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			run, err := c.OptimizationRun(ctx, args[0])
-			if err != nil {
-				return err
-			}
-			return w.finish(ctx, f, c, run)
+			return f.WithClient(cmd, nil, true, func(ctx context.Context, c *client.Client) error {
+				run, err := c.OptimizationRun(ctx, args[0])
+				if err != nil {
+					return err
+				}
+				return w.finish(ctx, f, c, run)
+			})
 		},
 	}
 	w.addFlags(cmd)
@@ -311,16 +305,13 @@ func newCmdStart(f *cmdutil.Factory, t target) *cobra.Command {
 			if req.Config.Dataset, err = ds.request(given); err != nil {
 				return err
 			}
-			ctx, c, cancel, err := f.Request(cmd, nil, true)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			run, err := t.start(c, ctx, args[0], req)
-			if err != nil {
-				return err
-			}
-			return w.finish(ctx, f, c, run)
+			return f.WithClient(cmd, nil, true, func(ctx context.Context, c *client.Client) error {
+				run, err := t.start(c, ctx, args[0], req)
+				if err != nil {
+					return err
+				}
+				return w.finish(ctx, f, c, run)
+			})
 		},
 	}
 	fl := cmd.Flags()
@@ -402,16 +393,13 @@ func newCmdCancel(f *cmdutil.Factory, t target) *cobra.Command {
 		Example: fmt.Sprintf(`  plume optimize %s cancel 0192f5e0-3a4b-7c5d-8e9f-0a1b2c3d4e5f`, t.name),
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, c, cancel, err := f.Request(cmd, nil, true)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			run, err := c.CancelOptimization(ctx, args[0])
-			if err != nil {
-				return err
-			}
-			return printRun(f.IO, run)
+			return f.WithClient(cmd, nil, true, func(ctx context.Context, c *client.Client) error {
+				run, err := c.CancelOptimization(ctx, args[0])
+				if err != nil {
+					return err
+				}
+				return printRun(f.IO, run)
+			})
 		},
 	}
 }

@@ -3,9 +3,12 @@
 package prices
 
 import (
+	"context"
+
 	"github.com/spf13/cobra"
 
 	"github.com/plumehq/plume/api"
+	"github.com/plumehq/plume/client"
 	"github.com/plumehq/plume/cmd/plume/internal/cmdutil"
 )
 
@@ -40,24 +43,21 @@ func newCmdList(f *cmdutil.Factory) *cobra.Command {
 		Example: `  plume model-prices list --where model~gpt`,
 		Args:    cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, c, cancel, err := f.Request(cmd, &o, true)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			list, err := c.ModelPrices(ctx)
-			if err != nil {
-				return err
-			}
-			if err := f.IO.PrintList(list.Overrides, []cmdutil.Column{{Header: "MODEL", Path: "model"}, {Header: "PROVIDER", Path: "provider"},
-				{Header: "INPUT", Path: "input"}, {Header: "OUTPUT", Path: "output"}, {Header: "CACHED_INPUT", Path: "cached_input"},
-				{Header: "CACHE_WRITE", Path: "cache_write"}, {Header: "UPDATED", Path: "updated_at"}, {Header: "UPDATED_BY", Path: "updated_by"}}, o.Local()); err != nil {
-				return err
-			}
-			if !f.IO.JSON() {
-				f.IO.Infof("Other models are priced by the shipped table: %d models, last checked %s.", list.PriceTable.Models, list.PriceTable.LastChecked)
-			}
-			return nil
+			return f.WithClient(cmd, &o, true, func(ctx context.Context, c *client.Client) error {
+				list, err := c.ModelPrices(ctx)
+				if err != nil {
+					return err
+				}
+				if err := f.IO.PrintList(list.Overrides, []cmdutil.Column{{Header: "MODEL", Path: "model"}, {Header: "PROVIDER", Path: "provider"},
+					{Header: "INPUT", Path: "input"}, {Header: "OUTPUT", Path: "output"}, {Header: "CACHED_INPUT", Path: "cached_input"},
+					{Header: "CACHE_WRITE", Path: "cache_write"}, {Header: "UPDATED", Path: "updated_at"}, {Header: "UPDATED_BY", Path: "updated_by"}}, o.Local()); err != nil {
+					return err
+				}
+				if !f.IO.JSON() {
+					f.IO.Infof("Other models are priced by the shipped table: %d models, last checked %s.", list.PriceTable.Models, list.PriceTable.LastChecked)
+				}
+				return nil
+			})
 		},
 	}
 	cmdutil.AddListFlags(cmd, &o, 0)
@@ -71,16 +71,13 @@ func newCmdGet(f *cmdutil.Factory) *cobra.Command {
 		Example: `  plume model-prices get openai/gpt-4o-mini`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, c, cancel, err := f.Request(cmd, nil, true)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			p, err := c.ModelPrice(ctx, args[0])
-			if err != nil {
-				return err
-			}
-			return f.IO.PrintItem(p, priceFields)
+			return f.WithClient(cmd, nil, true, func(ctx context.Context, c *client.Client) error {
+				p, err := c.ModelPrice(ctx, args[0])
+				if err != nil {
+					return err
+				}
+				return f.IO.PrintItem(p, priceFields)
+			})
 		},
 	}
 }
@@ -101,16 +98,13 @@ lowercased.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			req.Input, req.Output = &input, &output
-			ctx, c, cancel, err := f.Request(cmd, nil, true)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			p, err := c.SetModelPrice(ctx, args[0], req)
-			if err != nil {
-				return err
-			}
-			return f.IO.PrintItem(p, priceFields)
+			return f.WithClient(cmd, nil, true, func(ctx context.Context, c *client.Client) error {
+				p, err := c.SetModelPrice(ctx, args[0], req)
+				if err != nil {
+					return err
+				}
+				return f.IO.PrintItem(p, priceFields)
+			})
 		},
 	}
 	fl := cmd.Flags()
@@ -131,16 +125,13 @@ func newCmdDelete(f *cmdutil.Factory) *cobra.Command {
 		Example: `  plume model-prices delete openai/gpt-4o-mini`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, c, cancel, err := f.Request(cmd, nil, true)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			deleted, err := c.DeleteModelPrice(ctx, args[0])
-			if err != nil {
-				return err
-			}
-			return f.IO.PrintItem(deleted, []cmdutil.Column{{Header: "Model", Path: "model"}, {Header: "Deleted", Path: "deleted"}})
+			return f.WithClient(cmd, nil, true, func(ctx context.Context, c *client.Client) error {
+				deleted, err := c.DeleteModelPrice(ctx, args[0])
+				if err != nil {
+					return err
+				}
+				return f.IO.PrintItem(deleted, []cmdutil.Column{{Header: "Model", Path: "model"}, {Header: "Deleted", Path: "deleted"}})
+			})
 		},
 	}
 }

@@ -1,6 +1,7 @@
 package prompts
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plumehq/plume/api"
+	"github.com/plumehq/plume/client"
 	"github.com/plumehq/plume/cmd/plume/internal/cmdutil"
 )
 
@@ -45,35 +47,32 @@ func newCmdDiff(f *cmdutil.Factory) *cobra.Command {
   plume prompts diff support-bot 2 5 --exit-code`,
 		Args: cobra.RangeArgs(2, 3),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, c, cancel, err := f.Request(cmd, nil, false)
-			if err != nil {
+			return f.WithClient(cmd, nil, false, func(ctx context.Context, c *client.Client) error {
+				from, err := c.PromptVersion(ctx, args[0], selector(args[1]))
+				if err != nil {
+					return err
+				}
+				to := "latest"
+				if len(args) == 3 {
+					to = args[2]
+				}
+				toV, err := c.PromptVersion(ctx, args[0], selector(to))
+				if err != nil {
+					return err
+				}
+				d := Diff{From: from, To: toV, Unified: unified(describe(from), describe(toV), from.Content, toV.Content),
+					ModelChanged: deref(from.ModelID) != deref(toV.ModelID)}
+				d.Changed = d.Unified != "" || d.ModelChanged
+				if f.IO.JSON() {
+					err = f.IO.WriteJSON(d)
+				} else {
+					err = writeDiff(f.IO.Out, d)
+				}
+				if err == nil && exitCode && d.Changed {
+					return cmdutil.ErrDiffers
+				}
 				return err
-			}
-			defer cancel()
-			from, err := c.PromptVersion(ctx, args[0], selector(args[1]))
-			if err != nil {
-				return err
-			}
-			to := "latest"
-			if len(args) == 3 {
-				to = args[2]
-			}
-			toV, err := c.PromptVersion(ctx, args[0], selector(to))
-			if err != nil {
-				return err
-			}
-			d := Diff{From: from, To: toV, Unified: unified(describe(from), describe(toV), from.Content, toV.Content),
-				ModelChanged: deref(from.ModelID) != deref(toV.ModelID)}
-			d.Changed = d.Unified != "" || d.ModelChanged
-			if f.IO.JSON() {
-				err = f.IO.WriteJSON(d)
-			} else {
-				err = writeDiff(f.IO.Out, d)
-			}
-			if err == nil && exitCode && d.Changed {
-				return cmdutil.ErrDiffers
-			}
-			return err
+			})
 		},
 	}
 	cmd.Flags().BoolVar(&exitCode, "exit-code", false, "exit 1 when the versions differ, as git diff --exit-code does")

@@ -2,6 +2,7 @@
 package prompts
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strconv"
@@ -44,17 +45,14 @@ func newCmdList(f *cmdutil.Factory) *cobra.Command {
 		Example: `  plume prompts list --where 'latest_version.model_id~gpt' --order updated_at:desc`,
 		Args:    cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, c, cancel, err := f.Request(cmd, &o, true)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			list, err := c.Prompts(ctx)
-			if err != nil {
-				return err
-			}
-			return f.IO.PrintList(list, []cmdutil.Column{{Header: "SLUG", Path: "slug"}, {Header: "LATEST", Path: "latest_version.version"},
-				{Header: "MODEL", Path: "latest_version.model_id"}, {Header: "UPDATED", Path: "updated_at"}}, o.Local())
+			return f.WithClient(cmd, &o, true, func(ctx context.Context, c *client.Client) error {
+				list, err := c.Prompts(ctx)
+				if err != nil {
+					return err
+				}
+				return f.IO.PrintList(list, []cmdutil.Column{{Header: "SLUG", Path: "slug"}, {Header: "LATEST", Path: "latest_version.version"},
+					{Header: "MODEL", Path: "latest_version.model_id"}, {Header: "UPDATED", Path: "updated_at"}}, o.Local())
+			})
 		},
 	}
 	cmdutil.AddListFlags(cmd, &o, 0)
@@ -73,16 +71,13 @@ func newCmdGet(f *cmdutil.Factory) *cobra.Command {
 			if sel.Version != 0 && sel.Tag != "" {
 				return cmdutil.FlagErrorf("--version and --tag cannot be used together")
 			}
-			ctx, c, cancel, err := f.Request(cmd, nil, false)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			v, err := c.PromptVersion(ctx, args[0], sel)
-			if err != nil {
-				return err
-			}
-			return f.IO.PrintItem(v, versionColumns, contentBlock)
+			return f.WithClient(cmd, nil, false, func(ctx context.Context, c *client.Client) error {
+				v, err := c.PromptVersion(ctx, args[0], sel)
+				if err != nil {
+					return err
+				}
+				return f.IO.PrintItem(v, versionColumns, contentBlock)
+			})
 		},
 	}
 	cmd.Flags().IntVar(&sel.Version, "version", 0, "the version `number`")
@@ -105,20 +100,17 @@ trailing spaces). The prompt is created with its first version.`,
 			if err != nil {
 				return err
 			}
-			ctx, c, cancel, err := f.Request(cmd, nil, false)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			req := api.EnsureVersionRequest{Content: &text}
-			if model != "" {
-				req.ModelID = &model
-			}
-			v, err := c.EnsurePromptVersion(ctx, args[0], req)
-			if err != nil {
-				return err
-			}
-			return f.IO.PrintItem(v, versionColumns)
+			return f.WithClient(cmd, nil, false, func(ctx context.Context, c *client.Client) error {
+				req := api.EnsureVersionRequest{Content: &text}
+				if model != "" {
+					req.ModelID = &model
+				}
+				v, err := c.EnsurePromptVersion(ctx, args[0], req)
+				if err != nil {
+					return err
+				}
+				return f.IO.PrintItem(v, versionColumns)
+			})
 		},
 	}
 	cmd.Flags().StringVar(&content, "content", "", "the prompt's `text`")
@@ -155,17 +147,14 @@ func newCmdVersions(f *cmdutil.Factory) *cobra.Command {
 		Example: `  plume prompts versions support-bot --order version:desc --limit 5`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, c, cancel, err := f.Request(cmd, &o, true)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			list, err := c.PromptVersions(ctx, args[0])
-			if err != nil {
-				return err
-			}
-			return f.IO.PrintList(list, []cmdutil.Column{{Header: "VERSION", Path: "version"}, {Header: "VERSION_ID", Path: "version_id"},
-				{Header: "MODEL", Path: "model_id"}, {Header: "CREATED", Path: "created_at"}, {Header: "CONTENT", Path: "content"}}, o.Local())
+			return f.WithClient(cmd, &o, true, func(ctx context.Context, c *client.Client) error {
+				list, err := c.PromptVersions(ctx, args[0])
+				if err != nil {
+					return err
+				}
+				return f.IO.PrintList(list, []cmdutil.Column{{Header: "VERSION", Path: "version"}, {Header: "VERSION_ID", Path: "version_id"},
+					{Header: "MODEL", Path: "model_id"}, {Header: "CREATED", Path: "created_at"}, {Header: "CONTENT", Path: "content"}}, o.Local())
+			})
 		},
 	}
 	cmdutil.AddListFlags(cmd, &o, 0)
@@ -179,16 +168,13 @@ func newCmdTags(f *cmdutil.Factory) *cobra.Command {
 		Short: "List the tags of a prompt and the version each points at",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, c, cancel, err := f.Request(cmd, &o, true)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			list, err := c.PromptTags(ctx, args[0])
-			if err != nil {
-				return err
-			}
-			return f.IO.PrintList(list, cmdutil.Cols("tag", "version", "version_id", "updated_at", "updated_by"), o.Local())
+			return f.WithClient(cmd, &o, true, func(ctx context.Context, c *client.Client) error {
+				list, err := c.PromptTags(ctx, args[0])
+				if err != nil {
+					return err
+				}
+				return f.IO.PrintList(list, cmdutil.Cols("tag", "version", "version_id", "updated_at", "updated_by"), o.Local())
+			})
 		},
 	}
 	cmdutil.AddListFlags(cmd, &o, 0)
@@ -217,17 +203,14 @@ never overwrites a pin someone made since it looked (exit code of a conflict oth
 				}
 				opts = append(opts, client.IfTagAt(expected))
 			}
-			ctx, c, cancel, err := f.Request(cmd, nil, true)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			pin, err := c.PinTag(ctx, args[0], args[1], version, opts...)
-			if err != nil {
-				return err
-			}
-			return f.IO.PrintItem(pin, []cmdutil.Column{{Header: "Prompt", Path: "prompt"}, {Header: "Tag", Path: "tag"},
-				{Header: "Version", Path: "version"}, {Header: "Previous version", Path: "previous_version"}, {Header: "Version ID", Path: "version_id"}})
+			return f.WithClient(cmd, nil, true, func(ctx context.Context, c *client.Client) error {
+				pin, err := c.PinTag(ctx, args[0], args[1], version, opts...)
+				if err != nil {
+					return err
+				}
+				return f.IO.PrintItem(pin, []cmdutil.Column{{Header: "Prompt", Path: "prompt"}, {Header: "Tag", Path: "tag"},
+					{Header: "Version", Path: "version"}, {Header: "Previous version", Path: "previous_version"}, {Header: "Version ID", Path: "version_id"}})
+			})
 		},
 	}
 	cmd.Flags().IntVar(&version, "version", 0, "the version `number` the tag points at")
@@ -255,20 +238,17 @@ model "zeroeval/<model>" or "plume/<model>" is served through the deployment's g
 			case unbind == (model != ""):
 				return cmdutil.FlagErrorf("pass either --model or --unbind")
 			}
-			ctx, c, cancel, err := f.Request(cmd, nil, true)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			var m *string
-			if !unbind {
-				m = &model
-			}
-			v, err := c.BindModel(ctx, args[0], version, m)
-			if err != nil {
-				return err
-			}
-			return f.IO.PrintItem(v, versionColumns)
+			return f.WithClient(cmd, nil, true, func(ctx context.Context, c *client.Client) error {
+				var m *string
+				if !unbind {
+					m = &model
+				}
+				v, err := c.BindModel(ctx, args[0], version, m)
+				if err != nil {
+					return err
+				}
+				return f.IO.PrintItem(v, versionColumns)
+			})
 		},
 	}
 	cmd.Flags().IntVar(&version, "version", 0, "the version `number`")
@@ -311,16 +291,13 @@ id. Feedback is one record per person and completion: sending it again replaces 
 				}
 				req.Metadata = []byte(metadata)
 			}
-			ctx, c, cancel, err := f.Request(cmd, nil, false)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			fb, err := c.SendFeedback(ctx, args[0], args[1], req)
-			if err != nil {
-				return err
-			}
-			return f.IO.PrintItem(fb, FeedbackColumns)
+			return f.WithClient(cmd, nil, false, func(ctx context.Context, c *client.Client) error {
+				fb, err := c.SendFeedback(ctx, args[0], args[1], req)
+				if err != nil {
+					return err
+				}
+				return f.IO.PrintItem(fb, FeedbackColumns)
+			})
 		},
 	}
 	create.Flags().BoolVar(&up, "thumbs-up", false, "the completion is good")

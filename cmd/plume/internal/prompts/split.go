@@ -1,6 +1,7 @@
 package prompts
 
 import (
+	"context"
 	"math"
 	"strconv"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plumehq/plume/api"
+	"github.com/plumehq/plume/client"
 	"github.com/plumehq/plume/cmd/plume/internal/cmdutil"
 )
 
@@ -49,16 +51,13 @@ plume prompts end-split.`,
 			if days < 1 || days > 3650 {
 				return cmdutil.FlagErrorf("--duration-days must be a whole number of days from 1 to 3650")
 			}
-			ctx, c, cancel, err := f.Request(cmd, nil, true)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			split, err := c.SplitTag(ctx, args[0], args[1], req)
-			if err != nil {
-				return err
-			}
-			return f.IO.PrintItem(split, splitColumns)
+			return f.WithClient(cmd, nil, true, func(ctx context.Context, c *client.Client) error {
+				split, err := c.SplitTag(ctx, args[0], args[1], req)
+				if err != nil {
+					return err
+				}
+				return f.IO.PrintItem(split, splitColumns)
+			})
 		},
 	}
 	cmd.Flags().StringArrayVar(&variants, "variant", nil, "a version and its weight, `VERSION=WEIGHT` (repeat; the first is the control)")
@@ -94,16 +93,13 @@ split is not found.`,
 		Example: `  plume prompts end-split support-bot production`,
 		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, c, cancel, err := f.Request(cmd, nil, true)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			split, err := c.EndSplit(ctx, args[0], args[1])
-			if err != nil {
-				return err
-			}
-			return f.IO.PrintItem(split, splitColumns)
+			return f.WithClient(cmd, nil, true, func(ctx context.Context, c *client.Client) error {
+				split, err := c.EndSplit(ctx, args[0], args[1])
+				if err != nil {
+					return err
+				}
+				return f.IO.PrintItem(split, splitColumns)
+			})
 		},
 	}
 }

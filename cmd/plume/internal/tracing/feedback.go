@@ -2,6 +2,7 @@ package tracing
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plumehq/plume/api"
+	"github.com/plumehq/plume/client"
 	"github.com/plumehq/plume/cmd/plume/internal/cmdutil"
 )
 
@@ -38,23 +40,20 @@ API's items): by (the person or the judge), verdict (thumbs up or down, pass or 
 		Example: `  plume ` + entity + `s feedback 0192f5d4-7c1e-7a3b-9f00-5a1c2e3d4b5f --where verdict~down`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, c, cancel, err := f.Request(cmd, &o, true)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			u, err := c.UnifiedFeedback(ctx, entity, args[0])
-			if err != nil {
-				return err
-			}
-			if f.IO.JSON() {
-				return f.IO.PrintList(u.Items, nil, o.Local())
-			}
-			rows, err := feedbackRows(u.Items)
-			if err != nil {
-				return err
-			}
-			return f.IO.PrintList(rows, feedbackColumns, o.Local())
+			return f.WithClient(cmd, &o, true, func(ctx context.Context, c *client.Client) error {
+				u, err := c.UnifiedFeedback(ctx, entity, args[0])
+				if err != nil {
+					return err
+				}
+				if f.IO.JSON() {
+					return f.IO.PrintList(u.Items, nil, o.Local())
+				}
+				rows, err := feedbackRows(u.Items)
+				if err != nil {
+					return err
+				}
+				return f.IO.PrintList(rows, feedbackColumns, o.Local())
+			})
 		},
 	}
 	cmdutil.AddListFlags(cmd, &o, 0)

@@ -1,11 +1,13 @@
 package tracing
 
 import (
+	"context"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/plumehq/plume/api"
+	"github.com/plumehq/plume/client"
 	"github.com/plumehq/plume/cmd/plume/internal/cmdutil"
 	"github.com/plumehq/plume/shared/errs"
 )
@@ -71,19 +73,16 @@ func newCmdSessionsGet(f *cmdutil.Factory) *cobra.Command {
 		Example: `  plume sessions get 0192f5d4-7c1e-7a3b-9f00-5a1c2e3d4b5f`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, c, cancel, err := f.Request(cmd, nil, false)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			list, err := c.Sessions(ctx, api.SessionQuery{ID: args[0]})
-			if err != nil {
-				return err
-			}
-			if len(list) == 0 {
-				return errs.NotFound("session %s not found in the key's project", args[0])
-			}
-			return f.IO.PrintItem(list[0], sessionFields)
+			return f.WithClient(cmd, nil, false, func(ctx context.Context, c *client.Client) error {
+				list, err := c.Sessions(ctx, api.SessionQuery{ID: args[0]})
+				if err != nil {
+					return err
+				}
+				if len(list) == 0 {
+					return errs.NotFound("session %s not found in the key's project", args[0])
+				}
+				return f.IO.PrintItem(list[0], sessionFields)
+			})
 		},
 	}
 }

@@ -1,11 +1,13 @@
 package tracing
 
 import (
+	"context"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/plumehq/plume/api"
+	"github.com/plumehq/plume/client"
 	"github.com/plumehq/plume/cmd/plume/internal/cmdutil"
 	"github.com/plumehq/plume/shared/errs"
 )
@@ -125,28 +127,25 @@ func newCmdSpansGet(f *cmdutil.Factory) *cobra.Command {
   plume spans get 0192f5d4-7c1e-7a3b-9f00-5a1c2e3d4b5f --output json | jq -r .output_data`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, c, cancel, err := f.Request(cmd, nil, false)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			list, err := c.Spans(ctx, api.SpanQuery{ID: args[0]})
-			if err != nil {
-				return err
-			}
-			if len(list) == 0 {
-				return errs.NotFound("span %s not found in the key's project", args[0])
-			}
-			s := list[0]
-			blocks := spanBlocks
-			if s.ErrorStack != nil && *s.ErrorStack != "" {
-				blocks = append(blocks[:len(blocks):len(blocks)], cmdutil.Column{Header: "Error stack", Path: "error_stack"})
-			}
-			var v any = s
-			if !f.IO.JSON() {
-				v = spanView{Span: s, AttachmentCount: len(s.Attachments)}
-			}
-			return f.IO.PrintItem(v, spanFields, blocks...)
+			return f.WithClient(cmd, nil, false, func(ctx context.Context, c *client.Client) error {
+				list, err := c.Spans(ctx, api.SpanQuery{ID: args[0]})
+				if err != nil {
+					return err
+				}
+				if len(list) == 0 {
+					return errs.NotFound("span %s not found in the key's project", args[0])
+				}
+				s := list[0]
+				blocks := spanBlocks
+				if s.ErrorStack != nil && *s.ErrorStack != "" {
+					blocks = append(blocks[:len(blocks):len(blocks)], cmdutil.Column{Header: "Error stack", Path: "error_stack"})
+				}
+				var v any = s
+				if !f.IO.JSON() {
+					v = spanView{Span: s, AttachmentCount: len(s.Attachments)}
+				}
+				return f.IO.PrintItem(v, spanFields, blocks...)
+			})
 		},
 	}
 }
@@ -162,22 +161,19 @@ with a presigned URL that downloads it without a key until the time shown.`,
   plume spans attachments 0192f5d4-7c1e-7a3b-9f00-5a1c2e3d4b5f --output json | jq -r '.[0].url' | xargs curl -o file`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, c, cancel, err := f.Request(cmd, &o, false)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			list, err := c.Attachments(ctx, args[0])
-			if err != nil {
-				return err
-			}
-			if err := f.IO.PrintRecords(list.Attachments, attachmentFields, o.Local()); err != nil {
-				return err
-			}
-			if !f.IO.JSON() && list.Count > 0 {
-				f.IO.Infof("The URLs work until %s.", list.ExpiresAt.Format(time.RFC3339))
-			}
-			return nil
+			return f.WithClient(cmd, &o, false, func(ctx context.Context, c *client.Client) error {
+				list, err := c.Attachments(ctx, args[0])
+				if err != nil {
+					return err
+				}
+				if err := f.IO.PrintRecords(list.Attachments, attachmentFields, o.Local()); err != nil {
+					return err
+				}
+				if !f.IO.JSON() && list.Count > 0 {
+					f.IO.Infof("The URLs work until %s.", list.ExpiresAt.Format(time.RFC3339))
+				}
+				return nil
+			})
 		},
 	}
 	cmdutil.AddListFlags(cmd, &o, 0)

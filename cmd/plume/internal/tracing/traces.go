@@ -2,11 +2,13 @@ package tracing
 
 import (
 	"cmp"
+	"context"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/plumehq/plume/api"
+	"github.com/plumehq/plume/client"
 	"github.com/plumehq/plume/cmd/plume/internal/cmdutil"
 	"github.com/plumehq/plume/shared/errs"
 )
@@ -83,19 +85,16 @@ func newCmdTracesGet(f *cmdutil.Factory) *cobra.Command {
   plume traces get 0192f5d4-7c1e-7a3b-9f00-5a1c2e3d4b5f --output json | jq .cost`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, c, cancel, err := f.Request(cmd, nil, false)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			list, err := c.Traces(ctx, api.TraceQuery{ID: args[0]})
-			if err != nil {
-				return err
-			}
-			if len(list) == 0 {
-				return errs.NotFound("trace %s not found in the key's project", args[0])
-			}
-			return f.IO.PrintItem(list[0], traceFields, traceBlocks...)
+			return f.WithClient(cmd, nil, false, func(ctx context.Context, c *client.Client) error {
+				list, err := c.Traces(ctx, api.TraceQuery{ID: args[0]})
+				if err != nil {
+					return err
+				}
+				if len(list) == 0 {
+					return errs.NotFound("trace %s not found in the key's project", args[0])
+				}
+				return f.IO.PrintItem(list[0], traceFields, traceBlocks...)
+			})
 		},
 	}
 }
@@ -124,25 +123,22 @@ whose parent is not listed at the top.`,
 				return err
 			}
 			q.TraceID = args[0]
-			ctx, c, cancel, err := f.Request(cmd, nil, false)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			return spanLister.run(ctx, c, f.IO, fl.list.Noun, q, fl.all, true, func(spans []api.Span) error {
-				if len(spans) == 0 { // an unknown trace, or no span of it matched: tell them apart
-					traces, err := c.Traces(ctx, api.TraceQuery{ID: args[0]})
-					if err != nil {
-						return err
+			return f.WithClient(cmd, nil, false, func(ctx context.Context, c *client.Client) error {
+				return spanLister.run(ctx, c, f.IO, fl.list.Noun, q, fl.all, true, func(spans []api.Span) error {
+					if len(spans) == 0 { // an unknown trace, or no span of it matched: tell them apart
+						traces, err := c.Traces(ctx, api.TraceQuery{ID: args[0]})
+						if err != nil {
+							return err
+						}
+						if len(traces) == 0 {
+							return errs.NotFound("trace %s not found in the key's project", args[0])
+						}
 					}
-					if len(traces) == 0 {
-						return errs.NotFound("trace %s not found in the key's project", args[0])
+					if f.IO.JSON() {
+						return f.IO.PrintList(spans, nil, &o)
 					}
-				}
-				if f.IO.JSON() {
-					return f.IO.PrintList(spans, nil, &o)
-				}
-				return f.IO.PrintList(tree(spans), treeColumns, &o)
+					return f.IO.PrintList(tree(spans), treeColumns, &o)
+				})
 			})
 		},
 	}

@@ -4,11 +4,13 @@
 package webhookscmd
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/plumehq/plume/api"
+	"github.com/plumehq/plume/client"
 	"github.com/plumehq/plume/cmd/plume/internal/cmdutil"
 )
 
@@ -38,16 +40,13 @@ func newCmdList(f *cmdutil.Factory) *cobra.Command {
 		Short: "List the project's webhooks (never their secrets)",
 		Args:  cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, c, cancel, err := f.Request(cmd, &o, true)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			list, err := c.Webhooks(ctx)
-			if err != nil {
-				return err
-			}
-			return f.IO.PrintList(list, webhookColumns, o.Local())
+			return f.WithClient(cmd, &o, true, func(ctx context.Context, c *client.Client) error {
+				list, err := c.Webhooks(ctx)
+				if err != nil {
+					return err
+				}
+				return f.IO.PrintList(list, webhookColumns, o.Local())
+			})
 		},
 	}
 	cmdutil.AddListFlags(cmd, &o, 0)
@@ -60,16 +59,13 @@ func newCmdShow(f *cmdutil.Factory) *cobra.Command {
 		Short: "A webhook: its URL, format and events (never its secret)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, c, cancel, err := f.Request(cmd, nil, true)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			hook, err := c.Webhook(ctx, args[0])
-			if err != nil {
-				return err
-			}
-			return f.IO.PrintItem(hook, append(webhookColumns, cmdutil.Column{Header: "CREATED BY", Path: "created_by"}))
+			return f.WithClient(cmd, nil, true, func(ctx context.Context, c *client.Client) error {
+				hook, err := c.Webhook(ctx, args[0])
+				if err != nil {
+					return err
+				}
+				return f.IO.PrintItem(hook, append(webhookColumns, cmdutil.Column{Header: "CREATED BY", Path: "created_by"}))
+			})
 		},
 	}
 }
@@ -89,27 +85,24 @@ answer. Receivers verify each delivery with it (docs/webhooks.md).
   SECRET=$(plume webhooks create --url https://hooks.slack.com/services/T/B/X --format slack --event prompt.tag.moved --quiet)`,
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, c, cancel, err := f.Request(cmd, nil, true)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			hook, err := c.CreateWebhook(ctx, req)
-			if err != nil {
-				return err
-			}
-			if f.IO.JSON() {
-				if err := f.IO.WriteJSON(hook); err != nil {
+			return f.WithClient(cmd, nil, true, func(ctx context.Context, c *client.Client) error {
+				hook, err := c.CreateWebhook(ctx, req)
+				if err != nil {
 					return err
 				}
-			} else {
-				f.IO.Infof("Created webhook %s for %s (%s).", hook.ID, hook.URL, hook.Format)
-				if _, err := fmt.Fprintln(f.IO.Out, hook.Secret); err != nil {
-					return err
+				if f.IO.JSON() {
+					if err := f.IO.WriteJSON(hook); err != nil {
+						return err
+					}
+				} else {
+					f.IO.Infof("Created webhook %s for %s (%s).", hook.ID, hook.URL, hook.Format)
+					if _, err := fmt.Fprintln(f.IO.Out, hook.Secret); err != nil {
+						return err
+					}
 				}
-			}
-			f.IO.Infof("warning: this is the only time the webhook's secret is shown. Store it now.")
-			return nil
+				f.IO.Infof("warning: this is the only time the webhook's secret is shown. Store it now.")
+				return nil
+			})
 		},
 	}
 	fl := cmd.Flags()
@@ -127,16 +120,13 @@ func newCmdDelete(f *cmdutil.Factory) *cobra.Command {
 		Short: "Delete a webhook: nothing more is delivered to it",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, c, cancel, err := f.Request(cmd, nil, true)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			if err := c.DeleteWebhook(ctx, args[0]); err != nil {
-				return err
-			}
-			return f.IO.PrintItem(api.WebhookDeleted{ID: args[0], Deleted: true},
-				[]cmdutil.Column{{Header: "ID", Path: "id"}, {Header: "Deleted", Path: "deleted"}})
+			return f.WithClient(cmd, nil, true, func(ctx context.Context, c *client.Client) error {
+				if err := c.DeleteWebhook(ctx, args[0]); err != nil {
+					return err
+				}
+				return f.IO.PrintItem(api.WebhookDeleted{ID: args[0], Deleted: true},
+					[]cmdutil.Column{{Header: "ID", Path: "id"}, {Header: "Deleted", Path: "deleted"}})
+			})
 		},
 	}
 }
@@ -153,18 +143,15 @@ func newCmdDeliveries(f *cmdutil.Factory) *cobra.Command {
 			if o.Limit < 1 || o.Limit > 200 {
 				return cmdutil.FlagErrorf("--limit must be from 1 to 200, got %d", o.Limit)
 			}
-			ctx, c, cancel, err := f.Request(cmd, &o, true)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			list, err := c.WebhookDeliveries(ctx, args[0], o.Limit)
-			if err != nil {
-				return err
-			}
-			return f.IO.PrintList(list, []cmdutil.Column{{Header: "ID", Path: "id"}, {Header: "EVENT", Path: "event_type"},
-				{Header: "STATUS", Path: "status"}, {Header: "ATTEMPTS", Path: "attempts"}, {Header: "CODE", Path: "last_status_code"},
-				{Header: "ERROR", Path: "last_error"}, {Header: "UPDATED", Path: "updated_at"}}, o.Local())
+			return f.WithClient(cmd, &o, true, func(ctx context.Context, c *client.Client) error {
+				list, err := c.WebhookDeliveries(ctx, args[0], o.Limit)
+				if err != nil {
+					return err
+				}
+				return f.IO.PrintList(list, []cmdutil.Column{{Header: "ID", Path: "id"}, {Header: "EVENT", Path: "event_type"},
+					{Header: "STATUS", Path: "status"}, {Header: "ATTEMPTS", Path: "attempts"}, {Header: "CODE", Path: "last_status_code"},
+					{Header: "ERROR", Path: "last_error"}, {Header: "UPDATED", Path: "updated_at"}}, o.Local())
+			})
 		},
 	}
 	cmdutil.AddListFlags(cmd, &o, 50)
