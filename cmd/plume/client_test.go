@@ -18,6 +18,7 @@ import (
 
 	"github.com/plumehq/plume/cmd/plume/internal/cmdutil"
 	"github.com/plumehq/plume/internal/apitest"
+	"github.com/plumehq/plume/shared/errs"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
@@ -133,4 +134,34 @@ func (h *clientHarness) goldenBoth(name string, args ...string) {
 	h.t.Helper()
 	golden(h.t, name+".text", h.ok(args...))
 	golden(h.t, name+".json", h.ok(append([]string{"--output", "json"}, args...)...))
+}
+
+// usageError is a command line that cannot run, before or after the API answers.
+type usageError struct {
+	name string
+	args []string
+	// code is the error's code in json mode, and stderr a part of its message in both modes.
+	code   errs.Code
+	stderr string
+}
+
+// refuses runs each of tests as a subtest: it exits 2 with nothing on stdout and its message on
+// stderr, and in json mode the same message as the error shape with its code.
+func (h *clientHarness) refuses(tests []usageError) {
+	for _, tt := range tests {
+		h.t.Run(tt.name, func(t *testing.T) {
+			h := *h
+			h.t = t
+			r := h.run(tt.args...)
+			assert.Equal(t, exitUsage, r.code, "%s", r)
+			assert.Empty(t, r.stdout)
+			assert.Contains(t, r.stderr, tt.stderr)
+			r = h.run(append([]string{"--output", "json"}, tt.args...)...)
+			assert.Equal(t, exitUsage, r.code, "%s", r)
+			var body jsonError
+			require.NoError(t, json.Unmarshal([]byte(r.stderr), &body), "stderr is not JSON: %s", r.stderr)
+			assert.Equal(t, string(tt.code), body.Error.Code)
+			assert.Contains(t, body.Error.Message, tt.stderr)
+		})
+	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -129,12 +128,7 @@ func TestJudgesUsageErrors(t *testing.T) {
 	var j api.Judge
 	h.okJSON(&j, "judges", "create", "--name", "helpful", "--prompt", judgeTemplate)
 	unknown := "00000000-0000-4000-8000-00000000dead"
-	tests := []struct {
-		name   string
-		args   []string
-		code   errs.Code
-		stderr string
-	}{
+	tests := []usageError{
 		{"create without prompt", []string{"judges", "create", "--name", "x"}, errs.CodeInvalid, "pass --prompt or --prompt-file"},
 		{"create without name", []string{"judges", "create", "--prompt", "x"}, errs.CodeInvalid, "pass --name"},
 		{"prompt and file", []string{"judges", "create", "--name", "x", "--prompt", "x", "--prompt-file", "f"}, errs.CodeInvalid, "cannot be used together"},
@@ -168,20 +162,5 @@ func TestJudgesUsageErrors(t *testing.T) {
 		{"feedback unknown judge", []string{"judges", "feedback", "create", unknown, "--prompt", "support-bot", "--completion-id", spanID(1), "--thumbs-up"},
 			errs.CodeNotFound, "not found"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			h := *h
-			h.t = t
-			r := h.run(tt.args...)
-			assert.Equal(t, exitUsage, r.code, "%s", r)
-			assert.Empty(t, r.stdout)
-			assert.Contains(t, r.stderr, tt.stderr)
-			r = h.run(append([]string{"--output", "json"}, tt.args...)...)
-			assert.Equal(t, exitUsage, r.code, "%s", r)
-			var body jsonError
-			require.NoError(t, json.Unmarshal([]byte(r.stderr), &body), "stderr is not JSON: %s", r.stderr)
-			assert.Equal(t, string(tt.code), body.Error.Code)
-			assert.Contains(t, body.Error.Message, tt.stderr)
-		})
-	}
+	h.refuses(tests)
 }

@@ -273,12 +273,7 @@ func TestOptimizeUsageErrors(t *testing.T) {
 	var j api.Judge
 	h.okJSON(&j, "judges", "create", "--name", "helpful", "--prompt", judgeTemplate)
 	unknown := "00000000-0000-4000-8000-00000000dead"
-	tests := []struct {
-		name   string
-		args   []string
-		code   errs.Code
-		stderr string
-	}{
+	tests := []usageError{
 		{"bad optimizer", []string{"optimize", "prompt", "start", "support-bot", "--optimizer", "fast"}, errs.CodeInvalid, "--optimizer must be one of"},
 		{"judge optimizer", []string{"optimize", "judge", "start", j.ID, "--optimizer", "dspy_gepa"}, errs.CodeInvalid, "--optimizer must be one of quick_refine, auto"},
 		{"judge intents", []string{"optimize", "judge", "start", j.ID, "--intent", j.ID}, errs.CodeInvalid, "unknown flag: --intent"},
@@ -303,22 +298,7 @@ func TestOptimizeUsageErrors(t *testing.T) {
 		{"unknown dataset", []string{"optimize", "prompt", "start", "support-bot", "--dataset", "nope", "--input-column", "q", "--expected-column", "a"}, errs.CodeNotFound, `dataset "nope" not found`},
 		{"judge dataset", []string{"optimize", "judge", "start", j.ID, "--dataset", "returns"}, errs.CodeInvalid, "unknown flag: --dataset"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			h := *h
-			h.t = t
-			r := h.run(tt.args...)
-			assert.Equal(t, exitUsage, r.code, "%s", r)
-			assert.Empty(t, r.stdout)
-			assert.Contains(t, r.stderr, tt.stderr)
-			r = h.run(append([]string{"--output", "json"}, tt.args...)...)
-			assert.Equal(t, exitUsage, r.code, "%s", r)
-			var body jsonError
-			require.NoError(t, json.Unmarshal([]byte(r.stderr), &body), "stderr is not JSON: %s", r.stderr)
-			assert.Equal(t, string(tt.code), body.Error.Code)
-			assert.Contains(t, body.Error.Message, tt.stderr)
-		})
-	}
+	h.refuses(tests)
 }
 
 // TestOptimizePromptFromDataset: a run started from a dataset version with the CLI's flags,

@@ -86,12 +86,7 @@ func TestClientUsageErrors(t *testing.T) {
 	h.ok("prompts", "ensure", "support-bot", "--content", "Hello")
 	h.ok("prompts", "pin", "support-bot", "production", "--version", "1", "--expected", "0")
 	h.ok("prompts", "ensure", "support-bot", "--content", "Hello again")
-	tests := []struct {
-		name   string
-		args   []string
-		code   errs.Code
-		stderr string
-	}{
+	tests := []usageError{
 		{"missing argument", []string{"prompts", "get"}, errs.CodeInvalid, "accepts 1 arg(s)"},
 		{"version and tag", []string{"prompts", "get", "support-bot", "--version", "1", "--tag", "production"}, errs.CodeInvalid, "cannot be used together"},
 		{"unknown prompt", []string{"prompts", "get", "no-such-prompt"}, errs.CodeNotFound, "not found"},
@@ -108,22 +103,7 @@ func TestClientUsageErrors(t *testing.T) {
 		{"bad order", []string{"prompts", "list", "--order", "slug:up"}, errs.CodeInvalid, "--order"},
 		{"bad format", []string{"spec", "cli", "--format", "yaml"}, errs.CodeInvalid, "--format"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			h := *h
-			h.t = t
-			r := h.run(tt.args...)
-			assert.Equal(t, exitUsage, r.code, "%s", r)
-			assert.Empty(t, r.stdout)
-			assert.Contains(t, r.stderr, tt.stderr)
-			r = h.run(append([]string{"--output", "json"}, tt.args...)...)
-			assert.Equal(t, exitUsage, r.code, "%s", r)
-			var body jsonError
-			require.NoError(t, json.Unmarshal([]byte(r.stderr), &body), "stderr is not JSON: %s", r.stderr)
-			assert.Equal(t, string(tt.code), body.Error.Code)
-			assert.Contains(t, body.Error.Message, tt.stderr)
-		})
-	}
+	h.refuses(tests)
 }
 
 // TestClientExitCodes: the exit code table of the client commands.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/base64"
-	"encoding/json"
 	"testing"
 	"time"
 
@@ -163,12 +162,7 @@ func TestTracingErrors(t *testing.T) {
 		"attributes": map[string]any{"attachments": []any{map[string]any{"type": "text", "base64": base64.StdEncoding.EncodeToString([]byte("secret"))}}},
 	}})
 	unknown := uuid.NewString()
-	tests := []struct {
-		name   string
-		args   []string
-		code   errs.Code
-		stderr string
-	}{
+	tests := []usageError{
 		{"traces get without an id", []string{"traces", "get"}, errs.CodeInvalid, "accepts 1 arg(s)"},
 		{"spans get with two ids", []string{"spans", "get", fx.llm, fx.root}, errs.CodeInvalid, "accepts 1 arg(s)"},
 		{"traces spans without an id", []string{"traces", "spans"}, errs.CodeInvalid, "accepts 1 arg(s)"},
@@ -193,22 +187,7 @@ func TestTracingErrors(t *testing.T) {
 		{"another project's attachments", []string{"spans", "attachments", otherSpan}, errs.CodeNotFound, "not found"},
 		{"another project's session", []string{"sessions", "get", otherSession}, errs.CodeNotFound, "not found"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			h := *h
-			h.t = t
-			r := h.run(tt.args...)
-			assert.Equal(t, exitUsage, r.code, "%s", r)
-			assert.Empty(t, r.stdout)
-			assert.Contains(t, r.stderr, tt.stderr)
-			r = h.run(append([]string{"--output", "json"}, tt.args...)...)
-			assert.Equal(t, exitUsage, r.code, "%s", r)
-			var body jsonError
-			require.NoError(t, json.Unmarshal([]byte(r.stderr), &body), "stderr is not JSON: %s", r.stderr)
-			assert.Equal(t, string(tt.code), body.Error.Code)
-			assert.Contains(t, body.Error.Message, tt.stderr)
-		})
-	}
+	h.refuses(tests)
 
 	// Project B's records are not among project A's lists either.
 	var rows []api.Span
