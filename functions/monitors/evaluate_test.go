@@ -14,24 +14,6 @@ import (
 	"github.com/plumehq/plume/internal/apitest"
 )
 
-// clock is a test's time, moved by hand.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 // sendTraces posts n one-span traces starting at at, failed of them with status error.
 func sendTraces(t *testing.T, a *apitest.API, tenant apitest.Tenant, at time.Time, n, failed int) {
 	t.Helper()
@@ -51,7 +33,7 @@ func sendTraces(t *testing.T, a *apitest.API, tenant apitest.Tenant, at time.Tim
 // it on a change (one conditional write), writes nothing when nothing changed, and its reads
 // are one index Query plus one Query per monitor, whatever the number of spans.
 func TestEvaluateFromRollups(t *testing.T) {
-	c := &clock{now: time.Now().UTC().Truncate(time.Minute).Add(-10 * time.Minute)}
+	c := apitest.NewClock(time.Now().UTC().Truncate(time.Minute).Add(-10 * time.Minute))
 	a := apitest.New(t, apitest.Options{Stream: true, Clock: c.Now})
 	ctx := context.Background()
 	create := func(tenant apitest.Tenant, body map[string]any) api.Monitor {
@@ -109,7 +91,7 @@ func TestEvaluateFromRollups(t *testing.T) {
 // TestOverlappingRunsRecordOnce: runs that overlap record each change once: the second
 // write, conditioned on the counter the first moved, is refused.
 func TestOverlappingRunsRecordOnce(t *testing.T) {
-	c := &clock{now: time.Now().UTC().Truncate(time.Minute).Add(-10 * time.Minute)}
+	c := apitest.NewClock(time.Now().UTC().Truncate(time.Minute).Add(-10 * time.Minute))
 	a := apitest.New(t, apitest.Options{Stream: true, Clock: c.Now})
 	ctx := context.Background()
 	for range 5 {

@@ -38,7 +38,7 @@ func monitorEvents(t *testing.T, a *apitest.API, tenant apitest.Tenant) ([]api.E
 // monitor.alerted at the change and reminders at 5 and 10 minutes, 3 events in all, each
 // logged once however often the stream is read.
 func TestReminderThroughEvaluation(t *testing.T) {
-	c := &clock{now: time.Now().UTC().Truncate(time.Minute).Add(-15 * time.Minute)}
+	c := apitest.NewClock(time.Now().UTC().Truncate(time.Minute).Add(-15 * time.Minute))
 	a := apitest.New(t, apitest.Options{Stream: true, Clock: c.Now})
 	ctx := context.Background()
 	var m api.Monitor
@@ -89,7 +89,7 @@ func TestReminderThroughEvaluation(t *testing.T) {
 // (state deleted, from alerting), so that its receivers close the alert no evaluation will
 // resolve; deleting one that is ok or has no data raises nothing.
 func TestDeleteWhileAlertingResolves(t *testing.T) {
-	c := &clock{now: time.Now().UTC().Truncate(time.Minute).Add(-10 * time.Minute)}
+	c := apitest.NewClock(time.Now().UTC().Truncate(time.Minute).Add(-10 * time.Minute))
 	a := apitest.New(t, apitest.Options{Stream: true, Clock: c.Now})
 	ctx := context.Background()
 	create := func(name string, threshold float64) api.Monitor {
@@ -127,7 +127,7 @@ func TestDeleteWhileAlertingResolves(t *testing.T) {
 // however long it is paused, no change however its metric moves); resumed, it is evaluated
 // again at the next run, its overdue reminder sent once.
 func TestPausedIsNotEvaluated(t *testing.T) {
-	c := &clock{now: time.Now().UTC().Truncate(time.Minute).Add(-15 * time.Minute)}
+	c := apitest.NewClock(time.Now().UTC().Truncate(time.Minute).Add(-15 * time.Minute))
 	a := apitest.New(t, apitest.Options{Stream: true, Clock: c.Now})
 	ctx := context.Background()
 	var m api.Monitor

@@ -25,7 +25,7 @@ func picos(usd float64) int64 { return int64(usd * 1e12) }
 // it. Each evaluation of it reads one BatchGetItem of the day's spend shards; another
 // project's spend is never its value.
 func TestGatewaySpendMonitor(t *testing.T) {
-	c := &clock{now: time.Now().UTC().Truncate(time.Minute).Add(-10 * time.Minute)}
+	c := apitest.NewClock(time.Now().UTC().Truncate(time.Minute).Add(-10 * time.Minute))
 	a := apitest.New(t, apitest.Options{Stream: true, Clock: c.Now, Config: func(cfg *config.Config) {
 		cfg.GatewayLimits = ratelimit.Config{DailyUSD: 50}
 	}})

@@ -5,7 +5,6 @@ import (
 	"math"
 	"net/http"
 	"net/url"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,35 +16,17 @@ import (
 	"github.com/plumehq/plume/internal/apitest"
 )
 
-// clock is a settable clock for apitest.Options.Clock.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 // splitFixture is a prompt with versions 1 to 3 and the tag production at 1, in project A of
 // an API whose clock the test moves.
 type splitFixture struct {
 	srv   *apitest.API
-	clock *clock
+	clock *apitest.Clock
 	a     apitest.Tenant
 }
 
 func newSplitFixture(t *testing.T) splitFixture {
 	t.Helper()
-	c := &clock{now: time.Now().UTC().Truncate(time.Second)}
+	c := apitest.NewClock(time.Now().UTC().Truncate(time.Second))
 	srv := apitest.New(t, apitest.Options{Clock: c.Now})
 	f := splitFixture{srv: srv, clock: c, a: srv.A}
 	for _, content := range []string{"v1: be brief", "v2: be brief and kind", "v3: be kind"} {

@@ -15,24 +15,6 @@ import (
 	"github.com/plumehq/plume/internal/apitest"
 )
 
-// clock is a settable clock for apitest.Options.Clock.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 // pythonChoice is ze.choose's request body as the Python SDK's requests.post(json=...) writes
 // it: json.dumps with its default separators, the dict's order kept, values str()-ed.
 func pythonChoice(entityType, entityID, name, variant string) string {
@@ -173,7 +155,7 @@ var fixture = map[string][]map[string]any{
 // signals before their choice, half after; every signal write is sent twice, and one value is
 // first sent wrong and corrected: the report counts each entity's last value once.
 func TestReportByHand(t *testing.T) {
-	c := &clock{now: time.Now().UTC()}
+	c := apitest.NewClock(time.Now().UTC())
 	srv := apitest.New(t, apitest.Options{Clock: c.Now})
 	a := srv.A
 	const test = "checkout"

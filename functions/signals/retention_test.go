@@ -22,7 +22,7 @@ import (
 // TestRecordsExpireWithSpans: an entity's record carries the table's TTL, the span retention
 // after its last write, as the spans it joins; the test's items do not expire.
 func TestRecordsExpireWithSpans(t *testing.T) {
-	c := &clock{now: time.Now().UTC().Truncate(time.Second)}
+	c := apitest.NewClock(time.Now().UTC().Truncate(time.Second))
 	srv := apitest.New(t, apitest.Options{Clock: c.Now, Config: func(cfg *config.Config) { cfg.SpanRetentionDays = 30 }})
 	a := srv.A
 	id := uuid.NewString()
