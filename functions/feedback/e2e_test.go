@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/plumehq/plume/internal/apitest"
-	"github.com/plumehq/plume/shared/auth"
+	"github.com/plumehq/plume/internal/webtest"
 	"github.com/plumehq/plume/shared/blob/blobtest"
 	"github.com/plumehq/plume/shared/ddb/ddbtest"
 	"github.com/plumehq/plume/shared/lambdaemu"
@@ -28,12 +28,9 @@ func TestBootstrapsEndToEnd(t *testing.T) {
 	api := apitest.New(t, apitest.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	const project, key, span = "5f0c7f4e-8a4b-4d59-9a57-3c1f4f7d2a10", "plm_EventSample0000000000000000000000000000", "7d7a3b7e-53cf-4fd8-9f5e-3f3f0a0b0c0d"
-	require.NoError(t, api.Auth.CreateProject(ctx, auth.Project{ID: project, CreatedAt: time.Now()}))
-	_, k, err := auth.NewKey(auth.KeySpec{ProjectID: project, Secret: key, User: auth.User{ID: "sample-user"}}, time.Now())
-	require.NoError(t, err)
-	require.NoError(t, api.Auth.CreateKey(ctx, k))
-	sample := apitest.Tenant{ProjectID: project, Key: key}
+	const span = "7d7a3b7e-53cf-4fd8-9f5e-3f3f0a0b0c0d"
+	sample := webtest.SampleTenant(t, api.Auth)
+	key := sample.Key
 	vid := api.EnsurePrompt(t, sample, "support-bot", "You are a support bot.")
 	api.MustDo(t, "POST", "/spans", key, []any{apitest.LLMSpan(span, "0f8fad5b-d9cb-469f-a165-70867728950e", "", "support-bot", vid, "Where is my refund?", "It is on its way.", time.Now().Add(-time.Minute))})
 

@@ -10,14 +10,15 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
+	"github.com/plumehq/plume/internal/webtest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // Sample events (events/prompts) carry this key of this project.
 const (
-	sampleProjectID = "5f0c7f4e-8a4b-4d59-9a57-3c1f4f7d2a10"
-	sampleKey       = "plm_EventSample0000000000000000000000000000"
+	sampleProjectID = webtest.SampleProjectID
+	sampleKey       = webtest.SampleKey
 )
 
 // sampleEvents lists events/prompts in the order they are sent, with the status and version

@@ -15,7 +15,7 @@ import (
 
 	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/internal/apitest"
-	"github.com/plumehq/plume/shared/auth"
+	"github.com/plumehq/plume/internal/webtest"
 	"github.com/plumehq/plume/shared/blob/blobtest"
 	"github.com/plumehq/plume/shared/ddb/ddbtest"
 	"github.com/plumehq/plume/shared/lambdaemu/emutest"
@@ -29,11 +29,8 @@ func TestBootstrapEndToEnd(t *testing.T) {
 	srv := apitest.New(t, apitest.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	const project, key, span = "5f0c7f4e-8a4b-4d59-9a57-3c1f4f7d2a10", "plm_EventSample0000000000000000000000000000", "7d7a3b7e-53cf-4fd8-9f5e-3f3f0a0b0c0d"
-	require.NoError(t, srv.Auth.CreateProject(ctx, auth.Project{ID: project, CreatedAt: time.Now()}))
-	_, k, err := auth.NewKey(auth.KeySpec{ProjectID: project, Secret: key, User: auth.User{ID: "sample-user"}}, time.Now())
-	require.NoError(t, err)
-	require.NoError(t, srv.Auth.CreateKey(ctx, k))
+	const span = "7d7a3b7e-53cf-4fd8-9f5e-3f3f0a0b0c0d"
+	webtest.SampleTenant(t, srv.Auth)
 
 	emu := emutest.Start(t, ctx, "./lambda", []string{
 		"TABLE_NAME=" + srv.TableName, "BUCKET_NAME=plume-test",

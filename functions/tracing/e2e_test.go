@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/plumehq/plume/shared/auth"
+	"github.com/plumehq/plume/internal/webtest"
 	"github.com/plumehq/plume/shared/blob/blobtest"
 	"github.com/plumehq/plume/shared/ddb/ddbtest"
 	"github.com/plumehq/plume/shared/lambdaemu"
@@ -27,11 +27,7 @@ func TestBootstrapsEndToEnd(t *testing.T) {
 	api := newTestAPI(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	const project, key = "5f0c7f4e-8a4b-4d59-9a57-3c1f4f7d2a10", "plm_EventSample0000000000000000000000000000"
-	require.NoError(t, api.auth.CreateProject(ctx, auth.Project{ID: project, CreatedAt: time.Now()}))
-	_, k, err := auth.NewKey(auth.KeySpec{ProjectID: project, Secret: key}, time.Now())
-	require.NoError(t, err)
-	require.NoError(t, api.auth.CreateKey(ctx, k))
+	webtest.SampleTenant(t, api.auth)
 
 	env := []string{
 		"TABLE_NAME=" + api.table, "BUCKET_NAME=plume-test",

@@ -11,10 +11,9 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
+	"github.com/plumehq/plume/internal/webtest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/plumehq/plume/shared/auth"
 )
 
 // TestSampleEventsThroughAdapter feeds events/tracing through the Lambda adapter of each
@@ -22,11 +21,7 @@ import (
 func TestSampleEventsThroughAdapter(t *testing.T) {
 	api := newTestAPI(t)
 	ctx := context.Background()
-	const project, key = "5f0c7f4e-8a4b-4d59-9a57-3c1f4f7d2a10", "plm_EventSample0000000000000000000000000000"
-	require.NoError(t, api.auth.CreateProject(ctx, auth.Project{ID: project, CreatedAt: time.Now()}))
-	_, k, err := auth.NewKey(auth.KeySpec{ProjectID: project, Secret: key}, time.Now())
-	require.NoError(t, err)
-	require.NoError(t, api.auth.CreateKey(ctx, k))
+	webtest.SampleTenant(t, api.auth)
 	api.setClock(time.Date(2026, 11, 21, 22, 30, 0, 0, time.UTC))
 
 	ingest, query := httpadapter.NewV2(api.ingest), httpadapter.NewV2(api.query)

@@ -16,14 +16,11 @@ import (
 
 	"github.com/plumehq/plume/functions/mcpserver"
 	"github.com/plumehq/plume/internal/apitest"
-	"github.com/plumehq/plume/shared/auth"
+	"github.com/plumehq/plume/internal/webtest"
 )
 
 // The sample events of every function carry this key of this project (events/*/README.md).
-const (
-	sampleProjectID = "5f0c7f4e-8a4b-4d59-9a57-3c1f4f7d2a10"
-	sampleKey       = "plm_EventSample0000000000000000000000000000"
-)
+const sampleProjectID = webtest.SampleProjectID
 
 // mcpAnswer is a JSON-RPC answer of the tool server.
 type mcpAnswer struct {
@@ -138,12 +135,7 @@ func checkMCPResponse(t *testing.T, status int, check func(*testing.T, []byte), 
 func newMCPStack(t *testing.T) *apitest.API {
 	t.Helper()
 	api := apitest.New(t, apitest.Options{})
-	ctx := context.Background()
-	require.NoError(t, api.Auth.CreateProject(ctx, auth.Project{ID: sampleProjectID, Name: "sample", CreatedAt: time.Now()}))
-	_, key, err := auth.NewKey(auth.KeySpec{ProjectID: sampleProjectID, Secret: sampleKey, User: auth.User{ID: "sample"}}, time.Now())
-	require.NoError(t, err)
-	require.NoError(t, api.Auth.CreateKey(ctx, key))
-	api.EnsurePrompt(t, apitest.Tenant{ProjectID: sampleProjectID, Key: sampleKey}, "support-bot", "You help with {{product}}.")
+	api.EnsurePrompt(t, webtest.SampleTenant(t, api.Auth), "support-bot", "You help with {{product}}.")
 	return api
 }
 

@@ -108,3 +108,22 @@ func NewTenant(t testing.TB, store *ddb.AuthStore) Tenant {
 	require.NoError(t, store.CreateKey(ctx, k))
 	return Tenant{ProjectID: id, Key: secret, UserID: user.ID}
 }
+
+// The sample events of every function (events/*/README.md) carry this key of this project.
+const (
+	SampleProjectID = "5f0c7f4e-8a4b-4d59-9a57-3c1f4f7d2a10"
+	SampleKey       = "plm_EventSample0000000000000000000000000000"
+)
+
+// SampleTenant creates the sample events' project and key (of the user "sample-user"), so that
+// the events of events/ authenticate.
+func SampleTenant(t testing.TB, store *ddb.AuthStore) Tenant {
+	t.Helper()
+	ctx := context.Background()
+	require.NoError(t, store.CreateProject(ctx, auth.Project{ID: SampleProjectID, Name: "sample", CreatedAt: time.Now()}))
+	user := auth.User{ID: "sample-user"}
+	_, k, err := auth.NewKey(auth.KeySpec{ProjectID: SampleProjectID, Secret: SampleKey, User: user}, time.Now())
+	require.NoError(t, err)
+	require.NoError(t, store.CreateKey(ctx, k))
+	return Tenant{ProjectID: SampleProjectID, Key: SampleKey, UserID: user.ID}
+}
