@@ -44,6 +44,12 @@ func (s *Service) Carry(ctx context.Context, projectID string, cs []Carried) err
 	if err != nil {
 		return err
 	}
+	return s.carryOf(ctx, projectID, cs, tests)
+}
+
+// carryOf is Carry with the tests of cs already read (by name; a test not among them is not
+// joined).
+func (s *Service) carryOf(ctx context.Context, projectID string, cs []Carried, tests map[string]Test) error {
 	now := s.now().UTC()
 	byRef := map[EntityRef][]Choice{}
 	var order []EntityRef

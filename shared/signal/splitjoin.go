@@ -57,7 +57,7 @@ func (s *Service) CarrySplits(ctx context.Context, projectID string, spans []Pro
 			}
 		}
 	}
-	return s.Carry(ctx, projectID, carried)
+	return s.carryOf(ctx, projectID, carried, tests)
 }
 
 // servedAs reports whether variant key of the split t serves the version versionID.
