@@ -6,6 +6,6 @@
 // project's items. The one exception is the API key lookup item, keyed by the key's SHA-256.
 //
 // Nothing the functions call scans the table; every read is a GetItem, BatchGetItem or Query on
-// a key. The one Scan is an operator's: DeleteProject (plume admin delete-project), whose
-// project has items no index lists.
+// a key. The one Scan is an operator's: ProjectDeletionStore.Scan, for deleting a project
+// (shared/projectdelete, plume admin delete-project), whose project has items no index lists.
 package ddb

@@ -224,7 +224,7 @@ func rateMinuteSK(at time.Time) string { return "M#" + at.UTC().Format("20060102
 
 func rateDaySK(at time.Time) string { return "D#" + at.UTC().Format("20060102") }
 
-// A project's deletion (DeleteProject) records its progress in a marker item of its own
+// A project's deletion (projectdelete, through ProjectDeletionStore) records its progress in a marker item of its own
 // partition, not under P#<project>, so that the Scan does not delete it while it records the
 // Scan's progress.
 const skDeletion = "DELETION"
@@ -243,7 +243,7 @@ const skWebSession = "WEBSESSION"
 // on one UTC day. Its manifest is an item of the project's manifest partition of that kind,
 // sorted by day, so that the manifests of a window are one Query; its runs small enough to be
 // stored in the table are items of a partition of the day, keyed by run id; larger runs are
-// objects under ListIndexPrefix. The project's IndexedSince item has a partition of its own.
+// objects under listindex.ObjectPrefix. The project's IndexedSince item has a partition of its own.
 const (
 	prefixListIndex = "LX"
 	skIndexedSince  = "SINCE"
@@ -264,12 +264,9 @@ func listIndexRunsPK(projectID string, kind listindex.Kind, day time.Time) strin
 
 func indexedSincePK(projectID string) string { return "P#" + projectID + "#" + prefixListIndex }
 
-// ListIndexPrefix is the prefix of every list index object of a project in the bucket.
-func ListIndexPrefix(projectID string) string { return "index/project=" + projectID + "/" }
-
 // listIndexObjectKey is the object of a run stored in the bucket.
 func listIndexObjectKey(projectID string, kind listindex.Kind, day time.Time, runID string) string {
-	return ListIndexPrefix(projectID) + "kind=" + string(kind) + "/day=" + day.UTC().Format(time.DateOnly) + "/" + runID + ".run"
+	return listindex.ObjectPrefix(projectID) + "kind=" + string(kind) + "/day=" + day.UTC().Format(time.DateOnly) + "/" + runID + ".run"
 }
 
 // Signals and A/B tests (SignalStore). An entity's record (its signals and choices) is alone in

@@ -31,3 +31,6 @@
 // the rollups keep them), so the counts are exact. A compaction adds counts up and drops the
 // keys whose total is zero.
 package listindex
+
+// ObjectPrefix is the prefix of every run object of a project in the bucket.
+func ObjectPrefix(projectID string) string { return "index/project=" + projectID + "/" }

@@ -24,6 +24,7 @@ import (
 	"github.com/plumehq/plume/shared/config"
 	"github.com/plumehq/plume/shared/ddb"
 	"github.com/plumehq/plume/shared/errs"
+	"github.com/plumehq/plume/shared/projectdelete"
 )
 
 // deleteProjectTimeout is delete-project's limit when --timeout is not given: the Scan reads
@@ -32,7 +33,7 @@ const deleteProjectTimeout = 6 * time.Hour
 
 type deleteProjectOptions struct {
 	IO      *cmdutil.IOStreams
-	Deleter func(ctx context.Context) (*ddb.ProjectDeleter, error)
+	Deleter func(ctx context.Context) (*projectdelete.Deleter, error)
 	// IsTerminal reports whether IO.In is a terminal, where a person can confirm.
 	IsTerminal func() bool
 	// AfterBatch is passed to the deletion (tests interrupt a run from it).
@@ -48,7 +49,7 @@ type deleteProjectOptions struct {
 func newCmdDeleteProject(f *cmdutil.Factory, t *target) *cobra.Command {
 	opts := &deleteProjectOptions{IO: f.IO, IsTerminal: func() bool { return cmdutil.IsTerminal(f.IO.In) }}
 	var bucket string
-	opts.Deleter = func(ctx context.Context) (*ddb.ProjectDeleter, error) { return t.projectDeleter(ctx, bucket) }
+	opts.Deleter = func(ctx context.Context) (*projectdelete.Deleter, error) { return t.projectDeleter(ctx, bucket) }
 	cmd := &cobra.Command{
 		Use:   "delete-project --project-id ID [--dry-run] [--yes]",
 		Short: "Delete a project: every item and object of it",
@@ -102,12 +103,12 @@ with the AWS SDK's configuration from the environment. Without --timeout it stop
 	cmd.Flags().BoolVar(&opts.Yes, "yes", false, "delete without asking for confirmation")
 	cmd.Flags().StringVar(&bucket, "bucket", "", "S3 bucket `name` (default: $BUCKET_NAME)")
 	cmd.Flags().DurationVar(&opts.Grace, "grace", auth.MaxCacheTTL, "wait this `duration` after deleting the keys, for cached keys to expire")
-	cmd.Flags().IntVar(&opts.Segments, "segments", ddb.DefaultScanSegments, "parallel Scan segments (`n`); a resumed run keeps its first run's")
+	cmd.Flags().IntVar(&opts.Segments, "segments", projectdelete.DefaultScanSegments, "parallel Scan segments (`n`); a resumed run keeps its first run's")
 	return cmd
 }
 
 // projectDeleter is the composition root of delete-project: the table and the bucket.
-func (t *target) projectDeleter(ctx context.Context, bucket string) (*ddb.ProjectDeleter, error) {
+func (t *target) projectDeleter(ctx context.Context, bucket string) (*projectdelete.Deleter, error) {
 	client, name, err := t.client(ctx)
 	if err != nil {
 		return nil, err
@@ -117,7 +118,7 @@ func (t *target) projectDeleter(ctx context.Context, bucket string) (*ddb.Projec
 		return nil, errs.Invalid("%v", err)
 	}
 	custom := t.f.Getenv("AWS_ENDPOINT_URL_S3") != "" || t.f.Getenv("AWS_ENDPOINT_URL") != ""
-	return ddb.NewProjectDeleter(client, name, &s3Bucket{api: blob.NewClient(awsCfg, custom), bucket: bucket}), nil
+	return projectdelete.New(ddb.NewProjectDeletionStore(client, name), &s3Bucket{api: blob.NewClient(awsCfg, custom), bucket: bucket}), nil
 }
 
 func deleteProjectRun(ctx context.Context, opts *deleteProjectOptions) error {
@@ -130,7 +131,7 @@ func deleteProjectRun(ctx context.Context, opts *deleteProjectOptions) error {
 	if err != nil {
 		return err
 	}
-	res, err := deleter.Delete(ctx, opts.ProjectID, ddb.DeleteOptions{
+	res, err := deleter.Delete(ctx, opts.ProjectID, projectdelete.Options{
 		DryRun: opts.DryRun, Grace: opts.Grace, Segments: opts.Segments, AfterBatch: opts.AfterBatch,
 		Progress: func(phase string) {
 			switch phase {
@@ -176,16 +177,16 @@ func confirmDeletion(opts *deleteProjectOptions) error {
 
 // deleteSummary is the JSON output of delete-project.
 type deleteSummary struct {
-	*ddb.DeleteResult
+	*projectdelete.Result
 	Complete     bool  `json:"complete"`
 	TotalItems   int   `json:"total_items"`
 	TotalObjects int   `json:"total_objects"`
 	TotalBytes   int64 `json:"total_bytes"`
 }
 
-func writeDeleteResult(io *cmdutil.IOStreams, res *ddb.DeleteResult, complete bool) error {
+func writeDeleteResult(io *cmdutil.IOStreams, res *projectdelete.Result, complete bool) error {
 	if io.JSON() {
-		return io.WriteJSON(deleteSummary{DeleteResult: res, Complete: complete,
+		return io.WriteJSON(deleteSummary{Result: res, Complete: complete,
 			TotalItems: res.TotalItems(), TotalObjects: res.TotalObjects(), TotalBytes: res.TotalBytes()})
 	}
 	verb := "Deleted"
@@ -232,17 +233,17 @@ type s3API interface {
 	DeleteObjects(context.Context, *s3.DeleteObjectsInput, ...func(*s3.Options)) (*s3.DeleteObjectsOutput, error)
 }
 
-// s3Bucket lists and deletes objects of one bucket for ddb.ProjectDeleter. It needs
+// s3Bucket lists and deletes objects of one bucket for projectdelete.Deleter. It needs
 // s3:ListBucket and s3:DeleteObject.
 type s3Bucket struct {
 	api    s3API
 	bucket string
 }
 
-var _ ddb.Bucket = (*s3Bucket)(nil)
+var _ projectdelete.Bucket = (*s3Bucket)(nil)
 
-// List implements ddb.Bucket with ListObjectsV2, 1,000 keys a page.
-func (b *s3Bucket) List(ctx context.Context, prefix string, page func([]ddb.Object) error) error {
+// List implements projectdelete.Bucket with ListObjectsV2, 1,000 keys a page.
+func (b *s3Bucket) List(ctx context.Context, prefix string, page func([]projectdelete.Object) error) error {
 	if prefix == "" {
 		return errs.Invalid("refusing to list the whole bucket")
 	}
@@ -252,9 +253,9 @@ func (b *s3Bucket) List(ctx context.Context, prefix string, page func([]ddb.Obje
 		if err != nil {
 			return fmt.Errorf("list objects under %q: %w", prefix, err)
 		}
-		objects := make([]ddb.Object, 0, len(out.Contents))
+		objects := make([]projectdelete.Object, 0, len(out.Contents))
 		for _, o := range out.Contents {
-			objects = append(objects, ddb.Object{Key: aws.ToString(o.Key), Size: aws.ToInt64(o.Size)})
+			objects = append(objects, projectdelete.Object{Key: aws.ToString(o.Key), Size: aws.ToInt64(o.Size)})
 		}
 		if err := page(objects); err != nil {
 			return err
@@ -263,7 +264,7 @@ func (b *s3Bucket) List(ctx context.Context, prefix string, page func([]ddb.Obje
 	return nil
 }
 
-// Delete implements ddb.Bucket with one DeleteObjects request (quiet: only failures come
+// Delete implements projectdelete.Bucket with one DeleteObjects request (quiet: only failures come
 // back, and any is an error).
 func (b *s3Bucket) Delete(ctx context.Context, keys []string) error {
 	if len(keys) == 0 {

@@ -28,6 +28,7 @@ import (
 	"github.com/plumehq/plume/shared/blob/blobtest"
 	"github.com/plumehq/plume/shared/ddb"
 	"github.com/plumehq/plume/shared/ddb/ddbtest"
+	"github.com/plumehq/plume/shared/projectdelete"
 )
 
 // deleteWorld is the API with two projects populated through it, A (to delete) and B.
@@ -143,8 +144,8 @@ func (w *deleteWorld) options(project string) (*deleteProjectOptions, *bytes.Buf
 	var out, errOut bytes.Buffer
 	return &deleteProjectOptions{
 		IO: &cmdutil.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut, Format: cmdutil.FormatJSON},
-		Deleter: func(context.Context) (*ddb.ProjectDeleter, error) {
-			return ddb.NewProjectDeleter(w.ddb, w.api.TableName, &s3Bucket{api: w.s3, bucket: blobtest.Bucket}), nil
+		Deleter: func(context.Context) (*projectdelete.Deleter, error) {
+			return projectdelete.New(ddb.NewProjectDeletionStore(w.ddb, w.api.TableName), &s3Bucket{api: w.s3, bucket: blobtest.Bucket}), nil
 		},
 		IsTerminal: func() bool { return false },
 		ProjectID:  project, Yes: true, Segments: 3,
@@ -152,7 +153,7 @@ func (w *deleteWorld) options(project string) (*deleteProjectOptions, *bytes.Buf
 }
 
 type deleteOutput struct {
-	ddb.DeleteResult
+	projectdelete.Result
 	Complete     bool `json:"complete"`
 	TotalItems   int  `json:"total_items"`
 	TotalObjects int  `json:"total_objects"`
@@ -178,7 +179,7 @@ func TestDeleteProject(t *testing.T) {
 		return strings.HasPrefix(k, "P#"+a+"#LX#")
 	}), "and in the table")
 	for k := range objectsA {
-		assert.True(t, slices.ContainsFunc(ddb.ObjectPrefixes(a), func(p string) bool { return strings.HasPrefix(k, p) }),
+		assert.True(t, slices.ContainsFunc(projectdelete.ObjectPrefixes(a), func(p string) bool { return strings.HasPrefix(k, p) }),
 			"object %s of the project is under one of ObjectPrefixes", k)
 	}
 	var bytesA int64
