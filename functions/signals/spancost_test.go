@@ -53,17 +53,7 @@ func TestSpanChoicesRequests(t *testing.T) {
 	t.Logf("10 spans without ab_choices: ingest %v, stream %v", plainIngest, plainStream)
 	t.Logf("10 spans with one choice each: ingest %v, stream %v", choiceIngest, choiceStream)
 	assert.Equal(t, plainIngest, choiceIngest, "the request path does not change")
-	extra := map[string]int{}
-	for op, n := range choiceStream {
-		if d := n - plainStream[op]; d != 0 {
-			extra[op] = d
-		}
-	}
-	for op, n := range plainStream {
-		if _, ok := choiceStream[op]; !ok {
-			extra[op] = -n
-		}
-	}
+	extra := moreRequests(plainStream, choiceStream)
 	t.Logf("the stream's extra requests for 10 spans with choices: %v", extra)
 	assert.Equal(t, map[string]int{"BatchGetItem": 3, "PutItem": 10, "Query": 10}, extra, fmt.Sprint(srv.DDB))
 }
@@ -110,23 +100,23 @@ func TestSplitSpansRequests(t *testing.T) {
 	t.Logf("10 spans of sessions without the split: ingest %v, stream %v", plainIngest, plainStream)
 	t.Logf("10 spans of sessions the split served: ingest %v, stream %v", splitIngest, splitStream)
 	assert.Equal(t, plainIngest, splitIngest, "the request path does not change")
-	extra := map[string]int{}
-	for op := range mergeKeys(plainStream, splitStream) {
-		if d := splitStream[op] - plainStream[op]; d != 0 {
-			extra[op] = d
-		}
-	}
+	extra := moreRequests(plainStream, splitStream)
 	assert.Equal(t, map[string]int{"BatchGetItem": 3, "PutItem": 10, "Query": 10}, extra, fmt.Sprint(srv.DDB))
 }
 
-// mergeKeys is a map with the keys of a and b.
-func mergeKeys(a, b map[string]int) map[string]bool {
-	keys := map[string]bool{}
-	for k := range a {
-		keys[k] = true
+// moreRequests is, by operation, how many more requests than base counts made (negative for
+// fewer), the operations with no difference left out.
+func moreRequests(base, counts map[string]int) map[string]int {
+	more := map[string]int{}
+	for op, n := range counts {
+		if d := n - base[op]; d != 0 {
+			more[op] = d
+		}
 	}
-	for k := range b {
-		keys[k] = true
+	for op, n := range base {
+		if _, ok := counts[op]; !ok {
+			more[op] = -n
+		}
 	}
-	return keys
+	return more
 }

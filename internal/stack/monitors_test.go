@@ -20,25 +20,6 @@ import (
 	"github.com/plumehq/plume/shared/config"
 )
 
-// monitorClock is the stack's time in the monitor tests, moved by hand: the evaluator, the
-// tracing service and the deliveries read it (apitest.Options.Clock).
-type monitorClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *monitorClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *monitorClock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 // eventReceiver is a webhook endpoint on 127.0.0.1 that answers 200 and keeps the events.
 type eventReceiver struct {
 	*httptest.Server
@@ -68,8 +49,8 @@ func (r *eventReceiver) got() []api.Event {
 }
 
 // monitorStack is the stack with its stream, deliveries to 127.0.0.1 and a clock of its own.
-func monitorStack(t *testing.T, faults bool) (*apitest.API, *monitorClock) {
-	c := &monitorClock{now: time.Now().UTC().Truncate(time.Minute).Add(-30 * time.Minute)}
+func monitorStack(t *testing.T, faults bool) (*apitest.API, *apitest.Clock) {
+	c := apitest.NewClock(time.Now().UTC().Truncate(time.Minute).Add(-30 * time.Minute))
 	a := apitest.New(t, apitest.Options{Stream: true, Faults: faults, Clock: c.Now, Config: func(cfg *config.Config) {
 		cfg.Webhooks.AllowedHosts = []string{"127.0.0.1"}
 		cfg.Webhooks.RetryBase = 10 * time.Millisecond
