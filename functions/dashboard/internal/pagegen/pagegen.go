@@ -14,6 +14,7 @@ import (
 	"html/template"
 	"io"
 	"io/fs"
+	"maps"
 	"path"
 	"slices"
 	"strconv"
@@ -74,9 +75,35 @@ var escaperNames = map[string]string{
 	"_html_template_urlfilter":     "urlFilter",
 }
 
+// Compile escapes the page t as html/template does when it executes root, and is the
+// escaped templates root reaches as view executes them, with the order to write them in
+// (root first, then by name). funcNames are the functions the page may call.
+func Compile(t *template.Template, root string, funcNames []string) (view.Set, []string, error) {
+	// Executing escapes the templates the root reaches, in place; what the execution then
+	// does with the data (nil here) is no matter, only an escaping error is.
+	var escErr *template.Error
+	if err := t.ExecuteTemplate(io.Discard, root, nil); errors.As(err, &escErr) {
+		return nil, nil, fmt.Errorf("escape: %w", err)
+	}
+	reached, err := reach(t, root)
+	if err != nil {
+		return nil, nil, err
+	}
+	c := compiler{funcs: funcNames}
+	set := view.Set{}
+	for _, name := range reached {
+		l, err := c.list(t.Lookup(name).Tree.Root)
+		if err != nil {
+			return nil, nil, fmt.Errorf("template %s: %w", name, err)
+		}
+		set[name] = l
+	}
+	return set, reached, nil
+}
+
 // Generate is the Go source of package pkg that declares varName, a map[string]view.Set of
 // the pages of fsys (as Parse reads them) compiled, for a renderer whose functions are named
-// funcNames. Identical escaped templates are written once.
+// funcNames. Identical templates are written once, each a package variable.
 func Generate(fsys fs.FS, pkg, varName string, funcNames []string) ([]byte, error) {
 	stubs := template.FuncMap{}
 	for _, name := range funcNames {
@@ -86,30 +113,21 @@ func Generate(fsys fs.FS, pkg, varName string, funcNames []string) ([]byte, erro
 	if err != nil {
 		return nil, err
 	}
-	g := &generator{funcs: funcNames, vars: map[string]string{}}
-	names := make([]string, 0, len(pages))
-	for name := range pages {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	var sets bytes.Buffer
-	for _, name := range names {
-		t, root := pages[name], Root(name)
-		// Executing escapes the templates the root reaches, in place; the nil data makes it
-		// fail after, which is no matter: only an escaping error is.
-		var escErr *template.Error
-		if err := t.ExecuteTemplate(io.Discard, root, nil); errors.As(err, &escErr) {
-			return nil, fmt.Errorf("escape page %s: %w", name, err)
-		}
-		reached, err := reach(t, root)
+	vars := map[string]string{} // a template's Go expression -> its variable
+	var decls, sets bytes.Buffer
+	for _, name := range slices.Sorted(maps.Keys(pages)) {
+		set, order, err := Compile(pages[name], Root(name), funcNames)
 		if err != nil {
 			return nil, fmt.Errorf("page %s: %w", name, err)
 		}
 		fmt.Fprintf(&sets, "%q: {\n", name)
-		for _, tn := range reached {
-			v, err := g.tree(t.Lookup(tn).Tree.Root)
-			if err != nil {
-				return nil, fmt.Errorf("page %s, template %s: %w", name, tn, err)
+		for _, tn := range order {
+			expr := goList(set[tn])
+			v, ok := vars[expr]
+			if !ok {
+				v = "tmpl" + strconv.Itoa(len(vars))
+				vars[expr] = v
+				fmt.Fprintf(&decls, "var %s = %s\n\n", v, expr)
 			}
 			fmt.Fprintf(&sets, "%q: %s,\n", tn, v)
 		}
@@ -120,7 +138,7 @@ func Generate(fsys fs.FS, pkg, varName string, funcNames []string) ([]byte, erro
 	out.WriteString("import \"github.com/plumehq/plume/functions/dashboard/internal/view\"\n\n")
 	fmt.Fprintf(&out, "// %s are the pages, html/template's escaped trees of templates/*.html as package view\n// executes them (go generate writes this file).\n", varName)
 	fmt.Fprintf(&out, "var %s = map[string]view.Set{\n%s}\n\n", varName, sets.Bytes())
-	out.Write(g.decls.Bytes())
+	out.Write(decls.Bytes())
 	src, err := format.Source(out.Bytes())
 	if err != nil {
 		return nil, fmt.Errorf("format the generated file: %w", err)
@@ -183,186 +201,125 @@ func walkCalls(n parse.Node, call func(string)) {
 	}
 }
 
-// generator writes parse trees as Go expressions of package view; a whole template's list is
-// a package variable, one per distinct template.
-type generator struct {
+// compiler turns escaped parse trees into view's nodes.
+type compiler struct {
 	funcs []string
-	vars  map[string]string // expression -> variable
-	decls bytes.Buffer
 }
 
-func (g *generator) tree(root *parse.ListNode) (string, error) {
-	expr, err := g.list(root)
-	if err != nil {
-		return "", err
-	}
-	if v, ok := g.vars[expr]; ok {
-		return v, nil
-	}
-	v := "tmpl" + strconv.Itoa(len(g.vars))
-	g.vars[expr] = v
-	fmt.Fprintf(&g.decls, "var %s = %s\n\n", v, expr)
-	return v, nil
-}
-
-func (g *generator) list(l *parse.ListNode) (string, error) {
+func (c compiler) list(l *parse.ListNode) (view.List, error) {
 	if l == nil {
-		return "nil", nil
+		return nil, nil
 	}
-	var b strings.Builder
-	b.WriteString("view.List{\n")
+	out := view.List{}
 	for _, n := range l.Nodes {
-		s, err := g.node(n)
+		v, err := c.node(n)
 		if err != nil {
-			return "", err
+			return nil, err
 		}
-		if s != "" {
-			b.WriteString(s + ",\n")
+		if v != nil {
+			out = append(out, v)
 		}
 	}
-	b.WriteString("}")
-	return b.String(), nil
+	return out, nil
 }
 
-func (g *generator) node(n parse.Node) (string, error) {
+func (c compiler) node(n parse.Node) (view.Node, error) {
 	switch n := n.(type) {
 	case *parse.TextNode:
 		if len(n.Text) == 0 {
-			return "", nil
+			return nil, nil
 		}
-		return "view.Text(" + strconv.Quote(string(n.Text)) + ")", nil
+		return view.Text(n.Text), nil
 	case *parse.CommentNode:
-		return "", nil
+		return nil, nil
 	case *parse.ActionNode:
-		p, err := g.pipe(n.Pipe)
-		return "&view.Action{Pipe: " + p + "}", err
+		p, err := c.pipe(n.Pipe)
+		return &view.Action{Pipe: p}, err
 	case *parse.IfNode:
-		return g.branch("If", &n.BranchNode)
+		p, l, e, err := c.branch(&n.BranchNode)
+		return &view.If{Pipe: p, List: l, Else: e}, err
 	case *parse.WithNode:
-		return g.branch("With", &n.BranchNode)
+		p, l, e, err := c.branch(&n.BranchNode)
+		return &view.With{Pipe: p, List: l, Else: e}, err
 	case *parse.RangeNode:
-		return g.branch("Range", &n.BranchNode)
+		p, l, e, err := c.branch(&n.BranchNode)
+		return &view.Range{Pipe: p, List: l, Else: e}, err
 	case *parse.TemplateNode:
 		if n.Pipe == nil {
-			return fmt.Sprintf("&view.Call{Name: %q}", n.Name), nil
+			return &view.Call{Name: n.Name}, nil
 		}
-		p, err := g.pipe(n.Pipe)
-		return fmt.Sprintf("&view.Call{Name: %q, Pipe: &%s}", n.Name, p), err
+		p, err := c.pipe(n.Pipe)
+		return &view.Call{Name: n.Name, Pipe: &p}, err
 	}
-	return "", fmt.Errorf("%s: view does not execute %T", n, n)
+	return nil, fmt.Errorf("%s: view does not execute %T", n, n)
 }
 
-func (g *generator) branch(kind string, n *parse.BranchNode) (string, error) {
-	p, err := g.pipe(n.Pipe)
+func (c compiler) branch(n *parse.BranchNode) (view.Pipe, view.List, view.List, error) {
+	p, err := c.pipe(n.Pipe)
 	if err != nil {
-		return "", err
+		return p, nil, nil, err
 	}
-	list, err := g.list(n.List)
+	l, err := c.list(n.List)
 	if err != nil {
-		return "", err
+		return p, nil, nil, err
 	}
-	s := fmt.Sprintf("&view.%s{Pipe: %s, List: %s", kind, p, list)
-	if n.ElseList != nil {
-		els, err := g.list(n.ElseList)
-		if err != nil {
-			return "", err
-		}
-		s += ", Else: " + els
-	}
-	return s + "}", nil
+	e, err := c.list(n.ElseList)
+	return p, l, e, err
 }
 
-func (g *generator) pipe(p *parse.PipeNode) (string, error) {
-	var b strings.Builder
-	b.WriteString("view.Pipe{")
-	if len(p.Decl) > 0 {
-		names := make([]string, len(p.Decl))
-		for i, d := range p.Decl {
-			names[i] = strconv.Quote(d.Ident[0])
-		}
-		fmt.Fprintf(&b, "Decl: []string{%s}, ", strings.Join(names, ", "))
+func (c compiler) pipe(p *parse.PipeNode) (view.Pipe, error) {
+	out := view.Pipe{IsAssign: p.IsAssign}
+	for _, d := range p.Decl {
+		out.Decl = append(out.Decl, d.Ident[0])
 	}
-	if p.IsAssign {
-		b.WriteString("IsAssign: true, ")
-	}
-	b.WriteString("Cmds: []view.Cmd{")
-	for i, c := range p.Cmds {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString("{")
-		for j, a := range c.Args {
-			s, err := g.arg(a)
+	for _, cmd := range p.Cmds {
+		var vc view.Cmd
+		for _, a := range cmd.Args {
+			v, err := c.arg(a)
 			if err != nil {
-				return "", err
+				return out, err
 			}
-			if j > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(s)
+			vc = append(vc, v)
 		}
-		b.WriteString("}")
+		out.Cmds = append(out.Cmds, vc)
 	}
-	b.WriteString("}}")
-	return b.String(), nil
+	return out, nil
 }
 
-func quoteAll(ss []string) string {
-	q := make([]string, len(ss))
-	for i, s := range ss {
-		q[i] = strconv.Quote(s)
-	}
-	return strings.Join(q, ", ")
-}
-
-func (g *generator) arg(a parse.Node) (string, error) {
+func (c compiler) arg(a parse.Node) (view.Arg, error) {
 	switch a := a.(type) {
 	case *parse.DotNode:
-		return "view.Dot{}", nil
+		return view.Dot{}, nil
 	case *parse.NilNode:
-		return "view.Nil{}", nil
+		return view.Nil{}, nil
 	case *parse.FieldNode:
-		return "view.Field{" + quoteAll(a.Ident) + "}", nil
+		return view.Field(a.Ident), nil
 	case *parse.VariableNode:
-		if len(a.Ident) == 1 {
-			return fmt.Sprintf("view.Var{Name: %q}", a.Ident[0]), nil
-		}
-		return fmt.Sprintf("view.Var{Name: %q, Fields: []string{%s}}", a.Ident[0], quoteAll(a.Ident[1:])), nil
+		return view.Var{Name: a.Ident[0], Fields: a.Ident[1:]}, nil
 	case *parse.IdentifierNode:
 		name := a.Ident
 		if strings.HasPrefix(name, "_html_template_") {
 			own, ok := escaperNames[name]
 			if !ok {
-				return "", fmt.Errorf("html/template inserted %s, which view does not implement", name)
+				return nil, fmt.Errorf("html/template inserted %s, which view does not implement", name)
 			}
 			name = own
-		} else if !slices.Contains(g.funcs, name) && !view.Builtin(name) {
-			return "", fmt.Errorf("function %s: view does not implement it", name)
+		} else if !slices.Contains(c.funcs, name) && !view.Builtin(name) {
+			return nil, fmt.Errorf("function %s: view does not implement it", name)
 		}
-		return fmt.Sprintf("view.Func(%q)", name), nil
+		return view.Func(name), nil
 	case *parse.StringNode:
-		return fmt.Sprintf("view.String(%q)", a.Text), nil
+		return view.String(a.Text), nil
 	case *parse.BoolNode:
-		return fmt.Sprintf("view.Bool(%t)", a.True), nil
+		return view.Bool(a.True), nil
 	case *parse.NumberNode:
 		if a.IsComplex {
-			return "", fmt.Errorf("%s: view has no complex numbers", a)
+			return nil, fmt.Errorf("%s: view has no complex numbers", a)
 		}
-		var b strings.Builder
-		fmt.Fprintf(&b, "view.Number{Text: %q", a.Text)
-		if a.IsInt {
-			fmt.Fprintf(&b, ", IsInt: true, Int: %d", a.Int64)
-		}
-		if a.IsUint {
-			fmt.Fprintf(&b, ", IsUint: true, Uint: %d", a.Uint64)
-		}
-		if a.IsFloat {
-			fmt.Fprintf(&b, ", IsFloat: true, Float: %s", strconv.FormatFloat(a.Float64, 'g', -1, 64))
-		}
-		return b.String() + "}", nil
+		return view.Number{Text: a.Text, IsInt: a.IsInt, Int: a.Int64, IsUint: a.IsUint, Uint: a.Uint64, IsFloat: a.IsFloat, Float: a.Float64}, nil
 	case *parse.PipeNode:
-		p, err := g.pipe(a)
-		return "view.Sub{Pipe: " + p + "}", err
+		p, err := c.pipe(a)
+		return view.Sub{Pipe: p}, err
 	}
-	return "", fmt.Errorf("%s: view does not execute %T", a, a)
+	return nil, fmt.Errorf("%s: view does not execute %T", a, a)
 }
