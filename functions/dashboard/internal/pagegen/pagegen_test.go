@@ -153,3 +153,18 @@ func TestGenerateIsStable(t *testing.T) {
 	assert.Contains(t, string(a), `"one": {`)
 	assert.Contains(t, string(a), `"x-fragment": {`)
 }
+
+// FuzzExecute: a string in every context the pages write one in (text, quoted attributes,
+// RCDATA, a URL's start, path, query and fragment) renders as html/template renders it.
+func FuzzExecute(f *testing.F) {
+	for _, s := range []string{"", "plain", `<a href="x">&'"+</a>`, "javascript:alert(1)", "/ui/a b?c=d#e", "%zz%41", "\x00\xff"} {
+		f.Add(s)
+	}
+	const text = `<p title="{{.}}">{{.}}</p><textarea>{{.}}</textarea><a href="{{.}}">a</a><a href="/x/{{.}}?q={{.}}#{{.}}">b</a>{{if .}}t{{end}}{{len .}}{{printf "%q" .}}`
+	f.Fuzz(func(t *testing.T, s string) {
+		want, wantErr, got, gotErr := renderBoth(t, text, s)
+		require.NoError(t, wantErr)
+		require.NoError(t, gotErr)
+		assert.Equal(t, want, got)
+	})
+}
