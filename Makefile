@@ -108,3 +108,8 @@ scale:
 
 clean:
 	rm -rf bin .aws-sam
+
+# The dashboard's compiled pages (functions/dashboard/pages_gen.go), after editing a template.
+.PHONY: dashboard-pages
+dashboard-pages:
+	$(GO) generate ./functions/dashboard

@@ -17,7 +17,7 @@ func TestPrintTable(t *testing.T) {
 		{binary: binary{name: "BigFunction", deployed: 15<<20 + 1}, median: 6 * time.Millisecond, cpuMedian: 6 * time.Millisecond},
 		{binary: binary{name: "BigFunction" + baseSuffix, deployed: 20 << 20}, median: 6 * time.Millisecond, cpuMedian: 6 * time.Millisecond},
 		{binary: binary{name: "EdgeFunction", deployed: 15 << 20}, median: 4 * time.Millisecond, cpuMedian: 3 * time.Millisecond},
-		{binary: binary{name: "DashboardFunction", deployed: 22 << 20}, median: 4 * time.Millisecond, cpuMedian: 3 * time.Millisecond},
+		{binary: binary{name: "MCPFunction", deployed: 22 << 20}, median: 4 * time.Millisecond, cpuMedian: 3 * time.Millisecond},
 	}
 	var out bytes.Buffer
 	over := printTable(&out, res, 3)
@@ -25,5 +25,5 @@ func TestPrintTable(t *testing.T) {
 	assert.Contains(t, out.String(), "| SmallFunction | 8.0 ms | 2.00x | 6 ms | 2.00x | 10.0 MB |")
 	assert.Contains(t, out.String(), "| BigFunction | 6.0 ms | 1.50x | 6 ms | 2.00x | 15.0 MB (over) |")
 	assert.Contains(t, out.String(), "| EdgeFunction | 4.0 ms | 1.00x | 3 ms | 1.00x | 15.0 MB |")
-	assert.Contains(t, out.String(), "| DashboardFunction | 4.0 ms | 1.00x | 3 ms | 1.00x | 22.0 MB (over) |")
+	assert.Contains(t, out.String(), "| MCPFunction | 4.0 ms | 1.00x | 3 ms | 1.00x | 22.0 MB (over) |")
 }

@@ -18,8 +18,10 @@ const module = "github.com/plumehq/plume/"
 
 // pageImports are the module packages every page may import: the wire contract, the Go client
 // the pages read the REST API through, and presentation helpers (the error model the error
-// pages show, the request id, cutting long text, the sign-in's keys and roles).
-var pageImports = []string{"api", "client", "shared/errs", "shared/web", "shared/textcut", "shared/auth"}
+// pages show, the request id, cutting long text, the sign-in's keys and roles), and the pages'
+// renderer.
+var pageImports = []string{"api", "client", "shared/errs", "shared/web", "shared/textcut", "shared/auth",
+	"functions/dashboard/internal/view"}
 
 // importsOwed are the other module packages a file still imports, each with why; a file
 // importing any package outside pageImports and its line here fails the test, as does a line

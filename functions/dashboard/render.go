@@ -9,7 +9,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"html/template"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -24,12 +23,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/plumehq/plume/api"
+	"github.com/plumehq/plume/functions/dashboard/internal/view"
 	"github.com/plumehq/plume/shared/errs"
 	"github.com/plumehq/plume/shared/web"
 )
-
-//go:embed templates/*.html
-var templateFS embed.FS
 
 //go:embed assets/*
 var assetFS embed.FS
@@ -142,7 +139,10 @@ func serveAsset(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(body)
 }
 
-var funcs = template.FuncMap{
+// funcs are the functions the pages call. A page reads fields and calls these, never a method
+// of its data: the renderer (package view) looks no method up by name, so that the linker can
+// drop the methods nothing calls; a method a page needs is here as a method expression.
+var funcs = view.Funcs{
 	"asset": func(name string) string { _, urls := bundles(); return urls[name] },
 	// pathEscape makes one path segment of an id: ids are the client's text.
 	"pathEscape": url.PathEscape,
@@ -166,6 +166,18 @@ var funcs = template.FuncMap{
 	"numberp":     func(v *float64) string { return numberOrDash(v) },
 	"stateLabel":  stateLabel,
 	"filterLabel": filterLabel,
+	// The list filter's, the diff's, the trace's and the prompt's derived values.
+	"filterApplied": listFilter.Applied,
+	"filterChoices": listFilter.Choices,
+	"tagInputs":     listFilter.TagInputs,
+	"fromInput":     listFilter.FromInput,
+	"toInput":       listFilter.ToInput,
+	"sortLabel":     listFilter.SortLabel,
+	"ownSummary":    listFilter.OwnSummary,
+	"changed":       diffResult.Changed,
+	"traceTokens":   traceData.Tokens,
+	"subTokens":     row.SubTokens,
+	"isZero":        time.Time.IsZero,
 }
 
 // maxIndent is the deepest indentation the style sheet has (classes d0 to d24); deeper spans
@@ -206,50 +218,21 @@ func deref[T any](p *T) T {
 	return *p
 }
 
-// pageTemplate returns the page named name, or nil when there is none: each file
-// templates/<name>.html is the layout with that file's "content", and every fragment
-// (templates/*-fragment.html, a "fragment" of its own that a page may also include) is parsed
-// with each page and also stands alone under its name. A page is parsed on its first render:
-// parsing all of them took about 60 ms of every cold start (TestEveryTemplateParses parses
-// them all).
-func pageTemplate(name string) *template.Template {
-	parse, ok := pageTemplates()[name]
-	if !ok {
-		return nil
-	}
-	return parse()
-}
+// The pages are templates/*.html compiled into compiledPages (pages_gen.go) at build time:
+// html/template escapes them and package view executes the escaped trees, so neither
+// html/template nor text/template is linked (docs/performance.md). Regenerate after editing a
+// template (TestCompiledPagesCurrent fails until then):
+//
+//go:generate go test -run TestCompiledPagesCurrent -update .
 
-// pageTemplates are the pages' parsers by name.
-var pageTemplates = sync.OnceValue(func() map[string]func() *template.Template {
-	layout := sync.OnceValue(func() *template.Template {
-		return template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html"))
-	})
-	files, err := fs.Glob(templateFS, "templates/*.html")
-	if err != nil {
-		panic(err)
+// pageRoot is the template a page executes: the layout of a page, "fragment" of a fragment
+// (templates/*-fragment.html, a "fragment" of its own that a page may also include).
+func pageRoot(name string) string {
+	if strings.HasSuffix(name, "-fragment") {
+		return "fragment"
 	}
-	fragments, err := fs.Glob(templateFS, "templates/*-fragment.html")
-	if err != nil {
-		panic(err)
-	}
-	out := map[string]func() *template.Template{}
-	for _, f := range files {
-		name := strings.TrimSuffix(path.Base(f), ".html")
-		switch {
-		case name == "layout":
-		case strings.HasSuffix(name, "-fragment"):
-			out[name] = sync.OnceValue(func() *template.Template {
-				return template.Must(template.New("fragment").Funcs(funcs).ParseFS(templateFS, f))
-			})
-		default:
-			out[name] = sync.OnceValue(func() *template.Template {
-				return template.Must(template.Must(layout().Clone()).ParseFS(templateFS, append([]string{f}, fragments...)...))
-			})
-		}
-	}
-	return out
-})
+	return "layout.html"
+}
 
 // page is what the layout reads.
 type page struct {
@@ -293,12 +276,14 @@ func (s *server) render(w http.ResponseWriter, r *http.Request, status int, name
 		p.Session = &sess
 	}
 	var buf bytes.Buffer
-	t := pageTemplate(name)
-	root := "layout.html"
-	if strings.HasSuffix(name, "-fragment") {
-		root = "fragment"
+	err := errors.New("no such page")
+	if set, ok := compiledPages[name]; ok {
+		err = set.Execute(&buf, pageRoot(name), p, funcs)
 	}
-	if err := t.ExecuteTemplate(&buf, root, p); err != nil {
+	if renderChecked != nil {
+		renderChecked(name, p, buf.Bytes(), err)
+	}
+	if err != nil {
 		slog.ErrorContext(r.Context(), "render page", "page", name, "error", err)
 		status, buf = http.StatusInternalServerError, *bytes.NewBufferString("internal error; quote the request id " + web.RequestID(r.Context()) + " when reporting it")
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -308,6 +293,10 @@ func (s *server) render(w http.ResponseWriter, r *http.Request, status int, name
 	s.securityHeaders(w.Header())
 	writeBody(w, status, buf.Bytes())
 }
+
+// renderChecked, when set (by the tests), sees every page rendered: the tests render it again
+// with html/template and hold the two equal.
+var renderChecked func(name string, p page, out []byte, err error)
 
 var errNotFound = errs.NotFound("There is no such page.")
 

@@ -2,7 +2,8 @@
 // in with an API key. It is its own Lambda function (DashboardFunction) so that it gets only
 // the permissions it needs: the trace and prompt reads of the API and its session items.
 //
-// Pages are html/template (every value from user data escaped by context), styled and scripted
+// Pages are html/template files (every value from user data escaped by context), compiled at
+// build time and executed by package view without text/template (pages_gen.go), styled and scripted
 // only by the embedded assets under /ui/assets/ (hashed names, cached for a year), under a
 // Content-Security-Policy that allows no inline script or style and no other origin but the
 // bucket's, for the images of span attachments (Deps.ImageOrigin). Every page
