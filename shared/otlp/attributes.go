@@ -22,6 +22,55 @@ const (
 	keyTruncated    = "plume.truncated"
 )
 
+// objectKeys records the keys of one attributes object, to drop duplicates: the keys Map
+// writes itself (keyProvider to keyTruncated) as bits, claimed for every span without hashing
+// them, and the span's other attribute keys in a keySet.
+type objectKeys struct {
+	reserved uint8 // bit reservedBit(k) for each key k of Map's own taken
+	others   keySet
+}
+
+// reset empties the set, keeping its memory.
+func (o *objectKeys) reset() {
+	o.reserved = 0
+	o.others.reset()
+}
+
+// add adds key and reports whether it was new.
+func (o *objectKeys) add(key string) bool {
+	if bit := reservedBit(key); bit != 0 {
+		if o.reserved&bit != 0 {
+			return false
+		}
+		o.reserved |= bit
+		return true
+	}
+	return o.others.add(key)
+}
+
+// reservedBit returns the bit of one of the keys Map writes itself, 0 for other keys.
+func reservedBit(key string) uint8 {
+	switch key {
+	case keyProvider:
+		return 1 << 0
+	case keyModel:
+		return 1 << 1
+	case keyInputTokens:
+		return 1 << 2
+	case keyOutputTokens:
+		return 1 << 3
+	case keyZeroeval:
+		return 1 << 4
+	case keyResource:
+		return 1 << 5
+	case keyScope:
+		return 1 << 6
+	case keyTruncated:
+		return 1 << 7
+	}
+	return 0
+}
+
 // llmAttrs is what Map writes under the keys POST /spans reads (COMPAT.md, "Span ingestion"),
 // so that downstream readers of attributes see OTLP spans as SDK spans.
 type llmAttrs struct {
