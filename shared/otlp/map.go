@@ -311,7 +311,7 @@ func (m *mapper) span(s *trace.Span, sp *span) error {
 	}
 	if !end.IsZero() {
 		s.EndedAt = m.times.ref(end)
-		s.DurationMS = m.floats.ref(float64(end.Sub(start))/float64(time.Millisecond))
+		s.DurationMS = m.floats.ref(float64(end.Sub(start)) / float64(time.Millisecond))
 	}
 
 	m.notes = notes{}
