@@ -172,15 +172,22 @@ func (m *mapper) attributes(attrs []keyValue, llm *llmAttrs) []byte {
 		b = append(b, z...)
 	}
 	m.reserveEnvelopeKeys()
-	for _, kv := range attrs {
-		if !m.keys.add(kv.key) {
+	for i := range attrs {
+		kv := &attrs[i]
+		if !m.first(i, kv) {
 			continue
 		}
 		if len(b) > start+1 {
 			b = append(b, ',')
 		}
-		b = appendString(b, kv.key)
-		b = append(b, ':')
+		if kv.f != fNone {
+			b = append(b, '"')
+			b = append(b, kv.key...)
+			b = append(b, '"', ':')
+		} else {
+			b = appendString(b, kv.key)
+			b = append(b, ':')
+		}
 		b = appendAttribute(b, kv.key, kv.value)
 		if len(b) > trace.MaxAttributeBytes {
 			return m.fit(attrs, llm) // it only grows: fit it now rather than finish it first
@@ -203,6 +210,18 @@ func (m *mapper) attributes(attrs []keyValue, llm *llmAttrs) []byte {
 		return m.fit(attrs, llm)
 	}
 	return m.commit(b)
+}
+
+// first reports whether kv, the span attribute m.a.list[i], is the first of its key in the
+// attributes object (adding the key to m.keys): a field's first attribute is known from the
+// span's reading, other keys are looked up. The fields named as one of Map's own keys are
+// looked up too, as Map may have written that key.
+func (m *mapper) first(i int, kv *keyValue) bool {
+	switch kv.f {
+	case fNone, fProvider, fModel, fPlainInputTokens, fPlainOutputTokens, fZeroeval:
+		return m.keys.add(kv.key)
+	}
+	return m.a.first[kv.f] == int32(i+1)
 }
 
 // appendKey appends a comma when the object that starts at start has members, then key and
@@ -295,8 +314,8 @@ func (m *mapper) fit(attrs []keyValue, llm *llmAttrs) []byte {
 		add(keyZeroeval, z, false)
 	}
 	m.reserveEnvelopeKeys()
-	for _, kv := range attrs {
-		if m.keys.add(kv.key) {
+	for i := range attrs {
+		if kv := &attrs[i]; m.first(i, kv) {
 			add(kv.key, appendAttribute(nil, kv.key, kv.value), false)
 		}
 	}

@@ -314,8 +314,9 @@ func (a *attrs) reset() {
 // read records the attributes of l; of duplicate keys the first counts.
 func (a *attrs) read(l list) {
 	for k, v := range l.all() {
-		a.list = append(a.list, keyValue{key: k, value: v})
-		if f := fieldOf(k); f != fNone {
+		f := fieldOf(k)
+		a.list = append(a.list, keyValue{key: k, value: v, f: f})
+		if f != fNone {
 			if a.first[f] == 0 {
 				a.first[f] = int32(len(a.list))
 			}

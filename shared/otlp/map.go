@@ -100,6 +100,12 @@ type mapper struct {
 	ints   slab[int]
 	usages slab[trace.LLMUsage]
 	links  slab[trace.PromptLink]
+	// texts holds the text of span ids, one after the other (text).
+	texts strings.Builder
+	// lastTrace and lastTraceText are the last trace id and its text: the spans of a trace
+	// mostly follow one another.
+	lastTrace     [16]byte
+	lastTraceText string
 	// lastSession and lastSessionID are the last session id read and its Plume id: the spans
 	// of an export mostly share a session, and uuid5 costs a SHA-1.
 	lastSession, lastSessionID string
@@ -111,6 +117,23 @@ const (
 	arenaChunk   = 64 << 10
 	arenaReserve = 4 << 10
 )
+
+// textChunk is the size of the buffers text writes into.
+const textChunk = 16 << 10
+
+// text returns b as a string. The strings share buffers of textChunk bytes: a
+// strings.Builder's String shares its buffer, and what was written is never changed, only
+// appended to (a full one is left to the strings that use it). One allocation for about 150
+// spans' ids, where each span had its own.
+func (m *mapper) text(b []byte) string {
+	if m.texts.Cap()-m.texts.Len() < len(b) {
+		m.texts = strings.Builder{}
+		m.texts.Grow(max(textChunk, len(b)))
+	}
+	start := m.texts.Len()
+	m.texts.Write(b)
+	return m.texts.String()[start:]
+}
 
 // slabChunk is how many values a slab allocates at once.
 const slabChunk = 64
@@ -298,16 +321,20 @@ func (m *mapper) span(s *trace.Span, sp *span) error {
 	}
 
 	s.ProjectID, s.CreatedAt, s.UpdatedAt, s.StartedAt = m.projectID, m.now, m.now, start
-	var ids [3 * 36]byte
-	b := appendUUID(ids[:0], sp.traceID)
-	b = appendUUID(b, spanUUID(sp.spanID))
+	if sp.traceID != m.lastTrace || m.lastTraceText == "" {
+		var id [36]byte
+		m.lastTrace, m.lastTraceText = sp.traceID, m.text(appendUUID(id[:0], sp.traceID))
+	}
+	s.TraceID = m.lastTraceText
+	var ids [2 * 36]byte
+	b := appendUUID(ids[:0], spanUUID(sp.spanID))
 	if sp.parentSpanID != [8]byte{} {
 		b = appendUUID(b, spanUUID(sp.parentSpanID))
 	}
-	idText := string(b)
-	s.TraceID, s.ID = idText[:36], idText[36:72]
-	if len(idText) > 72 {
-		s.ParentSpanID = m.strs.ref(idText[72:])
+	idText := m.text(b)
+	s.ID = idText[:36]
+	if len(idText) > 36 {
+		s.ParentSpanID = m.strs.ref(idText[36:])
 	}
 	if !end.IsZero() {
 		s.EndedAt = m.times.ref(end)
