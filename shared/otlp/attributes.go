@@ -193,13 +193,11 @@ func (m *mapper) attributes(attrs []keyValue, llm *llmAttrs) []byte {
 			return m.fit(attrs, llm) // it only grows: fit it now rather than finish it first
 		}
 	}
-	if len(m.resourceJSON) > 0 {
-		b = appendKey(b, start, keyResource)
-		b = append(b, m.resourceJSON...)
-	}
-	if len(m.scopeJSON) > 0 {
-		b = appendKey(b, start, keyScope)
-		b = append(b, m.scopeJSON...)
+	if env := m.envelope(); len(env) > 0 {
+		if len(b) > start+1 {
+			b = append(b, ',')
+		}
+		b = append(b, env...)
 	}
 	if !m.notes.empty() {
 		b = appendKey(b, start, keyTruncated)
@@ -210,6 +208,28 @@ func (m *mapper) attributes(attrs []keyValue, llm *llmAttrs) []byte {
 		return m.fit(attrs, llm)
 	}
 	return m.commit(b)
+}
+
+// envelope returns the members "resource" and "scope" of the attributes objects of the
+// current scope's spans (those that are not empty), written once for them all.
+func (m *mapper) envelope() []byte {
+	if m.envelopeSet {
+		return m.envelopeJSON
+	}
+	b := m.envelopeJSON[:0]
+	if len(m.resourceJSON) > 0 {
+		b = append(b, `"`+keyResource+`":`...)
+		b = append(b, m.resourceJSON...)
+	}
+	if len(m.scopeJSON) > 0 {
+		if len(b) > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `"`+keyScope+`":`...)
+		b = append(b, m.scopeJSON...)
+	}
+	m.envelopeJSON, m.envelopeSet = b, true
+	return b
 }
 
 // first reports whether kv, the span attribute m.a.list[i], is the first of its key in the

@@ -80,6 +80,10 @@ type mapper struct {
 	resourceDropped []string
 	resourceLimit   int    // resourceLimit of the export's span count
 	scopeJSON       []byte // {"name":...,"version":...}; empty when both are
+	// envelopeJSON is the resource and the scope as members of the attributes object, when
+	// envelopeSet (envelope).
+	envelopeJSON []byte
+	envelopeSet  bool
 
 	a     attrs
 	ev    eventData
@@ -213,6 +217,7 @@ func resourceLimit(spans int) int {
 // setResource makes attrs the resource attributes of the next spans, written as a JSON object.
 func (m *mapper) setResource(attrs list) {
 	m.resource = attrs
+	m.envelopeSet = false
 	m.resourceJSON = m.resourceJSON[:0]
 	m.resourceMembers, m.resourceDropped = nil, nil
 	if m.resource.empty() {
@@ -271,6 +276,7 @@ func (m *mapper) resourceEntries() []member {
 // setScope makes the instrumentation scope of the next spans the one of this name and version.
 func (m *mapper) setScope(name, version string) {
 	m.scopeJSON = m.scopeJSON[:0]
+	m.envelopeSet = false
 	if name == "" && version == "" {
 		return
 	}
