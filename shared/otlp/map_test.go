@@ -841,3 +841,47 @@ func uvarint(b []byte) (uint64, int) {
 	}
 	return 0, 0
 }
+
+// The resource and the scope are written into the attributes of the spans of each scope
+// (once per scope, not carried over to the next resource or scope when it has none), span
+// attributes named as a key Map writes are left out when Map writes it (plume.truncated
+// always), and spans of
+// traces that follow one another each have their own trace id.
+func TestMapEnvelopeAndOwnKeys(t *testing.T) {
+	body, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(envelopeTraces())
+	require.NoError(t, err)
+	x, err := Decode(body, ContentTypeProtobuf)
+	require.NoError(t, err)
+	spans, rejected, _ := Map(x, testProject, testNow)
+	require.Zero(t, rejected)
+	require.Len(t, spans, 12)
+	traces := map[string]bool{}
+	for n, s := range spans {
+		r, sc, i := n/6, n/3%2, n%3
+		checkSpan(t, s, testNow)
+		traces[s.TraceID] = true
+		a := attrsOf(t, s)
+		for _, k := range []string{keyResource, keyScope} {
+			assert.Equal(t, 1, strings.Count(string(s.Attributes), `"`+k+`":`), "span %d: %s once", n, k)
+		}
+		if r == 0 {
+			assert.Equal(t, map[string]any{"service.name": "checkout"}, a[keyResource], "span %d", n)
+		} else {
+			assert.Equal(t, "own", a[keyResource], "span %d", n)
+		}
+		if sc == 0 {
+			assert.Equal(t, map[string]any{"name": "openai"}, a[keyScope], "span %d", n)
+		} else {
+			assert.Equal(t, "own", a[keyScope], "span %d", n)
+		}
+		assert.NotContains(t, a, keyTruncated, "span %d: always Map's own", n)
+		assert.Equal(t, "own", a[keyProvider], "span %d", n)
+		assert.Equal(t, "own", a[keyInputTokens], "span %d", n)
+		if i == 0 {
+			assert.Equal(t, "gpt-4o", a[keyModel], "span %d", n)
+		} else {
+			assert.Equal(t, "own", a[keyModel], "span %d", n)
+		}
+	}
+	assert.Len(t, traces, 8)
+}
