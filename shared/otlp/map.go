@@ -35,6 +35,7 @@ const maxReasons = 10
 // with x, which is never modified.
 func Map(x *Export, projectID string, now time.Time) (spans []trace.Span, rejected int, reasons []string) {
 	m := &mapper{projectID: projectID, now: now.UTC(), resourceLimit: resourceLimit(x.spans)}
+	m.earliest, m.latest = timeRange(m.now)
 	spans = make([]trace.Span, 0, x.spans)
 	for i := range x.resources {
 		r := &x.resources[i]
@@ -104,6 +105,9 @@ type mapper struct {
 	ints   slab[int]
 	usages slab[trace.LLMUsage]
 	links  slab[trace.PromptLink]
+	// earliest and latest are the span times CheckTime accepts at now, in Unix nanoseconds
+	// (latest < earliest when they are not all int64 nanoseconds).
+	earliest, latest int64
 	// texts holds the text of span ids, one after the other (text).
 	texts strings.Builder
 	// lastTrace and lastTraceText are the last trace id and its text: the spans of a trace
@@ -405,11 +409,28 @@ func (m *mapper) time(name string, ts uint64) (time.Time, error) {
 	if ts > math.MaxInt64 {
 		return time.Time{}, fmt.Errorf("%s: %d is out of range", name, ts)
 	}
+	// The common case in integers: rounded as Round rounds (halfway up; ts is not negative)
+	// and within the range CheckTime accepts.
+	if ns := int64(ts); ns <= math.MaxInt64-500 {
+		if r := (ns + 500) / 1000 * 1000; r >= m.earliest && r <= m.latest {
+			return time.Unix(0, r).UTC(), nil
+		}
+	}
 	t := time.Unix(0, int64(ts)).Round(time.Microsecond).UTC()
 	if err := trace.CheckTime(name, t, m.now); err != nil {
 		return time.Time{}, err
 	}
 	return t, nil
+}
+
+// timeRange returns the earliest and the latest span time trace.CheckTime accepts at now, in
+// Unix nanoseconds, or an empty range when the latest cannot be written so.
+func timeRange(now time.Time) (earliest, latest int64) {
+	last := now.Add(trace.MaxFutureSkew)
+	if last.After(time.Unix(0, math.MaxInt64)) {
+		return 0, -1
+	}
+	return trace.MinSpanTime.UnixNano(), last.UnixNano()
 }
 
 // cut returns s cut to at most max bytes (on a UTF-8 boundary), noting the field's original

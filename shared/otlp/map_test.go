@@ -885,3 +885,36 @@ func TestMapEnvelopeAndOwnKeys(t *testing.T) {
 	}
 	assert.Len(t, traces, 8)
 }
+
+// mapper.time, which rounds and checks the common case in integers, converts and checks span
+// times exactly as time.Time's Round and trace.CheckTime do: halfway values, the bounds of
+// the accepted range, and a clock so late that the range is not int64 nanoseconds.
+func TestMapTimeAsRoundAndCheckTime(t *testing.T) {
+	for _, now := range []time.Time{testNow, time.Date(2262, 4, 10, 0, 0, 0, 0, time.UTC)} {
+		m := &mapper{now: now}
+		m.earliest, m.latest = timeRange(now)
+		var tss []uint64
+		for _, edge := range []time.Time{trace.MinSpanTime, now.Add(trace.MaxFutureSkew), testStart} {
+			base := uint64(edge.UnixNano())
+			for d := uint64(0); d <= 1500; d += 250 {
+				tss = append(tss, base-d, base+d, base-d-1, base+d+1)
+			}
+		}
+		tss = append(tss, 0, 1, 499, 500, 1<<63-1, 1<<63-500, 1<<63-501, 1<<63, 1<<64-1)
+		for _, ts := range tss {
+			got, err := m.time("start_time_unix_nano", ts)
+			if ts > 1<<63-1 {
+				assert.Error(t, err, "%d", ts)
+				continue
+			}
+			want := time.Unix(0, int64(ts)).Round(time.Microsecond).UTC()
+			wantErr := trace.CheckTime("start_time_unix_nano", want, now)
+			if wantErr != nil {
+				assert.EqualError(t, err, wantErr.Error(), "%d", ts)
+				continue
+			}
+			require.NoError(t, err, "%d", ts)
+			assert.Equal(t, want, got, "%d", ts)
+		}
+	}
+}
