@@ -754,7 +754,7 @@ func nan() float64 {
 
 // duplicateAttributes returns the protobuf of TracesData holding sp with the pairs of extra
 // appended to its attributes on the wire (protobuf concatenates repeated fields).
-func duplicateAttributes(t *testing.T, sp ptrace.Span, extra pcommon.Map) []byte {
+func duplicateAttributes(t testing.TB, sp ptrace.Span, extra pcommon.Map) []byte {
 	t.Helper()
 	span := ptrace.NewTraces()
 	s := span.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty()
@@ -769,7 +769,7 @@ func duplicateAttributes(t *testing.T, sp ptrace.Span, extra pcommon.Map) []byte
 }
 
 // spanMessage returns the encoded Span of td's only span.
-func spanMessage(t *testing.T, td ptrace.Traces) []byte {
+func spanMessage(t testing.TB, td ptrace.Traces) []byte {
 	t.Helper()
 	body, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(td)
 	require.NoError(t, err)
@@ -781,7 +781,7 @@ func spanMessage(t *testing.T, td ptrace.Traces) []byte {
 }
 
 // fieldOfMessage returns the payload of the first length-delimited field num of msg.
-func fieldOfMessage(t *testing.T, msg []byte, num byte) []byte {
+func fieldOfMessage(t testing.TB, msg []byte, num byte) []byte {
 	t.Helper()
 	f := fieldsOfMessage(t, msg, num)
 	require.NotEmpty(t, f, "field %d", num)
@@ -792,7 +792,7 @@ func fieldOfMessage(t *testing.T, msg []byte, num byte) []byte {
 
 // fieldsOfMessage returns the encoded fields num of msg (keys included), one after another.
 // Field numbers are below 16 (one-byte keys).
-func fieldsOfMessage(t *testing.T, msg []byte, num byte) []byte {
+func fieldsOfMessage(t testing.TB, msg []byte, num byte) []byte {
 	t.Helper()
 	var out []byte
 	for len(msg) > 0 {
