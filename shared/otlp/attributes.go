@@ -22,6 +22,55 @@ const (
 	keyTruncated    = "plume.truncated"
 )
 
+// objectKeys records the keys of one attributes object, to drop duplicates: the keys Map
+// writes itself (keyProvider to keyTruncated) as bits, claimed for every span without hashing
+// them, and the span's other attribute keys in a keySet.
+type objectKeys struct {
+	reserved uint8 // bit reservedBit(k) for each key k of Map's own taken
+	others   keySet
+}
+
+// reset empties the set, keeping its memory.
+func (o *objectKeys) reset() {
+	o.reserved = 0
+	o.others.reset()
+}
+
+// add adds key and reports whether it was new.
+func (o *objectKeys) add(key string) bool {
+	if bit := reservedBit(key); bit != 0 {
+		if o.reserved&bit != 0 {
+			return false
+		}
+		o.reserved |= bit
+		return true
+	}
+	return o.others.add(key)
+}
+
+// reservedBit returns the bit of one of the keys Map writes itself, 0 for other keys.
+func reservedBit(key string) uint8 {
+	switch key {
+	case keyProvider:
+		return 1 << 0
+	case keyModel:
+		return 1 << 1
+	case keyInputTokens:
+		return 1 << 2
+	case keyOutputTokens:
+		return 1 << 3
+	case keyZeroeval:
+		return 1 << 4
+	case keyResource:
+		return 1 << 5
+	case keyScope:
+		return 1 << 6
+	case keyTruncated:
+		return 1 << 7
+	}
+	return 0
+}
+
 // llmAttrs is what Map writes under the keys POST /spans reads (COMPAT.md, "Span ingestion"),
 // so that downstream readers of attributes see OTLP spans as SDK spans.
 type llmAttrs struct {
@@ -123,27 +172,32 @@ func (m *mapper) attributes(attrs []keyValue, llm *llmAttrs) []byte {
 		b = append(b, z...)
 	}
 	m.reserveEnvelopeKeys()
-	for _, kv := range attrs {
-		if !m.keys.add(kv.key) {
+	for i := range attrs {
+		kv := &attrs[i]
+		if !m.first(i, kv) {
 			continue
 		}
 		if len(b) > start+1 {
 			b = append(b, ',')
 		}
-		b = appendString(b, kv.key)
-		b = append(b, ':')
+		if kv.f != fNone {
+			b = append(b, '"')
+			b = append(b, kv.key...)
+			b = append(b, '"', ':')
+		} else {
+			b = appendString(b, kv.key)
+			b = append(b, ':')
+		}
 		b = appendAttribute(b, kv.key, kv.value)
 		if len(b) > trace.MaxAttributeBytes {
 			return m.fit(attrs, llm) // it only grows: fit it now rather than finish it first
 		}
 	}
-	if len(m.resourceJSON) > 0 {
-		b = appendKey(b, start, keyResource)
-		b = append(b, m.resourceJSON...)
-	}
-	if len(m.scopeJSON) > 0 {
-		b = appendKey(b, start, keyScope)
-		b = append(b, m.scopeJSON...)
+	if env := m.envelope(); len(env) > 0 {
+		if len(b) > start+1 {
+			b = append(b, ',')
+		}
+		b = append(b, env...)
 	}
 	if !m.notes.empty() {
 		b = appendKey(b, start, keyTruncated)
@@ -154,6 +208,40 @@ func (m *mapper) attributes(attrs []keyValue, llm *llmAttrs) []byte {
 		return m.fit(attrs, llm)
 	}
 	return m.commit(b)
+}
+
+// envelope returns the members "resource" and "scope" of the attributes objects of the
+// current scope's spans (those that are not empty), written once for them all.
+func (m *mapper) envelope() []byte {
+	if m.envelopeSet {
+		return m.envelopeJSON
+	}
+	b := m.envelopeJSON[:0]
+	if len(m.resourceJSON) > 0 {
+		b = append(b, `"`+keyResource+`":`...)
+		b = append(b, m.resourceJSON...)
+	}
+	if len(m.scopeJSON) > 0 {
+		if len(b) > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `"`+keyScope+`":`...)
+		b = append(b, m.scopeJSON...)
+	}
+	m.envelopeJSON, m.envelopeSet = b, true
+	return b
+}
+
+// first reports whether kv, the span attribute m.a.list[i], is the first of its key in the
+// attributes object (adding the key to m.keys): a field's first attribute is known from the
+// span's reading, other keys are looked up. The fields named as one of Map's own keys are
+// looked up too, as Map may have written that key.
+func (m *mapper) first(i int, kv *keyValue) bool {
+	switch kv.f {
+	case fNone, fProvider, fModel, fPlainInputTokens, fPlainOutputTokens, fZeroeval:
+		return m.keys.add(kv.key)
+	}
+	return m.a.first[kv.f] == int32(i+1)
 }
 
 // appendKey appends a comma when the object that starts at start has members, then key and
@@ -246,8 +334,8 @@ func (m *mapper) fit(attrs []keyValue, llm *llmAttrs) []byte {
 		add(keyZeroeval, z, false)
 	}
 	m.reserveEnvelopeKeys()
-	for _, kv := range attrs {
-		if m.keys.add(kv.key) {
+	for i := range attrs {
+		if kv := &attrs[i]; m.first(i, kv) {
 			add(kv.key, appendAttribute(nil, kv.key, kv.value), false)
 		}
 	}

@@ -314,8 +314,17 @@ func (a *attrs) reset() {
 // read records the attributes of l; of duplicate keys the first counts.
 func (a *attrs) read(l list) {
 	for k, v := range l.all() {
-		a.list = append(a.list, keyValue{key: k, value: v})
-		if f := fieldOf(k); f != fNone {
+		f := fieldOf(k)
+		// Set field by field: appending a keyValue copies it whole, with the slower
+		// write barriers of a bulk copy while the garbage collector runs.
+		if len(a.list) < cap(a.list) {
+			a.list = a.list[:len(a.list)+1]
+		} else {
+			a.list = append(a.list, keyValue{})
+		}
+		e := &a.list[len(a.list)-1]
+		e.key, e.value.typ, e.value.str, e.value.num, e.f = k, v.typ, v.str, v.num, f
+		if f != fNone {
 			if a.first[f] == 0 {
 				a.first[f] = int32(len(a.list))
 			}

@@ -50,6 +50,10 @@ type span struct {
 	// msg is the Span message, where the attributes (field 9) and events (field 11) are.
 	msg    string
 	events int
+	// msg[attrsFrom:attrsTo], when attrsTo > 0, runs from the first attributes field to the
+	// end of the last: the attributes are read without skipping the span's other fields
+	// (those between attributes fields, if any, are skipped).
+	attrsFrom, attrsTo int32
 }
 
 // Field numbers of Span.attributes and Span.events.
@@ -59,7 +63,12 @@ const (
 )
 
 // attributes returns the span's attributes.
-func (sp *span) attributes() list { return list{msg: sp.msg, field: spanAttributes} }
+func (sp *span) attributes() list {
+	if sp.attrsTo > 0 {
+		return list{msg: sp.msg[sp.attrsFrom:sp.attrsTo], field: spanAttributes}
+	}
+	return list{msg: sp.msg, field: spanAttributes}
+}
 
 // allEvents returns the span's events, in order.
 func (sp *span) allEvents() iter.Seq[event] {
@@ -133,6 +142,9 @@ func (l list) empty() bool {
 type keyValue struct {
 	key   string
 	value value
+	// f is the field key names (attrs.read sets it), fNone for others: a field's name is
+	// written as it is, as it needs no escaping (TestFieldNamesNeedNoEscaping).
+	f field
 }
 
 // valueType is the type of an attribute value: which field of AnyValue is set.

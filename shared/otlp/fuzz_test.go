@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/plumehq/plume/shared/errs"
@@ -13,7 +14,7 @@ import (
 // fuzzSeeds are exports that exercise the mapping: the fixture trace, the mapping table's
 // spans and a benchmark payload.
 func fuzzSeeds(f *testing.F) []ptrace.Traces {
-	seeds := []ptrace.Traces{fixtureTraces(f), benchTraces(f, 5)}
+	seeds := []ptrace.Traces{fixtureTraces(f), benchTraces(f, 5), envelopeTraces()}
 	for _, attrs := range []map[string]any{
 		{"gen_ai.prompt.0.role": "user", "gen_ai.prompt.0.content": "hi", "gen_ai.completion.0.content": "yo"},
 		{"llm.input_messages.0.message.role": "user", "llm.output_messages.0.message.contents.0.message_content.text": "x"},
@@ -25,6 +26,40 @@ func fuzzSeeds(f *testing.F) []ptrace.Traces {
 		seeds = append(seeds, td)
 	}
 	return seeds
+}
+
+// envelopeTraces returns an export of two resources of two scopes each (one resource and
+// one scope empty), whose spans have attributes named as the keys Map writes itself
+// (written once per scope and per span) and spans of several traces one after another.
+func envelopeTraces() ptrace.Traces {
+	td := ptrace.NewTraces()
+	for r := range 2 {
+		rs := td.ResourceSpans().AppendEmpty()
+		if r == 0 {
+			rs.Resource().Attributes().PutStr("service.name", "checkout")
+		}
+		for sc := range 2 {
+			ss := rs.ScopeSpans().AppendEmpty()
+			if sc == 0 {
+				ss.Scope().SetName("openai")
+			}
+			for i := range 3 {
+				sp := ss.Spans().AppendEmpty()
+				sp.SetTraceID(pcommon.TraceID{1, byte(r), byte(sc), byte(i / 2), 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16})
+				sp.SetSpanID(pcommon.SpanID{2, byte(r), byte(sc), byte(i), 5, 6, 7, 8})
+				sp.SetName("chat")
+				sp.SetStartTimestamp(pcommon.NewTimestampFromTime(testStart))
+				a := sp.Attributes()
+				if i == 0 {
+					a.PutStr("gen_ai.request.model", "gpt-4o")
+				}
+				for _, k := range []string{keyProvider, keyModel, keyInputTokens, keyZeroeval, keyResource, keyScope, keyTruncated} {
+					a.PutStr(k, "own")
+				}
+			}
+		}
+	}
+	return td
 }
 
 // checkDecodeError checks an error of Decode: the body is invalid, or it has more than

@@ -35,6 +35,7 @@ const maxReasons = 10
 // with x, which is never modified.
 func Map(x *Export, projectID string, now time.Time) (spans []trace.Span, rejected int, reasons []string) {
 	m := &mapper{projectID: projectID, now: now.UTC(), resourceLimit: resourceLimit(x.spans)}
+	m.earliest, m.latest = timeRange(m.now)
 	spans = make([]trace.Span, 0, x.spans)
 	for i := range x.resources {
 		r := &x.resources[i]
@@ -44,8 +45,16 @@ func Map(x *Export, projectID string, now time.Time) (spans []trace.Span, reject
 			m.setScope(sc.name, sc.version)
 			for k := range sc.spans {
 				sp := &sc.spans[k]
-				spans = append(spans, trace.Span{}) // mapped in place: a Span is large
+				// Mapped in place (a Span is large) into the next slot, which is zero: make
+				// zeroed it, and a rejected span's slot is zeroed again before it is reused.
+				// (Appending a zero Span would clear it once more, with write barriers.)
+				if len(spans) < cap(spans) {
+					spans = spans[:len(spans)+1]
+				} else {
+					spans = append(spans, trace.Span{})
+				}
 				if err := m.span(&spans[len(spans)-1], sp); err != nil {
+					spans[len(spans)-1] = trace.Span{}
 					spans = spans[:len(spans)-1]
 					rejected++
 					if len(reasons) < maxReasons {
@@ -72,10 +81,14 @@ type mapper struct {
 	resourceDropped []string
 	resourceLimit   int    // resourceLimit of the export's span count
 	scopeJSON       []byte // {"name":...,"version":...}; empty when both are
+	// envelopeJSON is the resource and the scope as members of the attributes object, when
+	// envelopeSet (envelope).
+	envelopeJSON []byte
+	envelopeSet  bool
 
 	a     attrs
 	ev    eventData
-	keys  keySet
+	keys  objectKeys
 	notes notes
 	// scratch is where a span's attributes object is built when it must be fitted.
 	scratch []byte
@@ -84,8 +97,23 @@ type mapper struct {
 	// it). Each span's Attributes is a full slice expression of it, so that an append to one
 	// never writes into the next.
 	arena []byte
-	// values are the spanValues of the next spans, allocated together.
-	values []spanValues
+	// The values the optional fields of spans point to, allocated many at a time, each of
+	// its own type so that a span takes only what it sets.
+	strs   slab[string]
+	times  slab[time.Time]
+	floats slab[float64]
+	ints   slab[int]
+	usages slab[trace.LLMUsage]
+	links  slab[trace.PromptLink]
+	// earliest and latest are the span times CheckTime accepts at now, in Unix nanoseconds
+	// (latest < earliest when they are not all int64 nanoseconds).
+	earliest, latest int64
+	// texts holds the text of span ids, one after the other (text).
+	texts strings.Builder
+	// lastTrace and lastTraceText are the last trace id and its text: the spans of a trace
+	// mostly follow one another.
+	lastTrace     [16]byte
+	lastTraceText string
 	// lastSession and lastSessionID are the last session id read and its Plume id: the spans
 	// of an export mostly share a session, and uuid5 costs a SHA-1.
 	lastSession, lastSessionID string
@@ -98,8 +126,48 @@ const (
 	arenaReserve = 4 << 10
 )
 
-// valuesChunk is how many spanValues are allocated at once.
-const valuesChunk = 64
+// textChunk is the size of the buffers text writes into.
+const textChunk = 16 << 10
+
+// text returns b as a string. The strings share buffers of textChunk bytes: a
+// strings.Builder's String shares its buffer, and what was written is never changed, only
+// appended to (a full one is left to the strings that use it). One allocation for about 150
+// spans' ids, where each span had its own.
+func (m *mapper) text(b []byte) string {
+	if m.texts.Cap()-m.texts.Len() < len(b) {
+		m.texts = strings.Builder{}
+		m.texts.Grow(max(textChunk, len(b)))
+	}
+	start := m.texts.Len()
+	m.texts.Write(b)
+	return m.texts.String()[start:]
+}
+
+// slabChunk is how many values a slab allocates at once.
+const slabChunk = 64
+
+// slab hands out pointers to values of type T, allocated slabChunk at a time: one allocation
+// for many spans where each pointer field had its own.
+type slab[T any] struct{ free []T }
+
+// ref stores v in the slab and returns where.
+func (s *slab[T]) ref(v T) *T {
+	if len(s.free) == 0 {
+		s.free = make([]T, slabChunk)
+	}
+	p := &s.free[0]
+	s.free = s.free[1:]
+	*p = v
+	return p
+}
+
+// optional returns nil for an empty string, else a pointer to s.
+func (m *mapper) optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return m.strs.ref(s)
+}
 
 // free returns the arena's free space, to build a span's attributes in by appending to it;
 // commit keeps them there.
@@ -130,16 +198,6 @@ func (m *mapper) keep(b []byte) []byte {
 	return m.arena[start:len(m.arena):len(m.arena)]
 }
 
-// newValues returns zeroed spanValues for one span.
-func (m *mapper) newValues() *spanValues {
-	if len(m.values) == 0 {
-		m.values = make([]spanValues, valuesChunk)
-	}
-	v := &m.values[0]
-	m.values = m.values[1:]
-	return v
-}
-
 // maxResourceBytes bounds the resource object copied into the attributes of each span of the
 // resource: the largest resource attributes are dropped (once per resource) beyond it, so that a
 // large resource over many small spans cannot multiply its size.
@@ -163,6 +221,7 @@ func resourceLimit(spans int) int {
 // setResource makes attrs the resource attributes of the next spans, written as a JSON object.
 func (m *mapper) setResource(attrs list) {
 	m.resource = attrs
+	m.envelopeSet = false
 	m.resourceJSON = m.resourceJSON[:0]
 	m.resourceMembers, m.resourceDropped = nil, nil
 	if m.resource.empty() {
@@ -221,6 +280,7 @@ func (m *mapper) resourceEntries() []member {
 // setScope makes the instrumentation scope of the next spans the one of this name and version.
 func (m *mapper) setScope(name, version string) {
 	m.scopeJSON = m.scopeJSON[:0]
+	m.envelopeSet = false
 	if name == "" && version == "" {
 		return
 	}
@@ -239,18 +299,6 @@ func (m *mapper) setScope(name, version string) {
 		m.scopeJSON = appendString(m.scopeJSON, textcut.Prefix(version, trace.MaxNameLen))
 	}
 	m.scopeJSON = append(m.scopeJSON, '}')
-}
-
-// spanValues holds what the optional fields of one span point to: one allocation per span
-// instead of one per field.
-type spanValues struct {
-	parent, status, input, output, sessionID, sessionName string
-	errorCode, errorMessage, errorStack, codeFilepath     string
-	endedAt                                               time.Time
-	durationMS, cost                                      float64
-	codeLineno                                            int
-	llm                                                   trace.LLMUsage
-	link                                                  trace.PromptLink
 }
 
 // span maps sp into s (a zero Span); the error is the reason it is rejected.
@@ -282,27 +330,30 @@ func (m *mapper) span(s *trace.Span, sp *span) error {
 		}
 	}
 
-	v := m.newValues()
 	s.ProjectID, s.CreatedAt, s.UpdatedAt, s.StartedAt = m.projectID, m.now, m.now, start
-	var ids [3 * 36]byte
-	b := appendUUID(ids[:0], sp.traceID)
-	b = appendUUID(b, spanUUID(sp.spanID))
+	if sp.traceID != m.lastTrace || m.lastTraceText == "" {
+		var id [36]byte
+		m.lastTrace, m.lastTraceText = sp.traceID, m.text(appendUUID(id[:0], sp.traceID))
+	}
+	s.TraceID = m.lastTraceText
+	var ids [2 * 36]byte
+	b := appendUUID(ids[:0], spanUUID(sp.spanID))
 	if sp.parentSpanID != [8]byte{} {
 		b = appendUUID(b, spanUUID(sp.parentSpanID))
 	}
-	idText := string(b)
-	s.TraceID, s.ID = idText[:36], idText[36:72]
-	if len(idText) > 72 {
-		s.ParentSpanID = trace.Ref(&v.parent, idText[72:])
+	idText := m.text(b)
+	s.ID = idText[:36]
+	if len(idText) > 36 {
+		s.ParentSpanID = m.strs.ref(idText[36:])
 	}
 	if !end.IsZero() {
-		s.EndedAt = trace.Ref(&v.endedAt, end)
-		s.DurationMS = trace.Ref(&v.durationMS, float64(end.Sub(start))/float64(time.Millisecond))
+		s.EndedAt = m.times.ref(end)
+		s.DurationMS = m.floats.ref(float64(end.Sub(start)) / float64(time.Millisecond))
 	}
 
 	m.notes = notes{}
 	s.Name = m.cut("name", validUTF8(sp.name), trace.MaxNameLen)
-	s.Status = trace.Ref(&v.status, statusOf(sp.statusCode))
+	s.Status = m.strs.ref(statusOf(sp.statusCode))
 
 	a := &m.a
 	a.reset()
@@ -318,34 +369,34 @@ func (m *mapper) span(s *trace.Span, sp *span) error {
 	llm.in, llm.inOK, llm.out, llm.outOK = u.InputTokens, inOK, u.OutputTokens, outOK
 	if llm.model != "" && llm.priced {
 		u.Provider, u.Model = llm.provider, llm.model
-		s.LLM = trace.Ref(&v.llm, u)
+		s.LLM = m.usages.ref(u)
 	}
 	if c, ok, err := a.cost(); err != nil {
 		return err
 	} else if ok {
-		s.Cost = trace.Ref(&v.cost, c)
+		s.Cost = m.floats.ref(c)
 	}
 
-	s.InputData = trace.OptionalRef(&v.input, m.cut("input_data", a.input(&m.ev), trace.MaxDataBytes))
-	s.OutputData = trace.OptionalRef(&v.output, m.cut("output_data", a.output(&m.ev), trace.MaxDataBytes))
+	s.InputData = m.optional(m.cut("input_data", a.input(&m.ev), trace.MaxDataBytes))
+	s.OutputData = m.optional(m.cut("output_data", a.output(&m.ev), trace.MaxDataBytes))
 
-	m.session(s, v)
+	m.session(s)
 	m.tags(s)
 
 	link, flat := a.link()
 	if link != (trace.PromptLink{}) {
-		s.Link = trace.Ref(&v.link, link)
+		s.Link = m.links.ref(link)
 		if flat {
 			llm.zeroeval = link
 		}
 	}
 
-	m.errors(s, v, sp.statusMessage)
+	m.errors(s, sp.statusMessage)
 	if path := a.str(fCodeFilepath, fCodeFilePath); path != "" {
-		s.CodeFilepath = trace.Ref(&v.codeFilepath, m.cut("code_filepath", path, trace.MaxErrorBytes))
+		s.CodeFilepath = m.strs.ref(m.cut("code_filepath", path, trace.MaxErrorBytes))
 	}
 	if n, ok := a.count(fCodeLineno, fCodeLineNumber); ok && n <= math.MaxInt32 {
-		s.CodeLineno = trace.Ref(&v.codeLineno, int(n))
+		s.CodeLineno = m.ints.ref(int(n))
 	}
 
 	s.Attributes = m.attributes(a.list, &llm)
@@ -358,11 +409,28 @@ func (m *mapper) time(name string, ts uint64) (time.Time, error) {
 	if ts > math.MaxInt64 {
 		return time.Time{}, fmt.Errorf("%s: %d is out of range", name, ts)
 	}
+	// The common case in integers: rounded as Round rounds (halfway up; ts is not negative)
+	// and within the range CheckTime accepts.
+	if ns := int64(ts); ns <= math.MaxInt64-500 {
+		if r := (ns + 500) / 1000 * 1000; r >= m.earliest && r <= m.latest {
+			return time.Unix(0, r).UTC(), nil
+		}
+	}
 	t := time.Unix(0, int64(ts)).Round(time.Microsecond).UTC()
 	if err := trace.CheckTime(name, t, m.now); err != nil {
 		return time.Time{}, err
 	}
 	return t, nil
+}
+
+// timeRange returns the earliest and the latest span time trace.CheckTime accepts at now, in
+// Unix nanoseconds, or an empty range when the latest cannot be written so.
+func timeRange(now time.Time) (earliest, latest int64) {
+	last := now.Add(trace.MaxFutureSkew)
+	if last.After(time.Unix(0, math.MaxInt64)) {
+		return 0, -1
+	}
+	return trace.MinSpanTime.UnixNano(), last.UnixNano()
 }
 
 // cut returns s cut to at most max bytes (on a UTF-8 boundary), noting the field's original
@@ -491,7 +559,7 @@ func (a *attrs) cost() (float64, bool, error) {
 }
 
 // session sets SessionID, SessionName and SessionTags.
-func (m *mapper) session(s *trace.Span, v *spanValues) {
+func (m *mapper) session(s *trace.Span) {
 	a := &m.a
 	id := a.str(fZeroevalSessionID, fSessionID, fConversationID)
 	if id == "" {
@@ -500,8 +568,8 @@ func (m *mapper) session(s *trace.Span, v *spanValues) {
 	if id != m.lastSession || m.lastSessionID == "" {
 		m.lastSession, m.lastSessionID = id, trace.SessionIDOf(id)
 	}
-	s.SessionID = trace.Ref(&v.sessionID, m.lastSessionID)
-	s.SessionName = trace.OptionalRef(&v.sessionName, m.cut("session_name", a.str(fZeroevalSessionName, fSessionName), trace.MaxNameLen))
+	s.SessionID = m.strs.ref(m.lastSessionID)
+	s.SessionName = m.optional(m.cut("session_name", a.str(fZeroevalSessionName, fSessionName), trace.MaxNameLen))
 	if tv, ok := a.get(fZeroevalSessionTags); ok {
 		var t tagSet
 		t.add(tv)
@@ -534,7 +602,7 @@ func (m *mapper) tags(s *trace.Span) {
 
 // errors sets ErrorCode, ErrorMessage and ErrorStack from the status and the last exception
 // event. An exception event makes the span fail (HasError) even when its status is unset.
-func (m *mapper) errors(s *trace.Span, v *spanValues, statusMessage string) {
+func (m *mapper) errors(s *trace.Span, statusMessage string) {
 	ev := &m.ev
 	var code, msg, stack string
 	if ev.exception {
@@ -547,7 +615,7 @@ func (m *mapper) errors(s *trace.Span, v *spanValues, statusMessage string) {
 		msg = cmp.Or(msg, validUTF8(statusMessage))
 		code = cmp.Or(code, m.a.str(fErrorType))
 	}
-	s.ErrorCode = trace.OptionalRef(&v.errorCode, m.cut("error_code", code, trace.MaxNameLen))
-	s.ErrorMessage = trace.OptionalRef(&v.errorMessage, m.cut("error_message", msg, trace.MaxErrorBytes))
-	s.ErrorStack = trace.OptionalRef(&v.errorStack, m.cut("error_stack", stack, trace.MaxErrorBytes))
+	s.ErrorCode = m.optional(m.cut("error_code", code, trace.MaxNameLen))
+	s.ErrorMessage = m.optional(m.cut("error_message", msg, trace.MaxErrorBytes))
+	s.ErrorStack = m.optional(m.cut("error_stack", stack, trace.MaxErrorBytes))
 }

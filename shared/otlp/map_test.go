@@ -754,7 +754,7 @@ func nan() float64 {
 
 // duplicateAttributes returns the protobuf of TracesData holding sp with the pairs of extra
 // appended to its attributes on the wire (protobuf concatenates repeated fields).
-func duplicateAttributes(t *testing.T, sp ptrace.Span, extra pcommon.Map) []byte {
+func duplicateAttributes(t testing.TB, sp ptrace.Span, extra pcommon.Map) []byte {
 	t.Helper()
 	span := ptrace.NewTraces()
 	s := span.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty()
@@ -769,7 +769,7 @@ func duplicateAttributes(t *testing.T, sp ptrace.Span, extra pcommon.Map) []byte
 }
 
 // spanMessage returns the encoded Span of td's only span.
-func spanMessage(t *testing.T, td ptrace.Traces) []byte {
+func spanMessage(t testing.TB, td ptrace.Traces) []byte {
 	t.Helper()
 	body, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(td)
 	require.NoError(t, err)
@@ -781,7 +781,7 @@ func spanMessage(t *testing.T, td ptrace.Traces) []byte {
 }
 
 // fieldOfMessage returns the payload of the first length-delimited field num of msg.
-func fieldOfMessage(t *testing.T, msg []byte, num byte) []byte {
+func fieldOfMessage(t testing.TB, msg []byte, num byte) []byte {
 	t.Helper()
 	f := fieldsOfMessage(t, msg, num)
 	require.NotEmpty(t, f, "field %d", num)
@@ -792,7 +792,7 @@ func fieldOfMessage(t *testing.T, msg []byte, num byte) []byte {
 
 // fieldsOfMessage returns the encoded fields num of msg (keys included), one after another.
 // Field numbers are below 16 (one-byte keys).
-func fieldsOfMessage(t *testing.T, msg []byte, num byte) []byte {
+func fieldsOfMessage(t testing.TB, msg []byte, num byte) []byte {
 	t.Helper()
 	var out []byte
 	for len(msg) > 0 {
@@ -840,4 +840,81 @@ func uvarint(b []byte) (uint64, int) {
 		}
 	}
 	return 0, 0
+}
+
+// The resource and the scope are written into the attributes of the spans of each scope
+// (once per scope, not carried over to the next resource or scope when it has none), span
+// attributes named as a key Map writes are left out when Map writes it (plume.truncated
+// always), and spans of
+// traces that follow one another each have their own trace id.
+func TestMapEnvelopeAndOwnKeys(t *testing.T) {
+	body, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(envelopeTraces())
+	require.NoError(t, err)
+	x, err := Decode(body, ContentTypeProtobuf)
+	require.NoError(t, err)
+	spans, rejected, _ := Map(x, testProject, testNow)
+	require.Zero(t, rejected)
+	require.Len(t, spans, 12)
+	traces := map[string]bool{}
+	for n, s := range spans {
+		r, sc, i := n/6, n/3%2, n%3
+		checkSpan(t, s, testNow)
+		traces[s.TraceID] = true
+		a := attrsOf(t, s)
+		for _, k := range []string{keyResource, keyScope} {
+			assert.Equal(t, 1, strings.Count(string(s.Attributes), `"`+k+`":`), "span %d: %s once", n, k)
+		}
+		if r == 0 {
+			assert.Equal(t, map[string]any{"service.name": "checkout"}, a[keyResource], "span %d", n)
+		} else {
+			assert.Equal(t, "own", a[keyResource], "span %d", n)
+		}
+		if sc == 0 {
+			assert.Equal(t, map[string]any{"name": "openai"}, a[keyScope], "span %d", n)
+		} else {
+			assert.Equal(t, "own", a[keyScope], "span %d", n)
+		}
+		assert.NotContains(t, a, keyTruncated, "span %d: always Map's own", n)
+		assert.Equal(t, "own", a[keyProvider], "span %d", n)
+		assert.Equal(t, "own", a[keyInputTokens], "span %d", n)
+		if i == 0 {
+			assert.Equal(t, "gpt-4o", a[keyModel], "span %d", n)
+		} else {
+			assert.Equal(t, "own", a[keyModel], "span %d", n)
+		}
+	}
+	assert.Len(t, traces, 8)
+}
+
+// mapper.time, which rounds and checks the common case in integers, converts and checks span
+// times exactly as time.Time's Round and trace.CheckTime do: halfway values, the bounds of
+// the accepted range, and a clock so late that the range is not int64 nanoseconds.
+func TestMapTimeAsRoundAndCheckTime(t *testing.T) {
+	for _, now := range []time.Time{testNow, time.Date(2262, 4, 10, 0, 0, 0, 0, time.UTC)} {
+		m := &mapper{now: now}
+		m.earliest, m.latest = timeRange(now)
+		var tss []uint64
+		for _, edge := range []time.Time{trace.MinSpanTime, now.Add(trace.MaxFutureSkew), testStart} {
+			base := uint64(edge.UnixNano())
+			for d := uint64(0); d <= 1500; d += 250 {
+				tss = append(tss, base-d, base+d, base-d-1, base+d+1)
+			}
+		}
+		tss = append(tss, 0, 1, 499, 500, 1<<63-1, 1<<63-500, 1<<63-501, 1<<63, 1<<64-1)
+		for _, ts := range tss {
+			got, err := m.time("start_time_unix_nano", ts)
+			if ts > 1<<63-1 {
+				assert.Error(t, err, "%d", ts)
+				continue
+			}
+			want := time.Unix(0, int64(ts)).Round(time.Microsecond).UTC()
+			wantErr := trace.CheckTime("start_time_unix_nano", want, now)
+			if wantErr != nil {
+				assert.EqualError(t, err, wantErr.Error(), "%d", ts)
+				continue
+			}
+			require.NoError(t, err, "%d", ts)
+			assert.Equal(t, want, got, "%d", ts)
+		}
+	}
 }

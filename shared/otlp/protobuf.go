@@ -267,6 +267,8 @@ func readScope(msg string, sc *scope) error {
 // readSpan decodes a Span.
 func readSpan(msg string) (span, error) {
 	sp := span{msg: msg}
+	// The attributes lie from the first attributes field to the end of the last.
+	attrsFrom, attrsTo := -1, 0
 	for pos := 0; pos < len(msg); {
 		num, wt, next, err := readTag(msg, pos)
 		if err != nil {
@@ -291,9 +293,13 @@ func readSpan(msg string) (span, error) {
 		case 8: // end_time_unix_nano
 			sp.end, pos, err = fixed64Field(msg, next, wt, "end_time_unix_nano")
 		case spanAttributes:
+			if attrsFrom < 0 {
+				attrsFrom = pos
+			}
 			if sub, pos, err = lenField(msg, next, wt, "attributes"); err != nil {
 				return span{}, err
 			}
+			attrsTo = pos
 			_, _, err = readKeyValue(sub, 5)
 		case spanEvents:
 			if sub, pos, err = lenField(msg, next, wt, "events"); err != nil {
@@ -319,6 +325,9 @@ func readSpan(msg string) (span, error) {
 		if err != nil {
 			return span{}, err
 		}
+	}
+	if attrsFrom >= 0 {
+		sp.attrsFrom, sp.attrsTo = int32(attrsFrom), int32(attrsTo)
 	}
 	return sp, nil
 }

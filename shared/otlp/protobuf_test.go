@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"google.golang.org/protobuf/encoding/protowire"
 
@@ -205,6 +206,25 @@ func TestDecodeProtobufMatchesPdata(t *testing.T) {
 }
 
 // What Decode reads of the quirks, spelled out.
+// A span's attributes apart (its status between them) are read together (protobuf
+// concatenates repeated fields), as pdata reads them.
+func TestDecodeProtobufAttributesApart(t *testing.T) {
+	_, sp := oneSpan(t, map[string]any{"gen_ai.request.model": "first", "a": 1})
+	sp.Status().SetMessage("m")
+	more := pcommon.NewMap()
+	more.PutStr("gen_ai.request.model", "second")
+	more.PutStr("model", "m")
+	more.PutStr("b", "2")
+	body := duplicateAttributes(t, sp, more)
+	require.True(t, pdataMatch(t, body))
+	x, err := Decode(body, ContentTypeProtobuf)
+	require.NoError(t, err)
+	spans, _, _ := Map(x, testProject, testNow)
+	require.Len(t, spans, 1)
+	assert.Equal(t, "first", spans[0].LLM.Model)
+	assert.Equal(t, "2", attrsOf(t, spans[0])["b"])
+}
+
 func TestDecodeProtobufMerges(t *testing.T) {
 	decode := func(t *testing.T, body []byte) []map[string]any {
 		t.Helper()
@@ -291,5 +311,12 @@ func FuzzDecodeProtobufMatchesPdata(f *testing.F) {
 	for _, q := range protobufQuirks {
 		f.Add(q.body)
 	}
+	// Attributes apart (a status between them), which are read from the whole span.
+	_, sp := oneSpan(f, map[string]any{"gen_ai.request.model": "first", "a": 1})
+	sp.Status().SetMessage("m")
+	more := pcommon.NewMap()
+	more.PutStr("gen_ai.request.model", "second")
+	more.PutStr("model", "m")
+	f.Add(duplicateAttributes(f, sp, more))
 	f.Fuzz(func(t *testing.T, body []byte) { pdataMatch(t, body) })
 }
