@@ -137,7 +137,9 @@ func TestContextEndsTheWait(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	slow := awsjson.Retry{MaxAttempts: 3, Base: time.Hour, ThrottleBase: time.Hour, Max: time.Hour}
 	done := make(chan error)
-	go func() { done <- awsjson.New(testConfig(ts.URL), awsjson.SQS).WithRetry(slow).Call(ctx, "SendMessage", nil, nil) }()
+	go func() {
+		done <- awsjson.New(testConfig(ts.URL), awsjson.SQS).WithRetry(slow).Call(ctx, "SendMessage", nil, nil)
+	}()
 	for { // the first attempt answered: the call waits an hour at most
 		srv.mu.Lock()
 		n := srv.requests

@@ -95,8 +95,8 @@ var timeoutCodes = map[string]bool{"RequestTimeout": true, "RequestTimeoutExcept
 
 // notFoundCodes are the codes of a resource that does not exist.
 var notFoundCodes = map[string]bool{
-	"ResourceNotFoundException": true, // EventBridge, Secrets Manager
-	"QueueDoesNotExist":         true, // SQS (its JSON protocol's name)
+	"ResourceNotFoundException":               true, // EventBridge, Secrets Manager
+	"QueueDoesNotExist":                       true, // SQS (its JSON protocol's name)
 	"AWS.SimpleQueueService.NonExistentQueue": true, // SQS (its query protocol's name)
 }
 
