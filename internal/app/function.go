@@ -9,8 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
-
+	"github.com/plumehq/plume/shared/awsjson"
 	"github.com/plumehq/plume/shared/config"
 	"github.com/plumehq/plume/shared/lambdahttp"
 	"github.com/plumehq/plume/shared/llm"
@@ -103,13 +102,13 @@ func envFrom(ctx context.Context, getenv func(string) string) (*Env, error) {
 	c := ClientsFromAWS(cfg, awsCfg)
 	c.Models = func(ctx context.Context) (*llm.Client, error) { return ModelsFromEnv(ctx, cfg, awsCfg, getenv) }
 	if cfg.OptimizationQueueURL != "" {
-		c.Optimizations = NewSQSQueue(sqs.NewFromConfig(awsCfg), cfg.OptimizationQueueURL)
+		c.Optimizations = NewSQSQueue(awsjson.New(awsCfg, awsjson.SQS), cfg.OptimizationQueueURL)
 	}
 	if url := cfg.Webhooks.QueueURL; url != "" {
-		c.Webhooks = NewSQSQueue(sqs.NewFromConfig(awsCfg), url)
+		c.Webhooks = NewSQSQueue(awsjson.New(awsCfg, awsjson.SQS), url)
 	}
 	if url := cfg.Webhooks.DeadLetterURL; url != "" {
-		c.WebhookDeadLetter = NewSQSQueue(sqs.NewFromConfig(awsCfg), url)
+		c.WebhookDeadLetter = NewSQSQueue(awsjson.New(awsCfg, awsjson.SQS), url)
 	}
 	c.EventBus = EventBusFromAWS(cfg, awsCfg)
 	return NewEnv(cfg, c), nil
