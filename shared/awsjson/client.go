@@ -103,8 +103,11 @@ func (c *Client) Call(ctx context.Context, op string, in, out any) error {
 			return nil
 		}
 		wait, retry := c.backoff(attempt, err)
-		if !retry || attempt >= attempts || ctx.Err() != nil {
+		if !retry || attempt >= attempts {
 			return err
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("%w (after %d attempts: %w)", ctx.Err(), attempt, err)
 		}
 		timer := time.NewTimer(wait)
 		select {

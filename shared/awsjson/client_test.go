@@ -135,25 +135,36 @@ func TestContextEndsTheWait(t *testing.T) {
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
 	ctx, cancel := context.WithCancel(t.Context())
+	cfg := testConfig(ts.URL)
+	answered := make(chan struct{}, 1)
+	cfg.HTTPClient = readWhole{answered}
 	slow := awsjson.Retry{MaxAttempts: 3, Base: time.Hour, ThrottleBase: time.Hour, Max: time.Hour}
 	done := make(chan error)
-	go func() {
-		done <- awsjson.New(testConfig(ts.URL), awsjson.SQS).WithRetry(slow).Call(ctx, "SendMessage", nil, nil)
-	}()
-	for { // the first attempt answered: the call waits an hour at most
-		srv.mu.Lock()
-		n := srv.requests
-		srv.mu.Unlock()
-		if n == 1 {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+	go func() { done <- awsjson.New(cfg, awsjson.SQS).WithRetry(slow).Call(ctx, "SendMessage", nil, nil) }()
+	<-answered // the first attempt answered: the call waits an hour at most
 	cancel()
 	err := <-done
 	assert.ErrorIs(t, err, context.Canceled)
 	assert.ErrorIs(t, err, awsjson.ErrThrottling, "the last answer's error is kept")
 	assert.Equal(t, 1, srv.requests)
+}
+
+// readWhole is an HTTP client that reads each answer whole before returning it, then says so.
+type readWhole struct{ answered chan<- struct{} }
+
+func (c readWhole) Do(r *http.Request) (*http.Response, error) {
+	resp, err := http.DefaultClient.Do(r)
+	if err != nil {
+		return nil, err
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	c.answered <- struct{}{}
+	return resp, nil
 }
 
 // verifier is a server that checks a request's SigV4 signature as AWS does: it signs the
