@@ -59,7 +59,7 @@ func (e *Error) Is(target error) bool {
 	case ErrThrottling:
 		return e.throttling()
 	case ErrNotFound:
-		return notFoundCodes[e.Code]
+		return notFoundCode(e.Code)
 	}
 	return false
 }
@@ -79,29 +79,38 @@ func (e *Error) ErrorFault() smithy.ErrorFault {
 	return smithy.FaultClient
 }
 
-// throttlingCodes are the codes the SDK's standard retryer takes for throttling.
-var throttlingCodes = map[string]bool{
-	"Throttling": true, "ThrottlingException": true, "ThrottledException": true,
-	"RequestThrottledException": true, "TooManyRequestsException": true,
-	"ProvisionedThroughputExceededException": true, "TransactionInProgressException": true,
-	"RequestLimitExceeded": true, "BandwidthLimitExceeded": true, "LimitExceededException": true,
-	"RequestThrottled": true, "SlowDown": true, "PriorRequestNotComplete": true,
-	"EC2ThrottledException": true,
+// throttlingCode reports whether code is one the SDK's standard retryer takes for
+// throttling. (Switches, not maps: nothing built at init.)
+func throttlingCode(code string) bool {
+	switch code {
+	case "Throttling", "ThrottlingException", "ThrottledException", "RequestThrottledException",
+		"TooManyRequestsException", "ProvisionedThroughputExceededException", "TransactionInProgressException",
+		"RequestLimitExceeded", "BandwidthLimitExceeded", "LimitExceededException", "RequestThrottled",
+		"SlowDown", "PriorRequestNotComplete", "EC2ThrottledException":
+		return true
+	}
+	return false
 }
 
-// timeoutCodes are the codes of a request that timed out at the service, retried as the
-// SDK's standard retryer retries them.
-var timeoutCodes = map[string]bool{"RequestTimeout": true, "RequestTimeoutException": true}
+// timeoutCode reports whether code is that of a request that timed out at the service,
+// retried as the SDK's standard retryer retries it.
+func timeoutCode(code string) bool {
+	return code == "RequestTimeout" || code == "RequestTimeoutException"
+}
 
-// notFoundCodes are the codes of a resource that does not exist.
-var notFoundCodes = map[string]bool{
-	"ResourceNotFoundException":               true, // EventBridge, Secrets Manager
-	"QueueDoesNotExist":                       true, // SQS (its JSON protocol's name)
-	"AWS.SimpleQueueService.NonExistentQueue": true, // SQS (its query protocol's name)
+// notFoundCode reports whether code says a resource does not exist: EventBridge's and
+// Secrets Manager's ResourceNotFoundException, SQS's QueueDoesNotExist (its JSON protocol's
+// name) or AWS.SimpleQueueService.NonExistentQueue (its query protocol's).
+func notFoundCode(code string) bool {
+	switch code {
+	case "ResourceNotFoundException", "QueueDoesNotExist", "AWS.SimpleQueueService.NonExistentQueue":
+		return true
+	}
+	return false
 }
 
 func (e *Error) throttling() bool {
-	return e.StatusCode == http.StatusTooManyRequests || throttlingCodes[e.Code]
+	return e.StatusCode == http.StatusTooManyRequests || throttlingCode(e.Code)
 }
 
 // retryable reports whether the SDK's standard retryer sends the request again.
@@ -110,7 +119,7 @@ func (e *Error) retryable() bool {
 	case 500, 502, 503, 504:
 		return true
 	}
-	return e.throttling() || timeoutCodes[e.Code]
+	return e.throttling() || timeoutCode(e.Code)
 }
 
 // decodeError is the *Error of an answer of status other than 2xx whose body is body. A body
