@@ -149,7 +149,7 @@ const (
 // "What is left"): marked, but not failing the run. The list only shrinks.
 var sizeOwed = map[string]string{
 	"DashboardFunction": "html/template's method lookup by reflection keeps every exported method linked",
-	"MCPFunction":       "every area mounted in-process, and the SDK clients of EventBridge, SQS and Secrets Manager",
+	"MCPFunction":       "every area mounted in-process: 15 MiB and 162 bytes, a 64 KiB segment alignment over (about 12 KB of data or 42 KB of code to go)",
 }
 
 // printTable writes the table; over reports whether a row is past a limit.

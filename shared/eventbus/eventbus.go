@@ -156,7 +156,7 @@ func (b *Bus) putChunk(ctx context.Context, entries []Entry) error {
 	for attempt := 1; ; attempt++ {
 		out, err := b.api.PutEvents(ctx, &PutEventsInput{Entries: entries})
 		if err != nil {
-			// The SDK has already retried what a whole request may be retried for.
+			// awsjson has already retried what a whole request may be retried for.
 			return fmt.Errorf("put %d events on bus %s: %w", len(entries), b.name, err)
 		}
 		failed, code := refused(entries, out)
