@@ -12,12 +12,12 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/plumehq/plume/functions/evaluator"
 	"github.com/plumehq/plume/functions/optimizer"
 	"github.com/plumehq/plume/internal/app"
 	"github.com/plumehq/plume/shared/asyncinvoke"
+	"github.com/plumehq/plume/shared/awsjson"
 	"github.com/plumehq/plume/shared/blob"
 	"github.com/plumehq/plume/shared/config"
 	"github.com/plumehq/plume/shared/ddb"
@@ -90,7 +90,7 @@ func judges(ctx context.Context, plume *app.Env, blobs *blob.Store, awsCfg aws.C
 		FunctionArn: "arn:aws:lambda:local:000000000000:function:EvaluatorFunction",
 	}
 	if url := env("PLUME_EVALUATION_DLQ_URL"); url != "" {
-		q := deadletter.New(sqs.NewFromConfig(awsCfg), url)
+		q := deadletter.New(awsjson.New(awsCfg, awsjson.SQS), url)
 		cfg.OnFailure = q.Send
 	}
 	inv := asyncinvoke.New(runner.Handle, cfg)

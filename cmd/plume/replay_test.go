@@ -14,6 +14,7 @@ import (
 	"github.com/plumehq/plume/functions/evaluator"
 	"github.com/plumehq/plume/internal/apitest"
 	"github.com/plumehq/plume/internal/awstest"
+	"github.com/plumehq/plume/shared/awsjson"
 	"github.com/plumehq/plume/shared/blob/blobtest"
 	"github.com/plumehq/plume/shared/ddb/ddbtest"
 	"github.com/plumehq/plume/shared/deadletter"
@@ -31,7 +32,7 @@ func TestReplayEvaluations(t *testing.T) {
 	api := apitest.New(t, apitest.Options{})
 	fake := fakemodeltest.Start(t, fakemodel.WithRules(fakemodel.Rule{Reply: fakemodel.Reply{Status: 500, RetryAfter: time.Millisecond}}))
 	queueURL := awstest.NewQueue(t, "replay")
-	queue := deadletter.New(awstest.SQS(t), queueURL)
+	queue := deadletter.New(awsjson.New(awstest.Config(t), awsjson.SQS), queueURL)
 	t.Setenv("AWS_ENDPOINT_URL_S3", api.S3URL)
 	t.Setenv("AWS_ENDPOINT_URL_SQS", awstest.Endpoint(t))
 	t.Setenv("AWS_ACCESS_KEY_ID", blobtest.AccessKey)

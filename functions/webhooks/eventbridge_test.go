@@ -10,8 +10,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
-	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
-	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -32,12 +30,12 @@ type countingBus struct {
 	requests, events int
 }
 
-func (c *countingBus) PutEvents(ctx context.Context, in *eventbridge.PutEventsInput, opts ...func(*eventbridge.Options)) (*eventbridge.PutEventsOutput, error) {
+func (c *countingBus) PutEvents(ctx context.Context, in *eventbus.PutEventsInput) (*eventbus.PutEventsOutput, error) {
 	c.mu.Lock()
 	c.requests++
 	c.events += len(in.Entries)
 	c.mu.Unlock()
-	return c.API.PutEvents(ctx, in, opts...)
+	return c.API.PutEvents(ctx, in)
 }
 
 // envelope is what an EventBridge rule sends its SQS target: the event around Plume's.
@@ -53,7 +51,7 @@ type envelope struct {
 // (consumers deduplicate by them). One PutEvents request per batch of up to 10 events.
 func TestEventsOnEventBridge(t *testing.T) {
 	name, queueURL := awstest.NewBus(t, "plume-events", `{"source": ["plume"]}`)
-	counting := &countingBus{API: awstest.EventBridge(t)}
+	counting := &countingBus{API: eventbus.NewClient(awstest.Config(t))}
 	a := apitest.New(t, apitest.Options{Stream: true, EventBus: eventbus.New(counting, name)})
 
 	v1 := a.EnsurePrompt(t, a.A, "support-bot", "v1")
@@ -120,19 +118,19 @@ type refusingBus struct {
 	refused map[string]int // entries refused, by Plume's event id
 }
 
-func (r *refusingBus) PutEvents(ctx context.Context, in *eventbridge.PutEventsInput, opts ...func(*eventbridge.Options)) (*eventbridge.PutEventsOutput, error) {
+func (r *refusingBus) PutEvents(ctx context.Context, in *eventbus.PutEventsInput) (*eventbus.PutEventsOutput, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !r.refuse {
-		return r.API.PutEvents(ctx, in, opts...)
+		return r.API.PutEvents(ctx, in)
 	}
-	out := &eventbridge.PutEventsOutput{FailedEntryCount: int32(len(in.Entries))}
+	out := &eventbus.PutEventsOutput{FailedEntryCount: len(in.Entries)}
 	for _, e := range in.Entries {
 		var ev api.Event
-		if err := json.Unmarshal([]byte(aws.ToString(e.Detail)), &ev); err == nil {
+		if err := json.Unmarshal([]byte(e.Detail), &ev); err == nil {
 			r.refused[ev.ID]++
 		}
-		out.Entries = append(out.Entries, ebtypes.PutEventsResultEntry{ErrorCode: aws.String("ThrottlingException"), ErrorMessage: aws.String("Rate exceeded")})
+		out.Entries = append(out.Entries, eventbus.EntryResult{ErrorCode: "ThrottlingException", ErrorMessage: "Rate exceeded"})
 	}
 	return out, nil
 }
@@ -150,7 +148,7 @@ func (r *refusingBus) set(refuse bool) {
 // the tag move once, with one id, however often the batch was applied.
 func TestEventBridgeRefusalFailsTheBatch(t *testing.T) {
 	name, queueURL := awstest.NewBus(t, "plume-refused", `{"source": ["plume"]}`)
-	bus := &refusingBus{API: awstest.EventBridge(t), refused: map[string]int{}}
+	bus := &refusingBus{API: eventbus.NewClient(awstest.Config(t)), refused: map[string]int{}}
 	eb := eventbus.New(bus, name)
 	eb.Backoff = time.Millisecond
 	a := apitest.New(t, apitest.Options{Stream: true, EventBus: eb, Config: func(c *config.Config) {

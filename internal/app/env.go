@@ -9,11 +9,10 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/plumehq/plume/shared/auth"
+	"github.com/plumehq/plume/shared/awsjson"
 	"github.com/plumehq/plume/shared/blob"
 	"github.com/plumehq/plume/shared/config"
 	"github.com/plumehq/plume/shared/ddb"
@@ -62,7 +61,7 @@ func EventBusFromAWS(cfg config.Config, awsCfg aws.Config) *eventbus.Bus {
 	if cfg.EventBusName == "" {
 		return nil
 	}
-	return eventbus.New(eventbridge.NewFromConfig(awsCfg), cfg.EventBusName)
+	return eventbus.New(eventbus.NewClient(awsCfg), cfg.EventBusName)
 }
 
 // ModelsFromEnv builds the model client of a process: the providers' keys and endpoints from
@@ -72,7 +71,7 @@ func EventBusFromAWS(cfg config.Config, awsCfg aws.Config) *eventbus.Bus {
 // once, here: a rotated key reaches new execution environments.
 func ModelsFromEnv(ctx context.Context, cfg config.Config, awsCfg aws.Config, getenv func(string) string) (*llm.Client, error) {
 	if cfg.ProviderSecret != "" {
-		withSecret, err := config.ProviderSecretEnv(ctx, secretsmanager.NewFromConfig(awsCfg), cfg.ProviderSecret, getenv)
+		withSecret, err := config.ProviderSecretEnv(ctx, awsjson.New(awsCfg, awsjson.SecretsManager), cfg.ProviderSecret, getenv)
 		if err != nil {
 			return nil, fmt.Errorf("read the provider keys (PLUME_PROVIDER_SECRET): %w", err)
 		}

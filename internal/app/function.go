@@ -8,9 +8,9 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
-
+	"github.com/plumehq/plume/shared/awsjson"
 	"github.com/plumehq/plume/shared/config"
 	"github.com/plumehq/plume/shared/lambdahttp"
 	"github.com/plumehq/plume/shared/llm"
@@ -103,13 +103,13 @@ func envFrom(ctx context.Context, getenv func(string) string) (*Env, error) {
 	c := ClientsFromAWS(cfg, awsCfg)
 	c.Models = func(ctx context.Context) (*llm.Client, error) { return ModelsFromEnv(ctx, cfg, awsCfg, getenv) }
 	if cfg.OptimizationQueueURL != "" {
-		c.Optimizations = NewSQSQueue(sqs.NewFromConfig(awsCfg), cfg.OptimizationQueueURL)
+		c.Optimizations = NewSQSQueue(awsjson.New(awsCfg, awsjson.SQS), cfg.OptimizationQueueURL)
 	}
 	if url := cfg.Webhooks.QueueURL; url != "" {
-		c.Webhooks = NewSQSQueue(sqs.NewFromConfig(awsCfg), url)
+		c.Webhooks = NewSQSQueue(awsjson.New(awsCfg, awsjson.SQS), url)
 	}
 	if url := cfg.Webhooks.DeadLetterURL; url != "" {
-		c.WebhookDeadLetter = NewSQSQueue(sqs.NewFromConfig(awsCfg), url)
+		c.WebhookDeadLetter = NewSQSQueue(awsjson.New(awsCfg, awsjson.SQS), url)
 	}
 	c.EventBus = EventBusFromAWS(cfg, awsCfg)
 	return NewEnv(cfg, c), nil
@@ -118,8 +118,42 @@ func envFrom(ctx context.Context, getenv func(string) string) (*Env, error) {
 // Mount builds every function of fns from env and mounts each on its route keys, as API
 // Gateway routes them, with a JSON 404 for every other path: several areas on one handler, as
 // the MCP tool server and the dashboard call the REST areas in-process.
+//
+// Each function is built on the first request routed to it, not here: the MCP tool server and
+// the dashboard mount ten areas, and building them all at start (each registering its routes
+// on its own ServeMux, beside the routes registered here) was 2-7 ms of every cold start,
+// mostly for areas a given instance may never call. A function whose Build fails answers
+// every request 500, the cause logged. MountDeployed builds every function at once.
 func Mount(env *Env, fns []Function) (http.Handler, error) {
-	return mount(env, fns, func(_ Function, h http.Handler) http.Handler { return h })
+	mux := http.NewServeMux()
+	for _, fn := range fns {
+		web.Mount(mux, fn.Routes, &lazyFunction{fn: fn, env: env})
+	}
+	notFound := web.Chain(http.HandlerFunc(web.NotFound))
+	mux.Handle("/", notFound)
+	return web.CleanPathsOnly(mux, notFound), nil
+}
+
+// lazyFunction is a function built on its first request.
+type lazyFunction struct {
+	fn   Function
+	env  *Env
+	once sync.Once
+	h    http.Handler
+	err  error
+}
+
+func (l *lazyFunction) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	l.once.Do(func() {
+		if l.h, l.err = l.fn.Build(l.env); l.err != nil {
+			l.err = fmt.Errorf("build %s: %w", l.fn.Name, l.err)
+		}
+	})
+	if l.err != nil {
+		web.Error(w, r, l.err)
+		return
+	}
+	l.h.ServeHTTP(w, r)
 }
 
 // MountDeployed is Mount with each function served as a deployment serves it: behind API

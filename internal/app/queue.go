@@ -6,10 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
-
 	"github.com/plumehq/plume/shared/asyncinvoke"
+	"github.com/plumehq/plume/shared/awsjson"
 	"github.com/plumehq/plume/shared/errs"
 )
 
@@ -20,27 +18,33 @@ type Queue interface {
 
 // SQSQueue is a Queue on an SQS queue.
 type SQSQueue struct {
-	client *sqs.Client
+	client *awsjson.Client
 	url    string
 }
 
-// NewSQSQueue returns the queue at url.
-func NewSQSQueue(client *sqs.Client, url string) *SQSQueue {
+// NewSQSQueue returns the queue at url, reached through client (an awsjson.Client of
+// awsjson.SQS).
+func NewSQSQueue(client *awsjson.Client, url string) *SQSQueue {
 	return &SQSQueue{client: client, url: url}
+}
+
+// sendMessageInput is the input of SQS's SendMessage.
+// https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SendMessage.html
+type sendMessageInput struct {
+	QueueURL     string `json:"QueueUrl"`
+	MessageBody  string
+	DelaySeconds int32 `json:",omitempty"`
 }
 
 // Send implements Queue with one SendMessage.
 func (q *SQSQueue) Send(ctx context.Context, body []byte) error {
-	if _, err := q.client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &q.url, MessageBody: aws.String(string(body))}); err != nil {
-		return fmt.Errorf("send to %s: %w", q.url, err)
-	}
-	return nil
+	return q.SendAfter(ctx, body, 0)
 }
 
 // SendAfter sends body to be received after delay (SQS's DelaySeconds, at most 15 minutes).
 func (q *SQSQueue) SendAfter(ctx context.Context, body []byte, delay time.Duration) error {
 	seconds := int32(min(delay, 15*time.Minute) / time.Second)
-	if _, err := q.client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &q.url, MessageBody: aws.String(string(body)), DelaySeconds: seconds}); err != nil {
+	if err := q.client.Call(ctx, "SendMessage", sendMessageInput{QueueURL: q.url, MessageBody: string(body), DelaySeconds: seconds}, nil); err != nil {
 		return fmt.Errorf("send to %s: %w", q.url, err)
 	}
 	return nil

@@ -40,6 +40,17 @@ func Endpoint(t testing.TB) string {
 	return url
 }
 
+// Config is the AWS configuration of moto: its endpoint, the region and test credentials.
+// shared/awsjson's clients are made from it (the SDK clients below are the tests' oracles).
+func Config(t testing.TB) aws.Config {
+	t.Helper()
+	return aws.Config{
+		Region:       region,
+		BaseEndpoint: aws.String(Endpoint(t)),
+		Credentials:  credentials.NewStaticCredentialsProvider("test", "test", ""),
+	}
+}
+
 // SQS returns an SQS client for moto.
 func SQS(t testing.TB) *sqs.Client {
 	t.Helper()

@@ -16,6 +16,7 @@ import (
 	"github.com/plumehq/plume/internal/apitest"
 	"github.com/plumehq/plume/internal/awstest"
 	"github.com/plumehq/plume/shared/asyncinvoke"
+	"github.com/plumehq/plume/shared/awsjson"
 	"github.com/plumehq/plume/shared/deadletter"
 	"github.com/plumehq/plume/shared/lambdaemu"
 	"github.com/plumehq/plume/shared/llm/fakemodel"
@@ -193,7 +194,7 @@ func TestEvaluatorDeadLetters(t *testing.T) {
 	s := newEvaluatorStack(t)
 	j := s.judge(t, map[string]any{"name": "every span"})
 	emu := s.emulator(t)
-	queue := deadletter.New(awstest.SQS(t), awstest.NewQueue(t, "evaluations-dlq"))
+	queue := deadletter.New(awsjson.New(awstest.Config(t), awsjson.SQS), awstest.NewQueue(t, "evaluations-dlq"))
 
 	s.fake.SetRules(
 		fakemodel.Rule{Times: 1, Reply: fakemodel.Reply{Status: 429, RetryAfter: time.Millisecond}},

@@ -17,11 +17,14 @@ import (
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/plumehq/plume/shared/awsjson"
 )
 
 // resolved is what a configuration decides that a Plume function depends on: the region, the
@@ -48,8 +51,36 @@ func resolve(t *testing.T, cfg aws.Config) resolved {
 	} {
 		r.Endpoints[name] = aws.ToString(endpoint)
 	}
+	for _, svc := range []awsjson.Service{awsjson.SQS, awsjson.EventBridge, awsjson.SecretsManager} {
+		r.Endpoints["awsjson "+svc.ID] = awsjson.New(cfg, svc).Endpoint()
+	}
 	return r
 }
+
+// sdkEndpoints are the endpoints the SDK's clients of the services shared/awsjson speaks
+// resolve for cfg: their configured endpoint, else the region's.
+func sdkEndpoints(t *testing.T, cfg aws.Config) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	out := map[string]string{}
+	sq := sqs.NewFromConfig(cfg).Options()
+	e, err := sqs.NewDefaultEndpointResolverV2().ResolveEndpoint(ctx, sqs.EndpointParameters{Region: &sq.Region, Endpoint: sq.BaseEndpoint})
+	require.NoError(t, err)
+	out[awsjson.SQS.ID] = e.URI.String()
+	eb := eventbridge.NewFromConfig(cfg).Options()
+	e, err = eventbridge.NewDefaultEndpointResolverV2().ResolveEndpoint(ctx, eventbridge.EndpointParameters{Region: &eb.Region, Endpoint: eb.BaseEndpoint})
+	require.NoError(t, err)
+	out[awsjson.EventBridge.ID] = e.URI.String()
+	sm := secretsmanager.NewFromConfig(cfg).Options()
+	e, err = secretsmanager.NewDefaultEndpointResolverV2().ResolveEndpoint(ctx, secretsmanager.EndpointParameters{Region: &sm.Region, Endpoint: sm.BaseEndpoint})
+	require.NoError(t, err)
+	out[awsjson.SecretsManager.ID] = e.URI.String()
+	return out
+}
+
+// prefixes are the endpoint prefixes of awsjson's services, by id.
+var prefixes = map[string]string{awsjson.SQS.ID: awsjson.SQS.EndpointPrefix, awsjson.EventBridge.ID: awsjson.EventBridge.EndpointPrefix,
+	awsjson.SecretsManager.ID: awsjson.SecretsManager.EndpointPrefix}
 
 // TestAWSFromEnvAsTheDefaultChain: for the environments a Lambda function or a test of its
 // bootstrap has, the configuration read from the environment alone decides what the SDK's
@@ -71,7 +102,7 @@ func TestAWSFromEnvAsTheDefaultChain(t *testing.T) {
 		"region before default":      with(map[string]string{"AWS_REGION": "eu-west-1", "AWS_DEFAULT_REGION": "us-west-2"}),
 		"no session token":           {"AWS_ACCESS_KEY_ID": "AKID", "AWS_SECRET_ACCESS_KEY": "secret", "AWS_REGION": "us-east-1"},
 		"one endpoint for all":       with(map[string]string{"AWS_REGION": "us-east-1", "AWS_ENDPOINT_URL": "http://127.0.0.1:1"}),
-		"an endpoint per service":    with(map[string]string{"AWS_REGION": "us-east-1", "AWS_ENDPOINT_URL_DYNAMODB": "http://127.0.0.1:2", "AWS_ENDPOINT_URL_DYNAMODB_STREAMS": "http://127.0.0.1:3", "AWS_ENDPOINT_URL_S3": "http://127.0.0.1:4", "AWS_ENDPOINT_URL_SQS": "http://127.0.0.1:5", "AWS_ENDPOINT_URL_SECRETS_MANAGER": "http://127.0.0.1:6"}),
+		"an endpoint per service":    with(map[string]string{"AWS_REGION": "us-east-1", "AWS_ENDPOINT_URL_DYNAMODB": "http://127.0.0.1:2", "AWS_ENDPOINT_URL_DYNAMODB_STREAMS": "http://127.0.0.1:3", "AWS_ENDPOINT_URL_S3": "http://127.0.0.1:4", "AWS_ENDPOINT_URL_SQS": "http://127.0.0.1:5", "AWS_ENDPOINT_URL_SECRETS_MANAGER": "http://127.0.0.1:6", "AWS_ENDPOINT_URL_EVENTBRIDGE": "http://127.0.0.1:7"}),
 		"a service's before the one": with(map[string]string{"AWS_REGION": "us-east-1", "AWS_ENDPOINT_URL": "http://127.0.0.1:1", "AWS_ENDPOINT_URL_S3": "http://127.0.0.1:4"}),
 		"endpoints ignored":          with(map[string]string{"AWS_REGION": "us-east-1", "AWS_ENDPOINT_URL": "http://127.0.0.1:1", "AWS_ENDPOINT_URL_S3": "http://127.0.0.1:4", "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS": "true"}),
 	} {
@@ -95,6 +126,10 @@ func TestAWSFromEnvAsTheDefaultChain(t *testing.T) {
 			ours, err := AWSFromEnv(context.Background(), func(k string) string { return env[k] })
 			require.NoError(t, err)
 			assert.Equal(t, resolve(t, chain), resolve(t, ours))
+			// shared/awsjson reaches each service where the SDK's client of it would.
+			for id, want := range sdkEndpoints(t, chain) {
+				assert.Equal(t, want, awsjson.New(ours, awsjson.Service{ID: id, EndpointPrefix: prefixes[id]}).Endpoint(), id)
+			}
 		})
 	}
 }

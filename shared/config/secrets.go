@@ -8,17 +8,28 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
-
+	"github.com/plumehq/plume/shared/awsjson"
 	"github.com/plumehq/plume/shared/llm"
 )
 
-// SecretsAPI is the part of the Secrets Manager client ProviderSecretEnv uses.
+// SecretsAPI sends Secrets Manager's operations: an awsjson.Client of awsjson.SecretsManager.
 type SecretsAPI interface {
-	GetSecretValue(context.Context, *secretsmanager.GetSecretValueInput, ...func(*secretsmanager.Options)) (*secretsmanager.GetSecretValueOutput, error)
+	Call(ctx context.Context, op string, in, out any) error
 }
 
-var _ SecretsAPI = (*secretsmanager.Client)(nil)
+var _ SecretsAPI = (*awsjson.Client)(nil)
+
+// getSecretValueInput is the input of GetSecretValue.
+// https://docs.aws.amazon.com/secretsmanager/latest/apireference/API_GetSecretValue.html
+type getSecretValueInput struct {
+	SecretID string `json:"SecretId"`
+}
+
+// getSecretValueOutput is the part of GetSecretValue's answer read: SecretString is absent
+// from a binary secret's.
+type getSecretValueOutput struct {
+	SecretString *string
+}
 
 // ProviderSecretEnv reads the Secrets Manager secret secretID (PLUME_PROVIDER_SECRET: its name
 // or ARN) once and returns a getenv for llm.ConfigFromEnv that answers with the secret's
@@ -36,8 +47,8 @@ var _ SecretsAPI = (*secretsmanager.Client)(nil)
 // a value: the error is logged. A name that does not look like a variable name is counted,
 // not shown, since it may be a key pasted where a name belongs.
 func ProviderSecretEnv(ctx context.Context, api SecretsAPI, secretID string, getenv func(string) string) (func(string) string, error) {
-	out, err := api.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: &secretID})
-	if err != nil {
+	var out getSecretValueOutput
+	if err := api.Call(ctx, "GetSecretValue", getSecretValueInput{SecretID: secretID}, &out); err != nil {
 		return nil, fmt.Errorf("read secret %q: %w", secretID, err)
 	}
 	if out.SecretString == nil {

@@ -7,28 +7,35 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager/types"
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/plumehq/plume/internal/awstest"
+	"github.com/plumehq/plume/shared/awsjson"
 	"github.com/plumehq/plume/shared/llm"
 )
 
 // countingSecrets counts the reads of a real Secrets Manager client.
 type countingSecrets struct {
-	*secretsmanager.Client
+	*awsjson.Client
 	reads atomic.Int32
 }
 
-func (c *countingSecrets) GetSecretValue(ctx context.Context, in *secretsmanager.GetSecretValueInput, opts ...func(*secretsmanager.Options)) (*secretsmanager.GetSecretValueOutput, error) {
-	c.reads.Add(1)
-	return c.Client.GetSecretValue(ctx, in, opts...)
+func (c *countingSecrets) Call(ctx context.Context, op string, in, out any) error {
+	if op == "GetSecretValue" {
+		c.reads.Add(1)
+	}
+	return c.Client.Call(ctx, op, in, out)
+}
+
+// secrets is Secrets Manager in moto, reached as a function reaches it.
+func secrets(t *testing.T) *awsjson.Client {
+	return awsjson.New(awstest.Config(t), awsjson.SecretsManager)
 }
 
 func TestProviderSecretEnv(t *testing.T) {
-	api := &countingSecrets{Client: awstest.SecretsManager(t)}
+	api := &countingSecrets{Client: secrets(t)}
 	id := awstest.NewSecret(t, "plume-providers", `{
 		"OPENAI_API_KEY": "sk-from-secret",
 		"ANTHROPIC_API_KEY": " sk-ant-from-secret ",
@@ -74,7 +81,7 @@ func TestProviderSecretEnvRefuses(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			id := awstest.NewSecret(t, "plume-providers", tt.secret)
-			getenv, err := ProviderSecretEnv(t.Context(), awstest.SecretsManager(t), id, func(string) string { return "" })
+			getenv, err := ProviderSecretEnv(t.Context(), secrets(t), id, func(string) string { return "" })
 			require.Error(t, err)
 			assert.Nil(t, getenv)
 			assert.Contains(t, err.Error(), id)
@@ -89,9 +96,8 @@ func TestProviderSecretEnvRefuses(t *testing.T) {
 func TestProviderSecretEnvUnreadable(t *testing.T) {
 	client := awstest.SecretsManager(t)
 	missing := "plume-providers-that-do-not-exist"
-	_, err := ProviderSecretEnv(t.Context(), client, missing, func(string) string { return "" })
-	var notFound *types.ResourceNotFoundException
-	require.ErrorAs(t, err, &notFound)
+	_, err := ProviderSecretEnv(t.Context(), secrets(t), missing, func(string) string { return "" })
+	require.ErrorIs(t, err, awsjson.ErrNotFound)
 	assert.ErrorContains(t, err, `read secret "`+missing+`"`)
 
 	// A binary secret has no SecretString.
@@ -101,6 +107,6 @@ func TestProviderSecretEnvUnreadable(t *testing.T) {
 	t.Cleanup(func() {
 		_, _ = client.DeleteSecret(context.Background(), &secretsmanager.DeleteSecretInput{SecretId: &binary, ForceDeleteWithoutRecovery: aws.Bool(true)})
 	})
-	_, err = ProviderSecretEnv(t.Context(), client, binary, func(string) string { return "" })
+	_, err = ProviderSecretEnv(t.Context(), secrets(t), binary, func(string) string { return "" })
 	assert.ErrorContains(t, err, "no SecretString")
 }

@@ -7,18 +7,42 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/plumehq/plume/shared/awsjson"
 )
 
-// API is the part of the SQS client a Queue uses.
+// API sends SQS's operations: an awsjson.Client of awsjson.SQS.
 type API interface {
-	SendMessage(context.Context, *sqs.SendMessageInput, ...func(*sqs.Options)) (*sqs.SendMessageOutput, error)
-	ReceiveMessage(context.Context, *sqs.ReceiveMessageInput, ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error)
-	DeleteMessage(context.Context, *sqs.DeleteMessageInput, ...func(*sqs.Options)) (*sqs.DeleteMessageOutput, error)
+	Call(ctx context.Context, op string, in, out any) error
 }
 
-var _ API = (*sqs.Client)(nil)
+var _ API = (*awsjson.Client)(nil)
+
+// The operations of SQS a Queue sends, as its JSON protocol names them.
+// https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_Operations.html
+type (
+	sendMessageInput struct {
+		QueueURL    string `json:"QueueUrl"`
+		MessageBody string
+	}
+	receiveMessageInput struct {
+		QueueURL            string `json:"QueueUrl"`
+		MaxNumberOfMessages int32
+		WaitTimeSeconds     int32
+		VisibilityTimeout   int32 `json:",omitempty"` // 0: the queue's own
+	}
+	receiveMessageOutput struct {
+		Messages []message
+	}
+	message struct {
+		MessageID     string `json:"MessageId"`
+		ReceiptHandle string
+		Body          string
+	}
+	deleteMessageInput struct {
+		QueueURL      string `json:"QueueUrl"`
+		ReceiptHandle string
+	}
+)
 
 // DefaultReplayMax is how many messages one Replay receives when ReplayOptions.Max is 0.
 const DefaultReplayMax = 1000
@@ -61,7 +85,7 @@ func (q *Queue) Send(ctx context.Context, r Record) error {
 	if err != nil {
 		return fmt.Errorf("encode the record of request %s: %w", r.RequestContext.RequestID, err)
 	}
-	if _, err := q.api.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &q.url, MessageBody: aws.String(string(body))}); err != nil {
+	if err := q.api.Call(ctx, "SendMessage", sendMessageInput{QueueURL: q.url, MessageBody: string(body)}, nil); err != nil {
 		return fmt.Errorf("send the record of request %s to %s: %w", r.RequestContext.RequestID, q.url, err)
 	}
 	return nil
@@ -124,7 +148,7 @@ func (q *Queue) Replay(ctx context.Context, handle func(ctx context.Context, pay
 	if limit <= 0 {
 		limit = DefaultReplayMax
 	}
-	in := &sqs.ReceiveMessageInput{QueueUrl: &q.url, WaitTimeSeconds: seconds(opts.WaitTime, DefaultReplayWait, maxWait)}
+	in := receiveMessageInput{QueueURL: q.url, WaitTimeSeconds: seconds(opts.WaitTime, DefaultReplayWait, maxWait)}
 	if opts.VisibilityTimeout > 0 {
 		in.VisibilityTimeout = seconds(opts.VisibilityTimeout, 0, maxVisibilityTimeout)
 	}
@@ -133,8 +157,8 @@ func (q *Queue) Replay(ctx context.Context, handle func(ctx context.Context, pay
 	// limit passes.
 	for res.Received < limit {
 		in.MaxNumberOfMessages = int32(min(maxBatch, limit-res.Received))
-		out, err := q.api.ReceiveMessage(ctx, in)
-		if err != nil {
+		var out receiveMessageOutput
+		if err := q.api.Call(ctx, "ReceiveMessage", in, &out); err != nil {
 			return res, fmt.Errorf("receive from %s: %w", q.url, err)
 		}
 		if len(out.Messages) == 0 {
@@ -145,8 +169,8 @@ func (q *Queue) Replay(ctx context.Context, handle func(ctx context.Context, pay
 			if err := ctx.Err(); err != nil {
 				return res, fmt.Errorf("replay stopped: %w", err)
 			}
-			id := aws.ToString(m.MessageId)
-			event, ok := eventOf([]byte(aws.ToString(m.Body)))
+			id := m.MessageID
+			event, ok := eventOf([]byte(m.Body))
 			if !ok {
 				res.Skipped++
 				res.Problems = append(res.Problems, Problem{MessageID: id, Err: ErrNoEvent})
@@ -160,7 +184,7 @@ func (q *Queue) Replay(ctx context.Context, handle func(ctx context.Context, pay
 				}
 				continue
 			}
-			if _, err := q.api.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: &q.url, ReceiptHandle: m.ReceiptHandle}); err != nil {
+			if err := q.api.Call(ctx, "DeleteMessage", deleteMessageInput{QueueURL: q.url, ReceiptHandle: m.ReceiptHandle}, nil); err != nil {
 				// The event was handled; it will be replayed again, which an idempotent
 				// handler makes harmless.
 				return res, fmt.Errorf("delete replayed message %s from %s: %w", id, q.url, err)

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/plumehq/plume/internal/awstest"
+	"github.com/plumehq/plume/shared/awsjson"
 	"github.com/plumehq/plume/shared/deadletter"
 )
 
@@ -75,10 +76,29 @@ func messagesLeft(t *testing.T, client *sqs.Client, url string) int {
 	return total
 }
 
+// sqsJSON is SQS in moto, reached as a function reaches it.
+func sqsJSON(t *testing.T) *awsjson.Client {
+	return awsjson.New(awstest.Config(t), awsjson.SQS)
+}
+
+// countingAPI counts the operations sent, by name.
+type countingAPI struct {
+	deadletter.API
+	mu     sync.Mutex
+	counts map[string]int
+}
+
+func (c *countingAPI) Call(ctx context.Context, op string, in, out any) error {
+	c.mu.Lock()
+	c.counts[op]++
+	c.mu.Unlock()
+	return c.API.Call(ctx, op, in, out)
+}
+
 func TestReplay(t *testing.T) {
 	client := awstest.SQS(t)
 	url := awstest.NewQueue(t, "deadletter")
-	q := deadletter.New(client, url)
+	q := deadletter.New(sqsJSON(t), url)
 
 	for n := range 3 {
 		require.NoError(t, q.Send(t.Context(), record(n)))
@@ -118,7 +138,8 @@ func TestReplay(t *testing.T) {
 func TestReplayMax(t *testing.T) {
 	client := awstest.SQS(t)
 	url := awstest.NewQueue(t, "deadletter-max")
-	q := deadletter.New(client, url)
+	counting := &countingAPI{API: sqsJSON(t), counts: map[string]int{}}
+	q := deadletter.New(counting, url)
 	const sent = 25
 	for n := range sent {
 		require.NoError(t, q.Send(t.Context(), record(n)))
@@ -128,6 +149,8 @@ func TestReplayMax(t *testing.T) {
 	res, err := q.Replay(t.Context(), h.handle, deadletter.ReplayOptions{Max: 12})
 	require.NoError(t, err)
 	assert.Equal(t, deadletter.ReplayResult{Received: 12, Replayed: 12}, res)
+	assert.Equal(t, map[string]int{"SendMessage": sent, "ReceiveMessage": 2, "DeleteMessage": 12}, counting.counts,
+		"a send per record, a receive per 10 messages, a delete per message replayed")
 
 	res, err = q.Replay(t.Context(), h.handle, deadletter.ReplayOptions{})
 	require.NoError(t, err)
@@ -137,7 +160,7 @@ func TestReplayMax(t *testing.T) {
 }
 
 func TestReplayEmptyQueue(t *testing.T) {
-	q := deadletter.New(awstest.SQS(t), awstest.NewQueue(t, "deadletter-empty"))
+	q := deadletter.New(sqsJSON(t), awstest.NewQueue(t, "deadletter-empty"))
 	res, err := q.Replay(t.Context(), func(context.Context, []byte) error {
 		t.Error("handler called on an empty queue")
 		return nil
@@ -151,7 +174,7 @@ func TestReplayEmptyQueue(t *testing.T) {
 func TestReplayStopsWhenContextEnds(t *testing.T) {
 	client := awstest.SQS(t)
 	url := awstest.NewQueue(t, "deadletter-cancel")
-	q := deadletter.New(client, url)
+	q := deadletter.New(sqsJSON(t), url)
 	for n := range 2 {
 		require.NoError(t, q.Send(t.Context(), record(n)))
 	}
@@ -175,8 +198,9 @@ func TestReplayUnknownQueue(t *testing.T) {
 	_, err := client.DeleteQueue(t.Context(), &sqs.DeleteQueueInput{QueueUrl: &url})
 	require.NoError(t, err)
 
-	q := deadletter.New(client, url)
+	q := deadletter.New(sqsJSON(t), url)
 	_, err = q.Replay(t.Context(), func(context.Context, []byte) error { return nil }, deadletter.ReplayOptions{})
 	assert.ErrorContains(t, err, "receive from "+url)
+	assert.ErrorIs(t, err, awsjson.ErrNotFound)
 	assert.ErrorContains(t, q.Send(t.Context(), record(0)), "send the record of request request-0")
 }

@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
-	"github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 
 	"github.com/plumehq/plume/api"
+	"github.com/plumehq/plume/shared/awsjson"
 )
 
 // Source is the Source of every entry: a rule matches Plume's events with
@@ -34,12 +34,71 @@ const DefaultAttempts = 4
 // each next one.
 const DefaultBackoff = 100 * time.Millisecond
 
-// API is the part of the EventBridge client a Bus uses.
+// API is the part of EventBridge a Bus uses.
 type API interface {
-	PutEvents(context.Context, *eventbridge.PutEventsInput, ...func(*eventbridge.Options)) (*eventbridge.PutEventsOutput, error)
+	PutEvents(context.Context, *PutEventsInput) (*PutEventsOutput, error)
 }
 
-var _ API = (*eventbridge.Client)(nil)
+var _ API = (*Client)(nil)
+
+// PutEventsInput is the input of EventBridge's PutEvents.
+// https://docs.aws.amazon.com/eventbridge/latest/APIReference/API_PutEvents.html
+type PutEventsInput struct {
+	Entries []Entry
+}
+
+// Entry is one event of a PutEvents request.
+type Entry struct {
+	EventBusName string     `json:",omitempty"`
+	Source       string     `json:",omitempty"`
+	DetailType   string     `json:",omitempty"`
+	Detail       string     `json:",omitempty"`
+	Resources    []string   `json:",omitempty"`
+	Time         *EpochTime `json:",omitempty"`
+}
+
+// PutEventsOutput is the answer of PutEvents: one result per entry, in the request's order.
+type PutEventsOutput struct {
+	FailedEntryCount int
+	Entries          []EntryResult
+}
+
+// EntryResult is the fate of one entry: its event id, or why it was refused.
+type EntryResult struct {
+	EventID      string `json:"EventId,omitempty"`
+	ErrorCode    string `json:",omitempty"`
+	ErrorMessage string `json:",omitempty"`
+}
+
+// EpochTime is a time as AWS JSON writes a timestamp: seconds since the epoch, a number with
+// up to three decimals.
+type EpochTime time.Time
+
+// MarshalJSON writes t as seconds with milliseconds.
+func (t EpochTime) MarshalJSON() ([]byte, error) {
+	ms := time.Time(t).UnixMilli()
+	if ms%1000 == 0 {
+		return strconv.AppendInt(nil, ms/1000, 10), nil
+	}
+	return strconv.AppendFloat(nil, float64(ms)/1000, 'f', -1, 64), nil
+}
+
+// Client is EventBridge reached through shared/awsjson.
+type Client struct{ c *awsjson.Client }
+
+// NewClient returns EventBridge reached with awsCfg's credentials, region and endpoint.
+func NewClient(awsCfg aws.Config) *Client {
+	return &Client{c: awsjson.New(awsCfg, awsjson.EventBridge)}
+}
+
+// PutEvents sends one PutEvents request.
+func (c *Client) PutEvents(ctx context.Context, in *PutEventsInput) (*PutEventsOutput, error) {
+	var out PutEventsOutput
+	if err := c.c.Call(ctx, "PutEvents", in, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
 
 // Bus is one EventBridge event bus.
 type Bus struct {
@@ -63,7 +122,7 @@ func (b *Bus) Name() string { return b.name }
 // MaxRequestBytes cannot go on any bus: it is logged and left out (Plume's events are a few
 // hundred bytes). The error says how many entries were still refused after the last attempt.
 func (b *Bus) Put(ctx context.Context, events []api.Event) error {
-	entries := make([]types.PutEventsRequestEntry, 0, len(events))
+	entries := make([]Entry, 0, len(events))
 	for _, ev := range events {
 		e, err := b.entry(ev)
 		if err != nil {
@@ -86,7 +145,7 @@ func (b *Bus) Put(ctx context.Context, events []api.Event) error {
 
 // putChunk sends one request's entries, then again those refused, until none is or the
 // attempts are spent.
-func (b *Bus) putChunk(ctx context.Context, entries []types.PutEventsRequestEntry) error {
+func (b *Bus) putChunk(ctx context.Context, entries []Entry) error {
 	attempts, wait := b.Attempts, b.Backoff
 	if attempts <= 0 {
 		attempts = DefaultAttempts
@@ -95,9 +154,9 @@ func (b *Bus) putChunk(ctx context.Context, entries []types.PutEventsRequestEntr
 		wait = DefaultBackoff
 	}
 	for attempt := 1; ; attempt++ {
-		out, err := b.api.PutEvents(ctx, &eventbridge.PutEventsInput{Entries: entries})
+		out, err := b.api.PutEvents(ctx, &PutEventsInput{Entries: entries})
 		if err != nil {
-			// The SDK has already retried what a whole request may be retried for.
+			// awsjson has already retried what a whole request may be retried for.
 			return fmt.Errorf("put %d events on bus %s: %w", len(entries), b.name, err)
 		}
 		failed, code := refused(entries, out)
@@ -118,49 +177,45 @@ func (b *Bus) putChunk(ctx context.Context, entries []types.PutEventsRequestEntr
 
 // refused are the entries of a request that its answer refused, and the first error code.
 // An answer whose entries do not match the request one for one is taken as refusing all.
-func refused(entries []types.PutEventsRequestEntry, out *eventbridge.PutEventsOutput) ([]types.PutEventsRequestEntry, string) {
+func refused(entries []Entry, out *PutEventsOutput) ([]Entry, string) {
 	if out.FailedEntryCount == 0 {
 		return nil, ""
 	}
 	if len(out.Entries) != len(entries) {
 		return entries, "answer without its entries"
 	}
-	var failed []types.PutEventsRequestEntry
+	var failed []Entry
 	code := ""
 	for i, r := range out.Entries {
-		if r.ErrorCode == nil {
+		if r.ErrorCode == "" {
 			continue
 		}
 		failed = append(failed, entries[i])
 		if code == "" {
-			code = aws.ToString(r.ErrorCode) + ": " + aws.ToString(r.ErrorMessage)
+			code = r.ErrorCode + ": " + r.ErrorMessage
 		}
 	}
 	return failed, code
 }
 
 // entry is ev as an EventBridge entry.
-func (b *Bus) entry(ev api.Event) (types.PutEventsRequestEntry, error) {
+func (b *Bus) entry(ev api.Event) (Entry, error) {
 	detail, err := json.Marshal(ev)
 	if err != nil {
-		return types.PutEventsRequestEntry{}, fmt.Errorf("encode event %s: %w", ev.ID, err)
+		return Entry{}, fmt.Errorf("encode event %s: %w", ev.ID, err)
 	}
-	e := types.PutEventsRequestEntry{
-		EventBusName: aws.String(b.name),
-		Source:       aws.String(Source),
-		DetailType:   aws.String(ev.Type),
-		Detail:       aws.String(string(detail)),
-	}
+	e := Entry{EventBusName: b.name, Source: Source, DetailType: ev.Type, Detail: string(detail)}
 	if !ev.Time.IsZero() {
-		e.Time = aws.Time(ev.Time)
+		t := EpochTime(ev.Time)
+		e.Time = &t
 	}
 	return e, nil
 }
 
 // entrySize is the size EventBridge counts for e against a request's 256 KB: 14 bytes for the
 // time, the UTF-8 bytes of the source, detail type and detail, and of each resource.
-func entrySize(e types.PutEventsRequestEntry) int {
-	n := len(aws.ToString(e.Source)) + len(aws.ToString(e.DetailType)) + len(aws.ToString(e.Detail))
+func entrySize(e Entry) int {
+	n := len(e.Source) + len(e.DetailType) + len(e.Detail)
 	if e.Time != nil {
 		n += 14
 	}
@@ -172,9 +227,9 @@ func entrySize(e types.PutEventsRequestEntry) int {
 
 // chunks splits entries into requests of at most MaxEntries entries and MaxRequestBytes,
 // keeping their order.
-func chunks(entries []types.PutEventsRequestEntry) [][]types.PutEventsRequestEntry {
-	var out [][]types.PutEventsRequestEntry
-	var cur []types.PutEventsRequestEntry
+func chunks(entries []Entry) [][]Entry {
+	var out [][]Entry
+	var cur []Entry
 	size := 0
 	for _, e := range entries {
 		n := entrySize(e)

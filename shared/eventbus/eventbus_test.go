@@ -13,7 +13,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -41,11 +40,11 @@ type entry struct {
 	Time         float64
 }
 
-func newFakeBus(t *testing.T, refuse func(id string, attempt int) bool) (*fakeBus, *eventbridge.Client) {
+func newFakeBus(t *testing.T, refuse func(id string, attempt int) bool) (*fakeBus, *eventbus.Client) {
 	f := &fakeBus{refuse: refuse, attempts: map[string]int{}}
 	f.Server = httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(f.Close)
-	client := eventbridge.New(eventbridge.Options{
+	client := eventbus.NewClient(aws.Config{
 		Region:       "us-east-1",
 		BaseEndpoint: aws.String(f.URL),
 		Credentials:  credentials.NewStaticCredentialsProvider("test", "test", ""),

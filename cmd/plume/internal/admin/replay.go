@@ -6,12 +6,12 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/spf13/cobra"
 
 	"github.com/plumehq/plume/cmd/plume/internal/cmdutil"
 	"github.com/plumehq/plume/functions/evaluator"
 	"github.com/plumehq/plume/internal/app"
+	"github.com/plumehq/plume/shared/awsjson"
 	"github.com/plumehq/plume/shared/blob"
 	"github.com/plumehq/plume/shared/config"
 	"github.com/plumehq/plume/shared/deadletter"
@@ -133,7 +133,7 @@ func replayRun(ctx context.Context, opts *replayOptions) error {
 	if err != nil {
 		return err
 	}
-	queue := deadletter.New(sqs.NewFromConfig(awsCfg), opts.QueueURL)
+	queue := deadletter.New(awsjson.New(awsCfg, awsjson.SQS), opts.QueueURL)
 	res, err := queue.Replay(ctx, runner.Handle, deadletter.ReplayOptions{Max: opts.Max, VisibilityTimeout: opts.VisibilityTimeout})
 	if opts.IO.JSON() {
 		problems := make([]map[string]string, 0, len(res.Problems))

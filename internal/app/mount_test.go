@@ -1,0 +1,54 @@
+package app_test
+
+import (
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/plumehq/plume/internal/app"
+)
+
+// TestMountBuildsOnFirstUse: Mount builds no function until a request is routed to it, and
+// each once; a function whose Build fails answers 500 with the error shape, and the others
+// are served.
+func TestMountBuildsOnFirstUse(t *testing.T) {
+	var okBuilds, badBuilds atomic.Int32
+	ok := app.Function{Name: "OKFunction", Routes: []string{"GET /ok"}, Build: func(*app.Env) (http.Handler, error) {
+		okBuilds.Add(1)
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) }), nil
+	}}
+	bad := app.Function{Name: "BadFunction", Routes: []string{"GET /bad"}, Build: func(*app.Env) (http.Handler, error) {
+		badBuilds.Add(1)
+		return nil, errors.New("BUCKET_NAME is not set")
+	}}
+	h, err := app.Mount(&app.Env{}, []app.Function{ok, bad})
+	require.NoError(t, err)
+	assert.Zero(t, okBuilds.Load()+badBuilds.Load(), "nothing built at mount")
+
+	tests := []struct {
+		path   string
+		status int
+	}{
+		{"/ok", http.StatusNoContent},
+		{"/ok", http.StatusNoContent},
+		{"/bad", http.StatusInternalServerError},
+		{"/bad", http.StatusInternalServerError},
+		{"/other", http.StatusNotFound},
+	}
+	for _, tt := range tests {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, tt.path, nil))
+		assert.Equal(t, tt.status, w.Code, tt.path)
+		if tt.status == http.StatusInternalServerError {
+			assert.Contains(t, w.Body.String(), `"code":"internal"`)
+			assert.NotContains(t, w.Body.String(), "BUCKET_NAME", "the cause is logged, not sent")
+		}
+	}
+	assert.EqualValues(t, 1, okBuilds.Load(), "built once")
+	assert.EqualValues(t, 1, badBuilds.Load(), "a failed build is not tried again")
+}
