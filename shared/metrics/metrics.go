@@ -79,7 +79,12 @@ type directive struct {
 // MarshalJSON is {"Timestamp":...,"CloudWatchMetrics":[{"Namespace":"Plume",
 // "Dimensions":[["Function"]],"Metrics":[{"Name":...,"Unit":...},...]}]}.
 func (d directive) MarshalJSON() ([]byte, error) {
-	b := make([]byte, 0, 112+40*len(d.values))
+	return d.AppendJSON(make([]byte, 0, 112+40*len(d.values))), nil
+}
+
+// AppendJSON appends what MarshalJSON returns, which is compact: the process's logger copies
+// it into the line as it is (shared/web).
+func (d directive) AppendJSON(b []byte) []byte {
 	b = append(b, `{"Timestamp":`...)
 	b = strconv.AppendInt(b, d.timestamp, 10)
 	b = append(b, `,"CloudWatchMetrics":[{"Namespace":`...)
@@ -95,7 +100,7 @@ func (d directive) MarshalJSON() ([]byte, error) {
 		b = appendString(b, v.Unit)
 		b = append(b, '}')
 	}
-	return append(b, "]}]}"...), nil
+	return append(b, "]}]}"...)
 }
 
 // appendString appends s as a JSON string as slog's JSON handler writes a value's strings

@@ -101,6 +101,12 @@ func TestDirective(t *testing.T) {
 			emitStructs(context.Background(), slog.New(slog.NewJSONHandler(&want, &slog.HandlerOptions{ReplaceAttr: noTime})), at.Add(time.Duration(i)*time.Millisecond), project, values...)
 			require.NotEmpty(t, want.String())
 			require.Equal(t, want.String(), got.String(), "values %q, project %q", values, project)
+			d := directive{timestamp: int64(i), values: values}
+			raw, err := d.MarshalJSON()
+			require.NoError(t, err)
+			var compact bytes.Buffer
+			require.NoError(t, json.Compact(&compact, raw))
+			require.Equal(t, compact.String(), string(d.AppendJSON([]byte("x"))[1:]), "compact, as the logger copies it")
 		}
 	}
 }

@@ -23,7 +23,8 @@ import (
 
 // lineHandler is the handler of NewLogger: records at level or above, the request id of the
 // context added, written by hand when their attributes are strings, numbers, booleans,
-// durations or JSON marshalers that are not pointers, else by the JSON handler.
+// durations or JSON marshalers that are not pointers (copied as they append themselves, else
+// compacted), else by the JSON handler.
 type lineHandler struct {
 	out   *lockedWriter
 	level slog.Leveler
@@ -131,6 +132,9 @@ func appendLogValue(b []byte, v slog.Value) ([]byte, bool) {
 		if !ok || reflect.TypeOf(m).Kind() == reflect.Pointer {
 			return b, false
 		}
+		if a, ok := m.(jsonAppender); ok {
+			return a.AppendJSON(b), true
+		}
 		raw, err := m.MarshalJSON()
 		if err != nil {
 			return b, false
@@ -142,6 +146,12 @@ func appendLogValue(b []byte, v slog.Value) ([]byte, bool) {
 		return out.Bytes(), true
 	}
 	return b, false
+}
+
+// jsonAppender is a JSON marshaler that appends its JSON, compact: what json.Compact makes of
+// its MarshalJSON (the metrics record's directive).
+type jsonAppender interface {
+	AppendJSON(b []byte) []byte
 }
 
 // appendLogString appends s as a JSON string as the JSON handler escapes it: a quote, a

@@ -26,6 +26,11 @@ func (m marshaler) MarshalJSON() ([]byte, error) {
 	return []byte(m.raw), nil
 }
 
+// selfAppender is a marshaler that appends itself, compact.
+type selfAppender struct{ marshaler }
+
+func (a selfAppender) AppendJSON(b []byte) []byte { return append(b, a.raw...) }
+
 // TestLogLinesAreTheJSONHandlers: NewLogger writes every record byte for byte as slog's JSON
 // handler (with the request id added, as NewLogger did before it wrote lines itself): crafted
 // records (every kind of value, strings with every kind of character, floats on both sides of
@@ -38,7 +43,7 @@ func TestLogLinesAreTheJSONHandlers(t *testing.T) {
 		slog.DurationValue(1500 * time.Millisecond), slog.TimeValue(time.Date(2026, 12, 3, 7, 0, 0, 5, time.UTC)),
 		slog.GroupValue(slog.Int("a", 1)), slog.AnyValue(errors.New("boom")), slog.AnyValue([]int{1, 2}), slog.AnyValue(nil),
 		slog.AnyValue(marshaler{`{"a": [1, 2 ], "b":"<x>"}`}), slog.AnyValue(marshaler{"fail"}), slog.AnyValue(marshaler{"{bad"}),
-		slog.AnyValue(&marshaler{`{"p":1}`}), slog.AnyValue(json.RawMessage(nil)), slog.AnyValue(json.RawMessage(`[ 1 ]`)),
+		slog.AnyValue(&marshaler{`{"p":1}`}), slog.AnyValue(json.RawMessage(nil)), slog.AnyValue(json.RawMessage(`[ 1 ]`)), slog.AnyValue(selfAppender{marshaler{`{"Timestamp":1,"a":["<b>"]}`}}),
 	}
 	for _, f := range []float64{0, math.Copysign(0, -1), 1, -2.5, 0.0042, 1e-6, 9.99e-7, 1e20, 1e21, 123456789.125, math.MaxFloat64, math.SmallestNonzeroFloat64, math.Inf(1), math.Inf(-1), math.NaN()} {
 		values = append(values, slog.Float64Value(f))
