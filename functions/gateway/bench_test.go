@@ -17,6 +17,7 @@ import (
 	"github.com/plumehq/plume/shared/llm"
 	"github.com/plumehq/plume/shared/pricing"
 	"github.com/plumehq/plume/shared/trace"
+	"github.com/plumehq/plume/shared/web"
 )
 
 // The gateway's own cost, without the provider's: the benchmarks serve the handler with an
@@ -70,8 +71,8 @@ func benchHandler(b *testing.B, rt http.RoundTripper, traced bool) http.Handler 
 // benchHandlerAt is benchHandler with its providers' APIs at base (OpenAI's under /v1).
 func benchHandlerAt(b *testing.B, base string, rt http.RoundTripper, traced bool) http.Handler {
 	b.Helper()
-	logger := slog.Default() // the request log line is part of the cost; not of the output
-	slog.SetDefault(slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	logger := slog.Default() // the log lines are part of the cost (the process's logger); not of the output
+	slog.SetDefault(web.NewLogger(io.Discard, slog.LevelInfo))
 	b.Cleanup(func() { slog.SetDefault(logger) })
 	key := auth.Key{ID: "k1", ProjectID: "5f0c7f4e-8a4b-4d59-9a57-3c1f4f7d2a10", Hash: auth.HashKey(benchKey), User: auth.User{ID: "u1"}}
 	models := llm.New(llm.Config{Providers: map[string]llm.Endpoint{

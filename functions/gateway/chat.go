@@ -116,8 +116,8 @@ func readChatRequest(w http.ResponseWriter, r *http.Request) (*chatRequest, stri
 		writeError(w, http.StatusBadRequest, typeInvalidRequest, "", "the body must be a chat completion request: a JSON object", 0)
 		return nil, "", false
 	}
-	var model string
-	if err := json.Unmarshal(req.fields["model"], &model); err != nil || strings.TrimSpace(model) == "" {
+	model, ok := plainString(req.fields["model"])
+	if !ok && json.Unmarshal(req.fields["model"], &model) != nil || strings.TrimSpace(model) == "" {
 		writeError(w, http.StatusBadRequest, typeInvalidRequest, "", "model: required, a model id such as openai/gpt-4o-mini", 0)
 		return nil, "", false
 	}

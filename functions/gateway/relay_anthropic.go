@@ -29,7 +29,11 @@ func relayMessages(w http.ResponseWriter, r *http.Request, up llm.Upstream, req 
 	if err != nil {
 		return outcome{}.failed(w, http.StatusBadRequest, typeInvalidRequest, "", err.Error())
 	}
-	res, out, ok := sendJSON(w, r, up, call.req, call.req.Stream)
+	body, err := appendMessagesRequest(make([]byte, 0, 512), &call.req)
+	if err != nil {
+		return outcome{}.failed(w, http.StatusBadRequest, typeInvalidRequest, "", "the request cannot be encoded: "+err.Error())
+	}
+	res, out, ok := send(w, r, up, body, call.req.Stream)
 	if !ok {
 		return out
 	}

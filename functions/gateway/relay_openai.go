@@ -26,8 +26,7 @@ import (
 // The answer is read once, as it passes: for its usage alone (usageWatcher), or, when the call
 // is traced, whole (answerScanner), its usage, text and first token at once.
 func relayChatCompletions(w http.ResponseWriter, r *http.Request, up llm.Upstream, req *chatRequest, traced bool) outcome {
-	model, _ := json.Marshal(up.Target.Model) // a string
-	req.set("model", model)
+	req.set("model", appendJSONString(nil, up.Target.Model))
 	hideUsage := askForUsage(req)
 	res, out, ok := send(w, r, up, req.encode(), false) // a stream's answer comes from the same endpoint
 	if !ok {
@@ -79,11 +78,16 @@ func relayChatCompletions(w http.ResponseWriter, r *http.Request, up llm.Upstrea
 // had not asked for it.
 func askForUsage(req *chatRequest) bool {
 	var stream bool
-	if json.Unmarshal(req.fields["stream"], &stream) != nil || !stream {
+	if raw := req.fields["stream"]; !readValue(raw, &stream) && json.Unmarshal(raw, &stream) != nil || !stream {
 		return false
 	}
+	raw, ok := req.fields["stream_options"]
+	if !ok || string(raw) == "null" { // most streams: json.Marshal's encoding of the map below
+		req.set("stream_options", json.RawMessage(`{"include_usage":true}`))
+		return true
+	}
 	opts := map[string]json.RawMessage{}
-	if raw, ok := req.fields["stream_options"]; ok && string(raw) != "null" && json.Unmarshal(raw, &opts) != nil {
+	if json.Unmarshal(raw, &opts) != nil {
 		return false // not an object: the provider says so
 	}
 	var asked bool

@@ -53,6 +53,9 @@ func (o outcome) metered(u Usage) outcome {
 // bytes "usage" between unescaped quotes cannot occur inside a JSON string, and OpenAI writes
 // usage last.
 func usageOf(data []byte) (Usage, bool) {
+	if !bytes.Contains(data, []byte(`"usage"`)) { // most chunks of a stream; bytes.Index is the faster scan
+		return Usage{}, false
+	}
 	i := bytes.LastIndex(data, []byte(`"usage"`))
 	if i < 0 {
 		return Usage{}, false
@@ -166,6 +169,18 @@ type usageHider struct {
 }
 
 func (h *usageHider) Write(p []byte) (int, error) {
+	// kept is where the lines of p passed on as they are start: they are written together,
+	// one write for the events of a read rather than one per line.
+	kept, at := 0, 0
+	flush := func() error {
+		if kept < at {
+			if err := h.pass(p[kept:at]); err != nil {
+				return err
+			}
+		}
+		kept = at
+		return nil
+	}
 	for rest := p; len(rest) > 0; {
 		i := bytes.IndexByte(rest, '\n')
 		if h.long || (i < 0 && len(h.line)+len(rest) > maxWatchedLine) {
@@ -173,24 +188,47 @@ func (h *usageHider) Write(p []byte) (int, error) {
 			if i >= 0 {
 				n = i + 1
 			}
+			if err := flush(); err != nil {
+				return 0, err
+			}
 			if err := h.pass(append(h.line, rest[:n]...)); err != nil {
 				return 0, err
 			}
 			h.line, h.long, rest = h.line[:0], i < 0, rest[n:]
+			at += n
+			kept = at
 			continue
 		}
 		if i < 0 {
-			h.line = append(h.line, rest...)
-			break
-		}
-		line := append(h.line, rest[:i+1]...)
-		rest = rest[i+1:]
-		if !h.drop(line) {
-			if err := h.pass(line); err != nil {
+			if err := flush(); err != nil {
 				return 0, err
 			}
+			h.line = append(h.line, rest...)
+			return len(p), nil
+		}
+		carried := len(h.line) > 0
+		line := append(h.line, rest[:i+1]...)
+		rest = rest[i+1:]
+		dropped := h.drop(line)
+		switch {
+		case dropped || carried: // p's lines so far, then this one if kept
+			if err := flush(); err != nil {
+				return 0, err
+			}
+			if !dropped {
+				if err := h.pass(line); err != nil {
+					return 0, err
+				}
+			}
+			at += i + 1
+			kept = at
+		default:
+			at += i + 1
 		}
 		h.line = line[:0]
+	}
+	if err := flush(); err != nil {
+		return 0, err
 	}
 	return len(p), nil
 }

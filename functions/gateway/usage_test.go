@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -75,5 +76,27 @@ func TestUsageHider(t *testing.T) {
 			require.NoError(t, h.Close())
 			assert.Equal(t, tt.want, out.String(), "%s, %d bytes a write", tt.name, chunk)
 		}
+	}
+}
+
+// TestUsageHiderRandomSplits: split at random points, a stream is passed on as TestUsageHider
+// has it, the usage chunks and their blank lines dropped.
+func TestUsageHiderRandomSplits(t *testing.T) {
+	content := "data: {\"choices\":[{\"delta\":{\"content\":\"Hi\"}}],\"usage\":null}\n\n"
+	usage := "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":3}}\n\n"
+	in := content + content + usage + "\r\n" + content + usage + "data: [DONE]\n\n"
+	want := content + content + "\r\n" + content + "data: [DONE]\n\n"
+	rng := rand.New(rand.NewPCG(31, 4))
+	for range 2000 {
+		var out bytes.Buffer
+		h := &usageHider{dst: &out}
+		for rest := in; rest != ""; {
+			n := min(1+rng.IntN(2*len(content)), len(rest))
+			_, err := h.Write([]byte(rest[:n]))
+			require.NoError(t, err)
+			rest = rest[n:]
+		}
+		require.NoError(t, h.Close())
+		require.Equal(t, want, out.String())
 	}
 }

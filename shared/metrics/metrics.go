@@ -15,9 +15,12 @@
 package metrics
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"log/slog"
 	"os"
+	"strconv"
 	"time"
 )
 
@@ -64,21 +67,59 @@ func functionName(getenv func(string) string) string {
 	return "local"
 }
 
-// directive is the "_aws" member of a record.
+// directive is the "_aws" member of a record: its timestamp and its metrics' names and units.
+// It writes itself (MarshalJSON) as encoding/json wrote the structs it replaces, which the
+// JSON handler copies as they are: no reflection on every record (issue 31). TestDirective
+// holds it to json.Marshal of those structs.
 type directive struct {
-	Timestamp         int64          `json:"Timestamp"`
-	CloudWatchMetrics []metricsBlock `json:"CloudWatchMetrics"`
+	timestamp int64
+	values    []Value
 }
 
-type metricsBlock struct {
-	Namespace  string       `json:"Namespace"`
-	Dimensions [][]string   `json:"Dimensions"`
-	Metrics    []metricSpec `json:"Metrics"`
+// MarshalJSON is {"Timestamp":...,"CloudWatchMetrics":[{"Namespace":"Plume",
+// "Dimensions":[["Function"]],"Metrics":[{"Name":...,"Unit":...},...]}]}.
+func (d directive) MarshalJSON() ([]byte, error) {
+	return d.AppendJSON(make([]byte, 0, 112+40*len(d.values))), nil
 }
 
-type metricSpec struct {
-	Name string `json:"Name"`
-	Unit string `json:"Unit"`
+// AppendJSON appends what MarshalJSON returns, which is compact: the process's logger copies
+// it into the line as it is (shared/web).
+func (d directive) AppendJSON(b []byte) []byte {
+	b = append(b, `{"Timestamp":`...)
+	b = strconv.AppendInt(b, d.timestamp, 10)
+	b = append(b, `,"CloudWatchMetrics":[{"Namespace":`...)
+	b = appendString(b, Namespace)
+	b = append(b, `,"Dimensions":[["Function"]],"Metrics":[`...)
+	for i, v := range d.values {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"Name":`...)
+		b = appendString(b, v.Name)
+		b = append(b, `,"Unit":`...)
+		b = appendString(b, v.Unit)
+		b = append(b, '}')
+	}
+	return append(b, "]}]}"...)
+}
+
+// appendString appends s as a JSON string as slog's JSON handler writes a value's strings
+// (json.Encoder, HTML left as it is): copied between quotes when it is printable ASCII without
+// a quote or a backslash, else through the encoder.
+func appendString(b []byte, s string) []byte {
+	plain := true
+	for i := 0; i < len(s) && plain; i++ {
+		c := s[i]
+		plain = c >= 0x20 && c < 0x7f && c != '"' && c != '\\'
+	}
+	if plain {
+		return append(append(append(b, '"'), s...), '"')
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string
+	return append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
 }
 
 // Emit writes one record of values about projectID ("" for none) at now, through logger
@@ -91,17 +132,13 @@ func Emit(ctx context.Context, logger *slog.Logger, now time.Time, projectID str
 	if logger == nil {
 		logger = slog.Default()
 	}
-	d := directive{Timestamp: now.UnixMilli(), CloudWatchMetrics: []metricsBlock{{
-		Namespace: Namespace, Dimensions: [][]string{{"Function"}}, Metrics: make([]metricSpec, len(values)),
-	}}}
-	attrs := make([]any, 0, 2*len(values)+6)
-	attrs = append(attrs, "_aws", d, "Function", function)
+	attrs := make([]slog.Attr, 0, len(values)+3)
+	attrs = append(attrs, slog.Any("_aws", directive{timestamp: now.UnixMilli(), values: values}), slog.String("Function", function))
 	if projectID != "" {
-		attrs = append(attrs, "project_id", projectID)
+		attrs = append(attrs, slog.String("project_id", projectID))
 	}
-	for i, v := range values {
-		d.CloudWatchMetrics[0].Metrics[i] = metricSpec{Name: v.Name, Unit: v.Unit}
-		attrs = append(attrs, v.Name, v.Value)
+	for _, v := range values {
+		attrs = append(attrs, slog.Float64(v.Name, v.Value))
 	}
-	logger.InfoContext(ctx, "metrics", attrs...)
+	logger.LogAttrs(ctx, slog.LevelInfo, "metrics", attrs...)
 }

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"log/slog"
+	"math"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -57,4 +60,100 @@ func TestFunctionName(t *testing.T) {
 		return ""
 	}))
 	assert.Equal(t, "local", functionName(func(string) string { return "" }))
+}
+
+// TestDirective: a record is byte for byte the line the JSON handler wrote when the directive
+// was a struct encoded by encoding/json (emitStructs, kept here as the oracle): crafted values
+// (HTML, quotes, control characters, invalid UTF-8, line separators, the largest floats) and
+// random ones.
+func TestDirective(t *testing.T) {
+	crafted := [][]Value{
+		{Count(ModelCalls, 1)},
+		{Count(ModelCalls, 1), Amount(ModelCostUSD, 0.000123), Count(ModelTokens, 1234567)},
+		{Amount("a<b>&c", 1e21), {Name: `q"uo\te`, Value: -0.0, Unit: "tab\there"}},
+		{{Name: "bad\xffutf8\u2028\u2029", Value: 1e-7, Unit: "\x00\x1f\x7f"}, {Name: "", Value: 3.5, Unit: ""}},
+		{{Name: "ünïcødé 名前", Value: 1.7976931348623157e308, Unit: UnitNone}},
+	}
+	rng := rand.New(rand.NewPCG(31, 4))
+	alphabet := []rune("aZ09 _<>&\"\\\t\n\u2028é名\x7f")
+	word := func() string {
+		r := make([]rune, rng.IntN(12))
+		for i := range r {
+			r[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		if rng.IntN(8) == 0 {
+			return string(r) + "\xfe"
+		}
+		return string(r)
+	}
+	for range 500 {
+		values := make([]Value, 1+rng.IntN(4))
+		for i := range values {
+			values[i] = Value{Name: word(), Value: rng.NormFloat64() * math.Pow(10, float64(rng.IntN(40)-20)), Unit: word()}
+		}
+		crafted = append(crafted, values)
+	}
+	at := time.Date(2026, 12, 3, 7, 0, 0, 0, time.UTC)
+	for i, values := range crafted {
+		for _, project := range []string{"", "5f0c7f4e-8a4b-4d59-9a57-3c1f4f7d2a10", "p<&>\"1"} {
+			var got, want bytes.Buffer
+			Emit(context.Background(), slog.New(slog.NewJSONHandler(&got, &slog.HandlerOptions{ReplaceAttr: noTime})), at.Add(time.Duration(i)*time.Millisecond), project, values...)
+			emitStructs(context.Background(), slog.New(slog.NewJSONHandler(&want, &slog.HandlerOptions{ReplaceAttr: noTime})), at.Add(time.Duration(i)*time.Millisecond), project, values...)
+			require.NotEmpty(t, want.String())
+			require.Equal(t, want.String(), got.String(), "values %q, project %q", values, project)
+			d := directive{timestamp: int64(i), values: values}
+			raw, err := d.MarshalJSON()
+			require.NoError(t, err)
+			var compact bytes.Buffer
+			require.NoError(t, json.Compact(&compact, raw))
+			require.Equal(t, compact.String(), string(d.AppendJSON([]byte("x"))[1:]), "compact, as the logger copies it")
+		}
+	}
+}
+
+// noTime drops a record's time, which differs between two records.
+func noTime(groups []string, a slog.Attr) slog.Attr {
+	if len(groups) == 0 && a.Key == slog.TimeKey {
+		return slog.Attr{}
+	}
+	return a
+}
+
+// emitStructs is Emit as it was before the directive wrote itself: the oracle of TestDirective.
+func emitStructs(ctx context.Context, logger *slog.Logger, now time.Time, projectID string, values ...Value) {
+	type metricSpec struct {
+		Name string `json:"Name"`
+		Unit string `json:"Unit"`
+	}
+	type metricsBlock struct {
+		Namespace  string       `json:"Namespace"`
+		Dimensions [][]string   `json:"Dimensions"`
+		Metrics    []metricSpec `json:"Metrics"`
+	}
+	type directive struct {
+		Timestamp         int64          `json:"Timestamp"`
+		CloudWatchMetrics []metricsBlock `json:"CloudWatchMetrics"`
+	}
+	d := directive{Timestamp: now.UnixMilli(), CloudWatchMetrics: []metricsBlock{{
+		Namespace: Namespace, Dimensions: [][]string{{"Function"}}, Metrics: make([]metricSpec, len(values)),
+	}}}
+	attrs := []any{"_aws", d, "Function", function}
+	if projectID != "" {
+		attrs = append(attrs, "project_id", projectID)
+	}
+	for i, v := range values {
+		d.CloudWatchMetrics[0].Metrics[i] = metricSpec{Name: v.Name, Unit: v.Unit}
+		attrs = append(attrs, v.Name, v.Value)
+	}
+	logger.InfoContext(ctx, "metrics", attrs...)
+}
+
+// BenchmarkEmit is one record of the gateway's (a call, its tokens and cost).
+func BenchmarkEmit(b *testing.B) {
+	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	at := time.Now()
+	b.ReportAllocs()
+	for b.Loop() {
+		Emit(context.Background(), logger, at, "5f0c7f4e-8a4b-4d59-9a57-3c1f4f7d2a10", Count(ModelCalls, 1), Count(ModelTokens, 59), Amount(ModelCostUSD, 0.0001))
+	}
 }

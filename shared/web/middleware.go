@@ -171,7 +171,7 @@ func Health(w http.ResponseWriter, _ *http.Request) {
 // NewLogger returns a JSON slog logger writing to w that adds the request id of the context
 // to every record. Lambda and plume-local both log through it.
 func NewLogger(w io.Writer, level slog.Level) *slog.Logger {
-	return slog.New(contextHandler{slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level})})
+	return slog.New(newLineHandler(w, level))
 }
 
 type contextHandler struct{ slog.Handler }
