@@ -4,9 +4,9 @@ import (
 	"encoding/json"
 	"math"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/plumehq/plume/shared/llm/wire"
+	"github.com/plumehq/plume/shared/trace"
 )
 
 // This file writes a translated Messages request (wire.MessagesRequest) as JSON by appending,
@@ -20,7 +20,7 @@ import (
 func appendMessagesRequest(b []byte, req *wire.MessagesRequest) ([]byte, error) {
 	var err error
 	b = append(b, `{"model":`...)
-	b = appendJSONString(b, req.Model)
+	b = trace.AppendJSONString(b, req.Model)
 	if len(req.System) > 0 {
 		b = append(b, `,"system":`...)
 		if b, err = appendMessagesBlocks(b, req.System); err != nil {
@@ -37,7 +37,7 @@ func appendMessagesRequest(b []byte, req *wire.MessagesRequest) ([]byte, error) 
 				b = append(b, ',')
 			}
 			b = append(b, `{"role":`...)
-			b = appendJSONString(b, m.Role)
+			b = trace.AppendJSONString(b, m.Role)
 			b = append(b, `,"content":`...)
 			if b, err = appendMessagesBlocks(b, m.Content); err != nil {
 				return nil, err
@@ -64,7 +64,7 @@ func appendMessagesRequest(b []byte, req *wire.MessagesRequest) ([]byte, error) 
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendJSONString(b, s)
+			b = trace.AppendJSONString(b, s)
 		}
 		b = append(b, ']')
 	}
@@ -74,9 +74,9 @@ func appendMessagesRequest(b []byte, req *wire.MessagesRequest) ([]byte, error) 
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendJSONString(append(b, `{"name":`...), t.Name)
+			b = trace.AppendJSONString(append(b, `{"name":`...), t.Name)
 			if t.Description != "" {
-				b = appendJSONString(append(b, `,"description":`...), t.Description)
+				b = trace.AppendJSONString(append(b, `,"description":`...), t.Description)
 			}
 			if b, err = appendJSONRaw(append(b, `,"input_schema":`...), t.InputSchema); err != nil {
 				return nil, err
@@ -86,9 +86,9 @@ func appendMessagesRequest(b []byte, req *wire.MessagesRequest) ([]byte, error) 
 		b = append(b, ']')
 	}
 	if c := req.ToolChoice; c != nil {
-		b = appendJSONString(append(b, `,"tool_choice":{"type":`...), c.Type)
+		b = trace.AppendJSONString(append(b, `,"tool_choice":{"type":`...), c.Type)
 		if c.Name != "" {
-			b = appendJSONString(append(b, `,"name":`...), c.Name)
+			b = trace.AppendJSONString(append(b, `,"name":`...), c.Name)
 		}
 		if c.DisableParallelToolUse {
 			b = append(b, `,"disable_parallel_tool_use":true`...)
@@ -96,7 +96,7 @@ func appendMessagesRequest(b []byte, req *wire.MessagesRequest) ([]byte, error) 
 		b = append(b, '}')
 	}
 	if req.Metadata != nil {
-		b = append(appendJSONString(append(b, `,"metadata":{"user_id":`...), req.Metadata.UserID), '}')
+		b = append(trace.AppendJSONString(append(b, `,"metadata":{"user_id":`...), req.Metadata.UserID), '}')
 	}
 	if req.Stream {
 		b = append(b, `,"stream":true`...)
@@ -116,22 +116,22 @@ func appendMessagesBlocks(b []byte, blocks []wire.MessagesBlock) ([]byte, error)
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(append(b, `{"type":`...), k.Type)
+		b = trace.AppendJSONString(append(b, `{"type":`...), k.Type)
 		if k.Text != "" {
-			b = appendJSONString(append(b, `,"text":`...), k.Text)
+			b = trace.AppendJSONString(append(b, `,"text":`...), k.Text)
 		}
 		if s := k.Source; s != nil {
-			b = appendJSONString(append(b, `,"source":{"type":`...), s.Type)
+			b = trace.AppendJSONString(append(b, `,"source":{"type":`...), s.Type)
 			for _, f := range [...]struct{ name, v string }{{`,"media_type":`, s.MediaType}, {`,"data":`, s.Data}, {`,"url":`, s.URL}} {
 				if f.v != "" {
-					b = appendJSONString(append(b, f.name...), f.v)
+					b = trace.AppendJSONString(append(b, f.name...), f.v)
 				}
 			}
 			b = append(b, '}')
 		}
 		for _, f := range [...]struct{ name, v string }{{`,"id":`, k.ID}, {`,"name":`, k.Name}} {
 			if f.v != "" {
-				b = appendJSONString(append(b, f.name...), f.v)
+				b = trace.AppendJSONString(append(b, f.name...), f.v)
 			}
 		}
 		if len(k.Input) > 0 {
@@ -140,7 +140,7 @@ func appendMessagesBlocks(b []byte, blocks []wire.MessagesBlock) ([]byte, error)
 			}
 		}
 		if k.ToolUseID != "" {
-			b = appendJSONString(append(b, `,"tool_use_id":`...), k.ToolUseID)
+			b = trace.AppendJSONString(append(b, `,"tool_use_id":`...), k.ToolUseID)
 		}
 		if len(k.Content) > 0 {
 			if b, err = appendMessagesBlocks(append(b, `,"content":`...), k.Content); err != nil {
@@ -150,56 +150,6 @@ func appendMessagesBlocks(b []byte, blocks []wire.MessagesBlock) ([]byte, error)
 		b = append(b, '}')
 	}
 	return append(b, ']'), nil
-}
-
-// appendJSONString appends s as a JSON string as json.Marshal writes it: HTML's <, > and &
-// escaped, as are U+2028 and U+2029; a byte that is not UTF-8 is U+FFFD.
-func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b = append(append(b, s[start:i]...), `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			b = append(append(b, s[start:i]...), '\\', 'u', '2', '0', '2', hex[r&0xf])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	return append(append(b, s[start:]...), '"')
 }
 
 // appendJSONFloat appends f as json.Marshal writes a float64: without an exponent from 1e-6

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/plumehq/plume/shared/llm"
+	"github.com/plumehq/plume/shared/trace"
 )
 
 // relayChatCompletions relays a request to an OpenAI-compatible provider: the model renamed to
@@ -26,7 +27,7 @@ import (
 // The answer is read once, as it passes: for its usage alone (usageWatcher), or, when the call
 // is traced, whole (answerScanner), its usage, text and first token at once.
 func relayChatCompletions(w http.ResponseWriter, r *http.Request, up llm.Upstream, req *chatRequest, traced bool) outcome {
-	req.set("model", appendJSONString(nil, up.Target.Model))
+	req.set("model", trace.AppendJSONString(nil, up.Target.Model))
 	hideUsage := askForUsage(req)
 	res, out, ok := send(w, r, up, req.encode(), false) // a stream's answer comes from the same endpoint
 	if !ok {
