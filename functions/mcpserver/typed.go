@@ -18,7 +18,8 @@ import (
 //
 // The arguments are decoded by encoding/json, where the SDK's decoder matches field names by
 // case: a name differing only by case never gets there, as each struct's schema refuses the
-// properties it does not name.
+// properties it does not name. Out is a struct (TestSchemasGenerated checks it): the SDK's
+// answer of a nil pointer, its element's zero value, is not made here.
 func typedHandler[In, Out any](resolved func() (resolvedSchemas, error), h func(context.Context, *mcp.CallToolRequest, In) (Out, error)) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		rs, err := resolved()
