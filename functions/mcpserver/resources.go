@@ -25,9 +25,9 @@ type resource struct {
 	read mcp.ResourceHandler
 }
 
-// resources are every resource of the server. docs://capabilities describes the tools and
+// resources are every resource of the server, whose tools are tools. docs://capabilities describes the tools and
 // resources the server has, so it is built from the same lists and cannot drift from them.
-func (s *server) resources() []resource {
+func (s *server) resources(tools []tool) []resource {
 	defs := []*mcp.Resource{
 		{URI: serverContextURI, Name: "server-context", Title: "Server context", MIMEType: "application/json",
 			Description: "This server's redacted configuration: the authentication mode, the API's base URL, the key's project, " +
@@ -36,7 +36,6 @@ func (s *server) resources() []resource {
 			Description: "Every tool (name, title, description, read-only or destructive, whether it needs confirm: true, a one-line summary of its output) " +
 				"and every resource of this server, as JSON, then the same as Markdown. Generated from the server's own lists."},
 	}
-	tools := s.tools()
 	caps := sync.OnceValue(func() capabilities { return newCapabilities(tools, defs) }) // on the first read: it infers every tool's schemas
 	return []resource{
 		{def: defs[0], read: s.readServerContext},
@@ -47,8 +46,8 @@ func (s *server) resources() []resource {
 }
 
 // addResources adds config://server-context and docs://capabilities.
-func (s *server) addResources(m *mcp.Server) {
-	for _, r := range s.resources() {
+func (s *server) addResources(m *mcp.Server, tools []tool) {
+	for _, r := range s.resources(tools) {
 		m.AddResource(r.def, r.read)
 	}
 }

@@ -43,10 +43,11 @@ func newServer(api http.Handler, cfg Config) *mcp.Server {
 			"Read tools change nothing. Write tools require confirm: true and say what they would do without it. " +
 			"Deploying an optimized prompt takes two steps: preview-optimization-deploy, then deploy-optimization-run with its receipt.",
 	})
-	for _, t := range s.tools() {
+	tools := s.tools()
+	for _, t := range tools {
 		m.AddTool(t.def, t.handler(sync.OnceValues(t.resolve)))
 	}
-	s.addResources(m)
+	s.addResources(m, tools)
 	return m
 }
 
