@@ -25,8 +25,9 @@ type resource struct {
 	read mcp.ResourceHandler
 }
 
-// resources are every resource of the server, whose tools are tools. docs://capabilities describes the tools and
-// resources the server has, so it is built from the same lists and cannot drift from them.
+// resources are every resource of the server, whose tools are tools. docs://capabilities
+// describes the tools and resources the server has, so it is built from the same lists and
+// cannot drift from them.
 func (s *server) resources(tools []tool) []resource {
 	defs := []*mcp.Resource{
 		{URI: serverContextURI, Name: "server-context", Title: "Server context", MIMEType: "application/json",
