@@ -113,3 +113,8 @@ clean:
 .PHONY: dashboard-pages
 dashboard-pages:
 	$(GO) generate ./functions/dashboard
+
+# The MCP tools' schemas (functions/mcpserver/schemas_gen.go), after changing a tool's input or output type.
+.PHONY: mcp-schemas
+mcp-schemas:
+	$(GO) generate ./functions/mcpserver

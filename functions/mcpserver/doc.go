@@ -14,3 +14,6 @@
 // Authenticator before the MCP layer sees the request (401 in the API's error shape
 // otherwise); every tool is scoped to the key's project.
 package mcpserver
+
+// The tools' schemas (schemas_gen.go), from their Go types.
+//go:generate go test -run TestSchemasGenerated -update .

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -24,9 +25,10 @@ type resource struct {
 	read mcp.ResourceHandler
 }
 
-// resources are every resource of the server. docs://capabilities describes the tools and
-// resources the server has, so it is built from the same lists and cannot drift from them.
-func (s *server) resources() []resource {
+// resources are every resource of the server, whose tools are tools. docs://capabilities
+// describes the tools and resources the server has, so it is built from the same lists and
+// cannot drift from them.
+func (s *server) resources(tools []tool) []resource {
 	defs := []*mcp.Resource{
 		{URI: serverContextURI, Name: "server-context", Title: "Server context", MIMEType: "application/json",
 			Description: "This server's redacted configuration: the authentication mode, the API's base URL, the key's project, " +
@@ -35,16 +37,18 @@ func (s *server) resources() []resource {
 			Description: "Every tool (name, title, description, read-only or destructive, whether it needs confirm: true, a one-line summary of its output) " +
 				"and every resource of this server, as JSON, then the same as Markdown. Generated from the server's own lists."},
 	}
-	caps := newCapabilities(s.tools(), defs)
+	caps := sync.OnceValue(func() capabilities { return newCapabilities(tools, defs) }) // on the first read: it infers every tool's schemas
 	return []resource{
 		{def: defs[0], read: s.readServerContext},
-		{def: defs[1], read: caps.read},
+		{def: defs[1], read: func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return caps().read(ctx, req)
+		}},
 	}
 }
 
 // addResources adds config://server-context and docs://capabilities.
-func (s *server) addResources(m *mcp.Server) {
-	for _, r := range s.resources() {
+func (s *server) addResources(m *mcp.Server, tools []tool) {
+	for _, r := range s.resources(tools) {
 		m.AddResource(r.def, r.read)
 	}
 }
@@ -149,7 +153,8 @@ type capabilities struct {
 func newCapabilities(tools []tool, resources []*mcp.Resource) capabilities {
 	c := Capabilities{Server: serverInfo{Name: "plume", Version: Version}, Tools: make([]ToolDoc, 0, len(tools)), Resources: make([]ResourceDoc, 0, len(resources))}
 	for _, t := range tools {
-		c.Tools = append(c.Tools, toolDoc(t.def))
+		in, out := t.schemas()
+		c.Tools = append(c.Tools, toolDoc(t.def, in, out))
 	}
 	for _, r := range resources {
 		c.Resources = append(c.Resources, ResourceDoc{URI: r.URI, Name: r.Name, Title: r.Title, Description: r.Description, MIMEType: r.MIMEType})
@@ -180,25 +185,24 @@ func indentJSON(v any) (string, error) {
 	return b.String(), nil
 }
 
-// toolDoc describes a tool from its definition: its annotations as the protocol defaults them
-// (a tool that is not read-only is destructive unless it says otherwise).
-func toolDoc(def *mcp.Tool) ToolDoc {
-	d := ToolDoc{Name: def.Name, Title: def.Title, Description: def.Description, Destructive: true, Output: outputSummary(def.OutputSchema)}
+// toolDoc describes a tool from its definition and schemas: its annotations as the protocol
+// defaults them (a tool that is not read-only is destructive unless it says otherwise).
+func toolDoc(def *mcp.Tool, in, out *jsonschema.Schema) ToolDoc {
+	d := ToolDoc{Name: def.Name, Title: def.Title, Description: def.Description, Destructive: true, Output: outputSummary(out)}
 	if a := def.Annotations; a != nil {
 		d.Title = cmp.Or(d.Title, a.Title)
 		d.ReadOnly, d.Idempotent = a.ReadOnlyHint, a.IdempotentHint
 		d.Destructive = !a.ReadOnlyHint && (a.DestructiveHint == nil || *a.DestructiveHint)
 	}
-	if in, ok := def.InputSchema.(*jsonschema.Schema); ok && in != nil {
+	if in != nil {
 		_, d.RequiresConfirm = in.Properties["confirm"]
 	}
 	return d
 }
 
 // outputSummary is a line of the output's top-level fields and their types.
-func outputSummary(schema any) string {
-	s, ok := schema.(*jsonschema.Schema)
-	if !ok || s == nil || len(s.Properties) == 0 {
+func outputSummary(s *jsonschema.Schema) string {
+	if s == nil || len(s.Properties) == 0 {
 		return "unstructured"
 	}
 	names := s.PropertyOrder

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"reflect"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -42,17 +43,45 @@ func newServer(api http.Handler, cfg Config) *mcp.Server {
 			"Read tools change nothing. Write tools require confirm: true and say what they would do without it. " +
 			"Deploying an optimized prompt takes two steps: preview-optimization-deploy, then deploy-optimization-run with its receipt.",
 	})
-	for _, t := range s.tools() {
-		t.add(m)
+	tools := s.tools()
+	for _, t := range tools {
+		m.AddTool(t.def, t.handler(sync.OnceValues(t.resolve)))
 	}
-	s.addResources(m)
+	s.addResources(m, tools)
 	return m
 }
 
-// tool is a tool as the server lists it: its definition and how it is added.
+// tool is a tool as the server lists it: its definition, with the input and output schemas
+// of schemas_gen.go (JSON, listed as they are: nothing is inferred or resolved when the
+// server is made), how its schemas are inferred from its Go types, and its handler.
 type tool struct {
 	def *mcp.Tool
-	add func(*mcp.Server)
+	// schemas infers the input and output schemas from the tool's Go types: what go generate
+	// writes into schemas_gen.go, which TestSchemasGenerated holds equal to it.
+	schemas func() (in, out *jsonschema.Schema)
+	// handler is the tool's handler, given its resolved schemas (resolved on the first call).
+	handler func(resolved func() (resolvedSchemas, error)) mcp.ToolHandler
+}
+
+// resolvedSchemas are a tool's schemas, ready to validate.
+type resolvedSchemas struct {
+	in, out *jsonschema.Resolved
+}
+
+// resolve infers and resolves t's schemas. The SDK's typed AddTool does the same for every tool
+// when it is added (about 1.5 ms each here); a tool pays it on its first call instead.
+func (t tool) resolve() (resolvedSchemas, error) {
+	in, out := t.schemas()
+	opts := &jsonschema.ResolveOptions{ValidateDefaults: true}
+	ri, err := in.Resolve(opts)
+	if err != nil {
+		return resolvedSchemas{}, fmt.Errorf("tool %s: input schema: %w", t.def.Name, err)
+	}
+	ro, err := out.Resolve(opts)
+	if err != nil {
+		return resolvedSchemas{}, fmt.Errorf("tool %s: output schema: %w", t.def.Name, err)
+	}
+	return resolvedSchemas{in: ri, out: ro}, nil
 }
 
 // readOnly and destructive are the tools' annotations.
@@ -64,35 +93,38 @@ func destructive(title string, idempotent bool) *mcp.ToolAnnotations {
 	return &mcp.ToolAnnotations{Title: title, DestructiveHint: new(true), IdempotentHint: idempotent, OpenWorldHint: new(false)}
 }
 
-// newTool makes a tool of a typed handler: the input and output schemas are inferred from In
-// and Out, whose fields carry their descriptions.
+// newTool makes a tool of a typed handler: its input and output schemas are those of In and
+// Out (whose fields carry their descriptions) that schemas_gen.go holds under def.Name.
 func newTool[In, Out any](s *server, def *mcp.Tool, h func(ctx context.Context, c *client.Client, in In) (Out, error)) tool {
-	def.InputSchema, def.OutputSchema = schemaFor[In](), schemaFor[Out]()
-	return tool{def: def, add: func(m *mcp.Server) {
-		mcp.AddTool(m, def, func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
-			var zero Out
-			c, err := s.client(req)
-			if err != nil {
-				return nil, zero, err
-			}
-			out, err := h(ctx, c, in)
-			if err != nil {
-				return nil, zero, agentError(err)
-			}
-			if err := fitOutput(out); err != nil { // the lists fit themselves (fitPage); this is the net
-				return nil, zero, err
-			}
-			return nil, out, nil
-		})
-	}}
+	in, out := generatedSchemas(def.Name)
+	def.InputSchema, def.OutputSchema = json.RawMessage(in), json.RawMessage(out)
+	return tool{def: def,
+		schemas: func() (*jsonschema.Schema, *jsonschema.Schema) { return schemaFor[In](), schemaFor[Out]() },
+		handler: func(resolved func() (resolvedSchemas, error)) mcp.ToolHandler {
+			return typedHandler(resolved, func(ctx context.Context, req *mcp.CallToolRequest, in In) (Out, error) {
+				var zero Out
+				c, err := s.client(req)
+				if err != nil {
+					return zero, err
+				}
+				out, err := h(ctx, c, in)
+				if err != nil {
+					return zero, agentError(err)
+				}
+				if err := fitOutput(out); err != nil { // the lists fit themselves (fitPage); this is the net
+					return zero, err
+				}
+				return out, nil
+			})
+		}}
 }
 
 // client is the API client of the caller's verified key and project.
 func (s *server) client(req *mcp.CallToolRequest) (*client.Client, error) {
-	ti := req.Extra.TokenInfo
-	if ti == nil {
+	if req.Extra == nil || req.Extra.TokenInfo == nil {
 		return nil, errors.New("unauthenticated: no API key reached the tool")
 	}
+	ti := req.Extra.TokenInfo
 	key, _ := ti.Extra[extraKey].(string)
 	project, _ := ti.Extra[extraProject].(string)
 	return client.New(client.WithBaseURL(inProcessBase), client.WithAPIKey(key), client.WithProject(project),

@@ -96,11 +96,16 @@ func (s *server) traceTools() []tool {
 			"root span input and output are cut at 500 characters (get-trace shows a trace's spans).",
 		Annotations: readOnly("List traces")},
 		withEmptyMaps(listTraces))
-	describeQuery(list.def.InputSchema.(*jsonschema.Schema), api.TraceList, map[string]string{
-		api.ParamLimit:  fmt.Sprintf("traces per page: 1 to %d, default %d", maxTraceLimit, defaultTraceLimit),
-		api.ParamOffset: "traces to skip, to start at a given place (not with cursor)",
-		api.ParamCursor: "next_cursor of the previous page: the page after it (with the same filters and sort, and no offset)",
-	})
+	inferred := list.schemas
+	list.schemas = func() (*jsonschema.Schema, *jsonschema.Schema) {
+		in, out := inferred()
+		describeQuery(in, api.TraceList, map[string]string{
+			api.ParamLimit:  fmt.Sprintf("traces per page: 1 to %d, default %d", maxTraceLimit, defaultTraceLimit),
+			api.ParamOffset: "traces to skip, to start at a given place (not with cursor)",
+			api.ParamCursor: "next_cursor of the previous page: the page after it (with the same filters and sort, and no offset)",
+		})
+		return in, out
+	}
 	return []tool{
 		list,
 		newTool(s, &mcp.Tool{Name: "get-trace",
