@@ -18,7 +18,7 @@ const Version = "3.1.1"
 // Document returns the OpenAPI document of every route, as JSON. It is built from routeDocs
 // and the api types each time; Handler serves a copy built once.
 func Document() ([]byte, error) {
-	doc, err := build(routeDocs)
+	doc, err := build(routeDocs())
 	if err != nil {
 		return nil, err
 	}
