@@ -195,11 +195,6 @@ var (
 		"description": fmt.Sprintf("known kinds: %s; any other word of up to %d letters, digits, _ and - is stored too (lowercased; \"\" or null is generic)",
 			strings.Join(knownKindNames, ", "), api.MaxSpanKindLength),
 	}
-
-	// The elements of POST /spans (spec §2.6), /traces (§2.7) and /sessions (§2.8).
-	spanInput    = inputOf[api.SpanInput]("trace_id", "name", "started_at")
-	traceInput   = inputOf[api.TraceInput]("session_id", "name", "started_at")
-	sessionInput = inputOf[api.SessionInput]("project_id")
 )
 
 func arrayOf(items map[string]any) map[string]any {
@@ -269,6 +264,10 @@ var (
 // a line here, or a line without its route, fails them. It is a function, built when the
 // document is (the first GET /openapi.json), not at every function's start.
 func routeDocs() []routeDoc {
+	// The elements of POST /spans (spec §2.6), /traces (§2.7) and /sessions (§2.8).
+	spanInput := inputOf[api.SpanInput]("trace_id", "name", "started_at")
+	traceInput := inputOf[api.TraceInput]("session_id", "name", "started_at")
+	sessionInput := inputOf[api.SessionInput]("project_id")
 	return []routeDoc{
 		// PromptsFunction (functions/prompts, spec §4.1).
 		{Route: "GET /healthz", ID: "health", Tag: "health", Summary: "Health check", Open: true, ReplyContent: health},
