@@ -422,6 +422,11 @@ func (p *project) bruteForce(q any) (page, all []string) {
 	panic("not a query")
 }
 
+// days is how many day partitions plan's window touches.
+func days(plan IndexPlan) int {
+	return max(0, int(plan.To.Sub(plan.From.Truncate(24*time.Hour))/(24*time.Hour))+1)
+}
+
 func inWindow(t, from, to time.Time) bool { return !t.Before(from) && t.Before(to) }
 
 func pageIDs[T any](items []T, c Common, key func(T, string) (any, time.Time, string), id func(T) string) (onePage, all []string) {
@@ -525,6 +530,11 @@ func TestIndexAgainstBruteForce(t *testing.T) {
 		qs.now = func() time.Time { return p.now }
 		tiny := NewQueries(p.recs, blobs, WithIndex(p.index))
 		tiny.now, tiny.indexBudget = qs.now, 1+r.IntN(8)
+		// racer decides duration and cost ranges on records for most keys: its days' range
+		// keys are read a few for each key examined (withinSets' race), so both ways of
+		// deciding a day, and a day decided half way through a batch, are exercised.
+		racer := NewQueries(p.recs, blobs, WithIndex(p.index))
+		racer.now, racer.withinRace = qs.now, 1+r.IntN(3)
 
 		for n := range 120 {
 			q := randomQuery(r, p)
@@ -570,9 +580,22 @@ func TestIndexAgainstBruteForce(t *testing.T) {
 			if len(plan.Within) > 0 {
 				shapes["within"]++
 				if !slices.ContainsFunc(plan.Ranges, func(r PlanRange) bool { return !r.Exact }) {
-					// duration and cost decided on the keys: only the page's records are read
+					// duration and cost decided on the keys: only the page's records are read,
+					// and those of keys examined before their day was decided
 					shapes["within, exact ranges"]++
-					assert.LessOrEqual(t, info.Loaded, c.Limit, "%s: records read (ranges decided on the keys)", name)
+					assert.LessOrEqual(t, info.Loaded, c.Limit+info.WithinLoaded, "%s: records read (ranges decided on the keys)", name)
+				}
+				assert.LessOrEqual(t, info.WithinLoaded, info.WithinKeys/qs.withinRace+days(plan), "%s: records read racing the range keys", name)
+
+				// The same page, the ranges decided mostly on records.
+				p.index.yielded = 0
+				raced, info, err := list(ctx, racer, indexProject, q)
+				require.NoError(t, err, name)
+				require.Equal(t, wantPage, raced, "%s: decided on records (race %d)", name, racer.withinRace)
+				assert.False(t, info.Truncated, name)
+				assert.LessOrEqual(t, info.WithinLoaded, info.WithinKeys/racer.withinRace+days(plan), "%s: records read racing the range keys", name)
+				if info.WithinLoaded > 0 {
+					shapes["within, a day decided on records"]++
 				}
 			}
 			if plan.Exact() {
@@ -584,7 +607,7 @@ func TestIndexAgainstBruteForce(t *testing.T) {
 			}
 
 			// Every page by cursor, at the default bound and at a tiny one.
-			for _, walker := range []*Queries{qs, tiny} {
+			for _, walker := range []*Queries{qs, tiny, racer} {
 				var walked []string
 				cursor, pages := "", 0
 				for {
@@ -594,9 +617,9 @@ func TestIndexAgainstBruteForce(t *testing.T) {
 					walked = append(walked, got...)
 					pages++
 					require.Less(t, pages, 10_000, "%s: the walk ends", name)
-					if walker == qs {
+					if walker != tiny {
 						assert.False(t, info.Truncated, name)
-						if cursor != "" && plan.Exact() {
+						if walker == qs && cursor != "" && plan.Exact() {
 							// and the key after the page, which says whether a cursor follows
 							assert.LessOrEqual(t, p.index.yielded, c.Limit+edge+len(plan.Ranges)+1, "%s: a cursor's page costs O(limit)", name)
 						}
@@ -625,7 +648,7 @@ func TestIndexAgainstBruteForce(t *testing.T) {
 		}
 	}
 	t.Logf("plan shapes: %v; span records read from S3 to confirm cut values: %d", shapes, s3.Count("GetObject"))
-	for _, shape := range []string{"a cut name matched", "a cut error code matched", "a cut tag set matched", "truncated pages", "within", "within, exact ranges", "within, a day too large to decide"} {
+	for _, shape := range []string{"a cut name matched", "a cut error code matched", "a cut tag set matched", "truncated pages", "within", "within, exact ranges", "within, a day too large to decide", "within, a day decided on records"} {
 		assert.Positive(t, shapes[shape], shape)
 	}
 	assert.Positive(t, s3.Count("GetObject"), "cut values confirmed")
