@@ -131,7 +131,7 @@ type Queries struct {
 	// withinRace is the range keys a read of the index reads for each key it examines whose
 	// day is not decided on its Within ranges (WithinRaceKeys).
 	withinRace int
-	covered     indexCoverage
+	covered    indexCoverage
 }
 
 // QueriesOption configures Queries.
