@@ -400,12 +400,18 @@ func nextBatch(last, need, tried, hit int) int {
 	return max(1, min(indexLoadBatch, (5*need*tried+4*hit-1)/(4*hit)))
 }
 
+// RangeKeysPerRecord is what reading a record costs in keys of a range read instead: a record
+// is read with at least half a read unit (4 KB, eventually consistent); a range key takes about
+// 50 bytes of a run, so 64 of them are about 3 KB of a run read from the table, and a fraction
+// of one ranged GET of a run in the bucket.
+const RangeKeysPerRecord = 64
+
 // WithinRaceKeys is how many keys of a plan's duration and cost ranges (IndexPlan.Within) a
-// read may read for each key it examines whose day is not decided yet: about what reading that
-// key's record instead costs. A record is read with at least one read unit (4 KB); a range key
-// takes about 50 bytes of a run, so 64 of them are about 3 KB of a run read from the table, and
-// a fraction of one ranged GET of a run in the bucket.
-const WithinRaceKeys = 64
+// read may read for each key it examines whose day is not decided yet (a record it reads):
+// a quarter of what the record costs (RangeKeysPerRecord), so that a broad range, decided on
+// records, costs at most 1.25 times those records, and a narrow one, decided on its keys, at
+// most 5 times those keys' worth (withinSets).
+const WithinRaceKeys = RangeKeysPerRecord / 4
 
 // withinSets decides a plan's Within ranges, a day partition at a time, in one of two ways,
 // whichever costs less for that day: on the index's keys of the ranges (the ids of the day's
@@ -414,11 +420,13 @@ const WithinRaceKeys = 64
 // and matched, cheap when the range is broad: a page needs about page/share of them). Which
 // is cheaper depends on the range's share of the day, which is not known before reading, so
 // the two race: each key the walk examines in a day not yet decided is matched on its record,
-// and buys the day's range reading race more keys (WithinRaceKeys). A narrow range's keys
-// are read after a few records (its keys / race), and the day's later keys are then decided
-// on them; a broad range fills the page from records before its keys are read (race × the
-// records). Either way a day costs at most about twice what the cheaper way costs, and the
-// answer is the same: both ways decide exactly.
+// and buys the day's range reading race more keys (WithinRaceKeys). With R the records the
+// page needs from the day at the range's share, K the range's keys in the day, c a record's
+// cost in keys (RangeKeysPerRecord) and w the race: a narrow range's keys are read whole
+// after K/w records, and the day's later keys are decided on them (K/c + K/w); a broad range
+// fills the page from R records while its keys are read w × R (R + wR/c). The cost is the
+// smaller of the two, at most 1.25 R with w = c/4, and the answer is the same: both ways
+// decide exactly, and neither changes the order of the walk, so a cursor continues either.
 //
 // The range keys read are bounded by budget per request: once it is spent, days not decided
 // stay so (their keys' records are read and matched), so a request examines at most its limit
@@ -428,6 +436,7 @@ type withinSets struct {
 	project string
 	p       IndexPlan
 	race    int                  // range keys read for each key examined in a day not decided
+	credit  int                  // range keys bought by keys examined and not read yet
 	budget  int                  // keys it may still read
 	days    map[int64]*withinDay // by the day's Unix second
 	read    int                  // keys read
@@ -443,7 +452,9 @@ type withinDay struct {
 }
 
 // decide reports whether k's record is in the ranges; known is false when its day is not
-// decided, after reading up to race more keys of the day's ranges.
+// decided, after reading up to race more keys of the day's ranges, and what keys examined
+// before bought and their days did not need (a sort's walk meets many days, a key or two of
+// each: the keys a narrow range needs to decide them are bought together).
 func (w *withinSets) decide(ctx context.Context, k indexKey) (in, known bool, err error) {
 	day := k.created.Truncate(24 * time.Hour)
 	d, ok := w.days[day.Unix()]
@@ -454,7 +465,8 @@ func (w *withinSets) decide(ctx context.Context, k indexKey) (in, known bool, er
 	if in, known := d.verdict(k.id); known {
 		return in, true, nil
 	}
-	if err := w.advance(ctx, d, w.race); err != nil {
+	w.credit += w.race
+	if err := w.advance(ctx, d); err != nil {
 		return false, false, err
 	}
 	in, known = d.verdict(k.id)
@@ -485,8 +497,9 @@ func (d *withinDay) verdict(id string) (in, known bool) {
 	return all, all
 }
 
-// advance reads up to n more keys of d's ranges (one of each in turn), within the budget.
-func (w *withinSets) advance(ctx context.Context, d *withinDay, n int) error {
+// advance reads more keys of d's ranges (one of each in turn), as many as the credit and the
+// budget allow.
+func (w *withinSets) advance(ctx context.Context, d *withinDay) error {
 	if d.its == nil {
 		for _, r := range w.p.Within {
 			// [day, the day's last µs]: the partition of that day only
@@ -498,10 +511,10 @@ func (w *withinSets) advance(ctx context.Context, d *withinDay, n int) error {
 		}
 		d.done = make([]bool, len(d.its))
 	}
-	for progress := true; progress && n > 0; {
+	for progress := true; progress && w.credit > 0; {
 		progress = false
 		for i, it := range d.its {
-			if d.done[i] || n == 0 || w.budget == 0 {
+			if d.done[i] || w.credit == 0 || w.budget == 0 {
 				continue
 			}
 			if !it.Next(ctx) {
@@ -512,7 +525,7 @@ func (w *withinSets) advance(ctx context.Context, d *withinDay, n int) error {
 				continue
 			}
 			progress = true
-			n--
+			w.credit--
 			w.budget--
 			w.read++
 			k, err := listindex.Parse(it.Key())
