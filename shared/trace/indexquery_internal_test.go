@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -802,10 +801,11 @@ func TestIndexCostFollowsThePage(t *testing.T) {
 	// costs, or its records (limit/share) when fewer: not flat, at most those records.
 	share := map[string]float64{"GET /spans?limit=20&sort_by=cost&duration_max=50": 0.05}
 	type cost struct{ keys, records, withinLoaded int }
-	base := 2_000
-	if os.Getenv("PLUME_SCALE") == "1" {
-		base = 20_000 // where a broad range's records win the race against its keys
-	}
+	// At 20,000 -> 200,000 (570 -> 5,700 records a day) the broad ranges' records win the race
+	// and stay flat, while ranges of a tenth or less grow with their keys in the days reached
+	// (docs/tracing.md, "Cost of a page": the middle of the race grows as the square root of a
+	// day's size), so the sizes are fixed.
+	const base = 2_000
 	costs := map[int][]cost{}
 	for _, n := range []int{base, 10 * base} {
 		p := uniformProject(n)
@@ -828,12 +828,14 @@ func TestIndexCostFollowsThePage(t *testing.T) {
 		small, large := costs[base][i], costs[10*base][i]
 		t.Logf("%-70s keys %5d -> %5d, records %4d -> %4d (%d -> %d racing), work %.1f -> %.1f", tt.name,
 			small.keys, large.keys, small.records, large.records, small.withinLoaded, large.withinLoaded, work(small), work(large))
-		assert.LessOrEqual(t, float64(large.records), 1.5*float64(small.records), "%s: records", tt.name)
 		plan, _ := planOf(tt.q, testBase.Add(40*24*time.Hour))
 		if sh := share[tt.name]; sh > 0 {
 			c := commonOf(tt.q)
 			assert.LessOrEqual(t, work(large), 1.25*float64(c.Limit)/sh+float64(large.keys)/RangeKeysPerRecord, "%s: at most its records, racing", tt.name)
-		} else if len(plan.Within) > 0 {
+			continue
+		}
+		assert.LessOrEqual(t, float64(large.records), 1.5*float64(small.records), "%s: records", tt.name)
+		if len(plan.Within) > 0 {
 			// A range's keys are read whole for the days where that is cheaper than records
 			// (more of them at the larger size, where a day's records are fewer than its
 			// range's keys over WithinRaceKeys): flat in work, not in keys.
