@@ -3,6 +3,7 @@ package ddb
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -156,6 +157,17 @@ func TestListIndexRangeCost(t *testing.T) {
 		{"GET /spans?limit=10&sort_by=cost&sort_order=asc", "spans", trace.Common{Limit: 10, SortBy: "cost", Ascending: true}},
 		{"GET /traces?limit=10&sort_by=cost", "traces", trace.Common{Limit: 10, SortBy: "cost"}},
 		{"GET /sessions?limit=10&sort_by=cost&sort_order=asc", "sessions", trace.Common{Limit: 10, SortBy: "cost", Ascending: true}},
+	}
+	if os.Getenv("PLUME_SCALE") != "1" {
+		// make test measures the ranges without a sort; make scale the sorts with a range too
+		// (each query's answer is checked against a walk of the whole project, which the
+		// sorts' baselines double).
+		queries = slices.DeleteFunc(queries, func(q struct {
+			name, kind string
+			c          trace.Common
+		}) bool {
+			return q.c.SortBy != ""
+		})
 	}
 	// A sort reads the runs of every day of the window (a top-k merge across the days), which
 	// in the table are read whole: their read units grow with the days' runs until those move
