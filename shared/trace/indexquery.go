@@ -193,9 +193,10 @@ func runIndex[T any](ctx context.Context, q *Queries, projectID string, p IndexP
 	if err != nil {
 		return nil, info, err
 	}
-	within := &withinSets{s: q.index, project: projectID, p: p, budget: q.indexBudget, days: map[int64][]map[string]bool{}}
+	within := &withinSets{s: q.index, project: projectID, p: p, race: q.withinRace, budget: q.indexBudget, days: map[int64]*withinDay{}}
 	// decide passes over a key of a record out of the plan's Within ranges, by its key; a key
-	// of a day whose ranges were too large to read becomes inexact (its record is matched).
+	// of a day not decided (yet) becomes inexact (its record is matched, unless its day is
+	// decided before the record is read).
 	decide := func(k *indexKey) (keep bool, err error) {
 		if len(p.Within) == 0 {
 			return true, nil
@@ -203,7 +204,7 @@ func runIndex[T any](ctx context.Context, q *Queries, projectID string, p IndexP
 		in, known, err := within.decide(ctx, *k)
 		info.WithinKeys = within.read
 		if !known {
-			k.exact = false
+			k.exact, k.undecided = false, true
 		}
 		return in || !known, err
 	}
@@ -224,13 +225,35 @@ func runIndex[T any](ctx context.Context, q *Queries, projectID string, p IndexP
 		unread       int // pending candidates left unread when the page filled
 		exhausted    bool
 	)
+	// redecide decides again the pending keys whose day was not decided when they were
+	// examined: the range keys read since may decide it, which saves their records' reads.
+	redecide := func() {
+		kept := pending[:0]
+		for _, c := range pending {
+			if c.undecided {
+				in, known := within.known(c)
+				if known && !in {
+					continue
+				}
+				if known {
+					c.exact, c.undecided = c.rangeExact, false
+				}
+			}
+			kept = append(kept, c)
+		}
+		pending = kept
+	}
 	need := func() int { return cur.skip + limit - skipped - len(page) }
 	// flush decides the pending candidates in order, until the page is full.
 	flush := func() error {
+		redecide()
 		var ids []string
 		for _, c := range pending {
 			if !c.exact {
 				ids = append(ids, c.id)
+				if c.undecided {
+					info.WithinLoaded++
+				}
 			}
 		}
 		var recs map[string]T
@@ -377,73 +400,144 @@ func nextBatch(last, need, tried, hit int) int {
 	return max(1, min(indexLoadBatch, (5*need*tried+4*hit-1)/(4*hit)))
 }
 
-// withinSets decides a plan's Within ranges on the index's keys. For each day partition the
-// read reaches it reads the keys of each range in that day (one Scan of the day), the ids of
-// the records in it; a key is in the ranges when its id is in every set of its day. The keys it
-// reads are bounded by budget per request: a day whose ranges hold more than what is left is
-// not decided (its keys' records are read and matched), so a request examines at most its
-// limit plus twice the budget of keys, and always moves on.
+// RangeKeysPerRecord is what reading a record costs in keys of a range read instead: a record
+// is read with at least half a read unit (4 KB, eventually consistent); a range key takes about
+// 50 bytes of a run, so 64 of them are about 3 KB of a run read from the table, and a fraction
+// of one ranged GET of a run in the bucket.
+const RangeKeysPerRecord = 64
+
+// WithinRaceKeys is how many keys of a plan's duration and cost ranges (IndexPlan.Within) a
+// read may read for each key it examines whose day is not decided yet (a record it reads):
+// a quarter of what the record costs (RangeKeysPerRecord), so that a broad range, decided on
+// records, costs at most 1.25 times those records, and a narrow one, decided on its keys, at
+// most 5 times those keys' worth (withinSets).
+const WithinRaceKeys = RangeKeysPerRecord / 4
+
+// withinSets decides a plan's Within ranges, a day partition at a time, in one of two ways,
+// whichever costs less for that day: on the index's keys of the ranges (the ids of the day's
+// records in them, read in value order: the whole range of the day however little of it the
+// page needs, cheap when the range is narrow), or on the records the walk examines (each read
+// and matched, cheap when the range is broad: a page needs about page/share of them). Which
+// is cheaper depends on the range's share of the day, which is not known before reading, so
+// the two race: each key the walk examines in a day not yet decided is matched on its record,
+// and buys the day's range reading race more keys (WithinRaceKeys). With R the records the
+// page needs from the day at the range's share, K the range's keys in the day, c a record's
+// cost in keys (RangeKeysPerRecord) and w the race: a narrow range's keys are read whole
+// after K/w records, and the day's later keys are decided on them (K/c + K/w); a broad range
+// fills the page from R records while its keys are read w × R (R + wR/c). The cost is the
+// smaller of the two, at most 1.25 R with w = c/4, and the answer is the same: both ways
+// decide exactly, and neither changes the order of the walk, so a cursor continues either.
+//
+// The range keys read are bounded by budget per request: once it is spent, days not decided
+// stay so (their keys' records are read and matched), so a request examines at most its limit
+// plus twice the budget of keys, and always moves on.
 type withinSets struct {
 	s       IndexScanner
 	project string
 	p       IndexPlan
-	budget  int                         // keys it may still read
-	days    map[int64][]map[string]bool // by the day's Unix second; nil: not decided
-	read    int                         // keys read
+	race    int                  // range keys read for each key examined in a day not decided
+	credit  int                  // range keys bought by keys examined and not read yet
+	budget  int                  // keys it may still read
+	days    map[int64]*withinDay // by the day's Unix second
+	read    int                  // keys read
 }
 
-// decide reports whether k's record is in the ranges; known is false for a day not decided.
+// withinDay is what a read knows of one day's records in the plan's Within ranges: for each
+// range, the ids of the keys read so far, and whether they are all of the day's.
+type withinDay struct {
+	day  time.Time
+	its  []listindex.Iter // one per range, opened at the day's first key
+	sets []map[string]bool
+	done []bool
+}
+
+// decide reports whether k's record is in the ranges; known is false when its day is not
+// decided, after reading up to race more keys of the day's ranges, and what keys examined
+// before bought and their days did not need (a sort's walk meets many days, a key or two of
+// each: the keys a narrow range needs to decide them are bought together).
 func (w *withinSets) decide(ctx context.Context, k indexKey) (in, known bool, err error) {
 	day := k.created.Truncate(24 * time.Hour)
-	sets, ok := w.days[day.Unix()]
+	d, ok := w.days[day.Unix()]
 	if !ok {
-		if sets, err = w.read1(ctx, day); err != nil {
-			return false, false, err
-		}
-		w.days[day.Unix()] = sets
+		d = &withinDay{day: day}
+		w.days[day.Unix()] = d
 	}
-	if sets == nil {
-		return false, false, nil
+	if in, known := d.verdict(k.id); known {
+		return in, true, nil
 	}
-	for _, set := range sets {
-		if !set[k.id] {
-			return false, true, nil
-		}
+	w.credit += w.race
+	if err := w.advance(ctx, d); err != nil {
+		return false, false, err
 	}
-	return true, true, nil
+	in, known = d.verdict(k.id)
+	return in, known, nil
 }
 
-// read1 reads the sets of the ranges of one day; nil when they hold more keys than the budget
-// left.
-func (w *withinSets) read1(ctx context.Context, day time.Time) ([]map[string]bool, error) {
-	var sets []map[string]bool
-	for _, r := range w.p.Within {
-		// [day, the day's last µs]: the partition of that day only
-		it, err := w.s.Scan(ctx, w.project, w.p.Kind, day, day.Add(24*time.Hour-time.Microsecond), r.KeyRange, false)
-		if err != nil {
-			return nil, fmt.Errorf("scan %s index of %s: %w", w.p.Kind, r.Dim, err)
+// known reports whether k's record is in the ranges, by what was read of its day so far.
+func (w *withinSets) known(k indexKey) (in, known bool) {
+	if d, ok := w.days[k.created.Truncate(24*time.Hour).Unix()]; ok {
+		return d.verdict(k.id)
+	}
+	return false, false
+}
+
+// verdict: out as soon as one range read whole lacks id; in when every range, read whole, has
+// it.
+func (d *withinDay) verdict(id string) (in, known bool) {
+	if d.done == nil {
+		return false, false
+	}
+	all := true
+	for i, set := range d.sets {
+		if d.done[i] && !set[id] {
+			return false, true
 		}
-		set := map[string]bool{}
-		for it.Next(ctx) {
-			if w.budget == 0 {
-				return nil, nil
+		all = all && d.done[i]
+	}
+	return all, all
+}
+
+// advance reads more keys of d's ranges (one of each in turn), as many as the credit and the
+// budget allow.
+func (w *withinSets) advance(ctx context.Context, d *withinDay) error {
+	if d.its == nil {
+		for _, r := range w.p.Within {
+			// [day, the day's last µs]: the partition of that day only
+			it, err := w.s.Scan(ctx, w.project, w.p.Kind, d.day, d.day.Add(24*time.Hour-time.Microsecond), r.KeyRange, false)
+			if err != nil {
+				return fmt.Errorf("scan %s index of %s: %w", w.p.Kind, r.Dim, err)
 			}
+			d.its, d.sets = append(d.its, it), append(d.sets, map[string]bool{})
+		}
+		d.done = make([]bool, len(d.its))
+	}
+	for progress := true; progress && w.credit > 0; {
+		progress = false
+		for i, it := range d.its {
+			if d.done[i] || w.credit == 0 || w.budget == 0 {
+				continue
+			}
+			if !it.Next(ctx) {
+				if err := it.Err(); err != nil {
+					return fmt.Errorf("read %s index: %w", w.p.Within[i].Dim, err)
+				}
+				d.done[i] = true
+				continue
+			}
+			progress = true
+			w.credit--
 			w.budget--
 			w.read++
 			k, err := listindex.Parse(it.Key())
-			if err != nil || k.Dim != r.Dim {
-				return nil, fmt.Errorf("read %s index: key %x is not one of it", r.Dim, it.Key())
+			if err != nil || k.Dim != w.p.Within[i].Dim {
+				return fmt.Errorf("read %s index: key %x is not one of it", w.p.Within[i].Dim, it.Key())
 			}
-			if k.Created.Truncate(24 * time.Hour).Equal(day) {
-				set[k.ID] = true
+			if k.Created.Truncate(24 * time.Hour).Equal(d.day) {
+				d.sets[i][k.ID] = true
 			}
 		}
-		if err := it.Err(); err != nil {
-			return nil, fmt.Errorf("read %s index: %w", r.Dim, err)
-		}
-		sets = append(sets, set)
 	}
-	return sets, nil
+	return nil
 }
 
 // indexKey is a key examined: the record it names and how its range decides it.
@@ -452,6 +546,9 @@ type indexKey struct {
 	id      string
 	created time.Time
 	exact   bool
+	// rangeExact is the exactness of the key's range; exact is cleared while the key's day is
+	// not decided on the plan's Within ranges (undecided).
+	rangeExact, undecided bool
 	// dup is set for the key of a record the merge gave already (a tag's key and TagsCut).
 	dup bool
 }
@@ -503,7 +600,7 @@ func (m *merge) advance(ctx context.Context, h *head) error {
 	if err != nil || p.Dim != m.dim {
 		return fmt.Errorf("read %s index: key %x is not one of it", m.dim, key)
 	}
-	h.cur = indexKey{key: key, id: p.ID, created: p.Created, exact: h.exact}
+	h.cur = indexKey{key: key, id: p.ID, created: p.Created, exact: h.exact, rangeExact: h.exact}
 	return nil
 }
 

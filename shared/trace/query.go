@@ -81,6 +81,9 @@ type QueryInfo struct {
 	// WithinKeys is how many keys a read of the list index read of its plan's duration and
 	// cost ranges to decide them (IndexPlan.Within), besides the Scanned keys it examined.
 	WithinKeys int
+	// WithinLoaded is how many of the Loaded records were read to match those ranges on the
+	// record, their day not being decided on its keys when they were (withinSets' race).
+	WithinLoaded int
 	// Next is the cursor of what follows the answer (Common.Cursor), "" when nothing does.
 	Next string
 	// CursorAfter is the cursor of what follows the answer's item i, for an answer cut short
@@ -125,7 +128,10 @@ type Queries struct {
 	index IndexScanner
 	// indexBudget bounds the keys one read of the index examines beyond its page's limit.
 	indexBudget int
-	covered     indexCoverage
+	// withinRace is the range keys a read of the index reads for each key it examines whose
+	// day is not decided on its Within ranges (WithinRaceKeys).
+	withinRace int
+	covered    indexCoverage
 }
 
 // QueriesOption configures Queries.
@@ -143,7 +149,7 @@ func WithIndex(s IndexScanner) QueriesOption { return func(q *Queries) { q.index
 
 // NewQueries returns the read side over r and blobs.
 func NewQueries(r Reader, blobs Blobs, opts ...QueriesOption) *Queries {
-	q := &Queries{r: r, candidates: r, blobs: blobs, now: time.Now, indexBudget: MaxIndexKeys}
+	q := &Queries{r: r, candidates: r, blobs: blobs, now: time.Now, indexBudget: MaxIndexKeys, withinRace: WithinRaceKeys}
 	for _, o := range opts {
 		o(q)
 	}
