@@ -49,10 +49,12 @@ func newEvaluatorStack(t *testing.T) *evaluatorStack {
 	return s
 }
 
-// emulator starts one execution environment of EvaluatorFunction.
+// emulator starts one execution environment of EvaluatorFunction, with its deployed deadline:
+// an invocation cut at the emulator's default (30 s, reached on a loaded machine) would keep
+// its claims' leases, and its event's redelivery would rightly find them busy.
 func (s *evaluatorStack) emulator(t *testing.T) *lambdaemu.Emulator {
 	t.Helper()
-	return start(t, t.Context(), mainPackages(t)["EvaluatorFunction"], s.env)
+	return startDeployed(t, t.Context(), "EvaluatorFunction", s.env)
 }
 
 func (s *evaluatorStack) takeKeys() []string {

@@ -17,6 +17,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"gopkg.in/yaml.v3"
 
 	"github.com/plumehq/plume/api"
 	"github.com/plumehq/plume/functions/sweeper"
@@ -253,6 +254,42 @@ func start(t *testing.T, ctx context.Context, pkg string, env []string) *lambdae
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = emu.Close() })
 	return emu
+}
+
+// startDeployed is start with the invocation deadline the function has when deployed (its
+// Timeout in template.yaml), for tests whose invocations do real work: the emulator's default
+// deadline would cut them on a slow machine where a deployment would not.
+func startDeployed(t *testing.T, ctx context.Context, logicalID string, env []string) *lambdaemu.Emulator {
+	t.Helper()
+	emu, err := lambdaemu.Start(ctx, lambdaemu.Config{Binary: bootstrap(t, mainPackages(t)[logicalID]), Env: env,
+		Timeout: deployedTimeout(t, logicalID), Stdout: t.Output(), Stderr: t.Output()})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = emu.Close() })
+	return emu
+}
+
+// deployedTimeout is the Timeout template.yaml gives logicalID (its own, else the Globals').
+func deployedTimeout(t *testing.T, logicalID string) time.Duration {
+	t.Helper()
+	raw, err := os.ReadFile("../../template.yaml")
+	require.NoError(t, err)
+	type function struct {
+		Timeout int `yaml:"Timeout"`
+	}
+	var tpl struct {
+		Globals struct {
+			Function function `yaml:"Function"`
+		} `yaml:"Globals"`
+		Resources map[string]struct {
+			Properties function `yaml:"Properties"`
+		} `yaml:"Resources"`
+	}
+	require.NoError(t, yaml.Unmarshal(raw, &tpl))
+	res, ok := tpl.Resources[logicalID]
+	require.True(t, ok, "template.yaml has no %s", logicalID)
+	seconds := cmp.Or(res.Properties.Timeout, tpl.Globals.Function.Timeout)
+	require.Positive(t, seconds, "%s has no Timeout", logicalID)
+	return time.Duration(seconds) * time.Second
 }
 
 // testDir holds the bootstraps; TestMain removes it.
