@@ -302,8 +302,9 @@ type indexedAttr struct {
 // mapper.span (its buffers are the mapper's, lent for the span): recording a value there
 // takes no write barrier while the garbage collector runs, where in the mapper each did.
 type attrs struct {
-	// vals[f] is the value of the first attribute of field f, when set[f].
-	vals [numFields]value
+	// vals[f] is the value of the first attribute of field f, when set[f]. The values are
+	// the mapper's (only set ones are read: not cleared from span to span).
+	vals *[numFields]value
 	set  [numFields]bool
 	// body is the span's own members of its attributes object, each after a comma, in
 	// their order, the first of duplicate keys. The members named as one of Map's own keys
@@ -331,6 +332,7 @@ type pendingAttr struct {
 
 // attrBuffers are the buffers of attrs kept from span to span.
 type attrBuffers struct {
+	vals    [numFields]value
 	body    []byte
 	pending []pendingAttr
 	indexed []indexedAttr
@@ -339,6 +341,7 @@ type attrBuffers struct {
 
 // borrow lends the buffers to a (a zero attrs).
 func (a *attrs) borrow(bufs *attrBuffers) {
+	a.vals = &bufs.vals
 	a.body, a.pending, a.indexed, a.keys.others.many = bufs.body[:0], bufs.pending[:0], bufs.indexed[:0], bufs.many
 	if a.keys.others.many != nil {
 		clear(a.keys.others.many)

@@ -98,6 +98,14 @@ func FuzzDecodeProtobuf(f *testing.F) {
 		require.NoError(f, err)
 		f.Add(body)
 	}
+	// Random wire exports (golden_test.go): duplicate keys, Map's own keys among the span's,
+	// a value before its key, other fields between attributes; the small ones.
+	for seed, added := uint64(0), 0; added < 4; seed++ {
+		if body := randomExport(seed); len(body) < 16<<10 {
+			f.Add(body)
+			added++
+		}
+	}
 	f.Add([]byte{})
 	f.Add([]byte("\x0a\x02\x12\x00"))
 	f.Fuzz(func(t *testing.T, body []byte) {
