@@ -299,8 +299,9 @@ type indexedAttr struct {
 // attrs holds the attributes of one span, read once from the span's wire form: for each
 // field the first attribute of its name, the flattened messages, and the span's members of
 // its attributes object, written as JSON while they are read. It lives on the stack of
-// mapper.span (its buffers are the mapper's, lent for the span): recording a value there
-// takes no write barrier while the garbage collector runs, where in the mapper each did.
+// mapper.span, its buffers and field values the mapper's, lent for the span: recording a
+// key, or growing the body, takes no write barrier while the garbage collector runs, and
+// the field values are not cleared for every span (only those set are read).
 type attrs struct {
 	// vals[f] is the value of the first attribute of field f, when set[f]. The values are
 	// the mapper's (only set ones are read: not cleared from span to span).
