@@ -155,44 +155,41 @@ func (n *notes) appendJSON(b []byte) []byte {
 // llm, then the span's attributes in their order (the first of duplicate keys), the resource
 // attributes under "resource", the scope under "scope", and the note of what was cut under
 // "plume.truncated". When the object is larger than trace.MaxAttributeBytes, the largest
-// values are dropped (fit).
-func (m *mapper) attributes(attrs []keyValue, llm *llmAttrs) []byte {
+// values are dropped (fit). The span's own members were written as its attributes were read
+// (readAttributes): they are copied, with those named as Map's own keys put in their place
+// when Map did not write the key.
+func (m *mapper) attributes(a *attrs, attrs list, llm *llmAttrs) []byte {
 	for _, k := range m.resourceDropped {
 		m.notes.noteDropped(k, true)
+	}
+	if a.over {
+		return m.fit(a, attrs, llm)
 	}
 	b := m.free()
 	const start = 0
 	b = append(b, '{')
-	m.keys.reset()
-	b = m.appendFixed(b, llm)
+	b = m.appendFixed(a, b, llm)
 	if llm.zeroeval != (trace.PromptLink{}) {
-		m.keys.add(keyZeroeval)
+		a.keys.add(keyZeroeval)
 		b = appendKey(b, start, keyZeroeval)
 		z, _ := json.Marshal(llm.zeroeval)
 		b = append(b, z...)
 	}
-	m.reserveEnvelopeKeys()
-	for i := range attrs {
-		kv := &attrs[i]
-		if !m.first(i, kv) {
-			continue
-		}
-		if len(b) > start+1 {
-			b = append(b, ',')
-		}
-		if kv.f != fNone {
+	at := 0
+	for _, p := range a.pending {
+		b = appendMembers(b, start, a.body[at:p.at])
+		at = p.at
+		if a.keys.add(p.key) {
+			if len(b) > start+1 {
+				b = append(b, ',')
+			}
 			b = append(b, '"')
-			b = append(b, kv.key...)
+			b = append(b, p.key...)
 			b = append(b, '"', ':')
-		} else {
-			b = appendString(b, kv.key)
-			b = append(b, ':')
-		}
-		b = appendAttribute(b, kv.key, kv.value)
-		if len(b) > trace.MaxAttributeBytes {
-			return m.fit(attrs, llm) // it only grows: fit it now rather than finish it first
+			b = appendAttribute(b, p.key, p.value)
 		}
 	}
+	b = appendMembers(b, start, a.body[at:])
 	if env := m.envelope(); len(env) > 0 {
 		if len(b) > start+1 {
 			b = append(b, ',')
@@ -205,9 +202,21 @@ func (m *mapper) attributes(attrs []keyValue, llm *llmAttrs) []byte {
 	}
 	b = append(b, '}')
 	if len(b) > trace.MaxAttributeBytes {
-		return m.fit(attrs, llm)
+		return m.fit(a, attrs, llm)
 	}
 	return m.commit(b)
+}
+
+// appendMembers appends members, each written after a comma, to the object that starts at
+// start: without the first comma when the object has no member yet.
+func appendMembers(b []byte, start int, members []byte) []byte {
+	if len(members) == 0 {
+		return b
+	}
+	if len(b) == start+1 {
+		members = members[1:]
+	}
+	return append(b, members...)
 }
 
 // envelope returns the members "resource" and "scope" of the attributes objects of the
@@ -232,18 +241,6 @@ func (m *mapper) envelope() []byte {
 	return b
 }
 
-// first reports whether kv, the span attribute m.a.list[i], is the first of its key in the
-// attributes object (adding the key to m.keys): a field's first attribute is known from the
-// span's reading, other keys are looked up. The fields named as one of Map's own keys are
-// looked up too, as Map may have written that key.
-func (m *mapper) first(i int, kv *keyValue) bool {
-	switch kv.f {
-	case fNone, fProvider, fModel, fPlainInputTokens, fPlainOutputTokens, fZeroeval:
-		return m.keys.add(kv.key)
-	}
-	return m.a.first[kv.f] == int32(i+1)
-}
-
 // appendKey appends a comma when the object that starts at start has members, then key and
 // a colon.
 func appendKey(b []byte, start int, key string) []byte {
@@ -255,26 +252,26 @@ func appendKey(b []byte, start int, key string) []byte {
 }
 
 // appendFixed appends the members of llm (b holds the object's opening brace only) and adds
-// their keys to m.keys.
-func (m *mapper) appendFixed(b []byte, llm *llmAttrs) []byte {
+// their keys to a.keys.
+func (m *mapper) appendFixed(a *attrs, b []byte, llm *llmAttrs) []byte {
 	start := len(b) - 1
 	if llm.provider != "" {
-		m.keys.add(keyProvider)
+		a.keys.add(keyProvider)
 		b = appendKey(b, start, keyProvider)
 		b = appendString(b, llm.provider)
 	}
 	if llm.model != "" {
-		m.keys.add(keyModel)
+		a.keys.add(keyModel)
 		b = appendKey(b, start, keyModel)
 		b = appendString(b, llm.model)
 	}
 	if llm.inOK {
-		m.keys.add(keyInputTokens)
+		a.keys.add(keyInputTokens)
 		b = appendKey(b, start, keyInputTokens)
 		b = strconv.AppendInt(b, llm.in, 10)
 	}
 	if llm.outOK {
-		m.keys.add(keyOutputTokens)
+		a.keys.add(keyOutputTokens)
 		b = appendKey(b, start, keyOutputTokens)
 		b = strconv.AppendInt(b, llm.out, 10)
 	}
@@ -320,24 +317,36 @@ func (n *notes) noteDropped(key string, resource bool) {
 // fit builds an attributes object of at most trace.MaxAttributeBytes by dropping the largest
 // span and resource attributes (and the scope) first. The keys of llm are never dropped: they
 // are small (trace.MaxNameLen at most).
-func (m *mapper) fit(attrs []keyValue, llm *llmAttrs) []byte {
+func (m *mapper) fit(a *attrs, attrs list, llm *llmAttrs) []byte {
 	var members []member
 	add := func(key string, value []byte, resource bool) {
 		members = append(members, newMember(key, value, resource))
 	}
 	var fixed []byte
-	m.keys.reset()
-	fixed = m.appendFixed(append(fixed, '{'), llm)
+	a.keys.reset()
+	fixed = m.appendFixed(a, append(fixed, '{'), llm)
 	if llm.zeroeval != (trace.PromptLink{}) {
-		m.keys.add(keyZeroeval)
+		a.keys.add(keyZeroeval)
 		z, _ := json.Marshal(llm.zeroeval)
 		add(keyZeroeval, z, false)
 	}
-	m.reserveEnvelopeKeys()
-	for i := range attrs {
-		if kv := &attrs[i]; m.first(i, kv) {
-			add(kv.key, appendAttribute(nil, kv.key, kv.value), false)
+	m.reserveEnvelopeKeys(a)
+	// The first attribute of each key: a field's is known from its name, other keys (and
+	// the fields named as one of Map's own keys, which Map may have written) are looked up.
+	var seen [numFields]bool
+	for k, v := range attrs.all() {
+		switch f := fieldOf(k); f {
+		case fNone, fProvider, fModel, fPlainInputTokens, fPlainOutputTokens, fZeroeval:
+			if !a.keys.add(k) {
+				continue
+			}
+		default:
+			if seen[f] {
+				continue
+			}
+			seen[f] = true
 		}
+		add(k, appendAttribute(nil, k, v), false)
 	}
 	members = append(members, m.resourceEntries()...)
 	scope := -1
@@ -407,12 +416,12 @@ func (m *mapper) fit(attrs []keyValue, llm *llmAttrs) []byte {
 // reserveEnvelopeKeys marks the keys Plume writes itself around the span's own attributes
 // (resource, scope, plume.truncated) as taken, so that an attribute of the same name is left
 // out instead of written twice.
-func (m *mapper) reserveEnvelopeKeys() {
+func (m *mapper) reserveEnvelopeKeys(a *attrs) {
 	if len(m.resourceJSON) > 0 {
-		m.keys.add(keyResource)
+		a.keys.add(keyResource)
 	}
 	if len(m.scopeJSON) > 0 {
-		m.keys.add(keyScope)
+		a.keys.add(keyScope)
 	}
-	m.keys.add(keyTruncated)
+	a.keys.add(keyTruncated)
 }

@@ -1,6 +1,10 @@
 package otlp
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/plumehq/plume/shared/trace"
+)
 
 // field is a span attribute that the mapping reads. Synonyms are separate fields: their
 // priority is decided where they are read (see MAPPING.md).
@@ -292,56 +296,123 @@ type indexedAttr struct {
 	v    value
 }
 
-// attrs holds the attributes of one span, read once from the span's wire form: all of them in
-// order, and for each field the first attribute of its name.
+// attrs holds the attributes of one span, read once from the span's wire form: for each
+// field the first attribute of its name, the flattened messages, and the span's members of
+// its attributes object, written as JSON while they are read. It lives on the stack of
+// mapper.span, its buffers and field values the mapper's, lent for the span: recording a
+// key, or growing the body, takes no write barrier while the garbage collector runs, and
+// the field values are not cleared for every span (only those set are read).
 type attrs struct {
-	list []keyValue
-	// first is, for each field, 1 + the index in list of its first attribute; 0 when none.
-	first   [numFields]int32
+	// vals[f] is the value of the first attribute of field f, when set[f]. The values are
+	// the mapper's (only set ones are read: not cleared from span to span).
+	vals *[numFields]value
+	set  [numFields]bool
+	// body is the span's own members of its attributes object, each after a comma, in
+	// their order, the first of duplicate keys. The members named as one of Map's own keys
+	// (pending) are left out: whether they are written depends on all the attributes.
+	body    []byte
+	pending []pendingAttr
+	// over is true when body grew beyond trace.MaxAttributeBytes (and was no longer
+	// written): the attributes object must be fitted.
+	over    bool
 	indexed []indexedAttr
 	// families has bit f set when indexed holds an attribute of family f.
 	families uint8
+	// keys are the keys of the attributes object taken so far.
+	keys objectKeys
 }
 
-// reset forgets the attributes of the previous span.
-func (a *attrs) reset() {
-	a.list = a.list[:0]
-	a.first = [numFields]int32{}
-	a.indexed = a.indexed[:0]
-	a.families = 0
+// pendingAttr is the first attribute named as one of the keys Map writes itself (provider,
+// model, inputTokens, outputTokens, zeroeval), and where in body it goes when Map does not
+// write that key.
+type pendingAttr struct {
+	at    int
+	key   string
+	value value
 }
 
-// read records the attributes of l; of duplicate keys the first counts.
-func (a *attrs) read(l list) {
-	for k, v := range l.all() {
-		f := fieldOf(k)
-		// Set field by field: appending a keyValue copies it whole, with the slower
-		// write barriers of a bulk copy while the garbage collector runs.
-		if len(a.list) < cap(a.list) {
-			a.list = a.list[:len(a.list)+1]
-		} else {
-			a.list = append(a.list, keyValue{})
-		}
-		e := &a.list[len(a.list)-1]
-		e.key, e.value.typ, e.value.str, e.value.num, e.f = k, v.typ, v.str, v.num, f
-		if f != fNone {
-			if a.first[f] == 0 {
-				a.first[f] = int32(len(a.list))
-			}
-		} else if fam, path, ok := familyOf(k); ok {
-			a.indexed = append(a.indexed, indexedAttr{fam: fam, path: path, v: v})
-			a.families |= 1 << fam
-		}
+// attrBuffers are the buffers of attrs kept from span to span.
+type attrBuffers struct {
+	vals    [numFields]value
+	body    []byte
+	pending []pendingAttr
+	indexed []indexedAttr
+	many    map[string]struct{}
+}
+
+// borrow lends the buffers to a (a zero attrs).
+func (a *attrs) borrow(bufs *attrBuffers) {
+	a.vals = &bufs.vals
+	a.body, a.pending, a.indexed, a.keys.others.many = bufs.body[:0], bufs.pending[:0], bufs.indexed[:0], bufs.many
+	if a.keys.others.many != nil {
+		clear(a.keys.others.many)
 	}
 }
 
+// giveBack returns the buffers of a, which may have grown.
+func (a *attrs) giveBack(bufs *attrBuffers) {
+	bufs.body, bufs.pending, bufs.indexed, bufs.many = a.body, a.pending, a.indexed, a.keys.others.many
+}
+
+// readAttributes reads the attributes of l into a (fresh), of duplicate keys the first, and
+// writes their members of the attributes object as it reads them. a.keys holds the keys of
+// the object that are taken: the resource and scope members of the current scope, and the
+// span's attribute keys that are not fields.
+func (m *mapper) readAttributes(a *attrs, l list) {
+	m.reserveEnvelopeKeys(a)
+	body := a.body
+	for k, v := range l.all() {
+		f := fieldOf(k)
+		switch f {
+		case fNone:
+			if fam, path, ok := familyOf(k); ok {
+				a.indexed = append(a.indexed, indexedAttr{fam: fam, path: path, v: v})
+				a.families |= 1 << fam
+			}
+			if !a.keys.add(k) {
+				continue
+			}
+			if a.over {
+				continue
+			}
+			body = append(body, ',')
+			body = appendString(body, k)
+			body = append(body, ':')
+		case fProvider, fModel, fPlainInputTokens, fPlainOutputTokens, fZeroeval:
+			if a.set[f] {
+				continue
+			}
+			a.set[f], a.vals[f] = true, v
+			a.pending = append(a.pending, pendingAttr{at: len(body), key: k, value: v})
+			continue
+		default:
+			if a.set[f] {
+				continue
+			}
+			a.set[f], a.vals[f] = true, v
+			if a.over {
+				continue
+			}
+			// A field's name needs no escaping (TestFieldNamesNeedNoEscaping).
+			body = append(body, ',', '"')
+			body = append(body, k...)
+			body = append(body, '"', ':')
+		}
+		body = appendValue(body, v, 1)
+		if len(body) > trace.MaxAttributeBytes {
+			a.over = true
+		}
+	}
+	a.body = body
+}
+
 // has reports whether there is an attribute for f (of any value, empty included).
-func (a *attrs) has(f field) bool { return a.first[f] != 0 }
+func (a *attrs) has(f field) bool { return a.set[f] }
 
 // get returns the value of f when present and not empty.
 func (a *attrs) get(f field) (value, bool) {
-	if i := a.first[f]; i != 0 && a.list[i-1].value.typ != valueEmpty {
-		return a.list[i-1].value, true
+	if a.set[f] && a.vals[f].typ != valueEmpty {
+		return a.vals[f], true
 	}
 	return value{}, false
 }

@@ -138,15 +138,6 @@ func (l list) empty() bool {
 	return true
 }
 
-// keyValue is an attribute.
-type keyValue struct {
-	key   string
-	value value
-	// f is the field key names (attrs.read sets it), fNone for others: a field's name is
-	// written as it is, as it needs no escaping (TestFieldNamesNeedNoEscaping).
-	f field
-}
-
 // valueType is the type of an attribute value: which field of AnyValue is set.
 type valueType uint8
 

@@ -13,8 +13,8 @@ import (
 
 // fuzzSeeds are exports that exercise the mapping: the fixture trace, the mapping table's
 // spans and a benchmark payload.
-func fuzzSeeds(f *testing.F) []ptrace.Traces {
-	seeds := []ptrace.Traces{fixtureTraces(f), benchTraces(f, 5), envelopeTraces()}
+func fuzzSeeds(tb testing.TB) []ptrace.Traces {
+	seeds := []ptrace.Traces{fixtureTraces(tb), benchTraces(tb, 5), envelopeTraces()}
 	for _, attrs := range []map[string]any{
 		{"gen_ai.prompt.0.role": "user", "gen_ai.prompt.0.content": "hi", "gen_ai.completion.0.content": "yo"},
 		{"llm.input_messages.0.message.role": "user", "llm.output_messages.0.message.contents.0.message_content.text": "x"},
@@ -22,7 +22,7 @@ func fuzzSeeds(f *testing.F) []ptrace.Traces {
 		{"zeroeval": map[string]any{"prompt_version_id": "not-a-uuid"}, "session.id": "s", "session.name": "n"},
 		{"gen_ai.usage.input_tokens": -5, "gen_ai.usage.cache_read_input_tokens": 1e12, "gen_ai.request.model": "m"},
 	} {
-		td, _ := oneSpan(f, attrs)
+		td, _ := oneSpan(tb, attrs)
 		seeds = append(seeds, td)
 	}
 	return seeds
@@ -97,6 +97,14 @@ func FuzzDecodeProtobuf(f *testing.F) {
 		body, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(td)
 		require.NoError(f, err)
 		f.Add(body)
+	}
+	// Random wire exports (golden_test.go): duplicate keys, Map's own keys among the span's,
+	// a value before its key, other fields between attributes; the small ones.
+	for seed, added := uint64(0), 0; added < 4; seed++ {
+		if body := randomExport(seed); len(body) < 16<<10 {
+			f.Add(body)
+			added++
+		}
 	}
 	f.Add([]byte{})
 	f.Add([]byte("\x0a\x02\x12\x00"))

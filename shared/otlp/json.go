@@ -118,10 +118,12 @@ func validUTF8(s string) string {
 // keySet records the keys of one JSON object to drop duplicates. A 256-bit filter of a cheap
 // hash keeps the common case (few keys, no duplicate) free of string comparisons; past
 // keySetSmall keys a map takes over, so that an object of many keys costs linear time. The
-// zero value is an empty set.
+// zero value is an empty set. The first keys are held in the set itself: one on the stack
+// takes no write barrier to record a key while the garbage collector runs.
 type keySet struct {
 	filter [4]uint64
-	keys   []string
+	n      int // keys held in small
+	small  [keySetSmall]string
 	many   map[string]struct{}
 }
 
@@ -131,7 +133,7 @@ const keySetSmall = 32
 // reset empties the set, keeping its memory.
 func (k *keySet) reset() {
 	k.filter = [4]uint64{}
-	k.keys = k.keys[:0]
+	k.n = 0
 	if k.many != nil {
 		clear(k.many)
 	}
@@ -139,12 +141,12 @@ func (k *keySet) reset() {
 
 // add adds key and reports whether it was new.
 func (k *keySet) add(key string) bool {
-	if len(k.keys) >= keySetSmall {
+	if k.n >= keySetSmall {
 		if k.many == nil {
 			k.many = make(map[string]struct{}, 2*keySetSmall)
 		}
 		if len(k.many) == 0 {
-			for _, seen := range k.keys {
+			for _, seen := range k.small {
 				k.many[seen] = struct{}{}
 			}
 		}
@@ -161,13 +163,14 @@ func (k *keySet) add(key string) bool {
 	h = (h * 0x9E3779B97F4A7C15) >> 56
 	word, bit := h>>6, uint64(1)<<(h&63)
 	if k.filter[word]&bit != 0 {
-		for _, seen := range k.keys {
+		for _, seen := range k.small[:k.n] {
 			if seen == key {
 				return false
 			}
 		}
 	}
 	k.filter[word] |= bit
-	k.keys = append(k.keys, key)
+	k.small[k.n] = key
+	k.n++
 	return true
 }

@@ -86,9 +86,9 @@ type mapper struct {
 	envelopeJSON []byte
 	envelopeSet  bool
 
-	a     attrs
+	// bufs are the buffers each span's attrs borrows.
+	bufs  attrBuffers
 	ev    eventData
-	keys  objectKeys
 	notes notes
 	// scratch is where a span's attributes object is built when it must be fitted.
 	scratch []byte
@@ -355,9 +355,9 @@ func (m *mapper) span(s *trace.Span, sp *span) error {
 	s.Name = m.cut("name", validUTF8(sp.name), trace.MaxNameLen)
 	s.Status = m.strs.ref(statusOf(sp.statusCode))
 
-	a := &m.a
-	a.reset()
-	a.read(sp.attributes())
+	var a attrs // on the stack: see attrs
+	a.borrow(&m.bufs)
+	m.readAttributes(&a, sp.attributes())
 	m.ev = eventData{}
 	readEvents(sp, &m.ev)
 
@@ -372,6 +372,7 @@ func (m *mapper) span(s *trace.Span, sp *span) error {
 		s.LLM = m.usages.ref(u)
 	}
 	if c, ok, err := a.cost(); err != nil {
+		a.giveBack(&m.bufs)
 		return err
 	} else if ok {
 		s.Cost = m.floats.ref(c)
@@ -380,8 +381,8 @@ func (m *mapper) span(s *trace.Span, sp *span) error {
 	s.InputData = m.optional(m.cut("input_data", a.input(&m.ev), trace.MaxDataBytes))
 	s.OutputData = m.optional(m.cut("output_data", a.output(&m.ev), trace.MaxDataBytes))
 
-	m.session(s)
-	m.tags(s)
+	m.session(s, &a)
+	m.tags(s, &a)
 
 	link, flat := a.link()
 	if link != (trace.PromptLink{}) {
@@ -391,7 +392,7 @@ func (m *mapper) span(s *trace.Span, sp *span) error {
 		}
 	}
 
-	m.errors(s, sp.statusMessage)
+	m.errors(s, &a, sp.statusMessage)
 	if path := a.str(fCodeFilepath, fCodeFilePath); path != "" {
 		s.CodeFilepath = m.strs.ref(m.cut("code_filepath", path, trace.MaxErrorBytes))
 	}
@@ -399,7 +400,8 @@ func (m *mapper) span(s *trace.Span, sp *span) error {
 		s.CodeLineno = m.ints.ref(int(n))
 	}
 
-	s.Attributes = m.attributes(a.list, &llm)
+	s.Attributes = m.attributes(&a, sp.attributes(), &llm)
+	a.giveBack(&m.bufs)
 	return nil
 }
 
@@ -559,8 +561,7 @@ func (a *attrs) cost() (float64, bool, error) {
 }
 
 // session sets SessionID, SessionName and SessionTags.
-func (m *mapper) session(s *trace.Span) {
-	a := &m.a
+func (m *mapper) session(s *trace.Span, a *attrs) {
 	id := a.str(fZeroevalSessionID, fSessionID, fConversationID)
 	if id == "" {
 		return
@@ -579,8 +580,7 @@ func (m *mapper) session(s *trace.Span) {
 }
 
 // tags sets Tags and TraceTags.
-func (m *mapper) tags(s *trace.Span) {
-	a := &m.a
+func (m *mapper) tags(s *trace.Span, a *attrs) {
 	var t tagSet
 	if user := a.str(fUserID, fEndUserID); user != "" {
 		t.put("user_id", user)
@@ -602,7 +602,7 @@ func (m *mapper) tags(s *trace.Span) {
 
 // errors sets ErrorCode, ErrorMessage and ErrorStack from the status and the last exception
 // event. An exception event makes the span fail (HasError) even when its status is unset.
-func (m *mapper) errors(s *trace.Span, statusMessage string) {
+func (m *mapper) errors(s *trace.Span, a *attrs, statusMessage string) {
 	ev := &m.ev
 	var code, msg, stack string
 	if ev.exception {
@@ -613,7 +613,7 @@ func (m *mapper) errors(s *trace.Span, statusMessage string) {
 	}
 	if *s.Status == trace.StatusError {
 		msg = cmp.Or(msg, validUTF8(statusMessage))
-		code = cmp.Or(code, m.a.str(fErrorType))
+		code = cmp.Or(code, a.str(fErrorType))
 	}
 	s.ErrorCode = m.optional(m.cut("error_code", code, trace.MaxNameLen))
 	s.ErrorMessage = m.optional(m.cut("error_message", msg, trace.MaxErrorBytes))
