@@ -122,26 +122,9 @@ func (p *apiProxy) take() map[string]int {
 	return out
 }
 
-// promptClock is the prompt cache's clock in tests: it moves only when told.
-type promptClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newPromptClock() *promptClock {
-	return &promptClock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
-}
-
-func (f *promptClock) Now() time.Time {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.now
-}
-
-func (f *promptClock) Advance(d time.Duration) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.now = f.now.Add(d)
+// newPromptClock is the prompt cache's clock in tests: it moves only when told.
+func newPromptClock() *apitest.Clock {
+	return apitest.NewClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 }
 
 // waitRefreshes waits for the background refreshes started so far to land.
@@ -187,7 +170,7 @@ func TestPromptCacheImmutable(t *testing.T) {
 		assert.Equal(t, "First.", got.Content)
 		_, err = c.Prompt(ctx, PromptRequest{Name: "support-bot", From: vs[1].ContentHash})
 		require.NoError(t, err)
-		clock.Advance(24 * time.Hour)
+		clock.Add(24 * time.Hour)
 	}
 	assert.Equal(t, map[string]int{
 		"GET /v1/prompts/support-bot?version=1":                                  1,
@@ -215,18 +198,18 @@ func TestPromptCacheTagRefresh(t *testing.T) {
 
 	assert.Equal(t, 1, read())
 	pinPrompt(t, c, "support-bot", "production", 2)
-	clock.Advance(5*time.Second - time.Nanosecond)
+	clock.Add(5*time.Second - time.Nanosecond)
 	assert.Equal(t, 1, read(), "within the TTL: the cached pin")
 	assert.Equal(t, map[string]int{getProduction: 1}, requestsOf(p.take(), getProduction))
 
-	clock.Advance(time.Nanosecond)
+	clock.Add(time.Nanosecond)
 	assert.Equal(t, 1, read(), "at the TTL: the cached pin, once, while it is refreshed")
 	c.prompt.cache.waitRefreshes()
 	assert.Equal(t, 2, read(), "the refreshed pin")
 	assert.Equal(t, map[string]int{getProduction: 1}, requestsOf(p.take(), getProduction), "one refresh")
 
 	pinPrompt(t, c, "support-bot", "production", 1)
-	clock.Advance(time.Minute)
+	clock.Add(time.Minute)
 	assert.Equal(t, 1, read(), "past MaxStale: read from the API at once")
 	assert.Equal(t, map[string]int{getProduction: 1}, requestsOf(p.take(), getProduction))
 }
@@ -253,7 +236,7 @@ func TestPromptCacheNotFound(t *testing.T) {
 	require.NoError(t, err)
 
 	p.setMode(proxyGone)
-	clock.Advance(DefaultPromptTTL)
+	clock.Add(DefaultPromptTTL)
 	got, err := c.GetPrompt(ctx, "support-bot", nil)
 	require.NoError(t, err, "served while refreshed")
 	assert.Equal(t, "First.", got.Content)
@@ -266,7 +249,7 @@ func TestPromptCacheNotFound(t *testing.T) {
 	_, err = c.GetPrompt(ctx, "support-bot", nil)
 	require.NoError(t, err)
 	p.setMode(proxyGone)
-	clock.Advance(DefaultPromptMaxStale)
+	clock.Add(DefaultPromptMaxStale)
 	_, err = c.GetPrompt(ctx, "support-bot", nil)
 	assert.ErrorIs(t, err, ErrPromptNotFound, "past MaxStale")
 }
@@ -297,13 +280,13 @@ func TestPromptCacheFaults(t *testing.T) {
 			read("First.", "cached")
 
 			p.setMode(tt.fault)
-			clock.Advance(DefaultPromptMaxStale)
+			clock.Add(DefaultPromptMaxStale)
 			p.take()
 			read("First.", "past MaxStale, the read waits for the API, which cannot answer: stale")
 			assert.NotEmpty(t, p.take())
 			read("First.", "served at once after the fault")
 			assert.Empty(t, p.take(), "no request within the TTL after the fault")
-			clock.Advance(DefaultPromptTTL)
+			clock.Add(DefaultPromptTTL)
 			read("First.", "a TTL after the fault: served, refreshed in the background")
 			c.prompt.cache.waitRefreshes()
 			assert.NotEmpty(t, p.take())
@@ -317,13 +300,13 @@ func TestPromptCacheFaults(t *testing.T) {
 			p.setMode(proxyPass)
 			publishPrompt(t, c, "support-bot", "Second.")
 			read("First.", "the API back, within a TTL of the last fault")
-			clock.Advance(DefaultPromptTTL)
+			clock.Add(DefaultPromptTTL)
 			read("First.", "refreshed in the background")
 			c.prompt.cache.waitRefreshes()
 			read("Second.", "refreshed")
 
 			p.setMode(tt.fault)
-			clock.Advance(DefaultPromptTTL)
+			clock.Add(DefaultPromptTTL)
 			read("Second.", "stale, the refresh fails")
 			c.prompt.cache.waitRefreshes()
 			read("Second.", "the failed refresh kept the entry")
@@ -332,7 +315,7 @@ func TestPromptCacheFaults(t *testing.T) {
 			c.InvalidatePrompts()
 			read("Second.", "read again, the API back")
 			p.setMode(proxyBadKey)
-			clock.Advance(DefaultPromptMaxStale)
+			clock.Add(DefaultPromptMaxStale)
 			_, err = c.GetPrompt(ctx, "support-bot", nil)
 			assert.ErrorIs(t, err, ErrUnauthenticated, "a 4xx is never answered with the stale version")
 			p.setMode(proxyPass)
@@ -369,7 +352,7 @@ func TestPromptCacheSingleflight(t *testing.T) {
 	assert.Equal(t, map[string]int{getLatest: 1}, p.take())
 
 	release = p.holdRequests(t)
-	clock.Advance(DefaultPromptTTL)
+	clock.Add(DefaultPromptTTL)
 	for range 3 {
 		_, err := c.GetPrompt(ctx, "support-bot", nil)
 		require.NoError(t, err, "stale, served at once while the refresh is held")
@@ -414,7 +397,7 @@ func TestInvalidatePrompt(t *testing.T) {
 		"GET /v1/prompts/other-bot?tag=latest", "GET /v1/prompts/other-bot?version=1"), 4, "every entry read again")
 
 	release := p.holdRequests(t)
-	clock.Advance(DefaultPromptTTL)
+	clock.Add(DefaultPromptTTL)
 	_, err = c.GetPrompt(ctx, "support-bot", nil)
 	require.NoError(t, err)
 	c.InvalidatePrompt("support-bot")

@@ -73,7 +73,7 @@ func (api *testAPI) postSpan(t *testing.T, tn tenant, attributes map[string]any,
 	t.Helper()
 	sp := map[string]any{
 		"id": uuid.NewString(), "trace_id": uuid.NewString(), "name": "vision", "kind": "llm",
-		"started_at": api.now().Add(-time.Minute).Format(time.RFC3339Nano), "attributes": attributes,
+		"started_at": api.clock.Now().Add(-time.Minute).Format(time.RFC3339Nano), "attributes": attributes,
 	}
 	if output != nil {
 		sp["output_data"] = output

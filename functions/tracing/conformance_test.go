@@ -39,7 +39,7 @@ func dataset(t *testing.T, api *testAPI) []refSpan {
 	var all []refSpan
 	for ti := range 16 {
 		created := base.Add(time.Duration(ti*3) * time.Hour) // spread over three days
-		api.setClock(created)
+		api.clock.Set(created)
 		traceID := uuid.NewString()
 		session := sessions[ti%4]
 		var body []map[string]any
@@ -104,7 +104,7 @@ func dataset(t *testing.T, api *testAPI) []refSpan {
 		res := api.do(t, "POST", "/spans", api.a.key, body)
 		require.Equal(t, http.StatusOK, res.status, string(res.raw))
 	}
-	api.setClock(time.Now().UTC())
+	api.clock.Set(time.Now().UTC())
 	return all
 }
 

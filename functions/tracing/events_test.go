@@ -22,7 +22,7 @@ func TestSampleEventsThroughAdapter(t *testing.T) {
 	api := newTestAPI(t)
 	ctx := context.Background()
 	webtest.SampleTenant(t, api.auth)
-	api.setClock(time.Date(2026, 11, 21, 22, 30, 0, 0, time.UTC))
+	api.clock.Set(time.Date(2026, 11, 21, 22, 30, 0, 0, time.UTC))
 
 	ingest, query := httpadapter.NewV2(api.ingest), httpadapter.NewV2(api.query)
 	send := func(adapter *httpadapter.HandlerAdapterV2, file string) []map[string]any {

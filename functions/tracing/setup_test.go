@@ -3,7 +3,6 @@ package tracing_test
 import (
 	"encoding/json"
 	"net/http"
-	"sync"
 	"testing"
 	"time"
 
@@ -26,35 +25,34 @@ import (
 // fresh table and an embedded S3, with two projects and a settable clock; ingest and query are
 // the two tracing functions' handlers, unmounted.
 type testAPI struct {
-	h       http.Handler
-	ingest  http.Handler
-	query   http.Handler
-	auth    *ddb.AuthStore
-	authn   *auth.Authenticator
-	traces  *ddb.TraceStore
-	svc     *trace.Service // the ingest side's service, for what the routes no longer let in
-	blobs   *blob.Store
-	table   string // the DynamoDB table's name
-	s3URL   string // the embedded S3 server
-	ddb     *ddbtest.Counter
-	s3      *blobtest.Counter
-	a, b    tenant
-	clockMu sync.Mutex
-	clock   time.Time
+	h      http.Handler
+	ingest http.Handler
+	query  http.Handler
+	auth   *ddb.AuthStore
+	authn  *auth.Authenticator
+	traces *ddb.TraceStore
+	svc    *trace.Service // the ingest side's service, for what the routes no longer let in
+	blobs  *blob.Store
+	table  string // the DynamoDB table's name
+	s3URL  string // the embedded S3 server
+	ddb    *ddbtest.Counter
+	s3     *blobtest.Counter
+	a, b   tenant
+	clock  *apitest.Clock
 }
 
 type tenant struct{ projectID, key string }
 
 func newTestAPI(t testing.TB) *testAPI {
 	t.Helper()
-	api := &testAPI{clock: time.Now().UTC()}
+	api := &testAPI{clock: apitest.NewClock(time.Now().UTC())}
 	whole := apitest.New(t, apitest.Options{
 		Config: func(c *config.Config) {
 			// Attachment URLs are fetched from the tests' own servers (httptest, on 127.0.0.1).
 			c.AttachmentHosts = []string{"127.0.0.1"}
 			c.AttachmentMaxBytes = testAttachmentMaxBytes
 		},
-		Clock: api.now,
+		Clock: api.clock.Now,
 	})
 	var err error
 	api.ingest, err = tracing.IngestFunction.Build(whole.Env)
@@ -68,19 +66,6 @@ func newTestAPI(t testing.TB) *testAPI {
 	api.a = tenant{projectID: whole.A.ProjectID, key: whole.A.Key}
 	api.b = tenant{projectID: whole.B.ProjectID, key: whole.B.Key}
 	return api
-}
-
-func (api *testAPI) now() time.Time {
-	api.clockMu.Lock()
-	defer api.clockMu.Unlock()
-	return api.clock
-}
-
-// setClock makes the service's clock read at.
-func (api *testAPI) setClock(at time.Time) {
-	api.clockMu.Lock()
-	defer api.clockMu.Unlock()
-	api.clock = at
 }
 
 type response struct {

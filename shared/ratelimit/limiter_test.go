@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/plumehq/plume/internal/apitest"
 	"github.com/plumehq/plume/shared/ddb"
 	"github.com/plumehq/plume/shared/ddb/ddbtest"
 	"github.com/plumehq/plume/shared/errs"
@@ -22,26 +23,6 @@ import (
 // t0 is 10 s into the minute 12:00 of 2026-03-01, UTC.
 var t0 = time.Date(2026, 3, 1, 12, 0, 10, 0, time.UTC)
 
-// clock is the tests' injected time.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock(t time.Time) *clock { return &clock{t: t} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = t
-}
-
 // newStore returns the counters in a fresh DynamoDB Local table and the table's request counter.
 func newStore(t testing.TB) (*ddb.RateLimitStore, *ddbtest.Counter) {
 	t.Helper()
@@ -50,7 +31,7 @@ func newStore(t testing.TB) (*ddb.RateLimitStore, *ddbtest.Counter) {
 }
 
 // instances returns n limiters sharing store and clock: n Lambda instances of one deployment.
-func instances(n int, store ratelimit.Store, cfg ratelimit.Config, c *clock) []*ratelimit.Limiter {
+func instances(n int, store ratelimit.Store, cfg ratelimit.Config, c *apitest.Clock) []*ratelimit.Limiter {
 	ls := make([]*ratelimit.Limiter, n)
 	for i := range ls {
 		ls[i] = ratelimit.New(store, cfg, c.Now)
@@ -80,7 +61,7 @@ func TestLimiterRequestsPerMinute(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := newClock(t0)
+			c := apitest.NewClock(t0)
 			ls := instances(tt.instances, store, ratelimit.Config{RequestsPerMinute: 60, MaxStaleness: time.Second}, c)
 			project := uuid.NewString()
 			for i := range 60 {
@@ -105,7 +86,7 @@ func TestLimiterRequestsPerMinute(t *testing.T) {
 // and the number of instances, with the cache on (it holds only token and spend sums).
 func TestLimiterConcurrentAdmits(t *testing.T) {
 	store, _ := newStore(t)
-	c := newClock(t0)
+	c := apitest.NewClock(t0)
 	ls := instances(4, store, ratelimit.Config{RequestsPerMinute: 100, TokensPerMinute: 1 << 40, MaxStaleness: time.Second}, c)
 	project := uuid.NewString()
 	var admitted, refused atomic.Int64
@@ -133,7 +114,7 @@ func TestLimiterConcurrentAdmits(t *testing.T) {
 // a project read the sums once.
 func TestLimiterConcurrentAdmitsShareOneRead(t *testing.T) {
 	store, counter := newStore(t)
-	l := ratelimit.New(store, ratelimit.Config{TokensPerMinute: 1000, DailyUSD: 1, MaxStaleness: time.Second}, newClock(t0).Now)
+	l := ratelimit.New(store, ratelimit.Config{TokensPerMinute: 1000, DailyUSD: 1, MaxStaleness: time.Second}, apitest.NewClock(t0).Now)
 	project := uuid.NewString()
 	var wg sync.WaitGroup
 	for range 50 {
@@ -155,7 +136,7 @@ func TestLimiterTokensPerMinute(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := newClock(t0)
+			c := apitest.NewClock(t0)
 			cfg := ratelimit.Config{TokensPerMinute: 1000, MaxStaleness: tt.staleness}
 			l := ratelimit.New(store, cfg, c.Now)
 			project := uuid.NewString()
@@ -192,7 +173,7 @@ func TestLimiterStaleness(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := newClock(t0)
+			c := apitest.NewClock(t0)
 			ls := instances(2, store, ratelimit.Config{TokensPerMinute: 1000, MaxStaleness: tt.staleness}, c)
 			project := uuid.NewString()
 			require.NoError(t, ls[1].Admit(ctx, project), "reads the sums at t0")
@@ -211,7 +192,7 @@ func TestLimiterStaleness(t *testing.T) {
 func TestLimiterDailySpend(t *testing.T) {
 	store, _ := newStore(t)
 	ctx := context.Background()
-	c := newClock(t0)
+	c := apitest.NewClock(t0)
 	cfg := ratelimit.Config{DailyUSD: 1, MaxStaleness: time.Second}
 	l := ratelimit.New(store, cfg, c.Now)
 	project := uuid.NewString()
@@ -268,7 +249,7 @@ func TestLimiterRequestsPerOperation(t *testing.T) {
 		name string
 		cfg  ratelimit.Config
 		// before runs on the limiter, another instance and the clock before the counted call.
-		before  func(t *testing.T, l, other *ratelimit.Limiter, c *clock, project string)
+		before  func(t *testing.T, l, other *ratelimit.Limiter, c *apitest.Clock, project string)
 		call    func(l *ratelimit.Limiter, project string) error
 		refused ratelimit.Limit
 		want    map[string]int
@@ -280,37 +261,41 @@ func TestLimiterRequestsPerOperation(t *testing.T) {
 		{name: "every limit: first admit", cfg: every, call: admit,
 			want: map[string]int{"BatchGetItem": 1, "UpdateItem": 1}},
 		{name: "every limit: admit with the sums cached", cfg: every,
-			before: func(t *testing.T, l, _ *ratelimit.Limiter, _ *clock, p string) { require.NoError(t, l.Admit(ctx, p)) },
-			call:   admit, want: map[string]int{"UpdateItem": 1}},
+			before: func(t *testing.T, l, _ *ratelimit.Limiter, _ *apitest.Clock, p string) {
+				require.NoError(t, l.Admit(ctx, p))
+			},
+			call: admit, want: map[string]int{"UpdateItem": 1}},
 		{name: "every limit: admit once the cache is stale", cfg: every,
-			before: func(t *testing.T, l, _ *ratelimit.Limiter, c *clock, p string) {
+			before: func(t *testing.T, l, _ *ratelimit.Limiter, c *apitest.Clock, p string) {
 				require.NoError(t, l.Admit(ctx, p))
 				c.Set(t0.Add(time.Second))
 			},
 			call: admit, want: map[string]int{"BatchGetItem": 1, "UpdateItem": 1}},
 		{name: "tokens and spend: admit with the sums cached", cfg: ratelimit.Config{TokensPerMinute: 1000, DailyUSD: 10, MaxStaleness: time.Second},
-			before: func(t *testing.T, l, _ *ratelimit.Limiter, _ *clock, p string) { require.NoError(t, l.Admit(ctx, p)) },
-			call:   admit, want: map[string]int{}},
+			before: func(t *testing.T, l, _ *ratelimit.Limiter, _ *apitest.Clock, p string) {
+				require.NoError(t, l.Admit(ctx, p))
+			},
+			call: admit, want: map[string]int{}},
 		{name: "every limit: record", cfg: every, call: record, want: map[string]int{"UpdateItem": 2}},
 		{name: "tokens: record", cfg: ratelimit.Config{TokensPerMinute: 1000}, call: record,
 			want: map[string]int{"UpdateItem": 1}},
 		{name: "spend: record", cfg: ratelimit.Config{DailyUSD: 10}, call: record,
 			want: map[string]int{"UpdateItem": 1}},
 		{name: "requests reached, known to the instance", cfg: ratelimit.Config{RequestsPerMinute: 2},
-			before: func(t *testing.T, l, _ *ratelimit.Limiter, _ *clock, p string) {
+			before: func(t *testing.T, l, _ *ratelimit.Limiter, _ *apitest.Clock, p string) {
 				require.NoError(t, l.Admit(ctx, p))
 				require.NoError(t, l.Admit(ctx, p))
 			},
 			call: admit, refused: ratelimit.RequestsPerMinute, want: map[string]int{}},
 		{name: "requests reached on another instance: one failed write per shard", cfg: ratelimit.Config{RequestsPerMinute: 16},
-			before: func(t *testing.T, _, other *ratelimit.Limiter, _ *clock, p string) {
+			before: func(t *testing.T, _, other *ratelimit.Limiter, _ *apitest.Clock, p string) {
 				for range 16 {
 					require.NoError(t, other.Admit(ctx, p))
 				}
 			},
 			call: admit, refused: ratelimit.RequestsPerMinute, want: map[string]int{"UpdateItem": ratelimit.Shards}},
 		{name: "requests reached on another instance, then known", cfg: ratelimit.Config{RequestsPerMinute: 16},
-			before: func(t *testing.T, l, other *ratelimit.Limiter, _ *clock, p string) {
+			before: func(t *testing.T, l, other *ratelimit.Limiter, _ *apitest.Clock, p string) {
 				for range 16 {
 					require.NoError(t, other.Admit(ctx, p))
 				}
@@ -318,20 +303,20 @@ func TestLimiterRequestsPerOperation(t *testing.T) {
 			},
 			call: admit, refused: ratelimit.RequestsPerMinute, want: map[string]int{}},
 		{name: "tokens reached: no request until the minute ends, cache or not", cfg: ratelimit.Config{RequestsPerMinute: 1000, TokensPerMinute: 10},
-			before: func(t *testing.T, l, _ *ratelimit.Limiter, _ *clock, p string) {
+			before: func(t *testing.T, l, _ *ratelimit.Limiter, _ *apitest.Clock, p string) {
 				require.NoError(t, l.Admit(ctx, p))
 				require.NoError(t, l.Record(ctx, p, 10, 0))
 			},
 			call: admit, refused: ratelimit.TokensPerMinute, want: map[string]int{}},
 		{name: "spend reached on another instance: one read", cfg: ratelimit.Config{RequestsPerMinute: 1000, DailyUSD: 1, MaxStaleness: time.Second},
-			before: func(t *testing.T, _, other *ratelimit.Limiter, _ *clock, p string) {
+			before: func(t *testing.T, _, other *ratelimit.Limiter, _ *apitest.Clock, p string) {
 				require.NoError(t, other.Record(ctx, p, 0, 1))
 			},
 			call: admit, refused: ratelimit.DailySpend, want: map[string]int{"BatchGetItem": 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := newClock(t0)
+			c := apitest.NewClock(t0)
 			ls := instances(2, store, tt.cfg, c)
 			project := uuid.NewString()
 			if tt.before != nil {
@@ -383,7 +368,7 @@ func TestLimiterUsage(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := newClock(t0)
+			c := apitest.NewClock(t0)
 			ls := instances(2, store, tt.cfg, c)
 			project := uuid.NewString()
 			require.NoError(t, ls[0].Record(ctx, project, 100, 0.5))
@@ -434,7 +419,7 @@ func BenchmarkLimiterAdmit(b *testing.B) {
 	}
 	for _, bm := range benchmarks {
 		b.Run(bm.name, func(b *testing.B) {
-			l := ratelimit.New(store, bm.cfg, newClock(t0).Now)
+			l := ratelimit.New(store, bm.cfg, apitest.NewClock(t0).Now)
 			project := uuid.NewString()
 			require.NoError(b, l.Admit(ctx, project))
 			if bm.refused {
@@ -472,7 +457,7 @@ func BenchmarkLimiterAdmit(b *testing.B) {
 func TestLimiterDaySpend(t *testing.T) {
 	store, counter := newStore(t)
 	ctx := context.Background()
-	c := newClock(t0)
+	c := apitest.NewClock(t0)
 	ls := instances(2, store, ratelimit.Config{TokensPerMinute: 1000, DailyUSD: 5}, c)
 	project := uuid.NewString()
 	require.NoError(t, ls[0].Record(ctx, project, 100, 0.5))
