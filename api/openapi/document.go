@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"reflect"
-	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -23,40 +23,6 @@ func Document() ([]byte, error) {
 		return nil, err
 	}
 	return json.MarshalIndent(doc, "", "  ")
-}
-
-// pathParams describe every path wildcard the routes use; their rules are auth's params table
-// (shared/auth/params.go), which refuses a value that breaks them before a handler runs.
-var pathParams = map[string]param{
-	"project_id":         {"project_id", "the project; it must be the API key's (403 otherwise)", uuidStr},
-	"slug":               {"slug", "a prompt's slug", str},
-	"task":               {"task", "a task name: the slug of its prompt", str},
-	"version_id":         {"version_id", "a prompt version id", uuidStr},
-	"hash":               {"hash", "the SHA-256 of the version's content, in hex", map[string]any{"type": "string", "pattern": "^[0-9a-fA-F]{64}$"}},
-	"version":            {"version", "a version number", map[string]any{"type": "integer", "minimum": 1}},
-	"tag":                {"tag", "a tag name (production, latest ...)", str},
-	"span_id":            {"span_id", "a span id", str},
-	"completion_id":      {"completion_id", "the completion's span id", str},
-	"entity_type":        {"entity_type", "what entity_id names", map[string]any{"type": "string", "enum": []any{api.EntitySpan, api.EntityTrace, api.EntitySession}}},
-	"entity_id":          {"entity_id", "a span, trace or session id", str},
-	"judge_id":           {"judge_id", "a judge id", uuidStr},
-	"dataset":            {"dataset", "a dataset name", str},
-	"upload_id":          {"upload_id", "an upload id (POST /v1/datasets/{dataset}/uploads)", uuidStr},
-	"experiment_id":      {"experiment_id", "an experiment id", uuidStr},
-	"trace_id":           {"trace_id", "a trace id", uuidStr},
-	"link_id":            {"link_id", "a feedback link id", uuidStr},
-	"key_id":             {"key_id", "an API key id", uuidStr},
-	"token":              {"token", "a feedback link's token", map[string]any{"type": "string", "pattern": "^plf_[A-Za-z0-9_-]{1,96}$"}},
-	"run_id":             {"run_id", "an optimization run id", uuidStr},
-	"webhook_id":         {"webhook_id", "a webhook id (wh_ and a UUID)", str},
-	"delivery_id":        {"delivery_id", "a delivery id (dlv_<ms>_<hex>)", str},
-	"monitor_id":         {"monitor_id", "a monitor id (mon_ and a UUID)", str},
-	"model":              {"model", "a model id; it may contain slashes (openai/gpt-4o-mini)", str},
-	"asset":              {"asset", "an asset's hashed name (app.3f2a9c1e.js)", str},
-	"change":             {"change", "the form's page and action, e.g. logout, prompts/{slug}/pin, settings/keys or optimization-runs/{run_id}/deploy", str},
-	"signal_entity_type": {"signal_entity_type", "what entity_id names", map[string]any{"type": "string", "enum": []any{"span", "trace", "session", "completion"}}},
-	"test_name":          {"test_name", "an A/B test's name (the SDK's choice_name)", str},
-	"session_id":         {"session_id", "a session id", str},
 }
 
 // tagDescriptions describe the areas, in the document's order.
@@ -94,13 +60,12 @@ var errorResponses = []struct {
 
 const errorRef = "#/components/responses/"
 
-var (
-	wildcardRE = regexp.MustCompile(`\{([^}]+)\}`)
-	methods    = map[string]bool{"GET": true, "PUT": true, "POST": true, "DELETE": true, "PATCH": true, "HEAD": true, "OPTIONS": true}
-)
+// methods are the methods a route's pattern may name.
+var methods = []string{"GET", "PUT", "POST", "DELETE", "PATCH", "HEAD", "OPTIONS"}
 
 // build makes the document of docs.
 func build(docs []routeDoc) (map[string]any, error) {
+	makeParts()
 	s := newSchemas()
 	paths := map[string]any{}
 	ids := map[string]string{}
@@ -188,7 +153,7 @@ func build(docs []routeDoc) (map[string]any, error) {
 // methodPath returns d's method and OpenAPI path.
 func (d routeDoc) methodPath() (method, path string, err error) {
 	method, pattern, ok := strings.Cut(d.Route, " ")
-	if !ok || !methods[method] {
+	if !ok || !slices.Contains(methods, method) {
 		return "", "", fmt.Errorf("route %q: not METHOD /path", d.Route)
 	}
 	path = d.Path

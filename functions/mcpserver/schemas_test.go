@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -41,6 +42,33 @@ func TestSchemasGenerated(t *testing.T) {
 		assert.JSONEq(t, mustJSON(t, out), string(tl.def.OutputSchema.(json.RawMessage)), tl.def.Name)
 		_, err := tl.resolve()
 		assert.NoError(t, err, tl.def.Name)
+	}
+}
+
+// TestToolsAsTheSDKChecksThem: the tools' schemas pass the checks Server.AddTool makes, which
+// newServer skips (addTool), and tools/list answers each tool's generated schemas.
+func TestToolsAsTheSDKChecksThem(t *testing.T) {
+	tools := (&server{api: http.NotFoundHandler()}).tools()
+	m := mcp.NewServer(&mcp.Implementation{Name: "check", Version: "1"}, nil)
+	for _, tl := range tools {
+		assert.NotPanics(t, func() { m.AddTool(tl.def, nil) }, tl.def.Name)
+	}
+
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := newServer(http.NotFoundHandler(), Config{}).Connect(t.Context(), st, nil)
+	require.NoError(t, err)
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(t.Context(), ct, nil)
+	require.NoError(t, err)
+	defer cs.Close()
+	list, err := cs.ListTools(t.Context(), nil)
+	require.NoError(t, err)
+	require.Len(t, list.Tools, len(tools))
+	for _, tl := range list.Tools {
+		in, out := generatedSchemas(tl.Name)
+		require.NotEmpty(t, in, tl.Name)
+		assert.JSONEq(t, in, mustJSON(t, tl.InputSchema), tl.Name)
+		assert.JSONEq(t, out, mustJSON(t, tl.OutputSchema), tl.Name)
 	}
 }
 

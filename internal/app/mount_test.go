@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
@@ -51,4 +52,38 @@ func TestMountBuildsOnFirstUse(t *testing.T) {
 	}
 	assert.EqualValues(t, 1, okBuilds.Load(), "built once")
 	assert.EqualValues(t, 1, badBuilds.Load(), "a failed build is not tried again")
+}
+
+// TestMountRoutesOnFirstUse: Mount registers no route key until a request comes (its
+// allocations do not grow with the routes), and then routes every one.
+func TestMountRoutesOnFirstUse(t *testing.T) {
+	fns := func(n int) []app.Function {
+		routes := make([]string, n)
+		for i := range routes {
+			routes[i] = fmt.Sprintf("GET /v1/things%d/{id}", i)
+		}
+		return []app.Function{{Name: "ThingsFunction", Routes: routes, Build: func(*app.Env) (http.Handler, error) {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte(r.PathValue("id"))) }), nil
+		}}}
+	}
+	one, many := fns(1), fns(200)
+	mount := func(fns []app.Function) func() {
+		return func() {
+			_, err := app.Mount(&app.Env{}, fns)
+			require.NoError(t, err)
+		}
+	}
+	assert.Equal(t, testing.AllocsPerRun(20, mount(one)), testing.AllocsPerRun(20, mount(many)), "nothing registered at mount")
+
+	h, err := app.Mount(&app.Env{}, many)
+	require.NoError(t, err)
+	for _, path := range []string{"/v1/things0/a", "/v1/things199/b"} {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, path, nil))
+		assert.Equal(t, http.StatusOK, w.Code, path)
+		assert.Equal(t, path[len(path)-1:], w.Body.String(), path)
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/v1/things200/c", nil))
+	assert.Equal(t, http.StatusNotFound, w.Code)
 }
