@@ -7,7 +7,7 @@ LAMBDA_BUILD = CGO_ENABLED=0 GOOS=linux GOARCH=$(or $(GOARCH_LAMBDA),arm64) $(GO
 # Every function of template.yaml, by logical id.
 FUNCTIONS = PromptsFunction TracingIngestFunction TracingQueryFunction SettingsFunction OTLPFunction JudgesFunction FeedbackFunction SignalsFunction SweeperFunction EvaluatorFunction OptimizerFunction DatasetsFunction OptimizerWorkerFunction RollupFunction MCPFunction GatewayFunction DashboardFunction WebhooksFunction EventsFunction WebhookDeliveryFunction MonitorsFunction MonitorFunction
 
-.PHONY: dev test build bench load scale lint clean cli $(addprefix build-,$(FUNCTIONS))
+.PHONY: dev test build bench load scale fuzz lint clean cli $(addprefix build-,$(FUNCTIONS))
 
 dev:
 	scripts/dev.sh
@@ -105,6 +105,10 @@ load:
 # docs/scale.md); not part of make test. make scale SCALE_SPANS=2000 runs in a few minutes.
 scale:
 	scripts/scale.sh
+
+# fuzz: every fuzz target for FUZZTIME each (scripts/fuzz.sh; make test runs their seeds only).
+fuzz:
+	scripts/fuzz.sh
 
 clean:
 	rm -rf bin .aws-sam
