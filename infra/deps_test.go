@@ -36,6 +36,10 @@ var heavyPackages = map[string]string{
 	"github.com/aws/aws-sdk-go-v2/service/sqs/":            "shared/awsjson speaks SQS's operations",
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager":  "shared/awsjson speaks Secrets Manager's GetSecretValue",
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager/": "shared/awsjson speaks Secrets Manager's GetSecretValue",
+	// The Streams API is read only by plume-local's and the tests' poller (shared/ddb), which
+	// every function links: its client's endpoint table was 0.1-0.25 ms of every init.
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams":           "shared/awsjson speaks the Streams API to the poller",
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/internal/": "its client's endpoint table (its types, which attributevalue names, are light)",
 }
 
 // heavyOwed are the functions that still link a heavy package, each with why; the list only

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -163,7 +162,7 @@ func TestEventBridgeRefusalFailsTheBatch(t *testing.T) {
 	require.NoError(t, err)
 	o := ddbtest.Client(t, nil).Options()
 	p := &ddb.StreamPoller{DB: ddbtest.Client(t, nil), TableName: a.TableName,
-		Streams: dynamodbstreams.New(dynamodbstreams.Options{Region: o.Region, Credentials: o.Credentials, BaseEndpoint: aws.String(ddbtest.Endpoint(t))}),
+		Streams: ddb.NewStreamsClient(aws.Config{Region: o.Region, Credentials: o.Credentials}, ddbtest.Endpoint(t)),
 		Apply:   events}
 
 	// Refused on every attempt: the batch fails, twice over.

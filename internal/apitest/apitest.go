@@ -16,7 +16,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	"github.com/stretchr/testify/require"
 
 	"github.com/plumehq/plume/functions/optimizer"
@@ -249,8 +248,7 @@ func (api *API) ReplayTolerating(t testing.TB, apply func(context.Context, strin
 // poller is a poller of the table's stream, from its oldest record, applying apply.
 func (api *API) poller(t testing.TB, apply func(context.Context, string, []ddb.StreamRecord) error) *ddb.StreamPoller {
 	o := ddbtest.Client(t, nil).Options()
-	streams := dynamodbstreams.New(dynamodbstreams.Options{Region: o.Region, Credentials: o.Credentials,
-		BaseEndpoint: aws.String(ddbtest.Endpoint(t))})
+	streams := ddb.NewStreamsClient(aws.Config{Region: o.Region, Credentials: o.Credentials}, ddbtest.Endpoint(t))
 	return &ddb.StreamPoller{DB: ddbtest.Client(t, nil), TableName: api.TableName, Streams: streams, Apply: apply}
 }
 

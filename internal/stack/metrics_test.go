@@ -16,7 +16,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -400,7 +399,7 @@ func captureStream(t *testing.T, srv *apitest.API) (string, []ddb.StreamRecord) 
 	var records []ddb.StreamRecord
 	o := ddbtest.Client(t, nil).Options()
 	p := &ddb.StreamPoller{DB: ddbtest.Client(t, nil), TableName: srv.TableName,
-		Streams: dynamodbstreams.New(dynamodbstreams.Options{Region: o.Region, Credentials: o.Credentials, BaseEndpoint: aws.String(ddbtest.Endpoint(t))}),
+		Streams: ddb.NewStreamsClient(aws.Config{Region: o.Region, Credentials: o.Credentials}, ddbtest.Endpoint(t)),
 		Apply: func(_ context.Context, s string, rs []ddb.StreamRecord) error {
 			require.True(t, shard == "" || shard == s, "one shard")
 			shard, records = s, append(records, rs...)

@@ -73,6 +73,13 @@ func (c *Client) WithRetry(r Retry) *Client {
 	return &cp
 }
 
+// WithEndpoint is a copy of c that posts to u whatever the configuration says.
+func (c *Client) WithEndpoint(u string) *Client {
+	cp := *c
+	cp.endpoint, cp.endpointErr = u, nil
+	return &cp
+}
+
 // Endpoint is the URL the operations are posted to.
 func (c *Client) Endpoint() string { return c.endpoint }
 

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -45,9 +46,9 @@ func TestEndpoint(t *testing.T) {
 		{"GovCloud", aws.Config{Region: "us-gov-west-1"}},
 		{"AWS_ENDPOINT_URL", aws.Config{Region: "us-east-1", BaseEndpoint: aws.String("http://127.0.0.1:5077")}},
 		{"the service's own", aws.Config{Region: "us-east-1", BaseEndpoint: aws.String("http://127.0.0.1:5077"),
-			ConfigSources: []any{source{endpoints: map[string]string{"SQS": "http://sqs.local:1", "EventBridge": "http://eb.local:2", "Secrets Manager": "http://sm.local:3"}}}}},
+			ConfigSources: []any{source{endpoints: map[string]string{"SQS": "http://sqs.local:1", "EventBridge": "http://eb.local:2", "Secrets Manager": "http://sm.local:3", "DynamoDB Streams": "http://streams.local:4"}}}}},
 		{"ignored", aws.Config{Region: "us-east-1",
-			ConfigSources: []any{source{ignore: &yes, endpoints: map[string]string{"SQS": "http://sqs.local:1", "EventBridge": "http://eb.local:2", "Secrets Manager": "http://sm.local:3"}}}}},
+			ConfigSources: []any{source{ignore: &yes, endpoints: map[string]string{"SQS": "http://sqs.local:1", "EventBridge": "http://eb.local:2", "Secrets Manager": "http://sm.local:3", "DynamoDB Streams": "http://streams.local:4"}}}}},
 	}
 	ctx := context.Background()
 	for _, tt := range tests {
@@ -66,6 +67,11 @@ func TestEndpoint(t *testing.T) {
 			want, err = secretsmanager.NewDefaultEndpointResolverV2().ResolveEndpoint(ctx, secretsmanager.EndpointParameters{Region: &sm.Region, Endpoint: sm.BaseEndpoint})
 			require.NoError(t, err)
 			assert.Equal(t, want.URI.String(), awsjson.New(tt.cfg, awsjson.SecretsManager).Endpoint(), "Secrets Manager")
+
+			ds := dynamodbstreams.NewFromConfig(tt.cfg).Options()
+			want, err = dynamodbstreams.NewDefaultEndpointResolverV2().ResolveEndpoint(ctx, dynamodbstreams.EndpointParameters{Region: &ds.Region, Endpoint: ds.BaseEndpoint})
+			require.NoError(t, err)
+			assert.Equal(t, want.URI.String(), awsjson.New(tt.cfg, awsjson.DynamoDBStreams).Endpoint(), "DynamoDB Streams")
 		})
 	}
 }

@@ -24,4 +24,7 @@ var (
 	EventBridge = Service{ID: "EventBridge", EndpointPrefix: "events", SigningName: "events", TargetPrefix: "AWSEvents", Version: "1.1"}
 	// SecretsManager holds the provider keys of a deployment (shared/config).
 	SecretsManager = Service{ID: "Secrets Manager", EndpointPrefix: "secretsmanager", SigningName: "secretsmanager", TargetPrefix: "secretsmanager", Version: "1.1"}
+	// DynamoDBStreams reads a table's change stream (plume-local's and the tests' poller:
+	// deployed, Lambda's event source mapping reads it).
+	DynamoDBStreams = Service{ID: "DynamoDB Streams", EndpointPrefix: "streams.dynamodb", SigningName: "dynamodb", TargetPrefix: "DynamoDBStreams_20120810", Version: "1.0"}
 )

@@ -9,7 +9,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -25,7 +24,7 @@ func streamSoFar(t *testing.T, client *dynamodb.Client, table string) []StreamRe
 	o := client.Options()
 	var records []StreamRecord
 	p := &StreamPoller{DB: client, TableName: table,
-		Streams: dynamodbstreams.New(dynamodbstreams.Options{Region: o.Region, Credentials: o.Credentials, BaseEndpoint: aws.String(ddbtest.Endpoint(t))}),
+		Streams: NewStreamsClient(aws.Config{Region: o.Region, Credentials: o.Credentials}, ddbtest.Endpoint(t)),
 		Apply: func(_ context.Context, _ string, rs []StreamRecord) error {
 			records = append(records, rs...)
 			return nil

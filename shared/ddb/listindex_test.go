@@ -17,7 +17,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -162,7 +161,7 @@ func captureRecords(t *testing.T, client *dynamodb.Client, table string) (string
 	var shard string
 	var records []StreamRecord
 	p := &StreamPoller{DB: client, TableName: table,
-		Streams: dynamodbstreams.New(dynamodbstreams.Options{Region: o.Region, Credentials: o.Credentials, BaseEndpoint: aws.String(ddbtest.Endpoint(t))}),
+		Streams: NewStreamsClient(aws.Config{Region: o.Region, Credentials: o.Credentials}, ddbtest.Endpoint(t)),
 		Apply: func(_ context.Context, s string, rs []StreamRecord) error {
 			require.True(t, shard == "" || shard == s, "one shard")
 			shard = s

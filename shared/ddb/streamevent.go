@@ -13,17 +13,21 @@ import (
 // the tumbling window's fields (TumblingWindowInSeconds in template.yaml), of which only the
 // shard is read: it is what makes a record's sequence number comparable to another's.
 type streamEvent struct {
-	Records []struct {
-		EventName string `json:"eventName"`
-		DynamoDB  struct {
-			SequenceNumber string                     `json:"SequenceNumber"`
-			OldImage       map[string]json.RawMessage `json:"OldImage"`
-			NewImage       map[string]json.RawMessage `json:"NewImage"`
-			// ApproximateCreationDateTime is when the change was made, in seconds since the epoch.
-			ApproximateCreationDateTime float64 `json:"ApproximateCreationDateTime"`
-		} `json:"dynamodb"`
-	} `json:"Records"`
-	ShardID string `json:"shardId"`
+	Records []streamRecordJSON `json:"Records"`
+	ShardID string             `json:"shardId"`
+}
+
+// streamRecordJSON is a change record as Lambda's events and the Streams API's GetRecords
+// write it.
+type streamRecordJSON struct {
+	EventName string `json:"eventName"`
+	DynamoDB  struct {
+		SequenceNumber string                     `json:"SequenceNumber"`
+		OldImage       map[string]json.RawMessage `json:"OldImage"`
+		NewImage       map[string]json.RawMessage `json:"NewImage"`
+		// ApproximateCreationDateTime is when the change was made, in seconds since the epoch.
+		ApproximateCreationDateTime float64 `json:"ApproximateCreationDateTime"`
+	} `json:"dynamodb"`
 }
 
 // DecodeStreamEvent reads a stream event into its shard and records.
@@ -34,20 +38,29 @@ func DecodeStreamEvent(raw []byte) (string, []StreamRecord, error) {
 	}
 	records := make([]StreamRecord, len(ev.Records))
 	for i, r := range ev.Records {
-		old, err := image(r.DynamoDB.OldImage)
-		if err != nil {
+		var err error
+		if records[i], err = r.record(); err != nil {
 			return "", nil, err
-		}
-		img, err := image(r.DynamoDB.NewImage)
-		if err != nil {
-			return "", nil, err
-		}
-		records[i] = StreamRecord{EventName: r.EventName, Sequence: r.DynamoDB.SequenceNumber, Old: old, New: img}
-		if sec := r.DynamoDB.ApproximateCreationDateTime; sec > 0 {
-			records[i].At = time.UnixMilli(int64(sec * 1000)).UTC()
 		}
 	}
 	return ev.ShardID, records, nil
+}
+
+// record is r as a StreamRecord.
+func (r streamRecordJSON) record() (StreamRecord, error) {
+	old, err := image(r.DynamoDB.OldImage)
+	if err != nil {
+		return StreamRecord{}, err
+	}
+	img, err := image(r.DynamoDB.NewImage)
+	if err != nil {
+		return StreamRecord{}, err
+	}
+	out := StreamRecord{EventName: r.EventName, Sequence: r.DynamoDB.SequenceNumber, Old: old, New: img}
+	if sec := r.DynamoDB.ApproximateCreationDateTime; sec > 0 {
+		out.At = time.UnixMilli(int64(sec * 1000)).UTC()
+	}
+	return out, nil
 }
 
 // image reads an item image in DynamoDB's JSON form ({"S": "..."}, {"N": "1"}, ...).

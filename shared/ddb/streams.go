@@ -5,20 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
-	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
+	"github.com/plumehq/plume/shared/awsjson"
 )
 
-// StreamsAPI is the part of the DynamoDB Streams client that PollStream uses.
+// StreamsAPI sends an operation of the DynamoDB Streams API (*awsjson.Client): its JSON
+// protocol, spoken by our own client rather than the SDK's, whose endpoint tables every
+// function would start with (this package is in every function; the poller in none).
 type StreamsAPI interface {
-	DescribeStream(context.Context, *dynamodbstreams.DescribeStreamInput, ...func(*dynamodbstreams.Options)) (*dynamodbstreams.DescribeStreamOutput, error)
-	GetShardIterator(context.Context, *dynamodbstreams.GetShardIteratorInput, ...func(*dynamodbstreams.Options)) (*dynamodbstreams.GetShardIteratorOutput, error)
-	GetRecords(context.Context, *dynamodbstreams.GetRecordsInput, ...func(*dynamodbstreams.Options)) (*dynamodbstreams.GetRecordsOutput, error)
+	Call(ctx context.Context, op string, in, out any) error
 }
 
 // TableDescriber finds a table's stream.
@@ -28,12 +27,12 @@ type TableDescriber interface {
 
 // NewStreamsClient is a DynamoDB Streams client of cfg, at endpoint when set (DynamoDB Local
 // serves both APIs on one port).
-func NewStreamsClient(cfg aws.Config, endpoint string) *dynamodbstreams.Client {
-	return dynamodbstreams.NewFromConfig(cfg, func(o *dynamodbstreams.Options) {
-		if endpoint != "" {
-			o.BaseEndpoint = aws.String(endpoint)
-		}
-	})
+func NewStreamsClient(cfg aws.Config, endpoint string) *awsjson.Client {
+	c := awsjson.New(cfg, awsjson.DynamoDBStreams)
+	if endpoint != "" {
+		c = c.WithEndpoint(endpoint)
+	}
+	return c
 }
 
 // StreamPoller reads a table's change stream the way Lambda's event source mapping does for
@@ -80,16 +79,24 @@ func (p *StreamPoller) Poll(ctx context.Context) (busy bool, _ error) {
 		if it == nil {
 			continue
 		}
-		out, err := p.Streams.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: it, Limit: aws.Int32(1000)})
+		var out struct {
+			Records           []streamRecordJSON
+			NextShardIterator *string
+		}
+		err := p.Streams.Call(ctx, "GetRecords", map[string]any{"ShardIterator": *it, "Limit": 1000}, &out)
 		if err != nil {
 			// An expired iterator (DynamoDB Local expires them quickly) starts again after
 			// the last record applied, which the rollups' marks make harmless.
 			delete(p.iterators, shard)
 			return busy, fmt.Errorf("read shard %s: %w", shard, err)
 		}
-		records, err := streamRecords(out.Records)
-		if err != nil {
-			return busy, err
+		records := make([]StreamRecord, 0, len(out.Records))
+		for _, r := range out.Records {
+			rec, err := r.record()
+			if err != nil {
+				return busy, fmt.Errorf("read shard %s: %w", shard, err)
+			}
+			records = append(records, rec)
 		}
 		if len(records) > 0 {
 			if err := p.Apply(ctx, shard, records); err != nil {
@@ -119,67 +126,49 @@ func (p *StreamPoller) discover(ctx context.Context) error {
 		p.arn = *out.Table.LatestStreamArn
 		p.iterators, p.done = map[string]*string{}, map[string]bool{}
 	}
-	var shards []streamtypes.Shard
-	for start := (*string)(nil); ; {
-		out, err := p.Streams.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: &p.arn, ExclusiveStartShardId: start})
-		if err != nil {
+	var shards []shard
+	for start := ""; ; {
+		in := map[string]any{"StreamArn": p.arn}
+		if start != "" {
+			in["ExclusiveStartShardId"] = start
+		}
+		var out struct {
+			StreamDescription struct {
+				Shards               []shard
+				LastEvaluatedShardID string `json:"LastEvaluatedShardId"`
+			}
+		}
+		if err := p.Streams.Call(ctx, "DescribeStream", in, &out); err != nil {
 			return fmt.Errorf("describe stream: %w", err)
 		}
 		shards = append(shards, out.StreamDescription.Shards...)
-		if start = out.StreamDescription.LastEvaluatedShardId; start == nil {
+		if start = out.StreamDescription.LastEvaluatedShardID; start == "" {
 			break
 		}
 	}
 	for _, sh := range shards {
-		id := aws.ToString(sh.ShardId)
-		if _, open := p.iterators[id]; open || p.done[id] {
+		if _, open := p.iterators[sh.ID]; open || p.done[sh.ID] {
 			continue
 		}
-		if parent := aws.ToString(sh.ParentShardId); parent != "" && !p.done[parent] && known(shards, parent) {
+		if sh.Parent != "" && !p.done[sh.Parent] && known(shards, sh.Parent) {
 			continue // after its parent
 		}
-		out, err := p.Streams.GetShardIterator(ctx, &dynamodbstreams.GetShardIteratorInput{StreamArn: &p.arn, ShardId: sh.ShardId,
-			ShardIteratorType: streamtypes.ShardIteratorTypeTrimHorizon})
-		if err != nil {
-			return fmt.Errorf("open shard %s: %w", id, err)
+		var out struct{ ShardIterator *string }
+		in := map[string]any{"StreamArn": p.arn, "ShardId": sh.ID, "ShardIteratorType": "TRIM_HORIZON"}
+		if err := p.Streams.Call(ctx, "GetShardIterator", in, &out); err != nil {
+			return fmt.Errorf("open shard %s: %w", sh.ID, err)
 		}
-		p.iterators[id] = out.ShardIterator
+		p.iterators[sh.ID] = out.ShardIterator
 	}
 	return nil
 }
 
-func known(shards []streamtypes.Shard, id string) bool {
-	for _, sh := range shards {
-		if aws.ToString(sh.ShardId) == id {
-			return true
-		}
-	}
-	return false
+// shard is a shard of the stream, as DescribeStream lists it.
+type shard struct {
+	ID     string `json:"ShardId"`
+	Parent string `json:"ParentShardId"`
 }
 
-// streamRecords converts the Streams API's records.
-func streamRecords(in []streamtypes.Record) ([]StreamRecord, error) {
-	out := make([]StreamRecord, 0, len(in))
-	for _, r := range in {
-		if r.Dynamodb == nil {
-			continue
-		}
-		old, err := attributevalue.FromDynamoDBStreamsMap(r.Dynamodb.OldImage)
-		if err != nil {
-			return nil, err
-		}
-		img, err := attributevalue.FromDynamoDBStreamsMap(r.Dynamodb.NewImage)
-		if err != nil {
-			return nil, err
-		}
-		if len(old) == 0 {
-			old = nil
-		}
-		if len(img) == 0 {
-			img = nil
-		}
-		out = append(out, StreamRecord{EventName: string(r.EventName), Sequence: aws.ToString(r.Dynamodb.SequenceNumber), Old: old, New: img,
-			At: aws.ToTime(r.Dynamodb.ApproximateCreationDateTime).UTC()})
-	}
-	return out, nil
+func known(shards []shard, id string) bool {
+	return slices.ContainsFunc(shards, func(sh shard) bool { return sh.ID == id })
 }
