@@ -14,7 +14,7 @@ cd "$PLUME_ROOT"
 need go
 
 trap emulator_stop EXIT INT TERM
-emulator_start
+DDB_LOCAL_SHARED_DB=0 emulator_start # a database per test process (blobtest.AccessKey)
 export PLUME_TEST_DYNAMODB_URL=$EMULATOR_URL
 
 failed=()

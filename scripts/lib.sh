@@ -204,9 +204,11 @@ plume_local_stop() {
 # EMULATOR_URL. DynamoDB Local runs with DDB_LOCAL_HEAP (1g) of Java heap, in memory unless
 # DDB_LOCAL_DB_PATH names a folder to keep its database in, and logs to
 # DDB_LOCAL_LOG_NAME (dynamodb-local).log under .cache/logs: make scale starts one of its own
-# beside make test's with a larger heap.
+# beside make test's with a larger heap. It keeps one database for every client (-sharedDb)
+# unless DDB_LOCAL_SHARED_DB=0: then one per access key, as make test, bench and fuzz start it,
+# so that each test process (blobtest.AccessKey) has its own tables and change streams.
 emulator_start() {
-  local port logfile storage
+  local port logfile storage shared
   port=${PLUME_DYNAMODB_PORT:-$(free_port)}
   mkdir -p "$PLUME_CACHE/logs"
   case "${EMULATOR:-dynamodb-local}" in
@@ -219,8 +221,10 @@ emulator_start() {
         mkdir -p "$DDB_LOCAL_DB_PATH"
         storage=(-dbPath "$(cd "$DDB_LOCAL_DB_PATH" && pwd)")
       fi
+      shared=(-sharedDb)
+      [ "${DDB_LOCAL_SHARED_DB:-1}" = 0 ] && shared=()
       (cd "$DDB_LOCAL_DIR" && exec java "-Xmx${DDB_LOCAL_HEAP:-1g}" -Djava.library.path=./DynamoDBLocal_lib \
-        -jar DynamoDBLocal.jar "${storage[@]}" -sharedDb -port "$port") >"$logfile" 2>&1 &
+        -jar DynamoDBLocal.jar "${storage[@]}" "${shared[@]}" -port "$port") >"$logfile" 2>&1 &
       EMULATOR_PID=$!
       ;;
     moto)

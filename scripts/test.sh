@@ -33,7 +33,8 @@ cfn-lint template.yaml
 log "== Lambda bootstraps (linux/arm64, as deployed)"
 make --no-print-directory build
 
-emulator_start
+# A database per access key: each test process has its own (blobtest.AccessKey).
+DDB_LOCAL_SHARED_DB=0 emulator_start
 export PLUME_TEST_DYNAMODB_URL=$EMULATOR_URL
 aws_emulator_start
 export PLUME_TEST_AWS_URL=$AWS_EMULATOR_URL

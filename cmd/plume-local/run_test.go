@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/plumehq/plume/functions/sweeper"
+	"github.com/plumehq/plume/shared/blob/blobtest"
 	"github.com/plumehq/plume/shared/ddb"
 	"github.com/plumehq/plume/shared/ddb/ddbtest"
 	"github.com/plumehq/plume/shared/trace"
@@ -32,8 +33,8 @@ func startLocal(t *testing.T, env map[string]string) (base, banner string) {
 	t.Helper()
 	// The AWS SDK reads its configuration from the process environment only.
 	t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", ddbtest.Endpoint(t))
-	t.Setenv("AWS_ACCESS_KEY_ID", "local")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "local")
+	t.Setenv("AWS_ACCESS_KEY_ID", blobtest.AccessKey)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", blobtest.SecretKey)
 	t.Setenv("AWS_REGION", "us-east-1")
 	vars := map[string]string{
 		"PLUME_ADDR":                "127.0.0.1:0",
@@ -253,8 +254,8 @@ func TestPlumeLocalSeedIsIdempotent(t *testing.T) {
 
 func TestPlumeLocalRejectsBadDevProject(t *testing.T) {
 	t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", ddbtest.Endpoint(t))
-	t.Setenv("AWS_ACCESS_KEY_ID", "local")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "local")
+	t.Setenv("AWS_ACCESS_KEY_ID", blobtest.AccessKey)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", blobtest.SecretKey)
 	env := map[string]string{
 		"PLUME_ADDR": "127.0.0.1:0", "TABLE_NAME": "plume-local-test-" + uuid.NewString()[:8],
 		"AWS_ENDPOINT_URL_DYNAMODB": ddbtest.Endpoint(t), "PLUME_DEV_PROJECT_ID": "dev",

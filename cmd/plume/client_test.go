@@ -91,6 +91,7 @@ var scrubbers = []struct {
 	{regexp.MustCompile(`plf_[A-Za-z0-9_-]+`), "<link-token>"},               // feedback links' tokens
 	{regexp.MustCompile(`X-Amz-Date=\d{8}T\d{6}Z`), "X-Amz-Date=<amz-date>"}, // presigned URLs: signing time
 	{regexp.MustCompile(`%2F\d{8}%2F`), "%2F<amz-day>%2F"},                   // and the credential's day
+	{regexp.MustCompile(`Credential=plumetest\d+%2F`), "Credential=plumetest%2F"}, // and the test process's key (blobtest.AccessKey)
 }
 
 // inner collapses the padding of text tables, whose width follows the scrubbed values.

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/plumehq/plume/cmd/plume/internal/cmdutil"
+	"github.com/plumehq/plume/shared/blob/blobtest"
 	"github.com/plumehq/plume/shared/ddb"
 	"github.com/plumehq/plume/shared/ddb/ddbtest"
 	"github.com/plumehq/plume/shared/errs"
@@ -234,8 +235,8 @@ func TestRunUsesSDKEnvironment(t *testing.T) {
 	for k, v := range map[string]string{
 		"AWS_ENDPOINT_URL_DYNAMODB":   endpoint,
 		"AWS_REGION":                  "us-east-1",
-		"AWS_ACCESS_KEY_ID":           "local", // ddbtest's credentials: DynamoDB Local keeps one database per key
-		"AWS_SECRET_ACCESS_KEY":       "local",
+		"AWS_ACCESS_KEY_ID":           blobtest.AccessKey, // ddbtest's credentials: DynamoDB Local keeps one database per key
+		"AWS_SECRET_ACCESS_KEY":       blobtest.SecretKey,
 		"AWS_SESSION_TOKEN":           "",
 		"AWS_PROFILE":                 "",
 		"AWS_CONFIG_FILE":             "/dev/null",

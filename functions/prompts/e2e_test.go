@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/stretchr/testify/require"
 
+	"github.com/plumehq/plume/shared/blob/blobtest"
 	"github.com/plumehq/plume/shared/ddb/ddbtest"
 	"github.com/plumehq/plume/shared/lambdaemu/emutest"
 )
@@ -28,7 +29,7 @@ func TestBootstrapEndToEnd(t *testing.T) {
 	emu := emutest.Start(t, ctx, "./lambda", []string{
 		"TABLE_NAME=" + tableName,
 		"AWS_ENDPOINT_URL_DYNAMODB=" + ddbtest.Endpoint(t),
-		"AWS_ACCESS_KEY_ID=local", "AWS_SECRET_ACCESS_KEY=local", "AWS_REGION=us-east-1",
+		"AWS_ACCESS_KEY_ID=" + blobtest.AccessKey, "AWS_SECRET_ACCESS_KEY=" + blobtest.SecretKey, "AWS_REGION=us-east-1",
 		"LOG_LEVEL=debug",
 	})
 

@@ -4,6 +4,8 @@ package blobtest
 
 import (
 	"context"
+	"os"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -17,11 +19,16 @@ import (
 	"github.com/plumehq/plume/shared/blob/s3local"
 )
 
-// Credentials of the embedded server.
-const (
-	AccessKey = "plumetest" // alphanumeric: DynamoDB Local refuses other access key ids
-	SecretKey = "plumetestsecret"
-)
+// SecretKey is the secret of the embedded server's credentials.
+const SecretKey = "plumetestsecret"
+
+// AccessKey is the access key id of the test process: the embedded server's, and DynamoDB
+// Local's (ddbtest.Client, and the binaries tests start). Alphanumeric, as DynamoDB Local
+// refuses other ids. It is the process's own because DynamoDB Local, started without
+// -sharedDb as make test starts it, keeps a database per access key: the tables and change
+// streams of one test process never slow another's (DynamoDB Local keeps every stream record
+// it served, and a stream table's writes slow as one database's records pile up).
+var AccessKey = "plumetest" + strconv.Itoa(os.Getpid())
 
 // New starts an embedded S3 server for t, creates a bucket and returns the store, the request
 // counter and the server's URL.

@@ -26,6 +26,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/plumehq/plume/infra"
+	"github.com/plumehq/plume/shared/blob/blobtest"
 )
 
 // EnvURL names the variable holding DynamoDB Local's endpoint.
@@ -52,7 +53,7 @@ func Client(t testing.TB, counter *Counter) *dynamodb.Client {
 	return dynamodb.New(dynamodb.Options{
 		Region:                          "us-east-1",
 		BaseEndpoint:                    aws.String(url),
-		Credentials:                     credentials.NewStaticCredentialsProvider("local", "local", ""),
+		Credentials:                     credentials.NewStaticCredentialsProvider(blobtest.AccessKey, blobtest.SecretKey, ""),
 		DisableValidateResponseChecksum: true,
 		Retryer: retry.NewStandard(func(o *retry.StandardOptions) {
 			o.MaxAttempts = 5
