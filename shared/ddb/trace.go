@@ -106,12 +106,17 @@ type summaryItem struct {
 	Model    string            `dynamodbav:"md,omitempty"`
 	// AB are the span's A/B choices (trace.Summary.ABChoices), read from the stream by
 	// SignalJoin.
-	AB      []spanChoiceAttr `dynamodbav:"ab,omitempty"`
-	Created int64            `dynamodbav:"ca"`
-	Updated int64            `dynamodbav:"ua"`
-	Object  string           `dynamodbav:"o"` // the batch key without trace.BatchPrefix
-	Offset  int64            `dynamodbav:"of"`
-	Length  int64            `dynamodbav:"ln"`
+	AB          []spanChoiceAttr  `dynamodbav:"ab,omitempty"`
+	TraceTags   map[string]string `dynamodbav:"ttg,omitempty"`
+	SessionName string            `dynamodbav:"sn,omitempty"`
+	SessionTags map[string]string `dynamodbav:"stg,omitempty"`
+	RootInput   string            `dynamodbav:"ri,omitempty"`
+	RootOutput  string            `dynamodbav:"ro,omitempty"`
+	Created     int64             `dynamodbav:"ca"`
+	Updated     int64             `dynamodbav:"ua"`
+	Object      string            `dynamodbav:"o"` // the batch key without trace.BatchPrefix
+	Offset      int64             `dynamodbav:"of"`
+	Length      int64             `dynamodbav:"ln"`
 	// Write is the id of the write that stored this version (16 bytes), which heals check.
 	Write []byte `dynamodbav:"w,omitempty"`
 	TTL   int64  `dynamodbav:"ttl,omitempty"` // infra.AttrTTL: see retention.go
@@ -130,6 +135,7 @@ func toSummaryItem(projectID string, s trace.Summary) summaryItem {
 		Duration: s.DurationMS, Cost: s.Cost, TokIn: s.InputTokens, TokOut: s.OutputTokens,
 		Session: s.SessionID, ErrCode: s.ErrorCode, ErrCut: s.ErrorCodeCut,
 		HasError: s.HasError, Tags: s.Tags, TagsCut: s.TagsCut, Prompt: s.PromptVersionID, Slug: s.PromptSlug, Hash: s.PromptHash, Model: s.Model,
+		TraceTags: s.TraceTags, SessionName: s.SessionName, SessionTags: s.SessionTags, RootInput: s.RootInput, RootOutput: s.RootOutput,
 		Created: s.CreatedAt.UnixMicro(), Updated: s.UpdatedAt.UnixMicro(),
 		Object: strings.TrimPrefix(s.Location.Key, trace.BatchPrefix(projectID)), Offset: s.Location.Offset, Length: s.Location.Length,
 	}
@@ -153,6 +159,7 @@ func (it summaryItem) toSummary(projectID string) trace.Summary {
 		DurationMS: it.Duration, Cost: it.Cost, InputTokens: it.TokIn, OutputTokens: it.TokOut,
 		SessionID: it.Session, ErrorCode: it.ErrCode, ErrorCodeCut: it.ErrCut,
 		HasError: it.HasError, Tags: it.Tags, TagsCut: it.TagsCut, PromptVersionID: it.Prompt, PromptSlug: it.Slug, PromptHash: it.Hash, Model: it.Model,
+		TraceTags: it.TraceTags, SessionName: it.SessionName, SessionTags: it.SessionTags, RootInput: it.RootInput, RootOutput: it.RootOutput,
 		CreatedAt: time.UnixMicro(it.Created).UTC(), UpdatedAt: time.UnixMicro(it.Updated).UTC(),
 		Location: trace.Location{Key: trace.BatchPrefix(projectID) + it.Object, Offset: it.Offset, Length: it.Length},
 	}

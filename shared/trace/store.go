@@ -44,9 +44,17 @@ type Summary struct {
 	// the change stream carries them from the span's index item to the span's signal record
 	// (ddb.SignalJoin). None for most spans, whose item does not grow.
 	ABChoices []ABChoice
-	CreatedAt time.Time
-	UpdatedAt time.Time
-	Location  Location
+	// What the span says of its trace and session, which the trace and session aggregates
+	// take from its summary: the trace's tags, the session's name and tags (each bounded as
+	// Tags is), and a root span's previews of its input and output (rootPreviewBytes each).
+	TraceTags   map[string]string
+	SessionName string
+	SessionTags map[string]string
+	RootInput   string
+	RootOutput  string
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+	Location    Location
 	// WriteID is the TraceWrite that stored this version ("" for summaries of earlier releases).
 	WriteID string
 }

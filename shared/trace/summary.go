@@ -57,6 +57,19 @@ func Summarize(s Span, loc Location) Summary {
 	// The prompt linkage and the model take room in the item; tags give it up.
 	tagBytes := summaryTagBytes - len(sum.PromptSlug) - len(sum.PromptHash) - len(sum.Model)
 	sum.Tags, sum.TagsCut = boundTags(s.Tags, tagBytes)
+	sum.TraceTags, _ = boundTags(s.TraceTags, summaryTagBytes)
+	sum.SessionTags, _ = boundTags(s.SessionTags, summaryTagBytes)
+	if s.SessionName != nil {
+		sum.SessionName, _ = textcut.Cut(*s.SessionName, summaryNameBytes)
+	}
+	if s.ParentSpanID == nil {
+		if s.InputData != nil {
+			sum.RootInput, _ = textcut.Cut(*s.InputData, rootPreviewBytes)
+		}
+		if s.OutputData != nil {
+			sum.RootOutput, _ = textcut.Cut(*s.OutputData, rootPreviewBytes)
+		}
+	}
 	return sum
 }
 
