@@ -111,7 +111,9 @@ type Objects interface {
 const (
 	DefaultConcurrency = 8
 	DefaultLease       = 6 * time.Minute
-	DefaultIndexGrace  = trace.PendingGrace
+	// DefaultIndexGrace is longer than any request can still be putting the summaries of the
+	// batch object it wrote: the API functions' timeouts are under a minute.
+	DefaultIndexGrace = 2 * time.Minute
 	// DefaultWriteMargin is the time kept at the end of an invocation for writing the
 	// evaluations and releasing the claims of the calls that did not finish.
 	DefaultWriteMargin = 20 * time.Second

@@ -60,8 +60,12 @@ type API struct {
 	// Webhooks is the in-process queue of webhook deliveries, served by the deliverer
 	// (app.Env.Deliverer): DrainStream fans the stream's events out to it.
 	Webhooks *app.LocalQueue
+	// StreamDDB counts the requests of the change stream's consumer of the trace and session
+	// aggregates, which runs beside the API (aggregates): DDB counts the API's own.
+	StreamDDB *ddbtest.Counter
 
-	stream *ddb.StreamPoller
+	stream     *ddb.StreamPoller
+	aggregates *aggregates
 }
 
 // Tenant is a project and a key of it.
@@ -90,8 +94,10 @@ type Options struct {
 	Optimizer func(*optimizer.Worker)
 	// EventBus is the EventBridge bus the events are put on (app.Clients.EventBus); nil: none.
 	EventBus *eventbus.Bus
-	// Stream gives the table its change stream, for the tests of the rollups (DrainStream);
-	// DynamoDB Local serves a table with one about ten times slower, so others go without.
+	// Stream makes the API read what the whole change stream's consumer keeps (the list index,
+	// the feedback index: app.Env.StreamConsumer), which tests apply with DrainStream; without
+	// it the lists walk the time index (app.WithoutStream). Either way the table has its
+	// stream, and the trace and session aggregates follow it before each request (aggregates).
 	Stream bool
 }
 
@@ -124,11 +130,7 @@ func fastRetryer() aws.Retryer {
 func New(t testing.TB, o Options) *API {
 	t.Helper()
 	testlog.Capture(t)
-	newTable := ddbtest.NewTable
-	if o.Stream {
-		newTable = ddbtest.NewStreamTable
-	}
-	client, counter, name := newTable(t)
+	client, counter, name := ddbtest.NewStreamTable(t)
 	blobs, s3Counter, s3URL := blobtest.New(t)
 	var ddbFaults, s3Faults *faultproxy.Proxy
 	if o.Faults {
@@ -179,7 +181,10 @@ func New(t testing.TB, o Options) *API {
 	api.A, api.B = webtest.NewTenant(t, authStore), webtest.NewTenant(t, authStore)
 	h, err := restapi.Handler(env)
 	require.NoError(t, err)
-	api.Handler = h
+	api.StreamDDB = &ddbtest.Counter{}
+	api.aggregates = newAggregates(t, api.poller(t, ddb.NewAggregateStore(
+		ddb.NewTraceStore(ddb.NewTable(ddbtest.Client(t, api.StreamDDB), name), ddb.WithRetention(cfg.SpanRetention()))).Apply))
+	api.Handler = api.aggregates.before(h)
 	counter.Reset()
 	if o.Faults {
 		ddbFaults.Reset()
@@ -188,10 +193,10 @@ func New(t testing.TB, o Options) *API {
 	return api
 }
 
-// DrainStream applies every change of the table's stream so far to the rollups and the list
-// index (app.Env.StreamConsumer), as RollupFunction does in a deployment and plume-local's
-// poller does: afterwards the metrics count everything stored before the call, and the list
-// index holds it. It fans the events out to the webhooks too (app.Env.EventConsumer, as
+// DrainStream applies every change of the table's stream so far to the trace and session
+// aggregates, the rollups and the list index (app.Env.StreamConsumer), as RollupFunction does
+// in a deployment and plume-local's poller does: afterwards the metrics count everything
+// stored before the call, and the list index holds it. It fans the events out to the webhooks too (app.Env.EventConsumer, as
 // EventsFunction does). The API must have been started with Options.Stream.
 func (api *API) DrainStream(t testing.TB) {
 	t.Helper()
@@ -252,19 +257,12 @@ func (api *API) poller(t testing.TB, apply func(context.Context, string, []ddb.S
 	return &ddb.StreamPoller{DB: ddbtest.Client(t, nil), TableName: api.TableName, Streams: streams, Apply: apply}
 }
 
-// drain polls p until two polls in a row find nothing new (a shard may answer one empty page
-// before the records that follow it).
+// drain applies everything p's stream holds so far (ddb.StreamPoller.Drain).
 func drain(t testing.TB, p *ddb.StreamPoller) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	for idle := 0; idle < 2; {
-		busy, err := p.Poll(ctx)
-		require.NoError(t, err, "apply the table's stream")
-		if idle++; busy {
-			idle = 0
-		}
-	}
+	require.NoError(t, p.Drain(ctx), "apply the table's stream")
 }
 
 // serveWebhooks serves the webhook deliveries' queue with the deliverer, in-process, as

@@ -221,6 +221,10 @@ func (e *Env) Traces() *ddb.TraceStore {
 	})
 }
 
+// Aggregates applies the table's change stream to the trace and session aggregates (span,
+// error and trace counts, cost, extent, root, members): part of StreamConsumer.
+func (e *Env) Aggregates() *ddb.AggregateStore { return ddb.NewAggregateStore(e.Traces()) }
+
 // Rollups are the metrics' counters per time bucket (GET /projects/{project_id}/metrics,
 // RollupFunction); they expire with the spans they count.
 func (e *Env) Rollups() *ddb.RollupStore {
@@ -241,10 +245,10 @@ func (e *Env) ListIndex() (*ddb.ListIndexStore, error) {
 }
 
 // StreamConsumerFilter is RollupFunction's stream filter (template.yaml, held equal by infra's
-// tests): span summaries, traces and sessions (the rollups and the list index), evaluations and
-// feedback (the feedback index and the derived signals), and entities' signal records (a span's
-// first A/B choice, ddb.SignalJoin); a span summary's A/B choices (its ab_choices) are joined
-// from the same SPAN records.
+// tests): span summaries, traces and sessions (the trace and session aggregates, the rollups
+// and the list index), evaluations and feedback (the feedback index and the derived signals),
+// and entities' signal records (a span's first A/B choice, ddb.SignalJoin); a span summary's
+// A/B choices (its ab_choices) are joined from the same SPAN records.
 var StreamConsumerFilter = ddb.StreamFilter{Keys: []string{"SPAN", "TRACE", "SESSION", "ENTITY"}, Prefixes: []string{"EVAL#", "FB#"}}
 
 // EventConsumerFilter is EventsFunction's stream filter (template.yaml, held equal by infra's
@@ -255,23 +259,24 @@ var EventConsumerFilter = ddb.StreamFilter{Keys: []string{"JUDGE", "RUN"}, Prefi
 	Removals: []ddb.StreamRemoval{{Prefix: "MON#", Attr: "st", Value: "alerting"}}}
 
 // StreamConsumer applies a batch of the table's change stream (one shard's records, in order)
-// to what is kept from it: the rollups, the list index, the feedback index and the derived
-// signals of spans in A/B tests (ddb.SignalJoin), at once, each adding every record once
-// whatever is delivered again. It applies the records StreamConsumerFilter passes, as Lambda
-// hands RollupFunction; RollupFunction, plume-local's stream poller and the tests'
-// DrainStream all apply the stream through it.
+// to what is kept from it: the trace and session aggregates, the rollups, the list index, the
+// feedback index and the derived signals of spans in A/B tests (ddb.SignalJoin), at once, each
+// adding every record once whatever is delivered again. It applies the records
+// StreamConsumerFilter passes, as Lambda hands RollupFunction; RollupFunction, plume-local's
+// stream poller and the tests' DrainStream all apply the stream through it.
 func (e *Env) StreamConsumer() (func(ctx context.Context, shard string, records []ddb.StreamRecord) error, error) {
 	index, err := e.ListIndex()
 	if err != nil {
 		return nil, err
 	}
-	rollups, feedbackIndex := e.Rollups(), e.FeedbackStore()
+	aggregates, rollups, feedbackIndex := e.Aggregates(), e.Rollups(), e.FeedbackStore()
 	join := ddb.NewSignalJoin(e.table, e.Signals())
 	return func(ctx context.Context, shard string, records []ddb.StreamRecord) error {
 		if records = StreamConsumerFilter.Pass(records); len(records) == 0 {
 			return nil
 		}
 		g, ctx := errgroup.WithContext(ctx)
+		g.Go(func() error { return aggregates.Apply(ctx, shard, records) })
 		g.Go(func() error { return rollups.Apply(ctx, shard, records) })
 		g.Go(func() error { return index.Apply(ctx, shard, records) })
 		g.Go(func() error { return feedbackIndex.Apply(ctx, shard, records) })

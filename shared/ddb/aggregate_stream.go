@@ -330,7 +330,7 @@ func (a *AggregateStore) traceUpdate(ctx context.Context, k aggregateKey, cur ma
 		}
 	}
 	if shrink {
-		start, end, err := a.s.spanExtent(ctx, k.projectID, k.id, cur, nil, nil)
+		start, end, err := a.s.spanExtent(ctx, k.projectID, k.id, cur)
 		if err != nil {
 			return expression.UpdateBuilder{}, err
 		}
@@ -434,6 +434,7 @@ func (a *AggregateStore) sessionUpdate(ctx context.Context, k aggregateKey, cur 
 		name            string
 		tags            = map[string]string{}
 		traces          []string
+		traceTTL        = map[string]int64{}
 	)
 	for _, r := range rest {
 		t := aggregateOf(r.new, "sc")
@@ -458,8 +459,8 @@ func (a *AggregateStore) sessionUpdate(ctx context.Context, k aggregateKey, cur 
 		if at.After(lastAt) {
 			lastAt = at
 		}
-		traceTTL := intOr(r.new, infra.AttrTTL)
-		ttl = max(ttl, traceTTL)
+		traceTTL[traceID] = max(traceTTL[traceID], intOr(r.new, infra.AttrTTL))
+		ttl = max(ttl, traceTTL[traceID])
 		name = cmp.Or(strAttr(r.new, "sn"), name)
 		maps.Copy(tags, stringsAttr(r.new, "stg"))
 		if !slices.Contains(traces, traceID) {
@@ -473,7 +474,7 @@ func (a *AggregateStore) sessionUpdate(ctx context.Context, k aggregateKey, cur 
 	}
 	for _, traceID := range traces {
 		// Every record refreshes the listing, so that it lives as long as its trace.
-		if err := a.s.putTraceLink(ctx, sessionPK(k.projectID, k.id), traceID, firstAt, lastAt); err != nil {
+		if err := a.s.putTraceLink(ctx, sessionPK(k.projectID, k.id), traceID, firstAt, traceTTL[traceID]); err != nil {
 			return expression.UpdateBuilder{}, err
 		}
 	}

@@ -45,9 +45,7 @@ func TestCompletionsListedByTheirLatestWrite(t *testing.T) {
 			StartedAt: start[id], PromptSlug: names, CreatedAt: at, UpdatedAt: at,
 			Location: trace.Location{Key: trace.BatchKey(projectID, at, latest[id]), Length: 10}}})
 	}
-	_, err = NewTraceStore(table).WriteTrace(ctx, projectID, trace.TraceWrite{
-		ID: uuid.Must(uuid.NewV7()).String(), Delta: trace.TraceDelta{TraceID: traceID, MinStart: at, At: at}, Puts: puts,
-	})
+	_, err = NewTraceStore(table).PutSummaries(ctx, projectID, uuid.Must(uuid.NewV7()).String(), puts, at)
 	require.NoError(t, err)
 	for i, l := range []struct {
 		batch string

@@ -264,7 +264,7 @@ func costFixture(t *testing.T, total, batch, tracesPerBatch int) lxFixture {
 			require.NoError(t, err)
 		}
 	}
-	f.shard, f.records = captureRecords(t, client, name)
+	f.shard, f.records = captureRecords(t, client, name, nil)
 	f.want = lxState{}
 	for _, kind := range lxKinds {
 		f.want[kind] = map[string]int32{}

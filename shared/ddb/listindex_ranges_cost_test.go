@@ -67,7 +67,7 @@ func newRangeProject(t *testing.T, n int) rangeProject {
 		_, err := svc.Ingest(ctx, p.projectID, spans)
 		require.NoError(t, err)
 	}
-	shard, records := captureRecords(t, client, name)
+	shard, records := captureRecords(t, client, name, nil)
 	lx := NewListIndexStore(NewTable(client, name), blobs, ListIndexConfig{Now: func() time.Time { return p.to }})
 	for b := range slices.Chunk(records, 100) {
 		require.NoError(t, lx.Apply(ctx, shard, b))

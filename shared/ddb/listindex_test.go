@@ -57,6 +57,7 @@ func newLXFixture(t *testing.T, traces, perTrace, uniqueTags int, spacing time.D
 	client, _, name := ddbtest.NewStreamTable(t)
 	blobs, _, _ := blobtest.New(t)
 	store := NewTraceStore(NewTable(client, name))
+	tap := newStreamTap(t, client, name, nil) // applied after each request, as RollupFunction would
 	var clock atomic.Pointer[time.Time]
 	svc := trace.NewService(store, blobs, nil, trace.WithClock(func() time.Time { return *clock.Load() }))
 	ctx := context.Background()
@@ -107,6 +108,7 @@ func newLXFixture(t *testing.T, traces, perTrace, uniqueTags int, spacing time.D
 			}
 			_, err := svc.Ingest(ctx, f.projectID, batch)
 			require.NoError(t, err)
+			tap.drain(t)
 		}
 		// One span sent again, changed: a MODIFY of its summary and its trace.
 		again := spans[rng.IntN(len(spans))]
@@ -117,9 +119,10 @@ func newLXFixture(t *testing.T, traces, perTrace, uniqueTags int, spacing time.D
 		again.DurationMS, again.EndedAt, again.Cost, again.UpdatedAt = &ms, &end, ptrTo(0.5), now
 		_, err := svc.Ingest(ctx, f.projectID, []trace.Span{again})
 		require.NoError(t, err)
+		tap.drain(t)
 	}
 	f.spans = len(spanIDs)
-	f.shard, f.records = captureRecords(t, client, name)
+	f.shard, f.records = tap.shard, tap.records
 	require.NotEmpty(t, f.records)
 
 	// What is stored, read back by the tracing store's own readers.
@@ -153,33 +156,56 @@ func addKeys(m map[string]int32, keys [][]byte) {
 	}
 }
 
-// captureRecords reads what the table's stream holds, without applying it, keeping the
-// records RollupFunction's filter passes for the list index (the stream has one shard here).
-func captureRecords(t *testing.T, client *dynamodb.Client, table string) (string, []StreamRecord) {
+// captureRecords reads what the table's stream holds (streamTap), without applying it to
+// anything but the trace and session aggregates.
+func captureRecords(t *testing.T, client *dynamodb.Client, table string, agg *AggregateStore) (string, []StreamRecord) {
 	t.Helper()
+	tap := newStreamTap(t, client, table, agg)
+	tap.drain(t)
+	return tap.shard, tap.records
+}
+
+// streamTap reads a table's stream as it grows, keeping the records RollupFunction's filter
+// passes for the list index (the stream has one shard here). It applies the trace and session
+// aggregates as it reads, in batches of icStreamBatch (through agg, or a store of client when
+// agg is nil), as RollupFunction applies them: the trace and session items exist only once
+// they are, and their records are among those kept.
+type streamTap struct {
+	p       *StreamPoller
+	shard   string
+	records []StreamRecord
+}
+
+func newStreamTap(t *testing.T, client *dynamodb.Client, table string, agg *AggregateStore) *streamTap {
+	if agg == nil {
+		agg = NewAggregateStore(NewTraceStore(NewTable(client, table)))
+	}
 	o := client.Options()
-	var shard string
-	var records []StreamRecord
-	p := &StreamPoller{DB: client, TableName: table,
+	tap := &streamTap{}
+	tap.p = &StreamPoller{DB: client, TableName: table,
 		Streams: NewStreamsClient(aws.Config{Region: o.Region, Credentials: o.Credentials}, ddbtest.Endpoint(t)),
-		Apply: func(_ context.Context, s string, rs []StreamRecord) error {
-			require.True(t, shard == "" || shard == s, "one shard")
-			shard = s
+		Apply: func(ctx context.Context, s string, rs []StreamRecord) error {
+			require.True(t, tap.shard == "" || tap.shard == s, "one shard")
+			tap.shard = s
+			for b := range slices.Chunk(rs, icStreamBatch) {
+				if err := agg.Apply(ctx, s, b); err != nil {
+					return err
+				}
+			}
 			for _, r := range rs {
 				if sk := strAttr(r.New, "SK"); r.EventName != "REMOVE" && (sk == skSpan || sk == skTrace || sk == skSession) {
-					records = append(records, r)
+					tap.records = append(tap.records, r)
 				}
 			}
 			return nil
 		}}
-	for idle := 0; idle < 2; {
-		busy, err := p.Poll(context.Background())
-		require.NoError(t, err)
-		if idle++; busy {
-			idle = 0
-		}
-	}
-	return shard, records
+	return tap
+}
+
+// drain reads (and applies to the aggregates) what the stream holds so far.
+func (tap *streamTap) drain(t *testing.T) {
+	t.Helper()
+	require.NoError(t, tap.p.Drain(context.Background()))
 }
 
 // newLXStore is a list index in a fresh table and bucket.

@@ -113,6 +113,21 @@ func (p *StreamPoller) Poll(ctx context.Context) (busy bool, _ error) {
 	return busy, nil
 }
 
+// Drain polls until two polls in a row find nothing new (a shard may answer one empty page
+// before the records that follow it): everything written before the call is applied.
+func (p *StreamPoller) Drain(ctx context.Context) error {
+	for idle := 0; idle < 2; {
+		busy, err := p.Poll(ctx)
+		if err != nil {
+			return err
+		}
+		if idle++; busy {
+			idle = 0
+		}
+	}
+	return nil
+}
+
 // discover finds the stream's shards and opens those whose parent is read.
 func (p *StreamPoller) discover(ctx context.Context) error {
 	if p.arn == "" {

@@ -29,15 +29,11 @@ func TestSummaryTokensRoundTrip(t *testing.T) {
 			InputTokens: in, OutputTokens: out, CreatedAt: at, UpdatedAt: at,
 			Location: trace.Location{Key: trace.BatchKey(projectID, at, uuid.NewString()), Length: 10}}
 	}
-	_, err := store.WriteTrace(ctx, projectID, trace.TraceWrite{
-		ID:    uuid.Must(uuid.NewV7()).String(),
-		Delta: trace.TraceDelta{TraceID: traceID, MinStart: at, At: at},
-		Puts: []trace.SummaryPut{
-			{Summary: summary(llmID, trace.KindLLM, 1250, trace.MaxTokens)},
-			{Summary: summary(toolID, "tool", 0, 0)},
-			{Summary: summary(oldID, trace.KindLLM, 40, 2)},
-		},
-	})
+	_, err := store.PutSummaries(ctx, projectID, uuid.Must(uuid.NewV7()).String(), []trace.SummaryPut{
+		{Summary: summary(llmID, trace.KindLLM, 1250, trace.MaxTokens)},
+		{Summary: summary(toolID, "tool", 0, 0)},
+		{Summary: summary(oldID, trace.KindLLM, 40, 2)},
+	}, at)
 	require.NoError(t, err)
 
 	tool, err := client.GetItem(ctx, &dynamodb.GetItemInput{TableName: &name, Key: key(spanPK(projectID, toolID), skSpan)})

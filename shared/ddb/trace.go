@@ -56,9 +56,8 @@ func (s *TraceStore) read(ctx context.Context, keys []map[string]types.Attribute
 }
 
 var (
-	_ trace.Index       = (*TraceStore)(nil)
-	_ trace.Reader      = (*TraceStore)(nil)
-	_ trace.GroupHealer = (*TraceStore)(nil)
+	_ trace.Index  = (*TraceStore)(nil)
+	_ trace.Reader = (*TraceStore)(nil)
 )
 
 // NewTraceStore returns the tracing store in t.

@@ -247,32 +247,22 @@ func decodeArray(body []byte, v any) error {
 	return nil
 }
 
-// PutTraces creates or updates traces and their sessions (Traces reads them back). Each
-// trace's fields are written as a pending delta of the trace, then every trace is healed, as a
-// span batch is: what a failed request leaves is finished by the next write or the sweeper.
+// PutTraces creates or updates traces and their sessions (Traces reads them back): each
+// trace's fields in one write of the trace (Index.PutTrace); a trace that names a session joins
+// it as the change stream applies the write, as its spans' aggregates do.
 func (s *Service) PutTraces(ctx context.Context, projectID string, traces []TraceInput) error {
 	now := s.now().UTC()
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(writeConcurrency)
-	ids, own := make([]string, len(traces)), make([]Written, len(traces))
-	sessionOf := map[string]string{}
-	for i, t := range traces {
-		ids[i], own[i] = t.ID, Written{WriteID: uuid.Must(uuid.NewV7()).String()}
-		sessionOf[t.ID] = t.SessionID
+	for _, t := range traces {
 		g.Go(func() error {
-			_, err := s.index.WriteTrace(gctx, projectID, TraceWrite{ID: own[i].WriteID, Delta: TraceDelta{
-				TraceID: t.ID, SessionID: t.SessionID, MinStart: t.StartedAt, MaxEnd: t.EndedAt, Tags: t.Tags,
-				Explicit: &TraceFields{Name: t.Name, Status: t.Status, Cost: t.Cost, Attributes: string(t.Attributes)}, At: now,
-			}})
-			return err
+			return s.index.PutTrace(gctx, projectID, TracePut{
+				TraceID: t.ID, SessionID: t.SessionID, Name: t.Name, Status: t.Status, Cost: t.Cost,
+				Attributes: string(t.Attributes), Tags: t.Tags, StartedAt: t.StartedAt, EndedAt: t.EndedAt, At: now,
+			})
 		})
 	}
-	if err := g.Wait(); err != nil {
-		return err
-	}
-	// These writes are not noted (their pending deltas carry their own sweeper entries).
-	_, err := s.heal(ctx, projectID, bySession(ids, sessionOf), own)
-	return err
+	return g.Wait()
 }
 
 // Traces returns the stored traces of ids (Index.Traces).

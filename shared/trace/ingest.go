@@ -5,16 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"slices"
-	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/plumehq/plume/shared/errs"
-	"github.com/plumehq/plume/shared/textcut"
 )
 
 // maxPutRounds bounds how often spans that lost a race to another writer are read, merged and
@@ -76,17 +72,14 @@ type Ingested struct {
 // IngestBatch stores a batch of valid spans of one project.
 //
 // The rule for a span id sent again: the later write wins field by field (Merge); the trace and
-// session aggregates change by the difference between the new and the replaced version, so an
-// identical re-send adds nothing (though its first round writes a batch object and a pending
-// delta that adds nothing: see IngestBatch). Attachments are the exception to "later wins":
-// they add up, by key. With WithExtractor, the attachments the spans carry inline are first
-// moved to their own objects (Extractor.Extract). A span that names another trace than
-// the one it is stored under (or than its first copy in the batch) is refused alone: a span
-// cannot move between traces, and the rest of the batch is stored. Its reason names no stored
-// value (the trace it is under is not the caller's to learn).
-//
-// Every trace of the batch is healed at the end (Index.HealTrace), changed or not: a re-send
-// of a batch whose request failed half-way finishes its aggregates.
+// session aggregates, which the change stream's consumer computes from the summaries
+// (Index), change by the difference between the new and the replaced version, so an identical
+// re-send adds nothing. Attachments are the exception to "later wins": they add up, by key.
+// With WithExtractor, the attachments the spans carry inline are first moved to their own
+// objects (Extractor.Extract). A span that names another trace than the one it is stored under
+// (or than its first copy in the batch) is refused alone: a span cannot move between traces,
+// and the rest of the batch is stored. Its reason names no stored value (the trace it is under
+// is not the caller's to learn).
 func (s *Service) IngestBatch(ctx context.Context, projectID string, spans []Span) (Ingested, error) {
 	spans, pos := dedupe(spans)
 	if s.extractor != nil {
@@ -99,9 +92,6 @@ func (s *Service) IngestBatch(ctx context.Context, projectID string, spans []Spa
 	}
 	stored := make(map[string]Span, len(spans))
 	moved := map[spanRef]bool{}
-	var own []Written     // the writes of this request, all settled once putRound returns
-	var written []string  // the traces they wrote pending deltas to
-	var notes []WriteNote // the notes listing them for the sweeper
 	pending := spans
 	for round := 1; len(pending) > 0; round++ {
 		if round > maxPutRounds {
@@ -110,18 +100,11 @@ func (s *Service) IngestBatch(ctx context.Context, projectID string, spans []Spa
 		// The first round takes every span for new, without reading: an SDK sends a span once,
 		// when it ends, so its key almost never exists yet, and a summary put is conditioned on
 		// it not existing. A span that does exist (a re-send, a later write of a span) fails that
-		// condition and goes round again, read and merged; its change in the round's pending
-		// delta is dropped by the heal (its put can never take effect). A batch that names an
-		// id under two traces is read first, so that the copy of the stored trace is the one
-		// kept.
+		// condition and goes round again, read and merged. A batch that names an id under two
+		// traces is read first, so that the copy of the stored trace is the one kept.
 		r, err := s.putRound(ctx, projectID, pending, round == 1 && len(ids(pending)) == len(pending))
 		if err != nil {
 			return Ingested{}, err
-		}
-		own = append(own, r.writes...)
-		written = append(written, r.traces...)
-		if r.note.ID != "" {
-			notes = append(notes, r.note)
 		}
 		for _, w := range r.done {
 			stored[w.span.ID] = w.span
@@ -138,7 +121,6 @@ func (s *Service) IngestBatch(ctx context.Context, projectID string, spans []Spa
 		pending = again
 	}
 	var out Ingested
-	traceIDs := make([]string, 0, len(spans))
 	for i, sp := range spans {
 		if moved[refOf(sp)] {
 			for _, p := range pos[i] {
@@ -148,35 +130,6 @@ func (s *Service) IngestBatch(ctx context.Context, projectID string, spans []Spa
 		}
 		out.Stored = append(out.Stored, stored[sp.ID])
 		out.Sent = append(out.Sent, sp)
-		if !slices.Contains(traceIDs, sp.TraceID) {
-			traceIDs = append(traceIDs, sp.TraceID)
-		}
-	}
-	for _, id := range written {
-		// A trace written only by spans refused as moved (the unread first round wrote them
-		// as new): its pending delta adds nothing, and is deleted now rather than swept.
-		if !slices.Contains(traceIDs, id) {
-			traceIDs = append(traceIDs, id)
-		}
-	}
-	sessionOf := map[string]string{}
-	for _, sp := range spans {
-		if sp.SessionID != nil && sessionOf[sp.TraceID] == "" {
-			sessionOf[sp.TraceID] = *sp.SessionID
-		}
-	}
-	left, err := s.heal(ctx, projectID, bySession(traceIDs, sessionOf), own)
-	if err != nil {
-		return Ingested{}, err
-	}
-	if !left {
-		// Every delta of the request's writes is applied: the sweeper has nothing to find
-		// through its notes. Otherwise they stay, for the sweeper to finish what is left.
-		for _, n := range notes {
-			if err := s.index.ClearNote(ctx, projectID, n); err != nil {
-				return Ingested{}, err
-			}
-		}
 	}
 	slices.SortFunc(out.Refused, func(a, b Rejected) int { return a.Index - b.Index })
 	return out, nil
@@ -206,24 +159,20 @@ func movedReason(sp Span) string {
 	return fmt.Sprintf("span %s is stored under another trace; a span cannot move to trace %s", sp.ID, sp.TraceID)
 }
 
-// round is what one putRound did: the spans it stored (or found unchanged), its writes, the
-// spans that lost a race to another writer (conflicts, to go round again), and the spans
-// refused because they name another trace than the one they are stored under.
+// round is what one putRound did: the spans it stored (or found unchanged), the spans that
+// lost a race to another writer (conflicts, to go round again), and the spans refused because
+// they name another trace than the one they are stored under.
 type round struct {
 	done      []written
-	writes    []Written
-	traces    []string // the traces of writes
 	conflicts []string
 	moved     []spanRef
-	note      WriteNote // the traces of writes, noted for the sweeper (no ID: none)
 }
 
 // putRound reads the stored versions of spans (unless unread: then every span is taken for
-// new), merges, writes one batch object with every span that changes, then each trace's
-// changed spans with their pending delta (Index.WriteTrace).
-// It returns the spans stored and the ids of its writes; spans whose summary changed meanwhile
-// are returned as conflicts, to go round again. A span id's trace is the one it is stored
-// under, else that of its first copy in the batch: a copy naming another is returned as moved.
+// new), merges, writes one batch object with every span that changes, then their summaries
+// (Index.PutSummaries). Spans whose summary changed meanwhile are returned as conflicts, to go
+// round again. A span id's trace is the one it is stored under, else that of its first copy in
+// the batch: a copy naming another is returned as moved.
 func (s *Service) putRound(ctx context.Context, projectID string, spans []Span, unread bool) (round, error) {
 	prev := map[string]Summary{}
 	if !unread {
@@ -292,100 +241,20 @@ func (s *Service) putRound(ctx context.Context, projectID string, spans []Span, 
 		body = w.span.AppendJSON(body)
 		loc := Location{Key: key, Offset: int64(start), Length: int64(len(body) - start)}
 		body = append(body, '\n')
-		puts[i] = SummaryPut{Summary: Summarize(w.span, loc)}
-		if w.prev != nil {
-			puts[i].Prev = w.prev
-		}
+		puts[i] = SummaryPut{Summary: Summarize(w.span, loc), Prev: w.prev}
 	}
 	if err := s.blobs.Put(ctx, key, body, "application/x-ndjson"); err != nil {
 		return round{}, fmt.Errorf("write batch object: %w", err)
 	}
-
-	writes := traceWrites(toWrite, puts, batchID, now)
-	// The note first: a request that fails after it leaves the sweeper a way to its deltas.
-	r.note = WriteNote{ID: batchID, At: now}
-	for i := range writes {
-		writes[i].Noted = true
-		r.note.Traces = append(r.note.Traces, writes[i].Delta.TraceID)
-	}
-	if err := s.index.NoteWrites(ctx, projectID, r.note); err != nil {
+	if r.conflicts, err = s.index.PutSummaries(ctx, projectID, batchID, puts, now); err != nil {
 		return round{}, err
 	}
-	conflicted := make([][]string, len(writes))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(writeConcurrency)
-	for i, w := range writes {
-		g.Go(func() (err error) {
-			conflicted[i], err = s.index.WriteTrace(gctx, projectID, w)
-			return err
-		})
-	}
-	if err := g.Wait(); err != nil {
-		return round{}, err
-	}
-	r.conflicts = slices.Concat(conflicted...)
 	for _, w := range toWrite {
 		if !slices.Contains(r.conflicts, w.span.ID) {
 			r.done = append(r.done, w)
 		}
 	}
-	r.writes = make([]Written, len(writes))
-	for i, w := range writes {
-		r.writes[i].WriteID = w.ID
-		r.traces = append(r.traces, w.Delta.TraceID)
-		for _, p := range w.Puts {
-			if !slices.Contains(conflicted[i], p.Summary.SpanID) {
-				r.writes[i].Stored = append(r.writes[i].Stored, p.Summary.SpanID)
-			}
-		}
-	}
 	return r, nil
-}
-
-// traceWrites groups the changed spans by trace, in writes of at most MaxSpansPerWrite spans,
-// each with the delta it adds to its trace.
-func traceWrites(changed []written, puts []SummaryPut, batchID string, now time.Time) []TraceWrite {
-	byTrace := map[string][]int{}
-	var order []string
-	for i, w := range changed {
-		id := w.span.TraceID
-		if _, ok := byTrace[id]; !ok {
-			order = append(order, id)
-		}
-		byTrace[id] = append(byTrace[id], i)
-	}
-	var out []TraceWrite
-	for _, traceID := range order {
-		for chunk := range slices.Chunk(byTrace[traceID], MaxSpansPerWrite) {
-			first := changed[chunk[0]].span
-			w := TraceWrite{
-				ID:    uuid.Must(uuid.NewV7()).String(),
-				Delta: TraceDelta{TraceID: traceID, FirstName: first.Name, MinStart: first.StartedAt, Batch: batchID, At: now},
-			}
-			for _, i := range chunk {
-				addSpan(&w.Delta, changed[i].span, changed[i].prev)
-				addListings(&w.Delta, changed[i], puts[i].Summary)
-				w.Puts = append(w.Puts, puts[i])
-			}
-			out = append(out, w)
-		}
-	}
-	return out
-}
-
-// addListings adds what a written span lists besides the aggregates: a prompt's completions,
-// and its session's name and tags. Every write of an llm span linked to a prompt lists it by
-// its batch, so that its listing lives as long as the span (retention); readers keep the
-// listing by the batch that last wrote it (ddb's PromptCompletions).
-func addListings(d *TraceDelta, w written, sum Summary) {
-	sp := w.span
-	if sum.Kind == KindLLM && sum.PromptSlug != "" {
-		d.Changes[len(d.Changes)-1].Completion = sum.PromptSlug
-	}
-	if sp.SessionName != nil {
-		d.SessionName = *sp.SessionName
-	}
-	d.SessionTags = withTags(d.SessionTags, sp.SessionTags)
 }
 
 // records loads the full stored records of the summaries, grouped by batch object.
@@ -432,140 +301,6 @@ func (s *Service) price(ctx context.Context, projectID string, spans []Span) err
 	return nil
 }
 
-// bySession groups traceIDs by their session (a trace of none, or of one this request does not
-// name, is a group of its own), in order.
-func bySession(traceIDs []string, sessionOf map[string]string) [][]string {
-	var out [][]string
-	at := map[string]int{}
-	for _, id := range traceIDs {
-		session := sessionOf[id]
-		if i, ok := at[session]; ok && session != "" {
-			out[i] = append(out[i], id)
-			continue
-		}
-		at[session] = len(out)
-		out = append(out, []string{id})
-	}
-	return out
-}
-
-// heal applies the pending deltas of traces, then of their sessions. own are the writes of the
-// calling request, whose summary puts are all done.
-//
-// The traces of one session heal one after another: each heal updates the session in its own
-// transaction, under the session's version, so two at once would cancel one of them (billed in
-// full) and route its delta through a pending item of the session and a second transaction.
-// An index that can heals them together instead, writing the session once (GroupHealer).
-//
-// Heals that keep losing to concurrent writers of the same trace or session are not failures:
-// the Index leaves their deltas to the next healer and succeeds (HealTrace); left reports
-// that some of own's deltas are among them, so the request's notes stay for the sweeper. What fails here is
-// storage itself, and the request with it. Its cause travels in the error and is logged once,
-// where the request is answered (shared/web.Error, the OTLP handler: 500s and 503s).
-func (s *Service) heal(ctx context.Context, projectID string, groups [][]string, own []Written) (left bool, err error) {
-	found := make([][]string, len(groups))
-	var anyLeft atomic.Bool
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(writeConcurrency)
-	for i, traceIDs := range groups {
-		found[i] = make([]string, len(traceIDs))
-		g.Go(func() error {
-			healed, err := s.healGroup(gctx, projectID, traceIDs, own)
-			if err != nil {
-				return err
-			}
-			for j, h := range healed {
-				found[i][j] = h.Session
-				if h.Left {
-					anyLeft.Store(true)
-				}
-			}
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
-		return false, err
-	}
-	sessions := slices.Concat(found...)
-	slices.Sort(sessions)
-	sessions = slices.Compact(sessions)
-	g, gctx = errgroup.WithContext(ctx)
-	g.SetLimit(writeConcurrency)
-	for _, id := range sessions {
-		if id != "" {
-			g.Go(func() error { return s.index.HealSession(gctx, projectID, id) })
-		}
-	}
-	if err := g.Wait(); err != nil {
-		return false, err
-	}
-	slog.DebugContext(ctx, "batch aggregated", "traces", len(slices.Concat(groups...)), "sessions", len(sessions))
-	return anyLeft.Load(), nil
-}
-
-// healGroup heals traces of one session one after another (HealTrace), or together when the
-// index can (GroupHealer).
-func (s *Service) healGroup(ctx context.Context, projectID string, traceIDs []string, own []Written) ([]Healed, error) {
-	if g, ok := s.index.(GroupHealer); ok && len(traceIDs) > 1 {
-		return g.HealTraces(ctx, projectID, traceIDs, own...)
-	}
-	out := make([]Healed, len(traceIDs))
-	for i, id := range traceIDs {
-		h, err := s.index.HealTrace(ctx, projectID, id, own...)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = h
-	}
-	return out, nil
-}
-
-// addSpan adds one written span to its trace's delta.
-func addSpan(d *TraceDelta, sp Span, prev *Summary) {
-	c := SpanChange{SpanID: sp.ID, New: prev == nil, Errors: btoi(sp.HasError()), Cost: deref(sp.Cost)}
-	if prev != nil {
-		c.Prev = prev.WriteID
-		c.Errors -= btoi(prev.HasError)
-		c.Cost -= deref(prev.Cost)
-		// A minimum and a maximum cannot be undone by a difference: a span that starts later or
-		// ends earlier than before makes the heal recompute the trace's extent.
-		end, prevEnd := spanEnd(sp), prev.End()
-		d.Shrink = d.Shrink || sp.StartedAt.After(prev.StartedAt) || (prevEnd != nil && (end == nil || end.Before(*prevEnd)))
-	}
-	d.Changes = append(d.Changes, c)
-	d.MinStart = minTime(d.MinStart, sp.StartedAt)
-	d.MaxEnd = maxTime(d.MaxEnd, spanEnd(sp))
-	if d.SessionID == "" && sp.SessionID != nil {
-		d.SessionID = *sp.SessionID
-	}
-	d.Tags = withTags(d.Tags, sp.TraceTags)
-	if sp.ParentSpanID == nil {
-		root := &RootSpan{SpanID: sp.ID, Name: sp.Name}
-		if sp.Status != nil {
-			root.Status = *sp.Status
-		}
-		if sp.InputData != nil {
-			root.Input, _ = textcut.Cut(*sp.InputData, rootPreviewBytes)
-		}
-		if sp.OutputData != nil {
-			root.Output, _ = textcut.Cut(*sp.OutputData, rootPreviewBytes)
-		}
-		d.Root = root
-	}
-}
-
-// spanEnd is ended_at, else started_at plus duration_ms, else nil.
-func spanEnd(sp Span) *time.Time {
-	if sp.EndedAt != nil {
-		return sp.EndedAt
-	}
-	if sp.DurationMS != nil {
-		t := sp.StartedAt.Add(time.Duration(*sp.DurationMS * float64(time.Millisecond)))
-		return &t
-	}
-	return nil
-}
-
 // dedupe merges the copies of one span (one id and trace) in a batch, in order, at the first
 // one's place; pos holds the batch indexes of the copies of each span it returns. Copies of
 // one id with different traces stay apart: the one of them that is not moving is stored
@@ -597,34 +332,6 @@ func ids(spans []Span) []string {
 		}
 	}
 	return out
-}
-
-func minTime(a, b time.Time) time.Time {
-	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
-		return b
-	}
-	return a
-}
-
-func maxTime(a, b *time.Time) *time.Time {
-	if a == nil || (b != nil && b.After(*a)) {
-		return b
-	}
-	return a
-}
-
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-func deref(f *float64) float64 {
-	if f == nil {
-		return 0
-	}
-	return *f
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -52,21 +52,6 @@ func set[T any](dst **T, v *T) {
 	}
 }
 
-// withTags returns a copy of m with tags set over it; m itself when tags is empty.
-func withTags(m map[string]string, tags Tags) map[string]string {
-	if len(tags) == 0 {
-		return m
-	}
-	out := maps.Clone(m)
-	if out == nil {
-		out = make(map[string]string, len(tags))
-	}
-	for _, t := range tags {
-		out[t.Key] = t.Value
-	}
-	return out
-}
-
 // mergeObjects merges two JSON objects key by key, b winning; either may be empty.
 func mergeObjects(a, b json.RawMessage) json.RawMessage {
 	if isEmptyObject(b) {

@@ -33,6 +33,7 @@ type retentionRun struct {
 	client  *dynamodb.Client
 	table   string
 	reqs    *ddbtest.Counter
+	apply   func() // the stream applied to the aggregates (aggregator)
 	svc     *trace.Service
 	store   *ddb.TraceStore
 	project string
@@ -43,22 +44,24 @@ type retentionRun struct {
 var retentionStart = time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
 
 func newRetentionRun(t *testing.T, retention time.Duration) *retentionRun {
-	client, counter, name := ddbtest.NewTable(t)
+	client, counter, name := ddbtest.NewStreamTable(t)
 	blobs, _, _ := blobtest.New(t)
-	r := &retentionRun{t: t, client: client, table: name, reqs: counter, project: uuid.NewString(), now: retentionStart}
+	r := &retentionRun{t: t, client: client, table: name, reqs: counter, project: uuid.NewString(), now: retentionStart,
+		apply: aggregator(t, name, ddb.WithRetention(retention))}
 	r.store = ddb.NewTraceStore(ddb.NewTable(client, name), ddb.WithRetention(retention))
 	r.svc = trace.NewService(r.store, blobs, nil, trace.WithClock(func() time.Time { return r.now }))
 	return r
 }
 
-// step runs f at the run's time at and returns the requests it made and the items it wrote
-// (new or changed).
+// step runs f at the run's time at and returns the requests it made and the items it and the
+// stream's consumer of the aggregates wrote (new or changed).
 func (r *retentionRun) step(at time.Time, f func(ctx context.Context) error) (map[string]int, map[string]map[string]types.AttributeValue) {
 	r.t.Helper()
 	r.now = at
 	r.reqs.Reset()
 	require.NoError(r.t, f(context.Background()))
 	counts := r.reqs.Counts()
+	r.apply()
 	before := r.items
 	r.items = scanAll(r.t, r.client, r.table)
 	written := map[string]map[string]types.AttributeValue{}
@@ -103,10 +106,10 @@ func ttlOf(t *testing.T, it map[string]types.AttributeValue) (int64, bool) {
 }
 
 // keptForever reports whether an item is one that retention leaves without TTL on purpose:
-// pending deltas and the day registry (shared/ddb/retention.go).
+// the day registry (shared/ddb/retention.go).
 func keptForever(key string) bool {
 	_, sk, _ := strings.Cut(key, "|")
-	return strings.HasPrefix(sk, "PEND#") || strings.HasPrefix(sk, "DAYS#")
+	return strings.HasPrefix(sk, "DAYS#")
 }
 
 type retentionSteps struct {
@@ -130,7 +133,7 @@ func newRetentionSteps() retentionSteps {
 
 // TestSpanRetention: with retention on, every tracing index item a write makes or changes
 // carries the TTL attribute at the write's time plus the retention, and a later write of a
-// trace or session refreshes theirs; pending deltas and the day registry carry none. With
+// trace or session refreshes theirs; the day registry carries none. With
 // retention off, no item carries one, and both make the same requests.
 func TestSpanRetention(t *testing.T) {
 	const retention = 30 * 24 * time.Hour
@@ -214,9 +217,6 @@ func TestSpanRetention(t *testing.T) {
 	assert.Equal(t, []int64{at(0)}, ttl("#S#"+s.root.ID, "SPAN"), "a span written once")
 	assert.Equal(t, []int64{at(1)}, ttl("#S#"+s.llm.ID, "SPAN"), "a span updated")
 	assert.Equal(t, []int64{at(0), at(1)}, ttl("#PC#support-bot", ""), "completions: their batches")
-	for k := range on.items {
-		assert.False(t, strings.Contains(k, "|PEND#"), "pending delta %s left", k)
-	}
 }
 
 // expiredBlobs is the bucket after its lifecycle rule deleted some batch objects, before
@@ -247,6 +247,7 @@ func TestExpiredBatchObject(t *testing.T) {
 	recent := span(traceID, "recent", &old.ID, start.Add(time.Minute), 10)
 	_, err = h.svc.Ingest(ctx, h.project, []trace.Span{recent})
 	require.NoError(t, err)
+	h.apply()
 	sums, err := h.store.Summaries(ctx, h.project, []string{old.ID, recent.ID})
 	require.NoError(t, err)
 	require.NotEqual(t, sums[old.ID].Location.Key, sums[recent.ID].Location.Key)
@@ -270,6 +271,7 @@ func TestExpiredBatchObject(t *testing.T) {
 	resent.Name = "old again"
 	_, err = svc.Ingest(ctx, h.project, []trace.Span{resent})
 	require.NoError(t, err)
+	h.apply()
 	spans, _, err = trace.NewQueries(h.store, h.blobs).Spans(ctx, h.project, trace.SpanQuery{ID: old.ID, Common: trace.Common{Limit: 1}})
 	require.NoError(t, err)
 	require.Len(t, spans, 1)

@@ -74,173 +74,51 @@ type SummaryPut struct {
 	Prev    *Summary
 }
 
-// TraceWrite is one write of a trace's changed spans: the pending delta they add to the trace,
-// then their summaries (Index.WriteTrace). ID names the write (a UUIDv7: pending deltas are
-// applied in ID order); each summary records it as its WriteID.
-type TraceWrite struct {
-	ID    string
-	Delta TraceDelta
-	Puts  []SummaryPut
-	// Noted is set when the write's trace is listed in a note of its request (Index.NoteWrites),
-	// which is how the sweeper finds the write if the request fails: the pending delta then
-	// needs no sweeper entry of its own.
-	Noted bool
-}
-
-// WriteNote lists the traces a round of a request writes pending deltas to, written before
-// them (Index.NoteWrites) and cleared once the request's heals applied them all
-// (Index.ClearNote): what the sweeper reads to find the deltas of a request that failed half-way.
-type WriteNote struct {
-	ID     string // a UUIDv7
-	At     time.Time
-	Traces []string
-}
-
-// Healed is what a trace's heal did: Session is the trace's session when it may have pending
-// deltas for HealSession; Left is set when some of the caller's own writes' deltas are left to
-// the next healer (a later write of the trace, or the sweeper).
-type Healed struct {
-	Session string
-	Left    bool
-}
-
-// GroupHealer is an Index that heals several traces of one session at once: HealTraces
-// answers what HealTrace answers for each trace, in order, and may apply them together so that
-// their session is written once (ddb's TraceStore does when every trace's deltas can be applied
-// now). IngestBatch heals the traces of a batch that name one session through it.
-type GroupHealer interface {
-	HealTraces(ctx context.Context, projectID string, traceIDs []string, own ...Written) ([]Healed, error)
-}
-
-// Written is one of a healer's own writes, all of whose summary puts are done: Stored are the
-// spans whose put it saw succeed (the others failed their condition, or took effect on an
-// attempt whose answer was lost, which a heal finds out by reading them).
-type Written struct {
-	WriteID string
-	Stored  []string
-}
-
-// PendingGrace is how long after a write its request may still be putting summaries: longer
-// than any function's timeout. A span change whose summary is not stored is dropped only when
-// its write is older than this, or is the healer's own.
-const PendingGrace = 2 * time.Minute
-
-// MaxSpansPerWrite is how many span summaries one TraceWrite holds, so that its pending delta
-// stays far below DynamoDB's 400 KB item.
-const MaxSpansPerWrite = 1000
-
-// TraceDelta is what one write adds to a trace. Spans, Errors and Cost are added as they are
-// (POST /traces sends none); the spans of a write change the trace through Changes, each
-// counted only when its summary was stored.
-type TraceDelta struct {
-	TraceID   string
-	SessionID string
-	Spans     int
-	Errors    int
-	Cost      float64
-	Changes   []SpanChange
-	MinStart  time.Time
-	MaxEnd    *time.Time
-	// Shrink is set when a span of the write moved its start later or its end earlier: the
-	// trace's start and end are then recomputed from its spans, as a minimum and maximum cannot
-	// be undone by a difference.
-	Shrink bool
-	// FirstName names the trace until its root span arrives.
-	FirstName string
-	Root      *RootSpan
-	Tags      map[string]string
-	// SessionName and SessionTags are what the spans say of their session.
-	SessionName string
-	SessionTags map[string]string
-	// Batch names the request's batch of spans, by which a prompt's completions are listed.
-	Batch string
-	// Explicit carries the fields of a trace created through POST /traces.
-	Explicit *TraceFields
-	At       time.Time
-}
-
-// SpanChange is what one span of a write changes in its trace's counts: the difference from
-// the version it replaces.
-type SpanChange struct {
-	SpanID string
-	// Prev is the WriteID of the summary the write replaces ("" for a new span, or one stored
-	// before summaries recorded their write).
-	Prev   string
-	New    bool
-	Errors int
-	Cost   float64
-	// Completion is the prompt slug of an llm span linked to a prompt: a completion its
-	// feedback links list.
-	Completion string
-}
-
-// TraceFields are the fields a client sets on a trace itself (spec §2.7 create fields). Name
-// and status, when given, win over what the spans imply; cost is the trace's own cost, added to
-// its spans' costs (setting it again replaces it, so a re-sent create is not counted twice).
-type TraceFields struct {
+// TracePut is what POST /traces sets on a trace (spec §2.7 create fields): its own fields, the
+// session it joins, its tags and its times, which widen its extent. Name and status, when
+// given, win over what the spans imply; cost is the trace's own cost, added to its spans'
+// costs (setting it again replaces it, so a re-sent create is not counted twice).
+type TracePut struct {
+	TraceID    string
+	SessionID  string
 	Name       string
 	Status     string
 	Cost       *float64
 	Attributes string // compact JSON object, "" when none
+	Tags       map[string]string
+	StartedAt  time.Time
+	EndedAt    *time.Time
+	At         time.Time
 }
 
-// RootSpan is what a trace shows of its root span.
-type RootSpan struct {
-	SpanID string
-	Name   string
-	Status string
-	Input  string // bounded
-	Output string // bounded
-}
-
-// SessionDelta is what one batch adds to a session.
+// SessionDelta is what POST /sessions sets on a session: its name, tags and attributes.
 type SessionDelta struct {
 	SessionID string
 	Name      string
 	Tags      map[string]string
-	NewTraces int
-	Errors    int
-	Cost      float64
-	MinStart  time.Time
-	MaxEnd    *time.Time
 	// Attributes is the compact JSON object of a session created through POST /sessions.
 	Attributes string
 	At         time.Time
 }
 
-// Index stores span summaries and the trace and session aggregates. Every method is scoped to
-// one project and returns errs.CodeUnavailable when storage throttles.
+// Index stores span summaries and the fields clients set on traces and sessions. Every method
+// is scoped to one project and returns errs.CodeUnavailable when storage throttles.
 //
-// Aggregates are eventually exact whatever fails: a write first records the pending delta its
-// spans cause, then puts their summaries, each recording the write (WriteTrace); applying pending
-// deltas (HealTrace, HealSession) counts each span change once, and only when its summary was
-// stored, in a transaction that deletes what it applies. Whoever heals, the writing request, a
-// later write or re-send of the same trace, or the sweeper, finishes what a failed request left.
+// The aggregates of traces and sessions (counts, errors, cost, extent, root, members) are not
+// written here: the consumer of the table's change stream computes them from the summaries'
+// records (ddb.AggregateStore), seconds after the write, exactly once whatever fails. A
+// request that stored its summaries has done all it must.
 type Index interface {
 	// Summaries returns the stored summaries of the given span ids (strongly consistent);
 	// unknown ids are absent from the map.
 	Summaries(ctx context.Context, projectID string, spanIDs []string) (map[string]Summary, error)
-	// WriteTrace stores w's pending delta, then w's summaries, each under its condition, and
+	// PutSummaries stores puts, each under its condition, recording writeID in each, and
 	// returns the ids whose condition failed (another writer changed the span first: read and
 	// merge again); the others are stored.
-	WriteTrace(ctx context.Context, projectID string, w TraceWrite) (conflicts []string, err error)
-	// NoteWrites records, before a round's pending deltas, the traces they go to (WriteNote);
-	// ClearNote removes the note once every delta of the request's own writes is applied, so
-	// the sweeper reads only the notes of requests that failed half-way.
-	NoteWrites(ctx context.Context, projectID string, n WriteNote) error
-	ClearNote(ctx context.Context, projectID string, n WriteNote) error
-	// HealTrace applies the trace's pending deltas that can be decided to the trace and what
-	// they add to its session, and returns the session when it may have pending deltas for
-	// HealSession ("" when the trace has none, or this heal updated it itself), and whether
-	// some of own's deltas are left to the next healer (Healed). own are the
-	// caller's writes, whose summary puts are all done; a
-	// span change of another write is counted once its summary is seen, and dropped once its
-	// put can no longer take effect (the version it was conditioned on is gone) or that write
-	// is older than PendingGrace (its request has ended). Concurrent calls apply each change
-	// once.
-	HealTrace(ctx context.Context, projectID, traceID string, own ...Written) (Healed, error)
-	// HealSession applies the session's pending deltas to the session.
-	HealSession(ctx context.Context, projectID, sessionID string) error
+	PutSummaries(ctx context.Context, projectID, writeID string, puts []SummaryPut, at time.Time) (conflicts []string, err error)
+	// PutTrace sets the fields of a trace created through POST /traces, creating it when
+	// missing; its spans' aggregates are left as they are.
+	PutTrace(ctx context.Context, projectID string, t TracePut) error
 	// ApplySession sets the fields of a session created through POST /sessions (d has no
 	// counts), creating it when missing.
 	ApplySession(ctx context.Context, projectID string, d SessionDelta) error
@@ -304,13 +182,14 @@ type Totals struct {
 }
 
 // Recount compares a trace's or session's stored aggregates with a recomputation from what it
-// is made of (a trace's member spans, a session's traces). Pending is how many pending deltas
-// were not applied yet: until they are, spans of their writes may be missing from both (a span
-// becomes a member when its delta is applied), so Exact speaks for the applied part only.
+// is made of (a trace's member spans, a session's traces). LastChange is when the aggregate or
+// what it is made of last changed: the change stream applies a change seconds after it, so a
+// recount of something changed in the last minutes may differ only because the stream has not
+// caught up.
 type Recount struct {
-	Stored   Totals
-	Computed Totals
-	Pending  int
+	Stored     Totals
+	Computed   Totals
+	LastChange time.Time
 }
 
 // Exact reports whether the stored aggregates equal the recomputed ones.

@@ -56,33 +56,30 @@ func newCmdRecomputeTrace(f *cmdutil.Factory, t *target) *cobra.Command {
 their spans, and repair the stored ones that differ. The cost is the spans' (the API adds a
 trace's own cost, set through POST /traces, which is not recounted).
 
-Ingestion keeps the aggregates exact through pending deltas, applied by the writing request,
-the next write of the trace or the sweeper; this command is for data written before pending
-deltas existed, and for checking. It applies the trace's pending deltas first (only those
-whose request has ended or whose spans are stored), then recounts, and writes the recount when
-the stored values still differ. It prints each trace's fields that changed, or "already
-exact". A trace's session is recounted from its traces as stored: after fixing a trace of a
-session, run recompute-session on the session (the command says so).
+The change stream's consumer keeps the aggregates exact, seconds after each write, whatever
+fails; this command is for data written before it did, and for checking. It recounts, and
+writes the recount when the stored values differ. It prints each trace's fields that changed,
+or "already exact". A trace's session is recounted from its traces as stored: after fixing a
+trace of a session, run recompute-session on the session (the command says so).
 
 With --dry-run it changes nothing: it prints every field as stored and as recomputed, which
-ones differ, and how many pending deltas are not applied yet (until they are, the two may
-differ: the sweeper applies them within minutes, a fix at once).
+ones differ, and when the trace last changed (within seconds of a change the two may differ:
+the stream has not applied it yet).
 
 Traces are named by --trace-id, repeated or comma-separated, or as arguments; they are done in
 order, and the first error stops the command (what was done before it is printed). Give a
 longer --timeout for many traces.
 
-A fix writes only when no pending delta is left, so a request still writing the trace is
-never counted twice: while one is (its delta cannot be applied before it ends), the fix fails
-with "unavailable"; run it again in a few minutes.
+A fix writes only when nothing of the trace changed for 25 hours: a change of the last 24
+hours may still be in the change stream, which would count it a second time. Before that the
+fix fails with "unavailable" (exit code 4).
 
-Exit code: 0 whether or not the aggregates differed, as a difference is no failure (pending
-deltas make short-lived ones normal). With --exit-code, 1 when a trace's stored aggregates
-differed from the recount (with --dry-run: they differ; without: they were fixed), as git diff
---exit-code does.
+Exit code: 0 whether or not the aggregates differed, as a difference is no failure. With
+--exit-code, 1 when a trace's stored aggregates differed from the recount (with --dry-run:
+they differ; without: they were fixed), as git diff --exit-code does.
 
 With --output json, prints an array with an object per trace: kind, id, exact, fixed,
-pending, stored, recomputed, differences ([{field, stored, recomputed}]). In a fix, stored is
+last_change, stored, recomputed, differences ([{field, stored, recomputed}]). In a fix, stored is
 what was stored before and recomputed what is stored now.`,
 		`  plume admin recompute-trace --project-id 0b0e3c1e-6a4f-4f59-9a43-2f4b1b0e9d11 --trace-id 0192f5d4-7c1e-7a3b-9f00-5a1c2e3d4b5f --dry-run
   plume admin recompute-trace --project-id 0b0e3c1e-6a4f-4f59-9a43-2f4b1b0e9d11 0192f5d4-7c1e-7a3b-9f00-5a1c2e3d4b5f 0192f5d4-8d2f-7b4c-8e11-6b2d3f4e5c6a
@@ -94,10 +91,10 @@ func newCmdRecomputeSession(f *cmdutil.Factory, t *target) *cobra.Command {
 their traces' stored aggregates, and repair the stored ones that differ.
 
 A session is recounted from its traces as they are stored: fix its traces first
-(recompute-trace). Otherwise it works as recompute-trace: it applies the session's pending
-deltas, recounts, writes the recount when the stored values still differ, and prints the
-fields that changed, or "already exact". With --dry-run it changes nothing and prints every
-field as stored and as recomputed, which ones differ, and the pending deltas not applied yet.
+(recompute-trace). Otherwise it works as recompute-trace: it recounts, writes the recount when
+the stored values differ (only when nothing of the session changed for 25 hours), and prints
+the fields that changed, or "already exact". With --dry-run it changes nothing and prints every
+field as stored and as recomputed, which ones differ, and when the session last changed.
 
 Sessions are named by --session-id, repeated or comma-separated, or as arguments: the UUIDs
 the API shows (a session named by another string in the SDKs is stored under a UUID derived
@@ -176,11 +173,8 @@ type recomputeResult struct {
 	Exact bool `json:"exact"`
 	// Fixed is true when the command changed the stored aggregates.
 	Fixed bool `json:"fixed"`
-	// Pending is how many pending deltas were not applied when the command read the aggregate.
-	Pending int `json:"pending"`
-	// StillPending is how many remain after a fix: deltas of requests that may still be
-	// writing, which they or the sweeper apply.
-	StillPending int `json:"still_pending"`
+	// LastChange is when the aggregate or what it is made of last changed (trace.Recount).
+	LastChange time.Time `json:"last_change"`
 	// Stored is what was stored when the command read the aggregate; Recomputed is the recount
 	// (after a fix, what is stored now).
 	Stored      totalsJSON   `json:"stored"`
@@ -288,8 +282,7 @@ func recomputeRun(ctx context.Context, opts *recomputeOptions) error {
 }
 
 // recomputeOne recounts one trace or session and, unless opts.DryRun, fixes it. It reads the
-// recount before fixing, so that it can report what the fix changed, pending deltas applied
-// included.
+// recount before fixing, so that it can report what the fix changed.
 func recomputeOne(ctx context.Context, opts *recomputeOptions, store *ddb.TraceStore, id string) (recomputeResult, error) {
 	k := opts.Kind
 	before, err := k.recount(store, ctx, opts.ProjectID, id)
@@ -299,10 +292,9 @@ func recomputeOne(ctx context.Context, opts *recomputeOptions, store *ddb.TraceS
 	if err != nil {
 		return recomputeResult{}, fmt.Errorf("recount %s %s: %w", k.name, id, err)
 	}
-	res := recomputeResult{Kind: k.name, ID: id, Pending: before.Pending, Stored: k.totalsJSON(before.Stored)}
+	res := recomputeResult{Kind: k.name, ID: id, LastChange: before.LastChange.UTC(), Stored: k.totalsJSON(before.Stored)}
 	if opts.DryRun {
 		res.Exact = before.Exact()
-		res.StillPending = before.Pending
 		res.Recomputed = k.totalsJSON(before.Computed)
 		res.Differences = k.differences(before.Stored, before.Computed)
 		return res, nil
@@ -311,13 +303,12 @@ func recomputeOne(ctx context.Context, opts *recomputeOptions, store *ddb.TraceS
 	if err != nil {
 		return recomputeResult{}, fmt.Errorf("fix %s %s: %w", k.name, id, err)
 	}
-	// The fix leaves the recount stored: when it found the stored values exact (after applying
-	// the pending deltas) they are the recount, else it wrote the recount.
+	// The fix leaves the recount stored: when it found the stored values exact they are the
+	// recount, else it wrote the recount.
 	res.Recomputed = k.totalsJSON(after.Computed)
 	res.Differences = k.differences(before.Stored, after.Computed)
 	res.Exact = len(res.Differences) == 0
 	res.Fixed = !res.Exact
-	res.StillPending = after.Pending
 	if res.Fixed && k.name == traceKind.name && !opts.IO.JSON() {
 		traces, err := store.Traces(ctx, opts.ProjectID, []string{id})
 		if err != nil {
@@ -357,13 +348,8 @@ func writeRecompute(out io.Writer, k aggregateKind, r recomputeResult, dryRun bo
 	default:
 		status = "already exact"
 	}
-	switch {
-	case dryRun && r.Pending > 0:
-		status += fmt.Sprintf("; %s not applied yet (a fix applies them first, the sweeper within minutes)", plural(r.Pending, "pending delta"))
-	case dryRun:
-		status += "; no pending deltas"
-	case r.StillPending > 0:
-		status += fmt.Sprintf("; %s of writes in progress left to their requests and the sweeper", plural(r.StillPending, "pending delta"))
+	if dryRun && !r.LastChange.IsZero() {
+		status += "; last changed " + r.LastChange.Format(time.RFC3339)
 	}
 	if _, err := fmt.Fprintf(out, "%s %s: %s\n", k.name, r.ID, status); err != nil {
 		return err
