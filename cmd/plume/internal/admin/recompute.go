@@ -56,8 +56,8 @@ func newCmdRecomputeTrace(f *cmdutil.Factory, t *target) *cobra.Command {
 their spans, and repair the stored ones that differ. The cost is the spans' (the API adds a
 trace's own cost, set through POST /traces, which is not recounted).
 
-Ingestion keeps the aggregates exact through pending deltas, applied by the writing request,
-the next write of the trace or the sweeper; this command is for data written before pending
+Ingestion keeps the aggregates exact through pending deltas, applied by the writing request or
+the next write of the trace; this command is for data written before pending
 deltas existed, and for checking. It applies the trace's pending deltas first (only those
 whose request has ended or whose spans are stored), then recounts, and writes the recount when
 the stored values still differ. It prints each trace's fields that changed, or "already
@@ -66,7 +66,7 @@ session, run recompute-session on the session (the command says so).
 
 With --dry-run it changes nothing: it prints every field as stored and as recomputed, which
 ones differ, and how many pending deltas are not applied yet (until they are, the two may
-differ: the sweeper applies them within minutes, a fix at once).
+differ: a fix applies them at once).
 
 Traces are named by --trace-id, repeated or comma-separated, or as arguments; they are done in
 order, and the first error stops the command (what was done before it is printed). Give a
@@ -179,7 +179,7 @@ type recomputeResult struct {
 	// Pending is how many pending deltas were not applied when the command read the aggregate.
 	Pending int `json:"pending"`
 	// StillPending is how many remain after a fix: deltas of requests that may still be
-	// writing, which they or the sweeper apply.
+	// writing, which they apply.
 	StillPending int `json:"still_pending"`
 	// Stored is what was stored when the command read the aggregate; Recomputed is the recount
 	// (after a fix, what is stored now).
@@ -359,11 +359,11 @@ func writeRecompute(out io.Writer, k aggregateKind, r recomputeResult, dryRun bo
 	}
 	switch {
 	case dryRun && r.Pending > 0:
-		status += fmt.Sprintf("; %s not applied yet (a fix applies them first, the sweeper within minutes)", plural(r.Pending, "pending delta"))
+		status += fmt.Sprintf("; %s not applied yet (a fix applies them first)", plural(r.Pending, "pending delta"))
 	case dryRun:
 		status += "; no pending deltas"
 	case r.StillPending > 0:
-		status += fmt.Sprintf("; %s of writes in progress left to their requests and the sweeper", plural(r.StillPending, "pending delta"))
+		status += fmt.Sprintf("; %s of writes in progress left to their requests", plural(r.StillPending, "pending delta"))
 	}
 	if _, err := fmt.Fprintf(out, "%s %s: %s\n", k.name, r.ID, status); err != nil {
 		return err
