@@ -5,7 +5,7 @@ GO ?= go
 # Lambda binaries: provided.al2023 on arm64, static, RPC-free.
 LAMBDA_BUILD = CGO_ENABLED=0 GOOS=linux GOARCH=$(or $(GOARCH_LAMBDA),arm64) $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w'
 # Every function of template.yaml, by logical id.
-FUNCTIONS = PromptsFunction TracingIngestFunction TracingQueryFunction SettingsFunction OTLPFunction JudgesFunction FeedbackFunction SignalsFunction SweeperFunction EvaluatorFunction OptimizerFunction DatasetsFunction OptimizerWorkerFunction RollupFunction MCPFunction GatewayFunction DashboardFunction WebhooksFunction EventsFunction WebhookDeliveryFunction MonitorsFunction MonitorFunction
+FUNCTIONS = PromptsFunction TracingIngestFunction TracingQueryFunction SettingsFunction OTLPFunction JudgesFunction FeedbackFunction SignalsFunction EvaluatorFunction OptimizerFunction DatasetsFunction OptimizerWorkerFunction RollupFunction MCPFunction GatewayFunction DashboardFunction WebhooksFunction EventsFunction WebhookDeliveryFunction MonitorsFunction MonitorFunction
 
 .PHONY: dev test build bench load scale fuzz lint clean cli $(addprefix build-,$(FUNCTIONS))
 
@@ -49,9 +49,6 @@ build-SignalsFunction:
 
 build-DatasetsFunction:
 	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/datasets/lambda
-
-build-SweeperFunction:
-	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/sweeper/lambda
 
 build-EvaluatorFunction:
 	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/evaluator/lambda

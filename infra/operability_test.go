@@ -121,8 +121,8 @@ Properties:
 		},
 		{
 			name:   "a deleted Throttles alarm",
-			change: func(_ *testing.T, tpl map[string]any) { delete(resources(tpl), "SweeperFunctionThrottlesAlarm") },
-			want:   []string{"SweeperFunction has no Throttles alarm"},
+			change: func(_ *testing.T, tpl map[string]any) { delete(resources(tpl), "MonitorFunctionThrottlesAlarm") },
+			want:   []string{"MonitorFunction has no Throttles alarm"},
 		},
 		{
 			name: "an Errors alarm that needs two errors",

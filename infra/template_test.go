@@ -201,17 +201,6 @@ var functionCases = map[string]functionCase{
 			},
 		},
 	},
-	"SweeperFunction": {
-		worker: true,
-		policy: policyCase{
-			actions: []string{
-				"dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem",
-			},
-			// Pending items are found through GSI2, never by Scan; heals read no single item,
-			// check no other item, and touch no object.
-			forbidden: []string{"dynamodb:Scan", "dynamodb:GetItem", "dynamodb:ConditionCheckItem", "s3:"},
-		},
-	},
 	"OptimizerFunction": {
 		routes: stackRoutes("OptimizerFunction"),
 		policy: policyCase{
@@ -571,10 +560,10 @@ Properties:
 		{
 			name: "a worker nothing invokes",
 			change: func(_ *testing.T, tpl map[string]any, _ *string, _ map[string]functionCase) {
-				delete(mapAt(functionResource(tpl, "SweeperFunction"), "Properties"), "Events")
+				delete(mapAt(functionResource(tpl, "MonitorFunction"), "Properties"), "Events")
 			},
 			check: all,
-			want:  []string{"SweeperFunction is a worker without events"},
+			want:  []string{"MonitorFunction is a worker without events"},
 		},
 		{
 			name: "a forbidden action",

@@ -15,7 +15,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/plumehq/plume/functions/monitors"
-	"github.com/plumehq/plume/functions/sweeper"
 	"github.com/plumehq/plume/infra"
 	"github.com/plumehq/plume/internal/app"
 	"github.com/plumehq/plume/internal/stack"
@@ -35,8 +34,8 @@ var localDefaults = map[string]string{
 	"TABLE_NAME":  "plume",
 	"BUCKET_NAME": "plume-local",
 	"AWS_REGION":  "us-east-1",
-	// As SweepSchedule's default in template.yaml.
-	"PLUME_SWEEP_INTERVAL": "5m",
+	// As OptimizerWorkerFunction's ResumeRuns schedule in template.yaml.
+	"PLUME_RESUME_INTERVAL": "15m",
 	// As MonitorSchedule's default in template.yaml.
 	"PLUME_MONITOR_INTERVAL": "1m",
 }
@@ -60,9 +59,9 @@ func run(ctx context.Context, getenv func(string) string, stdout, stderr io.Writ
 	if err != nil {
 		return err
 	}
-	sweepInterval, err := time.ParseDuration(env("PLUME_SWEEP_INTERVAL"))
-	if err != nil || sweepInterval <= 0 {
-		return fmt.Errorf("PLUME_SWEEP_INTERVAL %q: want a positive duration such as 5m", env("PLUME_SWEEP_INTERVAL"))
+	resumeInterval, err := time.ParseDuration(env("PLUME_RESUME_INTERVAL"))
+	if err != nil || resumeInterval <= 0 {
+		return fmt.Errorf("PLUME_RESUME_INTERVAL %q: want a positive duration such as 15m", env("PLUME_RESUME_INTERVAL"))
 	}
 	monitorInterval, err := time.ParseDuration(env("PLUME_MONITOR_INTERVAL"))
 	if err != nil || monitorInterval <= 0 {
@@ -136,10 +135,6 @@ func run(ctx context.Context, getenv func(string) string, stdout, stderr io.Writ
 	if err != nil {
 		return err
 	}
-	sweep, err := sweeper.Function.Build(plume)
-	if err != nil {
-		return err
-	}
 	evaluateMonitors, err := monitors.EvaluateFunction.Build(plume)
 	if err != nil {
 		return err
@@ -149,7 +144,7 @@ func run(ctx context.Context, getenv func(string) string, stdout, stderr io.Writ
 		return err
 	}
 	defer stopJudges()
-	stopOptimizer, err := optimizations(ctx, plume, runs, sweepInterval)
+	stopOptimizer, err := optimizations(ctx, plume, runs, resumeInterval)
 	if err != nil {
 		return err
 	}
@@ -164,17 +159,16 @@ func run(ctx context.Context, getenv func(string) string, stdout, stderr io.Writ
 		return err
 	}
 	defer stopWebhooks()
-	sweepCtx, stopSweeps := context.WithCancel(ctx)
-	var sweeps sync.WaitGroup
-	sweeps.Go(func() { every(sweepCtx, sweepInterval, sweep) })
-	sweeps.Go(func() { every(sweepCtx, monitorInterval, evaluateMonitors) })
+	monitorCtx, stopMonitors := context.WithCancel(ctx)
+	var monitoring sync.WaitGroup
+	monitoring.Go(func() { every(monitorCtx, monitorInterval, evaluateMonitors) })
 	defer func() {
-		stopSweeps()
-		sweeps.Wait()
+		stopMonitors()
+		monitoring.Wait()
 	}()
 
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
-	printBanner(stdout, base, dev, cfg, s3Endpoint, sweepInterval, judgesLine(models, simulated), getenv)
+	printBanner(stdout, base, dev, cfg, s3Endpoint, resumeInterval, judgesLine(models, simulated), getenv)
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -192,8 +186,9 @@ func run(ctx context.Context, getenv func(string) string, stdout, stderr io.Writ
 	return nil
 }
 
-// every runs job each interval until ctx ends, as SweeperFunction's schedule does in a
-// deployment; the job logs its own outcome.
+// every runs job each interval until ctx ends, as an EventBridge schedule invokes a worker in
+// a deployment (MonitorFunction's, OptimizerWorkerFunction's ResumeRuns); the job logs its own
+// outcome.
 func every(ctx context.Context, interval time.Duration, job app.Job) {
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
@@ -286,7 +281,7 @@ func judgesLine(models *llm.Client, simulated string) string {
 	return "default model " + models.JudgeModel() + " (PLUME_JUDGE_MODEL)"
 }
 
-func printBanner(w io.Writer, base string, dev devProject, cfg config.Config, s3Endpoint string, sweepInterval time.Duration, judges string, getenv func(string) string) {
+func printBanner(w io.Writer, base string, dev devProject, cfg config.Config, s3Endpoint string, resumeInterval time.Duration, judges string, getenv func(string) string) {
 	s3 := "the SDK's configured endpoint"
 	if s3Endpoint != "" {
 		s3 = "embedded at " + s3Endpoint + " (SigV4 checked)"
@@ -298,7 +293,7 @@ Plume is running at %[1]s
   API key    : %[3]s
   DynamoDB   : %[4]s (table %[5]s)
   S3         : %[6]s (bucket %[7]s)
-  Sweeper    : every %[8]s (PLUME_SWEEP_INTERVAL)
+  Optimizer  : stale runs resumed every %[8]s (PLUME_RESUME_INTERVAL)
   Metrics    : %[1]s/projects/<project>/metrics (rollups kept from the table's stream, in-process)
   Judges     : %[9]s
   Dashboard  : %[1]s/ui/ (sign in with the API key)
@@ -325,5 +320,5 @@ Try:
   curl -s '%[1]s/v1/prompts/support-bot?tag=latest' -H 'Authorization: Bearer %[3]s'
 
 Ctrl-C stops everything.
-`, base, dev.ProjectID, dev.Key, dynamo, cfg.Table, s3, cfg.Bucket, sweepInterval, judges)
+`, base, dev.ProjectID, dev.Key, dynamo, cfg.Table, s3, cfg.Bucket, resumeInterval, judges)
 }

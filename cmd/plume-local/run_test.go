@@ -19,11 +19,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/plumehq/plume/functions/sweeper"
+	"github.com/plumehq/plume/functions/optimizer"
 	"github.com/plumehq/plume/shared/blob/blobtest"
 	"github.com/plumehq/plume/shared/ddb"
 	"github.com/plumehq/plume/shared/ddb/ddbtest"
-	"github.com/plumehq/plume/shared/trace"
+	"github.com/plumehq/plume/shared/optimize"
 )
 
 // startLocal runs plume-local on a free port against DynamoDB Local with a fresh table name and
@@ -265,30 +265,28 @@ func TestPlumeLocalRejectsBadDevProject(t *testing.T) {
 	assert.Contains(t, err.Error(), "PLUME_DEV_PROJECT_ID")
 }
 
-// TestPlumeLocalSweeps: plume-local runs the sweeper's job on its interval, as the schedule
-// does in a deployment: a trace that a failed request left unapplied gets its aggregate.
-func TestPlumeLocalSweeps(t *testing.T) {
+// TestPlumeLocalResumesStaleRuns: plume-local looks for the optimization runs whose worker is
+// gone every PLUME_RESUME_INTERVAL, as OptimizerWorkerFunction's ResumeRuns schedule does in a
+// deployment: a run left running an hour ago that was resumed too often already fails with the
+// reason (one that may still be resumed would be queued again, and run by a model).
+func TestPlumeLocalResumesStaleRuns(t *testing.T) {
 	table, project := "plume-local-test-"+uuid.NewString()[:8], uuid.NewString()
-	startLocal(t, map[string]string{"TABLE_NAME": table, "PLUME_DEV_PROJECT_ID": project, "PLUME_SWEEP_INTERVAL": "50ms"})
-	store := ddb.NewTraceStore(ddb.NewTable(ddbtest.Client(t, nil), table))
-	ctx, traceID, spanID := context.Background(), uuid.NewString(), uuid.NewString()
-	at := time.Now().UTC().Add(-sweeper.Grace - time.Minute)
-	_, err := store.WriteTrace(ctx, project, trace.TraceWrite{
-		ID:    uuid.Must(uuid.NewV7()).String(),
-		Delta: trace.TraceDelta{TraceID: traceID, MinStart: at, FirstName: "chat", At: at, Changes: []trace.SpanChange{{SpanID: spanID, New: true}}},
-		Puts: []trace.SummaryPut{{Summary: trace.Summary{
-			SpanID: spanID, TraceID: traceID, Name: "chat", Kind: "generic", StartedAt: at,
-			CreatedAt: at, UpdatedAt: at, Location: trace.Location{Key: "spans/unhealed.ndjson", Length: 100},
-		}}},
+	startLocal(t, map[string]string{"TABLE_NAME": table, "PLUME_DEV_PROJECT_ID": project, "PLUME_RESUME_INTERVAL": "50ms"})
+	store := ddb.NewOptimizationStore(ddb.NewTable(ddbtest.Client(t, nil), table))
+	ctx, old := context.Background(), time.Now().Add(-time.Hour).UTC().Truncate(time.Microsecond)
+	r, err := store.CreateRun(ctx, optimize.Run{
+		ID: uuid.Must(uuid.NewV7()).String(), ProjectID: project, Target: optimize.Target{Kind: optimize.TargetPrompt, Slug: "support"},
+		Requested: optimize.TypeQuickRefine, Status: optimize.StatusRunning, Resumes: optimizer.MaxResumes,
+		Baseline: optimize.Baseline{Content: "You are a support agent."}, CreatedAt: old, StartedAt: &old, UpdatedAt: old,
 	})
 	require.NoError(t, err)
 
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		traces, err := store.Traces(ctx, project, []string{traceID})
+		got, err := store.Run(ctx, project, r.ID)
 		require.NoError(c, err)
-		require.Len(c, traces, 1)
-		assert.Equal(c, 1, traces[0].SpanCount)
-	}, time.Minute, 50*time.Millisecond, "no sweep applied the trace")
+		assert.Equal(c, optimize.StatusFailed, got.Status)
+		assert.Contains(c, got.Error, "stopped")
+	}, time.Minute, 50*time.Millisecond, "the stale run was never resumed")
 }
 
 // TestPlumeLocalEvaluatesMonitors: plume-local evaluates the monitors every
@@ -314,13 +312,13 @@ func TestPlumeLocalRejectsBadMonitorInterval(t *testing.T) {
 	assert.Contains(t, err.Error(), "PLUME_MONITOR_INTERVAL")
 }
 
-func TestPlumeLocalRejectsBadSweepInterval(t *testing.T) {
+func TestPlumeLocalRejectsBadResumeInterval(t *testing.T) {
 	for _, interval := range []string{"0s", "-1m", "often"} {
 		t.Run(interval, func(t *testing.T) {
-			env := map[string]string{"TABLE_NAME": "plume-local-test-x", "PLUME_SWEEP_INTERVAL": interval}
+			env := map[string]string{"TABLE_NAME": "plume-local-test-x", "PLUME_RESUME_INTERVAL": interval}
 			err := run(context.Background(), func(k string) string { return env[k] }, io.Discard, io.Discard)
 			require.Error(t, err)
-			assert.Contains(t, err.Error(), "PLUME_SWEEP_INTERVAL")
+			assert.Contains(t, err.Error(), "PLUME_RESUME_INTERVAL")
 		})
 	}
 }

@@ -331,8 +331,6 @@ func TestRecomputeErrors(t *testing.T) {
 		{"malformed project id", []string{"recompute-trace", "--project-id", "acme", "--trace-id", id}, errs.CodeInvalid, `project id "acme" is not a UUID`},
 		{"malformed trace id", []string{"recompute-trace", "--project-id", project, "--trace-id", id, "t-1"}, errs.CodeInvalid, `trace id "t-1" is not a UUID`},
 		{"malformed session id", []string{"recompute-session", "--project-id", project, "--session-id", "conv-42"}, errs.CodeInvalid, `session id "conv-42" is not a UUID`},
-		{"negative older-than", []string{"sweep", "--older-than", "-1m"}, errs.CodeInvalid, "--older-than must not be negative"},
-		{"sweep argument", []string{"sweep", "now"}, errs.CodeInvalid, "takes no arguments"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -353,38 +351,4 @@ func TestRecomputeErrors(t *testing.T) {
 			assert.Contains(t, body.Error.Message, tt.stderr)
 		})
 	}
-}
-
-func TestSweep(t *testing.T) {
-	t.Parallel()
-	h := newHarness(t)
-	project := strings.TrimSpace(h.ok("admin", "create-project", "--name", "sweep"))
-	traceID := uuid.NewString()
-	h.ingest(project, traceID, "")
-	h.addGhost(project, traceID)
-	require.Equal(t, 1, h.recountTrace(project, traceID).Pending)
-
-	// The default leaves a delta younger than trace.PendingGrace: its request may be writing.
-	r := h.run("admin", "sweep")
-	require.Equal(t, exitOK, r.code, "%s", r)
-	assert.True(t, strings.HasPrefix(r.stdout, "Healed 0 traces and sessions with pending deltas recorded before "), r.stdout)
-	assert.Empty(t, r.stderr)
-	assert.Equal(t, 1, h.recountTrace(project, traceID).Pending)
-
-	r = h.run("admin", "sweep", "--older-than", "0s")
-	require.Equal(t, exitOK, r.code, "%s", r)
-	assert.True(t, strings.HasPrefix(r.stdout, "Healed 1 trace or session with pending deltas recorded before "), r.stdout)
-	assert.Contains(t, r.stderr, "warning: --older-than 0s is shorter than 2m0s")
-	after := h.recountTrace(project, traceID)
-	assert.Zero(t, after.Pending, "applied")
-	assert.Equal(t, 2, after.Stored.Count, "the delta is applied as it is (its span was never stored)")
-
-	var out struct {
-		Healed int       `json:"healed"`
-		Before time.Time `json:"before"`
-	}
-	stdout := h.ok("--output", "json", "admin", "sweep", "--older-than", "1h")
-	require.NoError(t, json.Unmarshal([]byte(stdout), &out), stdout)
-	assert.Zero(t, out.Healed, "nothing left")
-	assert.WithinDuration(t, time.Now().Add(-time.Hour), out.Before, time.Minute)
 }

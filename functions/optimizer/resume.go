@@ -14,9 +14,9 @@ import (
 // Resuming runs whose worker is gone. A worker that dies has its message delivered again by the
 // queue, and goes on from its checkpoint; a message that ends in the dead-letter queue, or a
 // continuation that could not be queued, leaves its run waiting for nobody. The worker's
-// schedule (ResumeSchedule in template.yaml; plume-local's sweep interval) finds the runs not
-// over that nobody has written for StaleAfter, and queues them again, at most MaxResumes
-// times; a run resumed that often fails with the reason.
+// schedule (ResumeRuns in template.yaml, every 15 minutes; plume-local's PLUME_RESUME_INTERVAL)
+// finds the runs not over that nobody has written for StaleAfter, and queues them again, at
+// most MaxResumes times; a run resumed that often fails with the reason.
 const (
 	// StaleAfter is how long a run that is not over may go unwritten: a worker writes it after
 	// every step, and a step ends within its invocation (15 minutes).

@@ -12,10 +12,10 @@ import (
 )
 
 // Worker is a Lambda function of template.yaml that serves no HTTP routes: an event source
-// invokes it, such as an EventBridge schedule (the sweeper, which ignores its event) or S3
-// notifications (the evaluator, which reads the objects the event names).
+// invokes it, such as an EventBridge schedule (the monitors' evaluator, which ignores its event)
+// or S3 notifications (the evaluator, which reads the objects the event names).
 type Worker struct {
-	// Name is the function's logical id in template.yaml ("SweeperFunction"), and its Makefile
+	// Name is the function's logical id in template.yaml ("MonitorFunction"), and its Makefile
 	// target is build-<Name>.
 	Name string
 	// Build makes the function's job from the Env, failing for configuration it cannot run

@@ -15,13 +15,13 @@ import (
 	"github.com/plumehq/plume/shared/web"
 )
 
-// TestJobHandler feeds the sample scheduled event (events/sweeper) through a worker's Lambda
+// TestJobHandler feeds the sample scheduled event (events/monitors) through a worker's Lambda
 // handler, as the runtime does: each event runs the job once, with the invocation's request id
 // for its logs, and the job's error is the invocation's.
 func TestJobHandler(t *testing.T) {
-	event, err := os.ReadFile(filepath.Join("..", "..", "events", "sweeper", "scheduled.json"))
+	event, err := os.ReadFile(filepath.Join("..", "..", "events", "monitors", "scheduled.json"))
 	require.NoError(t, err)
-	failed := errors.New("sweep failed")
+	failed := errors.New("evaluation failed")
 	tests := []struct {
 		name    string
 		answer  []byte

@@ -14,13 +14,11 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v3"
 
 	"github.com/plumehq/plume/api"
-	"github.com/plumehq/plume/functions/sweeper"
 	"github.com/plumehq/plume/internal/apitest"
 	"github.com/plumehq/plume/internal/stack"
 	"github.com/plumehq/plume/shared/blob/blobtest"
@@ -29,7 +27,6 @@ import (
 	"github.com/plumehq/plume/shared/lambdaemu/emutest"
 	"github.com/plumehq/plume/shared/listindex"
 	"github.com/plumehq/plume/shared/rollup"
-	"github.com/plumehq/plume/shared/trace"
 )
 
 // mainPackages reads the main package of every function from its Makefile target, the one SAM
@@ -84,7 +81,6 @@ var workerCases = map[string]struct {
 	// answer is what the run answers: null unless set.
 	answer string
 }{
-	"SweeperFunction":         {event: "sweeper/scheduled.json", seed: seedUnhealedTrace},
 	"EvaluatorFunction":       {event: "evaluator/object-created.json", seed: func(*testing.T, *apitest.API) func(*testing.T) { return func(*testing.T) {} }},
 	"OptimizerWorkerFunction": {event: "optimizer/run-message.json", seed: func(*testing.T, *apitest.API) func(*testing.T) { return func(*testing.T) {} }},
 	"RollupFunction":          {event: "rollups/stream-batch.json", seed: checkSampleSpanApplied, answer: `{"state":{}}`},
@@ -121,34 +117,6 @@ func TestWorkerMainsStart(t *testing.T) {
 			assert.Equal(t, cmp.Or(tc.answer, "null"), string(raw))
 			check(t)
 		})
-	}
-}
-
-// seedUnhealedTrace leaves what a request that failed before its heal leaves, long enough ago
-// for the sweeper: a trace's pending delta and its span's summary. The check is that the trace
-// was applied.
-func seedUnhealedTrace(t *testing.T, api *apitest.API) func(t *testing.T) {
-	store, ctx := api.Env.Traces(), context.Background()
-	project, traceID, spanID := api.A.ProjectID, uuid.NewString(), uuid.NewString()
-	at := time.Now().UTC().Add(-sweeper.Grace - time.Minute)
-	end := at.Add(time.Second)
-	_, err := store.WriteTrace(ctx, project, trace.TraceWrite{
-		ID: uuid.Must(uuid.NewV7()).String(),
-		Delta: trace.TraceDelta{
-			TraceID: traceID, MinStart: at, MaxEnd: &end, FirstName: "chat", At: at,
-			Changes: []trace.SpanChange{{SpanID: spanID, New: true}},
-		},
-		Puts: []trace.SummaryPut{{Summary: trace.Summary{
-			SpanID: spanID, TraceID: traceID, Name: "chat", Kind: "generic", StartedAt: at, EndedAt: &end,
-			CreatedAt: at, UpdatedAt: at, Location: trace.Location{Key: "spans/unhealed.ndjson", Length: 100},
-		}}},
-	})
-	require.NoError(t, err)
-	return func(t *testing.T) {
-		traces, err := store.Traces(ctx, project, []string{traceID})
-		require.NoError(t, err)
-		require.Len(t, traces, 1, "the sweep applied the pending delta")
-		assert.Equal(t, 1, traces[0].SpanCount)
 	}
 }
 
@@ -192,7 +160,7 @@ func TestMainCannotStart(t *testing.T) {
 	}{
 		{"PromptsFunction", nil}, // no TABLE_NAME
 		{"TracingIngestFunction", []string{"TABLE_NAME=" + api.TableName, "BUCKET_NAME="}},
-		{"SweeperFunction", nil}, // a worker: no TABLE_NAME either
+		{"MonitorFunction", nil}, // a worker: no TABLE_NAME either
 	}
 	for _, tt := range tests {
 		t.Run(tt.function, func(t *testing.T) {

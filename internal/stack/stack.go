@@ -17,7 +17,6 @@ import (
 	"github.com/plumehq/plume/functions/monitors"
 	"github.com/plumehq/plume/functions/optimizer"
 	"github.com/plumehq/plume/functions/rollups"
-	"github.com/plumehq/plume/functions/sweeper"
 	"github.com/plumehq/plume/functions/webhooks"
 	"github.com/plumehq/plume/internal/app"
 	"github.com/plumehq/plume/internal/stack/restapi"
@@ -33,7 +32,6 @@ var Functions = append(slices.Clone(restapi.Functions),
 
 // Workers are every function of the stack that serves no HTTP route, in template.yaml's order.
 var Workers = []app.Worker{
-	sweeper.Function,
 	evaluator.Function,
 	optimizer.WorkerFunction,
 	rollups.Function,

@@ -8,8 +8,7 @@
 // (APIKEY#<sha256>) and each feedback link (FLINK#<sha256>). Everything else that names the
 // project (the PROJECTS, ORUNS#ACTIVE and PENDING#<n> partitions) is an index entry of one of
 // those items, gone with it; a write note a failed request left (NOTES#<n>) names the
-// project's traces until the sweeper, finding nothing pending there, deletes it. In the
-// bucket, the objects under ObjectPrefixes.
+// project's traces and is not deleted here. In the bucket, the objects under ObjectPrefixes.
 //
 // Order, and why:
 //

@@ -39,7 +39,6 @@ and the like). The table is --table, or TABLE_NAME when the flag is not given.`,
 		newCmdRevokeKey(f, t),
 		newCmdRecomputeTrace(f, t),
 		newCmdRecomputeSession(f, t),
-		newCmdSweep(f, t),
 		newCmdReplayEvaluations(f, t),
 		newCmdDeleteProject(f, t),
 	)
