@@ -3,16 +3,21 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/plumehq/plume/shared/blob/blobtest"
 	"github.com/plumehq/plume/shared/ddb"
+	"github.com/plumehq/plume/shared/ddb/ddbtest"
 	"github.com/plumehq/plume/shared/errs"
 	"github.com/plumehq/plume/shared/trace"
 )
@@ -28,45 +33,95 @@ func (h *harness) traceStore() *ddb.TraceStore {
 }
 
 // ingest stores one span costing 0.5 in traceID, of sessionID unless it is "", through the
-// service the tracing function uses.
+// service the tracing function uses, applies the table's stream to the aggregates, and ages
+// what it wrote by two days (aged): a fix writes only what has not changed for 25 hours.
 func (h *harness) ingest(project, traceID, sessionID string) {
+	h.t.Helper()
+	h.ingestAt(project, traceID, sessionID, aged)
+	h.age(tracePK(project, traceID), "TRACE")
+	if sessionID != "" {
+		h.age(sessionPK(project, sessionID), "SESSION")
+	}
+}
+
+// aged is two days ago.
+var aged = time.Now().UTC().Add(-48 * time.Hour)
+
+func tracePK(project, traceID string) string     { return "P#" + project + "#T#" + traceID }
+func sessionPK(project, sessionID string) string { return "P#" + project + "#SE#" + sessionID }
+
+// ingestAt is ingest of a span written at at, not aged.
+func (h *harness) ingestAt(project, traceID, sessionID string, at time.Time) {
 	h.t.Helper()
 	blobs, _, _ := blobtest.New(h.t)
 	end, ms, cost := spanStart.Add(spanLength), float64(spanLength.Milliseconds()), 0.5
 	sp := trace.Span{
 		ID: uuid.NewString(), TraceID: traceID, Name: "root", Kind: trace.KindGeneric,
 		StartedAt: spanStart, EndedAt: &end, DurationMS: &ms, Cost: &cost, Attributes: json.RawMessage(`{}`),
-		CreatedAt: time.Now().UTC(), UpdatedAt: time.Now().UTC(),
+		CreatedAt: at, UpdatedAt: at,
 	}
 	if sessionID != "" {
 		sp.SessionID = &sessionID
 	}
 	_, err := trace.NewService(h.traceStore(), blobs, nil).Ingest(context.Background(), project, []trace.Span{sp})
 	require.NoError(h.t, err)
+	h.applyAggregates()
 }
 
-// addGhost records, without applying it, a pending delta of one span costing 9 that was never
-// stored.
-func (h *harness) addGhost(project, traceID string) {
+// applyAggregates applies the table's stream, from where it left off, to the trace and session
+// aggregates, as RollupFunction does a second or so after each write.
+func (h *harness) applyAggregates() {
 	h.t.Helper()
-	_, err := h.traceStore().WriteTrace(context.Background(), project, trace.TraceWrite{
-		ID:    uuid.Must(uuid.NewV7()).String(),
-		Delta: trace.TraceDelta{TraceID: traceID, Spans: 1, Cost: 9, At: time.Now().UTC()},
+	if h.stream == nil {
+		o := h.client.Options()
+		h.stream = &ddb.StreamPoller{DB: h.client, TableName: h.table,
+			Streams: ddb.NewStreamsClient(aws.Config{Region: o.Region, Credentials: o.Credentials}, ddbtest.Endpoint(h.t)),
+			Apply:   ddb.NewAggregateStore(h.traceStore()).Apply}
+	}
+	require.NoError(h.t, h.stream.Drain(context.Background()), "apply the stream to the aggregates")
+}
+
+// update applies a DynamoDB update expression to the aggregate item pk/sk.
+func (h *harness) update(pk, sk, expr string, values map[string]types.AttributeValue) {
+	h.t.Helper()
+	_, err := h.client.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{
+		TableName: &h.table, Key: map[string]types.AttributeValue{
+			"PK": &types.AttributeValueMemberS{Value: pk}, "SK": &types.AttributeValueMemberS{Value: sk}},
+		UpdateExpression: aws.String(expr), ExpressionAttributeValues: values,
 	})
 	require.NoError(h.t, err)
 }
 
-// drift makes traceID's stored aggregates count a span that was never stored: a ghost delta
-// applied (what a crash between the two writes of ingestion before pending deltas left). The
-// trace's session, if any, takes the ghost's cost too, as it does any delta.
+// age makes an aggregate item look last changed two days ago, with no record of the stream
+// applied since (its marks gone: the stream keeps records 24 hours).
+func (h *harness) age(pk, sk string) {
+	h.t.Helper()
+	h.update(pk, sk, "SET ua = :at REMOVE mk", map[string]types.AttributeValue{":at": &types.AttributeValueMemberN{Value: fmt.Sprint(aged.UnixMicro())}})
+}
+
+var nine = map[string]types.AttributeValue{":one": &types.AttributeValueMemberN{Value: "1"}, ":nine": &types.AttributeValueMemberN{Value: "9"}}
+
+// drift makes traceID's stored aggregates count a span that was never stored (as data written
+// before the aggregates came from the change stream could): one more span and 9 more cost. Its
+// session, if any, takes the 9 from the stream, as it takes any change of its traces; both are
+// then aged.
 func (h *harness) drift(project, traceID string) {
 	h.t.Helper()
-	h.addGhost(project, traceID)
-	healed, err := h.traceStore().HealTrace(context.Background(), project, traceID)
+	h.update(tracePK(project, traceID), "TRACE", "ADD sc :one, cost :nine", nine)
+	h.age(tracePK(project, traceID), "TRACE")
+	h.applyAggregates()
+	traces, err := h.traceStore().Traces(context.Background(), project, []string{traceID})
 	require.NoError(h.t, err)
-	if healed.Session != "" {
-		require.NoError(h.t, h.traceStore().HealSession(context.Background(), project, healed.Session))
+	if s := traces[0].SessionID; s != nil {
+		h.age(sessionPK(project, *s), "SESSION")
 	}
+}
+
+// driftSession makes a session's stored cost 9 more than its traces', two days ago.
+func (h *harness) driftSession(project, sessionID string) {
+	h.t.Helper()
+	h.update(sessionPK(project, sessionID), "SESSION", "ADD cost :nine", map[string]types.AttributeValue{":nine": nine[":nine"]})
+	h.age(sessionPK(project, sessionID), "SESSION")
 }
 
 func (h *harness) recountTrace(project, traceID string) trace.Recount {
@@ -85,15 +140,14 @@ func (h *harness) recountSession(project, sessionID string) trace.Recount {
 
 // recomputed is one element of recompute-trace's and recompute-session's JSON output.
 type recomputed struct {
-	Kind         string `json:"kind"`
-	ID           string `json:"id"`
-	Exact        bool   `json:"exact"`
-	Fixed        bool   `json:"fixed"`
-	Pending      int    `json:"pending"`
-	StillPending int    `json:"still_pending"`
-	Stored       map[string]any
-	Recomputed   map[string]any
-	Differences  []struct {
+	Kind        string    `json:"kind"`
+	ID          string    `json:"id"`
+	Exact       bool      `json:"exact"`
+	Fixed       bool      `json:"fixed"`
+	LastChange  time.Time `json:"last_change"`
+	Stored      map[string]any
+	Recomputed  map[string]any
+	Differences []struct {
 		Field      string `json:"field"`
 		Stored     any    `json:"stored"`
 		Recomputed any    `json:"recomputed"`
@@ -142,7 +196,7 @@ func TestRecomputeTrace(t *testing.T) {
 	// --dry-run: every field, stored and recomputed, and which differ; nothing changes.
 	r := h.run("admin", "recompute-trace", "--project-id", project, "--trace-id", traceID, "--dry-run")
 	require.Equal(t, exitOK, r.code, "a difference is no failure without --exit-code: %s", r)
-	assert.Contains(t, r.stdout, "trace "+traceID+": 2 of 5 fields differ; no pending deltas")
+	assert.Contains(t, r.stdout, "trace "+traceID+": 2 of 5 fields differ; last changed ")
 	assert.Equal(t, map[string][]string{
 		"span_count":  {"2", "1", "yes"},
 		"error_count": {"0", "0", "no"},
@@ -163,7 +217,7 @@ func TestRecomputeTrace(t *testing.T) {
 	assert.Equal(t, traceID, got[0].ID)
 	assert.False(t, got[0].Exact)
 	assert.False(t, got[0].Fixed)
-	assert.Zero(t, got[0].Pending)
+	assert.WithinDuration(t, aged, got[0].LastChange, time.Second)
 	assert.Equal(t, map[string]any{"span_count": 2.0, "error_count": 0.0, "cost": 9.5, "started_at": start, "ended_at": end}, got[0].Stored)
 	assert.Equal(t, map[string]any{"span_count": 1.0, "error_count": 0.0, "cost": 0.5, "started_at": start, "ended_at": end}, got[0].Recomputed)
 	require.Len(t, got[0].Differences, 2)
@@ -190,7 +244,7 @@ func TestRecomputeTrace(t *testing.T) {
 	assert.Equal(t, "trace "+traceID+": already exact\n", r.stdout)
 	r = h.run("admin", "recompute-trace", "--project-id", project, "--trace-id", traceID, "--dry-run", "--exit-code")
 	require.Equal(t, exitOK, r.code, "%s", r)
-	assert.Contains(t, r.stdout, "trace "+traceID+": exact; no pending deltas")
+	assert.Contains(t, r.stdout, "trace "+traceID+": exact; last changed ")
 	assert.Equal(t, []string{"1", "1", "no"}, fields(t, r.stdout)["span_count"])
 	got = h.recomputeJSON("recompute-trace", "--project-id", project, "--trace-id", traceID)
 	require.Len(t, got, 1)
@@ -200,33 +254,26 @@ func TestRecomputeTrace(t *testing.T) {
 	assert.NotNil(t, got[0].Differences, "an empty array, not null")
 }
 
-// TestRecomputeFixJSONAndPending: a fix with --output json reports stored (before) and
-// recomputed (now stored); pending deltas are shown by a dry run and applied by the fix.
-func TestRecomputeFixJSONAndPending(t *testing.T) {
+// TestRecomputeRefusesRecentChanges: a trace that changed within 25 hours may still have
+// changes in the change stream, which would count them again after a fix: the fix is refused
+// as unavailable, and a dry run says when the trace last changed.
+func TestRecomputeRefusesRecentChanges(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	project := strings.TrimSpace(h.ok("admin", "create-project", "--name", "pending"))
+	project := strings.TrimSpace(h.ok("admin", "create-project", "--name", "recent"))
 	traceID := uuid.NewString()
-	h.ingest(project, traceID, "")
-	h.addGhost(project, traceID) // pending, not applied
+	h.ingestAt(project, traceID, "", time.Now().UTC())
+	h.drift(project, traceID)
 
-	r := h.run("admin", "recompute-trace", "--project-id", project, "--trace-id", traceID, "--dry-run")
-	require.Equal(t, exitOK, r.code, "%s", r)
-	assert.Contains(t, r.stdout, "trace "+traceID+": exact; 1 pending delta not applied yet")
-	assert.Equal(t, 1, h.recountTrace(project, traceID).Pending, "a dry run applies nothing")
-
-	got := h.recomputeJSON("recompute-trace", "--project-id", project, "--trace-id", traceID, "--exit-code")
+	got := h.recomputeJSON("recompute-trace", "--project-id", project, "--trace-id", traceID, "--dry-run")
 	require.Len(t, got, 1)
-	// The fix applies the ghost (a delta without span changes is applied as it is), then the
-	// recount undoes it: net, nothing changed.
-	assert.True(t, got[0].Exact, "%+v", got[0])
-	assert.False(t, got[0].Fixed)
-	assert.Equal(t, 1, got[0].Pending)
-	assert.Zero(t, got[0].StillPending, "%+v", got[0])
-	after := h.recountTrace(project, traceID)
-	assert.True(t, after.Exact(), "%+v", after)
-	assert.Zero(t, after.Pending)
-	assert.Equal(t, 1, after.Stored.Count)
+	assert.False(t, got[0].Exact)
+	assert.WithinDuration(t, time.Now(), got[0].LastChange, time.Hour, "its span was written now")
+
+	r := h.run("admin", "recompute-trace", "--project-id", project, "--trace-id", traceID)
+	assert.Equal(t, exitRemote, r.code, "%s", r)
+	assert.Contains(t, r.stderr, "the change stream may still be adding that change")
+	assert.False(t, h.recountTrace(project, traceID).Exact(), "nothing written")
 }
 
 func TestRecomputeSession(t *testing.T) {
@@ -238,23 +285,30 @@ func TestRecomputeSession(t *testing.T) {
 	h.drift(project, traceID)
 	require.True(t, h.recountSession(project, sessionID).Exact(), "the session agrees with its trace as stored")
 
-	// Fixing the trace leaves the session counting the ghost's cost; the command says to
-	// recompute the session.
+	// Fixing the trace fixes the session through the change stream, as any change of a trace.
 	r := h.run("admin", "recompute-trace", "--project-id", project, "--trace-id", traceID)
 	require.Equal(t, exitOK, r.code, "%s", r)
-	assert.Contains(t, r.stderr, "plume admin recompute-session --project-id "+project+" --session-id "+sessionID)
+	assert.Contains(t, r.stderr, "take the fix from the change stream")
+	h.applyAggregates()
+	fixed := h.recountSession(project, sessionID)
+	assert.True(t, fixed.Exact(), "%+v", fixed)
+	assert.InDelta(t, 0.5, fixed.Stored.Cost, 1e-12)
 
-	drifted := h.recountSession(project, sessionID)
+	// A session that drifted on its own, its trace unchanged for two days.
+	other, otherSession := uuid.NewString(), uuid.NewString()
+	h.ingest(project, other, otherSession)
+	h.driftSession(project, otherSession)
+	drifted := h.recountSession(project, otherSession)
 	require.False(t, drifted.Exact(), "%+v", drifted)
-	r = h.run("admin", "recompute-session", "--project-id", project, "--session-id", strings.ToUpper(sessionID), "--dry-run", "--exit-code")
+	r = h.run("admin", "recompute-session", "--project-id", project, "--session-id", strings.ToUpper(otherSession), "--dry-run", "--exit-code")
 	require.Equal(t, exitDiffers, r.code, "%s", r)
-	assert.Contains(t, r.stdout, "session "+sessionID+": 1 of 5 fields differ", "ids are normalised")
+	assert.Contains(t, r.stdout, "session "+otherSession+": 1 of 5 fields differ", "ids are normalised")
 	rows := fields(t, r.stdout)
 	assert.Equal(t, []string{"1", "1", "no"}, rows["trace_count"])
 	assert.Equal(t, []string{"9.5", "0.5", "yes"}, rows["cost"])
-	assert.Equal(t, drifted, h.recountSession(project, sessionID), "a dry run changes nothing")
+	assert.Equal(t, drifted, h.recountSession(project, otherSession), "a dry run changes nothing")
 
-	got := h.recomputeJSON("recompute-session", "--project-id", project, sessionID)
+	got := h.recomputeJSON("recompute-session", "--project-id", project, otherSession)
 	require.Len(t, got, 1)
 	assert.Equal(t, "session", got[0].Kind)
 	assert.True(t, got[0].Fixed)
@@ -262,13 +316,13 @@ func TestRecomputeSession(t *testing.T) {
 	assert.NotContains(t, got[0].Recomputed, "span_count")
 	require.Len(t, got[0].Differences, 1)
 	assert.Equal(t, "cost", got[0].Differences[0].Field)
-	fixed := h.recountSession(project, sessionID)
+	fixed = h.recountSession(project, otherSession)
 	assert.True(t, fixed.Exact(), "%+v", fixed)
 	assert.InDelta(t, 0.5, fixed.Stored.Cost, 1e-12)
 
-	r = h.run("admin", "recompute-session", "--project-id", project, "--session-id", sessionID)
+	r = h.run("admin", "recompute-session", "--project-id", project, "--session-id", otherSession)
 	require.Equal(t, exitOK, r.code, "%s", r)
-	assert.Equal(t, "session "+sessionID+": already exact\n", r.stdout)
+	assert.Equal(t, "session "+otherSession+": already exact\n", r.stdout)
 }
 
 // TestRecomputeSeveral: ids from repeated and comma-separated flags and arguments, done in

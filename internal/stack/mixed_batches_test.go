@@ -107,7 +107,9 @@ func TestMixedBatches(t *testing.T) {
 		}
 	}
 
-	// Every valid span once, under its first trace, with its last version's cost.
+	// Every valid span once, under its first trace, with its last version's cost: once the
+	// change stream is applied to the aggregates (the whole stack's handler is not apitest's).
+	srv.ApplyAggregates(t)
 	traceSpans := map[string][]string{}
 	for id, tr := range home {
 		traceSpans[uuidOf(tr[:])] = append(traceSpans[uuidOf(tr[:])], otlp.SpanID(pcommon.SpanID(id)))
@@ -141,7 +143,6 @@ func TestMixedBatches(t *testing.T) {
 		r, err := srv.Env.Traces().RecountTrace(t.Context(), srv.A.ProjectID, traceID)
 		require.NoError(t, err)
 		assert.True(t, r.Exact(), "trace %s: %+v", traceID, r)
-		assert.Zero(t, r.Pending, "trace %s: pending deltas left", traceID)
 	}
 	r, err := srv.Env.Traces().RecountSession(t.Context(), srv.A.ProjectID, session)
 	require.NoError(t, err)

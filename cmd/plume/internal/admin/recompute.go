@@ -59,8 +59,8 @@ trace's own cost, set through POST /traces, which is not recounted).
 The change stream's consumer keeps the aggregates exact, seconds after each write, whatever
 fails; this command is for data written before it did, and for checking. It recounts, and
 writes the recount when the stored values differ. It prints each trace's fields that changed,
-or "already exact". A trace's session is recounted from its traces as stored: after fixing a
-trace of a session, run recompute-session on the session (the command says so).
+or "already exact". A fix is a change of the trace like any other: its session takes it from
+the change stream within seconds, as it takes every change of its traces.
 
 With --dry-run it changes nothing: it prints every field as stored and as recomputed, which
 ones differ, and when the trace last changed (within seconds of a change the two may differ:
@@ -181,7 +181,7 @@ type recomputeResult struct {
 	Recomputed  totalsJSON   `json:"recomputed"`
 	Differences []difference `json:"differences"`
 
-	sessionID string // a fixed trace's session, to point at recompute-session
+	sessionID string // a fixed trace's session, which the change stream corrects too
 }
 
 // totalsJSON is a trace.Totals as the API names its fields: span_count for a trace,
@@ -262,7 +262,7 @@ func recomputeRun(ctx context.Context, opts *recomputeOptions) error {
 				return err
 			}
 			if r.sessionID != "" {
-				opts.IO.Infof("Trace %s is in session %s, which is recounted from its traces as stored: run plume admin recompute-session --project-id %s --session-id %s",
+				opts.IO.Infof("Trace %s is in session %s, whose aggregates take the fix from the change stream within seconds (check with plume admin recompute-session --project-id %s --session-id %s --dry-run)",
 					r.ID, r.sessionID, opts.ProjectID, r.sessionID)
 			}
 		}
@@ -408,12 +408,4 @@ func formatValue(v any) string {
 		return v.UTC().Format(time.RFC3339Nano)
 	}
 	return fmt.Sprint(v)
-}
-
-// plural returns "1 thing" or "n things".
-func plural(n int, thing string) string {
-	if n == 1 {
-		return "1 " + thing
-	}
-	return fmt.Sprintf("%d %ss", n, thing)
 }
