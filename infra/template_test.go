@@ -96,11 +96,11 @@ var functionCases = map[string]functionCase{
 		policy: policyCase{
 			actions: []string{
 				"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem",
-				"dynamodb:DeleteItem", "s3:PutObject", "s3:GetObject",
+				"s3:PutObject", "s3:GetObject",
 			},
-			// Ingestion writes and merges; it deletes only the pending deltas it applied, and
-			// never deletes objects, scans or lists.
-			forbidden: []string{"dynamodb:Scan", "s3:DeleteObject", "s3:ListBucket"},
+			// Ingestion writes and merges (the aggregates are the stream consumer's); it never
+			// deletes items or objects, scans or lists.
+			forbidden: []string{"dynamodb:Scan", "dynamodb:DeleteItem", "dynamodb:TransactWriteItems", "s3:DeleteObject", "s3:ListBucket"},
 			// Batch objects are read back to merge; attachments are only written (extraction and
 			// presigned uploads).
 			s3: map[string][]string{
@@ -129,9 +129,9 @@ var functionCases = map[string]functionCase{
 		policy: policyCase{
 			actions: []string{
 				"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem",
-				"dynamodb:DeleteItem", "s3:PutObject", "s3:GetObject",
+				"s3:PutObject", "s3:GetObject",
 			},
-			forbidden: []string{"dynamodb:Scan", "s3:DeleteObject", "s3:ListBucket"},
+			forbidden: []string{"dynamodb:Scan", "dynamodb:DeleteItem", "dynamodb:TransactWriteItems", "s3:DeleteObject", "s3:ListBucket"},
 			// The same ingestion as TracingIngestFunction: attachments are extracted too.
 			s3: map[string][]string{
 				"s3:PutObject": {"${Bucket.Arn}/spans/*", "${Bucket.Arn}/attachments/*"},
@@ -280,9 +280,9 @@ var functionCases = map[string]functionCase{
 			// counters, a traced call's span as POST /spans writes it; the providers: Bedrock
 			// and the provider secret when set.
 			actions: []string{"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:PutItem",
-				"dynamodb:UpdateItem", "dynamodb:DeleteItem", "s3:PutObject", "s3:GetObject",
+				"dynamodb:UpdateItem", "s3:PutObject", "s3:GetObject",
 				"bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream", "secretsmanager:GetSecretValue"},
-			forbidden: []string{"dynamodb:Scan", "s3:DeleteObject", "s3:ListBucket"},
+			forbidden: []string{"dynamodb:Scan", "dynamodb:DeleteItem", "s3:DeleteObject", "s3:ListBucket"},
 			s3: map[string][]string{
 				"s3:PutObject": {"${Bucket.Arn}/spans/*", "${Bucket.Arn}/attachments/*"},
 				"s3:GetObject": {"${Bucket.Arn}/spans/*"},

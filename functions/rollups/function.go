@@ -1,6 +1,7 @@
 // Package rollups is RollupFunction: the consumer of the table's change stream that keeps the
-// metrics' rollups (package rollup; the store is ddb.RollupStore) and the list index of spans,
-// traces and sessions (package listindex; the store is ddb.ListIndexStore).
+// trace and session aggregates (ddb.AggregateStore), the metrics' rollups (package rollup; the
+// store is ddb.RollupStore) and the list index of spans, traces and sessions (package
+// listindex; the store is ddb.ListIndexStore), as app.Env.StreamConsumer applies them.
 package rollups
 
 import (
