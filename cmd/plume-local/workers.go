@@ -142,9 +142,10 @@ func optimizations(ctx context.Context, plume *app.Env, runs *app.LocalQueue, in
 	}, nil
 }
 
-// rollups applies the table's change stream to the metrics' rollups and the list index
-// in-process (app.Env.StreamConsumer), as RollupFunction's event source mapping does in a
-// deployment: every shard in order, a failed batch read again after a second. DynamoDB Local serves the Streams API on its own endpoint
+// rollups applies the table's change stream to the trace and session aggregates, the metrics'
+// rollups and the list index in-process (app.Env.StreamConsumer), as RollupFunction's event
+// source mapping does in a deployment: every shard in order, half a second apart when idle, a
+// failed batch read again after a second. DynamoDB Local serves the Streams API on its own endpoint
 // (AWS_ENDPOINT_URL_DYNAMODB), which AWS_ENDPOINT_URL_DYNAMODB_STREAMS overrides. The returned
 // function stops polling and waits for the batch in progress.
 func rollups(ctx context.Context, plume *app.Env, db ddb.TableDescriber, awsCfg aws.Config, env func(string) string) (func(), error) {

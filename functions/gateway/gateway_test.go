@@ -54,7 +54,9 @@ func newTracingGateway(t *testing.T, cfg llm.Config, mode gateway.TraceMode) *ga
 		Trace:    mode,
 		Authn:    a.Env.Authn(),
 	})
-	srv := httptest.NewServer(h)
+	// The spans it records count in their traces once the change stream is applied, which
+	// the API does before a request that follows one of the gateway's.
+	srv := httptest.NewServer(a.Applying(h))
 	t.Cleanup(srv.Close)
 	return &gatewayStack{api: a, url: srv.URL}
 }

@@ -39,6 +39,9 @@ type testAPI struct {
 	s3     *blobtest.Counter
 	a, b   tenant
 	clock  *apitest.Clock
+	// whole is the API all of it runs in: its ApplyAggregates applies the change stream to
+	// the aggregates after writes beside the handlers (a bootstrap's, the service's).
+	whole *apitest.API
 }
 
 type tenant struct{ projectID, key string }
@@ -55,14 +58,16 @@ func newTestAPI(t testing.TB) *testAPI {
 		Clock: api.clock.Now,
 	})
 	var err error
-	api.ingest, err = tracing.IngestFunction.Build(whole.Env)
+	ingest, err := tracing.IngestFunction.Build(whole.Env)
 	require.NoError(t, err)
-	api.query, err = tracing.QueryFunction.Build(whole.Env)
+	query, err := tracing.QueryFunction.Build(whole.Env)
 	require.NoError(t, err)
+	api.ingest, api.query = whole.Applying(ingest), whole.Applying(query)
 	api.h, api.auth, api.authn, api.traces, api.blobs = whole.Handler, whole.Auth, whole.Env.Authn(), whole.Env.Traces(), whole.Blobs
 	api.svc, err = whole.Env.TraceService()
 	require.NoError(t, err)
 	api.table, api.s3URL, api.ddb, api.s3 = whole.TableName, whole.S3URL, whole.DDB, whole.S3
+	api.whole = whole
 	api.a = tenant{projectID: whole.A.ProjectID, key: whole.A.Key}
 	api.b = tenant{projectID: whole.B.ProjectID, key: whole.B.Key}
 	return api

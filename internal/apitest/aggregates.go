@@ -72,6 +72,11 @@ func (a *aggregates) apply(force bool) {
 	a.applied = max(a.applied, covered)
 }
 
+// Applying is h (a handler built from API.Env, such as one function's) with the trace and
+// session aggregates kept up to date before its requests, as API.Handler keeps them: writes
+// through either count for both.
+func (api *API) Applying(h http.Handler) http.Handler { return api.aggregates.before(h) }
+
 // ApplyAggregates applies what the table's stream holds so far to the trace and session
 // aggregates: for a test that wrote beside the API (a store of Env, a bootstrap, the gateway)
 // and reads the aggregates from a store rather than through the API.
