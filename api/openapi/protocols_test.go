@@ -57,6 +57,7 @@ func TestProtocolAnswersMatchDocument(t *testing.T) {
 	// The whole stack: the REST API with the MCP tool server and the gateway.
 	whole, err := stack.Handler(api.Env)
 	require.NoError(t, err)
+	whole = api.Applying(whole) // the aggregates follow its writes, as API.Handler's
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			req := webtest.NewRequest(t, tt.method, tt.target, tt.key, tt.body)

@@ -31,6 +31,7 @@ func TestDashboardInTheStack(t *testing.T) {
 	api.Optimizations.Serve(func(context.Context, []byte) error { return nil }, asyncinvoke.Config{Retries: -1}) // runs stay queued
 	whole, err := stack.Handler(api.Env)
 	require.NoError(t, err)
+	whole = api.Applying(whole) // the aggregates follow its writes, as API.Handler's
 	srv := httptest.NewServer(whole)
 	t.Cleanup(srv.Close)
 	api.EnsurePrompt(t, api.A, "greeter", "Say hello to {{name}}.")

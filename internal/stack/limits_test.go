@@ -56,6 +56,7 @@ func TestEveryAnswerWithinLambda(t *testing.T) {
 	srv.Optimizations.Serve(func(context.Context, []byte) error { return nil }, asyncinvoke.Config{Retries: -1}) // runs stay queued
 	whole, err := stack.Handler(srv.Env)
 	require.NoError(t, err)
+	whole = srv.Applying(whole) // the aggregates follow its writes, as API.Handler's
 	f := fill(t, srv, whole)
 
 	requests := f.requests(t)

@@ -44,6 +44,7 @@ func TestPathParametersEveryRoute(t *testing.T) {
 	valid := validParams(api.A.ProjectID)
 	whole, err := stack.Handler(api.Env) // apitest's handler is the REST API only
 	require.NoError(t, err)
+	whole = api.Applying(whole) // the aggregates follow its writes, as API.Handler's
 
 	cases := 0
 	for _, fn := range stack.Functions {
@@ -143,6 +144,7 @@ func TestEmptyPathSegment(t *testing.T) {
 	}
 	whole, err := stack.Handler(api.Env) // apitest's handler is the REST API only
 	require.NoError(t, err)
+	whole = api.Applying(whole) // the aggregates follow its writes, as API.Handler's
 	for _, fn := range stack.Functions {
 		h, err := fn.Build(api.Env)
 		require.NoError(t, err)

@@ -201,6 +201,7 @@ func TestTenancyEveryRoute(t *testing.T) {
 	// The whole stack: apitest's handler is the REST API, without the MCP tool server.
 	whole, err := stack.Handler(api.Env)
 	require.NoError(t, err)
+	whole = api.Applying(whole) // the aggregates follow its writes, as API.Handler's
 
 	walked, scoped := 0, 0
 	for _, fn := range stack.Functions {

@@ -50,7 +50,15 @@ type StreamPoller struct {
 	arn       string
 	iterators map[string]*string // open shards' next iterator; nil once read to their end
 	done      map[string]bool
+	// discovered is when the shards were last listed; ended is set when a shard was read to
+	// its end since (its children, if any, are then listed).
+	discovered time.Time
+	ended      bool
 }
+
+// rediscover is how often the shards are listed again when none ended: a shard's children
+// appear once it ends, so this only bounds how long a missed listing could go unnoticed.
+const rediscover = 30 * time.Second
 
 // Run polls until ctx ends.
 func (p *StreamPoller) Run(ctx context.Context) error {
@@ -72,8 +80,11 @@ func (p *StreamPoller) Run(ctx context.Context) error {
 // Poll reads what each shard has now and applies it; busy reports that some shard had records
 // (there may be more). A failed Apply is its error, the batch to be read again.
 func (p *StreamPoller) Poll(ctx context.Context) (busy bool, _ error) {
-	if err := p.discover(ctx); err != nil {
-		return false, err
+	if p.arn == "" || p.ended || time.Since(p.discovered) > rediscover {
+		if err := p.discover(ctx); err != nil {
+			return false, err
+		}
+		p.discovered, p.ended = time.Now(), false
 	}
 	for shard, it := range p.iterators {
 		if it == nil {
@@ -88,6 +99,7 @@ func (p *StreamPoller) Poll(ctx context.Context) (busy bool, _ error) {
 			// An expired iterator (DynamoDB Local expires them quickly) starts again after
 			// the last record applied, which the rollups' marks make harmless.
 			delete(p.iterators, shard)
+			p.ended = true // list the shards again, to open it anew
 			return busy, fmt.Errorf("read shard %s: %w", shard, err)
 		}
 		records := make([]StreamRecord, 0, len(out.Records))
@@ -107,7 +119,7 @@ func (p *StreamPoller) Poll(ctx context.Context) (busy bool, _ error) {
 		}
 		p.iterators[shard] = out.NextShardIterator
 		if out.NextShardIterator == nil {
-			p.done[shard] = true
+			p.done[shard], p.ended = true, true
 		}
 	}
 	return busy, nil
