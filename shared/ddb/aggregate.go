@@ -1,7 +1,6 @@
 package ddb
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -10,8 +9,9 @@ import (
 	"github.com/plumehq/plume/infra"
 )
 
-// aggregate is the part of a trace or session item that heals compute: the counters and the
-// times, read, changed in Go and written back under a condition on the version v.
+// aggregate is the part of a trace or session item that the change stream's consumer computes
+// (aggregate_stream.go): the counters and the times, read, changed in Go and written back under
+// a condition on the version v.
 type aggregate struct {
 	exists  bool
 	version *int64
@@ -43,7 +43,7 @@ func aggregateOf(item map[string]types.AttributeValue, countAttr string) aggrega
 	return a
 }
 
-// guard is the condition of a heal's update: the aggregate is still as read.
+// guard is the condition of an aggregate's update: the aggregate is still as read.
 func (a aggregate) guard() expression.ConditionBuilder {
 	switch {
 	case !a.exists:
@@ -81,18 +81,6 @@ func (a *aggregate) widen(start, end *int64) {
 	if end != nil && (a.end == nil || *end > *a.end) {
 		a.end = end
 	}
-}
-
-// updateAction is a transaction's conditional UpdateItem.
-func (s *TraceStore) updateAction(pk, sk string, up expression.UpdateBuilder, cond expression.ConditionBuilder) (types.TransactWriteItem, error) {
-	expr, err := expression.NewBuilder().WithUpdate(up).WithCondition(cond).Build()
-	if err != nil {
-		return types.TransactWriteItem{}, fmt.Errorf("build update of %s: %w", sk, err)
-	}
-	return types.TransactWriteItem{Update: &types.Update{
-		TableName: &s.t.name, Key: key(pk, sk), UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
-		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-	}}, nil
 }
 
 func micros(t time.Time) *int64 {

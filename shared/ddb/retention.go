@@ -17,21 +17,18 @@ import (
 //   - a span summary: the write of the batch that stored its current version, whose object
 //     expires with it (S3 counts from the object's creation, which is not before the batch's
 //     time, and rounds up to the next midnight, so the object never goes before its summary);
-//   - a trace item and a session item: the last write that changed them, never lowered (heals
-//     read the item they update), so a trace or session still receiving spans lives on, and
-//     one silent for the retention goes, with its time-index entry (GSI2 keys are its own);
+//   - a trace item and a session item: the latest expiry of what they aggregate (a trace's
+//     spans, a session's traces), never lowered (the change stream's consumer reads the item
+//     it updates), so a trace or session still receiving spans lives on, and one silent for
+//     the retention goes, with its time-index entry (GSI2 keys are its own);
 //   - a member item of a trace (the spans a batch added, and their GSI2 time-index entry) and a
 //     completions item of a prompt (PC#: the llm spans a batch linked): their batch's write, so
 //     they go with the batch object they point into;
-//   - a session's per-trace item (T#<trace>): the last write the trace added to the session, so
-//     it lives as long as the trace does.
+//   - a session's per-trace item (T#<trace>): the trace's expiry, so it lives as long as the
+//     trace does.
 //
 // Not expired, on purpose:
 //
-//   - pending deltas (PEND#): a delta that vanished before a heal applied it would leave its
-//     trace's or session's counts wrong for good, which is what pending deltas exist to
-//     prevent; they live minutes (the writer, the next write of the trace or the sweeper
-//     applies or drops them), far less than any retention;
 //   - the day registry (DAYS#<index>, one small item per project and index): expiring it would
 //     drop the days of entries that still live (a trace's time-index entry stays in the day it
 //     was created on while the trace keeps receiving spans). A day whose entries all expired
@@ -71,7 +68,7 @@ func (s *TraceStore) expiry(at time.Time) int64 {
 }
 
 // laterExpiry is the TTL of an item read as cur and written at at: never earlier than the one
-// stored, so a heal that applies an old delta after newer ones does not shorten the item's life.
+// stored, so a write of old fields after newer ones does not shorten the item's life.
 func (s *TraceStore) laterExpiry(cur map[string]types.AttributeValue, at time.Time) int64 {
 	ttl := s.expiry(at)
 	if old, ok := intAttr(cur, infra.AttrTTL); ok && ttl != 0 && old > ttl {

@@ -28,8 +28,7 @@ type API interface {
 	UpdateItem(context.Context, *dynamodb.UpdateItemInput, ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
 	TransactWriteItems(context.Context, *dynamodb.TransactWriteItemsInput, ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error)
 	// DeleteItem is used by the settings area (price overrides), the dashboard's sign-out (its
-	// session) and, inside transactions, by the heals of trace and session aggregates (the
-	// pending deltas they apply).
+	// session), monitors and webhooks, and project deletion.
 	DeleteItem(context.Context, *dynamodb.DeleteItemInput, ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error)
 }
 

@@ -22,10 +22,10 @@ import (
 )
 
 // TraceStore keeps span summaries, trace and session aggregates and their time indexes (see
-// keys.go for the layout). Per batch it writes one summary item per changed span (under 1 KB:
-// one write unit), one member item per trace with new spans (plus its keys-only index entry),
-// and one update per trace and per session, with a second only when the batch moves a trace's
-// or session's start earlier or its end later than stored.
+// keys.go for the layout). Per batch of spans it writes one summary item per changed span
+// (under 1 KB: one write unit) and nothing else; the change stream's consumer (AggregateStore,
+// over the same store) writes, per stream batch, one member item per trace with new spans
+// (plus its keys-only index entry) and one update per trace and per session.
 type TraceStore struct {
 	t         *Table
 	days      *dayRegistry
@@ -116,7 +116,8 @@ type summaryItem struct {
 	Object      string            `dynamodbav:"o"` // the batch key without trace.BatchPrefix
 	Offset      int64             `dynamodbav:"of"`
 	Length      int64             `dynamodbav:"ln"`
-	// Write is the id of the write that stored this version (16 bytes), which heals check.
+	// Write is the id of the write that stored this version (16 bytes): a later write is
+	// conditioned on it.
 	Write []byte `dynamodbav:"w,omitempty"`
 	TTL   int64  `dynamodbav:"ttl,omitempty"` // infra.AttrTTL: see retention.go
 }
@@ -225,7 +226,7 @@ type memberItem struct {
 func costSum(c float64) float64 { return bound.Round(c, bound.CostGrid) }
 
 // ApplySession implements trace.Index: one UpdateItem of the fields POST /sessions sets, which
-// no heal computes from a read, so it needs no version.
+// the change stream's consumer never computes, so it needs no version.
 func (s *TraceStore) ApplySession(ctx context.Context, projectID string, d trace.SessionDelta) error {
 	if err := s.days.note(ctx, projectID, trace.IndexSessions, d.At); err != nil {
 		return err

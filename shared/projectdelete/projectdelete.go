@@ -6,9 +6,9 @@
 // and claims, traces, sessions, completions, judges, optimization runs, cached model calls,
 // rate-limit shards ...), and two kinds of items outside it: the lookup item of each API key
 // (APIKEY#<sha256>) and each feedback link (FLINK#<sha256>). Everything else that names the
-// project (the PROJECTS, ORUNS#ACTIVE and PENDING#<n> partitions) is an index entry of one of
-// those items, gone with it; a write note a failed request left (NOTES#<n>) names the
-// project's traces and is not deleted here. In the bucket, the objects under ObjectPrefixes.
+// project (the PROJECTS and ORUNS#ACTIVE partitions) is an index entry of one of those items,
+// gone with it (an earlier release's write notes, NOTES#<n>, and pending deltas' PENDING#<n>
+// entries are not deleted here). In the bucket, the objects under ObjectPrefixes.
 //
 // Order, and why:
 //
