@@ -33,7 +33,7 @@ func startLocal(t *testing.T, env map[string]string) (base, banner string) {
 	t.Helper()
 	// The AWS SDK reads its configuration from the process environment only.
 	t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", ddbtest.Endpoint(t))
-	t.Setenv("AWS_ACCESS_KEY_ID", blobtest.AccessKey)
+	t.Setenv("AWS_ACCESS_KEY_ID", blobtest.AccessKeyFor(t))
 	t.Setenv("AWS_SECRET_ACCESS_KEY", blobtest.SecretKey)
 	t.Setenv("AWS_REGION", "us-east-1")
 	vars := map[string]string{
@@ -254,7 +254,7 @@ func TestPlumeLocalSeedIsIdempotent(t *testing.T) {
 
 func TestPlumeLocalRejectsBadDevProject(t *testing.T) {
 	t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", ddbtest.Endpoint(t))
-	t.Setenv("AWS_ACCESS_KEY_ID", blobtest.AccessKey)
+	t.Setenv("AWS_ACCESS_KEY_ID", blobtest.AccessKeyFor(t))
 	t.Setenv("AWS_SECRET_ACCESS_KEY", blobtest.SecretKey)
 	env := map[string]string{
 		"PLUME_ADDR": "127.0.0.1:0", "TABLE_NAME": "plume-local-test-" + uuid.NewString()[:8],

@@ -87,11 +87,11 @@ var scrubbers = []struct {
 	{regexp.MustCompile(`http://127\.0\.0\.1:\d+`), "<base-url>"},
 	{regexp.MustCompile(`\b[0-9a-f]{8}@example\.com\b`), "<email>"}, // webtest tenants' users
 	{regexp.MustCompile(`\bTester [0-9a-f]{4}\b`), "Tester <user>"},
-	{regexp.MustCompile(`"latency_ms": [0-9.e+-]+`), `"latency_ms": <ms>`},        // optimization simulations: measured
-	{regexp.MustCompile(`plf_[A-Za-z0-9_-]+`), "<link-token>"},                    // feedback links' tokens
-	{regexp.MustCompile(`X-Amz-Date=\d{8}T\d{6}Z`), "X-Amz-Date=<amz-date>"},      // presigned URLs: signing time
-	{regexp.MustCompile(`%2F\d{8}%2F`), "%2F<amz-day>%2F"},                        // and the credential's day
-	{regexp.MustCompile(`Credential=plumetest\d+%2F`), "Credential=plumetest%2F"}, // and the test process's key (blobtest.AccessKey)
+	{regexp.MustCompile(`"latency_ms": [0-9.e+-]+`), `"latency_ms": <ms>`},              // optimization simulations: measured
+	{regexp.MustCompile(`plf_[A-Za-z0-9_-]+`), "<link-token>"},                          // feedback links' tokens
+	{regexp.MustCompile(`X-Amz-Date=\d{8}T\d{6}Z`), "X-Amz-Date=<amz-date>"},            // presigned URLs: signing time
+	{regexp.MustCompile(`%2F\d{8}%2F`), "%2F<amz-day>%2F"},                              // and the credential's day
+	{regexp.MustCompile(`Credential=plumetest[0-9a-z]+%2F`), "Credential=plumetest%2F"}, // and the test's key (blobtest.AccessKeyFor)
 }
 
 // inner collapses the padding of text tables, whose width follows the scrubbed values.

@@ -238,7 +238,7 @@ func TestRunUsesSDKEnvironment(t *testing.T) {
 	for k, v := range map[string]string{
 		"AWS_ENDPOINT_URL_DYNAMODB":   endpoint,
 		"AWS_REGION":                  "us-east-1",
-		"AWS_ACCESS_KEY_ID":           blobtest.AccessKey, // ddbtest's credentials: DynamoDB Local keeps one database per key
+		"AWS_ACCESS_KEY_ID":           blobtest.AccessKeyFor(t), // ddbtest's credentials: DynamoDB Local keeps one database per key
 		"AWS_SECRET_ACCESS_KEY":       blobtest.SecretKey,
 		"AWS_SESSION_TOKEN":           "",
 		"AWS_PROFILE":                 "",

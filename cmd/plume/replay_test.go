@@ -35,7 +35,7 @@ func TestReplayEvaluations(t *testing.T) {
 	queue := deadletter.New(awsjson.New(awstest.Config(t), awsjson.SQS), queueURL)
 	t.Setenv("AWS_ENDPOINT_URL_S3", api.S3URL)
 	t.Setenv("AWS_ENDPOINT_URL_SQS", awstest.Endpoint(t))
-	t.Setenv("AWS_ACCESS_KEY_ID", blobtest.AccessKey)
+	t.Setenv("AWS_ACCESS_KEY_ID", blobtest.AccessKeyFor(t))
 	t.Setenv("AWS_SECRET_ACCESS_KEY", blobtest.SecretKey)
 	t.Setenv("AWS_REGION", "us-east-1")
 

@@ -29,7 +29,7 @@ func TestBootstrapEndToEnd(t *testing.T) {
 	emu := emutest.Start(t, ctx, "./lambda", []string{
 		"TABLE_NAME=" + tableName,
 		"AWS_ENDPOINT_URL_DYNAMODB=" + ddbtest.Endpoint(t),
-		"AWS_ACCESS_KEY_ID=" + blobtest.AccessKey, "AWS_SECRET_ACCESS_KEY=" + blobtest.SecretKey, "AWS_REGION=us-east-1",
+		"AWS_ACCESS_KEY_ID=" + blobtest.AccessKeyFor(t), "AWS_SECRET_ACCESS_KEY=" + blobtest.SecretKey, "AWS_REGION=us-east-1",
 		"LOG_LEVEL=debug",
 	})
 

@@ -35,7 +35,7 @@ func TestBootstrapEndToEnd(t *testing.T) {
 	emu := emutest.Start(t, ctx, "./lambda", []string{
 		"TABLE_NAME=" + srv.TableName, "BUCKET_NAME=plume-test",
 		"AWS_ENDPOINT_URL_DYNAMODB=" + ddbtest.Endpoint(t), "AWS_ENDPOINT_URL_S3=" + srv.S3URL,
-		"AWS_ACCESS_KEY_ID=" + blobtest.AccessKey, "AWS_SECRET_ACCESS_KEY=" + blobtest.SecretKey,
+		"AWS_ACCESS_KEY_ID=" + blobtest.AccessKeyFor(t), "AWS_SECRET_ACCESS_KEY=" + blobtest.SecretKey,
 		"AWS_REGION=us-east-1", "LOG_LEVEL=debug",
 	})
 	invoke := func(file string, out any) {

@@ -32,7 +32,7 @@ func TestBootstrapsEndToEnd(t *testing.T) {
 	env := []string{
 		"TABLE_NAME=" + api.table, "BUCKET_NAME=plume-test",
 		"AWS_ENDPOINT_URL_DYNAMODB=" + ddbtest.Endpoint(t), "AWS_ENDPOINT_URL_S3=" + api.s3URL,
-		"AWS_ACCESS_KEY_ID=" + blobtest.AccessKey, "AWS_SECRET_ACCESS_KEY=" + blobtest.SecretKey,
+		"AWS_ACCESS_KEY_ID=" + blobtest.AccessKeyFor(t), "AWS_SECRET_ACCESS_KEY=" + blobtest.SecretKey,
 		"AWS_REGION=us-east-1", "LOG_LEVEL=debug",
 	}
 	start := func(pkg string) *lambdaemu.Emulator { return emutest.Start(t, ctx, pkg, env) }

@@ -279,7 +279,7 @@ func functionEnv(t *testing.T, api *apitest.API, extra ...string) []string {
 	env := []string{
 		"BUCKET_NAME=plume-test",
 		"AWS_ENDPOINT_URL_DYNAMODB=" + ddbtest.Endpoint(t), "AWS_ENDPOINT_URL_S3=" + api.S3URL,
-		"AWS_ACCESS_KEY_ID=" + blobtest.AccessKey, "AWS_SECRET_ACCESS_KEY=" + blobtest.SecretKey, "AWS_REGION=us-east-1",
+		"AWS_ACCESS_KEY_ID=" + blobtest.AccessKeyFor(t), "AWS_SECRET_ACCESS_KEY=" + blobtest.SecretKey, "AWS_REGION=us-east-1",
 		// OptimizerFunction needs its queue; no test here starts a run.
 		"PLUME_OPTIMIZATION_QUEUE_URL=http://127.0.0.1:9/000000000000/unused",
 		// The webhook workers need theirs; the sample events queue nothing.

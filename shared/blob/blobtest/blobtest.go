@@ -4,8 +4,10 @@ package blobtest
 
 import (
 	"context"
+	"hash/fnv"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -22,19 +24,28 @@ import (
 // SecretKey is the secret of the embedded server's credentials.
 const SecretKey = "plumetestsecret"
 
-// AccessKey is the access key id of the test process: the embedded server's, and DynamoDB
-// Local's (ddbtest.Client, and the binaries tests start). Alphanumeric, as DynamoDB Local
-// refuses other ids. It is the process's own because DynamoDB Local, started without
-// -sharedDb as make test starts it, keeps a database per access key: the tables and change
-// streams of one test process never slow another's (DynamoDB Local keeps every stream record
-// it served, and a stream table's writes slow as one database's records pile up).
+// AccessKey is the access key id of the test process's S3 clients (the embedded server takes
+// it, and each test's own, AccessKeyFor). Alphanumeric, as DynamoDB Local refuses other ids.
 var AccessKey = "plumetest" + strconv.Itoa(os.Getpid())
+
+// AccessKeyFor is the access key id of t's DynamoDB Local database (ddbtest.Client, and the
+// binaries t starts, whose one key also signs for the embedded S3): one per top-level test of
+// the process. DynamoDB Local, started without -sharedDb as make test starts it, keeps a
+// database per access key, and every stream record it served in it: a stream table's writes
+// slow as one database's records pile up (20 ms a put early in a package's run, over 100 ms
+// minutes later), so no test pays for the records of the tests before it.
+func AccessKeyFor(t testing.TB) string {
+	top, _, _ := strings.Cut(t.Name(), "/")
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(top))
+	return AccessKey + "t" + strconv.FormatUint(uint64(h.Sum32()), 36)
+}
 
 // New starts an embedded S3 server for t, creates a bucket and returns the store, the request
 // counter and the server's URL.
 func New(t testing.TB) (*blob.Store, *Counter, string) {
 	t.Helper()
-	srv, err := s3local.Start("127.0.0.1:0", AccessKey, SecretKey)
+	srv, err := s3local.StartKeys("127.0.0.1:0", map[string]string{AccessKey: SecretKey, AccessKeyFor(t): SecretKey})
 	if err != nil {
 		t.Fatalf("start embedded S3: %v", err)
 	}

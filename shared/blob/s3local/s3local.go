@@ -26,11 +26,21 @@ type Server struct {
 // served; any other request gets S3's 403 error. accessKey must be at least 3 characters and
 // secretKey must not be empty: without a key pair gofakes3 would serve anyone.
 func Start(addr, accessKey, secretKey string) (*Server, error) {
-	if len(accessKey) < minAccessKeyLen || secretKey == "" {
-		return nil, fmt.Errorf("s3local: an access key of at least %d characters and a secret key are required", minAccessKeyLen)
+	return StartKeys(addr, map[string]string{accessKey: secretKey})
+}
+
+// StartKeys is Start for several key pairs (access key: secret key), each of which signs.
+func StartKeys(addr string, keys map[string]string) (*Server, error) {
+	if len(keys) == 0 {
+		return nil, fmt.Errorf("s3local: a key pair is required")
+	}
+	for accessKey, secretKey := range keys {
+		if len(accessKey) < minAccessKeyLen || secretKey == "" {
+			return nil, fmt.Errorf("s3local: an access key of at least %d characters and a secret key are required", minAccessKeyLen)
+		}
 	}
 	faker := gofakes3.New(s3mem.New(),
-		gofakes3.WithV4Auth(map[string]string{accessKey: secretKey}),
+		gofakes3.WithV4Auth(keys),
 		gofakes3.WithIntegrityCheck(true), // Content-MD5 and x-amz-checksum-* are verified
 		gofakes3.WithHostBucket(false),    // path-style addressing, as blob.NewClient uses
 	)

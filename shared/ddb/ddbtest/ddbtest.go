@@ -53,7 +53,7 @@ func Client(t testing.TB, counter *Counter) *dynamodb.Client {
 	return dynamodb.New(dynamodb.Options{
 		Region:                          "us-east-1",
 		BaseEndpoint:                    aws.String(url),
-		Credentials:                     credentials.NewStaticCredentialsProvider(blobtest.AccessKey, blobtest.SecretKey, ""),
+		Credentials:                     credentials.NewStaticCredentialsProvider(blobtest.AccessKeyFor(t), blobtest.SecretKey, ""),
 		DisableValidateResponseChecksum: true,
 		Retryer: retry.NewStandard(func(o *retry.StandardOptions) {
 			o.MaxAttempts = 5
