@@ -182,15 +182,15 @@ func (a *AggregateStore) setMarks(up expression.UpdateBuilder, marks map[string]
 	return up.Set(expression.Name(attrMarks), expression.Value(marks))
 }
 
-// write writes an aggregate's update under its version condition; lost reports a condition
-// that failed (another writer changed the aggregate since it was read).
-func (a *AggregateStore) write(ctx context.Context, pk, sk string, up expression.UpdateBuilder, cond expression.ConditionBuilder) (lost bool, err error) {
+// updateUnder writes an aggregate's update under cond (its version as read); lost reports a
+// condition that failed (another writer changed the aggregate since it was read).
+func (s *TraceStore) updateUnder(ctx context.Context, pk, sk string, up expression.UpdateBuilder, cond expression.ConditionBuilder) (lost bool, err error) {
 	expr, err := expression.NewBuilder().WithUpdate(up).WithCondition(cond).Build()
 	if err != nil {
 		return false, fmt.Errorf("build update of %s: %w", pk, err)
 	}
-	_, err = a.s.t.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: &a.s.t.name, Key: key(pk, sk), UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
+	_, err = s.t.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: &s.t.name, Key: key(pk, sk), UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
 		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 	})
 	switch {
@@ -231,7 +231,7 @@ func (a *AggregateStore) applyTrace(ctx context.Context, k aggregateKey, mark st
 		if err != nil {
 			return false, err
 		}
-		return a.write(ctx, pk, skTrace, a.setMarks(up, marks, mark, rest), aggregateOf(cur, "sc").guard())
+		return a.s.updateUnder(ctx, pk, skTrace, a.setMarks(up, marks, mark, rest), aggregateOf(cur, "sc").guard())
 	})
 }
 
@@ -419,7 +419,7 @@ func (a *AggregateStore) applySession(ctx context.Context, k aggregateKey, mark 
 		if err != nil {
 			return false, err
 		}
-		return a.write(ctx, pk, skSession, a.setMarks(up, marks, mark, rest), aggregateOf(cur, "tc").guard())
+		return a.s.updateUnder(ctx, pk, skSession, a.setMarks(up, marks, mark, rest), aggregateOf(cur, "tc").guard())
 	})
 }
 

@@ -2,7 +2,6 @@ package ddb
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -168,21 +167,7 @@ func (s *TraceStore) fix(ctx context.Context, pk, sk, countAttr string, recount 
 		if agg.end == nil {
 			up = up.Remove(expression.Name("ea"))
 		}
-		expr, err := expression.NewBuilder().WithUpdate(up).WithCondition(agg.guard()).Build()
-		if err != nil {
-			return false, fmt.Errorf("build recounted %s: %w", pk, err)
-		}
-		_, err = s.t.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-			TableName: &s.t.name, Key: key(pk, sk), UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
-			ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-		})
-		switch {
-		case isConditionFailed(err):
-			return true, nil
-		case err != nil:
-			return false, storageErr("write recounted "+pk, err)
-		}
-		return false, nil
+		return s.updateUnder(ctx, pk, sk, up, agg.guard())
 	})
 	return r, err
 }

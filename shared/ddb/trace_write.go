@@ -3,7 +3,6 @@ package ddb
 import (
 	"context"
 	"fmt"
-	"maps"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -124,22 +123,7 @@ func (s *TraceStore) PutTrace(ctx context.Context, projectID string, t trace.Tra
 		if ttl := s.laterExpiry(cur, t.At); ttl != 0 {
 			up = up.Set(expression.Name(infra.AttrTTL), expression.Value(ttl))
 		}
-		up = setTags(up, maps.Clone(t.Tags))
-		expr, err := expression.NewBuilder().WithUpdate(up).WithCondition(agg.guard()).Build()
-		if err != nil {
-			return false, fmt.Errorf("build update of trace %s: %w", t.TraceID, err)
-		}
-		_, err = s.t.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-			TableName: &s.t.name, Key: key(pk, skTrace), UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
-			ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-		})
-		switch {
-		case isConditionFailed(err):
-			return true, nil
-		case err != nil:
-			return false, storageErr("update trace "+t.TraceID, err)
-		}
-		return false, nil
+		return s.updateUnder(ctx, pk, skTrace, setTags(up, t.Tags), agg.guard())
 	})
 }
 
