@@ -265,7 +265,7 @@ func (a *AggregateStore) traceUpdate(ctx context.Context, k aggregateKey, cur ma
 		if err != nil {
 			return expression.UpdateBuilder{}, err
 		}
-		errs, cost := btoi64(sum.HasError), derefCost(sum.Cost)
+		errs, cost := int64(boolInt(sum.HasError)), derefCost(sum.Cost)
 		if r.old == nil {
 			agg.count++
 			members = append(members, id)
@@ -278,7 +278,7 @@ func (a *AggregateStore) traceUpdate(ctx context.Context, k aggregateKey, cur ma
 			if err != nil {
 				return expression.UpdateBuilder{}, err
 			}
-			errs -= btoi64(old.HasError)
+			errs -= int64(boolInt(old.HasError))
 			cost -= derefCost(old.Cost)
 			oldEnd, end := old.End(), sum.End()
 			shrink = shrink || sum.StartedAt.After(old.StartedAt) || (oldEnd != nil && (end == nil || end.Before(*oldEnd)))
@@ -544,13 +544,6 @@ func stringsAttr(item map[string]types.AttributeValue, name string) map[string]s
 		}
 	}
 	return out
-}
-
-func btoi64(b bool) int64 {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 func derefCost(c *float64) float64 {
