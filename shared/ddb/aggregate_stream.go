@@ -435,6 +435,7 @@ func (a *AggregateStore) sessionUpdate(ctx context.Context, k aggregateKey, cur 
 		tags            = map[string]string{}
 		traces          []string
 		traceTTL        = map[string]int64{}
+		relist          = map[string]bool{} // the traces whose listing must be written
 	)
 	for _, r := range rest {
 		t := aggregateOf(r.new, "sc")
@@ -461,6 +462,7 @@ func (a *AggregateStore) sessionUpdate(ctx context.Context, k aggregateKey, cur 
 		}
 		traceTTL[traceID] = max(traceTTL[traceID], intOr(r.new, infra.AttrTTL))
 		ttl = max(ttl, traceTTL[traceID])
+		relist[traceID] = relist[traceID] || old.session == "" || linkTTL(intOr(r.new, infra.AttrTTL)) != linkTTL(intOr(r.old, infra.AttrTTL))
 		name = cmp.Or(strAttr(r.new, "sn"), name)
 		maps.Copy(tags, stringsAttr(r.new, "stg"))
 		if !slices.Contains(traces, traceID) {
@@ -473,8 +475,11 @@ func (a *AggregateStore) sessionUpdate(ctx context.Context, k aggregateKey, cur 
 		}
 	}
 	for _, traceID := range traces {
-		// Every record refreshes the listing, so that it lives as long as its trace.
-		if err := a.s.putTraceLink(ctx, sessionPK(k.projectID, k.id), traceID, firstAt, traceTTL[traceID]); err != nil {
+		// Written when the trace joins, and again when its expiry passes the listing's.
+		if !relist[traceID] {
+			continue
+		}
+		if err := a.s.putTraceLink(ctx, sessionPK(k.projectID, k.id), traceID, firstAt, linkTTL(traceTTL[traceID])); err != nil {
 			return expression.UpdateBuilder{}, err
 		}
 	}
@@ -496,6 +501,18 @@ func (a *AggregateStore) sessionUpdate(ctx context.Context, k aggregateKey, cur 
 		up = up.Set(expression.Name(infra.AttrTTL), expression.Value(ttl))
 	}
 	return setTags(up, tags), nil
+}
+
+// linkTTL is the expiry of a session's listing of a trace that expires at ttl (Unix seconds; 0:
+// never): the end of the trace's last day, so that the listing is written again once a day of
+// the trace's life rather than at every record that moves its expiry by seconds. A listing that
+// outlives its trace by hours lists nothing: readers take the traces they find.
+func linkTTL(ttl int64) int64 {
+	if ttl == 0 {
+		return 0
+	}
+	const day = 24 * 60 * 60
+	return (ttl/day + 1) * day
 }
 
 // narrower reports whether a trace's extent t starts later or ends earlier than old.

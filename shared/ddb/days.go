@@ -13,10 +13,17 @@ import (
 
 // dayRegistry remembers, per project and time index, the days that have entries: one item per
 // project and index with a string set of days. A writer adds its day once per process (the
-// cache below), so the cost is one small write per Lambda instance, project, index and day.
+// notes below), so the cost is one small write per Lambda instance, project, index and day;
+// writers of one day at once (a stream batch's traces) wait for the first one's write.
 type dayRegistry struct {
-	t    *Table
-	seen sync.Map // projectID|kind|day -> struct{}
+	t     *Table
+	notes sync.Map // projectID|kind|day -> *dayNote
+}
+
+// dayNote is the write of a day: done closes when it ends, err says how.
+type dayNote struct {
+	done chan struct{}
+	err  error
 }
 
 func dayOf(t time.Time) string { return t.UTC().Format("20060102") }
@@ -25,8 +32,22 @@ func dayOf(t time.Time) string { return t.UTC().Format("20060102") }
 func (r *dayRegistry) note(ctx context.Context, projectID, kind string, at time.Time) error {
 	day := dayOf(at)
 	k := projectID + "|" + kind + "|" + day
-	if _, ok := r.seen.Load(k); ok {
-		return nil
+	note := &dayNote{done: make(chan struct{})}
+	for {
+		prev, loaded := r.notes.LoadOrStore(k, note)
+		if !loaded {
+			break
+		}
+		p := prev.(*dayNote)
+		select {
+		case <-p.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if p.err == nil {
+			return nil
+		}
+		r.notes.CompareAndDelete(k, p) // it failed (and stays until a writer replaces it)
 	}
 	_, err := r.t.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: &r.t.name, Key: key(projectPK(projectID), daysSK(kind)),
@@ -34,10 +55,10 @@ func (r *dayRegistry) note(ctx context.Context, projectID, kind string, at time.
 		ExpressionAttributeValues: map[string]types.AttributeValue{":day": &types.AttributeValueMemberSS{Value: []string{day}}},
 	})
 	if err != nil {
-		return storageErr("note index day", err)
+		note.err = storageErr("note index day", err)
 	}
-	r.seen.Store(k, struct{}{})
-	return nil
+	close(note.done)
+	return note.err
 }
 
 // days returns the days of kind with entries in [from, to], newest first.

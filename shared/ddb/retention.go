@@ -24,8 +24,9 @@ import (
 //   - a member item of a trace (the spans a batch added, and their GSI2 time-index entry) and a
 //     completions item of a prompt (PC#: the llm spans a batch linked): their batch's write, so
 //     they go with the batch object they point into;
-//   - a session's per-trace item (T#<trace>): the trace's expiry, so it lives as long as the
-//     trace does.
+//   - a session's per-trace item (T#<trace>): the end of the day the trace expires (linkTTL),
+//     so it lives as long as the trace does, and a few hours more (it is written again once a
+//     day of the trace's life, not at each of its records).
 //
 // Not expired, on purpose:
 //

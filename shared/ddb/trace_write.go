@@ -149,7 +149,8 @@ func (s *TraceStore) spanExtent(ctx context.Context, projectID, traceID string, 
 
 // putTraceLink writes a session's item listing a trace in it (T#<trace>), by records of the
 // trace from first to last: an upsert of a deterministic key (its creation time kept by
-// if_not_exists), so writing it again changes nothing but its expiry, which follows the trace's.
+// if_not_exists), so writing it again changes nothing but its expiry, which follows the trace's
+// (linkTTL).
 // Readers of a session's traces (SessionTraceIDs) may so see a trace a moment before the
 // session's trace_count counts it, never the reverse.
 func (s *TraceStore) putTraceLink(ctx context.Context, pk, traceID string, first time.Time, ttl int64) error {
