@@ -33,8 +33,11 @@ cfn-lint template.yaml
 log "== Lambda bootstraps (linux/arm64, as deployed)"
 make --no-print-directory build
 
-# A database per access key: each test process has its own (blobtest.AccessKey).
-DDB_LOCAL_SHARED_DB=0 emulator_start
+# A database per access key: each test process has its own (blobtest.AccessKey). Every test's
+# table has its stream, read by the API under test (internal/apitest), and the test packages run
+# side by side: 3 GB of heap (with the default 1 GB, a run whose tests applied their whole
+# stream saw DynamoDB Local answer single Queries in 20 s late in the run).
+DDB_LOCAL_SHARED_DB=0 DDB_LOCAL_HEAP=${DDB_LOCAL_HEAP:-3g} emulator_start
 export PLUME_TEST_DYNAMODB_URL=$EMULATOR_URL
 aws_emulator_start
 export PLUME_TEST_AWS_URL=$AWS_EMULATOR_URL
