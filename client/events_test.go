@@ -16,7 +16,7 @@ import (
 // TestEvents: the event log read newest first, by type, oldest after a time and page by page
 // with the cursor the answer's header gives.
 func TestEvents(t *testing.T) {
-	a := apitest.New(t, apitest.Options{Stream: true})
+	a := apitest.New(t, apitest.Options{})
 	srv := httptest.NewServer(a.Handler)
 	t.Cleanup(srv.Close)
 	c, err := New(WithBaseURL(srv.URL), WithAPIKey(a.A.Key), WithProject(a.A.ProjectID), WithEnv(func(string) string { return "" }))

@@ -487,6 +487,9 @@ func TestListRefusesBadContinuations(t *testing.T) {
 	s := newListStack(t)
 	c := s.client(t, nil)
 	seedTraces(t, c, 5)
+	_, first, err := c.SpansPage(context.Background(), api.SpanQuery{ListQuery: api.ListQuery{Limit: 2}})
+	require.NoError(t, err)
+	require.NotEmpty(t, first.NextCursor, "a cursor the server gave")
 	header := func(name, value string) func(http.Handler) http.Handler {
 		return func(h http.Handler) http.Handler {
 			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -505,7 +508,7 @@ func TestListRefusesBadContinuations(t *testing.T) {
 		{"offset not a number", api.NextOffsetHeader, "many", api.ListQuery{Offset: 2}},
 		{"offset negative", api.NextOffsetHeader, "-1", api.ListQuery{Offset: 2}},
 		{"offset not past", api.NextOffsetHeader, "2", api.ListQuery{Offset: 2}},
-		{"the request's cursor", api.NextCursorHeader, "the request's", api.ListQuery{Cursor: "o1"}},
+		{"the request's cursor", api.NextCursorHeader, "the request's", api.ListQuery{Cursor: first.NextCursor}},
 		{"a cursor too long", api.NextCursorHeader, strings.Repeat("c", api.MaxCursorBytes+1), api.ListQuery{}},
 	}
 	for _, tt := range tests {

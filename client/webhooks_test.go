@@ -36,7 +36,7 @@ func TestWebhooks(t *testing.T) {
 		defer mu.Unlock()
 		return append([]string(nil), ids...)
 	}
-	a := apitest.New(t, apitest.Options{Stream: true, Config: func(c *config.Config) { c.Webhooks.AllowedHosts = []string{"127.0.0.1"} }})
+	a := apitest.New(t, apitest.Options{Config: func(c *config.Config) { c.Webhooks.AllowedHosts = []string{"127.0.0.1"} }})
 	srv := httptest.NewServer(a.Handler)
 	t.Cleanup(srv.Close)
 	newClient := func(key string) *Client {

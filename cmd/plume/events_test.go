@@ -51,7 +51,7 @@ func jsonLines(t *testing.T, s string) []api.Event {
 // TestEventsCommands: list prints the log; tail prints each event once as a line of JSON,
 // follows new ones until interrupted (exit 0) or --count; bad flags exit 2.
 func TestEventsCommands(t *testing.T) {
-	h := newClientHarness(t, apitest.Options{Stream: true})
+	h := newClientHarness(t, apitest.Options{})
 	a := h.api
 	a.EnsurePrompt(t, a.A, "bot", "v1")
 	a.MustDo(t, "POST", "/projects/"+a.A.ProjectID+"/prompts/bot/tags/production:pin", a.A.Key, map[string]any{"version": 1})
@@ -98,7 +98,7 @@ func TestEventsCommands(t *testing.T) {
 // its typed body (api.MonitorEvent); the alert before it, and nothing for deleting a monitor
 // that is not alerting.
 func TestDeletedAlertingMonitorEvent(t *testing.T) {
-	h := newClientHarness(t, apitest.Options{Stream: true})
+	h := newClientHarness(t, apitest.Options{})
 	a := h.api
 	create := func(name, threshold string) api.Monitor {
 		var m api.Monitor

@@ -17,7 +17,7 @@ import (
 // TestMetricsCommand: `plume metrics` shows the project's counters per bucket from the rollups,
 // text and json, with its filters; bad flags are usage errors.
 func TestMetricsCommand(t *testing.T) {
-	h := newClientHarness(t, apitest.Options{Stream: true})
+	h := newClientHarness(t, apitest.Options{})
 	at := time.Now().UTC().Add(-2 * time.Hour).Truncate(time.Hour).Add(10 * time.Minute)
 	var spans []map[string]any
 	for i, kind := range []string{"llm", "tool", "llm"} {

@@ -21,7 +21,7 @@ import (
 func TestWebhooksCommands(t *testing.T) {
 	rcv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	t.Cleanup(rcv.Close)
-	h := newClientHarness(t, apitest.Options{Stream: true, Config: func(c *config.Config) { c.Webhooks.AllowedHosts = []string{"127.0.0.1"} }})
+	h := newClientHarness(t, apitest.Options{Config: func(c *config.Config) { c.Webhooks.AllowedHosts = []string{"127.0.0.1"} }})
 
 	r := h.run("webhooks", "create", "--url", rcv.URL, "--event", api.EventPromptTagMoved)
 	require.Equal(t, exitOK, r.code, "%s", r)

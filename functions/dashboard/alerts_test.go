@@ -21,7 +21,7 @@ import (
 // deliveries are raised from it: f.api.DrainStream) whose webhooks may post to 127.0.0.1.
 func newAlertsFixture(t *testing.T) *fixture {
 	t.Helper()
-	return serveDashboard(t, apitest.New(t, apitest.Options{Stream: true, Config: func(c *config.Config) {
+	return serveDashboard(t, apitest.New(t, apitest.Options{Config: func(c *config.Config) {
 		c.AuthCacheTTL = 0
 		c.Webhooks.AllowedHosts = []string{"127.0.0.1"}
 	}}))

@@ -41,7 +41,7 @@ func newFixture(t *testing.T) *fixture {
 // the metrics (the overview): seed, then f.api.DrainStream, then read the page.
 func newStreamFixture(t *testing.T) *fixture {
 	t.Helper()
-	return serveDashboard(t, apitest.New(t, apitest.Options{Stream: true, Config: func(c *config.Config) { c.AuthCacheTTL = 0 }}))
+	return serveDashboard(t, apitest.New(t, apitest.Options{Config: func(c *config.Config) { c.AuthCacheTTL = 0 }}))
 }
 
 // serveDashboard serves the dashboard over api's table and REST handler, as

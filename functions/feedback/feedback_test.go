@@ -114,7 +114,7 @@ func TestFeedbackUpsertPerUser(t *testing.T) {
 // them is read back whole, with a number of DynamoDB requests that does not depend on the
 // number of spans.
 func TestUnifiedFeedbackOfLargeTrace(t *testing.T) {
-	api := apitest.New(t, apitest.Options{Stream: true})
+	api := apitest.New(t, apitest.Options{})
 	a := api.A
 	vid := api.EnsurePrompt(t, a, "bot", "Answer.")
 	sessionID := uuid.NewString()

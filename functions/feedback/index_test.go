@@ -30,7 +30,7 @@ func TestUnifiedFeedbackIndexMatchesBruteForce(t *testing.T) {
 	for seed := range uint64(3) {
 		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 27))
-			api := apitest.New(t, apitest.Options{Stream: true})
+			api := apitest.New(t, apitest.Options{})
 			a := api.A
 			vid := api.EnsurePrompt(t, a, "bot", "Answer.")
 			jid := api.MustDo(t, "POST", "/projects/"+a.ProjectID+"/judges", a.Key, map[string]any{"name": "J", "template": "Is it right?"}).Map(t)["id"].(string)
@@ -203,7 +203,7 @@ func bruteForce(t *testing.T, api *apitest.API, projectID string) map[string][]s
 // unified feedback costs the same DynamoDB requests at 10 and at 100 traces (one Query), and
 // a trace's three (its session, and a Query of each of its index keys), whatever the session.
 func TestSessionFeedbackRequestsDoNotGrowWithTraces(t *testing.T) {
-	api := apitest.New(t, apitest.Options{Stream: true})
+	api := apitest.New(t, apitest.Options{})
 	a := api.A
 	vid := api.EnsurePrompt(t, a, "bot", "Answer.")
 	jid := api.MustDo(t, "POST", "/projects/"+a.ProjectID+"/judges", a.Key, map[string]any{"name": "J", "template": "Is it right?"}).Map(t)["id"].(string)

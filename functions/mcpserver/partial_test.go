@@ -22,7 +22,7 @@ func partialStack(t *testing.T, s *toolStack, scanCut, sizeCut bool) *toolStack 
 // TestToolsSayPartial: the tracing tools tell an agent, in their structured output and their
 // text, when the API's answer was partial, and page on from where a cut by size left off.
 func TestToolsSayPartial(t *testing.T) {
-	s := newToolStack(t, apitest.Options{Stream: true})
+	s := newToolStack(t, apitest.Options{})
 	d := seed(t, s)
 	s.api.DrainStream(t)
 	complete, err := s.connect(t, s.api.A.Key)

@@ -72,7 +72,7 @@ func seed(t *testing.T, s *toolStack) seeded {
 }
 
 func TestReadTools(t *testing.T) {
-	s := newToolStack(t, apitest.Options{Stream: true})
+	s := newToolStack(t, apitest.Options{})
 	d := seed(t, s)
 	s.api.DrainStream(t) // the summary reads the metrics, which follow the table's stream
 	cs, err := s.connect(t, s.api.A.Key)
@@ -343,7 +343,7 @@ func TestReadToolsBadInput(t *testing.T) {
 // many there are; get-trace answers a trace whose spans are each other's parent (bad data)
 // without looping.
 func TestReadToolsBounds(t *testing.T) {
-	s := newToolStack(t, apitest.Options{Stream: true})
+	s := newToolStack(t, apitest.Options{})
 	a := s.api.A
 	at := time.Now().Add(-time.Minute)
 	var spans []any

@@ -29,7 +29,7 @@ func memberKey(t *testing.T, a *apitest.API, tenant apitest.Tenant) string {
 // page with the cursor, and refuses a type or a time it cannot use; another project's key sees
 // none of it.
 func TestWebhookTools(t *testing.T) {
-	s := newToolStack(t, apitest.Options{Stream: true})
+	s := newToolStack(t, apitest.Options{})
 	a := s.api
 	var hook api.CreatedWebhook
 	a.MustDo(t, "POST", "/projects/"+a.A.ProjectID+"/webhooks", a.A.Key, api.CreateWebhookRequest{URL: "https://hooks.example.com/plume", Events: []string{api.EventPromptTagMoved}}).Decode(t, &hook)

@@ -34,7 +34,7 @@ func sendTraces(t *testing.T, a *apitest.API, tenant apitest.Tenant, at time.Tim
 // are one index Query plus one Query per monitor, whatever the number of spans.
 func TestEvaluateFromRollups(t *testing.T) {
 	c := apitest.NewClock(time.Now().UTC().Truncate(time.Minute).Add(-10 * time.Minute))
-	a := apitest.New(t, apitest.Options{Stream: true, Clock: c.Now})
+	a := apitest.New(t, apitest.Options{Clock: c.Now})
 	ctx := context.Background()
 	create := func(tenant apitest.Tenant, body map[string]any) api.Monitor {
 		var m api.Monitor
@@ -92,7 +92,7 @@ func TestEvaluateFromRollups(t *testing.T) {
 // write, conditioned on the counter the first moved, is refused.
 func TestOverlappingRunsRecordOnce(t *testing.T) {
 	c := apitest.NewClock(time.Now().UTC().Truncate(time.Minute).Add(-10 * time.Minute))
-	a := apitest.New(t, apitest.Options{Stream: true, Clock: c.Now})
+	a := apitest.New(t, apitest.Options{Clock: c.Now})
 	ctx := context.Background()
 	for range 5 {
 		a.MustDo(t, "POST", monitorsPath(a.A), a.A.Key, map[string]any{"name": "errors", "metric": "error_rate", "window": "5m", "comparison": "gt", "threshold": 0.3})

@@ -39,7 +39,7 @@ func monitorEvents(t *testing.T, a *apitest.API, tenant apitest.Tenant) ([]api.E
 // logged once however often the stream is read.
 func TestReminderThroughEvaluation(t *testing.T) {
 	c := apitest.NewClock(time.Now().UTC().Truncate(time.Minute).Add(-15 * time.Minute))
-	a := apitest.New(t, apitest.Options{Stream: true, Clock: c.Now})
+	a := apitest.New(t, apitest.Options{Clock: c.Now})
 	ctx := context.Background()
 	var m api.Monitor
 	a.MustDo(t, "POST", monitorsPath(a.A), a.A.Key, map[string]any{"name": "errors", "metric": "error_rate", "window": "1h",
@@ -90,7 +90,7 @@ func TestReminderThroughEvaluation(t *testing.T) {
 // resolve; deleting one that is ok or has no data raises nothing.
 func TestDeleteWhileAlertingResolves(t *testing.T) {
 	c := apitest.NewClock(time.Now().UTC().Truncate(time.Minute).Add(-10 * time.Minute))
-	a := apitest.New(t, apitest.Options{Stream: true, Clock: c.Now})
+	a := apitest.New(t, apitest.Options{Clock: c.Now})
 	ctx := context.Background()
 	create := func(name string, threshold float64) api.Monitor {
 		var m api.Monitor
@@ -128,7 +128,7 @@ func TestDeleteWhileAlertingResolves(t *testing.T) {
 // again at the next run, its overdue reminder sent once.
 func TestPausedIsNotEvaluated(t *testing.T) {
 	c := apitest.NewClock(time.Now().UTC().Truncate(time.Minute).Add(-15 * time.Minute))
-	a := apitest.New(t, apitest.Options{Stream: true, Clock: c.Now})
+	a := apitest.New(t, apitest.Options{Clock: c.Now})
 	ctx := context.Background()
 	var m api.Monitor
 	a.MustDo(t, "POST", monitorsPath(a.A), a.A.Key, map[string]any{"name": "errors", "metric": "error_rate", "window": "1h",

@@ -26,7 +26,7 @@ func picos(usd float64) int64 { return int64(usd * 1e12) }
 // project's spend is never its value.
 func TestGatewaySpendMonitor(t *testing.T) {
 	c := apitest.NewClock(time.Now().UTC().Truncate(time.Minute).Add(-10 * time.Minute))
-	a := apitest.New(t, apitest.Options{Stream: true, Clock: c.Now, Config: func(cfg *config.Config) {
+	a := apitest.New(t, apitest.Options{Clock: c.Now, Config: func(cfg *config.Config) {
 		cfg.GatewayLimits = ratelimit.Config{DailyUSD: 50}
 	}})
 	ctx := context.Background()

@@ -21,7 +21,7 @@ import (
 // and verdict come before its choice), with a verdict changed and the stream replayed. A span
 // in no test gets no record.
 func TestJudgesAndFeedbackPerVariant(t *testing.T) {
-	srv := apitest.New(t, apitest.Options{Stream: true})
+	srv := apitest.New(t, apitest.Options{})
 	a := srv.A
 	ctx := context.Background()
 	versionID := srv.EnsurePrompt(t, a, "bot", "be brief")

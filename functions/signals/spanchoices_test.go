@@ -49,7 +49,7 @@ func choiceID(t *testing.T, srv *apitest.API, key, entityType, entityID, test, v
 // tests or variants join nothing, and a carried choice is not one of the variant's choices.
 // The payload sent again and the stream applied again change nothing.
 func TestSpanChoicesJoinVariants(t *testing.T) {
-	srv := apitest.New(t, apitest.Options{Stream: true})
+	srv := apitest.New(t, apitest.Options{})
 	a := srv.A
 	ctx := context.Background()
 	const test = "model_test"

@@ -22,7 +22,7 @@ import (
 // their records per batch, one write per span (its record), and the join of each span's
 // verdicts and feedback so far when its record gets its first choice (one Query per span).
 func TestSpanChoicesRequests(t *testing.T) {
-	srv := apitest.New(t, apitest.Options{Stream: true})
+	srv := apitest.New(t, apitest.Options{})
 	a := srv.A
 	trace1, session := uuid.NewString(), uuid.NewString()
 	onTrace := choiceID(t, srv, a.Key, "trace", trace1, "cost", "b")
@@ -66,7 +66,7 @@ func TestSpanChoicesRequests(t *testing.T) {
 // that carries it in ab_choices), and the records' changes find the spans in the test (1
 // BatchGetItem). The request path is the same.
 func TestSplitSpansRequests(t *testing.T) {
-	srv := apitest.New(t, apitest.Options{Stream: true})
+	srv := apitest.New(t, apitest.Options{})
 	a := srv.A
 	version := srv.EnsurePrompt(t, a, "bot", "v1: be brief")
 	srv.EnsurePrompt(t, a, "bot", "v2: be kind")

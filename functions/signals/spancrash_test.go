@@ -23,7 +23,7 @@ import (
 // stream from its oldest record, as Lambda's retries and a replayed shard do. The report still
 // counts each span's verdict once, in its carried variant, and each recorded choice once.
 func TestSpanChoicesCrashAndReplay(t *testing.T) {
-	srv := apitest.New(t, apitest.Options{Stream: true, Faults: true})
+	srv := apitest.New(t, apitest.Options{Faults: true})
 	a := srv.A
 	ctx := context.Background()
 	const test = "crash_test"

@@ -21,7 +21,7 @@ import (
 // session that never fetched the split, count nowhere; draining the stream again counts
 // nothing twice.
 func TestSplitSpansJoinTheirVersion(t *testing.T) {
-	srv := apitest.New(t, apitest.Options{Stream: true})
+	srv := apitest.New(t, apitest.Options{})
 	a := srv.A
 	ids := map[int]string{1: srv.EnsurePrompt(t, a, "bot", "v1: be brief"), 2: srv.EnsurePrompt(t, a, "bot", "v2: be kind")}
 	tags := "/projects/" + a.ProjectID + "/prompts/bot/tags"

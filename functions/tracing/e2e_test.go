@@ -50,7 +50,7 @@ func TestBootstrapsEndToEnd(t *testing.T) {
 		return out
 	}
 	assert.Len(t, invoke(ingest, "post-spans.json"), 2)
-	api.whole.ApplyAggregates(t) // RollupFunction's work, a second later in a deployment
+	api.whole.ApplyStream(t) // RollupFunction's work, a second later in a deployment
 	spans := invoke(query, "get-spans-of-trace.json")
 	require.Len(t, spans, 2, "the query function reads back what the ingest function wrote")
 	for _, sp := range spans {

@@ -39,7 +39,7 @@ type testAPI struct {
 	s3     *blobtest.Counter
 	a, b   tenant
 	clock  *apitest.Clock
-	// whole is the API all of it runs in: its ApplyAggregates applies the change stream to
+	// whole is the API all of it runs in: its ApplyStream applies the change stream to
 	// the aggregates after writes beside the handlers (a bootstrap's, the service's).
 	whole *apitest.API
 }

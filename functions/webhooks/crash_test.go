@@ -21,7 +21,7 @@ import (
 // retry writes the same tag again) raises exactly one; a fan-out that fails mid-batch is
 // retried and delivers that one event once, with one id.
 func TestCrashBetweenChangeAndEvent(t *testing.T) {
-	a := apitest.New(t, apitest.Options{Stream: true, Faults: true, Config: func(c *config.Config) {
+	a := apitest.New(t, apitest.Options{Faults: true, Config: func(c *config.Config) {
 		c.Webhooks.AllowedHosts = []string{"127.0.0.1"}
 		c.Webhooks.RetryBase = 10 * time.Millisecond
 	}})

@@ -89,7 +89,7 @@ func verify(t *testing.T, secret string, d delivery) {
 
 // newAPI is the whole API with its stream, posting to 127.0.0.1, retrying after retryBase.
 func newAPI(t *testing.T, retryBase, window time.Duration) *apitest.API {
-	return apitest.New(t, apitest.Options{Stream: true, Config: func(c *config.Config) {
+	return apitest.New(t, apitest.Options{Config: func(c *config.Config) {
 		c.Webhooks.AllowedHosts = []string{"127.0.0.1"}
 		c.Webhooks.RetryBase, c.Webhooks.RetryWindow = retryBase, window
 	}})

@@ -51,7 +51,7 @@ type envelope struct {
 func TestEventsOnEventBridge(t *testing.T) {
 	name, queueURL := awstest.NewBus(t, "plume-events", `{"source": ["plume"]}`)
 	counting := &countingBus{API: eventbus.NewClient(awstest.Config(t))}
-	a := apitest.New(t, apitest.Options{Stream: true, EventBus: eventbus.New(counting, name)})
+	a := apitest.New(t, apitest.Options{EventBus: eventbus.New(counting, name)})
 
 	v1 := a.EnsurePrompt(t, a.A, "support-bot", "v1")
 	pin(t, a, a.A, "support-bot", "production", 1)
@@ -150,7 +150,7 @@ func TestEventBridgeRefusalFailsTheBatch(t *testing.T) {
 	bus := &refusingBus{API: eventbus.NewClient(awstest.Config(t)), refused: map[string]int{}}
 	eb := eventbus.New(bus, name)
 	eb.Backoff = time.Millisecond
-	a := apitest.New(t, apitest.Options{Stream: true, EventBus: eb, Config: func(c *config.Config) {
+	a := apitest.New(t, apitest.Options{EventBus: eb, Config: func(c *config.Config) {
 		c.Webhooks.AllowedHosts = []string{"127.0.0.1"}
 	}})
 	rcv := newReceiver(t, http.StatusOK)

@@ -38,7 +38,7 @@ func eventPage(t *testing.T, a *apitest.API, tenant apitest.Tenant, key, query s
 // again logs nothing more) and read back newest first, oldest after since, by type and page by
 // page with the cursor; members read it, ingest keys and other projects' keys get 403.
 func TestEventLog(t *testing.T) {
-	a := apitest.New(t, apitest.Options{Stream: true})
+	a := apitest.New(t, apitest.Options{})
 	start := time.Now().UTC().Add(-time.Second)
 	a.EnsurePrompt(t, a.A, "bot", "v1")
 	a.EnsurePrompt(t, a.A, "bot", "v2")

@@ -60,12 +60,14 @@ type API struct {
 	// Webhooks is the in-process queue of webhook deliveries, served by the deliverer
 	// (app.Env.Deliverer): DrainStream fans the stream's events out to it.
 	Webhooks *app.LocalQueue
-	// StreamDDB counts the requests of the change stream's consumer of the trace and session
-	// aggregates, which runs beside the API (aggregates): DDB counts the API's own.
+	// StreamDDB and StreamS3 count the requests of the change stream's consumer
+	// (app.Env.StreamConsumer: the aggregates, the rollups, the list index, the feedback index,
+	// the signals' join), which runs beside the API (consumer): DDB and S3 count the API's own.
 	StreamDDB *ddbtest.Counter
+	StreamS3  *blobtest.Counter
 
-	stream     *ddb.StreamPoller
-	aggregates *aggregates
+	events   *ddb.StreamPoller
+	consumer *consumer
 }
 
 // Tenant is a project and a key of it.
@@ -94,11 +96,6 @@ type Options struct {
 	Optimizer func(*optimizer.Worker)
 	// EventBus is the EventBridge bus the events are put on (app.Clients.EventBus); nil: none.
 	EventBus *eventbus.Bus
-	// Stream makes the API read what the whole change stream's consumer keeps (the list index,
-	// the feedback index: app.Env.StreamConsumer), which tests apply with DrainStream; without
-	// it the lists walk the time index (app.WithoutStream). Either way the table has its
-	// stream, and the trace and session aggregates follow it before each request (aggregates).
-	Stream bool
 }
 
 // MinuteStart returns a clock (Options.Clock) that runs as the wall clock does from the start
@@ -151,9 +148,6 @@ func New(t testing.TB, o Options) *API {
 	if o.Clock != nil {
 		opts = append(opts, app.WithClock(o.Clock))
 	}
-	if !o.Stream {
-		opts = append(opts, app.WithoutStream())
-	}
 	queue, hooks := &app.LocalQueue{}, &app.LocalQueue{}
 	clients := app.Clients{DynamoDB: client, Blobs: blobs, Optimizations: queue, Webhooks: hooks, EventBus: o.EventBus}
 	if o.Models != nil {
@@ -181,10 +175,14 @@ func New(t testing.TB, o Options) *API {
 	api.A, api.B = webtest.NewTenant(t, authStore), webtest.NewTenant(t, authStore)
 	h, err := restapi.Handler(env)
 	require.NoError(t, err)
-	api.StreamDDB = &ddbtest.Counter{}
-	api.aggregates = newAggregates(t, api.poller(t, ddb.NewAggregateStore(
-		ddb.NewTraceStore(ddb.NewTable(ddbtest.Client(t, api.StreamDDB), name), ddb.WithRetention(cfg.SpanRetention()))).Apply))
-	api.Handler = api.aggregates.before(h)
+	// The stream's consumer, as RollupFunction runs it: an Env of its own, over clients of its
+	// own (counted apart, never faulted).
+	api.StreamDDB, api.StreamS3 = &ddbtest.Counter{}, &blobtest.Counter{}
+	consumerEnv := app.NewEnv(cfg, app.Clients{DynamoDB: ddbtest.Client(t, api.StreamDDB), Blobs: blobtest.StoreAt(s3URL, api.StreamS3)}, opts...)
+	apply, err := consumerEnv.StreamConsumer()
+	require.NoError(t, err)
+	api.consumer = newConsumer(t, api.poller(t, apply))
+	api.Handler = api.consumer.before(h)
 	counter.Reset()
 	if o.Faults {
 		ddbFaults.Reset()
@@ -193,26 +191,20 @@ func New(t testing.TB, o Options) *API {
 	return api
 }
 
-// DrainStream applies every change of the table's stream so far to the trace and session
-// aggregates, the rollups and the list index (app.Env.StreamConsumer), as RollupFunction does
-// in a deployment and plume-local's poller does: afterwards the metrics count everything
-// stored before the call, and the list index holds it. It fans the events out to the webhooks too (app.Env.EventConsumer, as
-// EventsFunction does). The API must have been started with Options.Stream.
+// DrainStream applies every change of the table's stream so far as the stream's consumers do
+// in a deployment and in plume-local: to the aggregates, the rollups and the indexes
+// (app.Env.StreamConsumer, as RollupFunction does; the API does so itself before a request that
+// follows a write), and to the events' fan-out to the webhooks (app.Env.EventConsumer, as
+// EventsFunction does), which only DrainStream applies.
 func (api *API) DrainStream(t testing.TB) {
 	t.Helper()
-	if api.stream == nil {
-		apply, err := api.Env.StreamConsumer()
-		require.NoError(t, err)
+	api.consumer.apply(true)
+	if api.events == nil {
 		events, err := api.Env.EventConsumer()
 		require.NoError(t, err)
-		api.stream = api.poller(t, func(ctx context.Context, shard string, records []ddb.StreamRecord) error {
-			if err := apply(ctx, shard, records); err != nil {
-				return err
-			}
-			return events(ctx, shard, records)
-		})
+		api.events = api.poller(t, events)
 	}
-	drain(t, api.stream)
+	drain(t, api.events)
 }
 
 // ReplayEvents applies the whole stream, from its oldest record, to the events' fan-out

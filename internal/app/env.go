@@ -109,8 +109,6 @@ type Env struct {
 	webhookDLQ    Queue
 	eventBus      *eventbus.Bus
 	now           func() time.Time
-	// noStream: the table has no change stream, so nothing keeps the list index.
-	noStream bool
 
 	authn        lazy[*auth.Authenticator]
 	traces       lazy[*ddb.TraceStore]
@@ -131,11 +129,6 @@ type Option func(*Env)
 
 // WithClock makes time-dependent services read the time from now (tests).
 func WithClock(now func() time.Time) Option { return func(e *Env) { e.now = now } }
-
-// WithoutStream says the table has no change stream (tests that do without one): nothing keeps
-// the list index or the rollups, so the lists walk the time index without asking the index
-// first. A deployment's table and plume-local's always have one.
-func WithoutStream() Option { return func(e *Env) { e.noStream = true } }
 
 // NewEnv returns the Env of cfg over c.
 func NewEnv(cfg config.Config, c Clients, opts ...Option) *Env {
@@ -313,9 +306,6 @@ func (e *Env) TraceQueries() (*trace.Queries, error) {
 		return nil, err
 	}
 	candidates := trace.WithCandidates(e.Traces().Candidates())
-	if e.noStream {
-		return trace.NewQueries(e.Traces(), blobs, candidates), nil
-	}
 	index, err := e.ListIndex()
 	if err != nil {
 		return nil, err
@@ -332,14 +322,9 @@ func (e *Env) JudgeStore() *ddb.JudgeStore {
 func (e *Env) Judges() *judge.Service { return judge.NewService(e.JudgeStore(), e.FeedbackStore()) }
 
 // FeedbackStore stores human feedback and reads it back with evaluations: from the feedback
-// index that StreamConsumer keeps, unless the table has no stream.
+// index that StreamConsumer keeps.
 func (e *Env) FeedbackStore() *ddb.FeedbackStore {
-	return e.feedback.get(func() *ddb.FeedbackStore {
-		if e.noStream {
-			return ddb.NewFeedbackStore(e.table)
-		}
-		return ddb.NewFeedbackStore(e.table).Indexed()
-	})
+	return e.feedback.get(func() *ddb.FeedbackStore { return ddb.NewFeedbackStore(e.table).Indexed() })
 }
 
 // Feedback is the feedback service.

@@ -229,7 +229,7 @@ func runCase(t *testing.T, api *apitest.API, op faultOp, fk faultKind, writeOp s
 	}
 	checkRejected(t, op, p, again, label+", retry")
 	if len(p.traces)+len(p.sessions) > 0 {
-		api.ApplyAggregates(t)
+		api.ApplyStream(t)
 		r.counts++
 		bad := inexact(t, api, tenant.ProjectID, p)
 		for _, b := range bad {

@@ -25,7 +25,7 @@ import (
 // cursor. The project's IndexedSince mark makes the index serve the default 30-day window.
 func TestListsFromTheIndexEqualTheWalk(t *testing.T) {
 	t.Parallel()
-	srv := apitest.New(t, apitest.Options{Stream: true})
+	srv := apitest.New(t, apitest.Options{})
 	rng := rand.New(rand.NewPCG(11, 3))
 	base := time.Now().UTC().Add(-2 * time.Hour)
 	traces := make([]string, 14)

@@ -45,7 +45,7 @@ type sentSpan struct {
 // equals a recount of the spans as last sent, and the latency percentiles are within the
 // sketch's relative error of the true ones. The other project's metrics stay empty.
 func TestMetricsEqualARecount(t *testing.T) {
-	srv := apitest.New(t, apitest.Options{Stream: true})
+	srv := apitest.New(t, apitest.Options{})
 	web := httptest.NewServer(srv.Handler)
 	t.Cleanup(web.Close)
 	c, err := client.New(client.WithBaseURL(web.URL), client.WithAPIKey(srv.A.Key), client.WithProject(srv.A.ProjectID),
@@ -338,7 +338,7 @@ func (f *failingUpdates) UpdateItem(ctx context.Context, in *dynamodb.UpdateItem
 // in halves, overlapping what was added, record by record, and after a consumer that died after
 // each number of its updates: the metrics stay those of the batch applied once.
 func TestRollupsCountEachRecordOnce(t *testing.T) {
-	srv := apitest.New(t, apitest.Options{Stream: true})
+	srv := apitest.New(t, apitest.Options{})
 	base := time.Now().UTC().Truncate(time.Hour).Add(-2 * time.Hour)
 	rng := rand.New(rand.NewPCG(3, 25))
 	var batch []map[string]any
@@ -424,7 +424,7 @@ func TestMetricsCostFollowsTheAnswer(t *testing.T) {
 		units    float64
 	}
 	measure := func(spans int) cost {
-		srv := apitest.New(t, apitest.Options{Stream: true})
+		srv := apitest.New(t, apitest.Options{})
 		base := time.Now().UTC().Truncate(time.Hour).Add(-5 * time.Hour)
 		var batch []map[string]any
 		for i := range spans {

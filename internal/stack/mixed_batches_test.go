@@ -110,7 +110,7 @@ func TestMixedBatches(t *testing.T) {
 
 	// Every valid span once, under its first trace, with its last version's cost: once the
 	// change stream is applied to the aggregates (the whole stack's handler is not apitest's).
-	srv.ApplyAggregates(t)
+	srv.ApplyStream(t)
 	traceSpans := map[string][]string{}
 	for id, tr := range home {
 		traceSpans[uuidOf(tr[:])] = append(traceSpans[uuidOf(tr[:])], otlp.SpanID(pcommon.SpanID(id)))

@@ -51,7 +51,7 @@ func (r *eventReceiver) got() []api.Event {
 // monitorStack is the stack with its stream, deliveries to 127.0.0.1 and a clock of its own.
 func monitorStack(t *testing.T, faults bool) (*apitest.API, *apitest.Clock) {
 	c := apitest.NewClock(time.Now().UTC().Truncate(time.Minute).Add(-30 * time.Minute))
-	a := apitest.New(t, apitest.Options{Stream: true, Faults: faults, Clock: c.Now, Config: func(cfg *config.Config) {
+	a := apitest.New(t, apitest.Options{Faults: faults, Clock: c.Now, Config: func(cfg *config.Config) {
 		cfg.Webhooks.AllowedHosts = []string{"127.0.0.1"}
 		cfg.Webhooks.RetryBase = 10 * time.Millisecond
 	}})

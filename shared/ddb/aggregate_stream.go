@@ -123,6 +123,9 @@ func (a *AggregateStore) Apply(ctx context.Context, shard string, records []Stre
 		}
 		into[k] = append(into[k], rec)
 	}
+	if err := a.applyCompletions(ctx, records); err != nil {
+		return err
+	}
 	mark := shardHash(shard)
 	for _, step := range []struct {
 		order []aggregateKey
@@ -235,7 +238,7 @@ func (a *AggregateStore) applyTrace(ctx context.Context, k aggregateKey, mark st
 	})
 }
 
-// traceUpdate writes the effects of rest beside the trace (members, completions, days) and
+// traceUpdate writes the effects of rest beside the trace (members, days) and
 // returns the trace's update: cur plus rest.
 func (a *AggregateStore) traceUpdate(ctx context.Context, k aggregateKey, cur map[string]types.AttributeValue, mark string, rest []aggregateRecord) (expression.UpdateBuilder, error) {
 	agg := aggregateOf(cur, "sc")
@@ -252,10 +255,6 @@ func (a *AggregateStore) traceUpdate(ctx context.Context, k aggregateKey, cur ma
 		sessionName = strAttr(cur, "sn")
 		sessionTags = stringsAttr(cur, "stg")
 	)
-	type slugBatch struct{ slug, batch string }
-	completions := map[slugBatch][][]byte{}
-	completionsAt := map[slugBatch]time.Time{}
-	completionsTTL := map[slugBatch]int64{}
 	for _, r := range rest {
 		sum, sumTTL, err := summaryOf(k.projectID, r.new)
 		if err != nil {
@@ -305,12 +304,6 @@ func (a *AggregateStore) traceUpdate(ctx context.Context, k aggregateKey, cur ma
 		maps.Copy(tags, sum.TraceTags)
 		sessionName = cmp.Or(sum.SessionName, sessionName)
 		maps.Copy(sessionTags, sum.SessionTags)
-		if sum.Kind == trace.KindLLM && sum.PromptSlug != "" {
-			sb := slugBatch{sum.PromptSlug, batchOf(sum.Location.Key)}
-			completions[sb] = append(completions[sb], id)
-			completionsAt[sb] = sum.UpdatedAt
-			completionsTTL[sb] = max(completionsTTL[sb], sumTTL)
-		}
 	}
 
 	// The effects beside the aggregate, before it (see the top of this file).
@@ -321,11 +314,6 @@ func (a *AggregateStore) traceUpdate(ctx context.Context, k aggregateKey, cur ma
 	}
 	if len(members) > 0 {
 		if err := a.putMembers(ctx, k, mark+"-"+rest[0].seq, membersAt, members, membersTTL); err != nil {
-			return expression.UpdateBuilder{}, err
-		}
-	}
-	for sb, spans := range completions {
-		if err := a.addCompletions(ctx, k.projectID, sb.slug, sb.batch, completionsAt[sb], spans, completionsTTL[sb]); err != nil {
 			return expression.UpdateBuilder{}, err
 		}
 	}
@@ -388,11 +376,68 @@ func (a *AggregateStore) putMembers(ctx context.Context, k aggregateKey, id stri
 	return nil
 }
 
+// completionsKey names a prompt's listing of the llm spans one ingest batch linked to it.
+type completionsKey struct{ projectID, slug, batch string }
+
+// completionsAdd is what a stream batch adds to one listing: span ids, the time of the listing's
+// key and its expiry.
+type completionsAdd struct {
+	spans [][]byte
+	at    time.Time
+	ttl   int64
+}
+
+// applyCompletions adds the llm spans linked to a prompt that records of the batch write to
+// their prompt's listing of their ingest batch: one set union per listing and stream batch,
+// whatever the traces its spans belong to. It runs before the aggregates' updates, so a
+// span a trace's update counts is listed (a span marked applied by one is listed again by a
+// redelivery, which changes nothing: a set union).
+func (a *AggregateStore) applyCompletions(ctx context.Context, records []StreamRecord) error {
+	adds := map[completionsKey]*completionsAdd{}
+	var order []completionsKey
+	for _, r := range records {
+		if r.EventName == "REMOVE" || r.New == nil || strAttr(r.New, infra.AttrSK) != skSpan {
+			continue
+		}
+		projectID, _, ok := strings.Cut(strings.TrimPrefix(strAttr(r.New, infra.AttrPK), "P#"), "#")
+		if !ok {
+			continue
+		}
+		sum, ttl, err := summaryOf(projectID, r.New)
+		if err != nil {
+			return err
+		}
+		if sum.Kind != trace.KindLLM || sum.PromptSlug == "" {
+			continue
+		}
+		id, err := binaryID(sum.SpanID)
+		if err != nil {
+			return err
+		}
+		k := completionsKey{projectID, sum.PromptSlug, batchOf(sum.Location.Key)}
+		add, ok := adds[k]
+		if !ok {
+			add = &completionsAdd{}
+			adds[k] = add
+			order = append(order, k)
+		}
+		add.spans = append(add.spans, id)
+		add.at, add.ttl = sum.UpdatedAt, max(add.ttl, ttl)
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(aggregateConcurrency)
+	for _, k := range order {
+		g.Go(func() error { return a.addCompletions(gctx, k, adds[k]) })
+	}
+	return g.Wait()
+}
+
 // addCompletions adds llm spans linked to a prompt to the prompt's listing of their batch (a
 // set union, which repeating changes nothing).
-func (a *AggregateStore) addCompletions(ctx context.Context, projectID, slug, batch string, at time.Time, spans [][]byte, ttl int64) error {
+func (a *AggregateStore) addCompletions(ctx context.Context, k completionsKey, add *completionsAdd) error {
+	spans, ttl := add.spans, add.ttl
 	in := &dynamodb.UpdateItemInput{
-		TableName: &a.s.t.name, Key: key(completionsPK(projectID, slug), timeIndexSK(at, batch)),
+		TableName: &a.s.t.name, Key: key(completionsPK(k.projectID, k.slug), timeIndexSK(add.at, k.batch)),
 		UpdateExpression:          aws.String("ADD s :spans"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":spans": &types.AttributeValueMemberBS{Value: spans}},
 	}

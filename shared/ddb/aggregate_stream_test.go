@@ -6,13 +6,16 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -111,7 +114,8 @@ func (w *aggWorld) applyUntilDone(shard string, rs []StreamRecord) {
 }
 
 // check compares every trace's and session's stored aggregates with a recount of the spans
-// written, and each trace's members with its spans.
+// written, each trace's members with its spans, and the prompt's completions with its linked
+// llm spans.
 func (w *aggWorld) check() {
 	w.t.Helper()
 	type totals struct {
@@ -129,6 +133,7 @@ func (w *aggWorld) check() {
 	}
 	traces, sessions := map[string]*totals{}, map[string]*totals{}
 	spansOf := map[string][]string{}
+	var linked []string
 	sessionOf := map[string]string{}
 	for _, s := range w.spans {
 		tt := traces[s.TraceID]
@@ -143,6 +148,9 @@ func (w *aggWorld) check() {
 		tt.cost += derefCost(s.Cost)
 		widen(tt, s.StartedAt, s.End())
 		spansOf[s.TraceID] = append(spansOf[s.TraceID], s.SpanID)
+		if s.PromptSlug != "" {
+			linked = append(linked, s.SpanID)
+		}
 		if s.SessionID != "" {
 			sessionOf[s.TraceID] = s.SessionID
 		}
@@ -194,7 +202,22 @@ func (w *aggWorld) check() {
 		}
 		assert.ElementsMatch(w.t, wantIDs, ids, "session %s traces", id)
 	}
+	var listed []string
+	err := w.store.t.query(ctx, partition(completionsPK(w.project, aggSlug)), queryOpts{}, func(item map[string]types.AttributeValue) error {
+		var m memberItem
+		if err := attributevalue.UnmarshalMap(item, &m); err != nil {
+			return err
+		}
+		listed = append(listed, memberIDs(m)...)
+		return nil
+	})
+	require.NoError(w.t, err)
+	slices.Sort(listed)
+	assert.ElementsMatch(w.t, linked, slices.Compact(listed), "the prompt's completions list every linked llm span")
 }
+
+// aggSlug is the prompt randomSpans links llm spans to.
+const aggSlug = "support-bot"
 
 // randomSpans makes spans of traces, some in sessions, with errors, costs and times; then
 // later versions of some of them (changed cost and error, a start moved later or earlier).
@@ -224,6 +247,9 @@ func randomSpans(r *rand.Rand, traces int) (first, later []trace.Summary) {
 				s.SessionName, s.TraceTags = "chat", map[string]string{"env": "prod"}
 			} else {
 				s.ParentSpanID = root
+				if r.IntN(3) == 0 {
+					s.Kind, s.PromptSlug = trace.KindLLM, aggSlug
+				}
 			}
 			first = append(first, s)
 			if r.IntN(4) == 0 {

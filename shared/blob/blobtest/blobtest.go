@@ -81,7 +81,7 @@ func StoreAt(endpoint string, counter *Counter, opts ...func(*aws.Config)) *blob
 }
 
 // Counter counts S3 requests by operation (PutObject, GetObject ...), one per attempt, and
-// the bytes of their answers' bodies (Content-Length).
+// the bytes of their answers' bodies (Content-Length). The zero Counter counts from nothing.
 type Counter struct {
 	mu     sync.Mutex
 	counts map[string]int
@@ -93,6 +93,9 @@ func (c *Counter) middleware(s *middleware.Stack) error {
 		func(ctx context.Context, in middleware.DeserializeInput, next middleware.DeserializeHandler) (middleware.DeserializeOutput, middleware.Metadata, error) {
 			op := awsmiddleware.GetOperationName(ctx)
 			c.mu.Lock()
+			if c.counts == nil {
+				c.counts = map[string]int{}
+			}
 			c.counts[op]++
 			c.mu.Unlock()
 			out, md, err := next.HandleDeserialize(ctx, in)

@@ -41,7 +41,7 @@ type deleteWorld struct {
 
 func newDeleteWorld(t *testing.T) *deleteWorld {
 	t.Helper()
-	api := apitest.New(t, apitest.Options{Stream: true})
+	api := apitest.New(t, apitest.Options{})
 	counts := &ddbtest.Counter{}
 	w := &deleteWorld{
 		api: api, ddb: ddbtest.Client(t, counts), counts: counts,
