@@ -126,7 +126,7 @@ func TestSessionsFilters(t *testing.T) {
 			{"a negative cost", "cost_min=-1", "Cost at least (USD) must be a number from 0"},
 			{"a range upside down", "cost_min=2&cost_max=1", "Cost at least must not be more than cost at most."},
 			{"a negative offset", "offset=-5", "The page offset must be a whole number"},
-			{"a cursor it did not give", "cursor=xyz", "cursor &#34;xyz&#34; is not one this list answered"},
+			{"a cursor it did not give", "cursor=xyz", "cursor: not a cursor of this list (send the cursor an answer gave, unchanged)"},
 			{"a cursor and an offset", "cursor=o1&offset=1", "A page starts at a cursor or at an offset, not both."},
 			{"a row that is no number", "cursor=o1&row=first", "The page&#39;s row must be a whole number"},
 		})

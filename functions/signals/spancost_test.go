@@ -43,9 +43,9 @@ func TestSpanChoicesRequests(t *testing.T) {
 		res := srv.Do(t, "POST", "/spans", a.Key, batch(choices))
 		require.Equal(t, http.StatusOK, res.Status, "body: %s", res.Body)
 		ingest = maps.Clone(srv.DDB.Counts())
-		srv.DDB.Reset()
+		srv.StreamDDB.Reset()
 		srv.DrainStream(t)
-		return ingest, maps.Clone(srv.DDB.Counts())
+		return ingest, maps.Clone(srv.StreamDDB.Counts())
 	}
 	measure(false) // the session's first batch
 	plainIngest, plainStream := measure(false)
@@ -55,7 +55,7 @@ func TestSpanChoicesRequests(t *testing.T) {
 	assert.Equal(t, plainIngest, choiceIngest, "the request path does not change")
 	extra := moreRequests(plainStream, choiceStream)
 	t.Logf("the stream's extra requests for 10 spans with choices: %v", extra)
-	assert.Equal(t, map[string]int{"BatchGetItem": 3, "PutItem": 10, "Query": 10}, extra, fmt.Sprint(srv.DDB))
+	assert.Equal(t, map[string]int{"BatchGetItem": 3, "PutItem": 10, "Query": 10}, extra, fmt.Sprint(srv.StreamDDB))
 }
 
 // TestSplitSpansRequests: what the stream's split join costs. A batch of 10 llm spans of the
@@ -90,9 +90,9 @@ func TestSplitSpansRequests(t *testing.T) {
 		srv.DDB.Reset()
 		srv.MustDo(t, "POST", "/spans", a.Key, spans)
 		ingest = maps.Clone(srv.DDB.Counts())
-		srv.DDB.Reset()
+		srv.StreamDDB.Reset()
 		srv.DrainStream(t)
-		return ingest, maps.Clone(srv.DDB.Counts())
+		return ingest, maps.Clone(srv.StreamDDB.Counts())
 	}
 	measure(false) // the day's first batch
 	plainIngest, plainStream := measure(false)
@@ -101,7 +101,7 @@ func TestSplitSpansRequests(t *testing.T) {
 	t.Logf("10 spans of sessions the split served: ingest %v, stream %v", splitIngest, splitStream)
 	assert.Equal(t, plainIngest, splitIngest, "the request path does not change")
 	extra := moreRequests(plainStream, splitStream)
-	assert.Equal(t, map[string]int{"BatchGetItem": 3, "PutItem": 10, "Query": 10}, extra, fmt.Sprint(srv.DDB))
+	assert.Equal(t, map[string]int{"BatchGetItem": 3, "PutItem": 10, "Query": 10}, extra, fmt.Sprint(srv.StreamDDB))
 }
 
 // moreRequests is, by operation, how many more requests than base counts made (negative for

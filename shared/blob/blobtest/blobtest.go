@@ -6,6 +6,7 @@ import (
 	"context"
 	"hash/fnv"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -50,7 +51,7 @@ func New(t testing.TB) (*blob.Store, *Counter, string) {
 		t.Fatalf("start embedded S3: %v", err)
 	}
 	t.Cleanup(func() { _ = srv.Close() })
-	counter := &Counter{counts: map[string]int{}}
+	counter := &Counter{}
 	store := StoreAt(srv.URL(), counter)
 	if err := store.EnsureBucket(context.Background()); err != nil {
 		t.Fatalf("create bucket: %v", err)
@@ -86,6 +87,7 @@ type Counter struct {
 	mu     sync.Mutex
 	counts map[string]int
 	bytes  map[string]int64
+	keys   map[string][]string // op -> the object keys of its requests, in order
 }
 
 func (c *Counter) middleware(s *middleware.Stack) error {
@@ -94,9 +96,15 @@ func (c *Counter) middleware(s *middleware.Stack) error {
 			op := awsmiddleware.GetOperationName(ctx)
 			c.mu.Lock()
 			if c.counts == nil {
-				c.counts = map[string]int{}
+				c.counts, c.keys = map[string]int{}, map[string][]string{}
 			}
 			c.counts[op]++
+			if req, ok := in.Request.(*smithyhttp.Request); ok {
+				// Path-style: /<bucket>/<key>.
+				if _, k, ok := strings.Cut(strings.TrimPrefix(req.URL.Path, "/"), "/"); ok {
+					c.keys[op] = append(c.keys[op], k)
+				}
+			}
 			c.mu.Unlock()
 			out, md, err := next.HandleDeserialize(ctx, in)
 			if res, ok := out.RawResponse.(*smithyhttp.Response); ok && res.ContentLength > 0 {
@@ -118,6 +126,13 @@ func (c *Counter) Count(op string) int {
 	return c.counts[op]
 }
 
+// Keys returns the object keys of the requests of one operation since the last Reset, in order.
+func (c *Counter) Keys(op string) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.keys[op])
+}
+
 // Bytes returns the bytes the answers of one operation carried since the last Reset.
 func (c *Counter) Bytes(op string) int64 {
 	c.mu.Lock()
@@ -131,4 +146,5 @@ func (c *Counter) Reset() {
 	defer c.mu.Unlock()
 	clear(c.counts)
 	clear(c.bytes)
+	clear(c.keys)
 }
