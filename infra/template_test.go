@@ -325,7 +325,7 @@ var functionCases = map[string]functionCase{
 			// no model with anything but Converse/InvokeModel.
 			forbidden: []string{"dynamodb:Scan", "dynamodb:DeleteItem", "s3:DeleteObject", "s3:ListBucket", "bedrock:InvokeModelWithResponseStream"},
 			s3: map[string][]string{
-				"s3:GetObject": {"${Bucket.Arn}/spans/*", "${Bucket.Arn}/backfills/*", "${Bucket.Arn}/attachments/*", "${Bucket.Arn}/datasets/*", "${Bucket.Arn}/experiment-judges/*"},
+				"s3:GetObject": {"${Bucket.Arn}/spans/*", "${Bucket.Arn}/backfills/*", "${Bucket.Arn}/attachments/*", "${Bucket.Arn}/index/*", "${Bucket.Arn}/datasets/*", "${Bucket.Arn}/experiment-judges/*"},
 				"s3:PutObject": {"${Bucket.Arn}/experiment-judges/*"},
 			},
 		},

@@ -53,9 +53,10 @@ func (r *Runner) backfillObject(ctx context.Context, key string) (Report, error)
 // event does: claimed, so a span already evaluated for the same content is not called again.
 // A paused or unknown judge evaluates nothing.
 //
-// Cost: the judge's GetItem; the spans' time index walked newest first, one BatchGetItem per
-// 100 summaries, until Count spans are found or maxBackfillScan summaries were read; ranged
-// GETs of the found spans' batches; then, per span, what a batch event costs.
+// Cost: the judge's GetItem; the spans of the window listed newest first from the list index,
+// pages of backfillPage summaries (what a GET /spans/summaries page of that size costs), until
+// Count spans are found or maxBackfillScan summaries were read; ranged GETs of the found spans'
+// batches; then, per span, what a batch event costs.
 func (r *Runner) Backfill(ctx context.Context, b judge.BackfillRequest) (Report, error) {
 	if b.Count <= 0 {
 		return Report{}, nil
@@ -92,32 +93,35 @@ func (r *Runner) Backfill(ctx context.Context, b judge.BackfillRequest) (Report,
 	return rep, r.outcome(rep, err)
 }
 
+// backfillPage is how many span summaries recentMatches lists at a time.
+const backfillPage = 1_000
+
 // recentMatches finds the locations of the count most recent spans judge j seems to take by
-// their summaries (kind, linked prompt, tags, sample). The spans' index is ordered by the time
-// their batches were written, so it reads whole pages of it, newest first, until it has count
+// their summaries (kind, linked prompt, tags, sample). It lists the spans of the window newest
+// first (by creation, the list index's default order), a page at a time, until it has count
 // candidates, and takes the count that started last.
 func (r *Runner) recentMatches(ctx context.Context, j judge.Judge, count int) (map[string]trace.Location, error) {
 	var found []trace.Summary
 	seen := map[string]bool{}
-	scanned := 0
 	now := r.cfg.Now()
-	err := r.index.WalkIndex(ctx, j.ProjectID, trace.IndexSpans, trace.TimeRange{From: now.Add(-BackfillWindow), To: now},
-		func(ids []string) (bool, error) {
-			sums, err := r.index.Summaries(ctx, j.ProjectID, ids)
-			if err != nil {
-				return false, err
+	from := now.Add(-BackfillWindow)
+	q := trace.SpanQuery{Common: trace.Common{CreatedAfter: &from, CreatedBefore: &now, Limit: backfillPage}}
+	for scanned := 0; len(found) < count && scanned < maxBackfillScan; {
+		sums, info, err := r.index.SpanSummaries(ctx, j.ProjectID, q)
+		if err != nil {
+			return nil, fmt.Errorf("list the spans of the last %s: %w", BackfillWindow, err)
+		}
+		for _, s := range sums {
+			if !seen[s.SpanID] && summaryMatches(j, s) {
+				seen[s.SpanID] = true
+				found = append(found, s)
 			}
-			for _, id := range ids {
-				if s, ok := sums[id]; ok && !seen[id] && summaryMatches(j, s) {
-					seen[id] = true
-					found = append(found, s)
-				}
-			}
-			scanned += len(ids)
-			return len(found) < count && scanned < maxBackfillScan, nil
-		})
-	if err != nil {
-		return nil, fmt.Errorf("walk the spans of the last %s: %w", BackfillWindow, err)
+		}
+		scanned += len(sums)
+		if info.Next == "" {
+			break
+		}
+		q.Cursor = info.Next
 	}
 	slices.SortFunc(found, func(a, b trace.Summary) int {
 		return cmp.Or(b.StartedAt.Compare(a.StartedAt), strings.Compare(a.SpanID, b.SpanID))

@@ -95,10 +95,11 @@ type Calibrations interface {
 	Calibrations(ctx context.Context, projectID, judgeID string, q judge.CalibrationQuery) ([]judge.Pair, error)
 }
 
-// Index reads span summaries and walks the spans' time index (ddb.TraceStore).
+// Index reads span summaries by id (ddb.TraceStore) and lists them, newest first, from the
+// list index (trace.Queries.SpanSummaries).
 type Index interface {
 	Summaries(ctx context.Context, projectID string, spanIDs []string) (map[string]trace.Summary, error)
-	WalkIndex(ctx context.Context, projectID, kind string, r trace.TimeRange, visit func(ids []string) (more bool, err error)) error
+	SpanSummaries(ctx context.Context, projectID string, q trace.SpanQuery) ([]trace.Summary, trace.QueryInfo, error)
 }
 
 // Objects reads the bucket (blob.Store).

@@ -5,6 +5,7 @@ import (
 
 	"github.com/plumehq/plume/internal/app"
 	"github.com/plumehq/plume/shared/ddb"
+	"github.com/plumehq/plume/shared/trace"
 )
 
 // Function is EvaluatorFunction of template.yaml, invoked by the bucket's Object Created
@@ -37,6 +38,20 @@ func FromEnv(ctx context.Context, e *app.Env) (*Runner, error) {
 		ProviderConcurrency: e.Config.JudgeProviderConcurrency,
 		Now:                 e.Now,
 	}
-	r := New(e.JudgeStore(), e.Claims(), e.FeedbackStore(), e.Traces(), blobs, models, cfg)
+	queries, err := e.TraceQueries()
+	if err != nil {
+		return nil, err
+	}
+	r := New(e.JudgeStore(), e.Claims(), e.FeedbackStore(), spanIndex{e.Traces(), queries}, blobs, models, cfg)
 	return r.WithExperiments(ddb.NewDatasetStore(e.Table()), blobs), nil
+}
+
+// spanIndex is the Runner's Index: summaries by id from the store, lists from the list index.
+type spanIndex struct {
+	*ddb.TraceStore
+	queries *trace.Queries
+}
+
+func (s spanIndex) SpanSummaries(ctx context.Context, projectID string, q trace.SpanQuery) ([]trace.Summary, trace.QueryInfo, error) {
+	return s.queries.SpanSummaries(ctx, projectID, q)
 }
