@@ -1,10 +1,12 @@
 package stack_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -20,9 +22,10 @@ import (
 // TestListsFromTheIndexEqualTheWalk sends random spans (some sent again, changed) through POST
 // /spans into a table with a stream, applies the stream to the list index, and asks every
 // list query shape of the lists (the default order, single filters, every sort key both ways)
-// of the queries that read the index and of the time walk, which at this size examines
-// everything stored: the same records in the same order, whole and walked page by page by
-// cursor. The project's IndexedSince mark makes the index serve the default 30-day window.
+// of the queries that read the index and of the time walk over every record sent (the walk a
+// project from before the list index keeps): the same records in the same order, whole and
+// walked page by page by cursor. The project's IndexedSince mark makes the index serve the
+// default 30-day window.
 func TestListsFromTheIndexEqualTheWalk(t *testing.T) {
 	t.Parallel()
 	srv := apitest.New(t, apitest.Options{})
@@ -70,8 +73,19 @@ func TestListsFromTheIndexEqualTheWalk(t *testing.T) {
 	require.NoError(t, err)
 	blobs, err := srv.Env.Blobs()
 	require.NoError(t, err)
-	walk := trace.NewQueries(srv.Env.Traces(), blobs)
 	project := srv.A.ProjectID
+	every := everyRecord{Reader: srv.Env.Traces(), ids: map[string][]string{trace.IndexTraces: traces}}
+	for _, s := range sent {
+		every.ids[trace.IndexSpans] = append(every.ids[trace.IndexSpans], s["id"].(string))
+	}
+	ts, err := srv.Env.Traces().Traces(ctx, project, traces)
+	require.NoError(t, err)
+	for _, tr := range ts {
+		if tr.SessionID != nil && !slices.Contains(every.ids[trace.IndexSessions], *tr.SessionID) {
+			every.ids[trace.IndexSessions] = append(every.ids[trace.IndexSessions], *tr.SessionID)
+		}
+	}
+	walk := trace.NewQueries(every, blobs)
 
 	yes := true
 	// One of each plan shape: the time order, a value's range (has_error, names, a tag), the
@@ -160,4 +174,55 @@ func ids[T any](items []T, id func(T) string) []string {
 		out = append(out, id(it))
 	}
 	return out
+}
+
+// everyRecord walks time indexes that hold every record of ids, as the time indexes of a
+// project from before the list index do: the records read by id, newest first.
+type everyRecord struct {
+	trace.Reader
+	ids map[string][]string // trace.IndexSpans, IndexTraces, IndexSessions -> ids
+}
+
+func (e everyRecord) WalkIndex(ctx context.Context, projectID, kind string, r trace.TimeRange, visit func([]string) (bool, error)) error {
+	type record struct {
+		id string
+		at time.Time
+	}
+	var recs []record
+	switch kind {
+	case trace.IndexSpans:
+		sums, err := e.Summaries(ctx, projectID, e.ids[kind])
+		if err != nil {
+			return err
+		}
+		for id, s := range sums {
+			recs = append(recs, record{id, s.CreatedAt})
+		}
+	case trace.IndexTraces:
+		ts, err := e.Traces(ctx, projectID, e.ids[kind])
+		if err != nil {
+			return err
+		}
+		for _, t := range ts {
+			recs = append(recs, record{t.ID, t.CreatedAt})
+		}
+	case trace.IndexSessions:
+		ss, err := e.Sessions(ctx, projectID, e.ids[kind])
+		if err != nil {
+			return err
+		}
+		for _, s := range ss {
+			recs = append(recs, record{s.ID, s.CreatedAt})
+		}
+	}
+	to := cmp.Or(r.To, time.Now())
+	from := cmp.Or(r.From, to.AddDate(0, 0, -r.MaxDays))
+	recs = slices.DeleteFunc(recs, func(rec record) bool { return rec.at.Before(from) || !rec.at.Before(to) })
+	slices.SortFunc(recs, func(a, b record) int { return cmp.Or(b.at.Compare(a.at), cmp.Compare(b.id, a.id)) })
+	var out []string
+	for _, rec := range recs {
+		out = append(out, rec.id)
+	}
+	_, err := visit(out)
+	return err
 }

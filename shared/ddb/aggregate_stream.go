@@ -307,7 +307,11 @@ func (a *AggregateStore) traceUpdate(ctx context.Context, k aggregateKey, cur ma
 	}
 
 	// The effects beside the aggregate, before it (see the top of this file).
-	if cur == nil {
+	timed, err := a.s.timeIndexed(ctx, k.projectID, trace.IndexTraces)
+	if err != nil {
+		return expression.UpdateBuilder{}, err
+	}
+	if timed && cur == nil {
 		if err := a.s.days.note(ctx, k.projectID, trace.IndexTraces, firstAt); err != nil {
 			return expression.UpdateBuilder{}, err
 		}
@@ -328,9 +332,10 @@ func (a *AggregateStore) traceUpdate(ctx context.Context, k aggregateKey, cur ma
 	}
 
 	up := agg.set(expression.Set(expression.Name("ua"), expression.Value(lastAt.UnixMicro())), "sc").
-		Set(expression.Name("ca"), ifNotExists("ca", firstAt.UnixMicro())).
-		Set(expression.Name(infra.AttrGSI2PK), ifNotExists(infra.AttrGSI2PK, timeIndexPK(k.projectID, trace.IndexTraces, firstAt, shardOf(k.id)))).
-		Set(expression.Name(infra.AttrGSI2SK), ifNotExists(infra.AttrGSI2SK, timeIndexSK(firstAt, k.id)))
+		Set(expression.Name("ca"), ifNotExists("ca", firstAt.UnixMicro()))
+	if timed {
+		up = setTimeIndex(up, k.projectID, trace.IndexTraces, firstAt, k.id)
+	}
 	if agg.session != "" {
 		up = up.Set(expression.Name("ss"), expression.Value(agg.session))
 	}
@@ -359,14 +364,20 @@ func (a *AggregateStore) traceUpdate(ctx context.Context, k aggregateKey, cur ma
 // and the first record that adds them (id), so that applying the records again writes the
 // same item.
 func (a *AggregateStore) putMembers(ctx context.Context, k aggregateKey, id string, at time.Time, spans [][]byte, ttl int64) error {
-	if err := a.s.days.note(ctx, k.projectID, trace.IndexSpans, at); err != nil {
+	timed, err := a.s.timeIndexed(ctx, k.projectID, trace.IndexSpans)
+	if err != nil {
 		return err
 	}
-	item, err := marshal(memberItem{
-		PK: tracePK(k.projectID, k.id), SK: memberSK(at, id),
-		GSI2PK: timeIndexPK(k.projectID, trace.IndexSpans, at, shardOf(k.id)), GSI2SK: timeIndexSK(at, k.id+"#"+id),
-		Spans: spans, TTL: ttl,
-	})
+	if timed {
+		if err := a.s.days.note(ctx, k.projectID, trace.IndexSpans, at); err != nil {
+			return err
+		}
+	}
+	m := memberItem{PK: tracePK(k.projectID, k.id), SK: memberSK(at, id), Spans: spans, TTL: ttl}
+	if timed {
+		m.GSI2PK, m.GSI2SK = timeIndexPK(k.projectID, trace.IndexSpans, at, shardOf(k.id)), timeIndexSK(at, k.id+"#"+id)
+	}
+	item, err := marshal(m)
 	if err != nil {
 		return err
 	}
@@ -514,7 +525,11 @@ func (a *AggregateStore) sessionUpdate(ctx context.Context, k aggregateKey, cur 
 			traces = append(traces, traceID)
 		}
 	}
-	if cur == nil {
+	timed, err := a.s.timeIndexed(ctx, k.projectID, trace.IndexSessions)
+	if err != nil {
+		return expression.UpdateBuilder{}, err
+	}
+	if timed && cur == nil {
 		if err := a.s.days.note(ctx, k.projectID, trace.IndexSessions, firstAt); err != nil {
 			return expression.UpdateBuilder{}, err
 		}
@@ -536,9 +551,10 @@ func (a *AggregateStore) sessionUpdate(ctx context.Context, k aggregateKey, cur 
 		agg.start, agg.end = start, end
 	}
 	up := agg.set(expression.Set(expression.Name("ua"), expression.Value(lastAt.UnixMicro())), "tc").
-		Set(expression.Name("ca"), ifNotExists("ca", firstAt.UnixMicro())).
-		Set(expression.Name(infra.AttrGSI2PK), ifNotExists(infra.AttrGSI2PK, timeIndexPK(k.projectID, trace.IndexSessions, firstAt, shardOf(k.id)))).
-		Set(expression.Name(infra.AttrGSI2SK), ifNotExists(infra.AttrGSI2SK, timeIndexSK(firstAt, k.id)))
+		Set(expression.Name("ca"), ifNotExists("ca", firstAt.UnixMicro()))
+	if timed {
+		up = setTimeIndex(up, k.projectID, trace.IndexSessions, firstAt, k.id)
+	}
 	if name != "" {
 		up = up.Set(expression.Name("n"), expression.Value(name))
 	}

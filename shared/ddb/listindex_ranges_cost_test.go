@@ -197,7 +197,7 @@ func TestListIndexRangeCost(t *testing.T) {
 	costs := map[int][]cost{}
 	for _, n := range []int{base, 10 * base} {
 		p := newRangeProject(t, n)
-		walk := trace.NewQueries(NewTraceStore(NewTable(p.client, p.table)), p.blobs)
+		walk := trace.NewQueries(tableWalk{NewTraceStore(NewTable(p.client, p.table)), p.client, p.table}, p.blobs)
 		for _, qq := range queries {
 			c := qq.c
 			c.CreatedAfter, c.CreatedBefore = &p.from, &p.to

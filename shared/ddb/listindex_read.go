@@ -23,7 +23,11 @@ import (
 // record created from then on is in the index (once the consumer has caught up with the
 // stream); ok is false when nothing of the project was indexed (trace.Queries' coverage).
 func (s *ListIndexStore) IndexedSince(ctx context.Context, projectID string) (since time.Time, ok bool, err error) {
-	out, err := s.t.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.t.name, Key: key(indexedSincePK(projectID), skIndexedSince)})
+	return indexedSince(ctx, s.t, projectID)
+}
+
+func indexedSince(ctx context.Context, t *Table, projectID string) (since time.Time, ok bool, err error) {
+	out, err := t.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: &t.name, Key: key(indexedSincePK(projectID), skIndexedSince)})
 	if err != nil {
 		return time.Time{}, false, storageErr("read the list index's start", err)
 	}

@@ -29,6 +29,7 @@ import (
 type TraceStore struct {
 	t         *Table
 	days      *dayRegistry
+	timeIndex *timeIndexUse
 	retention time.Duration // 0: items never expire (retention.go)
 	// eventual: Summaries, Traces and Sessions read eventually consistent (Candidates).
 	eventual bool
@@ -62,7 +63,7 @@ var (
 
 // NewTraceStore returns the tracing store in t.
 func NewTraceStore(t *Table, opts ...TraceOption) *TraceStore {
-	s := &TraceStore{t: t, days: &dayRegistry{t: t}}
+	s := &TraceStore{t: t, days: &dayRegistry{t: t}, timeIndex: &timeIndexUse{}}
 	for _, o := range opts {
 		o(s)
 	}
@@ -208,12 +209,13 @@ type completionItem struct {
 }
 
 // memberItem lists span ids (16-byte binary UUIDs, to stay small) that one batch added to a
-// trace; its keys-only GSI2 entry is the time index of spans.
+// trace; its keys-only GSI2 entry, when the project has a time index (timeindex.go), is the
+// time index of spans.
 type memberItem struct {
 	PK     string   `dynamodbav:"PK"`
 	SK     string   `dynamodbav:"SK"`
-	GSI2PK string   `dynamodbav:"GSI2PK"`
-	GSI2SK string   `dynamodbav:"GSI2SK"`
+	GSI2PK string   `dynamodbav:"GSI2PK,omitempty"`
+	GSI2SK string   `dynamodbav:"GSI2SK,omitempty"`
 	Spans  [][]byte `dynamodbav:"s,binaryset"`
 	TTL    int64    `dynamodbav:"ttl,omitempty"` // infra.AttrTTL: see retention.go
 }
@@ -228,13 +230,20 @@ func costSum(c float64) float64 { return bound.Round(c, bound.CostGrid) }
 // ApplySession implements trace.Index: one UpdateItem of the fields POST /sessions sets, which
 // the change stream's consumer never computes, so it needs no version.
 func (s *TraceStore) ApplySession(ctx context.Context, projectID string, d trace.SessionDelta) error {
-	if err := s.days.note(ctx, projectID, trace.IndexSessions, d.At); err != nil {
+	timed, err := s.timeIndexed(ctx, projectID, trace.IndexSessions)
+	if err != nil {
 		return err
 	}
+	if timed {
+		if err := s.days.note(ctx, projectID, trace.IndexSessions, d.At); err != nil {
+			return err
+		}
+	}
 	up := expression.Set(expression.Name("ua"), expression.Value(d.At.UnixMicro())).
-		Set(expression.Name("ca"), ifNotExists("ca", d.At.UnixMicro())).
-		Set(expression.Name(infra.AttrGSI2PK), ifNotExists(infra.AttrGSI2PK, timeIndexPK(projectID, trace.IndexSessions, d.At, shardOf(d.SessionID)))).
-		Set(expression.Name(infra.AttrGSI2SK), ifNotExists(infra.AttrGSI2SK, timeIndexSK(d.At, d.SessionID)))
+		Set(expression.Name("ca"), ifNotExists("ca", d.At.UnixMicro()))
+	if timed {
+		up = setTimeIndex(up, projectID, trace.IndexSessions, d.At, d.SessionID)
+	}
 	if d.Name != "" {
 		up = up.Set(expression.Name("n"), expression.Value(d.Name))
 	}
@@ -262,6 +271,13 @@ func (s *TraceStore) ApplySession(ctx context.Context, projectID string, d trace
 func isConditionFailed(err error) bool {
 	var failed *types.ConditionalCheckFailedException
 	return errors.As(err, &failed)
+}
+
+// setTimeIndex adds to up the GSI2 keys of a trace or session (id) in the time index of kind,
+// unless the item has them: its entry is by its first write.
+func setTimeIndex(up expression.UpdateBuilder, projectID, kind string, at time.Time, id string) expression.UpdateBuilder {
+	return up.Set(expression.Name(infra.AttrGSI2PK), ifNotExists(infra.AttrGSI2PK, timeIndexPK(projectID, kind, at, shardOf(id)))).
+		Set(expression.Name(infra.AttrGSI2SK), ifNotExists(infra.AttrGSI2SK, timeIndexSK(at, id)))
 }
 
 func ifNotExists(name string, v any) expression.SetValueBuilder {

@@ -84,7 +84,11 @@ func (s *TraceStore) PutTrace(ctx context.Context, projectID string, t trace.Tra
 			return false, storageErr("read trace "+t.TraceID, err)
 		}
 		cur := res.Item
-		if cur == nil {
+		timed, err := s.timeIndexed(ctx, projectID, trace.IndexTraces)
+		if err != nil {
+			return false, err
+		}
+		if timed && cur == nil {
 			if err := s.days.note(ctx, projectID, trace.IndexTraces, t.At); err != nil {
 				return false, err
 			}
@@ -93,9 +97,10 @@ func (s *TraceStore) PutTrace(ctx context.Context, projectID string, t trace.Tra
 		start, end := micros(t.StartedAt), optMicros(t.EndedAt)
 		agg.widen(start, end)
 		up := agg.set(expression.Set(expression.Name("ua"), expression.Value(t.At.UnixMicro())), "sc").
-			Set(expression.Name("ca"), ifNotExists("ca", t.At.UnixMicro())).
-			Set(expression.Name(infra.AttrGSI2PK), ifNotExists(infra.AttrGSI2PK, timeIndexPK(projectID, trace.IndexTraces, t.At, shardOf(t.TraceID)))).
-			Set(expression.Name(infra.AttrGSI2SK), ifNotExists(infra.AttrGSI2SK, timeIndexSK(t.At, t.TraceID)))
+			Set(expression.Name("ca"), ifNotExists("ca", t.At.UnixMicro()))
+		if timed {
+			up = setTimeIndex(up, projectID, trace.IndexTraces, t.At, t.TraceID)
+		}
 		if agg.session == "" && t.SessionID != "" {
 			up = up.Set(expression.Name("ss"), expression.Value(t.SessionID))
 		}
