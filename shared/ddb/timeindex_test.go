@@ -3,9 +3,9 @@ package ddb
 import (
 	"cmp"
 	"context"
+	"math/rand/v2"
 	"slices"
 	"strings"
-	"math/rand/v2"
 	"testing"
 	"time"
 
