@@ -1,6 +1,7 @@
 package ddb
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"fmt"
@@ -316,10 +317,9 @@ func (a *AggregateStore) traceUpdate(ctx context.Context, k aggregateKey, cur ma
 			return expression.UpdateBuilder{}, err
 		}
 	}
-	if len(members) > 0 {
-		if err := a.putMembers(ctx, k, mark+"-"+rest[0].seq, membersAt, members, membersTTL); err != nil {
-			return expression.UpdateBuilder{}, err
-		}
+	inline, wroteMembers, err := a.addMembers(ctx, k, cur, mark+"-"+rest[0].seq, membersAt, members, membersTTL)
+	if err != nil {
+		return expression.UpdateBuilder{}, err
 	}
 	if shrink {
 		start, end, err := a.s.spanExtent(ctx, k.projectID, k.id, cur)
@@ -335,6 +335,12 @@ func (a *AggregateStore) traceUpdate(ctx context.Context, k aggregateKey, cur ma
 		Set(expression.Name("ca"), ifNotExists("ca", firstAt.UnixMicro()))
 	if timed {
 		up = setTimeIndex(up, k.projectID, trace.IndexTraces, firstAt, k.id)
+	}
+	if inline != nil {
+		up = up.Set(expression.Name(attrInlineSpans), expression.Value(inline))
+	}
+	if wroteMembers {
+		up = up.Set(expression.Name(attrHasMembers), expression.Value(true))
 	}
 	if agg.session != "" {
 		up = up.Set(expression.Name("ss"), expression.Value(agg.session))
@@ -360,14 +366,83 @@ func (a *AggregateStore) traceUpdate(ctx context.Context, k aggregateKey, cur ma
 	return setTags(up, tags), nil
 }
 
-// putMembers writes the member item listing spans new to the trace, under a key of the shard
-// and the first record that adds them (id), so that applying the records again writes the
-// same item.
-func (a *AggregateStore) putMembers(ctx context.Context, k aggregateKey, id string, at time.Time, spans [][]byte, ttl int64) error {
+// A small trace lists its spans in its own item (attrInlineSpans: 16-byte ids one after
+// another, in the order the trace received them), which the trace's update writes anyway,
+// rather than in a member item per stream batch (a write unit each): until it would hold more
+// than inlineIDsMax, and only in a project without a time index of spans (timeindex.go),
+// whose walk reads member items. A trace that outgrows it keeps the ids it holds and lists
+// its later spans in member items, as a large trace does from the start (attrHasMembers then
+// says it has them, so that no later span goes back to the item). The ids are written by the
+// trace's update, under its version and marks, so each record adds its span once; a member
+// item written by an attempt that crashed before its update may list a span the item lists
+// too, and readers take each span once.
+//
+// A small session lists its traces the same way (attrInlineTraces), rather than in an item
+// per trace (T#<trace>, putTraceLink), while its traces' ids are UUIDs. A listing item
+// expires with its trace; a trace the session item lists stays listed until the session
+// expires, and readers take the traces they find.
+const (
+	attrInlineSpans  = "si"
+	attrInlineTraces = "ti"
+	attrHasMembers   = "hm"
+	inlineIDsMax     = 32
+)
+
+// joiningIDs is the session item's new list of its traces (attrInlineTraces: held, then the
+// traces joining it), or nil when the joining traces get listing items: the session has them
+// already, the list would be too long, or an id is not a UUID.
+func joiningIDs(cur map[string]types.AttributeValue, held []byte, traces []string, joins map[string]bool) []byte {
+	if cur[attrHasMembers] != nil {
+		return nil
+	}
+	list := slices.Clone(held)
+	for _, traceID := range traces {
+		if !joins[traceID] {
+			continue
+		}
+		id, err := binaryID(traceID)
+		if err != nil {
+			return nil
+		}
+		if !listsID(list, id) {
+			list = append(list, id...)
+		}
+	}
+	if len(list) == len(held) || len(list)/16 > inlineIDsMax {
+		return nil
+	}
+	return list
+}
+
+// addMembers lists spans new to the trace (ids of 16 bytes): in the trace item when it lists
+// its spans itself and they fit (inline, the attribute's new value, for the trace's update),
+// else in a member item (wrote true).
+func (a *AggregateStore) addMembers(ctx context.Context, k aggregateKey, cur map[string]types.AttributeValue, id string, at time.Time, spans [][]byte, ttl int64) (inline []byte, wrote bool, err error) {
+	if len(spans) == 0 {
+		return nil, false, nil
+	}
 	timed, err := a.s.timeIndexed(ctx, k.projectID, trace.IndexSpans)
 	if err != nil {
-		return err
+		return nil, false, err
 	}
+	held := binaryAttr(cur, attrInlineSpans)
+	if !timed && cur[attrHasMembers] == nil && len(held)/16+len(spans) <= inlineIDsMax {
+		inline = slices.Clone(held)
+		slices.SortFunc(spans, bytes.Compare)
+		for _, s := range spans {
+			if !listsID(inline, s) {
+				inline = append(inline, s...)
+			}
+		}
+		return inline, false, nil
+	}
+	return nil, true, a.putMembers(ctx, k, id, at, spans, ttl, timed)
+}
+
+// putMembers writes the member item listing spans new to the trace, under a key of the shard
+// and the first record that adds them (id), so that applying the records again writes the
+// same item; with its time-index entry when the project's spans have one (timed).
+func (a *AggregateStore) putMembers(ctx context.Context, k aggregateKey, id string, at time.Time, spans [][]byte, ttl int64, timed bool) error {
 	if timed {
 		if err := a.s.days.note(ctx, k.projectID, trace.IndexSpans, at); err != nil {
 			return err
@@ -491,6 +566,7 @@ func (a *AggregateStore) sessionUpdate(ctx context.Context, k aggregateKey, cur 
 		tags            = map[string]string{}
 		traces          []string
 		traceTTL        = map[string]int64{}
+		joins           = map[string]bool{} // the traces that join the session
 		relist          = map[string]bool{} // the traces whose listing must be written
 	)
 	for _, r := range rest {
@@ -518,6 +594,7 @@ func (a *AggregateStore) sessionUpdate(ctx context.Context, k aggregateKey, cur 
 		}
 		traceTTL[traceID] = max(traceTTL[traceID], intOr(r.new, infra.AttrTTL))
 		ttl = max(ttl, traceTTL[traceID])
+		joins[traceID] = joins[traceID] || old.session == ""
 		relist[traceID] = relist[traceID] || old.session == "" || linkTTL(intOr(r.new, infra.AttrTTL)) != linkTTL(intOr(r.old, infra.AttrTTL))
 		name = cmp.Or(strAttr(r.new, "sn"), name)
 		maps.Copy(tags, stringsAttr(r.new, "stg"))
@@ -534,14 +611,20 @@ func (a *AggregateStore) sessionUpdate(ctx context.Context, k aggregateKey, cur 
 			return expression.UpdateBuilder{}, err
 		}
 	}
+	held := binaryAttr(cur, attrInlineTraces)
+	inline := joiningIDs(cur, held, traces, joins)
+	var listed bool // a joining trace got a listing item
 	for _, traceID := range traces {
-		// Written when the trace joins, and again when its expiry passes the listing's.
-		if !relist[traceID] {
+		// Written when the trace joins, and again when its expiry passes the listing's; never
+		// for a trace the session item lists.
+		id, _ := binaryID(traceID)
+		if !relist[traceID] || (inline != nil && joins[traceID]) || (id != nil && listsID(held, id)) {
 			continue
 		}
 		if err := a.s.putTraceLink(ctx, sessionPK(k.projectID, k.id), traceID, firstAt, linkTTL(traceTTL[traceID])); err != nil {
 			return expression.UpdateBuilder{}, err
 		}
+		listed = listed || joins[traceID]
 	}
 	if shrink {
 		start, end, err := a.sessionExtent(ctx, k)
@@ -554,6 +637,12 @@ func (a *AggregateStore) sessionUpdate(ctx context.Context, k aggregateKey, cur 
 		Set(expression.Name("ca"), ifNotExists("ca", firstAt.UnixMicro()))
 	if timed {
 		up = setTimeIndex(up, k.projectID, trace.IndexSessions, firstAt, k.id)
+	}
+	if inline != nil {
+		up = up.Set(expression.Name(attrInlineTraces), expression.Value(inline))
+	}
+	if listed {
+		up = up.Set(expression.Name(attrHasMembers), expression.Value(true))
 	}
 	if name != "" {
 		up = up.Set(expression.Name("n"), expression.Value(name))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -436,4 +437,65 @@ func (c *crashingAPI) PutItem(ctx context.Context, in *dynamodb.PutItemInput, o 
 func (c *crashingAPI) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, o ...func(*dynamodb.Options)) (out *dynamodb.UpdateItemOutput, err error) {
 	err = c.do(func() error { out, err = c.API.UpdateItem(ctx, in, o...); return err })
 	return out, err
+}
+
+// TestItemsListTheirIDsUntilFull: a small trace lists its spans in its own item, and a small
+// session its traces; once the next batch's would not fit, they go to member items (a session's
+// listing items), and so do all later ones. The list is each id once, those of the item first
+// in the order received: what a reader saw of them stays the list's beginning (member items
+// follow by time, listing items by trace id).
+func TestItemsListTheirIDsUntilFull(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := newAggWorld(t)
+	traceID, sessionID, base := uuid.NewString(), uuid.NewString(), time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	steps := []int{20, inlineIDsMax - 20, 1, 3} // ids a step sends
+	items := func(pk, prefix string) int32 {
+		out, err := w.client.Query(ctx, &dynamodb.QueryInput{TableName: &w.table,
+			KeyConditionExpression: aws.String("PK = :pk AND begins_with(SK, :m)"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{
+				":pk": &types.AttributeValueMemberS{Value: pk}, ":m": &types.AttributeValueMemberS{Value: prefix}}})
+		require.NoError(t, err)
+		return out.Count
+	}
+	// run sends steps of ids; after each, the items hold them (wantItems: member or listing
+	// items) and list lists them.
+	run := func(what string, kept int, wantItems []int32, send func(n int), list func() ([]string, error), items func() int32, want func() int) {
+		seen := []string{}
+		for i, n := range steps {
+			send(n)
+			w.drain(func(rs []StreamRecord) { w.applyUntilDone("shard-1", rs) })
+			w.check()
+			ids, err := list()
+			require.NoError(t, err)
+			require.Len(t, ids, want())
+			n := min(len(seen), kept)
+			assert.Equal(t, seen[:n], ids[:n], "%s: what was listed stays the beginning", what)
+			assert.Equal(t, wantItems[i], items(), "%s: items after %d", what, want())
+			seen = ids
+		}
+	}
+	span := func(traceID, session string, at time.Time) trace.Summary {
+		return trace.Summary{SpanID: uuid.NewString(), TraceID: traceID, Name: "step", Kind: "custom", SessionID: session,
+			StartedAt: at, EndedAt: &at, CreatedAt: base, UpdatedAt: base,
+			Location: trace.Location{Key: trace.BatchKey("p", base, uuid.NewString())}}
+	}
+
+	run("a trace's spans", math.MaxInt, []int32{0, 0, 1, 2}, func(n int) {
+		for range n {
+			w.put(span(traceID, "", base.Add(time.Duration(len(w.spans))*time.Second)))
+		}
+	}, func() ([]string, error) { return w.store.TraceSpanIDs(ctx, w.project, traceID) },
+		func() int32 { return items(tracePK(w.project, traceID), prefixMember) },
+		func() int { return len(w.spans) })
+
+	traces := 0
+	run("a session's traces", inlineIDsMax, []int32{0, 0, 1, 4}, func(n int) {
+		for range n {
+			w.put(span(uuid.NewString(), sessionID, base.Add(time.Duration(len(w.spans))*time.Second)))
+			traces++
+		}
+	}, func() ([]string, error) { return w.store.SessionTraceIDs(ctx, w.project, sessionID) },
+		func() int32 { return items(sessionPK(w.project, sessionID), prefixSessTrace) },
+		func() int { return traces })
 }

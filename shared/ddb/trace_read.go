@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,27 +21,48 @@ import (
 	"github.com/plumehq/plume/shared/trace"
 )
 
-// TraceSpanIDs returns the ids of every span of a trace, from its member items: in the order
-// the trace received them (member items by write time, each one's ids in byte order), the
-// same on every read, which is what GET /traces/{trace_id}/tree pages a large trace by.
+// TraceSpanIDs returns the ids of every span of a trace, from the trace item and its member
+// items (one Query of the trace's partition): in the order the trace received them (the ids the
+// item lists, then member items by write time, each one's ids in byte order), the same on
+// every read, which is what GET /traces/{trace_id}/tree pages a large trace by.
 func (s *TraceStore) TraceSpanIDs(ctx context.Context, projectID, traceID string) ([]string, error) {
-	seen := map[string]bool{}
-	var out []string
-	cond := partition(tracePK(projectID, traceID)).And(expression.Key(infra.AttrSK).BeginsWith(prefixMember))
-	err := s.t.query(ctx, cond, queryOpts{}, func(item map[string]types.AttributeValue) error {
-		var m memberItem
-		if err := attributevalue.UnmarshalMap(item, &m); err != nil {
-			return fmt.Errorf("decode trace members: %w", err)
-		}
-		for _, id := range memberIDs(m) {
-			if !seen[id] {
-				seen[id] = true
-				out = append(out, id)
+	var inline, members []string
+	err := s.t.query(ctx, partition(tracePK(projectID, traceID)), queryOpts{}, func(item map[string]types.AttributeValue) error {
+		sk := strAttr(item, infra.AttrSK)
+		switch {
+		case sk == skTrace:
+			inline = slices.Collect(idsOf(binaryAttr(item, attrInlineSpans)))
+		case strings.HasPrefix(sk, prefixMember):
+			var m memberItem
+			if err := attributevalue.UnmarshalMap(item, &m); err != nil {
+				return fmt.Errorf("decode trace members: %w", err)
 			}
+			members = append(members, memberIDs(m)...)
 		}
 		return nil
 	})
-	return out, err
+	return once(append(inline, members...)), err
+}
+
+// idsOf yields the UUIDs of ids, 16-byte ids one after another.
+func idsOf(ids []byte) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for c := range slices.Chunk(ids, 16) {
+			if u, err := uuid.FromBytes(c); err == nil && !yield(u.String()) {
+				return
+			}
+		}
+	}
+}
+
+// listsID reports whether ids, 16-byte ids one after another, holds id.
+func listsID(ids, id []byte) bool {
+	for c := range slices.Chunk(ids, 16) {
+		if bytes.Equal(c, id) {
+			return true
+		}
+	}
+	return false
 }
 
 // memberIDs are the span ids of a member item (or of a completions item), in byte order, which
@@ -56,17 +78,31 @@ func memberIDs(m memberItem) []string {
 	return out
 }
 
-// SessionTraceIDs returns the ids of the traces of a session.
+// SessionTraceIDs returns the ids of the traces of a session: those its item lists, then those
+// of its listing items (one Query of the session's partition).
 func (s *TraceStore) SessionTraceIDs(ctx context.Context, projectID, sessionID string) ([]string, error) {
-	var out []string
-	cond := partition(sessionPK(projectID, sessionID)).And(expression.Key(infra.AttrSK).BeginsWith(prefixSessTrace))
-	err := s.t.query(ctx, cond, queryOpts{}, func(item map[string]types.AttributeValue) error {
-		if sk, ok := item[infra.AttrSK].(*types.AttributeValueMemberS); ok {
-			out = append(out, strings.TrimPrefix(sk.Value, prefixSessTrace))
+	var inline, listed []string
+	err := s.t.query(ctx, partition(sessionPK(projectID, sessionID)), queryOpts{}, func(item map[string]types.AttributeValue) error {
+		sk := strAttr(item, infra.AttrSK)
+		switch {
+		case sk == skSession:
+			inline = slices.Collect(idsOf(binaryAttr(item, attrInlineTraces)))
+		case strings.HasPrefix(sk, prefixSessTrace):
+			listed = append(listed, strings.TrimPrefix(sk, prefixSessTrace))
 		}
 		return nil
 	})
-	return out, err
+	return once(append(inline, listed...)), err
+}
+
+// once is ids without repetitions, in the order of their first occurrence.
+func once(ids []string) []string {
+	seen := make(map[string]bool, len(ids))
+	return slices.DeleteFunc(ids, func(id string) bool {
+		dup := seen[id]
+		seen[id] = true
+		return dup
+	})
 }
 
 // WalkIndex visits the ids in a time index (IndexSpans: span ids, IndexTraces: trace ids,
@@ -300,6 +336,13 @@ func toSession(projectID, id string, it map[string]types.AttributeValue) trace.S
 		_ = json.Unmarshal([]byte(raw), &s.Attributes)
 	}
 	return s
+}
+
+func binaryAttr(it map[string]types.AttributeValue, name string) []byte {
+	if v, ok := it[name].(*types.AttributeValueMemberB); ok {
+		return v.Value
+	}
+	return nil
 }
 
 func strAttr(it map[string]types.AttributeValue, name string) string {
