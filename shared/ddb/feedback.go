@@ -314,7 +314,7 @@ func (s *FeedbackStore) EntityFeedback(ctx context.Context, projectID, entityTyp
 		g.Go(func() error { return s.querySession(gctx, projectID, entityID, "", add) })
 		traces = nil
 	case entityType == feedback.EntitySession:
-		ids, ok, err := s.sessionTraces(ctx, projectID, entityID)
+		ids, ok, err := sessionTraces(ctx, s.t, projectID, entityID)
 		if err != nil {
 			return nil, err
 		}
@@ -434,22 +434,6 @@ func (s *FeedbackStore) spanFeedback(ctx context.Context, projectID, spanID stri
 		return nil, errs.NotFound("span %s not found", spanID)
 	}
 	return out, nil
-}
-
-// sessionTraces lists the traces of a session and reports whether the session exists.
-func (s *FeedbackStore) sessionTraces(ctx context.Context, projectID, sessionID string) ([]string, bool, error) {
-	var ids []string
-	known := false
-	err := s.t.query(ctx, partition(sessionPK(projectID, sessionID)), queryOpts{}, func(raw map[string]types.AttributeValue) error {
-		switch sk := strAttr(raw, infra.AttrSK); {
-		case sk == skSession:
-			known = true
-		case strings.HasPrefix(sk, prefixSessTrace):
-			ids = append(ids, strings.TrimPrefix(sk, prefixSessTrace))
-		}
-		return nil
-	})
-	return ids, known, err
 }
 
 // decodeFeedbackItem decodes a feedback or evaluation item; ok is false for anything else,

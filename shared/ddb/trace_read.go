@@ -81,18 +81,25 @@ func memberIDs(m memberItem) []string {
 // SessionTraceIDs returns the ids of the traces of a session: those its item lists, then those
 // of its listing items (one Query of the session's partition).
 func (s *TraceStore) SessionTraceIDs(ctx context.Context, projectID, sessionID string) ([]string, error) {
+	ids, _, err := sessionTraces(ctx, s.t, projectID, sessionID)
+	return ids, err
+}
+
+// sessionTraces lists the traces of a session, as SessionTraceIDs, and reports whether the
+// session exists.
+func sessionTraces(ctx context.Context, t *Table, projectID, sessionID string) (ids []string, known bool, err error) {
 	var inline, listed []string
-	err := s.t.query(ctx, partition(sessionPK(projectID, sessionID)), queryOpts{}, func(item map[string]types.AttributeValue) error {
-		sk := strAttr(item, infra.AttrSK)
-		switch {
+	err = t.query(ctx, partition(sessionPK(projectID, sessionID)), queryOpts{}, func(item map[string]types.AttributeValue) error {
+		switch sk := strAttr(item, infra.AttrSK); {
 		case sk == skSession:
+			known = true
 			inline = slices.Collect(idsOf(binaryAttr(item, attrInlineTraces)))
 		case strings.HasPrefix(sk, prefixSessTrace):
 			listed = append(listed, strings.TrimPrefix(sk, prefixSessTrace))
 		}
 		return nil
 	})
-	return once(append(inline, listed...)), err
+	return once(append(inline, listed...)), known, err
 }
 
 // once is ids without repetitions, in the order of their first occurrence.
