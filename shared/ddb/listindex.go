@@ -109,6 +109,10 @@ const (
 	// attrLXRunBytes holds a run stored in the table, compressed (DEFLATE).
 	attrLXRunBytes = "z"
 	attrLXSince    = "at"
+	attrLXBands    = "bk"
+	// bandsGrace: a project indexed before the bands were has them for records created this
+	// long after the first batch this code applied of it (markBands).
+	bandsGrace = time.Hour
 
 	// seqBytesLen is the length of a sequence number in a mark: DynamoDB Streams' have up to
 	// 40 digits, under 2^133.
@@ -165,6 +169,8 @@ type ListIndexStore struct {
 	cfg   ListIndexConfig
 	// indexed holds, per project, an IndexedSince this store has written or found earlier.
 	indexed sync.Map
+	// banded holds the projects whose RangeBandsSince this store has written or found.
+	banded sync.Map
 }
 
 // NewListIndexStore is the list index of t and blobs.
@@ -280,6 +286,9 @@ func (s *ListIndexStore) Apply(ctx context.Context, shard string, records []Stre
 	}
 	b, err := newLXBatch(shard, records)
 	if err != nil {
+		return err
+	}
+	if err := s.markBands(ctx, parts); err != nil {
 		return err
 	}
 	if err := s.markIndexed(ctx, parts); err != nil {
@@ -666,6 +675,44 @@ func lxRecordOf(item map[string]types.AttributeValue) (lxRecord, bool) {
 		return lxRecord{part: part(listindex.Sessions, se.CreatedAt), keys: trace.SessionIndexKeys(se)}, true
 	}
 	return lxRecord{}, false
+}
+
+// markBands records, per project of parts, from when its records have their duration and cost
+// bands in the index (listindex.Band; RangeBandsSince reads it, on the project's IndexedSince
+// item): a project indexed from its first record by this code has them from the start; one the
+// index held before has them for records created from bandsGrace after this code's first batch
+// of it (an older consumer's batches are done by then; a record is created when it is first
+// stored, and each of its changes indexed by this code from then on). Before markIndexed, which
+// writes IndexedSince with the project's first records; once per project in the store's life.
+func (s *ListIndexStore) markBands(ctx context.Context, parts map[lxPart][]listindex.Entry) error {
+	projects := map[string]bool{}
+	for p := range parts {
+		projects[p.projectID] = true
+	}
+	for _, projectID := range slices.Sorted(maps.Keys(projects)) {
+		if _, ok := s.banded.Load(projectID); ok {
+			continue
+		}
+		mark := func(at time.Time, cond string, names map[string]string) error {
+			_, err := s.t.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &s.t.name,
+				Key:                       key(indexedSincePK(projectID), skIndexedSince),
+				UpdateExpression:          aws.String("SET #b = :t"),
+				ConditionExpression:       aws.String(cond),
+				ExpressionAttributeNames:  names,
+				ExpressionAttributeValues: map[string]types.AttributeValue{":t": num(at.UnixMicro())}})
+			return err
+		}
+		err := mark(time.Unix(0, 0), "attribute_not_exists(#s) AND attribute_not_exists(#b)",
+			map[string]string{"#b": attrLXBands, "#s": attrLXSince})
+		if isConditionFailed(err) {
+			err = mark(s.cfg.Now().Add(bandsGrace), "attribute_not_exists(#b)", map[string]string{"#b": attrLXBands})
+		}
+		if err != nil && !isConditionFailed(err) {
+			return storageErr("write the list index's bands start", err)
+		}
+		s.banded.Store(projectID, true)
+	}
+	return nil
 }
 
 // markIndexed keeps, per project of parts, the earliest created_at of the records the index

@@ -179,12 +179,12 @@ func TestListIndexCostPerSpan(t *testing.T) {
 	}{
 		{shape{20, 2}, 10, 0, 0.65, 0.90},
 		{shape{20, 2}, 10, 30 * 24 * time.Hour, 0.45, 0.62},
-		{shape{20, 2}, 1000, 0, 0.03, 0.02},
-		{shape{20, 2}, 1000, 30 * 24 * time.Hour, 0.03, 0.02},
+		{shape{20, 2}, 1000, 0, 0.036, 0.024},
+		{shape{20, 2}, 1000, 30 * 24 * time.Hour, 0.036, 0.024},
 		{shape{100, 1}, 10, 0, 0.30, 0.40},
 		{shape{100, 1}, 10, 30 * 24 * time.Hour, 0.25, 0.30},
-		{shape{100, 1}, 1000, 0, 0.03, 0.02},
-		{shape{100, 1}, 1000, 30 * 24 * time.Hour, 0.03, 0.02},
+		{shape{100, 1}, 1000, 0, 0.036, 0.024},
+		{shape{100, 1}, 1000, 30 * 24 * time.Hour, 0.036, 0.024},
 	}
 	var report strings.Builder
 	for _, tt := range tests {

@@ -31,10 +31,24 @@ func indexedSince(ctx context.Context, t *Table, projectID string) (since time.T
 	if err != nil {
 		return time.Time{}, false, storageErr("read the list index's start", err)
 	}
-	if out.Item == nil {
+	if out.Item[attrLXSince] == nil {
 		return time.Time{}, false, nil
 	}
 	return timeAttr(out.Item, attrLXSince), true, nil
+}
+
+// RangeBandsSince is the earliest created_at from which every record of the project the index
+// holds has its keys of duration and cost bands (listindex.Band, markBands); ok is false when
+// the index has not marked it yet.
+func (s *ListIndexStore) RangeBandsSince(ctx context.Context, projectID string) (since time.Time, ok bool, err error) {
+	out, err := s.t.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.t.name, Key: key(indexedSincePK(projectID), skIndexedSince)})
+	if err != nil {
+		return time.Time{}, false, storageErr("read the list index's start", err)
+	}
+	if out.Item[attrLXBands] == nil {
+		return time.Time{}, false, nil
+	}
+	return timeAttr(out.Item, attrLXBands), true, nil
 }
 
 // Partitions returns the partitions of kind of the days of [from, to), in day order, as their

@@ -745,6 +745,49 @@ func TestListIndexedSince(t *testing.T) {
 	}
 }
 
+// TestListIndexRangeBandsSince: a project the index holds from its first record has its
+// records' bands from the start; one it held before, from an hour after the first batch of it a
+// consumer with bands applied; a later consumer leaves the mark.
+func TestListIndexRangeBandsSince(t *testing.T) {
+	client, _, table := ddbtest.NewTable(t)
+	blobs, _, _ := blobtest.New(t)
+	ctx := context.Background()
+	now := lxDay0.Add(12 * time.Hour)
+	store := func() *ListIndexStore {
+		return NewListIndexStore(NewTable(client, table), blobs, ListIndexConfig{Now: func() time.Time { return now }})
+	}
+	rng := rand.New(rand.NewPCG(7, 7))
+
+	fresh := uuid.NewString()
+	_, ok, err := store().RangeBandsSince(ctx, fresh)
+	require.NoError(t, err)
+	assert.False(t, ok, "nothing indexed yet")
+	require.NoError(t, store().Apply(ctx, "shard-1", spanRecords(t, fresh, lxDay0.Add(time.Hour), 1, 2, rng)))
+	since, ok, err := store().RangeBandsSince(ctx, fresh)
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, time.Unix(0, 0).UTC(), since, "bands from the first record")
+	_, ok, err = store().IndexedSince(ctx, fresh)
+	require.NoError(t, err)
+	assert.True(t, ok)
+
+	// A project an older consumer indexed: its IndexedSince without the bands' mark.
+	older := uuid.NewString()
+	_, err = client.PutItem(ctx, &dynamodb.PutItemInput{TableName: &table, Item: map[string]types.AttributeValue{
+		infra.AttrPK: &types.AttributeValueMemberS{Value: indexedSincePK(older)},
+		infra.AttrSK: &types.AttributeValueMemberS{Value: skIndexedSince},
+		attrLXSince:  num(lxDay0.UnixMicro()),
+	}})
+	require.NoError(t, err)
+	require.NoError(t, store().Apply(ctx, "shard-1", spanRecords(t, older, lxDay0.Add(time.Hour), 1, 2, rng)))
+	now = now.Add(48 * time.Hour)
+	require.NoError(t, store().Apply(ctx, "shard-1", spanRecords(t, older, lxDay0.Add(2*time.Hour), 3, 2, rng)))
+	since, ok, err = store().RangeBandsSince(ctx, older)
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, lxDay0.Add(13*time.Hour), since, "an hour after the first batch with bands")
+}
+
 // TestListIndexCompactionTidies: a compaction removes the marks of shards that have not moved
 // for 25 hours (the stream keeps records 24), keeps the runs of the bucket it replaced
 // readable until a later compaction past their grace deletes them, and expires the replaced

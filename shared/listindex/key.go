@@ -37,13 +37,15 @@ const (
 	DimParent                    // a span's parent span id, "" for a root
 	DimTag                       // one entry per tag: TagValue(key, value)
 	DimError                     // has_error: false, then true
+	DimDurationBand              // a duration's band (Band); no entry without a duration
+	DimCostBand                  // a cost's band (Band); no entry without a cost
 )
 
 var dimNames = map[Dim]string{
 	DimCreated: "created_at", DimStarted: "started_at", DimName: "name", DimStatus: "status",
 	DimDuration: "duration", DimCost: "cost", DimKind: "kind", DimSpanCount: "span_count",
 	DimTraceCount: "trace_count", DimErrorCode: "error_code", DimParent: "parent", DimTag: "tag",
-	DimError: "has_error",
+	DimError: "has_error", DimDurationBand: "duration_band", DimCostBand: "cost_band",
 }
 
 func (d Dim) String() string {
@@ -52,6 +54,34 @@ func (d Dim) String() string {
 	}
 	return fmt.Sprintf("dim(%d)", byte(d))
 }
+
+// Bands: a duration or cost is indexed twice, under its value (DimDuration, DimCost: a sort
+// on it, its ranges in its order) and under its band (DimDurationBand, DimCostBand), the power
+// of 4 it falls in, whose keys sort by created_at, then id. A list filtered by a range and
+// ordered by time reads the bands the range covers merged by created_at: every key of a band
+// strictly inside the range is a match, and only the records of the two bands at its ends are
+// checked, so the work follows the page, not how many records of the day are in the range.
+const (
+	BandZero = -21 // the band of 0 (and of any number not above it)
+	BandMin  = -20 // 4^-20, about 9.1e-13: the band of smaller positive numbers too
+	BandMax  = 20  // 4^20, about 1.1e12: the band of larger numbers too
+)
+
+// Band is the band of v: BandZero for v <= 0, else the floor of its base-4 logarithm, within
+// [BandMin, BandMax]. A band b in between holds the numbers in [4^b, 4^(b+1)).
+func Band(v float64) int {
+	switch {
+	case !(v > 0):
+		return BandZero
+	case math.IsInf(v, 1):
+		return BandMax
+	}
+	_, exp := math.Frexp(v) // v = f * 2^exp with f in [0.5, 1): floor(log2 v) = exp-1
+	return min(max((exp-1)>>1, BandMin), BandMax)
+}
+
+// BandValue is the value of band b's keys.
+func BandValue(b int) Value { return Number(float64(b)) }
 
 // Value is a sort value in its order-preserving encoding: nil sorts before false, false before
 // true, booleans before numbers, numbers before times, times before strings. A dimension holds

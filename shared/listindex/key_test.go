@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -127,5 +128,36 @@ func TestRanges(t *testing.T) {
 	k := Key(DimName, String("a"), at, "x")
 	if !in(ValueRange(DimName, String("a")), k) || in(ValueRange(DimName, String("b")), k) || !in(DimRange(DimName), k) || in(DimRange(DimStatus), k) {
 		t.Fatal("ranges hold their keys and only them")
+	}
+}
+
+// TestBand: a band b holds [4^b, 4^(b+1)), 0 has its own, the ends hold what is beyond them,
+// and bands keep the numbers' order.
+func TestBand(t *testing.T) {
+	for _, c := range []struct {
+		v    float64
+		band int
+	}{
+		{0, BandZero}, {-1, BandZero}, {math.NaN(), BandZero},
+		{1, 0}, {3.999, 0}, {4, 1}, {15.9, 1}, {16, 2}, {0.25, -1}, {0.2499, -2}, {0.0625, -2},
+		{math.Pow(4, BandMin), BandMin}, {1e-300, BandMin}, {math.SmallestNonzeroFloat64, BandMin},
+		{math.Pow(4, BandMax), BandMax}, {1e300, BandMax}, {math.Inf(1), BandMax},
+	} {
+		if got := Band(c.v); got != c.band {
+			t.Errorf("Band(%v) = %d, want %d", c.v, got, c.band)
+		}
+	}
+	r := rand.New(rand.NewPCG(4, 4))
+	for range 10_000 {
+		a, b := math.Exp(r.NormFloat64()*20), math.Exp(r.NormFloat64()*20)
+		if a > b {
+			a, b = b, a
+		}
+		if Band(a) > Band(b) {
+			t.Fatalf("Band(%v) = %d above Band(%v) = %d", a, Band(a), b, Band(b))
+		}
+		if b := Band(a); b > BandMin && b < BandMax && (a < math.Pow(4, float64(b)) || a >= math.Pow(4, float64(b+1))) {
+			t.Fatalf("%v is not in band %d", a, b)
+		}
 	}
 }

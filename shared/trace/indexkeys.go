@@ -41,6 +41,7 @@ func SpanIndexKeys(s Summary) [][]byte {
 	if s.ErrorCode != "" {
 		keys = append(keys, key(listindex.DimErrorCode, listindex.String(s.ErrorCode)))
 	}
+	keys = append(keys, bandKeys(s.DurationMS, s.Cost, key)...)
 	return append(keys, tagKeys(s.Tags, s.TagsCut, key)...)
 }
 
@@ -57,6 +58,7 @@ func TraceIndexKeys(t Trace) [][]byte {
 		key(listindex.DimCost, listindex.Number(t.Cost)),
 		key(listindex.DimError, listindex.Bool(t.ErrorCount > 0)),
 	}
+	keys = append(keys, bandKeys(t.DurationMS, &t.Cost, key)...)
 	return append(keys, tagKeys(t.Tags, false, key)...)
 }
 
@@ -71,7 +73,21 @@ func SessionIndexKeys(s Session) [][]byte {
 		key(listindex.DimDuration, listindex.OptNumber(s.Duration)),
 		key(listindex.DimError, listindex.Bool(s.ErrorCount > 0)),
 	}
+	keys = append(keys, bandKeys(s.Duration, &s.Cost, key)...)
 	return append(keys, tagKeys(s.Tags, false, key)...)
+}
+
+// bandKeys are the keys of a record's duration and cost bands (listindex.Band), for those it
+// has.
+func bandKeys(duration, cost *float64, key func(listindex.Dim, listindex.Value) []byte) [][]byte {
+	var keys [][]byte
+	if duration != nil {
+		keys = append(keys, key(listindex.DimDurationBand, listindex.BandValue(listindex.Band(*duration))))
+	}
+	if cost != nil {
+		keys = append(keys, key(listindex.DimCostBand, listindex.BandValue(listindex.Band(*cost))))
+	}
+	return keys
 }
 
 // tagKeys are the DimTag keys of tags: the bounded ones, and TagsCut when some are not (or cut

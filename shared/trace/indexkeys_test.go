@@ -2,6 +2,7 @@ package trace
 
 import (
 	"bytes"
+	"maps"
 	"testing"
 	"time"
 
@@ -13,23 +14,34 @@ func TestIndexDiff(t *testing.T) {
 	cost := 0.5
 	old := Summary{SpanID: "s1", Name: "chat", Kind: "llm", CreatedAt: at, StartedAt: at, Cost: &cost}
 	updated := old
-	updated.Cost = new(1.5)
+	updated.Cost = new(0.75)
 	d := IndexDiff(SpanIndexKeys(old), SpanIndexKeys(updated))
 	if len(d) != 2 {
-		t.Fatalf("a change of cost changes its cost key only: %d entries", len(d))
+		t.Fatalf("a change of cost within its band changes its cost key only: %d entries", len(d))
 	}
 	for _, e := range d {
 		p, err := listindex.Parse(e.Key)
 		if err != nil || p.Dim != listindex.DimCost || p.ID != "s1" {
 			t.Fatalf("entry %+v: %+v %v", e, p, err)
 		}
-		want := 1.5
+		want := 0.75
 		if e.Count < 0 {
 			want = 0.5
 		}
 		if f, _ := p.Value.Float(); f != want {
 			t.Fatalf("count %d on cost %v", e.Count, f)
 		}
+	}
+	updated.Cost = new(1.5) // band 0, from -1
+	bands := map[float64]int32{}
+	for _, e := range IndexDiff(SpanIndexKeys(old), SpanIndexKeys(updated)) {
+		if p, _ := listindex.Parse(e.Key); p.Dim == listindex.DimCostBand {
+			f, _ := p.Value.Float()
+			bands[f] = e.Count
+		}
+	}
+	if want := map[float64]int32{-1: -1, 0: 1}; !maps.Equal(bands, want) {
+		t.Fatalf("a change of cost to another band moves its band key: %v, want %v", bands, want)
 	}
 	if len(IndexDiff(SpanIndexKeys(old), SpanIndexKeys(old))) != 0 {
 		t.Fatal("an unchanged record changes nothing")
