@@ -24,21 +24,21 @@ type Dim byte
 
 // The dimensions. Not every kind has every one (Dims).
 const (
-	DimCreated    Dim = 1 + iota // no value: created_at, id (the default order)
-	DimStarted                   // started_at (traces: nil first)
-	DimName                      // name (sessions: nil first)
-	DimStatus                    // status
-	DimDuration                  // duration_ms (spans, traces) or duration (sessions); nil first
-	DimCost                      // cost (spans: nil first)
-	DimKind                      // span kind
-	DimSpanCount                 // a trace's span_count
-	DimTraceCount                // a session's trace_count
-	DimErrorCode                 // a span's error code; spans without one have no entry
-	DimParent                    // a span's parent span id, "" for a root
-	DimTag                       // one entry per tag: TagValue(key, value)
-	DimError                     // has_error: false, then true
-	DimDurationBand              // a duration's band (Band); no entry without a duration
-	DimCostBand                  // a cost's band (Band); no entry without a cost
+	DimCreated      Dim = 1 + iota // no value: created_at, id (the default order)
+	DimStarted                     // started_at (traces: nil first)
+	DimName                        // name (sessions: nil first)
+	DimStatus                      // status
+	DimDuration                    // duration_ms (spans, traces) or duration (sessions); nil first
+	DimCost                        // cost (spans: nil first)
+	DimKind                        // span kind
+	DimSpanCount                   // a trace's span_count
+	DimTraceCount                  // a session's trace_count
+	DimErrorCode                   // a span's error code; spans without one have no entry
+	DimParent                      // a span's parent span id, "" for a root
+	DimTag                         // one entry per tag: TagValue(key, value)
+	DimError                       // has_error: false, then true
+	DimDurationBand                // a duration's band (Band); no entry without a duration
+	DimCostBand                    // a cost's band (Band); no entry without a cost
 )
 
 var dimNames = map[Dim]string{
