@@ -21,7 +21,8 @@ import (
 
 // TestListsFromTheIndexEqualTheWalk sends random spans (some sent again, changed) through POST
 // /spans into a table with a stream, applies the stream to the list index, and asks every
-// list query shape of the lists (the default order, single filters, every sort key both ways)
+// list query shape of the lists (the default order, single filters, duration and cost ranges,
+// every sort key both ways)
 // of the queries that read the index and of the time walk over every record sent (the walk a
 // project from before the list index keeps): the same records in the same order, whole and
 // walked page by page by cursor. The project's IndexedSince mark makes the index serve the
@@ -92,7 +93,10 @@ func TestListsFromTheIndexEqualTheWalk(t *testing.T) {
 	// values of a list merged by time, a window, and sort keys of each type both ways.
 	commons := func(sorts ...string) []trace.Common {
 		cs := []trace.Common{{}, {HasError: &yes}, {Names: []string{"plan", "retrieve"}},
-			{Tags: map[string]string{"env": "prod"}}, {CreatedAfter: new(time.Now().Add(-time.Hour))}}
+			{Tags: map[string]string{"env": "prod"}}, {CreatedAfter: new(time.Now().Add(-time.Hour))},
+			// a range alone reads its bands; with another filter, the range is decided per day
+			{DurationMin: new(1000.0)}, {DurationMin: new(100.0), DurationMax: new(2000.0), Ascending: true},
+			{CostMin: new(0.00005)}, {CostMax: new(0.00005), HasError: &yes}}
 		for i, by := range sorts {
 			cs = append(cs, trace.Common{SortBy: by, Ascending: i%2 == 1})
 		}

@@ -322,7 +322,11 @@ func (a *AggregateStore) traceUpdate(ctx context.Context, k aggregateKey, cur ma
 		return expression.UpdateBuilder{}, err
 	}
 	if shrink {
-		start, end, err := a.s.spanExtent(ctx, k.projectID, k.id, cur)
+		adding := make([]string, len(members)) // listed by this update, if in the trace item
+		for i, id := range members {
+			adding[i] = idOf(id)
+		}
+		start, end, err := a.s.spanExtent(ctx, k.projectID, k.id, cur, adding)
 		if err != nil {
 			return expression.UpdateBuilder{}, err
 		}
@@ -627,7 +631,7 @@ func (a *AggregateStore) sessionUpdate(ctx context.Context, k aggregateKey, cur 
 		listed = listed || joins[traceID]
 	}
 	if shrink {
-		start, end, err := a.sessionExtent(ctx, k)
+		start, end, err := a.sessionExtent(ctx, k, traces)
 		if err != nil {
 			return expression.UpdateBuilder{}, err
 		}
@@ -671,13 +675,15 @@ func narrower(old, t aggregate) bool {
 		(old.end != nil && (t.end == nil || *t.end < *old.end))
 }
 
-// sessionExtent is a session's start and end recomputed from its traces as stored: one Query
-// of its listings and one BatchGetItem per 100 traces, only for a batch that narrowed a trace.
-func (a *AggregateStore) sessionExtent(ctx context.Context, k aggregateKey) (start, end *int64, err error) {
+// sessionExtent is a session's start and end recomputed from its traces as stored (and adding,
+// the batch's, which the session item may list only once it is written): one Query of its
+// partition and one BatchGetItem per 100 traces, only for a batch that narrowed a trace.
+func (a *AggregateStore) sessionExtent(ctx context.Context, k aggregateKey, adding []string) (start, end *int64, err error) {
 	ids, err := a.s.SessionTraceIDs(ctx, k.projectID, k.id)
 	if err != nil {
 		return nil, nil, err
 	}
+	ids = once(append(ids, adding...))
 	keys := make([]map[string]types.AttributeValue, len(ids))
 	for i, id := range ids {
 		keys[i] = key(tracePK(k.projectID, id), skTrace)

@@ -499,3 +499,31 @@ func TestItemsListTheirIDsUntilFull(t *testing.T) {
 		func() int32 { return items(sessionPK(w.project, sessionID), prefixSessTrace) },
 		func() int { return traces })
 }
+
+// TestNarrowingWithNewcomers: a stream batch that narrows a span of a trace and adds another
+// span to it (and a trace that narrows beside a trace joining its session) recomputes the
+// extent with the newcomers, which the trace's (the session's) own item lists only once the
+// batch's update is written.
+func TestNarrowingWithNewcomers(t *testing.T) {
+	t.Parallel()
+	w := newAggWorld(t)
+	base := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	traceID, session := uuid.NewString(), uuid.NewString()
+	span := func(traceID string, start, end time.Time) trace.Summary {
+		return trace.Summary{SpanID: uuid.NewString(), TraceID: traceID, Name: "step", Kind: "custom", SessionID: session,
+			StartedAt: start, EndedAt: &end, CreatedAt: base, UpdatedAt: base,
+			Location: trace.Location{Key: trace.BatchKey("p", base, uuid.NewString())}}
+	}
+	a := span(traceID, base, base.Add(5*time.Minute))
+	w.put(a)
+	w.drain(func(rs []StreamRecord) { w.applyUntilDone("shard-1", rs) })
+	w.check()
+
+	narrowed := a
+	narrowed.StartedAt, narrowed.UpdatedAt = base.Add(time.Minute), base.Add(time.Second)
+	end := base.Add(2 * time.Minute)
+	narrowed.EndedAt = &end
+	w.put(narrowed, span(traceID, base.Add(-time.Minute), base.Add(10*time.Minute)), span(uuid.NewString(), base.Add(-time.Hour), base.Add(time.Hour)))
+	w.drain(func(rs []StreamRecord) { w.applyUntilDone("shard-1", rs) })
+	w.check()
+}

@@ -197,6 +197,9 @@ type IndexPartition struct {
 	Kind      listindex.Kind
 	Day       time.Time
 	Runs      []IndexRun
+	// Bands are the duration and cost bands its runs added keys of (lxBandsAttr): none for a
+	// partition whose runs came before the bands did.
+	Bands map[listindex.Dim][]int
 }
 
 // IndexRun is a run of a partition.
@@ -374,7 +377,7 @@ func (s *ListIndexStore) applyPartition(ctx context.Context, b *lxBatch, p lxPar
 		if err := s.putRun(ctx, p, run); err != nil {
 			return err
 		}
-		m, err := s.appendRun(ctx, p, b, run, cond)
+		m, err := s.appendRun(ctx, p, b, run, entries, cond)
 		if err == nil {
 			if s.compactionDue(m) {
 				if err := s.compact(ctx, p, m); err != nil {
@@ -443,11 +446,14 @@ func (s *ListIndexStore) putRun(ctx context.Context, p lxPart, run lxRun) error 
 
 // appendRun lists run in p's manifest and moves the batch's mark to its last record, under
 // cond; it returns the manifest as updated.
-func (s *ListIndexStore) appendRun(ctx context.Context, p lxPart, b *lxBatch, run lxRun, cond expression.ConditionBuilder) (lxManifest, error) {
+func (s *ListIndexStore) appendRun(ctx context.Context, p lxPart, b *lxBatch, run lxRun, entries []listindex.Entry, cond expression.ConditionBuilder) (lxManifest, error) {
 	mark := binary.BigEndian.AppendUint32(bytes.Clone(b.seqs[len(b.seqs)-1]), uint32(s.cfg.Now().Unix()))
 	up := expression.Set(expression.NameNoDotSplit(b.mark), expression.Value(mark)).
 		Set(expression.NameNoDotSplit(lxRunPrefix+run.ID), expression.Value(runDescriptor(run.IndexRun))).
 		Add(expression.Name(attrLXVersion), expression.Value(1))
+	for dim, bands := range bandsOf(entries) {
+		up = up.Add(expression.Name(lxBandsAttr[dim]), expression.Value(&types.AttributeValueMemberNS{Value: bands}))
+	}
 	if ttl := s.expiry(p); ttl != 0 {
 		up = up.Set(expression.Name(infra.AttrTTL), expression.Value(ttl))
 	}
@@ -540,12 +546,46 @@ type lxManifest struct {
 	marks    map[string][]byte // by attribute name
 	runs     map[string]IndexRun
 	replaced map[string]int64 // run id -> when, Unix seconds
+	bands    map[listindex.Dim][]int
+}
+
+// lxBandsAttr are the manifest's attributes that hold, per band dimension, the bands any of
+// the partition's runs added a key of (a number set, added to by each run's append): a range's
+// read passes over a day without its band (ScanRanges). A band a later run emptied stays.
+var lxBandsAttr = map[listindex.Dim]string{listindex.DimDurationBand: "bd", listindex.DimCostBand: "bc"}
+
+// bandsOf are the bands entries add keys of, per band dimension, as number set members.
+func bandsOf(entries []listindex.Entry) map[listindex.Dim][]string {
+	out := map[listindex.Dim][]string{}
+	for _, e := range entries {
+		if e.Count <= 0 || len(e.Key) == 0 || lxBandsAttr[listindex.Dim(e.Key[0])] == "" {
+			continue
+		}
+		k, err := listindex.Parse(e.Key)
+		if err != nil {
+			continue
+		}
+		f, _ := k.Value.Float()
+		if b := strconv.Itoa(int(f)); !slices.Contains(out[k.Dim], b) {
+			out[k.Dim] = append(out[k.Dim], b)
+		}
+	}
+	return out
 }
 
 func decodeManifest(it map[string]types.AttributeValue) (lxManifest, error) {
-	m := lxManifest{marks: map[string][]byte{}, runs: map[string]IndexRun{}, replaced: map[string]int64{}}
+	m := lxManifest{marks: map[string][]byte{}, runs: map[string]IndexRun{}, replaced: map[string]int64{}, bands: map[listindex.Dim][]int{}}
 	m.version, _ = intAttr(it, attrLXVersion)
 	m.ttl, _ = intAttr(it, infra.AttrTTL)
+	for dim, name := range lxBandsAttr {
+		if ns, ok := it[name].(*types.AttributeValueMemberNS); ok {
+			for _, v := range ns.Value {
+				if b, err := strconv.Atoi(v); err == nil {
+					m.bands[dim] = append(m.bands[dim], b)
+				}
+			}
+		}
+	}
 	for name, v := range it {
 		switch {
 		case strings.HasPrefix(name, lxMarkPrefix):

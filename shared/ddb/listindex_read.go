@@ -75,7 +75,7 @@ func (s *ListIndexStore) Partitions(ctx context.Context, projectID string, kind 
 		if err != nil {
 			return fmt.Errorf("list index manifest day %q: %w", strAttr(it, infra.AttrSK), err)
 		}
-		p := IndexPartition{ProjectID: projectID, Kind: kind, Day: day, Runs: slices.Collect(maps.Values(m.runs))}
+		p := IndexPartition{ProjectID: projectID, Kind: kind, Day: day, Runs: slices.Collect(maps.Values(m.runs)), Bands: m.bands}
 		slices.SortFunc(p.Runs, func(a, b IndexRun) int { return strings.Compare(a.ID, b.ID) })
 		out = append(out, p)
 		return nil

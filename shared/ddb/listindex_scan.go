@@ -1,8 +1,10 @@
 package ddb
 
 import (
+	"bytes"
 	"context"
 	"slices"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -63,4 +65,74 @@ func (s *ListIndexStore) scan(ctx context.Context, projectID string, kind listin
 		return nil, err
 	}
 	return listindex.Scan(slices.Concat(runs...), r, desc), nil
+}
+
+// ScanRanges implements trace.IndexScanner: Scan of each of ranges, ranges of one value
+// (listindex.SingleValue) each, over the partitions listed once (one Query), each day's runs
+// opened once, when the first range reaches it, and read by every range (a merge of an
+// equality filter's values, or of a range's bands).
+func (s *ListIndexStore) ScanRanges(ctx context.Context, projectID string, kind listindex.Kind, from, to time.Time, ranges []listindex.KeyRange, desc bool) ([]listindex.Iter, error) {
+	parts, err := s.Partitions(ctx, projectID, kind, from.Truncate(24*time.Hour), to.Add(24*time.Hour).Truncate(24*time.Hour))
+	if err != nil {
+		return nil, err
+	}
+	if desc {
+		slices.Reverse(parts)
+	}
+	days := make([]func(context.Context) ([]*listindex.Run, error), len(parts))
+	for i, p := range parts {
+		var once sync.Mutex
+		var runs []*listindex.Run
+		var opened bool
+		days[i] = func(ctx context.Context) ([]*listindex.Run, error) {
+			once.Lock()
+			defer once.Unlock()
+			if opened {
+				return runs, nil
+			}
+			r, err := s.OpenRuns(ctx, p)
+			if err != nil {
+				return nil, err // the next range to reach the day tries again
+			}
+			runs, opened = r, true
+			return runs, nil
+		}
+	}
+	its := make([]listindex.Iter, len(ranges))
+	for i, r := range ranges {
+		var opens []func(context.Context) (listindex.Iter, error)
+		for d, open := range days {
+			if !mayHold(parts[d], r) {
+				continue
+			}
+			opens = append(opens, func(ctx context.Context) (listindex.Iter, error) {
+				runs, err := open(ctx)
+				if err != nil {
+					return nil, err
+				}
+				return listindex.Scan(runs, r, desc), nil
+			})
+		}
+		its[i] = listindex.Concat(opens...)
+	}
+	return its, nil
+}
+
+// mayHold reports whether partition p may hold keys of r: false for the range of a band p
+// does not list, when it lists its bands (IndexPartition.Bands; a partition that lists none
+// was written before them).
+func mayHold(p IndexPartition, r listindex.KeyRange) bool {
+	if len(r.Lo) == 0 || len(p.Bands) == 0 {
+		return true
+	}
+	dim := listindex.Dim(r.Lo[0])
+	if lxBandsAttr[dim] == "" {
+		return true
+	}
+	for _, b := range p.Bands[dim] {
+		if bytes.HasPrefix(r.Lo, listindex.Prefix(dim, listindex.BandValue(b))) {
+			return true
+		}
+	}
+	return false
 }

@@ -134,13 +134,15 @@ func (s *TraceStore) PutTrace(ctx context.Context, projectID string, t trace.Tra
 
 // spanExtent computes a trace's start and end from its spans' summaries and the times given
 // through POST /traces: what the stream's consumer uses when a span moved its start later or
-// its end earlier.
-func (s *TraceStore) spanExtent(ctx context.Context, projectID, traceID string, cur map[string]types.AttributeValue) (start, end *int64, err error) {
+// its end earlier. adding are the spans the consumer's update adds, which the trace item may
+// list only once it is written.
+func (s *TraceStore) spanExtent(ctx context.Context, projectID, traceID string, cur map[string]types.AttributeValue, adding []string) (start, end *int64, err error) {
 	start, end = optMicrosAttr(cur, "xsa"), optMicrosAttr(cur, "xea")
 	ids, err := s.TraceSpanIDs(ctx, projectID, traceID)
 	if err != nil {
 		return nil, nil, err
 	}
+	ids = once(append(ids, adding...))
 	sums, err := s.Summaries(ctx, projectID, ids)
 	if err != nil {
 		return nil, nil, err

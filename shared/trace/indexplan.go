@@ -64,6 +64,9 @@ type PlanRange struct {
 	// (TagsCut, a cut name's keys, residual filters) is not exact: its records are read and
 	// matched.
 	Exact bool
+	// InWithin is set when every key of the range is in the plan's Within ranges (a band
+	// strictly inside a range): its keys are not decided on them.
+	InWithin bool
 }
 
 // Exact reports whether every range of p is exact and p has no Within range: the page costs
@@ -85,23 +88,24 @@ func (p IndexPlan) Exact() bool {
 var errDirect = errors.New("trace: a direct look-up (id, trace_id or session_id) is read by id, not planned")
 
 // PlanSpans is the plan of a span query. now is the end of the default window (no
-// created_before) and, LookbackDays before it, its start (no created_after). An unknown sort
-// key is CodeInvalid; a direct look-up is not planned (an error).
-func PlanSpans(sq SpanQuery, now time.Time) (IndexPlan, error) {
+// created_before) and, LookbackDays before it, its start (no created_after); bands says the
+// index holds every record's duration and cost bands in the window (RangeBandsSince). An
+// unknown sort key is CodeInvalid; a direct look-up is not planned (an error).
+func PlanSpans(sq SpanQuery, now time.Time, bands bool) (IndexPlan, error) {
 	from, to := windowOf(sq.Common, now)
-	return planSpans(sq, from, to)
+	return planSpans(sq, from, to, bands)
 }
 
 // PlanTraces is the plan of a trace query, as PlanSpans.
-func PlanTraces(tq TraceQuery, now time.Time) (IndexPlan, error) {
+func PlanTraces(tq TraceQuery, now time.Time, bands bool) (IndexPlan, error) {
 	from, to := windowOf(tq.Common, now)
-	return planTraces(tq, from, to)
+	return planTraces(tq, from, to, bands)
 }
 
 // PlanSessions is the plan of a session query, as PlanSpans.
-func PlanSessions(sq SessionQuery, now time.Time) (IndexPlan, error) {
+func PlanSessions(sq SessionQuery, now time.Time, bands bool) (IndexPlan, error) {
 	from, to := windowOf(sq.Common, now)
-	return planSessions(sq, from, to)
+	return planSessions(sq, from, to, bands)
 }
 
 // windowOf is the created_at window of a query: [created_after, created_before), without
@@ -247,7 +251,7 @@ func commonFilters(c Common) []filter {
 	return out
 }
 
-func planSpans(sq SpanQuery, from, to time.Time) (IndexPlan, error) {
+func planSpans(sq SpanQuery, from, to time.Time, bands bool) (IndexPlan, error) {
 	if sq.ID != "" || sq.TraceID != "" || sq.SessionID != "" {
 		return IndexPlan{}, errDirect
 	}
@@ -268,10 +272,10 @@ func planSpans(sq SpanQuery, from, to time.Time) (IndexPlan, error) {
 	if sq.Kind != "" {
 		fs = append(fs, eq("span_kind", rankKind, listindex.DimKind, exactValue(listindex.String(sq.Kind))))
 	}
-	return plan(listindex.Spans, sq.Common, from, to, fs)
+	return plan(listindex.Spans, sq.Common, from, to, fs, bands)
 }
 
-func planTraces(tq TraceQuery, from, to time.Time) (IndexPlan, error) {
+func planTraces(tq TraceQuery, from, to time.Time, bands bool) (IndexPlan, error) {
 	if tq.ID != "" || tq.SessionID != "" {
 		return IndexPlan{}, errDirect
 	}
@@ -286,10 +290,10 @@ func planTraces(tq TraceQuery, from, to time.Time) (IndexPlan, error) {
 	if tq.Status != "" {
 		fs = append(fs, eq("status", rankStatus, listindex.DimStatus, exactValue(listindex.String(tq.Status))))
 	}
-	return plan(listindex.Traces, tq.Common, from, to, fs)
+	return plan(listindex.Traces, tq.Common, from, to, fs, bands)
 }
 
-func planSessions(sq SessionQuery, from, to time.Time) (IndexPlan, error) {
+func planSessions(sq SessionQuery, from, to time.Time, bands bool) (IndexPlan, error) {
 	if sq.ID != "" {
 		return IndexPlan{}, errDirect
 	}
@@ -304,7 +308,7 @@ func planSessions(sq SessionQuery, from, to time.Time) (IndexPlan, error) {
 		}
 		fs = append(fs, eq("names", rankNames, listindex.DimName, values...))
 	}
-	return plan(listindex.Sessions, sq.Common, from, to, fs)
+	return plan(listindex.Sessions, sq.Common, from, to, fs, bands)
 }
 
 // plan chooses how to read a query of kind with filters fs in the window [from, to):
@@ -313,10 +317,13 @@ func planSessions(sq SessionQuery, from, to time.Time) (IndexPlan, error) {
 //     same dimension bounds), in the sort order; every other filter is residual.
 //   - else the equality filter of the lowest rank: its values' ranges, each cut to the window
 //     (listindex.At), merged by (created_at, id); the other filters are residual.
+//   - else, when the only filter is a duration or cost range and the index has the bands of
+//     the window's records (bands), the bands the range covers (bandRanges), merged by
+//     (created_at, id); the range is a Within range for the bands at its bounds.
 //   - else DimCreated over the window.
 //
 // Duration and cost ranges the read does not bound are Within ranges, never residual.
-func plan(kind listindex.Kind, c Common, from, to time.Time, fs []filter) (IndexPlan, error) {
+func plan(kind listindex.Kind, c Common, from, to time.Time, fs []filter, bands bool) (IndexPlan, error) {
 	p := IndexPlan{Kind: kind, From: from, To: to, Desc: !c.Ascending, Dim: listindex.DimCreated}
 	if c.SortBy != "" {
 		dim, ok := sortDims[kind][c.SortBy]
@@ -337,6 +344,12 @@ func plan(kind listindex.Kind, c Common, from, to time.Time, fs []filter) (Index
 			p.Residual = names(fs)
 			return p, nil
 		}
+	}
+	if r, ok := bandRange(fs); ok && bands {
+		p.takeWithin(fs) // the range: the bands at its bounds are decided on it
+		p.Dim, p.Merge = bandDims[r.dim], true
+		p.Ranges = bandRanges(r, from, to)
+		return p, nil
 	}
 	fs = p.takeWithin(fs)
 	var chosen *filter
@@ -362,6 +375,53 @@ func plan(kind listindex.Kind, c Common, from, to time.Time, fs []filter) (Index
 		})
 	}
 	return p, nil
+}
+
+// bandDims are the band dimensions of the range dimensions.
+var bandDims = map[listindex.Dim]listindex.Dim{listindex.DimDuration: listindex.DimDurationBand, listindex.DimCost: listindex.DimCostBand}
+
+// bandRange is the range of a query in time order whose only filter is one duration or cost
+// range (without a NaN bound), which its plan reads by the range's bands.
+func bandRange(fs []filter) (filter, bool) {
+	if len(fs) != 1 {
+		return filter{}, false
+	}
+	f := fs[0]
+	if r := listindex.DimRange(f.dim); f.values != nil || bandDims[f.dim] == 0 || !numberRange(&r, f.dim, f.lo, f.hi) {
+		return filter{}, false
+	}
+	return f, true
+}
+
+// bandRanges are the bands the range f covers, each cut to the window [from, to) (a merge of
+// runs of one value, in created order), all exact: nothing else is filtered. A band strictly
+// inside the range holds only numbers in it (InWithin); one at a bound the range has may hold
+// others, which the plan's Within range (f itself) decides on its keys of the value's
+// dimension, or on the records, whichever costs less (withinSets), so that a record out of it
+// is passed over without being read.
+func bandRanges(f filter, from, to time.Time) []PlanRange {
+	if f.lo != nil && f.hi != nil && *f.lo > *f.hi {
+		return nil
+	}
+	first, last := listindex.BandZero, listindex.BandMax
+	if f.lo != nil {
+		first = listindex.Band(*f.lo)
+	}
+	if f.hi != nil {
+		last = listindex.Band(*f.hi)
+	}
+	dim := bandDims[f.dim]
+	var out []PlanRange
+	for b := first; b <= last; b++ { // BandZero, then BandMin up
+		v := listindex.BandValue(b)
+		out = append(out, PlanRange{
+			KeyRange: listindex.KeyRange{Lo: listindex.At(dim, v, from), Hi: listindex.At(dim, v, to)},
+			Value:    v,
+			Exact:    true,
+			InWithin: (b != first || f.lo == nil) && (b != last || f.hi == nil),
+		})
+	}
+	return out
 }
 
 // takeWithin moves the number ranges of fs to p.Within and answers the other filters. A range

@@ -106,7 +106,7 @@ func TestPlans(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := planOf(tt.q, planNow)
+			p, err := planOf(tt.q, planNow, false)
 			require.NoError(t, err)
 			wantFrom := from
 			if c := commonOf(tt.q); c.CreatedAfter != nil {
@@ -154,7 +154,7 @@ func TestPlanEverySortKey(t *testing.T) {
 			dims[p.Dim] = true
 		}
 		for _, s := range l.list.Sorts {
-			p, err := planOf(l.q(s), planNow)
+			p, err := planOf(l.q(s), planNow, false)
 			require.NoError(t, err, "%s by %s", l.list.Noun, s)
 			assert.True(t, dims[p.Dim], "%s by %s: dimension %s has no keys", l.list.Noun, s, p.Dim)
 		}
@@ -162,22 +162,22 @@ func TestPlanEverySortKey(t *testing.T) {
 }
 
 func TestPlanRefuses(t *testing.T) {
-	_, err := PlanTraces(TraceQuery{Common: Common{SortBy: "kind"}}, planNow)
+	_, err := PlanTraces(TraceQuery{Common: Common{SortBy: "kind"}}, planNow, false)
 	assert.Equal(t, errs.CodeInvalid, errs.CodeOf(err), "an unknown sort key: %v", err)
 	for _, q := range []any{SpanQuery{ID: "s"}, SpanQuery{TraceID: "t"}, SpanQuery{SessionID: "s"}, TraceQuery{ID: "t"}, TraceQuery{SessionID: "s"}, SessionQuery{ID: "s"}} {
-		_, err := planOf(q, planNow)
+		_, err := planOf(q, planNow, false)
 		assert.ErrorIs(t, err, errDirect, "%+v", q)
 	}
 }
 
-func planOf(q any, now time.Time) (IndexPlan, error) {
+func planOf(q any, now time.Time, bands bool) (IndexPlan, error) {
 	switch q := q.(type) {
 	case SpanQuery:
-		return PlanSpans(q, now)
+		return PlanSpans(q, now, bands)
 	case TraceQuery:
-		return PlanTraces(q, now)
+		return PlanTraces(q, now, bands)
 	case SessionQuery:
-		return PlanSessions(q, now)
+		return PlanSessions(q, now, bands)
 	}
 	panic("not a query")
 }
@@ -192,4 +192,47 @@ func commonOf(q any) Common {
 		return q.Common
 	}
 	panic("not a query")
+}
+
+// TestBandPlans: a list in time order whose only filter is a duration or cost range reads the
+// range's bands merged by created_at, the bands inside the range taken whole and those at its
+// bounds decided on the range; any other filter, or an index without the bands, keeps the
+// plans above.
+func TestBandPlans(t *testing.T) {
+	p, err := planOf(TraceQuery{Common: Common{CostMin: new(0.09), CostMax: new(3.0)}}, planNow, true)
+	require.NoError(t, err)
+	assert.Equal(t, listindex.DimCostBand, p.Dim)
+	assert.True(t, p.Merge)
+	assert.True(t, p.Desc)
+	require.Len(t, p.Ranges, 3, "bands -2 (0.0625..0.25), -1 and 0 (1..4)")
+	for i, r := range p.Ranges {
+		assert.True(t, r.Exact, "band %d: nothing residual", i)
+		assert.True(t, r.Value.Equal(listindex.BandValue(listindex.Band(0.09)+i)))
+		assert.Equal(t, i == 1, r.InWithin, "band %d: only the middle one is inside the range", i)
+	}
+	require.Len(t, p.Within, 1)
+	assert.Equal(t, "cost", p.Within[0].Name)
+
+	p, err = planOf(SpanQuery{Common: Common{DurationMax: new(100.0), Ascending: true}}, planNow, true)
+	require.NoError(t, err)
+	assert.Equal(t, listindex.DimDurationBand, p.Dim)
+	require.Len(t, p.Ranges, listindex.Band(100)-listindex.BandZero+1, "from the band of 0 up")
+	for i, r := range p.Ranges {
+		assert.Equal(t, i < len(p.Ranges)-1, r.InWithin, "band %d", i)
+	}
+
+	for _, c := range []struct {
+		q     any
+		bands bool
+	}{
+		{TraceQuery{Common: Common{CostMin: new(0.09)}}, false}, // the index has no bands
+		{TraceQuery{Common: Common{CostMin: new(0.09), HasError: new(true)}}, true},
+		{SessionQuery{Common: Common{CostMin: new(0.09), DurationMax: new(5.0)}}, true},
+		{SpanQuery{Common: Common{CostMin: new(0.09), SortBy: "started_at"}}, true},
+		{SpanQuery{Common: Common{CostMin: new(math.NaN())}}, true},
+	} {
+		p, err := planOf(c.q, planNow, c.bands)
+		require.NoError(t, err)
+		assert.NotContains(t, []listindex.Dim{listindex.DimCostBand, listindex.DimDurationBand}, p.Dim, "%+v", c.q)
+	}
 }

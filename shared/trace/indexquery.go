@@ -30,9 +30,15 @@ type IndexScanner interface {
 	// those days created outside [from, to) may be among them (a range cut to the window with
 	// listindex.At has none). A project without keys answers an empty iterator.
 	Scan(ctx context.Context, projectID string, kind listindex.Kind, from, to time.Time, r listindex.KeyRange, desc bool) (listindex.Iter, error)
+	// ScanRanges is Scan of each of ranges, ranges of one value (listindex.SingleValue) each,
+	// reading the partitions' list and each day's runs once for all of them.
+	ScanRanges(ctx context.Context, projectID string, kind listindex.Kind, from, to time.Time, ranges []listindex.KeyRange, desc bool) ([]listindex.Iter, error)
 	// IndexedSince is the earliest created_at the index holds a record of, for the project;
 	// ok is false when it holds none (indexcover.go).
 	IndexedSince(ctx context.Context, projectID string) (since time.Time, ok bool, err error)
+	// RangeBandsSince is the earliest created_at from which every record of the project the
+	// index holds has its duration and cost bands (listindex.Band); ok is false when unknown.
+	RangeBandsSince(ctx context.Context, projectID string) (since time.Time, ok bool, err error)
 }
 
 // MaxIndexKeys bounds the work of one read of the list index: it examines at most its page's
@@ -50,7 +56,9 @@ func (q *Queries) indexSpanSummaries(ctx context.Context, projectID string, sq S
 		field(h, sq.Kind)
 		fields(h, sq.ErrorCodes)
 	})
-	p, cur, err := q.startIndexRead(sq.Common, fp, func(from, to time.Time) (IndexPlan, error) { return planSpans(sq, from, to) })
+	p, cur, err := q.startIndexRead(ctx, projectID, sq.Common, fp, func(from, to time.Time, bands bool) (IndexPlan, error) {
+		return planSpans(sq, from, to, bands)
+	})
 	if err != nil {
 		return nil, QueryInfo{}, err
 	}
@@ -84,7 +92,9 @@ func (q *Queries) indexSpanSummaries(ctx context.Context, projectID string, sq S
 
 func (q *Queries) indexTraces(ctx context.Context, projectID string, tq TraceQuery) ([]Trace, QueryInfo, error) {
 	fp := fingerprint(projectID, listindex.Traces, tq.Common, func(h hash.Hash) { field(h, tq.Status) })
-	p, cur, err := q.startIndexRead(tq.Common, fp, func(from, to time.Time) (IndexPlan, error) { return planTraces(tq, from, to) })
+	p, cur, err := q.startIndexRead(ctx, projectID, tq.Common, fp, func(from, to time.Time, bands bool) (IndexPlan, error) {
+		return planTraces(tq, from, to, bands)
+	})
 	if err != nil {
 		return nil, QueryInfo{}, err
 	}
@@ -105,7 +115,9 @@ func (q *Queries) indexTraces(ctx context.Context, projectID string, tq TraceQue
 
 func (q *Queries) indexSessions(ctx context.Context, projectID string, sq SessionQuery) ([]Session, QueryInfo, error) {
 	fp := fingerprint(projectID, listindex.Sessions, sq.Common, func(hash.Hash) {})
-	p, cur, err := q.startIndexRead(sq.Common, fp, func(from, to time.Time) (IndexPlan, error) { return planSessions(sq, from, to) })
+	p, cur, err := q.startIndexRead(ctx, projectID, sq.Common, fp, func(from, to time.Time, bands bool) (IndexPlan, error) {
+		return planSessions(sq, from, to, bands)
+	})
 	if err != nil {
 		return nil, QueryInfo{}, err
 	}
@@ -127,25 +139,40 @@ func (q *Queries) indexSessions(ctx context.Context, projectID string, sq Sessio
 // startIndexRead is the plan of a query and where it starts: a first page plans the query's
 // window at now and skips its offset; a cursor's page plans the window of the first page (a
 // default window does not slide between pages) and starts after the cursor's key.
-func (q *Queries) startIndexRead(c Common, fp [8]byte, planAt func(from, to time.Time) (IndexPlan, error)) (IndexPlan, indexCursor, error) {
+func (q *Queries) startIndexRead(ctx context.Context, projectID string, c Common, fp [8]byte, planAt func(from, to time.Time, bands bool) (IndexPlan, error)) (IndexPlan, indexCursor, error) {
+	cur := indexCursor{fp: fp, skip: c.Offset}
 	if c.Cursor == "" {
-		from, to := windowOf(c, q.now())
-		p, err := planAt(from, to)
-		return p, indexCursor{fp: fp, from: from, to: to, skip: c.Offset}, err
+		cur.from, cur.to = windowOf(c, q.now())
+	} else {
+		var err error
+		if cur, err = decodeCursor(c.Cursor); err != nil {
+			return IndexPlan{}, cur, err
+		}
+		if cur.fp != fp {
+			return IndexPlan{}, cur, errs.Invalid("cursor: it continues another query; send it with the filters and sort of the request that answered it")
+		}
 	}
-	cur, err := decodeCursor(c.Cursor)
+	bands, err := q.bandsCover(ctx, projectID, c, cur.from)
 	if err != nil {
 		return IndexPlan{}, cur, err
 	}
-	if cur.fp != fp {
-		return IndexPlan{}, cur, errs.Invalid("cursor: it continues another query; send it with the filters and sort of the request that answered it")
-	}
-	p, err := planAt(cur.from, cur.to)
-	if err != nil {
+	p, err := planAt(cur.from, cur.to, bands)
+	if err != nil || c.Cursor == "" {
 		return p, cur, err
 	}
 	p, err = p.resume(cur.after)
 	return p, cur, err
+}
+
+// bandsCover reports whether every record of the project the index holds from from on has its
+// duration and cost bands, which a range filter in time order reads (plan); it asks the index
+// only for such a query.
+func (q *Queries) bandsCover(ctx context.Context, projectID string, c Common, from time.Time) (bool, error) {
+	if c.DurationMin == nil && c.DurationMax == nil && c.CostMin == nil && c.CostMax == nil {
+		return false, nil
+	}
+	since, ok, err := q.index.RangeBandsSince(ctx, projectID)
+	return ok && !from.Before(since), err
 }
 
 // resume is p without the keys up to and including after, in p's direction: a single range
@@ -198,7 +225,7 @@ func runIndex[T any](ctx context.Context, q *Queries, projectID string, p IndexP
 	// of a day not decided (yet) becomes inexact (its record is matched, unless its day is
 	// decided before the record is read).
 	decide := func(k *indexKey) (keep bool, err error) {
-		if len(p.Within) == 0 {
+		if len(p.Within) == 0 || k.inWithin {
 			return true, nil
 		}
 		in, known, err := within.decide(ctx, *k)
@@ -549,6 +576,8 @@ type indexKey struct {
 	// rangeExact is the exactness of the key's range; exact is cleared while the key's day is
 	// not decided on the plan's Within ranges (undecided).
 	rangeExact, undecided bool
+	// inWithin is set for a key of a range within the plan's Within ranges (PlanRange).
+	inWithin bool
 	// dup is set for the key of a record the merge gave already (a tag's key and TagsCut).
 	dup bool
 }
@@ -562,23 +591,40 @@ type merge struct {
 }
 
 type head struct {
-	it    listindex.Iter
-	cur   indexKey
-	exact bool
-	live  bool
+	it              listindex.Iter
+	cur             indexKey
+	exact, inWithin bool
+	live            bool
 }
 
+// openMerge opens the ranges of p: a merge's together (ScanRanges), a single range alone.
 func openMerge(ctx context.Context, s IndexScanner, projectID string, p IndexPlan) (*merge, error) {
 	m := &merge{desc: p.Desc, dim: p.Dim}
+	var ranges []PlanRange
+	var keyRanges []listindex.KeyRange
 	for _, r := range p.Ranges {
-		if r.Hi != nil && bytes.Compare(r.Lo, r.Hi) >= 0 {
-			continue
+		if r.Hi == nil || bytes.Compare(r.Lo, r.Hi) < 0 {
+			ranges, keyRanges = append(ranges, r), append(keyRanges, r.KeyRange)
 		}
-		it, err := s.Scan(ctx, projectID, p.Kind, p.From, p.To, r.KeyRange, p.Desc)
-		if err != nil {
-			return nil, fmt.Errorf("scan %s index of %s: %w", p.Kind, p.Dim, err)
+	}
+	var its []listindex.Iter
+	var err error
+	if p.Merge {
+		its, err = s.ScanRanges(ctx, projectID, p.Kind, p.From, p.To, keyRanges, p.Desc)
+	} else {
+		for _, r := range keyRanges {
+			it, serr := s.Scan(ctx, projectID, p.Kind, p.From, p.To, r, p.Desc)
+			its, err = append(its, it), serr
+			if err != nil {
+				break
+			}
 		}
-		h := &head{it: it, exact: r.Exact}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("scan %s index of %s: %w", p.Kind, p.Dim, err)
+	}
+	for i, it := range its {
+		h := &head{it: it, exact: ranges[i].Exact, inWithin: ranges[i].InWithin}
 		if err := m.advance(ctx, h); err != nil {
 			return nil, err
 		}
@@ -600,7 +646,7 @@ func (m *merge) advance(ctx context.Context, h *head) error {
 	if err != nil || p.Dim != m.dim {
 		return fmt.Errorf("read %s index: key %x is not one of it", m.dim, key)
 	}
-	h.cur = indexKey{key: key, id: p.ID, created: p.Created, exact: h.exact, rangeExact: h.exact}
+	h.cur = indexKey{key: key, id: p.ID, created: p.Created, exact: h.exact, rangeExact: h.exact, inWithin: h.inWithin}
 	return nil
 }
 

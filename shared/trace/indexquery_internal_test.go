@@ -82,6 +82,23 @@ func (m *memIndex) IndexedSince(context.Context, string) (time.Time, bool, error
 	return time.Time{}, true, nil
 }
 
+// RangeBandsSince holds every record's bands.
+func (m *memIndex) RangeBandsSince(context.Context, string) (time.Time, bool, error) {
+	return time.Time{}, true, nil
+}
+
+func (m *memIndex) ScanRanges(ctx context.Context, projectID string, kind listindex.Kind, from, to time.Time, ranges []listindex.KeyRange, desc bool) ([]listindex.Iter, error) {
+	var its []listindex.Iter
+	for _, r := range ranges {
+		it, err := m.Scan(ctx, projectID, kind, from, to, r, desc)
+		if err != nil {
+			return nil, err
+		}
+		its = append(its, it)
+	}
+	return its, nil
+}
+
 func (m *memIndex) Scan(_ context.Context, projectID string, kind listindex.Kind, from, to time.Time, r listindex.KeyRange, desc bool) (listindex.Iter, error) {
 	if m.fail != nil {
 		return nil, m.fail
@@ -189,7 +206,7 @@ var (
 	kinds        = []string{"llm", "tool", "generic"}
 	spanStatuses = []string{"", StatusOK, StatusError}
 	traceNames   = []string{"agent", "rag", "", strings.Repeat("t", 300)}
-	numbers      = []float64{0, 0.1, 0.25, 1, 5, 50, 500}
+	numbers      = []float64{0, 0.1, 0.25, 0.3, 0.9, 1, 3, 5, 50, 60, 500}
 	blobValue    = strings.Repeat("x", 300)
 )
 
@@ -341,6 +358,21 @@ func randomCommon(r *rand.Rand, sorts []string, names []string) Common {
 	c.Limit = 1 + r.IntN(25)
 	if r.IntN(2) == 0 {
 		c.Offset = r.IntN(40)
+	}
+	if r.IntN(4) == 0 { // a duration or cost range alone, in time order: its bands
+		c = Common{CreatedAfter: c.CreatedAfter, CreatedBefore: c.CreatedBefore, Ascending: c.Ascending, Limit: c.Limit, Offset: c.Offset}
+		lo, hi := new(pick(r, numbers)), new(pick(r, numbers))
+		switch r.IntN(3) {
+		case 0:
+			lo = nil
+		case 1:
+			hi = nil
+		}
+		if r.IntN(2) == 0 {
+			c.DurationMin, c.DurationMax = lo, hi
+		} else {
+			c.CostMin, c.CostMax = lo, hi
+		}
 	}
 	return c
 }
@@ -541,7 +573,7 @@ func TestIndexAgainstBruteForce(t *testing.T) {
 			name := fmt.Sprintf("seed %d query %d %+v", seed, n, q)
 			wantPage, all := p.bruteForce(q)
 			c := commonOf(q)
-			plan, err := planOf(q, p.now)
+			plan, err := planOf(q, p.now, true)
 			require.NoError(t, err, name)
 			matches := map[string]bool{}
 			for _, id := range all {
@@ -828,7 +860,7 @@ func TestIndexCostFollowsThePage(t *testing.T) {
 		small, large := costs[base][i], costs[10*base][i]
 		t.Logf("%-70s keys %5d -> %5d, records %4d -> %4d (%d -> %d racing), work %.1f -> %.1f", tt.name,
 			small.keys, large.keys, small.records, large.records, small.withinLoaded, large.withinLoaded, work(small), work(large))
-		plan, _ := planOf(tt.q, testBase.Add(40*24*time.Hour))
+		plan, _ := planOf(tt.q, testBase.Add(40*24*time.Hour), true)
 		if sh := share[tt.name]; sh > 0 {
 			c := commonOf(tt.q)
 			assert.LessOrEqual(t, work(large), 1.25*float64(c.Limit)/sh+float64(large.keys)/RangeKeysPerRecord, "%s: at most its records, racing", tt.name)
