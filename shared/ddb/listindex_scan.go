@@ -81,12 +81,12 @@ func (s *ListIndexStore) ScanRanges(ctx context.Context, projectID string, kind 
 	}
 	days := make([]func(context.Context) ([]*listindex.Run, error), len(parts))
 	for i, p := range parts {
-		var once sync.Mutex
+		var mu sync.Mutex
 		var runs []*listindex.Run
 		var opened bool
 		days[i] = func(ctx context.Context) ([]*listindex.Run, error) {
-			once.Lock()
-			defer once.Unlock()
+			mu.Lock()
+			defer mu.Unlock()
 			if opened {
 				return runs, nil
 			}
