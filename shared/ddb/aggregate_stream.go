@@ -340,12 +340,7 @@ func (a *AggregateStore) traceUpdate(ctx context.Context, k aggregateKey, cur ma
 	if timed {
 		up = setTimeIndex(up, k.projectID, trace.IndexTraces, firstAt, k.id)
 	}
-	if inline != nil {
-		up = up.Set(expression.Name(attrInlineSpans), expression.Value(inline))
-	}
-	if wroteMembers {
-		up = up.Set(expression.Name(attrHasMembers), expression.Value(true))
-	}
+	up = setListed(up, attrInlineSpans, inline, wroteMembers)
 	if agg.session != "" {
 		up = up.Set(expression.Name("ss"), expression.Value(agg.session))
 	}
@@ -391,6 +386,18 @@ const (
 	attrHasMembers   = "hm"
 	inlineIDsMax     = 32
 )
+
+// setListed adds to up the ids the item lists from now on (inline, in attr; nil: unchanged)
+// and, when items beside it list some (items), that it has them.
+func setListed(up expression.UpdateBuilder, attr string, inline []byte, items bool) expression.UpdateBuilder {
+	if inline != nil {
+		up = up.Set(expression.Name(attr), expression.Value(inline))
+	}
+	if items {
+		up = up.Set(expression.Name(attrHasMembers), expression.Value(true))
+	}
+	return up
+}
 
 // joiningIDs is the session item's new list of its traces (attrInlineTraces: held, then the
 // traces joining it), or nil when the joining traces get listing items: the session has them
@@ -642,12 +649,7 @@ func (a *AggregateStore) sessionUpdate(ctx context.Context, k aggregateKey, cur 
 	if timed {
 		up = setTimeIndex(up, k.projectID, trace.IndexSessions, firstAt, k.id)
 	}
-	if inline != nil {
-		up = up.Set(expression.Name(attrInlineTraces), expression.Value(inline))
-	}
-	if listed {
-		up = up.Set(expression.Name(attrHasMembers), expression.Value(true))
-	}
+	up = setListed(up, attrInlineTraces, inline, listed)
 	if name != "" {
 		up = up.Set(expression.Name("n"), expression.Value(name))
 	}

@@ -27,28 +27,27 @@ func (s *ListIndexStore) IndexedSince(ctx context.Context, projectID string) (si
 }
 
 func indexedSince(ctx context.Context, t *Table, projectID string) (since time.Time, ok bool, err error) {
-	out, err := t.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: &t.name, Key: key(indexedSincePK(projectID), skIndexedSince)})
-	if err != nil {
-		return time.Time{}, false, storageErr("read the list index's start", err)
-	}
-	if out.Item[attrLXSince] == nil {
-		return time.Time{}, false, nil
-	}
-	return timeAttr(out.Item, attrLXSince), true, nil
+	return sinceAttr(ctx, t, projectID, attrLXSince)
 }
 
 // RangeBandsSince is the earliest created_at from which every record of the project the index
 // holds has its keys of duration and cost bands (listindex.Band, markBands); ok is false when
 // the index has not marked it yet.
 func (s *ListIndexStore) RangeBandsSince(ctx context.Context, projectID string) (since time.Time, ok bool, err error) {
-	out, err := s.t.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.t.name, Key: key(indexedSincePK(projectID), skIndexedSince)})
+	return sinceAttr(ctx, s.t, projectID, attrLXBands)
+}
+
+// sinceAttr reads the time attribute name of the project's IndexedSince item; ok is false when
+// it has none.
+func sinceAttr(ctx context.Context, t *Table, projectID, name string) (since time.Time, ok bool, err error) {
+	out, err := t.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: &t.name, Key: key(indexedSincePK(projectID), skIndexedSince)})
 	if err != nil {
 		return time.Time{}, false, storageErr("read the list index's start", err)
 	}
-	if out.Item[attrLXBands] == nil {
+	if out.Item[name] == nil {
 		return time.Time{}, false, nil
 	}
-	return timeAttr(out.Item, attrLXBands), true, nil
+	return timeAttr(out.Item, name), true, nil
 }
 
 // Partitions returns the partitions of kind of the days of [from, to), in day order, as their
