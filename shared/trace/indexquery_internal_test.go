@@ -921,3 +921,36 @@ func TestIndexRangeBoundedWork(t *testing.T) {
 	assert.Positive(t, truncated, "the window is larger than one request's work")
 	assert.Equal(t, all, walked, "the cursor walk")
 }
+
+// noBands is an index whose records have no bands: the ranges' plans of before them.
+type noBands struct{ *memIndex }
+
+func (noBands) RangeBandsSince(context.Context, string) (time.Time, bool, error) {
+	return time.Time{}, false, nil
+}
+
+// BenchmarkRangePage lists a page of traces by a cost range alone, from the range's bands and
+// (before them) deciding the range per day, and reports the index keys each examines.
+func BenchmarkRangePage(b *testing.B) {
+	ctx := context.Background()
+	p := uniformProject(20_000)
+	for _, c := range []struct {
+		name  string
+		index IndexScanner
+	}{{"bands", p.index}, {"per-day", noBands{p.index}}} {
+		qs := NewQueries(p.recs, nil, WithIndex(c.index))
+		qs.now = func() time.Time { return p.now }
+		q := TraceQuery{Common: Common{Limit: 50, CostMin: new(0.3), CostMax: new(0.5)}}
+		b.Run(c.name, func(b *testing.B) {
+			var keys int
+			for b.Loop() {
+				_, info, err := list(ctx, qs, indexProject, q)
+				if err != nil {
+					b.Fatal(err)
+				}
+				keys = info.Scanned + info.WithinKeys
+			}
+			b.ReportMetric(float64(keys), "keys/op")
+		})
+	}
+}
