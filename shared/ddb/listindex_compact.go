@@ -10,8 +10,10 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/plumehq/plume/infra"
 	"github.com/plumehq/plume/shared/listindex"
 )
 
@@ -106,8 +108,12 @@ func (s *ListIndexStore) compact(ctx context.Context, p lxPart, m lxManifest) er
 		}
 		out = &run
 	}
+	var outs []lxRun
+	if out != nil {
+		outs = []lxRun{*out}
+	}
 	for range lxRetries {
-		err := s.replace(ctx, p, m, inputs, out)
+		err := s.replace(ctx, p, m, inputs, outs, nil)
 		if err == nil {
 			var inline []string
 			for _, r := range inputs {
@@ -138,10 +144,10 @@ func (s *ListIndexStore) compact(ctx context.Context, p lxPart, m lxManifest) er
 	return nil // the partition is busy; the next append compacts again
 }
 
-// replace lists out in place of inputs in p's manifest, whose version must still be m's, and
-// tidies the manifest: replaced runs of the bucket past their grace deleted, stale marks
-// removed.
-func (s *ListIndexStore) replace(ctx context.Context, p lxPart, m lxManifest, inputs []IndexRun, out *lxRun) error {
+// replace lists outs in place of inputs in p's manifest, whose version must still be m's (a
+// manifest of version 0 must not exist yet), adds bands to its band sets, and tidies it:
+// replaced runs of the bucket past their grace deleted, stale marks removed.
+func (s *ListIndexStore) replace(ctx context.Context, p lxPart, m lxManifest, inputs []IndexRun, outs []lxRun, bands map[listindex.Dim][]string) error {
 	now := s.cfg.Now()
 	var gone []string
 	for id, at := range m.replaced {
@@ -157,8 +163,14 @@ func (s *ListIndexStore) replace(ctx context.Context, p lxPart, m lxManifest, in
 			up = up.Set(expression.NameNoDotSplit(lxReplacedPrefix+r.ID), expression.Value(now.Unix()))
 		}
 	}
-	if out != nil {
+	for _, out := range outs {
 		up = up.Set(expression.NameNoDotSplit(lxRunPrefix+out.ID), expression.Value(runDescriptor(out.IndexRun)))
+	}
+	for dim, bs := range bands {
+		up = up.Add(expression.Name(lxBandsAttr[dim]), expression.Value(&types.AttributeValueMemberNS{Value: bs}))
+	}
+	if ttl := s.expiry(p); ttl != 0 {
+		up = up.Set(expression.Name(infra.AttrTTL), expression.Value(ttl))
 	}
 	for chunk := range slices.Chunk(gone, 1000) {
 		keys := make([]string, len(chunk))
@@ -178,6 +190,9 @@ func (s *ListIndexStore) replace(ctx context.Context, p lxPart, m lxManifest, in
 		}
 	}
 	cond := expression.Name(attrLXVersion).Equal(expression.Value(m.version))
+	if m.version == 0 {
+		cond = expression.AttributeNotExists(expression.Name(attrLXVersion))
+	}
 	_, err := s.update(ctx, p, up, &cond)
 	return err
 }

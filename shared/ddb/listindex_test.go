@@ -160,20 +160,28 @@ func addKeys(m map[string]int32, keys [][]byte) {
 // anything but the trace and session aggregates.
 func captureRecords(t *testing.T, client *dynamodb.Client, table string, agg *AggregateStore) (string, []StreamRecord) {
 	t.Helper()
+	return captureRecordsIn(t, client, table, agg, icStreamBatch)
+}
+
+// captureRecordsIn is captureRecords with the aggregates applied in stream batches of batch.
+func captureRecordsIn(t *testing.T, client *dynamodb.Client, table string, agg *AggregateStore, batch int) (string, []StreamRecord) {
+	t.Helper()
 	tap := newStreamTap(t, client, table, agg)
+	tap.batch = batch
 	tap.drain(t)
 	return tap.shard, tap.records
 }
 
 // streamTap reads a table's stream as it grows, keeping the records RollupFunction's filter
 // passes for the list index (the stream has one shard here). It applies the trace and session
-// aggregates as it reads, in batches of icStreamBatch (through agg, or a store of client when
+// aggregates as it reads, in batches of batch (icStreamBatch unless set; through agg, or a store of client when
 // agg is nil), as RollupFunction applies them: the trace and session items exist only once
 // they are, and their records are among those kept.
 type streamTap struct {
 	p       *StreamPoller
 	shard   string
 	records []StreamRecord
+	batch   int
 }
 
 func newStreamTap(t *testing.T, client *dynamodb.Client, table string, agg *AggregateStore) *streamTap {
@@ -181,13 +189,13 @@ func newStreamTap(t *testing.T, client *dynamodb.Client, table string, agg *Aggr
 		agg = NewAggregateStore(NewTraceStore(NewTable(client, table)))
 	}
 	o := client.Options()
-	tap := &streamTap{}
+	tap := &streamTap{batch: icStreamBatch}
 	tap.p = &StreamPoller{DB: client, TableName: table,
 		Streams: NewStreamsClient(aws.Config{Region: o.Region, Credentials: o.Credentials}, ddbtest.Endpoint(t)),
 		Apply: func(ctx context.Context, s string, rs []StreamRecord) error {
 			require.True(t, tap.shard == "" || tap.shard == s, "one shard")
 			tap.shard = s
-			for b := range slices.Chunk(rs, icStreamBatch) {
+			for b := range slices.Chunk(rs, tap.batch) {
 				if err := agg.Apply(ctx, s, b); err != nil {
 					return err
 				}
