@@ -44,6 +44,10 @@ import (
 // runs (the records the consumer saw created). A span's time-index entry is its member item's,
 // stamped by the first span of a stream batch, so spans are looked for from the day before.
 
+// ReindexQuiet is how long a day's records must have been left unchanged for RebuildDay to
+// rebuild it.
+const ReindexQuiet = markLife
+
 // rebuildChunk is how many records one run of a rebuild holds: about 10 MB of keys of spans.
 const rebuildChunk = 50_000
 

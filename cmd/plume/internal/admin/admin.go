@@ -41,6 +41,7 @@ and the like). The table is --table, or TABLE_NAME when the flag is not given.`,
 		newCmdRecomputeSession(f, t),
 		newCmdReplayEvaluations(f, t),
 		newCmdDeleteProject(f, t),
+		newCmdReindex(f, t),
 	)
 	return cmd
 }
