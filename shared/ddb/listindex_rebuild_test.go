@@ -31,7 +31,9 @@ import (
 // from the fourth, with changes of the older records (late spans of old traces, a span sent
 // again, new traces of an old session). Its index then holds only those changes of the older
 // records. Reindex refuses a day with a change of the last 25 hours and leaves it as it was;
-// a dry run changes nothing; a reindex once every record is 25 hours still makes the index
+// a dry run changes nothing; a change applied between a day's read and its replacement leaves
+// the day as the consumer made it (busy) and no run behind; a reindex once every record is 25
+// hours still makes the index
 // hold exactly the keys of what is stored (read by a Scan of the table), moves both marks back
 // to the first day, and stays exact under changes applied after it and when run again.
 func TestReindexRebuildsTheDaysBeforeTheIndex(t *testing.T) {
@@ -133,7 +135,9 @@ func TestReindexRebuildsTheDaysBeforeTheIndex(t *testing.T) {
 		}
 		applied = len(tap.records)
 	}
-	ingest(day3, span(oldTraces[0], "conversation-0", day3, 6), span(oldTraces[5], "conversation-1", day3, 7))
+	late := span(oldTraces[0], "conversation-0", day3, 6)
+	late.CreatedAt = day3
+	ingest(day3, late, span(oldTraces[5], "conversation-1", day3, 7))
 	again := oldSpans[4]
 	again.DurationMS, again.Cost = ptrTo(5000.0), ptrTo(0.9)
 	ingest(day3.Add(time.Hour), again)
@@ -176,7 +180,29 @@ func TestReindexRebuildsTheDaysBeforeTheIndex(t *testing.T) {
 	assert.Equal(t, total, records, "every stored record found")
 	assert.Equal(t, beforeReindex, index.state(t, projectID), "a dry run changes nothing")
 
+	// A span of the newest day sent again, longer, while the day is rebuilt, applied before the
+	// replacement: the partition's version moved, so it is not replaced (busy), and the runs
+	// written for it are gone.
+	var raced lxState
+	race := &raceAPI{API: client, manifest: listIndexPK(projectID, listindex.Spans), before: func() {
+		late.UpdatedAt, late.DurationMS = now(), ptrTo(999.0)
+		ingest(now(), late)
+		apply()
+		raced = index.state(t, projectID)
+	}}
+	racing := NewListIndexStore(NewTable(race, table), blobs, ListIndexConfig{Now: now, MaxRuns: 4})
+	r, err = racing.Reindex(ctx, store, projectID, false, nil)
+	require.NoError(t, err)
+	require.NotNil(t, raced, "raced")
+	assert.False(t, r.Done)
+	require.Len(t, r.Days, 1)
+	assert.True(t, r.Days[0].Busy, "the partition changed while rebuilt")
+	assert.Equal(t, raced, index.state(t, projectID), "left as the consumer made it")
+	assertNoStrayRuns(t, client, table, blobs, index, projectID)
+
 	// Every record quiet for 25 hours: every day rebuilt, the marks moved back.
+	setClock(day3.AddDate(0, 0, 4))
+	stored = storedState(t, client, table, projectID)
 	var reported []DayRebuild
 	r, err = index.Reindex(ctx, store, projectID, false, func(d DayRebuild) { reported = append(reported, d) })
 	require.NoError(t, err)
@@ -199,7 +225,7 @@ func TestReindexRebuildsTheDaysBeforeTheIndex(t *testing.T) {
 	assert.False(t, timed, "the project's time index is not needed any more")
 
 	// Changes after the reindex add to what it read.
-	later := day3.AddDate(0, 0, 2).Add(time.Hour)
+	later := day3.AddDate(0, 0, 4).Add(time.Hour)
 	ingest(later, span(oldTraces[1], "conversation-0", later, 3))
 	apply()
 	assertExact(t, storedState(t, client, table, projectID), index.state(t, projectID), "a change after the reindex")
@@ -281,4 +307,21 @@ func assertNoStrayRuns(t *testing.T, client *dynamodb.Client, table string, blob
 	for _, it := range out.Items {
 		assert.True(t, known[strAttr(it, infra.AttrSK)], "run item %s is one no manifest lists", strAttr(it, infra.AttrSK))
 	}
+}
+
+// raceAPI calls before once, ahead of the first update of the manifests of partition
+// manifest (a reindex's replacement).
+type raceAPI struct {
+	API
+	manifest string
+	before   func()
+	done     bool
+}
+
+func (a *raceAPI) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, o ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	if !a.done && strAttr(in.Key, infra.AttrPK) == a.manifest {
+		a.done = true
+		a.before()
+	}
+	return a.API.UpdateItem(ctx, in, o...)
 }
