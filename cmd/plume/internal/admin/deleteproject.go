@@ -113,12 +113,22 @@ func (t *target) projectDeleter(ctx context.Context, bucket string) (*projectdel
 	if err != nil {
 		return nil, err
 	}
+	api, err := t.s3Client(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return projectdelete.New(ddb.NewProjectDeletionStore(client, name), &s3Bucket{api: api, bucket: bucket}), nil
+}
+
+// s3Client is S3 with the AWS SDK's configuration from the environment, path-style when an
+// endpoint is given (gofakes3, MinIO, LocalStack).
+func (t *target) s3Client(ctx context.Context) (*s3.Client, error) {
 	awsCfg, err := config.AWS(ctx)
 	if err != nil {
 		return nil, errs.Invalid("%v", err)
 	}
 	custom := t.f.Getenv("AWS_ENDPOINT_URL_S3") != "" || t.f.Getenv("AWS_ENDPOINT_URL") != ""
-	return projectdelete.New(ddb.NewProjectDeletionStore(client, name), &s3Bucket{api: blob.NewClient(awsCfg, custom), bucket: bucket}), nil
+	return blob.NewClient(awsCfg, custom), nil
 }
 
 func deleteProjectRun(ctx context.Context, opts *deleteProjectOptions) error {

@@ -11,7 +11,6 @@ import (
 	"github.com/plumehq/plume/cmd/plume/internal/cmdutil"
 	"github.com/plumehq/plume/shared/auth"
 	"github.com/plumehq/plume/shared/blob"
-	"github.com/plumehq/plume/shared/config"
 	"github.com/plumehq/plume/shared/ddb"
 	"github.com/plumehq/plume/shared/errs"
 )
@@ -133,13 +132,12 @@ func (t *target) listIndexStore(ctx context.Context, bucket, retention string) (
 	if err != nil {
 		return nil, nil, err
 	}
-	awsCfg, err := config.AWS(ctx)
+	api, err := t.s3Client(ctx)
 	if err != nil {
-		return nil, nil, errs.Invalid("%v", err)
+		return nil, nil, err
 	}
-	custom := t.f.Getenv("AWS_ENDPOINT_URL_S3") != "" || t.f.Getenv("AWS_ENDPOINT_URL") != ""
 	table := ddb.NewTable(client, name)
-	blobs := blob.New(blob.NewClient(awsCfg, custom), bucket)
+	blobs := blob.New(api, bucket)
 	index := ddb.NewListIndexStore(table, blobs, ddb.ListIndexConfig{Retention: time.Duration(days) * 24 * time.Hour})
 	return index, ddb.NewTraceStore(table), nil
 }
