@@ -347,9 +347,10 @@ func (c ingestCost) allIn(batch int) float64 {
 // batches of 20 (the Python SDK) and 100 (the TypeScript SDK), in two orders, then the table's
 // stream applied as RollupFunction applies it (the aggregates, the rollups and the list index,
 // in stream batches of 100 and of 1,000 records: icStreamBatch), every DynamoDB request priced
-// by AWS's billing rules (awsMeter). It prints, per order, batch and stream batch, the write and read units per span, the requests,
-// and the dollars per million spans, and fails when a figure passes its bound (a little above
-// what was measured, docs/tracing.md#what-ingestion-costs). The aggregates are checked exact.
+// by AWS's billing rules (awsMeter). It prints, per order, batch and stream batch, the write
+// and read units per span, the requests, and the dollars per million spans, and fails when a
+// figure passes its bound (a little above what was measured,
+// docs/tracing.md#what-ingestion-costs). The aggregates are checked exact.
 //
 // The project (icProject): traces of 2 to 18 spans (10 on average), 40% llm spans with about
 // 1 KB of input and output (half linked to a prompt), tool and retriever spans, 4% failed, a

@@ -73,6 +73,10 @@ type DayRebuild struct {
 func (s *ListIndexStore) RebuildDay(ctx context.Context, traces *TraceStore, projectID string, kind listindex.Kind, day time.Time, dryRun bool) (DayRebuild, error) {
 	p := lxPart{projectID: projectID, kind: kind, day: listIndexSK(day)}
 	out := DayRebuild{Kind: kind, Day: p.dayTime()}
+	now := s.cfg.Now()
+	if ttl := s.expiry(p); ttl != 0 && ttl <= now.Unix() {
+		return out, nil // past the retention: its records have expired too
+	}
 	m, err := s.manifest(ctx, p)
 	if err != nil {
 		return out, err
@@ -84,7 +88,6 @@ func (s *ListIndexStore) RebuildDay(ctx context.Context, traces *TraceStore, pro
 	}
 	var written []lxRun
 	bands := map[listindex.Dim][]string{}
-	now := s.cfg.Now()
 	for chunk := range slices.Chunk(ids, rebuildChunk) {
 		items, err := traces.t.batchGet(ctx, recordKeys(p, chunk))
 		if err != nil {
