@@ -27,8 +27,8 @@ import (
 // before the mark, and one with records from before the bands (RangeBandsSince) decides ranges
 // on those days without them. RebuildDay makes one day's partition of one kind hold exactly the
 // keys of the day's records as stored, bands included; Reindex rebuilds the days from the
-// project's first through the later mark's, newest first, and moves both marks back to the
-// first day of the unbroken stretch it rebuilt.
+// project's first through the later mark's, newest first, and moves each mark back over the
+// unbroken stretch of days it rebuilt from the mark's own.
 //
 // Exactly once: a day is rebuilt only when none of its records changed for markLife (the
 // stream's 24 hours and an hour): each change of them has been applied by then, or has left the
@@ -235,22 +235,23 @@ func (s *ListIndexStore) deleteRuns(ctx context.Context, p lxPart, runs []lxRun,
 // Reindexed is what Reindex did.
 type Reindexed struct {
 	// From and Through are the first and last days to rebuild; Days what was found and done of
-	// each partition, newest day first, up to and including the first busy one.
+	// each partition, newest day first.
 	From, Through time.Time
 	Days          []DayRebuild
 	// Since and BandsSince are the marks (IndexedSince, RangeBandsSince) before and after; a
 	// zero time is none.
 	SinceBefore, SinceAfter, BandsBefore, BandsAfter time.Time
-	// Done is true when every day was rebuilt: every record of the project is in the index,
-	// with its bands.
+	// Done is true when every day was rebuilt (with dryRun: could be): every record of the
+	// project is in the index, with its bands.
 	Done bool
 }
 
 // Reindex rebuilds the project's days (see above), from the first day the time index or the
 // list index has a record of through the day of the later of the index's two marks, newest
-// first, and stops at the first busy day; then it moves the marks back to the start of the
-// earliest day rebuilt, where they are later. With dryRun it reads and counts only. report,
-// when not nil, is told of each partition as it is done.
+// first, passing over busy days; then it moves each mark back to the start of the earliest day
+// from which every day through the mark's own was rebuilt (the days after it the consumer
+// holds whole), where that is earlier. With dryRun it reads and counts only. report, when not
+// nil, is told of each partition as it is done.
 func (s *ListIndexStore) Reindex(ctx context.Context, traces *TraceStore, projectID string, dryRun bool, report func(DayRebuild)) (Reindexed, error) {
 	var out Reindexed
 	marks, err := s.marks(ctx, projectID)
@@ -268,8 +269,10 @@ func (s *ListIndexStore) Reindex(ctx context.Context, traces *TraceStore, projec
 	if !out.SinceBefore.IsZero() && !out.BandsBefore.IsZero() {
 		out.Through = dayStart(maxTime(out.SinceBefore, out.BandsBefore))
 	}
-	earliest := time.Time{}
+	rebuilt := map[time.Time]bool{} // days whose three partitions were rebuilt
+	out.Done = true
 	for day := out.Through; !day.Before(out.From); day = day.AddDate(0, 0, -1) {
+		rebuilt[day] = true
 		for _, kind := range []listindex.Kind{listindex.Spans, listindex.Traces, listindex.Sessions} {
 			r, err := s.RebuildDay(ctx, traces, projectID, kind, day, dryRun)
 			if err != nil {
@@ -280,37 +283,51 @@ func (s *ListIndexStore) Reindex(ctx context.Context, traces *TraceStore, projec
 				report(r)
 			}
 			if r.Busy {
-				return out, s.moveMarks(ctx, projectID, earliest, dryRun, &out)
+				rebuilt[day], out.Done = false, false
 			}
 		}
-		earliest = day
 	}
-	out.Done = true
-	return out, s.moveMarks(ctx, projectID, earliest, dryRun, &out)
-}
-
-// moveMarks sets IndexedSince and RangeBandsSince to at where they are later (or missing), and
-// notes the marks in out.
-func (s *ListIndexStore) moveMarks(ctx context.Context, projectID string, at time.Time, dryRun bool, out *Reindexed) error {
-	if at.IsZero() || dryRun {
-		return nil
+	if dryRun {
+		return out, nil
 	}
-	for _, name := range []string{attrLXSince, attrLXBands} {
-		_, err := s.t.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &s.t.name,
-			Key:                       key(indexedSincePK(projectID), skIndexedSince),
-			UpdateExpression:          aws.String("SET #m = :t"),
-			ConditionExpression:       aws.String("attribute_not_exists(#m) OR #m > :t"),
-			ExpressionAttributeNames:  map[string]string{"#m": name},
-			ExpressionAttributeValues: map[string]types.AttributeValue{":t": num(at.UnixMicro())}})
-		if err != nil && !isConditionFailed(err) {
-			return storageErr("move the list index's marks", err)
+	// reach is the earliest day from which every day through mark's (Through when it has
+	// none) was rebuilt; zero when mark's own was not.
+	reach := func(mark time.Time) time.Time {
+		day := out.Through
+		if !mark.IsZero() {
+			day = dayStart(mark)
+		}
+		var at time.Time
+		for ; !day.Before(out.From) && rebuilt[day]; day = day.AddDate(0, 0, -1) {
+			at = day
+		}
+		return at
+	}
+	for name, at := range map[string]time.Time{attrLXSince: reach(out.SinceBefore), attrLXBands: reach(out.BandsBefore)} {
+		if err := s.moveMark(ctx, projectID, name, at); err != nil {
+			return out, err
 		}
 	}
-	marks, err := s.marks(ctx, projectID)
-	if err != nil {
-		return err
-	}
+	marks, err = s.marks(ctx, projectID)
 	out.SinceAfter, out.BandsAfter = marks[attrLXSince], marks[attrLXBands]
+	return out, err
+}
+
+// moveMark sets the project's mark name (attrLXSince, attrLXBands) to at where it is later or
+// missing; nothing for a zero at.
+func (s *ListIndexStore) moveMark(ctx context.Context, projectID, name string, at time.Time) error {
+	if at.IsZero() {
+		return nil
+	}
+	_, err := s.t.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &s.t.name,
+		Key:                       key(indexedSincePK(projectID), skIndexedSince),
+		UpdateExpression:          aws.String("SET #m = :t"),
+		ConditionExpression:       aws.String("attribute_not_exists(#m) OR #m > :t"),
+		ExpressionAttributeNames:  map[string]string{"#m": name},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":t": num(at.UnixMicro())}})
+	if err != nil && !isConditionFailed(err) {
+		return storageErr("move the list index's marks", err)
+	}
 	return nil
 }
 

@@ -75,9 +75,10 @@ ranges a day at a time. Once reindexed, every list of the project reads the list
 records stop getting time-index entries.
 
 A day is rebuilt only when none of its records changed for 25 hours (the change stream keeps
-changes 24 hours): the command goes from the newest day to rebuild back to the first, and stops
-at the first day with a recent change, which it names with when to run it again; it then moves
-the marks back to the days it rebuilt. Running it again is safe, and rebuilds the same days.
+changes 24 hours): the command goes from the newest day to rebuild back to the first, passing
+over days with a recent change, and moves each mark back over the unbroken stretch of days
+rebuilt from the mark's own; it names the days it passed over and when to run it again.
+Running it again is safe, and rebuilds the same days.
 
 Cost: every record of the project is read once (strongly consistent, 1 read unit per 4 KB) and
 its index keys written as runs of up to 50,000 records (a PUT each in the bucket, or a write unit
@@ -161,8 +162,8 @@ func reindexRun(ctx context.Context, opts *reindexOptions) error {
 	for _, d := range r.Days {
 		out.Days = append(out.Days, reindexDay{Day: d.Day.Format(time.DateOnly), Kind: string(d.Kind), Records: d.Records, Keys: d.Keys,
 			Runs: d.Runs, Replaced: d.Replaced, LastChange: d.LastChange, Busy: d.Busy})
-		if d.Busy {
-			out.RetryAfter = optTime(d.LastChange.Add(ddb.ReindexQuiet))
+		if at := d.LastChange.Add(ddb.ReindexQuiet); d.Busy && (out.RetryAfter == nil || at.After(*out.RetryAfter)) {
+			out.RetryAfter = &at
 		}
 	}
 	if opts.IO.JSON() {
@@ -196,7 +197,7 @@ func reindexSummary(r reindexJSON) string {
 	s := fmt.Sprintf("%s %d partitions of the %s days from %s to %s.", verb, done, strconv.Itoa(days),
 		r.From.Format(time.DateOnly), r.Through.Format(time.DateOnly))
 	if r.RetryAfter != nil {
-		s += fmt.Sprintf(" Stopped at a day with a recent change: run again after %s.", r.RetryAfter.Format(time.RFC3339))
+		s += fmt.Sprintf(" Passed over days with a recent change: run again after %s.", r.RetryAfter.Format(time.RFC3339))
 	}
 	if !r.DryRun {
 		s += fmt.Sprintf(" Indexed since %s (was %s); bands since %s (was %s).", timeOrNone(r.SinceAfter), timeOrNone(r.SinceBefore),
