@@ -171,9 +171,24 @@ func (q *Queries) bandsCover(ctx context.Context, projectID string, c Common, fr
 	if c.DurationMin == nil && c.DurationMax == nil && c.CostMin == nil && c.CostMax == nil {
 		return false, nil
 	}
+	if m, ok := q.bands.Load(projectID); ok && q.now().Sub(m.(bandsMark).read) < bandsRecheck {
+		return !from.Before(m.(bandsMark).since), nil
+	}
 	since, ok, err := q.index.RangeBandsSince(ctx, projectID)
-	return ok && !from.Before(since), err
+	if err != nil || !ok {
+		return false, err
+	}
+	q.bands.Store(projectID, bandsMark{since: since, read: q.now()})
+	return !from.Before(since), nil
 }
+
+// bandsMark is a project's RangeBandsSince as read. The mark never moves later (a project's
+// first batch sets it; a reindex moves it back), so a remembered one is at worst later than
+// the truth, and a range that starts before it is read a day at a time, as exactly; it is read
+// again after bandsRecheck, to follow a reindex.
+type bandsMark struct{ since, read time.Time }
+
+const bandsRecheck = time.Hour
 
 // resume is p without the keys up to and including after, in p's direction: a single range
 // starts after that key; each range of a merge after the key of the same (created_at, id).

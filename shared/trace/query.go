@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -132,6 +133,7 @@ type Queries struct {
 	// day is not decided on its Within ranges (WithinRaceKeys).
 	withinRace int
 	covered    indexCoverage
+	bands      sync.Map // projectID -> bandsMark
 }
 
 // QueriesOption configures Queries.
