@@ -194,7 +194,7 @@ func reindexSummary(r reindexJSON) string {
 		}
 	}
 	days := int(r.Through.Sub(*r.From).Hours()/24) + 1
-	s := fmt.Sprintf("%s %d partitions of the %s days from %s to %s.", verb, done, strconv.Itoa(days),
+	s := fmt.Sprintf("%s %d partitions of the %d days from %s to %s.", verb, done, days,
 		r.From.Format(time.DateOnly), r.Through.Format(time.DateOnly))
 	if r.RetryAfter != nil {
 		s += fmt.Sprintf(" Passed over days with a recent change: run again after %s.", r.RetryAfter.Format(time.RFC3339))
