@@ -45,13 +45,10 @@ var Function = app.Function{
 		if err != nil {
 			return nil, err
 		}
-		origin, err := AttachmentOrigin(context.Background(), blobs)
-		if err != nil {
-			return nil, err
-		}
 		return NewHandler(Deps{
-			Sessions: ddb.NewWebSessionStore(e.Table()), Authn: e.Authn(),
-			API: api, Now: e.Now, ImageOrigin: origin, PublicURL: e.Config.PublicURL,
+			Sessions: ddb.NewWebSessionStore(e.Table()), Authn: e.Authn(), API: api, Now: e.Now,
+			ImageOriginOf: func() (string, error) { return AttachmentOrigin(context.Background(), blobs) },
+			PublicURL:     e.Config.PublicURL,
 		}), nil
 	},
 }

@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -247,22 +248,49 @@ type page struct {
 // server holds the dashboard's dependencies.
 type server struct {
 	d Deps
-	// imgOrigin is Deps.ImageOrigin as an origin ("" when it is none); csp is the
-	// Content-Security-Policy of every page, which allows images from it.
-	imgOrigin, csp string
+	// origins, once known, are the images' origin and the pages' policy (pageOrigins).
+	origins   atomic.Pointer[pageOrigins]
+	originsMu sync.Mutex
 	// apiHTTP serves the API client's requests with Deps.API in this process.
 	apiHTTP *http.Client
 }
 
+// pageOrigins are Deps.ImageOrigin as an origin (img, "" when it is none) and the
+// Content-Security-Policy of every page, which allows images from it.
+type pageOrigins struct{ img, csp string }
+
 func newServer(d Deps) *server {
-	origin := imageOrigin(d.ImageOrigin)
-	return &server{d: d, imgOrigin: origin, csp: policyWith(origin),
-		apiHTTP: &http.Client{Transport: web.InProcess{Handler: d.API}}}
+	return &server{d: d, apiHTTP: &http.Client{Transport: web.InProcess{Handler: d.API}}}
+}
+
+// pageOrigins returns the images' origin and the pages' policy: Deps.ImageOrigin, or what
+// Deps.ImageOriginOf answers the first time it answers.
+func (s *server) pageOrigins() pageOrigins {
+	if o := s.origins.Load(); o != nil {
+		return *o
+	}
+	s.originsMu.Lock()
+	defer s.originsMu.Unlock()
+	if o := s.origins.Load(); o != nil {
+		return *o
+	}
+	raw := s.d.ImageOrigin
+	if raw == "" && s.d.ImageOriginOf != nil {
+		var err error
+		if raw, err = s.d.ImageOriginOf(); err != nil {
+			slog.Error("dashboard: the attachments' origin", "error", err)
+			return pageOrigins{csp: policyWith("")} // asked again by the next page
+		}
+	}
+	img := imageOrigin(raw)
+	o := &pageOrigins{img: img, csp: policyWith(img)}
+	s.origins.Store(o)
+	return *o
 }
 
 // securityHeaders are sent with every page and fragment.
 func (s *server) securityHeaders(h http.Header) {
-	h.Set("Content-Security-Policy", s.csp)
+	h.Set("Content-Security-Policy", s.pageOrigins().csp)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "same-origin")
 	h.Set("X-Frame-Options", "DENY")

@@ -56,6 +56,11 @@ type Deps struct {
 	// a span's image attachments whose URL has it are shown inline, any other as a link. ""
 	// (no bucket) allows images from the dashboard only and shows every attachment as a link.
 	ImageOrigin string
+	// ImageOriginOf, when ImageOrigin is "", is asked for it by the first page that needs it
+	// rather than at the function's start (AttachmentOrigin presigns a URL: about 0.5 ms of
+	// CPU, which every cold start would pay); after an error, pages allow images from the
+	// dashboard only until a later page asks again.
+	ImageOriginOf func() (string, error)
 	// PublicURL is the deployment's public base URL (PLUME_PUBLIC_URL, "" when unset), shown in
 	// the setup snippets of an empty project.
 	PublicURL string

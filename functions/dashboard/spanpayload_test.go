@@ -155,3 +155,32 @@ func TestAttachmentsInline(t *testing.T) {
 	assert.Equal(t, contentSecurityPolicy, none.Header().Get("Content-Security-Policy"))
 	assert.Contains(t, contentSecurityPolicy, " img-src 'self'; ")
 }
+
+// TestImageOriginAskedByTheFirstPage: the bucket's origin is not asked for when the dashboard
+// starts, but by the first page; a failure leaves that page's images to the dashboard and is
+// asked again by the next; an answer is kept.
+func TestImageOriginAskedByTheFirstPage(t *testing.T) {
+	const bucket = "http://127.0.0.1:9000"
+	var asked int
+	fail := true
+	s := newServer(Deps{ImageOriginOf: func() (string, error) {
+		asked++
+		if fail {
+			return "", errors.New("no credentials")
+		}
+		return bucket + "/b/plume-dashboard/origin?X-Amz-Signature=1", nil
+	}})
+	assert.Zero(t, asked, "not at the start")
+	csp := func() string {
+		h := http.Header{}
+		s.securityHeaders(h)
+		return h.Get("Content-Security-Policy")
+	}
+	assert.Equal(t, contentSecurityPolicy, csp(), "images from the dashboard only after a failure")
+	assert.Equal(t, 1, asked)
+	fail = false
+	assert.Equal(t, policyWith(bucket), csp())
+	assert.Equal(t, policyWith(bucket), csp())
+	assert.Equal(t, bucket, s.pageOrigins().img)
+	assert.Equal(t, 2, asked, "asked again after the failure, then kept")
+}

@@ -173,10 +173,11 @@ type attachment struct {
 // is at the bucket's origin (Deps.ImageOrigin), any other file or URL linked.
 func (s *server) attachments(list api.AttachmentList) []attachment {
 	out := make([]attachment, 0, len(list.Attachments))
+	img := s.pageOrigins().img
 	for _, a := range list.Attachments {
 		out = append(out, attachment{
 			Name: cmp.Or(a.Label, a.ID), ContentType: a.ContentType, URL: a.URL, Size: a.Size,
-			Inline: s.imgOrigin != "" && strings.HasPrefix(a.ContentType, "image/") && imageOrigin(a.URL) == s.imgOrigin,
+			Inline: img != "" && strings.HasPrefix(a.ContentType, "image/") && imageOrigin(a.URL) == img,
 		})
 	}
 	return out
