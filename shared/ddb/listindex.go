@@ -779,14 +779,8 @@ func (s *ListIndexStore) markIndexed(ctx context.Context, parts map[lxPart][]lis
 		if known, ok := s.indexed.Load(projectID); ok && !at.Before(known.(time.Time)) {
 			continue
 		}
-		_, err := s.t.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &s.t.name,
-			Key:                       key(indexedSincePK(projectID), skIndexedSince),
-			UpdateExpression:          aws.String("SET #s = :t"),
-			ConditionExpression:       aws.String("attribute_not_exists(#s) OR #s > :t"),
-			ExpressionAttributeNames:  map[string]string{"#s": attrLXSince},
-			ExpressionAttributeValues: map[string]types.AttributeValue{":t": num(at.UnixMicro())}})
-		if err != nil && !isConditionFailed(err) {
-			return storageErr("write the list index's start", err)
+		if err := s.moveMark(ctx, projectID, attrLXSince, at); err != nil {
+			return err
 		}
 		s.indexed.Store(projectID, at) // or an earlier mark, which the condition kept
 	}

@@ -326,7 +326,7 @@ func (s *ListIndexStore) moveMark(ctx context.Context, projectID, name string, a
 		ExpressionAttributeNames:  map[string]string{"#m": name},
 		ExpressionAttributeValues: map[string]types.AttributeValue{":t": num(at.UnixMicro())}})
 	if err != nil && !isConditionFailed(err) {
-		return storageErr("move the list index's marks", err)
+		return storageErr("move the list index's mark "+name, err)
 	}
 	return nil
 }
