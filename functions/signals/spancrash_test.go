@@ -35,14 +35,15 @@ func TestSpanChoicesCrashAndReplay(t *testing.T) {
 	j, err := srv.Env.JudgeStore().Judge(ctx, a.ProjectID, judgeID)
 	require.NoError(t, err)
 
-	// Each rule fires on a request and on the SDK's retry of it, so the batch fails.
+	// Each rule fires on a request and on the SDK's retry of it (Retries: whatever concurrent
+	// requests of the operation come between), so the batch fails.
 	faults := []faultproxy.Rule{
-		{Op: "BatchGetItem", Fault: faultproxy.ServerError, Following: 1},
-		{Op: "PutItem", Fault: faultproxy.ServerError, Following: 1},
-		{Op: "PutItem", Fault: faultproxy.DropAfterForward, Following: 1},
-		{Op: "TransactWriteItems", Fault: faultproxy.ServerError, Following: 1},
-		{Op: "TransactWriteItems", Fault: faultproxy.DropAfterForward, Following: 1},
-		{Op: "Query", Fault: faultproxy.ServerError, Following: 1},
+		{Op: "BatchGetItem", Fault: faultproxy.ServerError, Retries: true},
+		{Op: "PutItem", Fault: faultproxy.ServerError, Retries: true},
+		{Op: "PutItem", Fault: faultproxy.DropAfterForward, Retries: true},
+		{Op: "TransactWriteItems", Fault: faultproxy.ServerError, Retries: true},
+		{Op: "TransactWriteItems", Fault: faultproxy.DropAfterForward, Retries: true},
+		{Op: "Query", Fault: faultproxy.ServerError, Retries: true},
 	}
 	failures := 0
 	for _, rule := range faults {

@@ -1,6 +1,7 @@
 package faultproxy_test
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
+	"github.com/aws/smithy-go/middleware"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -213,4 +215,42 @@ func TestDropAfterForwardRetryMeetsItsOwnWrite(t *testing.T) {
 	assert.ErrorAs(t, err, &conflict)
 	assert.Equal(t, []string{"PutItem", "PutItem"}, p.Log(), "the first attempt, then the SDK's retry")
 	assert.True(t, stored(t, direct, table, "once", "x"))
+}
+
+// TestRetriesFailWhateverComesBetween: a rule with Retries fails a request's retry too when
+// another request of the operation comes between its attempts (the first gives up, the other
+// is not failed); one that fires on two requests (Following: 1) gives the second firing to the
+// request between, and both succeed on their retries.
+func TestRetriesFailWhateverComesBetween(t *testing.T) {
+	_, _, table := ddbtest.NewTable(t)
+	in := &dynamodb.GetItemInput{TableName: &table, Key: itemKey("P#retries", "A")}
+	for _, tt := range []struct {
+		name       string
+		rule       faultproxy.Rule
+		firstFails bool
+	}{
+		{"retries", faultproxy.Rule{Op: "GetItem", Fault: faultproxy.ServerError, Retries: true}, true},
+		{"two requests", faultproxy.Rule{Op: "GetItem", Fault: faultproxy.ServerError, Following: 1}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := faultproxy.New(t, ddbtest.Endpoint(t))
+			client, other := dynamoVia(t, p), dynamoVia(t, p)
+			p.Fail(tt.rule)
+			attempt := 0
+			var between error
+			_, err := client.GetItem(t.Context(), in, func(o *dynamodb.Options) {
+				o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
+					return s.Finalize.Add(middleware.FinalizeMiddlewareFunc("between", func(ctx context.Context, fin middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
+						if attempt++; attempt == 2 { // another request of the operation before the retry
+							_, between = other.GetItem(ctx, in)
+						}
+						return next.HandleFinalize(ctx, fin)
+					}), middleware.After)
+				})
+			})
+			assert.Equal(t, attempts, attempt)
+			assert.Equal(t, tt.firstFails, err != nil, "the first request failed: %v", err)
+			assert.NoError(t, between, "the request between")
+		})
+	}
 }

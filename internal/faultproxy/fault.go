@@ -30,6 +30,11 @@ type Rule struct {
 	Following int
 	// Fault is what the proxy does to the requests the rule fires on.
 	Fault Fault
+	// Retries makes the rule fire on every later attempt of a request it fired on too (the
+	// AWS SDK sends its retries with the first attempt's Amz-Sdk-Invocation-Id), whatever
+	// other requests of the operation come between: the request fails after all its attempts,
+	// even among concurrent requests of one operation. A retry is not counted as a request.
+	Retries bool
 }
 
 // fires reports whether the rule fires on the seen-th request it matched.

@@ -34,6 +34,8 @@ type Proxy struct {
 type activeRule struct {
 	Rule
 	seen int
+	// firedOn are the invocation ids of the requests the rule fired on (Rule.Retries).
+	firedOn map[string]bool
 }
 
 // errDropped is how forwardThenDrop tells its error handler to drop the connection.
@@ -162,8 +164,10 @@ func (p *Proxy) Log() []string {
 	return slices.Clone(p.log)
 }
 
-// record counts a request of op and returns the fault of the first rule that fires on it.
-func (p *Proxy) record(op string) (Fault, bool) {
+// record counts a request of op, an attempt of the SDK's invocation (its
+// Amz-Sdk-Invocation-Id, "" when it has none), and returns the fault of the first rule that
+// fires on it.
+func (p *Proxy) record(op, invocation string) (Fault, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.counts[op]++
@@ -174,16 +178,28 @@ func (p *Proxy) record(op string) (Fault, bool) {
 		if r.Op != Any && r.Op != op {
 			continue
 		}
+		if r.Retries && invocation != "" && r.firedOn[invocation] {
+			if !fired {
+				fault, fired = r.Fault, true
+			}
+			continue
+		}
 		r.seen++
 		if !fired && r.fires(r.seen) {
 			fault, fired = r.Fault, true
+			if r.Retries && invocation != "" {
+				if r.firedOn == nil {
+					r.firedOn = map[string]bool{}
+				}
+				r.firedOn[invocation] = true
+			}
 		}
 	}
 	return fault, fired
 }
 
 func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
-	fault, fired := p.record(Op(r))
+	fault, fired := p.record(Op(r), r.Header.Get("Amz-Sdk-Invocation-Id"))
 	if !fired {
 		p.forward.ServeHTTP(w, r)
 		return
