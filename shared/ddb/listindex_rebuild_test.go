@@ -53,24 +53,8 @@ func TestReindexRebuildsTheDaysBeforeTheIndex(t *testing.T) {
 
 	// A project from before the index: its time index has an entry before the index's mark.
 	before := lxDay0.AddDate(0, 0, -1)
-	for _, kind := range []string{trace.IndexSpans, trace.IndexTraces, trace.IndexSessions} {
-		require.NoError(t, store.days.note(ctx, projectID, kind, before))
-		id := uuid.NewString() // a trace or session whose item expired
-		_, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: &table, Item: map[string]types.AttributeValue{
-			infra.AttrPK:     &types.AttributeValueMemberS{Value: "P#" + projectID + "#OLD#" + id},
-			infra.AttrSK:     &types.AttributeValueMemberS{Value: "OLD"},
-			infra.AttrGSI2PK: &types.AttributeValueMemberS{Value: timeIndexPK(projectID, kind, before, shardOf(id))},
-			infra.AttrGSI2SK: &types.AttributeValueMemberS{Value: timeIndexSK(before, id)},
-		}})
-		require.NoError(t, err)
-	}
-	gone, goneTrace := uuid.New(), uuid.NewString() // a span of a trace whose records expired
-	item, err := marshal(memberItem{PK: tracePK(projectID, goneTrace), SK: memberSK(before, "b"),
-		GSI2PK: timeIndexPK(projectID, trace.IndexSpans, before, shardOf(goneTrace)), GSI2SK: timeIndexSK(before, goneTrace+"#b"), Spans: [][]byte{gone[:]}})
-	require.NoError(t, err)
-	_, err = client.PutItem(ctx, &dynamodb.PutItemInput{TableName: &table, Item: item})
-	require.NoError(t, err)
-	_, err = client.PutItem(ctx, &dynamodb.PutItemInput{TableName: &table, Item: map[string]types.AttributeValue{
+	seedTimeIndex(t, client, table, store, projectID, before)
+	_, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: &table, Item: map[string]types.AttributeValue{
 		infra.AttrPK: &types.AttributeValueMemberS{Value: indexedSincePK(projectID)},
 		infra.AttrSK: &types.AttributeValueMemberS{Value: skIndexedSince},
 		attrLXSince:  num(lxDay0.AddDate(0, 0, 30).UnixMicro()),

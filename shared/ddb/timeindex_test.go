@@ -80,25 +80,7 @@ func TestTimeIndexOnlyForProjectsFromBeforeTheListIndex(t *testing.T) {
 	// A project with records from before the list index: an entry of each time index two days
 	// before the index's first record (for spans a trace's member item).
 	old := uuid.NewString()
-	before := day.AddDate(0, 0, -2)
-	for _, kind := range []string{trace.IndexSpans, trace.IndexTraces, trace.IndexSessions} {
-		id := uuid.NewString()
-		require.NoError(t, w.store.days.note(ctx, old, kind, before))
-		item := map[string]types.AttributeValue{
-			infra.AttrPK:     &types.AttributeValueMemberS{Value: "P#" + old + "#OLD#" + id},
-			infra.AttrSK:     &types.AttributeValueMemberS{Value: "OLD"},
-			infra.AttrGSI2PK: &types.AttributeValueMemberS{Value: timeIndexPK(old, kind, before, shardOf(id))},
-			infra.AttrGSI2SK: &types.AttributeValueMemberS{Value: timeIndexSK(before, id)},
-		}
-		if kind == trace.IndexSpans {
-			span := uuid.New()
-			item, err = marshal(memberItem{PK: tracePK(old, id), SK: memberSK(before, "b"),
-				GSI2PK: timeIndexPK(old, kind, before, shardOf(id)), GSI2SK: timeIndexSK(before, id+"#b"), Spans: [][]byte{span[:]}})
-			require.NoError(t, err)
-		}
-		_, err := w.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: &w.table, Item: item})
-		require.NoError(t, err)
-	}
+	seedTimeIndex(t, w.client, w.table, w.store, old, day.AddDate(0, 0, -2))
 	_, err = w.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: &w.table, Item: map[string]types.AttributeValue{
 		infra.AttrPK: &types.AttributeValueMemberS{Value: indexedSincePK(old)},
 		infra.AttrSK: &types.AttributeValueMemberS{Value: skIndexedSince},
@@ -169,4 +151,31 @@ func (w tableWalk) WalkIndex(ctx context.Context, projectID, kind string, r trac
 	}
 	_, err := visit(ids)
 	return err
+}
+
+// seedTimeIndex gives each time index of projectID an entry at before, of records that are gone
+// (for spans a trace's member item), and notes the day: what a project that stored records
+// before the list index leaves.
+func seedTimeIndex(t *testing.T, client *dynamodb.Client, table string, store *TraceStore, projectID string, before time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	for _, kind := range []string{trace.IndexSpans, trace.IndexTraces, trace.IndexSessions} {
+		id := uuid.NewString()
+		require.NoError(t, store.days.note(ctx, projectID, kind, before))
+		item := map[string]types.AttributeValue{
+			infra.AttrPK:     &types.AttributeValueMemberS{Value: "P#" + projectID + "#OLD#" + id},
+			infra.AttrSK:     &types.AttributeValueMemberS{Value: "OLD"},
+			infra.AttrGSI2PK: &types.AttributeValueMemberS{Value: timeIndexPK(projectID, kind, before, shardOf(id))},
+			infra.AttrGSI2SK: &types.AttributeValueMemberS{Value: timeIndexSK(before, id)},
+		}
+		if kind == trace.IndexSpans {
+			span := uuid.New()
+			var err error
+			item, err = marshal(memberItem{PK: tracePK(projectID, id), SK: memberSK(before, "b"),
+				GSI2PK: timeIndexPK(projectID, kind, before, shardOf(id)), GSI2SK: timeIndexSK(before, id+"#b"), Spans: [][]byte{span[:]}})
+			require.NoError(t, err)
+		}
+		_, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: &table, Item: item})
+		require.NoError(t, err)
+	}
 }
