@@ -109,7 +109,10 @@ const (
 	// attrLXRunBytes holds a run stored in the table, compressed (DEFLATE).
 	attrLXRunBytes = "z"
 	attrLXSince    = "at"
-	attrLXBands    = "bk"
+	// attrLXBands is RangeBandsSince: from when the project's records have their band keys
+	// with their numbers (listindex.BandKey). "bk", the mark of band keys without them, is no
+	// longer read: such keys are decided on the range's keys or the records.
+	attrLXBands = "bv"
 	// bandsGrace: a project indexed before the bands were has them for records created this
 	// long after the first batch this code applied of it (markBands).
 	bandsGrace = time.Hour

@@ -754,8 +754,9 @@ func TestListIndexedSince(t *testing.T) {
 }
 
 // TestListIndexRangeBandsSince: a project the index holds from its first record has its
-// records' bands from the start; one it held before, from an hour after the first batch of it a
-// consumer with bands applied; a later consumer leaves the mark.
+// records' bands from the start; one it held before, or whose band keys had no numbers, from an
+// hour after the first batch of it a consumer with numbered bands applied; a later consumer
+// leaves the mark.
 func TestListIndexRangeBandsSince(t *testing.T) {
 	client, _, table := ddbtest.NewTable(t)
 	blobs, _, _ := blobtest.New(t)
@@ -794,6 +795,22 @@ func TestListIndexRangeBandsSince(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, ok)
 	assert.Equal(t, lxDay0.Add(13*time.Hour), since, "an hour after the first batch with bands")
+
+	// A project indexed from its first record by a consumer whose band keys had no numbers
+	// (its mark "bk"): its band keys have them from an hour after the first batch of this code.
+	unnumbered := uuid.NewString()
+	_, err = client.PutItem(ctx, &dynamodb.PutItemInput{TableName: &table, Item: map[string]types.AttributeValue{
+		infra.AttrPK: &types.AttributeValueMemberS{Value: indexedSincePK(unnumbered)},
+		infra.AttrSK: &types.AttributeValueMemberS{Value: skIndexedSince},
+		attrLXSince:  num(lxDay0.UnixMicro()),
+		"bk":         num(0),
+	}})
+	require.NoError(t, err)
+	require.NoError(t, store().Apply(ctx, "shard-1", spanRecords(t, unnumbered, lxDay0.Add(3*time.Hour), 5, 2, rng)))
+	since, ok, err = store().RangeBandsSince(ctx, unnumbered)
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, now.Add(time.Hour), since, "an hour after the first batch with numbered band keys")
 }
 
 // TestListIndexCompactionTidies: a compaction removes the marks of shards that have not moved

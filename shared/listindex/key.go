@@ -83,6 +83,14 @@ func Band(v float64) int {
 // BandValue is the value of band b's keys.
 func BandValue(b int) Value { return Number(float64(b)) }
 
+// BandKey is the entry of a record whose duration or cost is v in band dimension d: the key of
+// v's band, created_at and id (Key), followed by v itself, so that a range's read decides a key
+// of a band at the range's ends by the key alone (Parsed.Of), without reading the record. The
+// number follows the id, so a band's keys still sort by created_at, then id.
+func BandKey(d Dim, v float64, created time.Time, id string) []byte {
+	return append(Key(d, BandValue(Band(v)), created, id), Number(v).enc...)
+}
+
 // Value is a sort value in its order-preserving encoding: nil sorts before false, false before
 // true, booleans before numbers, numbers before times, times before strings. A dimension holds
 // values of one type (and nil), so only the order within a type matters to a list.
@@ -237,9 +245,13 @@ type Parsed struct {
 	Value   Value
 	Created time.Time
 	ID      string
+	// Of is the number a band key was written for (BandKey); HasOf is false for the keys of
+	// other dimensions, and for band keys written without it (Key).
+	Of    float64
+	HasOf bool
 }
 
-// Parse reads a key that Key wrote.
+// Parse reads a key that Key or BandKey wrote.
 func Parse(key []byte) (Parsed, error) {
 	if len(key) < 2 {
 		return Parsed{}, errBadKey
@@ -256,12 +268,24 @@ func Parse(key []byte) (Parsed, error) {
 	}
 	p.Created = time.UnixMicro(int64(binary.BigEndian.Uint64(rest) ^ 1<<63)).UTC()
 	id, m, err := readString(rest[8:])
-	if err != nil || 8+m != len(rest) {
+	if err != nil {
 		return Parsed{}, errBadKey
 	}
 	p.ID = id
+	switch of := rest[8+m:]; {
+	case len(of) == 0:
+	case (p.Dim == DimDurationBand || p.Dim == DimCostBand) && len(of) == 9 && of[0] == tagNumber:
+		p.Of, _ = Value{enc: of}.Float()
+		p.HasOf = true
+	default:
+		return Parsed{}, errBadKey
+	}
 	return p, nil
 }
+
+// After is the first key after key and every key that starts with it: after a record's key
+// of a value made by Key, its key made by BandKey too.
+func After(key []byte) []byte { return prefixEnd(key) }
 
 // valueLen is the length of the encoded value at the start of b.
 func valueLen(b []byte) (int, error) {

@@ -161,3 +161,41 @@ func TestBand(t *testing.T) {
 		}
 	}
 }
+
+// TestBandKey: a band key reads back with the number it was written for, sorts with its band's
+// keys by created_at, then id, whatever the number, and After a record's key of its band (a
+// cursor) passes over its band key too; a number after any other key is refused.
+func TestBandKey(t *testing.T) {
+	t0 := time.Date(2026, 12, 4, 0, 0, 0, 0, time.UTC)
+	k := BandKey(DimCostBand, 0.021, t0, "s1")
+	p, err := Parse(k)
+	if err != nil || p.Dim != DimCostBand || p.ID != "s1" || !p.Created.Equal(t0) || !p.HasOf || p.Of != 0.021 {
+		t.Fatalf("Parse(BandKey) = %+v, %v", p, err)
+	}
+	if b, _ := p.Value.Float(); int(b) != Band(0.021) {
+		t.Fatalf("band %v, want %d", b, Band(0.021))
+	}
+	if p, err := Parse(Key(DimCostBand, BandValue(Band(0.021)), t0, "s1")); err != nil || p.HasOf {
+		t.Fatalf("a band key without its number: %+v, %v", p, err)
+	}
+	// 0.03 and 0.02 share a band: their keys sort by created_at, then id, not by the number.
+	keys := [][]byte{BandKey(DimCostBand, 0.03, t0, "a"), BandKey(DimCostBand, 0.02, t0, "b"), BandKey(DimCostBand, 0.03, t0.Add(time.Microsecond), "a")}
+	for i := 1; i < len(keys); i++ {
+		if bytes.Compare(keys[i-1], keys[i]) >= 0 {
+			t.Fatalf("key %d does not sort before key %d", i-1, i)
+		}
+	}
+	plain := Key(DimCostBand, BandValue(Band(0.03)), t0, "a")
+	if after := After(plain); bytes.Compare(after, keys[0]) <= 0 || bytes.Compare(after, keys[1]) > 0 {
+		t.Fatal("After a record's key passes over its band key, and no other record's")
+	}
+	for _, bad := range [][]byte{
+		append(Key(DimCost, Number(1), t0, "a"), Number(1).enc...), // a number after a key of another dimension
+		append(bytes.Clone(plain), Number(1).enc[:5]...),           // cut short
+		append(bytes.Clone(plain), String("x").enc...),             // not a number
+	} {
+		if _, err := Parse(bad); err == nil {
+			t.Fatalf("Parse(%x) accepted", bad)
+		}
+	}
+}

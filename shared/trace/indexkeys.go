@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/plumehq/plume/shared/listindex"
 )
@@ -41,7 +42,7 @@ func SpanIndexKeys(s Summary) [][]byte {
 	if s.ErrorCode != "" {
 		keys = append(keys, key(listindex.DimErrorCode, listindex.String(s.ErrorCode)))
 	}
-	keys = append(keys, bandKeys(s.DurationMS, s.Cost, key)...)
+	keys = append(keys, bandKeys(s.DurationMS, s.Cost, s.CreatedAt, s.SpanID)...)
 	return append(keys, tagKeys(s.Tags, s.TagsCut, key)...)
 }
 
@@ -58,7 +59,7 @@ func TraceIndexKeys(t Trace) [][]byte {
 		key(listindex.DimCost, listindex.Number(t.Cost)),
 		key(listindex.DimError, listindex.Bool(t.ErrorCount > 0)),
 	}
-	keys = append(keys, bandKeys(t.DurationMS, &t.Cost, key)...)
+	keys = append(keys, bandKeys(t.DurationMS, &t.Cost, t.CreatedAt, t.ID)...)
 	return append(keys, tagKeys(t.Tags, false, key)...)
 }
 
@@ -73,19 +74,19 @@ func SessionIndexKeys(s Session) [][]byte {
 		key(listindex.DimDuration, listindex.OptNumber(s.Duration)),
 		key(listindex.DimError, listindex.Bool(s.ErrorCount > 0)),
 	}
-	keys = append(keys, bandKeys(s.Duration, &s.Cost, key)...)
+	keys = append(keys, bandKeys(s.Duration, &s.Cost, s.CreatedAt, s.ID)...)
 	return append(keys, tagKeys(s.Tags, false, key)...)
 }
 
-// bandKeys are the keys of a record's duration and cost bands (listindex.Band), for those it
-// has.
-func bandKeys(duration, cost *float64, key func(listindex.Dim, listindex.Value) []byte) [][]byte {
+// bandKeys are the keys of a record's duration and cost bands (listindex.BandKey: each with
+// its number), for those it has.
+func bandKeys(duration, cost *float64, created time.Time, id string) [][]byte {
 	var keys [][]byte
 	if duration != nil {
-		keys = append(keys, key(listindex.DimDurationBand, listindex.BandValue(listindex.Band(*duration))))
+		keys = append(keys, listindex.BandKey(listindex.DimDurationBand, *duration, created, id))
 	}
 	if cost != nil {
-		keys = append(keys, key(listindex.DimCostBand, listindex.BandValue(listindex.Band(*cost))))
+		keys = append(keys, listindex.BandKey(listindex.DimCostBand, *cost, created, id))
 	}
 	return keys
 }

@@ -16,20 +16,25 @@ func TestIndexDiff(t *testing.T) {
 	updated := old
 	updated.Cost = new(0.75)
 	d := IndexDiff(SpanIndexKeys(old), SpanIndexKeys(updated))
-	if len(d) != 2 {
-		t.Fatalf("a change of cost within its band changes its cost key only: %d entries", len(d))
+	if len(d) != 4 {
+		t.Fatalf("a change of cost within its band changes its cost key and its band key's number: %d entries", len(d))
 	}
 	for _, e := range d {
 		p, err := listindex.Parse(e.Key)
-		if err != nil || p.Dim != listindex.DimCost || p.ID != "s1" {
+		if err != nil || p.ID != "s1" || p.Dim != listindex.DimCost && p.Dim != listindex.DimCostBand {
 			t.Fatalf("entry %+v: %+v %v", e, p, err)
 		}
-		want := 0.75
+		want, got := 0.75, p.Of
 		if e.Count < 0 {
 			want = 0.5
 		}
-		if f, _ := p.Value.Float(); f != want {
-			t.Fatalf("count %d on cost %v", e.Count, f)
+		if p.Dim == listindex.DimCost {
+			got, _ = p.Value.Float()
+		} else if b, _ := p.Value.Float(); !p.HasOf || int(b) != listindex.Band(0.5) {
+			t.Fatalf("band key %+v", p)
+		}
+		if got != want {
+			t.Fatalf("count %d on cost %v in %s", e.Count, got, p.Dim)
 		}
 	}
 	updated.Cost = new(1.5) // band 0, from -1

@@ -207,7 +207,7 @@ func (p IndexPlan) resume(after []byte) (IndexPlan, error) {
 			if r.Hi == nil || bytes.Compare(k, r.Hi) < 0 {
 				ranges[i].Hi = k
 			}
-		} else if next := append(bytes.Clone(k), 0); bytes.Compare(next, r.Lo) > 0 { // k's successor
+		} else if next := listindex.After(k); bytes.Compare(next, r.Lo) > 0 { // k's successor (with its band key's number)
 			ranges[i].Lo = next
 		}
 	}
@@ -242,6 +242,9 @@ func runIndex[T any](ctx context.Context, q *Queries, projectID string, p IndexP
 	decide := func(k *indexKey) (keep bool, err error) {
 		if len(p.Within) == 0 || k.inWithin {
 			return true, nil
+		}
+		if in, known := p.bandKeyWithin(*k); known {
+			return in, nil
 		}
 		in, known, err := within.decide(ctx, *k)
 		info.WithinKeys = within.read
@@ -595,6 +598,22 @@ type indexKey struct {
 	inWithin bool
 	// dup is set for the key of a record the merge gave already (a tag's key and TagsCut).
 	dup bool
+	// of is the number of a band key written with it (listindex.BandKey; hasOf).
+	of    float64
+	hasOf bool
+}
+
+// bandKeyWithin decides k by its number when k is a band key written with it (listindex.BandKey)
+// and the plan reads the bands of its only Within range: a key of a band at the range's ends is
+// then in or out by itself, and no range key or record is read for it. known is false for other
+// keys.
+func (p IndexPlan) bandKeyWithin(k indexKey) (in, known bool) {
+	if !k.hasOf || len(p.Within) != 1 || bandDims[p.Within[0].Dim] != p.Dim {
+		return false, false
+	}
+	r := p.Within[0].KeyRange
+	v := listindex.Prefix(p.Within[0].Dim, listindex.Number(k.of))
+	return bytes.Compare(v, r.Lo) >= 0 && (r.Hi == nil || bytes.Compare(v, r.Hi) < 0), true
 }
 
 // merge reads the ranges of a plan: one in key order, or several merged by (created_at, id).
@@ -661,7 +680,7 @@ func (m *merge) advance(ctx context.Context, h *head) error {
 	if err != nil || p.Dim != m.dim {
 		return fmt.Errorf("read %s index: key %x is not one of it", m.dim, key)
 	}
-	h.cur = indexKey{key: key, id: p.ID, created: p.Created, exact: h.exact, rangeExact: h.exact, inWithin: h.inWithin}
+	h.cur = indexKey{key: key, id: p.ID, created: p.Created, exact: h.exact, rangeExact: h.exact, inWithin: h.inWithin, of: p.Of, hasOf: p.HasOf}
 	return nil
 }
 

@@ -922,6 +922,58 @@ func TestIndexRangeBoundedWork(t *testing.T) {
 	assert.Equal(t, all, walked, "the cursor walk")
 }
 
+// TestIndexBandKeysDecideTheirRange: a range alone reads its bands, and a key of a band at
+// the range's ends is decided by the number it carries (listindex.BandKey): no range key is
+// read, and the records read are the page's, at 2,000 and at 20,000 records alike, however
+// many of the edge bands' records are out of the range. Band keys without their numbers
+// (written before them) are decided as before, on the range's keys or the records: the same
+// answers, for more work.
+func TestIndexBandKeysDecideTheirRange(t *testing.T) {
+	ctx := context.Background()
+	queries := []struct {
+		name string
+		q    any
+	}{
+		{"GET /traces?limit=50&cost_min=0.5&cost_max=0.6", TraceQuery{Common: Common{Limit: 50, CostMin: new(0.5), CostMax: new(0.6)}}},
+		{"GET /traces?limit=50&cost_min=0.9&sort_order=asc", TraceQuery{Common: Common{Limit: 50, CostMin: new(0.9), Ascending: true}}},
+		{"GET /spans?limit=50&duration_min=300&duration_max=310", SpanQuery{Common: Common{Limit: 50, DurationMin: new(300.0), DurationMax: new(310.0)}}},
+		{"GET /spans?limit=50&offset=20&cost_max=0.3", SpanQuery{Common: Common{Limit: 50, Offset: 20, CostMax: new(0.3)}}},
+		{"GET /sessions?limit=20&duration_min=990", SessionQuery{Common: Common{Limit: 20, DurationMin: new(990.0)}}},
+	}
+	for _, n := range []int{2_000, 20_000} {
+		p := uniformProject(n)
+		without := &memIndex{}
+		for kind, keys := range p.index.keys {
+			for _, k := range keys {
+				if pk, err := listindex.Parse(k); err == nil && pk.HasOf {
+					k = listindex.Key(pk.Dim, pk.Value, pk.Created, pk.ID)
+				}
+				without.add(kind, [][]byte{k})
+			}
+		}
+		without.sort()
+		for _, tt := range queries {
+			want, _ := p.bruteForce(tt.q)
+			require.NotEmpty(t, want, tt.name)
+			plan, _ := planOf(tt.q, p.now, true)
+			require.Contains(t, []listindex.Dim{listindex.DimCostBand, listindex.DimDurationBand}, plan.Dim, "%s: read by its bands", tt.name)
+			for _, index := range []*memIndex{p.index, without} {
+				qs := NewQueries(p.recs, nil, WithIndex(index))
+				qs.now = func() time.Time { return p.now }
+				got, info, err := list(ctx, qs, indexProject, tt.q)
+				require.NoError(t, err, tt.name)
+				require.Equal(t, want, got, "%s at %d records", tt.name, n)
+				if index == p.index {
+					assert.Zero(t, info.WithinKeys, "%s at %d: range keys read", tt.name, n)
+					assert.Equal(t, len(got), info.Loaded, "%s at %d: records read", tt.name, n)
+				} else {
+					assert.Positive(t, info.WithinKeys+info.WithinLoaded, "%s at %d: keys without their numbers are decided on the range", tt.name, n)
+				}
+			}
+		}
+	}
+}
+
 // noBands is an index whose records have no bands: the ranges' plans of before them.
 type noBands struct{ *memIndex }
 
