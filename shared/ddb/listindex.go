@@ -113,8 +113,8 @@ const (
 	// with their numbers (listindex.BandKey). "bk", the mark of band keys without them, is no
 	// longer read: such keys are decided on the range's keys or the records.
 	attrLXBands = "bv"
-	// bandsGrace: a project indexed before the bands were has them for records created this
-	// long after the first batch this code applied of it (markBands).
+	// bandsGrace: a project indexed before its band keys had their numbers has them for records
+	// created this long after the first batch this code applied of it (markBands).
 	bandsGrace = time.Hour
 
 	// seqBytesLen is the length of a sequence number in a mark: DynamoDB Streams' have up to
@@ -721,12 +721,13 @@ func lxRecordOf(item map[string]types.AttributeValue) (lxRecord, bool) {
 }
 
 // markBands records, per project of parts, from when its records have their duration and cost
-// bands in the index (listindex.Band; RangeBandsSince reads it, on the project's IndexedSince
-// item): a project indexed from its first record by this code has them from the start; one the
-// index held before has them for records created from bandsGrace after this code's first batch
-// of it (an older consumer's batches are done by then; a record is created when it is first
-// stored, and each of its changes indexed by this code from then on). Before markIndexed, which
-// writes IndexedSince with the project's first records; once per project in the store's life.
+// bands in the index, with their numbers (listindex.BandKey; RangeBandsSince reads it, on the
+// project's IndexedSince item): a project indexed from its first record by this code has them
+// from the start; one the index held before (with band keys without numbers, or none) has them
+// for records created from bandsGrace after this code's first batch of it (an older consumer's
+// batches are done by then; a record is created when it is first stored, and each of its
+// changes indexed by this code from then on). Before markIndexed, which writes IndexedSince
+// with the project's first records; once per project in the store's life.
 func (s *ListIndexStore) markBands(ctx context.Context, parts map[lxPart][]listindex.Entry) error {
 	projects := map[string]bool{}
 	for p := range parts {

@@ -31,8 +31,8 @@ func indexedSince(ctx context.Context, t *Table, projectID string) (since time.T
 }
 
 // RangeBandsSince is the earliest created_at from which every record of the project the index
-// holds has its keys of duration and cost bands (listindex.Band, markBands); ok is false when
-// the index has not marked it yet.
+// holds has its keys of duration and cost bands with their numbers (listindex.BandKey,
+// markBands); ok is false when the index has not marked it yet.
 func (s *ListIndexStore) RangeBandsSince(ctx context.Context, projectID string) (since time.Time, ok bool, err error) {
 	return sinceAttr(ctx, s.t, projectID, attrLXBands)
 }

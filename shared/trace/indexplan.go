@@ -396,9 +396,10 @@ func bandRange(fs []filter) (filter, bool) {
 // bandRanges are the bands the range f covers, each cut to the window [from, to) (a merge of
 // runs of one value, in created order), all exact: nothing else is filtered. A band strictly
 // inside the range holds only numbers in it (InWithin); one at a bound the range has may hold
-// others, which the plan's Within range (f itself) decides on its keys of the value's
-// dimension, or on the records, whichever costs less (withinSets), so that a record out of it
-// is passed over without being read.
+// others, which the plan's Within range (f itself) decides by the number each key carries
+// (listindex.BandKey; bandKeyWithin), or, for a key without it, on the range's keys of the
+// value's dimension or on the records, whichever costs less (withinSets), so that a record out
+// of it is passed over without being read.
 func bandRanges(f filter, from, to time.Time) []PlanRange {
 	if f.lo != nil && f.hi != nil && *f.lo > *f.hi {
 		return nil
