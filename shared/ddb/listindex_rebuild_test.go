@@ -54,12 +54,7 @@ func TestReindexRebuildsTheDaysBeforeTheIndex(t *testing.T) {
 	// A project from before the index: its time index has an entry before the index's mark.
 	before := lxDay0.AddDate(0, 0, -1)
 	seedTimeIndex(t, client, table, store, projectID, before)
-	_, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: &table, Item: map[string]types.AttributeValue{
-		infra.AttrPK: &types.AttributeValueMemberS{Value: indexedSincePK(projectID)},
-		infra.AttrSK: &types.AttributeValueMemberS{Value: skIndexedSince},
-		attrLXSince:  num(lxDay0.AddDate(0, 0, 30).UnixMicro()),
-	}})
-	require.NoError(t, err)
+	putIndexMarks(t, client, table, projectID, map[string]time.Time{attrLXSince: lxDay0.AddDate(0, 0, 30)})
 
 	ingest := func(at time.Time, spans ...trace.Span) {
 		t.Helper()

@@ -782,12 +782,7 @@ func TestListIndexRangeBandsSince(t *testing.T) {
 
 	// A project an older consumer indexed: its IndexedSince without the bands' mark.
 	older := uuid.NewString()
-	_, err = client.PutItem(ctx, &dynamodb.PutItemInput{TableName: &table, Item: map[string]types.AttributeValue{
-		infra.AttrPK: &types.AttributeValueMemberS{Value: indexedSincePK(older)},
-		infra.AttrSK: &types.AttributeValueMemberS{Value: skIndexedSince},
-		attrLXSince:  num(lxDay0.UnixMicro()),
-	}})
-	require.NoError(t, err)
+	putIndexMarks(t, client, table, older, map[string]time.Time{attrLXSince: lxDay0})
 	require.NoError(t, store().Apply(ctx, "shard-1", spanRecords(t, older, lxDay0.Add(time.Hour), 1, 2, rng)))
 	now = now.Add(48 * time.Hour)
 	require.NoError(t, store().Apply(ctx, "shard-1", spanRecords(t, older, lxDay0.Add(2*time.Hour), 3, 2, rng)))
@@ -799,13 +794,7 @@ func TestListIndexRangeBandsSince(t *testing.T) {
 	// A project indexed from its first record by a consumer whose band keys had no numbers
 	// (its mark "bk"): its band keys have them from an hour after the first batch of this code.
 	unnumbered := uuid.NewString()
-	_, err = client.PutItem(ctx, &dynamodb.PutItemInput{TableName: &table, Item: map[string]types.AttributeValue{
-		infra.AttrPK: &types.AttributeValueMemberS{Value: indexedSincePK(unnumbered)},
-		infra.AttrSK: &types.AttributeValueMemberS{Value: skIndexedSince},
-		attrLXSince:  num(lxDay0.UnixMicro()),
-		"bk":         num(0),
-	}})
-	require.NoError(t, err)
+	putIndexMarks(t, client, table, unnumbered, map[string]time.Time{attrLXSince: lxDay0, "bk": time.UnixMicro(0)})
 	require.NoError(t, store().Apply(ctx, "shard-1", spanRecords(t, unnumbered, lxDay0.Add(3*time.Hour), 5, 2, rng)))
 	since, ok, err = store().RangeBandsSince(ctx, unnumbered)
 	require.NoError(t, err)

@@ -81,12 +81,7 @@ func TestTimeIndexOnlyForProjectsFromBeforeTheListIndex(t *testing.T) {
 	// before the index's first record (for spans a trace's member item).
 	old := uuid.NewString()
 	seedTimeIndex(t, w.client, w.table, w.store, old, day.AddDate(0, 0, -2))
-	_, err = w.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: &w.table, Item: map[string]types.AttributeValue{
-		infra.AttrPK: &types.AttributeValueMemberS{Value: indexedSincePK(old)},
-		infra.AttrSK: &types.AttributeValueMemberS{Value: skIndexedSince},
-		attrLXSince:  num(day.UnixMicro()),
-	}})
-	require.NoError(t, err)
+	putIndexMarks(t, w.client, w.table, old, map[string]time.Time{attrLXSince: day})
 	traces, sessions := apply(old)
 	assert.Subset(t, walk(old, trace.IndexTraces), traces, "every trace of the older project in its time index")
 	assert.Subset(t, walk(old, trace.IndexSessions), sessions)
@@ -178,4 +173,19 @@ func seedTimeIndex(t *testing.T, client *dynamodb.Client, table string, store *T
 		_, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: &table, Item: item})
 		require.NoError(t, err)
 	}
+}
+
+// putIndexMarks writes the project's IndexedSince item with marks (attribute: time), as a
+// consumer of an earlier version left it.
+func putIndexMarks(t *testing.T, client *dynamodb.Client, table, projectID string, marks map[string]time.Time) {
+	t.Helper()
+	item := map[string]types.AttributeValue{
+		infra.AttrPK: &types.AttributeValueMemberS{Value: indexedSincePK(projectID)},
+		infra.AttrSK: &types.AttributeValueMemberS{Value: skIndexedSince},
+	}
+	for name, at := range marks {
+		item[name] = num(at.UnixMicro())
+	}
+	_, err := client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: &table, Item: item})
+	require.NoError(t, err)
 }
