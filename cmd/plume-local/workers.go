@@ -145,7 +145,8 @@ func optimizations(ctx context.Context, plume *app.Env, runs *app.LocalQueue, in
 // rollups applies the table's change stream to the trace and session aggregates, the metrics'
 // rollups and the list index in-process (app.Env.StreamConsumer), as RollupFunction's event
 // source mapping does in a deployment: every shard in order, half a second apart when idle, a
-// failed batch read again after a second. DynamoDB Local serves the Streams API on its own endpoint
+// failed batch read again after a second, in tumbling windows of a minute at most that also
+// end when the shard has nothing new (so the metrics follow the writes within a second here). DynamoDB Local serves the Streams API on its own endpoint
 // (AWS_ENDPOINT_URL_DYNAMODB), which AWS_ENDPOINT_URL_DYNAMODB_STREAMS overrides. The returned
 // function stops polling and waits for the batch in progress.
 func rollups(ctx context.Context, plume *app.Env, db ddb.TableDescriber, awsCfg aws.Config, env func(string) string) (func(), error) {
@@ -153,16 +154,16 @@ func rollups(ctx context.Context, plume *app.Env, db ddb.TableDescriber, awsCfg 
 	if err != nil {
 		return nil, err
 	}
-	return pollStream(ctx, plume, db, awsCfg, env, apply), nil
+	return pollStream(ctx, plume, db, awsCfg, env, ddb.StreamPoller{ApplyWindow: apply, Window: time.Minute}), nil
 }
 
 // pollStream polls the table's change stream in the background, applying each batch with
-// apply, and returns the function that stops it.
+// consumer's Apply (or ApplyWindow, in its windows), and returns the function that stops it.
 func pollStream(ctx context.Context, plume *app.Env, db ddb.TableDescriber, awsCfg aws.Config, env func(string) string,
-	apply func(context.Context, string, []ddb.StreamRecord) error) func() {
+	consumer ddb.StreamPoller) func() {
 	endpoint := cmp.Or(env("AWS_ENDPOINT_URL_DYNAMODB_STREAMS"), env("AWS_ENDPOINT_URL_DYNAMODB"), env("AWS_ENDPOINT_URL"))
 	p := &ddb.StreamPoller{DB: db, TableName: plume.Config.Table, Streams: ddb.NewStreamsClient(awsCfg, endpoint),
-		Apply: apply, Interval: 500 * time.Millisecond, Retry: time.Second}
+		Apply: consumer.Apply, ApplyWindow: consumer.ApplyWindow, Window: consumer.Window, Interval: 500 * time.Millisecond, Retry: time.Second}
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = p.Run(ctx) })
@@ -188,7 +189,7 @@ func webhooks(ctx context.Context, plume *app.Env, hooks *app.LocalQueue, db ddb
 	if err != nil {
 		return nil, err
 	}
-	stopPoller := pollStream(ctx, plume, db, awsCfg, env, apply)
+	stopPoller := pollStream(ctx, plume, db, awsCfg, env, ddb.StreamPoller{Apply: apply})
 	return func() {
 		stopPoller()
 		closeCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -138,7 +138,7 @@ func startPlume(ctx context.Context, getenv func(string) string, streamsURL stri
 		return nil, err
 	}
 	p.poller = &ddb.StreamPoller{DB: direct, TableName: cfg.Table, Streams: ddb.NewStreamsClient(awsCfg, streamsURL),
-		Apply: apply, Interval: 200 * time.Millisecond, Retry: time.Second}
+		ApplyWindow: apply, Window: time.Minute, Interval: 200 * time.Millisecond, Retry: time.Second}
 	return p, nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/plumehq/plume/api"
+	"github.com/plumehq/plume/internal/app"
 	"github.com/plumehq/plume/internal/apitest"
 	"github.com/plumehq/plume/internal/faultproxy"
 	"github.com/plumehq/plume/shared/judge"
@@ -79,11 +80,12 @@ func TestSpanChoicesCrashAndReplay(t *testing.T) {
 	}
 }
 
-// replayTolerating applies the whole stream to the stream consumer as RollupFunction does, a
-// failed batch applied again, and returns how many batches failed.
+// replayTolerating applies the whole stream to the stream consumer as RollupFunction does (each
+// batch a window of its own), a failed batch applied again, and returns how many batches
+// failed.
 func replayTolerating(t *testing.T, srv *apitest.API) int {
 	t.Helper()
 	apply, err := srv.Env.StreamConsumer()
 	require.NoError(t, err)
-	return srv.ReplayTolerating(t, apply, nil)
+	return srv.ReplayTolerating(t, app.ApplyEach(apply), nil)
 }

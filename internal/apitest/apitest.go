@@ -181,7 +181,9 @@ func New(t testing.TB, o Options) *API {
 	consumerEnv := app.NewEnv(cfg, app.Clients{DynamoDB: ddbtest.Client(t, api.StreamDDB), Blobs: blobtest.StoreAt(s3URL, api.StreamS3)}, opts...)
 	apply, err := consumerEnv.StreamConsumer()
 	require.NoError(t, err)
-	api.consumer = newConsumer(t, api.poller(t, apply))
+	consumer := api.poller(t, nil)
+	consumer.ApplyWindow = apply // each drain ends its windows: a shard that has nothing new ends its window
+	api.consumer = newConsumer(t, consumer)
 	api.Handler = api.consumer.before(h)
 	counter.Reset()
 	if o.Faults {

@@ -251,31 +251,49 @@ var StreamConsumerFilter = ddb.StreamFilter{Keys: []string{"SPAN", "TRACE", "SES
 var EventConsumerFilter = ddb.StreamFilter{Keys: []string{"JUDGE", "RUN"}, Prefixes: []string{"TAG#", "V#", "MON#"},
 	Removals: []ddb.StreamRemoval{{Prefix: "MON#", Attr: "st", Value: "alerting"}}}
 
-// StreamConsumer applies a batch of the table's change stream (one shard's records, in order)
-// to what is kept from it: the trace and session aggregates, the rollups, the list index, the
-// feedback index and the derived signals of spans in A/B tests (ddb.SignalJoin), at once, each
-// adding every record once whatever is delivered again. It applies the records
-// StreamConsumerFilter passes, as Lambda hands RollupFunction; RollupFunction, plume-local's
-// stream poller and the tests' DrainStream all apply the stream through it.
-func (e *Env) StreamConsumer() (func(ctx context.Context, shard string, records []ddb.StreamRecord) error, error) {
+// StreamConsumer applies a batch of the table's change stream (one shard's records, in order,
+// within the shard's tumbling window) to what is kept from it: the trace and session
+// aggregates, the list index, the feedback index and the derived signals of spans in A/B tests
+// (ddb.SignalJoin) at once, and the rollups at the window's end (ddb.RollupStore.ApplyWindow:
+// their sums are the window's state, which it answers), each adding every record once whatever
+// is delivered again. It applies the records StreamConsumerFilter passes, as Lambda hands
+// RollupFunction; RollupFunction, plume-local's stream poller and the tests' DrainStream all
+// apply the stream through it.
+func (e *Env) StreamConsumer() (func(ctx context.Context, shard string, records []ddb.StreamRecord, w ddb.StreamWindow) (map[string]string, error), error) {
 	index, err := e.ListIndex()
 	if err != nil {
 		return nil, err
 	}
 	aggregates, rollups, feedbackIndex := e.Aggregates(), e.Rollups(), e.FeedbackStore()
 	join := ddb.NewSignalJoin(e.table, e.Signals())
-	return func(ctx context.Context, shard string, records []ddb.StreamRecord) error {
-		if records = StreamConsumerFilter.Pass(records); len(records) == 0 {
-			return nil
-		}
+	return func(ctx context.Context, shard string, records []ddb.StreamRecord, w ddb.StreamWindow) (map[string]string, error) {
+		records = StreamConsumerFilter.Pass(records)
+		var state map[string]string
 		g, ctx := errgroup.WithContext(ctx)
-		g.Go(func() error { return aggregates.Apply(ctx, shard, records) })
-		g.Go(func() error { return rollups.Apply(ctx, shard, records) })
-		g.Go(func() error { return index.Apply(ctx, shard, records) })
-		g.Go(func() error { return feedbackIndex.Apply(ctx, shard, records) })
-		g.Go(func() error { return join.Apply(ctx, shard, records) })
-		return g.Wait()
+		g.Go(func() (err error) {
+			state, err = rollups.ApplyWindow(ctx, shard, records, w)
+			return err
+		})
+		if len(records) > 0 {
+			g.Go(func() error { return aggregates.Apply(ctx, shard, records) })
+			g.Go(func() error { return index.Apply(ctx, shard, records) })
+			g.Go(func() error { return feedbackIndex.Apply(ctx, shard, records) })
+			g.Go(func() error { return join.Apply(ctx, shard, records) })
+		}
+		if err := g.Wait(); err != nil {
+			return nil, err
+		}
+		return state, nil
 	}, nil
+}
+
+// ApplyEach is a stream consumer with windows (StreamConsumer) applied as one without: each
+// batch a window of its own.
+func ApplyEach(apply func(context.Context, string, []ddb.StreamRecord, ddb.StreamWindow) (map[string]string, error)) func(context.Context, string, []ddb.StreamRecord) error {
+	return func(ctx context.Context, shard string, records []ddb.StreamRecord) error {
+		_, err := apply(ctx, shard, records, ddb.StreamWindow{Final: true})
+		return err
+	}
 }
 
 // TraceService ingests spans, traces and sessions (POST /spans and OTLP): priced, with

@@ -24,6 +24,9 @@ type Worker struct {
 	// Answer is what a successful invocation answers the event source: null when nil. A
 	// stream consumer with a tumbling window must answer a state.
 	Answer []byte
+	// BuildAnswering, when set instead of Build, makes a job whose answer depends on the
+	// event, such as a tumbling window's state.
+	BuildAnswering func(*Env) (AnsweringJob, error)
 }
 
 // Job is one invocation of a Worker with its event, the JSON the event source sent. The error
@@ -32,6 +35,9 @@ type Worker struct {
 // function's failure destination: a job returns one when its run failed and should be tried
 // again, and logs what it did either way.
 type Job func(ctx context.Context, event []byte) error
+
+// AnsweringJob is a Job that answers the event source: the answer of a successful invocation.
+type AnsweringJob func(ctx context.Context, event []byte) ([]byte, error)
 
 // MainWorker is Main for a Worker: it builds w's job once, at init (a worker that cannot be
 // built logs why and exits 1), and runs it once per event, whatever the event holds (a
@@ -42,42 +48,50 @@ func MainWorker(w Worker) {
 		slog.Error("cannot start", "function", w.Name, "error", err)
 		os.Exit(1)
 	}
-	lambda.Start(handlerOf(w, job))
+	lambda.Start(jobHandler{job: job})
 }
 
-// buildWorker is MainWorker up to the job.
-func buildWorker(ctx context.Context, w Worker, getenv func(string) string) (Job, error) {
+// buildWorker is MainWorker up to the job, which answers w.Answer unless it answers itself.
+func buildWorker(ctx context.Context, w Worker, getenv func(string) string) (AnsweringJob, error) {
 	env, err := envFrom(ctx, getenv)
 	if err != nil {
 		return nil, err
 	}
-	return w.Build(env)
+	if w.BuildAnswering != nil {
+		return w.BuildAnswering(env)
+	}
+	job, err := w.Build(env)
+	if err != nil {
+		return nil, err
+	}
+	return answering(w.Answer, job), nil
 }
 
-// jobHandler runs a Job as a Lambda handler. The job's logs carry the invocation's request
+// answering is job answering answer (null when nil) when it succeeds.
+func answering(answer []byte, job Job) AnsweringJob {
+	if answer == nil {
+		answer = []byte("null")
+	}
+	return func(ctx context.Context, event []byte) ([]byte, error) {
+		if err := job(ctx, event); err != nil {
+			return nil, err
+		}
+		return answer, nil
+	}
+}
+
+// jobHandler runs a job as a Lambda handler. The job's logs carry the invocation's request
 // id, as the HTTP functions' logs carry theirs.
 type jobHandler struct {
-	job    Job
-	answer []byte
+	job AnsweringJob
 }
 
 var _ lambda.Handler = jobHandler{}
 
-// handlerOf is the handler of w's job.
-func handlerOf(w Worker, job Job) jobHandler {
-	if w.Answer == nil {
-		return jobHandler{job: job, answer: []byte("null")}
-	}
-	return jobHandler{job: job, answer: w.Answer}
-}
-
-// Invoke runs the job on the event and answers h.answer.
+// Invoke runs the job on the event and answers what it answers.
 func (h jobHandler) Invoke(ctx context.Context, event []byte) ([]byte, error) {
 	if lc, ok := lambdacontext.FromContext(ctx); ok {
 		ctx = web.WithRequestID(ctx, lc.AwsRequestID)
 	}
-	if err := h.job(ctx, event); err != nil {
-		return nil, err
-	}
-	return h.answer, nil
+	return h.job(ctx, event)
 }

@@ -38,11 +38,11 @@ func TestJobHandler(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			runs, requestID := 0, ""
-			h := handlerOf(Worker{Answer: tt.answer}, func(ctx context.Context, _ []byte) error {
+			h := jobHandler{job: answering(tt.answer, func(ctx context.Context, _ []byte) error {
 				runs++
 				requestID = web.RequestID(ctx)
 				return tt.err
-			})
+			})}
 			ctx := lambdacontext.NewContext(context.Background(), &lambdacontext.LambdaContext{AwsRequestID: "req-1"})
 
 			out, err := h.Invoke(ctx, tt.event)

@@ -10,12 +10,15 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -389,6 +392,212 @@ func TestRollupsCountEachRecordOnce(t *testing.T) {
 		require.NoError(t, fresh.Apply(ctx, shard, records), "Lambda retries the batch")
 		assert.True(t, reflect.DeepEqual(want, metricsOf(fresh)), "after a consumer died after %d updates", after)
 	}
+}
+
+// TestRollupWindowsCountEachRecordOnce applies a stream's records in tumbling windows, the
+// state handed from batch to batch as Lambda hands it: in one window, given again into the
+// state, in windows of three batches, in windows whose state passes its limit, and after a
+// consumer that died at each update of a window's flush, both retried with the same state (as
+// Lambda retries a failed invocation) and restarted from the window's first record with a
+// fresh state and batches cut otherwise (as after the mapping's restart), ending before or
+// after the flush that died. Every rollup item is that of the records applied once, batch by
+// batch, and nothing is written before a window ends.
+func TestRollupWindowsCountEachRecordOnce(t *testing.T) {
+	srv := apitest.New(t, apitest.Options{})
+	base := time.Now().UTC().Truncate(time.Hour).Add(-2 * time.Hour)
+	rng := rand.New(rand.NewPCG(5, 27))
+	for b := range 3 {
+		var batch []map[string]any
+		for i := range 12 {
+			n := b*12 + i
+			s := &sentSpan{id: uuidOf(binary.BigEndian.AppendUint64(make([]byte, 8), uint64(n+1))),
+				trace: uuidOf(binary.BigEndian.AppendUint64(make([]byte, 8), uint64(100+n%7))),
+				name:  []string{"plan", "step", "answer"}[n%3], kind: []string{"llm", "tool", "chain"}[n%3],
+				env: []string{"prod", "dev"}[n%2], start: base.Add(time.Duration(rng.IntN(7200)) * time.Second),
+				ms: float64(1 + rng.IntN(900)), cost: float64(1+rng.IntN(9)) / 1000, failed: n%5 == 0}
+			if s.kind == "llm" {
+				s.model, s.in, s.out = []string{"gpt-4o-mini", "claude-3-5-haiku"}[n%2], int64(10+n), 5
+			}
+			batch = append(batch, s.wire())
+		}
+		srv.MustDo(t, "POST", "/spans", srv.A.Key, batch)
+	}
+	shard, records := captureStream(t, srv)
+	ctx := context.Background()
+	storeOf := func(api ddb.API, table string) *ddb.RollupStore {
+		return ddb.NewRollupStore(ddb.NewTable(api, table), 0)
+	}
+	fresh := func() (*dynamodb.Client, string) {
+		client, _, table := ddbtest.NewTable(t)
+		return client, table
+	}
+
+	client, table := fresh()
+	for _, b := range slices.Collect(slices.Chunk(records, 7)) {
+		require.NoError(t, storeOf(client, table).Apply(ctx, shard, b))
+	}
+	want := rollupItems(t, client, table)
+	require.Greater(t, len(want), 20, "the spans change many rollup items")
+
+	chunks := func(n int) [][]ddb.StreamRecord { return slices.Collect(slices.Chunk(records, n)) }
+	// window applies batches as one window, each with the state the one before answered, and
+	// the last as the window's final invocation; it answers the first failure.
+	window := func(s *ddb.RollupStore, state map[string]string, batches [][]ddb.StreamRecord) (map[string]string, error) {
+		for i, b := range batches {
+			next, err := s.ApplyWindow(ctx, shard, b, ddb.StreamWindow{State: state, Final: i == len(batches)-1})
+			if err != nil {
+				return state, err
+			}
+			state = next
+		}
+		return state, nil
+	}
+	// open applies batches as the start of a window, and answers its state.
+	open := func(s *ddb.RollupStore, batches [][]ddb.StreamRecord) map[string]string {
+		var state map[string]string
+		for _, b := range batches {
+			var err error
+			state, err = s.ApplyWindow(ctx, shard, b, ddb.StreamWindow{State: state})
+			require.NoError(t, err)
+		}
+		return state
+	}
+	t.Run("one window", func(t *testing.T) {
+		client, table := fresh()
+		s := storeOf(client, table)
+		state := open(s, chunks(5))
+		require.NotEmpty(t, state)
+		assert.Empty(t, rollupItems(t, client, table), "nothing is written before the window ends")
+		_, err := s.ApplyWindow(ctx, shard, nil, ddb.StreamWindow{State: state, Final: true})
+		require.NoError(t, err)
+		assert.Equal(t, want, rollupItems(t, client, table))
+	})
+	t.Run("given again into the state", func(t *testing.T) {
+		client, table := fresh()
+		s := storeOf(client, table)
+		var state map[string]string
+		for _, b := range slices.Collect(slices.Chunk(records[:len(records)/2], 5)) {
+			for range 2 {
+				var err error
+				state, err = s.ApplyWindow(ctx, shard, b, ddb.StreamWindow{State: state})
+				require.NoError(t, err)
+			}
+		}
+		_, err := s.ApplyWindow(ctx, shard, nil, ddb.StreamWindow{State: state, Final: true})
+		require.NoError(t, err)
+		_, err = window(s, nil, chunks(3)) // a mapping restarted from the first record: half of them written already
+		require.NoError(t, err)
+		assert.Equal(t, want, rollupItems(t, client, table))
+	})
+	t.Run("windows of three batches", func(t *testing.T) {
+		client, table := fresh()
+		s := storeOf(client, table)
+		for _, w := range slices.Collect(slices.Chunk(chunks(4), 3)) {
+			_, err := window(s, nil, w)
+			require.NoError(t, err)
+		}
+		assert.Equal(t, want, rollupItems(t, client, table))
+	})
+	t.Run("a state past its limit", func(t *testing.T) {
+		client, table := fresh()
+		s := storeOf(client, table).WithStateLimit(4 << 10)
+		var state map[string]string
+		early := 0
+		for _, b := range chunks(5) {
+			next, err := s.ApplyWindow(ctx, shard, b, ddb.StreamWindow{State: state})
+			require.NoError(t, err)
+			if state != nil && next == nil {
+				early++
+			}
+			state = next
+		}
+		_, err := s.ApplyWindow(ctx, shard, nil, ddb.StreamWindow{State: state, Final: true})
+		require.NoError(t, err)
+		assert.Positive(t, early, "a state past its limit is written within its window")
+		assert.Equal(t, want, rollupItems(t, client, table))
+	})
+
+	// A window of the first two thirds of the records, whose flush dies: its updates counted on
+	// a consumer that does not die.
+	died := 2 * len(records) / 3
+	prefix, final, rest := slices.Collect(slices.Chunk(records[:died-6], 5)), records[died-6:died], records[died:]
+	counting := &failingUpdates{API: ddbtest.Client(t, nil), after: math.MaxInt}
+	{
+		_, table := fresh()
+		_, err := window(storeOf(counting, table), nil, append(slices.Clone(prefix), final))
+		require.NoError(t, err)
+	}
+	updates := counting.n
+	require.Greater(t, updates, 20)
+	// dies is that window with a final invocation that died after some updates of its flush:
+	// its table, and the state Lambda hands the retry.
+	dies := func(after int) (*dynamodb.Client, string, map[string]string) {
+		client, table := fresh()
+		state := open(storeOf(client, table), prefix)
+		dying := &failingUpdates{API: client, after: after}
+		_, err := storeOf(dying, table).ApplyWindow(ctx, shard, final, ddb.StreamWindow{State: state, Final: true})
+		require.Error(t, err, "a consumer that dies after %d of %d updates fails its invocation", after, updates)
+		return client, table, state
+	}
+	for after := range updates {
+		client, table, state := dies(after)
+		retry := [][]ddb.StreamRecord{final}
+		if after%2 == 1 {
+			retry = [][]ddb.StreamRecord{final[:2], final[2:]} // the batch cut otherwise
+		}
+		s := storeOf(client, table)
+		_, err := window(s, state, retry)
+		require.NoError(t, err)
+		_, err = window(s, nil, slices.Collect(slices.Chunk(rest, 5)))
+		require.NoError(t, err)
+		assert.Equal(t, want, rollupItems(t, client, table), "retried with the same state after %d updates", after)
+
+		// The mapping restarts from the window's first record, with a fresh state, in a window
+		// past the one that died, or in one that ends before it and then one past it.
+		client, table, _ = dies(after)
+		s = storeOf(client, table)
+		if after%2 == 0 {
+			_, err = window(s, nil, chunks(4))
+		} else {
+			half := len(records) / 2
+			if _, err = window(s, nil, slices.Collect(slices.Chunk(records[:half], 4))); err == nil {
+				_, err = window(s, nil, slices.Collect(slices.Chunk(records[half:], 4)))
+			}
+		}
+		require.NoError(t, err)
+		assert.Equal(t, want, rollupItems(t, client, table), "restarted from the window's first record after %d updates", after)
+	}
+}
+
+// rollupItems are the rollup items of table, their non-zero counters by key (without the shards'
+// marks and the expiry).
+func rollupItems(t *testing.T, api dynamodb.ScanAPIClient, table string) map[string]map[string]string {
+	t.Helper()
+	out := map[string]map[string]string{}
+	p := dynamodb.NewScanPaginator(api, &dynamodb.ScanInput{TableName: &table})
+	for p.HasMorePages() {
+		page, err := p.NextPage(context.Background())
+		require.NoError(t, err)
+		for _, it := range page.Items {
+			pk, _ := it["PK"].(*types.AttributeValueMemberS)
+			sk, _ := it["SK"].(*types.AttributeValueMemberS)
+			if pk == nil || !strings.Contains(pk.Value, "#RU#") {
+				continue
+			}
+			counts := map[string]string{}
+			for name, v := range it {
+				if n, ok := v.(*types.AttributeValueMemberN); ok && name != "ttl" {
+					f, err := strconv.ParseFloat(n.Value, 64) // 0.010 and 0.01 are one number
+					require.NoError(t, err)
+					if f != 0 { // a count added and taken back by another batch
+						counts[name] = strconv.FormatFloat(f, 'g', -1, 64)
+					}
+				}
+			}
+			out[pk.Value+" "+sk.Value] = counts
+		}
+	}
+	return out
 }
 
 // captureStream reads the records the table's stream holds, without applying them: the batch

@@ -152,10 +152,11 @@ func (a *AggregateStore) Apply(ctx context.Context, shard string, records []Stre
 type aggregateKey struct{ projectID, id string }
 
 // pending reads the aggregate item pk/sk and returns it with its marks and the records of recs
-// after its mark of this shard. It reads strongly consistent: the update is conditioned on the
-// version read, and a stale read would only lose that condition.
-func (a *AggregateStore) pending(ctx context.Context, pk, sk, mark string, recs []aggregateRecord) (map[string]types.AttributeValue, map[string]markAttr, []aggregateRecord, error) {
-	res, err := a.s.t.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: &a.s.t.name, Key: key(pk, sk), ConsistentRead: aws.Bool(true)})
+// after its mark of this shard. The update is conditioned on the version read, so a stale read
+// (eventually consistent, half a read unit) only loses that condition, and the next attempt
+// reads strongly consistent.
+func (a *AggregateStore) pending(ctx context.Context, pk, sk, mark string, recs []aggregateRecord, consistent bool) (map[string]types.AttributeValue, map[string]markAttr, []aggregateRecord, error) {
+	res, err := a.s.t.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: &a.s.t.name, Key: key(pk, sk), ConsistentRead: aws.Bool(consistent)})
 	if err != nil {
 		return nil, nil, nil, storageErr("read "+pk, err)
 	}
@@ -226,8 +227,13 @@ func untilWon(ctx context.Context, what string, attempt func() (lost bool, err e
 // applyTrace applies records of span summaries to their trace.
 func (a *AggregateStore) applyTrace(ctx context.Context, k aggregateKey, mark string, recs []aggregateRecord) error {
 	pk := tracePK(k.projectID, k.id)
+	// A trace's versioned writers (this consumer, PutTrace, a recount) all move its version, so
+	// the first read may be eventually consistent: a trace is mostly written by the batch before
+	// (its spans' batches, seconds apart), long enough ago.
+	consistent := false
 	return untilWon(ctx, "trace "+k.id, func() (bool, error) {
-		cur, marks, rest, err := a.pending(ctx, pk, skTrace, mark, recs)
+		cur, marks, rest, err := a.pending(ctx, pk, skTrace, mark, recs, consistent)
+		consistent = true
 		if err != nil || len(rest) == 0 {
 			return false, err
 		}
@@ -553,7 +559,8 @@ func (a *AggregateStore) addCompletions(ctx context.Context, k completionsKey, a
 func (a *AggregateStore) applySession(ctx context.Context, k aggregateKey, mark string, recs []aggregateRecord) error {
 	pk := sessionPK(k.projectID, k.id)
 	return untilWon(ctx, "session "+k.id, func() (bool, error) {
-		cur, marks, rest, err := a.pending(ctx, pk, skSession, mark, recs)
+		// Strongly consistent: a session's upsert (POST /sessions) changes it without its version.
+		cur, marks, rest, err := a.pending(ctx, pk, skSession, mark, recs, true)
 		if err != nil || len(rest) == 0 {
 			return false, err
 		}

@@ -14,7 +14,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/plumehq/plume/infra"
 	"github.com/plumehq/plume/shared/bound"
@@ -33,11 +32,12 @@ import (
 // Exactly once: records come in shards, each delivered in order to one consumer at a time, but
 // a batch can be delivered again (a retry after a failure, maybe split in two or with more
 // records after it). Each item keeps, per shard, the sequence number of the last record whose
-// change it has added (hw#<shard hash>); a batch adds its sum to an item only if the item's
-// mark is before the batch's first record, and moves the mark to its last, in one conditional
-// update. An item whose mark falls inside the batch (a retry that overlaps what was added) is
-// read, and only the records after its mark are added. So every record counts once in every
-// item, whatever is retried, without a transaction.
+// change it has added (hw#<shard hash>); a write adds its sum to an item only if the item's
+// mark is before the write's first record, and moves the mark to its last, in one conditional
+// update. An item whose mark falls inside the write (a retry that overlaps what was added) is
+// read, and only what is after its mark is added. So every record counts once in every item,
+// whatever is retried, without a transaction. The sums are kept in RollupFunction's tumbling
+// window and written once per window (rollup_window.go); Apply writes a batch's at once.
 //
 // What counts: the span summaries, trace items, judge evaluations (EVAL#) and people's
 // feedback (FB#<user>; calibration feedback, FB#<user>#J#<judge>, is about a judge and is not
@@ -91,63 +91,30 @@ type StreamRecord struct {
 type RollupStore struct {
 	t         *Table
 	retention time.Duration
+	stateMax  int // a window's state beyond it is written at once
 }
 
 // NewRollupStore is the rollups of t; retention (0: none) expires an item that long after its
 // bucket, as the spans it counts expire (retention.go).
 func NewRollupStore(t *Table, retention time.Duration) *RollupStore {
-	return &RollupStore{t: t, retention: retention}
+	return &RollupStore{t: t, retention: retention, stateMax: rollupStateMax}
+}
+
+// WithStateLimit is s with windows whose state is written at once beyond bytes (256 KB
+// otherwise).
+func (s *RollupStore) WithStateLimit(bytes int) *RollupStore {
+	out := *s
+	out.stateMax = bytes
+	return &out
 }
 
 // Apply adds the changes of records, a batch of the stream shard named shard in sequence order,
 // to the rollups: each item it changes is updated once (about one write unit per item of up to
-// 1 KB), and records it has already added are skipped.
+// 1 KB), and records it has already added are skipped. It is ApplyWindow of a window of one
+// batch.
 func (s *RollupStore) Apply(ctx context.Context, shard string, records []StreamRecord) error {
-	if len(records) == 0 {
-		return nil
-	}
-	if shard == "" {
-		return errNoShard
-	}
-	mark := rollupMark + shardHash(shard)
-	batch := countRecords(records)
-	first, last := padSeq(records[0].Sequence), padSeq(records[len(records)-1].Sequence)
-	g, ctx := errgroup.WithContext(ctx)
-	g.SetLimit(rollupConcurrency)
-	for k, c := range batch.Deltas {
-		if isZero(c) {
-			continue // changes that cancel out, or change nothing counted
-		}
-		g.Go(func() error { return s.add(ctx, k, c, mark, first, last, records) })
-	}
-	return g.Wait()
-}
-
-// add adds c, the change of records to item k, unless the item has it already.
-func (s *RollupStore) add(ctx context.Context, k rollup.Key, c *rollup.Counters, mark, first, last string, records []StreamRecord) error {
-	cond := expression.AttributeNotExists(expression.Name(mark)).Or(expression.Name(mark).LessThan(expression.Value(first)))
-	for range rollupRetries {
-		err := s.update(ctx, k, c, mark, last, cond)
-		if !isConditionFailed(err) {
-			return err
-		}
-		// The item has some of the batch already: read how far it got and add what is after.
-		done, err := s.mark(ctx, k, mark)
-		if err != nil || done >= last {
-			return err
-		}
-		var rest []StreamRecord
-		for _, r := range records {
-			if padSeq(r.Sequence) > done {
-				rest = append(rest, r)
-			}
-		}
-		if c = countRecords(rest).Deltas[k]; c == nil || isZero(c) {
-			return nil
-		}
-		cond = expression.Name(mark).Equal(expression.Value(done))
-	}
-	return fmt.Errorf("rollup %s %s: its mark kept moving under %d retries", rollupPK(k.ProjectID, k.Dim), rollupSK(k.Grain, k.Start), rollupRetries)
+	_, err := s.ApplyWindow(ctx, shard, records, StreamWindow{Final: true})
+	return err
 }
 
 // mark is the sequence number of the last record of shard mark that item k has added.
@@ -218,15 +185,20 @@ func rollupStart(g rollup.Grain, sk string) (time.Time, error) {
 func countRecords(records []StreamRecord) *rollup.Batch {
 	b := rollup.NewBatch()
 	for _, r := range records {
-		if r.EventName == "REMOVE" {
-			continue
-		}
-		if r.Old != nil {
-			count(b, r.Old, -1)
-		}
-		count(b, r.New, 1)
+		countRecord(b, r)
 	}
 	return b
+}
+
+// countRecord adds to b what r changes.
+func countRecord(b *rollup.Batch, r StreamRecord) {
+	if r.EventName == "REMOVE" {
+		return
+	}
+	if r.Old != nil {
+		count(b, r.Old, -1)
+	}
+	count(b, r.New, 1)
 }
 
 // count adds what item counts (sign 1) or takes it back (-1).

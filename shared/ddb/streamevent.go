@@ -9,12 +9,16 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
-// streamEvent is what Lambda invokes a stream consumer (RollupFunction, EventsFunction) with: a batch of one shard's records, with
-// the tumbling window's fields (TumblingWindowInSeconds in template.yaml), of which only the
-// shard is read: it is what makes a record's sequence number comparable to another's.
+// streamEvent is what Lambda invokes a stream consumer (RollupFunction, EventsFunction) with: a
+// batch of one shard's records, with the tumbling window's fields (TumblingWindowInSeconds in
+// template.yaml): the shard, which makes a record's sequence number comparable to another's,
+// and the window's state and end.
 type streamEvent struct {
-	Records []streamRecordJSON `json:"Records"`
-	ShardID string             `json:"shardId"`
+	Records         []streamRecordJSON `json:"Records"`
+	ShardID         string             `json:"shardId"`
+	State           map[string]string  `json:"state"`
+	FinalInvoke     bool               `json:"isFinalInvokeForWindow"`
+	TerminatedEarly bool               `json:"isWindowTerminatedEarly"`
 }
 
 // streamRecordJSON is a change record as Lambda's events and the Streams API's GetRecords
@@ -32,18 +36,26 @@ type streamRecordJSON struct {
 
 // DecodeStreamEvent reads a stream event into its shard and records.
 func DecodeStreamEvent(raw []byte) (string, []StreamRecord, error) {
+	shard, records, _, err := DecodeStreamWindow(raw)
+	return shard, records, err
+}
+
+// DecodeStreamWindow reads a stream event into its shard, its records and its tumbling
+// window's part: the state and whether the window ends (its last invocation, or one Lambda
+// ended early).
+func DecodeStreamWindow(raw []byte) (string, []StreamRecord, StreamWindow, error) {
 	var ev streamEvent
 	if err := json.Unmarshal(raw, &ev); err != nil {
-		return "", nil, fmt.Errorf("decode the stream event: %w", err)
+		return "", nil, StreamWindow{}, fmt.Errorf("decode the stream event: %w", err)
 	}
 	records := make([]StreamRecord, len(ev.Records))
 	for i, r := range ev.Records {
 		var err error
 		if records[i], err = r.record(); err != nil {
-			return "", nil, err
+			return "", nil, StreamWindow{}, err
 		}
 	}
-	return ev.ShardID, records, nil
+	return ev.ShardID, records, StreamWindow{State: ev.State, Final: ev.FinalInvoke || ev.TerminatedEarly}, nil
 }
 
 // record is r as a StreamRecord.

@@ -44,8 +44,17 @@ type StreamPoller struct {
 	TableName string
 	Streams   StreamsAPI
 	Apply     func(ctx context.Context, shard string, records []StreamRecord) error
-	// Interval is how long a shard with nothing new waits, Retry how long a failed batch.
-	Interval, Retry time.Duration
+	// ApplyWindow, when set, is applied instead of Apply, as Lambda applies a consumer with a
+	// tumbling window: each batch with the state its shard's previous batch answered, and, once
+	// the shard has nothing new or Window has passed since the window's first batch, a last
+	// invocation without records (Final) that ends the window. A failed invocation is tried
+	// again with the same state.
+	ApplyWindow func(ctx context.Context, shard string, records []StreamRecord, w StreamWindow) (map[string]string, error)
+	// Interval is how long a shard with nothing new waits, Retry how long a failed batch;
+	// Window is how long a window lasts at most (0: until its shard has nothing new).
+	Interval, Retry, Window time.Duration
+
+	windows map[string]*polledWindow // each shard's open window
 
 	arn       string
 	iterators map[string]*string // open shards' next iterator; nil once read to their end
@@ -111,7 +120,7 @@ func (p *StreamPoller) Poll(ctx context.Context) (busy bool, _ error) {
 			records = append(records, rec)
 		}
 		if len(records) > 0 {
-			if err := p.Apply(ctx, shard, records); err != nil {
+			if err := p.apply(ctx, shard, records); err != nil {
 				// Read the batch again: keep the iterator it was read with.
 				return true, fmt.Errorf("apply %d records of shard %s: %w", len(records), shard, err)
 			}
@@ -121,8 +130,50 @@ func (p *StreamPoller) Poll(ctx context.Context) (busy bool, _ error) {
 		if out.NextShardIterator == nil {
 			p.done[shard], p.ended = true, true
 		}
+		if w := p.windows[shard]; w != nil && (len(records) == 0 || out.NextShardIterator == nil || (p.Window > 0 && time.Since(w.began) >= p.Window)) {
+			if err := p.endWindow(ctx, shard, w); err != nil {
+				return true, err
+			}
+			busy = true
+		}
 	}
 	return busy, nil
+}
+
+// polledWindow is a shard's open tumbling window: the state its last invocation answered.
+type polledWindow struct {
+	state map[string]string
+	began time.Time
+}
+
+// apply applies one batch of shard, with its window's state when the consumer has windows.
+func (p *StreamPoller) apply(ctx context.Context, shard string, records []StreamRecord) error {
+	if p.ApplyWindow == nil {
+		return p.Apply(ctx, shard, records)
+	}
+	w := p.windows[shard]
+	if w == nil {
+		w = &polledWindow{began: time.Now()}
+	}
+	state, err := p.ApplyWindow(ctx, shard, records, StreamWindow{State: w.state})
+	if err != nil {
+		return err
+	}
+	w.state = state
+	if p.windows == nil {
+		p.windows = map[string]*polledWindow{}
+	}
+	p.windows[shard] = w
+	return nil
+}
+
+// endWindow is the last invocation of shard's window w.
+func (p *StreamPoller) endWindow(ctx context.Context, shard string, w *polledWindow) error {
+	if _, err := p.ApplyWindow(ctx, shard, nil, StreamWindow{State: w.state, Final: true}); err != nil {
+		return fmt.Errorf("end the window of shard %s: %w", shard, err)
+	}
+	delete(p.windows, shard)
+	return nil
 }
 
 // Drain polls until two polls in a row find nothing new (a shard may answer one empty page

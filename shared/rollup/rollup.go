@@ -4,9 +4,9 @@
 // The counters are not written by the requests that store spans: a consumer of the table's
 // change stream (RollupFunction, or plume-local's poller) reads each change of a span summary,
 // a trace, a judge evaluation or a person's feedback, turns it into what the new image counts
-// minus what the old one counted, adds up the changes of a batch by rollup item, and adds each
-// sum to its item once (the store makes the addition idempotent per stream shard: see
-// ddb.RollupStore). So a rollup equals a recount of the stored items it counts, whatever
+// minus what the old one counted, adds up the changes of a window of the stream (a minute of a
+// shard's batches) by rollup item, and adds each sum to its item once (the store makes the
+// addition idempotent per stream shard: see ddb.RollupStore). So a rollup equals a recount of the stored items it counts, whatever
 // failed, once the stream is consumed, and ingestion pays nothing for it on its request path.
 //
 // Items: every counter at the hour (Hour) for each dimension (all spans, and the spans of one
