@@ -1,6 +1,7 @@
 package ddb
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -105,8 +106,8 @@ func (w rollupWindow) add(records []StreamRecord, done string, begun []string) r
 
 // ApplyWindow applies records, a batch of the shard in sequence order, within a tumbling
 // window: their sums join the window's state, which it answers, or, when w is Final or the
-// state would pass its limit (WithStateLimit), are written with the state's (and the answer is empty).
-// Apply is ApplyWindow of a window of one batch.
+// state would pass its limit (WithStateLimit), are written with the state's, and the answer is
+// empty. Apply is ApplyWindow of a window of one batch.
 func (s *RollupStore) ApplyWindow(ctx context.Context, shard string, records []StreamRecord, w StreamWindow) (map[string]string, error) {
 	if shard == "" {
 		return nil, errNoShard
@@ -172,7 +173,7 @@ func (s *RollupStore) flush(ctx context.Context, shard string, state rollupWindo
 	f := &rollupFlush{segments: state, records: batch, mark: rollupMark + shardHash(shard), tail: countRecords(batch)}
 	f.first, f.last = state.bounds()
 	if len(batch) > 0 {
-		f.first = cmpOr(f.first, padSeq(batch[0].Sequence))
+		f.first = cmp.Or(f.first, padSeq(batch[0].Sequence))
 		f.last = padSeq(batch[len(batch)-1].Sequence)
 	}
 	keys := f.keys()
@@ -321,13 +322,6 @@ func (w rollupWindow) bounds() (first, last string) {
 		return "", ""
 	}
 	return w[0].first, w.last()
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // The state's encoding: JSON, each segment's items with their counters as rollup items hold
