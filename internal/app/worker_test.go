@@ -77,3 +77,19 @@ func TestBuildWorker(t *testing.T) {
 	assert.NotNil(t, job)
 	assert.Equal(t, 1, built)
 }
+
+// TestBuildAnsweringWorker: a worker that answers itself (a stream consumer answering its
+// window's state) answers what its job answers, not the static Answer.
+func TestBuildAnsweringWorker(t *testing.T) {
+	t.Setenv("AWS_REGION", "us-east-1")
+	prev := slog.Default()
+	t.Cleanup(func() { slog.SetDefault(prev) })
+	w := Worker{Name: "TestFunction", Answer: []byte(`{"state":{}}`), BuildAnswering: func(*Env) (AnsweringJob, error) {
+		return func(_ context.Context, event []byte) ([]byte, error) { return append([]byte("answer to "), event...), nil }, nil
+	}}
+	job, err := buildWorker(context.Background(), w, func(k string) string { return map[string]string{"TABLE_NAME": "plume-test"}[k] })
+	require.NoError(t, err)
+	out, err := jobHandler{job: job}.Invoke(context.Background(), []byte("{}"))
+	require.NoError(t, err)
+	assert.Equal(t, "answer to {}", string(out))
+}
