@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/plumehq/plume/api"
-	"github.com/plumehq/plume/internal/app"
 	"github.com/plumehq/plume/internal/apitest"
+	"github.com/plumehq/plume/internal/app"
 	"github.com/plumehq/plume/internal/faultproxy"
 	"github.com/plumehq/plume/shared/judge"
 )

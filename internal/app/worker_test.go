@@ -85,7 +85,9 @@ func TestBuildAnsweringWorker(t *testing.T) {
 	prev := slog.Default()
 	t.Cleanup(func() { slog.SetDefault(prev) })
 	w := Worker{Name: "TestFunction", Answer: []byte(`{"state":{}}`), BuildAnswering: func(*Env) (AnsweringJob, error) {
-		return func(_ context.Context, event []byte) ([]byte, error) { return append([]byte("answer to "), event...), nil }, nil
+		return func(_ context.Context, event []byte) ([]byte, error) {
+			return append([]byte("answer to "), event...), nil
+		}, nil
 	}}
 	job, err := buildWorker(context.Background(), w, func(k string) string { return map[string]string{"TABLE_NAME": "plume-test"}[k] })
 	require.NoError(t, err)
