@@ -396,7 +396,8 @@ func TestRollupsCountEachRecordOnce(t *testing.T) {
 
 // TestRollupWindowsCountEachRecordOnce applies a stream's records in tumbling windows, the
 // state handed from batch to batch as Lambda hands it: in one window, given again into the
-// state, in windows of three batches, in windows whose state passes its limit, and after a
+// state, a window's end given again after its writing (as when another store failed its
+// invocation), in windows of three batches, in windows whose state passes its limit, and after a
 // consumer that died at each update of a window's flush, both retried with the same state (as
 // Lambda retries a failed invocation) and restarted from the window's first record with a
 // fresh state and batches cut otherwise (as after the mapping's restart), ending before or
@@ -486,6 +487,20 @@ func TestRollupWindowsCountEachRecordOnce(t *testing.T) {
 		_, err := s.ApplyWindow(ctx, shard, nil, ddb.StreamWindow{State: state, Final: true})
 		require.NoError(t, err)
 		_, err = window(s, nil, chunks(3)) // a mapping restarted from the first record: half of them written already
+		require.NoError(t, err)
+		assert.Equal(t, want, rollupItems(t, client, table))
+	})
+	t.Run("a window's end given again after its writing", func(t *testing.T) {
+		client, table := fresh()
+		s := storeOf(client, table)
+		batches := chunks(5)
+		half := len(batches) / 2
+		state := open(s, batches[:half])
+		for range 2 { // the second as Lambda retries an invocation another store failed
+			_, err := s.ApplyWindow(ctx, shard, batches[half], ddb.StreamWindow{State: state, Final: true})
+			require.NoError(t, err)
+		}
+		_, err := window(s, nil, chunks(3)) // and a mapping restarted from the first record
 		require.NoError(t, err)
 		assert.Equal(t, want, rollupItems(t, client, table))
 	})

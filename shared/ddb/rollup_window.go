@@ -36,7 +36,8 @@ import (
 // item has it ("d", the last record written). So an item's mark is always the last record of
 // some flush: before the window, a flush under way (announced), or the window's own. Every
 // invocation reads the window item (strongly consistent, one read unit), skips the records up to
-// "d" (written already, though Lambda may hand them again after a restart) and starts a segment
+// "d" (written already, though Lambda may hand them again after a restart, or hand a state
+// again whose invocation wrote it and then failed) and starts a segment
 // after each announced flush's last record: an item whose mark an unfinished flush moved gets
 // the segments after its mark, never part of one. The batch being flushed is kept as records,
 // so an item whose mark is inside it (a flush retried with a batch cut otherwise, or a mark
@@ -86,6 +87,17 @@ func (w rollupWindow) last() string {
 	return w[len(w)-1].last
 }
 
+// after is w without the segments up to done, which are written.
+func (w rollupWindow) after(done string) (rollupWindow, error) {
+	for len(w) > 0 && w[0].last <= done {
+		w = w[1:]
+	}
+	if len(w) > 0 && w[0].first <= done {
+		return nil, fmt.Errorf("rollups' window: written up to %s, inside the state's records %s to %s", done, w[0].first, w[0].last)
+	}
+	return w, nil
+}
+
 // add sums the records after w's last and after done, starting a segment after each record
 // that ends an announced flush (begun).
 func (w rollupWindow) add(records []StreamRecord, done string, begun []string) rollupWindow {
@@ -121,6 +133,11 @@ func (s *RollupStore) ApplyWindow(ctx context.Context, shard string, records []S
 	}
 	done, begun, err := s.windowMarks(ctx, shard)
 	if err != nil {
+		return nil, err
+	}
+	// A state written already: the invocation that wrote it failed after (another store's
+	// failure), and Lambda hands its state again.
+	if state, err = state.after(done); err != nil {
 		return nil, err
 	}
 	var batch []StreamRecord
