@@ -57,18 +57,21 @@ import (
 //
 // Each stream batch's entries of a partition (trace.IndexDiff of each record's old and new
 // image, counts added up per key, zero totals left out) become one run (listindex.EncodeRun).
-// A run that takes under inlineRunMax bytes compressed (DEFLATE) is stored so in the table, an
+// A run that takes under inlineMax bytes compressed (DEFLATE) is stored so in the table, an
 // item of the day's partition P#<project>#LX#<kind>#<yyyymmdd> with the run id as sort key; a
 // larger one is an object index/project=<p>/kind=<k>/day=<yyyy-mm-dd>/<run id>.run, as it is
 // (a reader fetches its blocks by ranged GETs). The break-even: DynamoDB bills a write unit
 // per KB written ($0.625 per million), S3 a PUT per object ($5 per million, any size up to
-// 5 GB): a PUT costs as much as 8 KB written to the table. Reading is the other way round
-// (half a read unit per 4 KB read eventually consistent, $0.0625 per million; a GET $0.40 per
-// million), but a run is written once and read whole or by block, and the runs of a partition
-// are merged into few (compaction), so the write decides. Compression is what makes small
-// runs cheap: a span's entries repeat its id in each of its ten or so keys, so the run of a
-// stream batch of ten records (about 4 KB, four write units) compresses about six times, to
-// one write unit; a run in the table is read whole anyway.
+// 5 GB) and nothing for a DELETE: a PUT costs as much as 8 KB written to the table. A run
+// replaced by a compaction is expired, in the table by a write of its size (expireInline,
+// unless a retention of up to inlineKeepMax expires it with its partition), in the bucket by a
+// free DELETE: so the bound is 4 KB, or 8 KB where a replaced run is not written again.
+// Reading is the other way round (half a read unit per 4 KB read eventually consistent, $0.0625
+// per million; a GET $0.40 per million), but a run is written once and read whole or by block,
+// and the runs of a partition are merged into few (compaction), so the writes decide.
+// Compression is what makes small runs cheap: a span's entries repeat its id in each of its
+// ten or so keys, so the run of a stream batch of ten records (about 4 KB, four write units)
+// compresses about six times, to one write unit; a run in the table is read whole anyway.
 //
 // A run id is a hash of the shard and the first and last sequence numbers of the records it
 // holds, so a retried batch rewrites the same run. A compaction's run is a hash of the ids it
@@ -96,7 +99,8 @@ import (
 // deletes these items; the partitions expire with the span retention, as the items do, and
 // deleting a project deletes its index (ObjectPrefixes, ItemKind).
 const (
-	// inlineRunMax: a run that takes fewer bytes compressed is stored in the table (see above).
+	// inlineRunMax: a run that takes fewer bytes compressed is stored in the table (see above),
+	// or half as many when a replaced run is expired by a write (inlineKeepMax).
 	inlineRunMax = 8 << 10
 	// compressMax: a larger run is not compressed to see whether it would fit in the table
 	// (runs compress two to six times).
@@ -319,14 +323,25 @@ type lxRun struct {
 }
 
 // newRun encodes entries as the run of the batch's records from from on.
-func newRun(b *lxBatch, from int, entries []listindex.Entry) (lxRun, error) {
+func (s *ListIndexStore) newRun(b *lxBatch, from int, entries []listindex.Entry) (lxRun, error) {
 	id := runID(b.shard + "\x00" + b.records[from].Sequence + "\x00" + b.records[len(b.records)-1].Sequence)
-	return placeRun(id, entries)
+	return placeRun(id, entries, s.inlineMax())
+}
+
+// inlineMax is the size under which a run is stored in the table: inlineRunMax, where a
+// replaced run is left to its partition's retention, and half that where it is expired by a
+// write (expireInline) as large as the run, so that a run in the table costs its size twice
+// while one in the bucket costs a PUT (its DELETE is free).
+func (s *ListIndexStore) inlineMax() int {
+	if s.cfg.Retention > 0 && s.cfg.Retention <= inlineKeepMax {
+		return inlineRunMax
+	}
+	return inlineRunMax / 2
 }
 
 // placeRun encodes entries as the run id and places it: in the table when it takes under
-// inlineRunMax bytes compressed, else in the bucket.
-func placeRun(id string, entries []listindex.Entry) (lxRun, error) {
+// inlineMax bytes compressed, else in the bucket.
+func placeRun(id string, entries []listindex.Entry, inlineMax int) (lxRun, error) {
 	body := listindex.EncodeRun(entries)
 	run := lxRun{IndexRun: IndexRun{ID: id, InBucket: true, Size: int64(len(body)), Entries: len(entries)}, body: body}
 	if len(body) >= compressMax {
@@ -343,7 +358,7 @@ func placeRun(id string, entries []listindex.Entry) (lxRun, error) {
 	if err := w.Close(); err != nil {
 		return lxRun{}, err
 	}
-	if z.Len() < inlineRunMax {
+	if z.Len() < inlineMax {
 		run.InBucket, run.Stored, run.body = false, int64(z.Len()), z.Bytes()
 	}
 	return run, nil
@@ -373,7 +388,7 @@ func (s *ListIndexStore) applyPartition(ctx context.Context, b *lxBatch, p lxPar
 	from := 0
 	cond := expression.AttributeNotExists(expression.Name(b.mark)).Or(expression.Name(b.mark).LessThan(expression.Value(b.seqs[0])))
 	for range lxRetries {
-		run, err := newRun(b, from, entries)
+		run, err := s.newRun(b, from, entries)
 		if err != nil {
 			return err
 		}

@@ -29,7 +29,7 @@ import (
 // merged again only with runs of about its size, so a record's entry is rewritten about
 // log(partition / batch) times over a day, not once per compaction.
 //
-// The merged run is placed like any run (inlineRunMax), named by the ids it replaces, so that
+// The merged run is placed like any run (inlineMax), named by the ids it replaces, so that
 // two consumers compacting the same runs write the same run. Replaced runs stay readable for
 // readers that listed them: one of the bucket is listed as replaced (x#) and deleted by a
 // later compaction after replacedGrace; one of the table is expired (expireInline). The same
@@ -99,7 +99,7 @@ func (s *ListIndexStore) compact(ctx context.Context, p lxPart, m lxManifest) er
 	slices.Sort(ids)
 	var out *lxRun
 	if len(entries) > 0 {
-		run, err := placeRun(runID("compaction\x00"+strings.Join(ids, "\x00")), entries)
+		run, err := placeRun(runID("compaction\x00"+strings.Join(ids, "\x00")), entries, s.inlineMax())
 		if err != nil {
 			return err
 		}

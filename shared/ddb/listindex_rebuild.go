@@ -115,7 +115,7 @@ func (s *ListIndexStore) RebuildDay(ctx context.Context, traces *TraceStore, pro
 		if dryRun || len(entries) == 0 {
 			continue
 		}
-		run, err := placeRun(runID("rebuild\x00"+uuid.NewString()), entries)
+		run, err := placeRun(runID("rebuild\x00"+uuid.NewString()), entries, s.inlineMax())
 		if err != nil {
 			return out, s.deleteRuns(ctx, p, written, err)
 		}

@@ -605,11 +605,26 @@ func (s *ListIndexStore) only(t *testing.T, projectID string, kind listindex.Kin
 	return parts[0], m
 }
 
-// TestListIndexPlacement: a run that takes under 8 KB compressed is an item of its day's
-// partition, compressed, and no object; a larger one is an object under the project's index
-// prefix, as it is, and no item; both read back whole through Sources.
+// TestListIndexPlacement: a run that takes under 4 KB compressed (8 KB with a retention of up
+// to 75 days, which expires a replaced run with its partition rather than by a write) is an item
+// of its day's partition, compressed, and no object; a larger one is an object under the
+// project's index prefix, as it is, and no item; both read back whole through Sources.
 func TestListIndexPlacement(t *testing.T) {
-	s, client, table, blobs := newLXStore(t, ListIndexConfig{})
+	for _, c := range []struct {
+		name string
+		cfg  ListIndexConfig
+		max  int
+	}{
+		{"no retention", ListIndexConfig{}, inlineRunMax / 2},
+		{"30 days' retention", ListIndexConfig{Retention: 30 * 24 * time.Hour}, inlineRunMax},
+	} {
+		t.Run(c.name, func(t *testing.T) { testListIndexPlacement(t, c.cfg, c.max) })
+	}
+}
+
+func testListIndexPlacement(t *testing.T, cfg ListIndexConfig, inlineMax int) {
+	s, client, table, blobs := newLXStore(t, cfg)
+	require.Equal(t, inlineMax, s.inlineMax())
 	ctx := context.Background()
 	day := lxDay0.Truncate(24 * time.Hour)
 	entries := func(project string, spans int) []listindex.Entry {
@@ -619,7 +634,7 @@ func TestListIndexPlacement(t *testing.T) {
 	// The largest batch whose run fits in the table, and one span more.
 	n := 1
 	for ; ; n++ {
-		run, err := placeRun("sizing", entries("sizing", n))
+		run, err := placeRun("sizing", entries("sizing", n), inlineMax)
 		require.NoError(t, err)
 		if run.InBucket {
 			break
@@ -630,8 +645,8 @@ func TestListIndexPlacement(t *testing.T) {
 		spans    int
 		inBucket bool
 	}{
-		{name: "under 8 KB compressed", spans: n - 1},
-		{name: "8 KB or more compressed", spans: n, inBucket: true},
+		{name: "under the bound compressed", spans: n - 1},
+		{name: "at the bound or more compressed", spans: n, inBucket: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -658,7 +673,7 @@ func TestListIndexPlacement(t *testing.T) {
 				require.NotNil(t, item.Item)
 				stored := item.Item[attrLXRunBytes].(*types.AttributeValueMemberB).Value
 				assert.Equal(t, run.Stored, int64(len(stored)))
-				assert.Less(t, len(stored), inlineRunMax)
+				assert.Less(t, len(stored), inlineMax)
 				assert.Less(t, 3*len(stored), len(body), "compressed (a span's id is in each of its keys)")
 				got, err := inflate(stored, run.Size)
 				require.NoError(t, err)
