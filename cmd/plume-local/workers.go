@@ -146,9 +146,10 @@ func optimizations(ctx context.Context, plume *app.Env, runs *app.LocalQueue, in
 // rollups and the list index in-process (app.Env.StreamConsumer), as RollupFunction's event
 // source mapping does in a deployment: every shard in order, half a second apart when idle, a
 // failed batch read again after a second, in tumbling windows of a minute at most that also
-// end when the shard has nothing new (so the metrics follow the writes within a second here). DynamoDB Local serves the Streams API on its own endpoint
-// (AWS_ENDPOINT_URL_DYNAMODB), which AWS_ENDPOINT_URL_DYNAMODB_STREAMS overrides. The returned
-// function stops polling and waits for the batch in progress.
+// end when the shard has nothing new (so the metrics follow the writes within a second here).
+// DynamoDB Local serves the Streams API on its own endpoint (AWS_ENDPOINT_URL_DYNAMODB), which
+// AWS_ENDPOINT_URL_DYNAMODB_STREAMS overrides. The returned function stops polling and waits
+// for the batch in progress.
 func rollups(ctx context.Context, plume *app.Env, db ddb.TableDescriber, awsCfg aws.Config, env func(string) string) (func(), error) {
 	apply, err := plume.StreamConsumer()
 	if err != nil {

@@ -259,7 +259,7 @@ var EventConsumerFilter = ddb.StreamFilter{Keys: []string{"JUDGE", "RUN"}, Prefi
 // is delivered again. It applies the records StreamConsumerFilter passes, as Lambda hands
 // RollupFunction; RollupFunction, plume-local's stream poller and the tests' DrainStream all
 // apply the stream through it.
-func (e *Env) StreamConsumer() (func(ctx context.Context, shard string, records []ddb.StreamRecord, w ddb.StreamWindow) (map[string]string, error), error) {
+func (e *Env) StreamConsumer() (ddb.WindowApply, error) {
 	index, err := e.ListIndex()
 	if err != nil {
 		return nil, err
@@ -289,7 +289,7 @@ func (e *Env) StreamConsumer() (func(ctx context.Context, shard string, records 
 
 // ApplyEach is a stream consumer with windows (StreamConsumer) applied as one without: each
 // batch a window of its own.
-func ApplyEach(apply func(context.Context, string, []ddb.StreamRecord, ddb.StreamWindow) (map[string]string, error)) func(context.Context, string, []ddb.StreamRecord) error {
+func ApplyEach(apply ddb.WindowApply) func(context.Context, string, []ddb.StreamRecord) error {
 	return func(ctx context.Context, shard string, records []ddb.StreamRecord) error {
 		_, err := apply(ctx, shard, records, ddb.StreamWindow{Final: true})
 		return err

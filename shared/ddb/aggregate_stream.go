@@ -227,9 +227,9 @@ func untilWon(ctx context.Context, what string, attempt func() (lost bool, err e
 // applyTrace applies records of span summaries to their trace.
 func (a *AggregateStore) applyTrace(ctx context.Context, k aggregateKey, mark string, recs []aggregateRecord) error {
 	pk := tracePK(k.projectID, k.id)
-	// A trace's versioned writers (this consumer, PutTrace, a recount) all move its version, so
-	// the first read may be eventually consistent: a trace is mostly written by the batch before
-	// (its spans' batches, seconds apart), long enough ago.
+	// A trace's writers (this consumer, PutTrace, a recount) all move its version, so the first
+	// read may be eventually consistent: a trace's last write is mostly a stream batch or more
+	// ago, seconds before, and a stale read costs a lost condition and a strong read.
 	consistent := false
 	return untilWon(ctx, "trace "+k.id, func() (bool, error) {
 		cur, marks, rest, err := a.pending(ctx, pk, skTrace, mark, recs, consistent)

@@ -49,7 +49,7 @@ type StreamPoller struct {
 	// the shard has nothing new or Window has passed since the window's first batch, a last
 	// invocation without records (Final) that ends the window. A failed invocation is tried
 	// again with the same state.
-	ApplyWindow func(ctx context.Context, shard string, records []StreamRecord, w StreamWindow) (map[string]string, error)
+	ApplyWindow WindowApply
 	// Interval is how long a shard with nothing new waits, Retry how long a failed batch;
 	// Window is how long a window lasts at most (0: until its shard has nothing new).
 	Interval, Retry, Window time.Duration
@@ -139,6 +139,10 @@ func (p *StreamPoller) Poll(ctx context.Context) (busy bool, _ error) {
 	}
 	return busy, nil
 }
+
+// WindowApply applies a batch of a shard's records within the shard's tumbling window w, and
+// answers the window's state for its next invocation (none after the window's last).
+type WindowApply func(ctx context.Context, shard string, records []StreamRecord, w StreamWindow) (map[string]string, error)
 
 // polledWindow is a shard's open tumbling window: the state its last invocation answered.
 type polledWindow struct {
