@@ -68,6 +68,8 @@ func (s *server) traces(w http.ResponseWriter, r *http.Request) {
 	if decode == nil {
 		decode = otlpmap.Decode
 	}
+	// body is this request's own and is not changed from here on: the export and its spans
+	// refer to its bytes (Decode's contract).
 	td, err := decode(body, r.Header.Get("Content-Type"))
 	if err != nil {
 		writeStatus(w, r, enc, err)

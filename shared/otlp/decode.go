@@ -44,7 +44,12 @@ const maxErrorDetail = 200
 // one); errs.CodeTooLarge for more than MaxSpansPerExport spans (even when the body is
 // malformed past them); errs.CodeInvalid when the body cannot be decoded in its encoding; a
 // *PanicError, which has no code (an internal error), when a decoder panics. An empty
-// protobuf body is a valid export with no spans. The returned Export does not retain body.
+// protobuf body is a valid export with no spans.
+//
+// A protobuf Export refers to body's bytes, and so do the strings of the spans Map makes of
+// it (names, ids, attribute values): the caller must not change body once it is decoded. Not
+// copying it saves an allocation of the body's size, about a third of what Decode and Map
+// allocate. A JSON Export does not retain body.
 func Decode(body []byte, contentType string) (x *Export, err error) {
 	mediaType, _, perr := mime.ParseMediaType(contentType)
 	if perr != nil {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"iter"
 	"math"
+	"unsafe"
 )
 
 // The protobuf decoder reads an export's wire form straight into an Export, without building
@@ -49,10 +50,11 @@ var (
 )
 
 // decodeProtobuf decodes an ExportTraceServiceRequest (or a TracesData, which has the same
-// wire form) in the binary protobuf encoding.
+// wire form) in the binary protobuf encoding. The Export's strings are body's bytes, not a
+// copy of them: Decode's caller leaves body as it is.
 func decodeProtobuf(body []byte) (*Export, error) {
 	var d protoDecoder
-	if err := d.request(string(body)); err != nil {
+	if err := d.request(unsafe.String(unsafe.SliceData(body), len(body))); err != nil {
 		return nil, err
 	}
 	return &Export{resources: d.resources, spans: d.spans}, nil
