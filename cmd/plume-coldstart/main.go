@@ -25,6 +25,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 )
@@ -69,7 +70,12 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	if o.base != "" {
-		before, err := buildAll(ctx, o.base, o.out+"/base", baseSuffix, targets[1:])
+		// A function the earlier checkout does not build yet has no @base row.
+		had, err := readTargets(o.base, o.only)
+		if err != nil {
+			return err
+		}
+		before, err := buildAll(ctx, o.base, o.out+"/base", baseSuffix, common(targets[1:], had[1:]))
 		if err != nil {
 			return err
 		}
@@ -94,12 +100,26 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 // baseSuffix marks the rows of the -base checkout.
 const baseSuffix = " @base"
 
-// interleave puts each function's @base row after its own (after[0] is the hello world, which
-// has none).
+// common returns the ids of want that are also in have, in want's order.
+func common(want, have []string) []string {
+	var out []string
+	for _, id := range want {
+		if slices.Contains(have, id) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// interleave puts each function's @base row, when it has one, after its own (after[0] is the
+// hello world, which has none).
 func interleave(after, before []binary) []binary {
 	out := []binary{after[0]}
-	for i, b := range after[1:] {
-		out = append(out, b, before[i])
+	for _, b := range after[1:] {
+		out = append(out, b)
+		if i := slices.IndexFunc(before, func(x binary) bool { return x.name == b.name+baseSuffix }); i >= 0 {
+			out = append(out, before[i])
+		}
 	}
 	return out
 }

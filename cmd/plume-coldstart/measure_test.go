@@ -30,3 +30,20 @@ func TestPrintTable(t *testing.T) {
 	assert.Contains(t, out.String(), "| EdgeFunction | 4.0 ms | 1.00x | 3 ms | 1.00x | 15.0 MB |")
 	assert.Contains(t, out.String(), "| OwedFunction | 4.0 ms | 1.00x | 3 ms | 1.00x | 22.0 MB (over) |")
 }
+
+// TestInterleave: each function's @base row follows its own; a function the earlier
+// checkout did not build has none.
+func TestInterleave(t *testing.T) {
+	after := []binary{{name: hello}, {name: "AFunction"}, {name: "NewFunction"}, {name: "BFunction"}}
+	ids := common([]string{"AFunction", "NewFunction", "BFunction"}, []string{"BFunction", "OldFunction", "AFunction"})
+	assert.Equal(t, []string{"AFunction", "BFunction"}, ids)
+	var before []binary
+	for _, id := range ids {
+		before = append(before, binary{name: id + baseSuffix})
+	}
+	var names []string
+	for _, b := range interleave(after, before) {
+		names = append(names, b.name)
+	}
+	assert.Equal(t, []string{hello, "AFunction", "AFunction @base", "NewFunction", "BFunction", "BFunction @base"}, names)
+}
