@@ -25,6 +25,9 @@ var heavyPackages = map[string]string{
 	// links, also brings html/template.
 	"google.golang.org/grpc":  "OTLP/HTTP needs no gRPC",
 	"google.golang.org/grpc/": "OTLP/HTTP needs no gRPC",
+	// Nor the protobuf runtime: the export's varints and the two answers OTLP writes need
+	// encoding/binary alone (its internal/detrand has a package init).
+	"google.golang.org/protobuf/": "OTLP writes its few varints with encoding/binary",
 	// The browser tests' driver.
 	"github.com/chromedp/": "a test dependency",
 	// The SDK's service clients of EventBridge, SQS and Secrets Manager: their schemas and

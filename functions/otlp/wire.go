@@ -1,9 +1,8 @@
 package otlp
 
 import (
+	"encoding/binary"
 	"encoding/json"
-
-	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // The two messages the handler answers with, encoded by hand: the Collector's ptraceotlp and
@@ -21,15 +20,12 @@ func exportResponse(enc string, rejected int64, message string) []byte {
 		// pdata writes the fields last to first; a reader takes either order.
 		var partial []byte
 		if message != "" {
-			partial = protowire.AppendTag(partial, 2, protowire.BytesType)
-			partial = protowire.AppendString(partial, message)
+			partial = appendBytesField(partial, 2, message)
 		}
 		if rejected != 0 {
-			partial = protowire.AppendTag(partial, 1, protowire.VarintType)
-			partial = protowire.AppendVarint(partial, uint64(rejected))
+			partial = appendVarintField(partial, 1, uint64(rejected))
 		}
-		b := protowire.AppendTag(nil, 1, protowire.BytesType)
-		return protowire.AppendBytes(b, partial)
+		return appendBytesField(nil, 1, string(partial))
 	}
 	type partialSuccess struct {
 		// An int64 is a JSON string in OTLP/JSON, as pdata writes it.
@@ -49,12 +45,10 @@ func statusBody(enc string, code int32, message string) []byte {
 	if enc == contentProtobuf {
 		b := []byte{}
 		if code != 0 {
-			b = protowire.AppendTag(b, 1, protowire.VarintType)
-			b = protowire.AppendVarint(b, uint64(int64(code)))
+			b = appendVarintField(b, 1, uint64(int64(code)))
 		}
 		if message != "" {
-			b = protowire.AppendTag(b, 2, protowire.BytesType)
-			b = protowire.AppendString(b, message)
+			b = appendBytesField(b, 2, message)
 		}
 		return b
 	}
@@ -63,4 +57,21 @@ func statusBody(enc string, code int32, message string) []byte {
 		Message string `json:"message,omitempty"`
 	}{code, message}) // cannot fail
 	return body
+}
+
+// Protobuf wire types (https://protobuf.dev/programming-guides/encoding/).
+const (
+	wireVarint = 0
+	wireBytes  = 2
+)
+
+// appendVarintField appends field num (below 16: a one-byte tag) as a varint.
+func appendVarintField(b []byte, num int, v uint64) []byte {
+	return binary.AppendUvarint(append(b, byte(num<<3|wireVarint)), v)
+}
+
+// appendBytesField appends field num (below 16: a one-byte tag) as length-delimited bytes.
+func appendBytesField(b []byte, num int, v string) []byte {
+	b = binary.AppendUvarint(append(b, byte(num<<3|wireBytes)), uint64(len(v)))
+	return append(b, v...)
 }

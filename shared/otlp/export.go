@@ -1,10 +1,9 @@
 package otlp
 
 import (
+	"encoding/binary"
 	"iter"
 	"math"
-
-	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // Export is a decoded OTLP trace export: what Map reads of it, in the order of the export.
@@ -186,7 +185,7 @@ func appendVarint(b []byte, v uint64) []byte {
 	if v < 0x80 {
 		return append(b, byte(v))
 	}
-	return protowire.AppendVarint(b, v)
+	return binary.AppendUvarint(b, v)
 }
 
 // appendLenBytes appends the payload p of a length-delimited field.
