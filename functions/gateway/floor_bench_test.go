@@ -9,9 +9,9 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
+
+	"github.com/plumehq/plume/internal/cputime"
 )
 
 // BenchmarkGatewayFloor sets the gateway beside its floor, a bare passthrough
@@ -76,7 +76,7 @@ func passthrough(base, path string, rt http.RoundTripper) http.Handler {
 // benchCalls serves the call body through h b.N times, reporting cpu-ns/op.
 func benchCalls(b *testing.B, h http.Handler, body []byte) {
 	b.ReportAllocs()
-	cpu := cpuTime()
+	cpu := cputime.Process()
 	for b.Loop() {
 		req := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", bytes.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+benchKey)
@@ -87,16 +87,7 @@ func benchCalls(b *testing.B, h http.Handler, body []byte) {
 			b.Fatalf("status %d: %s", w.Code, w.Body)
 		}
 	}
-	b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N), "cpu-ns/op")
-}
-
-// cpuTime is the CPU time the process has used, user and system.
-func cpuTime() time.Duration {
-	var u syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
-		panic(err)
-	}
-	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
+	b.ReportMetric(float64(cputime.Process()-cpu)/float64(b.N), "cpu-ns/op")
 }
 
 // cannedProvider answers OpenAI's /v1/chat/completions and Anthropic's /v1/messages with the

@@ -3,22 +3,22 @@ package mcpserver
 import (
 	"context"
 	"net/http"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/plumehq/plume/internal/cputime"
 )
 
 // BenchmarkNewServer is the tool server's share of MCPFunction's cold start: every tool and
 // resource registered.
 func BenchmarkNewServer(b *testing.B) {
 	b.ReportAllocs()
-	cpu := cpuTime()
+	cpu := cputime.Process()
 	for b.Loop() {
 		newServer(http.NotFoundHandler(), Config{})
 	}
-	b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(cputime.Process()-cpu)/float64(b.N), "cpu-ns/op")
 }
 
 // BenchmarkFirstRequest is what the first requests of a cold MCPFunction pay for the tool
@@ -41,7 +41,7 @@ func BenchmarkFirstRequest(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			ctx := context.Background()
-			cpu := cpuTime()
+			cpu := cputime.Process()
 			for b.Loop() {
 				st, ct := mcp.NewInMemoryTransports()
 				ss, err := newServer(http.NotFoundHandler(), Config{}).Connect(ctx, st, nil)
@@ -58,17 +58,7 @@ func BenchmarkFirstRequest(b *testing.B) {
 				_ = cs.Close()
 				_ = ss.Wait()
 			}
-			b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(cputime.Process()-cpu)/float64(b.N), "cpu-ns/op")
 		})
 	}
-}
-
-// cpuTime is the process's CPU time (user and system), which a shared machine disturbs less
-// than the clock.
-func cpuTime() time.Duration {
-	var u syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
-		panic(err)
-	}
-	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
 }

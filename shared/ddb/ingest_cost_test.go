@@ -595,6 +595,23 @@ func icProject(total int, order string, batch int) icFixture {
 	return f
 }
 
+// icIngest ingests f's batches into a new project through svc, each at the time an SDK sends
+// it (clock, which svc reads), and returns the project's id.
+func icIngest(t testing.TB, svc *trace.Service, clock *atomic.Pointer[time.Time], f icFixture) string {
+	t.Helper()
+	projectID := uuid.NewString()
+	for _, b := range f.batches {
+		now := b[len(b)-1].StartedAt.Add(2 * time.Second)
+		clock.Store(&now)
+		for i := range b {
+			b[i].CreatedAt, b[i].UpdatedAt = now, now
+		}
+		_, err := svc.Ingest(context.Background(), projectID, b)
+		require.NoError(t, err)
+	}
+	return projectID
+}
+
 // measureIngest ingests f into a new table with a stream, then applies the stream, each metered.
 func measureIngest(t *testing.T, f icFixture, streamBatch int) ingestCost {
 	t.Helper()
@@ -605,17 +622,8 @@ func measureIngest(t *testing.T, f icFixture, streamBatch int) ingestCost {
 	store := NewTraceStore(NewTable(meter, table))
 	var clock atomic.Pointer[time.Time]
 	svc := trace.NewService(store, blobs, nil, trace.WithClock(func() time.Time { return *clock.Load() }))
-	projectID := uuid.NewString()
 	began := time.Now()
-	for _, b := range f.batches {
-		now := b[len(b)-1].StartedAt.Add(2 * time.Second)
-		clock.Store(&now)
-		for i := range b {
-			b[i].CreatedAt, b[i].UpdatedAt = now, now
-		}
-		_, err := svc.Ingest(ctx, projectID, b)
-		require.NoError(t, err)
-	}
+	projectID := icIngest(t, svc, &clock, f)
 	c := ingestCost{spans: f.spans, batches: len(f.batches), streamBatch: streamBatch, write: meter.write, read: meter.read, gsiWrite: meter.gsiWrite,
 		failed: meter.failed, puts: s3.Count("PutObject"), gets: s3.Count("GetObject"), byOp: maps.Clone(meter.requests), units: maps.Clone(meter.units)}
 	for _, n := range meter.requests {

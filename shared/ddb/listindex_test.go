@@ -164,7 +164,7 @@ func captureRecords(t *testing.T, client *dynamodb.Client, table string, agg *Ag
 }
 
 // captureRecordsIn is captureRecords with the aggregates applied in stream batches of batch.
-func captureRecordsIn(t *testing.T, client *dynamodb.Client, table string, agg *AggregateStore, batch int) (string, []StreamRecord) {
+func captureRecordsIn(t testing.TB, client *dynamodb.Client, table string, agg *AggregateStore, batch int) (string, []StreamRecord) {
 	t.Helper()
 	tap := newStreamTap(t, client, table, agg)
 	tap.batch = batch
@@ -184,7 +184,7 @@ type streamTap struct {
 	batch   int
 }
 
-func newStreamTap(t *testing.T, client *dynamodb.Client, table string, agg *AggregateStore) *streamTap {
+func newStreamTap(t testing.TB, client *dynamodb.Client, table string, agg *AggregateStore) *streamTap {
 	if agg == nil {
 		agg = NewAggregateStore(NewTraceStore(NewTable(client, table)))
 	}
@@ -211,7 +211,7 @@ func newStreamTap(t *testing.T, client *dynamodb.Client, table string, agg *Aggr
 }
 
 // drain reads (and applies to the aggregates) what the stream holds so far.
-func (tap *streamTap) drain(t *testing.T) {
+func (tap *streamTap) drain(t testing.TB) {
 	t.Helper()
 	require.NoError(t, tap.p.Drain(context.Background()))
 }

@@ -4,13 +4,14 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/plumehq/plume/internal/cputime"
 )
 
 // benchTraces returns an export of n spans as instrumented services send them: traces of ten
@@ -209,11 +210,11 @@ func BenchmarkDecodeMapRatio(b *testing.B) {
 		b.Run(enc.name, func(b *testing.B) {
 			var pdataCPU, plumeCPU time.Duration
 			for b.Loop() {
-				t0 := cpuTime(b)
+				t0 := cputime.Process()
 				if _, err := enc.unmarshal(enc.body); err != nil {
 					b.Fatal(err)
 				}
-				t1 := cpuTime(b)
+				t1 := cputime.Process()
 				x, err := Decode(enc.body, enc.contentType)
 				if err != nil {
 					b.Fatal(err)
@@ -221,7 +222,7 @@ func BenchmarkDecodeMapRatio(b *testing.B) {
 				if got, rejected, _ := Map(x, testProject, testNow); len(got) != spans || rejected != 0 {
 					b.Fatalf("mapped %d, rejected %d", len(got), rejected)
 				}
-				t2 := cpuTime(b)
+				t2 := cputime.Process()
 				pdataCPU, plumeCPU = pdataCPU+t1-t0, plumeCPU+t2-t1
 			}
 			n := float64(b.N * spans)
@@ -230,15 +231,6 @@ func BenchmarkDecodeMapRatio(b *testing.B) {
 			b.ReportMetric(float64(plumeCPU)/float64(pdataCPU), "x-pdata")
 		})
 	}
-}
-
-// cpuTime returns the user and system CPU time the process has used.
-func cpuTime(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // atLimit returns the export that build(n) makes, in the encoding of contentType, for an n
