@@ -17,7 +17,11 @@ import (
 // BenchmarkRollupWindow is RollupFunction's rollups over one shard-minute of a busy project:
 // the stream records of 1,200 spans (icProject, SDK batches of 20), cut into the 12 batches of
 // 100 records of one tumbling window (icWindowBatches). Each iteration is the next window of
-// one shard (its records numbered after the last window's):
+// one shard (its records numbered after the last window's). Compare runs with benchstat:
+//
+//	go test -run '^$' -bench RollupWindow -cpu 1 -count 6 ./shared/ddb/ | benchstat -
+//
+// Its parts:
 //
 //   - window: RollupStore.ApplyWindow against DynamoDB Local, as Lambda invokes it: eleven
 //     invocations that read the shard's window item and answer the state, and the last one,
@@ -27,8 +31,6 @@ import (
 //   - state: the same window's state alone, without DynamoDB: what each of the eleven
 //     invocations does to it (decoded, the batch counted into it, encoded again), and the last
 //     one's decoding; state-bytes is the state the last invocation is handed.
-//
-//	go test -run '^$' -bench RollupWindow -cpu 1 -count 6 ./shared/ddb/ | benchstat -
 func BenchmarkRollupWindow(b *testing.B) {
 	client, counter, table := ddbtest.NewStreamTable(b)
 	blobs, _, _ := blobtest.New(b)
